@@ -1,0 +1,31 @@
+// Fits the GEMM cost parameters (efficiency, HBM efficiency, per-kernel overhead) to measured GEMM times.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/op.hpp"
+#include "sim/cost_model.hpp"
+
+namespace tpsim::calibrate {
+
+struct GemmSample {
+  model::GemmShape shape;
+  double seconds = 0;
+};
+
+struct GemmFit {
+  sim::GemmParams params;
+  double rms_log_error = 0;      // sqrt(mean(ln(predicted / measured)^2))
+  double max_abs_error_pct = 0;  // worst |predicted / measured - 1| in percent
+  size_t points = 0;
+};
+
+// Minimises the squared log error over efficiency, hbm_efficiency and overhead (coarse-to-fine grid,
+// deterministic); tile parameters are kept from `start`.
+GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu, const sim::GemmParams& start);
+
+// Rows of a public GEMM table (columns m, n, k, tflops) as timed samples.
+std::vector<GemmSample> read_gemm_table(const std::string& csv_path);
+
+}  // namespace tpsim::calibrate

@@ -1,0 +1,31 @@
+// Fits a transport's step latency and link efficiency to ring collective times:
+// t = (n - 1) * (latency + S / (n * link_Bps * efficiency)), linear in the tensor size S.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/profile.hpp"
+
+namespace tpsim::calibrate {
+
+struct RingSample {
+  int ranks = 0;
+  double tensor_bytes = 0;  // the full (gathered / unscattered) tensor
+  double seconds = 0;
+};
+
+struct RingFit {
+  sim::TransportParams params;
+  double max_abs_error_pct = 0;
+  size_t points = 0;
+};
+
+// Weighted least squares on relative error; all samples must share one rank count.
+RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps);
+
+// All-gather and reduce-scatter rows of an NCCL latency table (columns ranks, message_bytes,
+// collective, implementation, time_us) whose implementation is `implementation`.
+std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation);
+
+}  // namespace tpsim::calibrate

@@ -1,0 +1,103 @@
+// The tpsim command line: `run` simulates a scenario's variants; `calibrate public` fits a default profile.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "calibrate/public_profile.hpp"
+#include "cli/output_file.hpp"
+#include "cli/report_json.hpp"
+#include "cli/report_table.hpp"
+#include "model/input_error.hpp"
+#include "model/scenario.hpp"
+#include "model/presets.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/scenario_run.hpp"
+#include "sim/trace_export.hpp"
+
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string json_out;
+  std::string trace_out;
+  bool quiet = false;
+};
+
+struct CalibratePublicOptions {
+  std::string data_dir;
+  std::string gpu = "h100-sxm";
+  std::string out = "-";
+};
+
+int run_command(const RunOptions& options) {
+  const tpsim::model::Scenario scenario = tpsim::model::load_scenario(options.scenario);
+  const tpsim::sim::ScenarioRun run = tpsim::sim::run_scenario(scenario);
+  // Render everything before writing anything, so an error leaves no partial outputs.
+  const std::string table = tpsim::cli::comparison_table(run);
+  const std::string json = options.json_out.empty() ? "" : tpsim::cli::result_json(run);
+  const std::string trace = options.trace_out.empty() ? "" : tpsim::sim::chrome_trace_json(run);
+  if (!options.json_out.empty()) tpsim::cli::write_output(options.json_out, json);
+  if (!options.trace_out.empty()) tpsim::cli::write_output(options.trace_out, trace);
+  if (!options.quiet && options.json_out != "-" && options.trace_out != "-") std::cout << table;
+  if (scenario.sweep.IsMap()) std::cerr << "note: the sweep block is ignored by `tpsim run`, which runs the base point\n";
+  return 0;
+}
+
+int calibrate_public_command(const CalibratePublicOptions& options) {
+  // The public tables were measured on H100 SXM; H200 has the same GH100 die, so the fitted
+  // fractions of peak carry over to it.
+  if (options.gpu != "h100-sxm" && options.gpu != "h200-sxm") {
+    throw tpsim::InputError("--gpu " + options.gpu + ": the public tables cover the GH100 die only; valid: h100-sxm, h200-sxm");
+  }
+  const auto text = tpsim::model::find_preset("gpus", "h100-sxm", "yaml");
+  const tpsim::model::YamlReader reader("presets/gpus/h100-sxm.yaml");
+  const tpsim::sim::GpuSpec measured_on = tpsim::sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
+  auto fit = tpsim::calibrate::fit_public_profile(options.data_dir, measured_on);
+  fit.profile.gpu = options.gpu;
+  tpsim::cli::write_output(options.out, tpsim::calibrate::profile_yaml(fit));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tpsim: simulate tensor-parallel Transformer layers (TP, SP, async TP) on modelled GPU clusters"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tpsim 0.1.0");
+
+  RunOptions run;
+  CLI::App* run_app = app.add_subcommand("run", "Simulate every variant of a scenario and print the comparison table");
+  run_app->add_option("scenario", run.scenario, "Scenario YAML file (see scenarios/)")->required()->check(CLI::ExistingFile);
+  run_app->add_option("--json", run.json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout");
+  run_app->add_option("--trace", run.trace_out,
+                      "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
+                      "thread per stream");
+  run_app->add_flag("-q,--quiet", run.quiet, "Do not print the table");
+
+  CalibratePublicOptions pub;
+  CLI::App* calibrate_app = app.add_subcommand("calibrate", "Fit cost profiles from measurements");
+  calibrate_app->require_subcommand(1);
+  CLI::App* public_app =
+      calibrate_app->add_subcommand("public", "Fit a default profile from the public tables in calibrate/data/public");
+  public_app->add_option("data_dir", pub.data_dir, "Folder holding the public CSV tables")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  public_app->add_option("--gpu", pub.gpu, "GPU preset the profile is for")->capture_default_str();
+  public_app->add_option("-o,--out", pub.out, "Output profile YAML file, or - for stdout")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  try {
+    if (run_app->parsed()) return run_command(run);
+    if (public_app->parsed()) return calibrate_public_command(pub);
+  } catch (const tpsim::InputError& error) {
+    std::cerr << "tpsim: error: " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "tpsim: internal error: " << error.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,39 @@
+// Divisibility rules of tensor parallelism over heads and FFN neurons.
+#include "model/arch_spec.hpp"
+
+#include "model/input_error.hpp"
+
+namespace tpsim::model {
+
+TpShard shard_for_tp(const ArchSpec& arch, int tp) {
+  const std::string who = "model " + arch.name + " with tp=" + std::to_string(tp) + ": ";
+  if (tp < 1) throw InputError(who + "tp must be at least 1");
+  if (arch.heads % tp != 0) {
+    throw InputError(who + "tp must divide the " + std::to_string(arch.heads) +
+                     " query heads (valid tp values divide " + std::to_string(arch.heads) + ")");
+  }
+  if (arch.intermediate % tp != 0) {
+    throw InputError(who + "tp must divide the FFN width " + std::to_string(arch.intermediate));
+  }
+  TpShard shard;
+  shard.tp = tp;
+  shard.q_heads = arch.heads / tp;
+  shard.ffn = arch.intermediate / tp;
+  if (arch.kv_heads >= tp) {
+    if (arch.kv_heads % tp != 0) {
+      throw InputError(who + "tp must divide the " + std::to_string(arch.kv_heads) +
+                       " KV heads, or be a multiple of them");
+    }
+    shard.kv_heads = arch.kv_heads / tp;
+  } else {
+    if (tp % arch.kv_heads != 0) {
+      throw InputError(who + "tp is above the " + std::to_string(arch.kv_heads) +
+                       " KV heads, so it must be a multiple of them to replicate them");
+    }
+    shard.kv_heads = 1;
+    shard.kv_replicated = true;
+  }
+  return shard;
+}
+
+}  // namespace tpsim::model

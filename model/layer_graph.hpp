@@ -1,0 +1,38 @@
+// The program of one TP rank for a stack of layers: ops with rank-relative dependencies.
+// Every rank runs the same program; the simulator instantiates it once per rank.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/op.hpp"
+
+namespace tpsim::model {
+
+class LayerGraph {
+ public:
+  explicit LayerGraph(int tp) : tp_(tp) {}
+
+  int tp() const { return tp_; }
+  const std::vector<Op>& ops() const { return ops_; }
+  const Op& op(OpId id) const { return ops_.at(id); }
+  size_t size() const { return ops_.size(); }
+
+  // Appends an op; its deps must name ops already added (so ids are a topological order).
+  OpId add(Op op);
+
+  // Throws std::logic_error if the dependency graph has a cycle or an op no path from a
+  // root reaches (checked with Boost.Graph); a builder bug, not bad input.
+  void check_well_formed() const;
+
+  // Sum of GEMM and attention FLOPs of one rank: identical across TP variants.
+  double matmul_flops() const;
+  // Bytes one rank sends over the whole program.
+  double wire_bytes_per_rank() const;
+
+ private:
+  int tp_;
+  std::vector<Op> ops_;
+};
+
+}  // namespace tpsim::model

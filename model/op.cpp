@@ -1,0 +1,49 @@
+// Names of op enums and the bytes each communication op sends.
+#include "model/op.hpp"
+
+namespace tpsim::model {
+
+bool is_kernel(OpKind kind) {
+  return kind == OpKind::kGemm || kind == OpKind::kAttention || kind == OpKind::kMemory;
+}
+
+bool is_communication(OpKind kind) { return !is_kernel(kind); }
+
+std::string to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::kGemm: return "gemm";
+    case OpKind::kAttention: return "attention";
+    case OpKind::kMemory: return "memory";
+    case OpKind::kCollective: return "collective";
+    case OpKind::kExchange: return "exchange";
+  }
+  return "memory";
+}
+
+std::string to_string(Stream stream) {
+  switch (stream) {
+    case Stream::kCompute: return "compute";
+    case Stream::kComm: return "comm";
+    case Stream::kCopy: return "copy_engine";
+  }
+  return "compute";
+}
+
+std::string to_string(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return "all_reduce";
+    case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+  }
+  return "all_reduce";
+}
+
+double wire_bytes_per_rank(const Op& op) {
+  if (op.kind == OpKind::kExchange) return op.send_offset != 0 ? op.message_bytes : 0.0;
+  if (op.kind != OpKind::kCollective) return 0.0;
+  const double n = op.group_size;
+  const double share = (n - 1.0) / n * op.tensor_bytes;
+  return op.collective == CollectiveKind::kAllReduce ? 2.0 * share : share;
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,71 @@
+// One operation of a TP rank's program: a kernel (GEMM, attention, memory-bound op) or a communication.
+// Programs are rank-symmetric: peers and cross-rank dependencies are given as offsets from the rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/variant.hpp"
+
+namespace tpsim::model {
+
+using OpId = uint32_t;
+
+enum class OpKind {
+  kGemm,        // tensor-core matmul, cost from its shape
+  kAttention,   // FlashAttention core: FLOPs from sequence length, plus bytes
+  kMemory,      // memory-bound kernel (norms, RoPE, SwiGLU, residual adds, reductions)
+  kCollective,  // NCCL collective over the TP group
+  kExchange,    // one point-to-point step: send to rank+send_offset, receive from rank+recv_offset
+};
+
+// The CUDA stream an op is issued on; ops on one stream of one GPU run in issue order.
+enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2 };
+inline constexpr int kStreamCount = 3;
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter };
+
+// A dependency on op `op` of rank (this rank + rank_offset) mod tp.
+struct Dep {
+  OpId op = 0;
+  int rank_offset = 0;
+};
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+struct Op {
+  std::string name;  // e.g. "L3.attn.qkv_proj.piece2"
+  OpKind kind = OpKind::kMemory;
+  Stream stream = Stream::kCompute;
+  int layer = 0;
+  GemmShape gemm;            // kGemm
+  double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
+  double bytes_read = 0;     // HBM bytes read by a kernel
+  double bytes_written = 0;  // HBM bytes written by a kernel
+  // kCollective: the full tensor (all-reduce input, all-gather output, reduce-scatter input).
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  double tensor_bytes = 0;
+  int group_size = 1;
+  // kExchange: one step of a pipelined transfer.
+  int send_offset = 0;  // 0: sends nothing
+  int recv_offset = 0;  // 0: receives nothing
+  double message_bytes = 0;
+  Transport transport = Transport::kSm;  // kCollective always uses kSm
+  std::vector<Dep> deps;                 // includes the previous op on the same stream
+  std::string shape;                     // human-readable shape for traces and reports
+};
+
+bool is_kernel(OpKind kind);
+bool is_communication(OpKind kind);
+std::string to_string(OpKind kind);
+std::string to_string(Stream stream);
+std::string to_string(CollectiveKind kind);
+
+// Bytes one rank puts on the wire for a communication op (ring all-reduce: 2(n-1)/n of the tensor,
+// ring all-gather and reduce-scatter: (n-1)/n, an exchange step: its message if it sends).
+double wire_bytes_per_rank(const Op& op);
+
+}  // namespace tpsim::model

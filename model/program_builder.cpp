@@ -1,0 +1,94 @@
+// Op constructors with FLOP and byte counts, and same-stream ordering.
+#include "model/program_builder.hpp"
+
+namespace tpsim::model {
+
+std::string shape_text(int64_t rows, int64_t cols) {
+  return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+}
+
+OpId ProgramBuilder::issue(Op op, const std::vector<OpId>& deps) {
+  std::vector<Dep> rank_local;
+  rank_local.reserve(deps.size());
+  for (OpId dep : deps) rank_local.push_back(Dep{dep, 0});
+  return issue_with(std::move(op), std::move(rank_local));
+}
+
+OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
+  auto& last = last_on_stream_[static_cast<int>(op.stream)];
+  if (last) deps.push_back(Dep{*last, 0});
+  op.deps = std::move(deps);
+  op.layer = layer_;
+  op.name = prefix() + op.name;
+  const OpId id = graph_.add(std::move(op));
+  last = id;
+  return id;
+}
+
+OpId ProgramBuilder::gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps,
+                          double extra_read_bytes) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kGemm;
+  op.gemm = shape;
+  op.flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  op.bytes_read = elem_bytes_ * static_cast<double>(shape.m * shape.k + shape.k * shape.n) + extra_read_bytes;
+  op.bytes_written = elem_bytes_ * static_cast<double>(shape.m * shape.n);
+  op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k);
+  return issue(std::move(op), deps);
+}
+
+OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,
+                            const std::string& shape, const std::vector<OpId>& deps) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kMemory;
+  op.flops = flops;
+  op.bytes_read = read_bytes;
+  op.bytes_written = written_bytes;
+  op.shape = shape;
+  return issue(std::move(op), deps);
+}
+
+OpId ProgramBuilder::attention(const std::string& name, double flops, double read_bytes, double written_bytes,
+                               const std::string& shape, const std::vector<OpId>& deps) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kAttention;
+  op.flops = flops;
+  op.bytes_read = read_bytes;
+  op.bytes_written = written_bytes;
+  op.shape = shape;
+  return issue(std::move(op), deps);
+}
+
+OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, double tensor_bytes,
+                                const std::string& shape, const std::vector<OpId>& deps) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kCollective;
+  op.stream = Stream::kComm;
+  op.collective = kind;
+  op.tensor_bytes = tensor_bytes;
+  op.group_size = tp();
+  op.transport = Transport::kSm;
+  op.shape = shape;
+  return issue(std::move(op), deps);
+}
+
+OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv_offset, double bytes,
+                              Transport transport, const std::string& shape, const std::vector<OpId>& deps) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kExchange;
+  op.stream = transport == Transport::kSm ? Stream::kComm : Stream::kCopy;
+  op.send_offset = send_offset;
+  op.recv_offset = recv_offset;
+  op.message_bytes = bytes;
+  op.transport = transport;
+  op.group_size = tp();
+  op.shape = shape;
+  return issue(std::move(op), deps);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,49 @@
+// Helper that appends ops to a LayerGraph in issue order, adding the same-stream ordering dependency.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/layer_graph.hpp"
+#include "model/workload.hpp"
+
+namespace tpsim::model {
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(LayerGraph& graph, double elem_bytes) : graph_(graph), elem_bytes_(elem_bytes) {}
+
+  int tp() const { return graph_.tp(); }
+  double elem_bytes() const { return elem_bytes_; }
+  void set_layer(int layer) { layer_ = layer; }
+  std::string prefix() const { return "L" + std::to_string(layer_) + "."; }
+
+  // Issues `op` on its stream after the previous op of that stream and after `deps`.
+  OpId issue(Op op, const std::vector<OpId>& deps);
+  // As issue(), with cross-rank dependencies.
+  OpId issue_with(Op op, std::vector<Dep> deps);
+
+  // Kernels. Names are prefixed with the layer.
+  OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps,
+            double extra_read_bytes = 0);
+  OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops,
+              const std::string& shape, const std::vector<OpId>& deps);
+  OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes,
+                 const std::string& shape, const std::vector<OpId>& deps);
+  OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
+                  const std::vector<OpId>& deps);
+  OpId exchange(const std::string& name, int send_offset, int recv_offset, double bytes, Transport transport,
+                const std::string& shape, const std::vector<OpId>& deps);
+
+ private:
+  LayerGraph& graph_;
+  double elem_bytes_;
+  int layer_ = 0;
+  std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
+};
+
+std::string shape_text(int64_t rows, int64_t cols);
+
+}  // namespace tpsim::model

@@ -1,0 +1,49 @@
+// A scenario file (DESIGN.md schema): model, hardware, calibration, workload, parallelism, variants, sweep.
+// Hardware and calibration names stay as located references; sim/ resolves them.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "model/arch_spec.hpp"
+#include "model/variant.hpp"
+#include "model/workload.hpp"
+
+namespace tpsim::model {
+
+// A value that a later stage resolves, with where it was written for error messages.
+struct LocatedRef {
+  std::string value;
+  YAML::Node node;  // the YAML node (its mark gives line and column); may be an inline mapping
+};
+
+struct Parallelism {
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int ep = 1;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;       // the scenario file as given
+  std::string model_ref;  // preset name, hf_config path, or "inline"
+  ArchSpec arch;
+  LocatedRef gpu;       // hardware.gpu: preset name or inline mapping
+  LocatedRef topology;  // hardware.topology
+  int nodes = 1;
+  LocatedRef calibration;  // "default" or a profile file
+  Workload workload;
+  Parallelism parallelism;
+  std::vector<Variant> variants;  // the first is the baseline
+  YAML::Node sweep;               // optional; `tpsim run` runs the base point
+};
+
+// Reads and checks a scenario file; throws InputError naming file:line:col and what is valid.
+Scenario load_scenario(const std::string& path);
+// The same from text (tests); `file` is used in messages and to resolve relative paths.
+Scenario parse_scenario(const std::string& text, const std::string& file);
+
+}  // namespace tpsim::model

@@ -1,0 +1,220 @@
+// Scenario YAML reader: key sets, types, enums and cross-field rules, all with locations.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <set>
+
+#include "model/hf_config.hpp"
+#include "model/input_error.hpp"
+#include "model/scenario.hpp"
+#include "model/yaml_reader.hpp"
+
+namespace tpsim::model {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware",  "calibration",
+                                           "workload", "parallelism", "variants",  "sweep"};
+const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes"};
+const std::vector<std::string> kWorkloadKeys = {"phase",   "batch",     "seq_len", "context_len",
+                                                "gen_len", "dtype",     "recompute", "layers"};
+const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
+const std::vector<std::string> kVariantKeys = {"name", "tp_mode", "chunks", "transport", "order", "boundary_overlap"};
+const std::vector<std::string> kInlineModelKeys = {
+    "name",         "model_type",  "hidden_size", "intermediate_size", "num_attention_heads",
+    "num_key_value_heads", "head_dim", "num_hidden_layers", "vocab_size", "hf_config"};
+
+std::string resolve_relative(const std::string& scenario_file, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
+}
+
+ArchSpec read_inline_model(const YamlReader& in, const YAML::Node& node) {
+  in.expect_map(node, "model", kInlineModelKeys);
+  ArchSpec arch;
+  arch.name = node["name"] ? in.string(node["name"], "model.name") : "inline";
+  arch.model_type = node["model_type"] ? in.string(node["model_type"], "model.model_type") : "llama";
+  for (const char* key : {"hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "vocab_size"}) {
+    in.require(node, key, "an inline model");
+  }
+  arch.hidden = in.positive_int(node["hidden_size"], "model.hidden_size");
+  arch.intermediate = in.positive_int(node["intermediate_size"], "model.intermediate_size");
+  arch.heads = in.positive_int(node["num_attention_heads"], "model.num_attention_heads");
+  arch.layers = in.positive_int(node["num_hidden_layers"], "model.num_hidden_layers");
+  arch.vocab = in.positive_int(node["vocab_size"], "model.vocab_size");
+  arch.kv_heads = node["num_key_value_heads"] ? in.positive_int(node["num_key_value_heads"], "model.num_key_value_heads")
+                                              : arch.heads;
+  if (arch.heads % arch.kv_heads != 0) {
+    in.fail(node["num_key_value_heads"], "model.num_key_value_heads must divide num_attention_heads");
+  }
+  if (!node["head_dim"] && arch.hidden % arch.heads != 0) {
+    in.fail(node["num_attention_heads"], "model.num_attention_heads must divide hidden_size when head_dim is absent");
+  }
+  arch.head_dim = node["head_dim"] ? in.positive_int(node["head_dim"], "model.head_dim") : arch.hidden / arch.heads;
+  arch.qk_norm = arch.model_type == "qwen3";
+  arch.source = in.file() + " (inline)";
+  return arch;
+}
+
+void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  if (node.IsScalar()) {
+    out.model_ref = node.Scalar();
+    try {
+      out.arch = load_model_preset(out.model_ref);
+    } catch (const InputError& error) {
+      in.fail(node, error.what());
+    }
+    return;
+  }
+  if (node.IsMap() && node["hf_config"]) {
+    in.expect_map(node, "model", {"hf_config"});
+    const std::string path = resolve_relative(in.file(), in.string(node["hf_config"], "model.hf_config"));
+    if (!std::filesystem::exists(path)) in.fail(node["hf_config"], "model.hf_config: no such file " + path);
+    out.model_ref = path;
+    out.arch = load_hf_config_file(path);
+    return;
+  }
+  out.model_ref = "inline";
+  out.arch = read_inline_model(in, node);
+}
+
+void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  in.expect_map(node, "workload", kWorkloadKeys);
+  Workload& w = out.workload;
+  const std::string phase =
+      node["phase"] ? in.choice(node["phase"], "workload.phase", {"forward", "prefill", "train", "decode", "generate"})
+                    : "forward";
+  if (phase != "forward" && phase != "prefill") {
+    in.fail(node["phase"], "workload.phase '" + phase + "' is not supported yet; supported: forward, prefill");
+  }
+  w.phase = phase == "prefill" ? Phase::kPrefill : Phase::kForward;
+  in.require(node, "batch", "workload");
+  in.require(node, "seq_len", "workload");
+  w.batch = in.positive_int(node["batch"], "workload.batch");
+  w.seq_len = in.positive_int(node["seq_len"], "workload.seq_len");
+  for (const char* key : {"context_len", "gen_len"}) {
+    if (node[key]) in.fail(node[key], std::string("workload.") + key + " applies to decode and generate; phase is " + phase);
+  }
+  if (node["dtype"]) {
+    const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
+    if (dtype != "bf16") in.fail(node["dtype"], "workload.dtype fp8 is not supported yet; supported: bf16");
+  }
+  if (node["recompute"]) {
+    in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
+    if (node["recompute"].Scalar() != "none") {
+      in.fail(node["recompute"], "workload.recompute applies to phase train, which is not supported yet; use none");
+    }
+  }
+  w.layers = out.arch.layers;
+  if (node["layers"] && !(node["layers"].IsScalar() && node["layers"].Scalar() == "all")) {
+    const int64_t layers = in.positive_int(node["layers"], "workload.layers (a number or 'all')");
+    if (layers > out.arch.layers) {
+      in.fail(node["layers"], "workload.layers is " + std::to_string(layers) + " but " + out.arch.name + " has " +
+                                  std::to_string(out.arch.layers) + " layers");
+    }
+    w.layers = layers;
+  }
+}
+
+void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  in.expect_map(node, "parallelism", kParallelKeys);
+  in.require(node, "tp", "parallelism");
+  out.parallelism.tp = static_cast<int>(in.positive_int(node["tp"], "parallelism.tp"));
+  for (const char* key : {"pp", "dp", "ep"}) {
+    if (node[key] && in.positive_int(node[key], std::string("parallelism.") + key) != 1) {
+      in.fail(node[key], std::string("parallelism.") + key + " > 1 is not supported yet; use 1");
+    }
+  }
+  try {
+    shard_for_tp(out.arch, out.parallelism.tp);
+  } catch (const InputError& error) {
+    in.fail(node["tp"], error.what());
+  }
+}
+
+Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, int tp) {
+  const std::string context = "variants[" + std::to_string(index) + "]";
+  in.expect_map(node, context, kVariantKeys);
+  in.require(node, "tp_mode", context);
+  Variant v;
+  const std::string mode = in.choice(node["tp_mode"], context + ".tp_mode", {"tp", "sp", "async", "nocomm", "dtp"});
+  if (mode == "dtp") in.fail(node["tp_mode"], context + ".tp_mode dtp is not supported yet; supported: tp, sp, async, nocomm");
+  v.mode = mode == "tp" ? TpMode::kTp : mode == "sp" ? TpMode::kSp : mode == "async" ? TpMode::kAsync : TpMode::kNoComm;
+  v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
+  if (v.mode != TpMode::kAsync) {
+    for (const char* key : {"chunks", "transport", "order", "boundary_overlap"}) {
+      if (node[key]) in.fail(node[key], context + "." + key + " applies only to tp_mode: async");
+    }
+    return v;
+  }
+  v.chunks = node["chunks"] ? static_cast<int>(in.positive_int(node["chunks"], context + ".chunks")) : tp;
+  if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
+  if (node["transport"]) {
+    v.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
+                      ? Transport::kSm
+                      : Transport::kCopyEngine;
+  }
+  if (node["order"]) {
+    v.order = in.choice(node["order"], context + ".order", {"ring", "direct"}) == "ring" ? ChunkOrder::kRing
+                                                                                          : ChunkOrder::kDirect;
+  }
+  if (node["boundary_overlap"]) v.boundary_overlap = in.boolean(node["boundary_overlap"], context + ".boundary_overlap");
+  return v;
+}
+
+void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  if (!node.IsSequence() || node.size() == 0) {
+    in.fail(node, "variants must be a non-empty list of {name, tp_mode, ...}; the first is the baseline");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < node.size(); ++i) {
+    Variant v = read_variant(in, node[i], static_cast<int>(i), out.parallelism.tp);
+    if (!names.insert(v.name).second) in.fail(node[i], "variant name '" + v.name + "' is used twice; names must be unique");
+    out.variants.push_back(std::move(v));
+  }
+}
+
+void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  in.expect_map(node, "hardware", kHardwareKeys);
+  in.require(node, "gpu", "hardware");
+  out.gpu = {node["gpu"].IsScalar() ? node["gpu"].Scalar() : "inline", node["gpu"]};
+  out.topology = node["topology"] ? LocatedRef{in.string(node["topology"], "hardware.topology"), node["topology"]}
+                                  : LocatedRef{"nvswitch", node};
+  out.nodes = node["nodes"] ? static_cast<int>(in.positive_int(node["nodes"], "hardware.nodes")) : 1;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& file) {
+  const YamlReader in(file);
+  const YAML::Node root = in.parse_text(text);
+  in.expect_map(root, "the scenario", kTopKeys);
+  for (const char* key : {"model", "hardware", "workload", "parallelism", "variants"}) in.require(root, key, "the scenario");
+  Scenario out;
+  out.file = file;
+  out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
+  read_model(in, root["model"], out);
+  read_hardware(in, root["hardware"], out);
+  out.calibration = root["calibration"]
+                        ? LocatedRef{in.string(root["calibration"], "calibration"), root["calibration"]}
+                        : LocatedRef{"default", root};
+  read_parallelism(in, root["parallelism"], out);
+  read_workload(in, root["workload"], out);
+  read_variants(in, root["variants"], out);
+  if (root["sweep"]) {
+    if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");
+    out.sweep = root["sweep"];
+  }
+  return out;
+}
+
+Scenario load_scenario(const std::string& path) {
+  const YamlReader in(path);
+  std::ifstream probe(path);
+  if (!probe) throw InputError(path + ": cannot open the scenario file");
+  std::ostringstream text;
+  text << probe.rdbuf();
+  return parse_scenario(text.str(), path);
+}
+
+}  // namespace tpsim::model

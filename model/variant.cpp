@@ -1,0 +1,29 @@
+// Names of variant enums and the rule for valid chunk counts.
+#include "model/variant.hpp"
+
+namespace tpsim::model {
+
+std::string to_string(TpMode mode) {
+  switch (mode) {
+    case TpMode::kTp: return "tp";
+    case TpMode::kSp: return "sp";
+    case TpMode::kAsync: return "async";
+    case TpMode::kNoComm: return "nocomm";
+  }
+  return "tp";
+}
+
+std::string to_string(Transport transport) {
+  return transport == Transport::kSm ? "sm" : "copy_engine";
+}
+
+std::string to_string(ChunkOrder order) { return order == ChunkOrder::kRing ? "ring" : "direct"; }
+
+std::string check_chunks(int chunks, int tp) {
+  if (chunks < 1) return "chunks must be at least 1";
+  if (chunks % tp == 0 || tp % chunks == 0) return "";
+  return "chunks=" + std::to_string(chunks) + " must divide tp=" + std::to_string(tp) +
+         " or be a multiple of it (e.g. 1, 2, 4, " + std::to_string(tp) + ", " + std::to_string(2 * tp) + ")";
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,78 @@
+// Cost formulas; every parameter comes from the GPU spec or the calibration profile.
+#include "sim/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tpsim::sim {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+GemmTiling CostModel::gemm_tiling(const model::GemmShape& shape) const {
+  const GemmParams& g = profile_.gemm;
+  const int64_t tile_m = shape.m <= g.small_m_tile_m ? g.small_m_tile_m : g.tile_m;
+  const int64_t tile_n = g.tile_n;
+  const int64_t sms = gpu_.sm_count;
+  GemmTiling t;
+  const int64_t rows = ceil_div(shape.m, tile_m);
+  const int64_t cols = ceil_div(shape.n, tile_n);
+  t.tiles = rows * cols;
+  if (t.tiles < sms) {
+    const int64_t by_sms = sms / t.tiles;
+    const int64_t by_k = std::max<int64_t>(1, shape.k / g.min_k_per_split);
+    t.splits = std::max<int64_t>(1, std::min(by_sms, by_k));
+  }
+  const int64_t work = t.tiles * t.splits;
+  t.waves = ceil_div(work, sms);
+  t.wave_efficiency = static_cast<double>(work) / static_cast<double>(t.waves * sms);
+  t.tile_efficiency = static_cast<double>(shape.m * shape.n) / static_cast<double>(rows * tile_m * cols * tile_n);
+  return t;
+}
+
+double CostModel::gemm_seconds(const model::GemmShape& shape, double bytes) const {
+  const GemmParams& g = profile_.gemm;
+  const GemmTiling t = gemm_tiling(shape);
+  const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  const double rate = gpu_.peak_bf16_flops * g.efficiency * t.wave_efficiency * t.tile_efficiency;
+  const double compute_s = flops / rate;
+  const double memory_s = bytes / (gpu_.hbm_Bps * g.hbm_efficiency);
+  return g.overhead_s + std::max(compute_s, memory_s);
+}
+
+double CostModel::attention_seconds(double flops, double bytes) const {
+  const double compute_s = flops / (gpu_.peak_bf16_flops * profile_.attention.efficiency);
+  return profile_.gemm.overhead_s + std::max(compute_s, memory_seconds(bytes) - profile_.memory.overhead_s);
+}
+
+double CostModel::memory_seconds(double bytes) const {
+  return profile_.memory.overhead_s + bytes / (gpu_.hbm_Bps * profile_.memory.hbm_efficiency);
+}
+
+double CostModel::kernel_seconds(const model::Op& op) const {
+  const double bytes = op.bytes_read + op.bytes_written;
+  switch (op.kind) {
+    case model::OpKind::kGemm: return gemm_seconds(op.gemm, bytes);
+    case model::OpKind::kAttention: return attention_seconds(op.flops, bytes);
+    case model::OpKind::kMemory: return memory_seconds(bytes);
+    default: return 0.0;
+  }
+}
+
+const TransportParams& CostModel::transport(model::Transport transport) const {
+  return transport == model::Transport::kSm ? profile_.nccl : profile_.copy_engine;
+}
+
+double CostModel::step_seconds(model::Transport kind, double bytes) const {
+  const TransportParams& t = transport(kind);
+  return t.step_latency_s + bytes / (gpu_.nvlink_Bps * t.link_efficiency);
+}
+
+double CostModel::compute_share_during_comm(int concurrent_comm_kernels) const {
+  const double taken = static_cast<double>(concurrent_comm_kernels * profile_.nccl_sms);
+  return std::max(0.05, 1.0 - taken / gpu_.sm_count);
+}
+
+}  // namespace tpsim::sim

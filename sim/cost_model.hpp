@@ -1,0 +1,45 @@
+// Kernel durations on an idle GPU: GEMMs (tiles, waves, split-K, roofline), FlashAttention, memory-bound ops.
+// Ignores: L2 reuse, clock throttling under power limits, and kernel fusion.
+#pragma once
+
+#include "model/op.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace tpsim::sim {
+
+// How a GEMM maps onto the SMs; exposed so tests and reports can show it.
+struct GemmTiling {
+  int64_t tiles = 0;        // output tiles
+  int64_t splits = 1;       // split-K factor
+  int64_t waves = 0;        // ceil(tiles x splits / SMs)
+  double wave_efficiency = 0;  // busy SM-slots over all SM-slots of the waves
+  double tile_efficiency = 0;  // useful output elements over padded tile elements
+};
+
+class CostModel {
+ public:
+  CostModel(GpuSpec gpu, CostProfile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {}
+
+  const GpuSpec& gpu() const { return gpu_; }
+  const CostProfile& profile() const { return profile_; }
+
+  GemmTiling gemm_tiling(const model::GemmShape& shape) const;
+  double gemm_seconds(const model::GemmShape& shape, double bytes) const;
+  double attention_seconds(double flops, double bytes) const;
+  double memory_seconds(double bytes) const;
+  // Duration of a kernel op alone on the GPU (GEMM, attention or memory-bound).
+  double kernel_seconds(const model::Op& op) const;
+
+  // A point-to-point step of `bytes` over one link, alone: latency + bytes / (link x efficiency).
+  double step_seconds(model::Transport transport, double bytes) const;
+  const TransportParams& transport(model::Transport transport) const;
+  // Fraction of the GPU's SMs an SM-driven comm kernel leaves to compute.
+  double compute_share_during_comm(int concurrent_comm_kernels) const;
+
+ private:
+  GpuSpec gpu_;
+  CostProfile profile_;
+};
+
+}  // namespace tpsim::sim

@@ -1,0 +1,19 @@
+// Plays a rank-symmetric layer graph on a SimGrid platform: one instance of every op per GPU, each
+// started as a SimGrid activity only when its dependencies (including its stream predecessor) are met.
+// Kernels are execs on the GPU host; communication ops are sequences of point-to-point steps whose
+// flows meet at a rendezvous of both ranks and share NVLink ports; SM-driven comm kernels lower the
+// GPU's power state so a concurrent GEMM slows by the SM share they take.
+#pragma once
+
+#include "model/layer_graph.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/platform.hpp"
+#include "sim/timeline.hpp"
+
+namespace tpsim::sim {
+
+// Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp).
+// Throws std::logic_error if some op can never start (a deadlocked program).
+Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost);
+
+}  // namespace tpsim::sim

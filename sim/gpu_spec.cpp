@@ -1,0 +1,37 @@
+// GPU presets: typed reading with unit conversion at input (TFLOP/s, GB/s to SI).
+#include "sim/gpu_spec.hpp"
+
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+
+namespace tpsim::sim {
+
+GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
+  in.expect_map(node, "gpu",
+                {"name", "peak_bf16_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "gpus_per_node"});
+  for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"}) in.require(node, key, "gpu");
+  GpuSpec gpu;
+  gpu.name = in.string(node["name"], "gpu.name");
+  gpu.peak_bf16_flops = in.positive_number(node["peak_bf16_tflops"], "gpu.peak_bf16_tflops") * 1e12;
+  gpu.hbm_Bps = in.positive_number(node["hbm_GBps"], "gpu.hbm_GBps") * 1e9;
+  gpu.hbm_bytes = node["hbm_GB"] ? in.positive_number(node["hbm_GB"], "gpu.hbm_GB") * 1e9 : 0.0;
+  gpu.sm_count = static_cast<int>(in.positive_int(node["sm_count"], "gpu.sm_count"));
+  gpu.nvlink_Bps = in.positive_number(node["nvlink_GBps"], "gpu.nvlink_GBps") * 1e9;
+  gpu.gpus_per_node =
+      node["gpus_per_node"] ? static_cast<int>(in.positive_int(node["gpus_per_node"], "gpu.gpus_per_node")) : 8;
+  return gpu;
+}
+
+GpuSpec resolve_gpu(const std::string& scenario_file, const std::string& name, const YAML::Node& node) {
+  if (node.IsMap()) return read_gpu_spec(model::YamlReader(scenario_file), node);
+  const auto text = model::find_preset("gpus", name, "yaml");
+  if (!text) {
+    model::YamlReader(scenario_file)
+        .fail(node, "unknown GPU preset '" + name + "'; valid: " + model::join_names(model::preset_names("gpus")) +
+                        ", or an inline mapping");
+  }
+  const model::YamlReader preset("presets/gpus/" + name + ".yaml");
+  return read_gpu_spec(preset, preset.parse_text(std::string(*text)));
+}
+
+}  // namespace tpsim::sim

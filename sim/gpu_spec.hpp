@@ -1,0 +1,27 @@
+// A GPU's public peak numbers (tensor FLOP/s, HBM, SMs, NVLink), from a preset or an inline mapping.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "model/yaml_reader.hpp"
+
+namespace tpsim::sim {
+
+struct GpuSpec {
+  std::string name;
+  double peak_bf16_flops = 0;  // dense, FLOP/s
+  double hbm_Bps = 0;          // bytes/s
+  double hbm_bytes = 0;
+  int sm_count = 0;
+  double nvlink_Bps = 0;  // per GPU, one direction
+  int gpus_per_node = 8;
+};
+
+// Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.
+GpuSpec read_gpu_spec(const model::YamlReader& reader, const YAML::Node& node);
+// hardware.gpu: a preset name or an inline mapping; `node` locates errors in `scenario_file`.
+GpuSpec resolve_gpu(const std::string& scenario_file, const std::string& name, const YAML::Node& node);
+
+}  // namespace tpsim::sim

@@ -1,0 +1,114 @@
+// fork + pipe wrapper around simulate_in_this_process, with a small binary encoding of the timeline.
+#include "sim/isolated_run.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace tpsim::sim {
+namespace {
+
+void write_all(int fd, const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(3);
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+bool read_all(int fd, void* data, size_t size) {
+  char* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+[[noreturn]] void run_child(int fd, const model::LayerGraph& graph, const CostModel& cost) {
+  uint8_t status = 0;
+  try {
+    const Timeline timeline = simulate_in_this_process(graph, cost);
+    const uint64_t count = timeline.spans.size();
+    write_all(fd, &status, sizeof status);
+    write_all(fd, &timeline.ranks, sizeof timeline.ranks);
+    write_all(fd, &timeline.makespan_s, sizeof timeline.makespan_s);
+    write_all(fd, &count, sizeof count);
+    write_all(fd, timeline.spans.data(), count * sizeof(OpSpan));
+  } catch (const std::exception& error) {
+    status = 1;
+    const std::string message = error.what();
+    const uint64_t size = message.size();
+    write_all(fd, &status, sizeof status);
+    write_all(fd, &size, sizeof size);
+    write_all(fd, message.data(), size);
+  }
+  ::close(fd);
+  _exit(0);
+}
+
+Timeline read_timeline(int fd) {
+  uint8_t status = 0;
+  if (!read_all(fd, &status, sizeof status)) throw std::runtime_error("simulation process died without a result");
+  if (status != 0) {
+    uint64_t size = 0;
+    std::string message;
+    if (read_all(fd, &size, sizeof size)) {
+      message.resize(size);
+      read_all(fd, message.data(), size);
+    }
+    throw std::logic_error("simulation failed: " + message);
+  }
+  Timeline timeline;
+  uint64_t count = 0;
+  if (!read_all(fd, &timeline.ranks, sizeof timeline.ranks) ||
+      !read_all(fd, &timeline.makespan_s, sizeof timeline.makespan_s) || !read_all(fd, &count, sizeof count)) {
+    throw std::runtime_error("simulation process sent a truncated result");
+  }
+  timeline.spans.resize(count);
+  if (!read_all(fd, timeline.spans.data(), count * sizeof(OpSpan))) {
+    throw std::runtime_error("simulation process sent a truncated timeline");
+  }
+  return timeline;
+}
+
+}  // namespace
+
+Timeline simulate(const model::LayerGraph& graph, const CostModel& cost) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (child == 0) {
+    ::close(fds[0]);
+    run_child(fds[1], graph, cost);
+  }
+  ::close(fds[1]);
+  Timeline timeline;
+  try {
+    timeline = read_timeline(fds[0]);
+  } catch (...) {
+    ::close(fds[0]);
+    ::waitpid(child, nullptr, 0);
+    throw;
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  ::waitpid(child, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    throw std::runtime_error("simulation process exited abnormally");
+  }
+  return timeline;
+}
+
+}  // namespace tpsim::sim

@@ -1,0 +1,78 @@
+// Interval unions per GPU and stream class, then the differences that define exposure.
+#include "sim/metrics.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace tpsim::sim {
+namespace {
+
+using Intervals = std::vector<std::pair<double, double>>;
+
+Intervals merged(Intervals spans) {
+  std::sort(spans.begin(), spans.end());
+  Intervals out;
+  for (const auto& span : spans) {
+    if (span.second <= span.first) continue;
+    if (!out.empty() && span.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, span.second);
+    } else {
+      out.push_back(span);
+    }
+  }
+  return out;
+}
+
+double length(const Intervals& spans) {
+  double total = 0;
+  for (const auto& span : spans) total += span.second - span.first;
+  return total;
+}
+
+// Length of `a` not covered by `b` (both merged).
+double uncovered(const Intervals& a, const Intervals& b) {
+  double total = 0;
+  size_t j = 0;
+  for (const auto& [start, end] : a) {
+    double cursor = start;
+    while (j < b.size() && b[j].second <= cursor) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < end; ++k) {
+      if (b[k].first > cursor) total += b[k].first - cursor;
+      cursor = std::max(cursor, b[k].second);
+      if (cursor >= end) break;
+    }
+    if (cursor < end) total += end - cursor;
+  }
+  return total;
+}
+
+}  // namespace
+
+Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline) {
+  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks);
+  for (const OpSpan& span : timeline.spans) {
+    const bool is_compute = graph.op(span.op).stream == model::Stream::kCompute;
+    (is_compute ? compute : comm)[span.rank].emplace_back(span.start_s, span.end_s);
+  }
+  Metrics m;
+  m.time_s = timeline.makespan_s;
+  for (int r = 0; r < timeline.ranks; ++r) {
+    const Intervals busy_compute = merged(compute[r]);
+    const Intervals busy_comm = merged(comm[r]);
+    Intervals both = busy_compute;
+    both.insert(both.end(), busy_comm.begin(), busy_comm.end());
+    m.compute_s += length(busy_compute);
+    m.comm_s += length(busy_comm);
+    m.exposed_comm_s += uncovered(busy_comm, busy_compute);
+    m.idle_s += m.time_s - length(merged(both));
+  }
+  const double n = std::max(1, timeline.ranks);
+  m.compute_s /= n;
+  m.comm_s /= n;
+  m.exposed_comm_s /= n;
+  m.idle_s /= n;
+  m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
+  return m;
+}
+
+}  // namespace tpsim::sim

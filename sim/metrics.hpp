@@ -1,0 +1,20 @@
+// Summary numbers of a timeline: total time, compute and communication busy time, exposed communication.
+#pragma once
+
+#include "model/layer_graph.hpp"
+#include "sim/timeline.hpp"
+
+namespace tpsim::sim {
+
+struct Metrics {
+  double time_s = 0;          // makespan over all GPUs
+  double compute_s = 0;       // compute stream busy, mean over GPUs
+  double comm_s = 0;          // any communication (comm or copy stream) in flight, mean over GPUs
+  double exposed_comm_s = 0;  // communication in flight while the compute stream is idle, mean over GPUs
+  double overlap = 0;         // hidden share of communication: 1 - exposed / comm (0 without comm)
+  double idle_s = 0;          // neither computing nor communicating, mean over GPUs
+};
+
+Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);
+
+}  // namespace tpsim::sim

@@ -1,0 +1,32 @@
+// Builds the SimGrid platform of one NVSwitch node: a host per GPU (with one power state per number of
+// concurrent SM-driven comm kernels), a split-duplex NVLink port per GPU into a non-blocking switch,
+// and a many-core "clock" host that times pure latencies. Must be called inside a fresh s4u::Engine.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+#include "sim/cost_model.hpp"
+
+namespace tpsim::sim {
+
+enum class Topology { kNvSwitch };
+
+// A GPU host runs at kWorkRate work units per second at full speed: an op of d seconds is d*kWorkRate units.
+inline constexpr double kWorkRate = 1e12;
+// The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
+inline constexpr double kClockRate = 1e9;
+// Power states 0..kMaxConcurrentComm: compute speed with that many SM comm kernels running.
+inline constexpr int kMaxConcurrentComm = 3;
+
+struct Platform {
+  std::vector<simgrid::s4u::Host*> gpus;
+  simgrid::s4u::Host* clock = nullptr;
+  double slowest_gpu_speed = kWorkRate;  // speed at the last power state
+};
+
+// Sets the network model configuration (pure alpha-beta) on the engine; call before building zones.
+void configure_engine(simgrid::s4u::Engine& engine);
+Platform build_platform(Topology topology, int gpus, const CostModel& cost);
+
+}  // namespace tpsim::sim

@@ -1,0 +1,99 @@
+// Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine; times in microseconds.
+#include "sim/profile.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+#include "model/yaml_reader.hpp"
+
+namespace tpsim::sim {
+namespace {
+
+using model::YamlReader;
+
+double fraction(const YamlReader& in, const YAML::Node& node, const std::string& what) {
+  const double value = in.positive_number(node, what);
+  if (value > 1.0) in.fail(node, what + " must be in (0, 1], got " + node.Scalar());
+  return value;
+}
+
+void read_gemm(const YamlReader& in, const YAML::Node& node, GemmParams& g) {
+  in.expect_map(node, "gemm", {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m",
+                               "min_k_per_split", "source", "fit"});
+  if (node["efficiency"]) g.efficiency = fraction(in, node["efficiency"], "gemm.efficiency");
+  if (node["hbm_efficiency"]) g.hbm_efficiency = fraction(in, node["hbm_efficiency"], "gemm.hbm_efficiency");
+  if (node["overhead_us"]) g.overhead_s = in.non_negative_number(node["overhead_us"], "gemm.overhead_us") * 1e-6;
+  if (node["tile_m"]) g.tile_m = static_cast<int>(in.positive_int(node["tile_m"], "gemm.tile_m"));
+  if (node["tile_n"]) g.tile_n = static_cast<int>(in.positive_int(node["tile_n"], "gemm.tile_n"));
+  if (node["small_m_tile_m"]) g.small_m_tile_m = static_cast<int>(in.positive_int(node["small_m_tile_m"], "gemm.small_m_tile_m"));
+  if (node["min_k_per_split"]) {
+    g.min_k_per_split = static_cast<int>(in.positive_int(node["min_k_per_split"], "gemm.min_k_per_split"));
+  }
+}
+
+void read_transport(const YamlReader& in, const YAML::Node& node, const std::string& name, TransportParams& t,
+                    int* sms) {
+  std::vector<std::string> keys = {"step_latency_us", "link_efficiency", "source", "fit"};
+  if (sms) keys.push_back("sms");
+  in.expect_map(node, name, keys);
+  if (node["step_latency_us"]) {
+    t.step_latency_s = in.non_negative_number(node["step_latency_us"], name + ".step_latency_us") * 1e-6;
+  }
+  if (node["link_efficiency"]) t.link_efficiency = fraction(in, node["link_efficiency"], name + ".link_efficiency");
+  if (sms && node["sms"]) *sms = static_cast<int>(in.non_negative_number(node["sms"], name + ".sms"));
+}
+
+}  // namespace
+
+CostProfile parse_profile(const std::string& text, const std::string& origin) {
+  const YamlReader in(origin);
+  const YAML::Node root = in.parse_text(text);
+  in.expect_map(root, "the profile", {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "source"});
+  in.require(root, "gpu", "the profile");
+  CostProfile p;
+  p.name = origin;
+  p.gpu = in.string(root["gpu"], "gpu");
+  if (root["gemm"]) read_gemm(in, root["gemm"], p.gemm);
+  if (const YAML::Node m = root["memory"]) {
+    in.expect_map(m, "memory", {"hbm_efficiency", "overhead_us", "source"});
+    if (m["hbm_efficiency"]) p.memory.hbm_efficiency = fraction(in, m["hbm_efficiency"], "memory.hbm_efficiency");
+    if (m["overhead_us"]) p.memory.overhead_s = in.non_negative_number(m["overhead_us"], "memory.overhead_us") * 1e-6;
+  }
+  if (const YAML::Node a = root["attention"]) {
+    in.expect_map(a, "attention", {"efficiency", "source"});
+    if (a["efficiency"]) p.attention.efficiency = fraction(in, a["efficiency"], "attention.efficiency");
+  }
+  if (root["nccl"]) read_transport(in, root["nccl"], "nccl", p.nccl, &p.nccl_sms);
+  if (root["copy_engine"]) read_transport(in, root["copy_engine"], "copy_engine", p.copy_engine, nullptr);
+  return p;
+}
+
+CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name) {
+  const model::LocatedRef& ref = scenario.calibration;
+  if (ref.value == "default") {
+    const auto text = model::find_preset("profiles", gpu_name, "yaml");
+    if (!text) {
+      YamlReader(scenario.file)
+          .fail(ref.node, "no default calibration profile for GPU '" + gpu_name +
+                              "'; profiles exist for: " + model::join_names(model::preset_names("profiles")) +
+                              "; give a profile file instead");
+    }
+    CostProfile profile = parse_profile(std::string(*text), "presets/profiles/" + gpu_name + ".yaml");
+    profile.name = "default (" + gpu_name + ")";
+    return profile;
+  }
+  const std::filesystem::path path = std::filesystem::path(scenario.file).parent_path() / ref.value;
+  const YamlReader in(path.string());
+  if (!std::filesystem::exists(path)) {
+    YamlReader(scenario.file).fail(ref.node, "calibration: no such profile file " + path.string() + " (or use default)");
+  }
+  std::ifstream file(path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_profile(text.str(), path.string());
+}
+
+}  // namespace tpsim::sim

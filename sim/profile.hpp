@@ -1,0 +1,52 @@
+// A calibration profile: every cost-model parameter, fitted from measurements or stated with a source.
+#pragma once
+
+#include <string>
+
+#include "model/scenario.hpp"
+
+namespace tpsim::sim {
+
+// GEMM kernels: tiles of tile_m x tile_n output per SM, split-K when tiles underfill the SMs.
+struct GemmParams {
+  double efficiency = 0.8;      // fraction of peak tensor FLOP/s a full wave of tiles reaches
+  double hbm_efficiency = 0.85;  // fraction of HBM bandwidth a memory-bound GEMM reaches
+  double overhead_s = 1e-6;      // per kernel: launch gap, prologue and epilogue
+  int tile_m = 128;
+  int tile_n = 256;
+  int small_m_tile_m = 64;     // tile height when M <= this
+  int min_k_per_split = 1024;  // split-K only while each split keeps at least this much K
+};
+
+struct MemoryParams {
+  double hbm_efficiency = 0.85;
+  double overhead_s = 1e-6;
+};
+
+struct AttentionParams {
+  double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward
+};
+
+// One transport's point-to-point steps: each step costs latency + bytes / (link bandwidth x efficiency).
+struct TransportParams {
+  double step_latency_s = 4e-6;
+  double link_efficiency = 0.75;
+};
+
+struct CostProfile {
+  std::string name;  // "default (h100-sxm)" or the file
+  std::string gpu;   // the GPU preset it was fitted for
+  GemmParams gemm;
+  MemoryParams memory;
+  AttentionParams attention;
+  TransportParams nccl;         // SM-driven kernels (NCCL collectives and send/recv)
+  int nccl_sms = 16;            // SMs an NCCL kernel occupies while it runs
+  TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
+};
+
+// Parses profile YAML text; `origin` names it in errors.
+CostProfile parse_profile(const std::string& text, const std::string& origin);
+// calibration: default (the embedded profile of `gpu_name`) or a profile file path.
+CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name);
+
+}  // namespace tpsim::sim
