@@ -85,7 +85,8 @@ double CsvTable::number(size_t row, const std::string& column) const {
     if (used == cell.size()) return value;
   } catch (const std::exception&) {
   }
-  throw InputError(origin_ + ":" + std::to_string(row + 2) + ": column '" + column + "' is not a number: '" + cell + "'");
+  throw InputError(origin_ + ":" + std::to_string(row + 2) + ": column '" + column + "' is not a number: '" + cell +
+                   "'");
 }
 
 }  // namespace tpsim::calibrate

@@ -9,7 +9,9 @@
 namespace tpsim::calibrate {
 namespace {
 
-double gemm_bytes(const model::GemmShape& s) { return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n); }
+double gemm_bytes(const model::GemmShape& s) {
+  return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+}
 
 double squared_log_error(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu, const sim::GemmParams& p) {
   sim::CostProfile profile;
@@ -76,7 +78,8 @@ std::vector<GemmSample> read_gemm_table(const std::string& csv_path) {
     GemmSample s;
     s.shape = {static_cast<int64_t>(table.number(r, "m")), static_cast<int64_t>(table.number(r, "n")),
                static_cast<int64_t>(table.number(r, "k"))};
-    const double flops = 2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
+    const double flops =
+        2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
     s.seconds = flops / (table.number(r, "tflops") * 1e12);
     samples.push_back(s);
   }

@@ -31,7 +31,8 @@ RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps) {
   fit.params.step_latency_s = a / (n - 1);
   fit.params.link_efficiency = (n - 1) / (n * link_Bps * b);
   for (const RingSample& s : samples) {
-    fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs((a + b * s.tensor_bytes) / s.seconds - 1.0));
+    fit.max_abs_error_pct =
+        std::max(fit.max_abs_error_pct, 100.0 * std::abs((a + b * s.tensor_bytes) / s.seconds - 1.0));
   }
   return fit;
 }

@@ -7,8 +7,8 @@
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
 #include "model/input_error.hpp"
-#include "model/scenario.hpp"
 #include "model/presets.hpp"
+#include "model/scenario.hpp"
 #include "sim/gpu_spec.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/trace_export.hpp"
@@ -38,7 +38,8 @@ int run_command(const RunOptions& options) {
   if (!options.json_out.empty()) tpsim::cli::write_output(options.json_out, json);
   if (!options.trace_out.empty()) tpsim::cli::write_output(options.trace_out, trace);
   if (!options.quiet && options.json_out != "-" && options.trace_out != "-") std::cout << table;
-  if (scenario.sweep.IsMap()) std::cerr << "note: the sweep block is ignored by `tpsim run`, which runs the base point\n";
+  if (scenario.sweep.IsMap())
+    std::cerr << "note: the sweep block is ignored by `tpsim run`, which runs the base point\n";
   return 0;
 }
 
@@ -46,7 +47,8 @@ int calibrate_public_command(const CalibratePublicOptions& options) {
   // The public tables were measured on H100 SXM; H200 has the same GH100 die, so the fitted
   // fractions of peak carry over to it.
   if (options.gpu != "h100-sxm" && options.gpu != "h200-sxm") {
-    throw tpsim::InputError("--gpu " + options.gpu + ": the public tables cover the GH100 die only; valid: h100-sxm, h200-sxm");
+    throw tpsim::InputError("--gpu " + options.gpu +
+                            ": the public tables cover the GH100 die only; valid: h100-sxm, h200-sxm");
   }
   const auto text = tpsim::model::find_preset("gpus", "h100-sxm", "yaml");
   const tpsim::model::YamlReader reader("presets/gpus/h100-sxm.yaml");
@@ -66,7 +68,9 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "Simulate every variant of a scenario and print the comparison table");
-  run_app->add_option("scenario", run.scenario, "Scenario YAML file (see scenarios/)")->required()->check(CLI::ExistingFile);
+  run_app->add_option("scenario", run.scenario, "Scenario YAML file (see scenarios/)")
+      ->required()
+      ->check(CLI::ExistingFile);
   run_app->add_option("--json", run.json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout");
   run_app->add_option("--trace", run.trace_out,
                       "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "

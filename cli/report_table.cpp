@@ -30,8 +30,8 @@ std::string comparison_table(const sim::ScenarioRun& run) {
          s.topology.value + ", profile " + run.profile.name + "\n";
   size_t name_width = 7;
   for (const auto& v : run.variants) name_width = std::max(name_width, v.variant.name.size());
-  const std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms", "overlap", "speedup",
-                                            "tokens/s"};
+  const std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms",
+                                            "overlap", "speedup",    "tokens/s"};
   out += pad("variant", name_width, true);
   for (const auto& h : headers) out += "  " + pad(h, 11, false);
   out += "\n";

@@ -6,7 +6,9 @@
 namespace tpsim::model {
 namespace {
 
-std::string unit_name(int step, int sub) { return std::to_string(step) + "." + std::to_string(sub); }
+std::string unit_name(int step, int sub) {
+  return std::to_string(step) + "." + std::to_string(sub);
+}
 
 std::vector<OpId> piece_deps(const std::vector<std::vector<OpId>>& unit_ready, int piece, int per_piece) {
   std::vector<OpId> deps;
@@ -27,8 +29,8 @@ ChunkPlan plan_chunks(int64_t tokens, int tp, int chunks) {
   plan.units_per_piece = plan.units / chunks;
   if (tokens % plan.units != 0) {
     throw InputError("tokens (batch x seq_len = " + std::to_string(tokens) + ") must be divisible by " +
-                     std::to_string(plan.units) + " to cut them into " + std::to_string(chunks) + " chunks over tp=" +
-                     std::to_string(tp));
+                     std::to_string(plan.units) + " to cut them into " + std::to_string(chunks) +
+                     " chunks over tp=" + std::to_string(tp));
   }
   plan.unit_tokens = tokens / plan.units;
   return plan;
@@ -68,11 +70,10 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
     if (piece_norm) {
       const double bytes = static_cast<double>(piece_tokens * full.k) * builder.elem_bytes();
       deps = {builder.memory(piece_norm->name + ".piece" + std::to_string(j), bytes + full.k * builder.elem_bytes(),
-                             bytes, 4.0 * static_cast<double>(piece_tokens * full.k),
-                             shape_text(piece_tokens, full.k), deps)};
+                             bytes, 4.0 * static_cast<double>(piece_tokens * full.k), shape_text(piece_tokens, full.k),
+                             deps)};
     }
-    pieces.push_back(
-        builder.gemm(name + ".piece" + std::to_string(j), GemmShape{piece_tokens, full.n, full.k}, deps));
+    pieces.push_back(builder.gemm(name + ".piece" + std::to_string(j), GemmShape{piece_tokens, full.n, full.k}, deps));
   }
   return pieces;
 }
@@ -105,8 +106,8 @@ std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext
           own_partial = piece;
           continue;
         }
-        sent.push_back(builder.exchange(name + ".rs.send" + unit_name(p, q), p, -p, unit_bytes,
-                                        ctx.variant.transport, unit_shape, {piece}));
+        sent.push_back(builder.exchange(name + ".rs.send" + unit_name(p, q), p, -p, unit_bytes, ctx.variant.transport,
+                                        unit_shape, {piece}));
         continue;
       }
       // Ring: block (rank - s - 1) collects one partial per hop and ends on its owner at s = tp-1.
@@ -116,8 +117,8 @@ std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext
                                static_cast<double>(plan.unit_tokens * full.n), unit_shape, {piece, last_hop[q]});
       }
       if (s < tp - 1) {
-        last_hop[q] = builder.exchange(name + ".rs.step" + unit_name(s, q), 1, -1, unit_bytes,
-                                       ctx.variant.transport, unit_shape, {ready});
+        last_hop[q] = builder.exchange(name + ".rs.step" + unit_name(s, q), 1, -1, unit_bytes, ctx.variant.transport,
+                                       unit_shape, {ready});
       } else {
         finished.push_back(ready);
       }

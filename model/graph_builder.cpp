@@ -21,14 +21,12 @@ OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_
 
 // Column-parallel GEMM with its input norm; returns the ops producing the GEMM output.
 std::vector<OpId> norm_and_column_gemm(ProgramBuilder& b, const LayerContext& ctx, const std::string& norm_name,
-                                       const std::string& gemm_name, int64_t out_cols,
-                                       std::optional<OpId> input) {
+                                       const std::string& gemm_name, int64_t out_cols, std::optional<OpId> input) {
   const int64_t hidden = ctx.arch.hidden;
   const GemmShape full{ctx.tokens, out_cols, hidden};
   const std::vector<OpId> input_deps = input ? std::vector<OpId>{*input} : std::vector<OpId>{};
   const TpMode mode = ctx.variant.mode;
-  const bool fused = mode == TpMode::kAsync &&
-                     !(ctx.variant.chunks == 1 && ctx.variant.transport == Transport::kSm);
+  const bool fused = mode == TpMode::kAsync && !(ctx.variant.chunks == 1 && ctx.variant.transport == Transport::kSm);
   if (fused && ctx.variant.boundary_overlap) {
     return async_gather_gemm(b, ctx, gemm_name, full, input, PieceNorm{norm_name});
   }
@@ -56,11 +54,13 @@ std::vector<OpId> row_gemm_and_reduce(ProgramBuilder& b, const LayerContext& ctx
   const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
   const std::string shape = shape_text(ctx.tokens, hidden);
   switch (mode) {
-    case TpMode::kTp: return {b.collective(name + ".all_reduce", CollectiveKind::kAllReduce, bytes, shape, {product})};
+    case TpMode::kTp:
+      return {b.collective(name + ".all_reduce", CollectiveKind::kAllReduce, bytes, shape, {product})};
     case TpMode::kSp:
     case TpMode::kAsync:
       return {b.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes, shape, {product})};
-    case TpMode::kNoComm: return {product};
+    case TpMode::kNoComm:
+      return {product};
   }
   return {product};
 }
@@ -92,12 +92,11 @@ OpId attention_module(ProgramBuilder& b, const LayerContext& ctx, std::optional<
   const double seq = static_cast<double>(ctx.workload.seq_len);
   const double flops = 2.0 * static_cast<double>(ctx.workload.batch) * seq * seq * static_cast<double>(hq * d);
   const double io_bytes = static_cast<double>(t * (2 * hq + 2 * hkv) * d) * e;
-  const OpId core = b.attention("attn.core", flops, io_bytes - static_cast<double>(t * hq * d) * e,
-                                static_cast<double>(t * hq * d) * e,
-                                "b=" + std::to_string(ctx.workload.batch) + " s=" + std::to_string(ctx.workload.seq_len) +
-                                    " heads=" + std::to_string(hq) + " kv_heads=" + std::to_string(hkv) +
-                                    " d=" + std::to_string(d),
-                                {rope});
+  const OpId core = b.attention(
+      "attn.core", flops, io_bytes - static_cast<double>(t * hq * d) * e, static_cast<double>(t * hq * d) * e,
+      "b=" + std::to_string(ctx.workload.batch) + " s=" + std::to_string(ctx.workload.seq_len) +
+          " heads=" + std::to_string(hq) + " kv_heads=" + std::to_string(hkv) + " d=" + std::to_string(d),
+      {rope});
   const std::vector<OpId> reduced = row_gemm_and_reduce(b, ctx, "attn.o_proj", hq * d, {core});
   return residual_add(b, ctx, "attn.residual", reduced, input);
 }

@@ -32,9 +32,9 @@ void LayerGraph::check_well_formed() const {
     throw std::logic_error("layer graph has a dependency cycle");
   }
   std::vector<boost::default_color_type> colors(ops_.size() + 1);
-  boost::breadth_first_search(graph, root,
-                              boost::color_map(boost::make_iterator_property_map(
-                                  colors.begin(), boost::get(boost::vertex_index, graph))));
+  boost::breadth_first_search(
+      graph, root,
+      boost::color_map(boost::make_iterator_property_map(colors.begin(), boost::get(boost::vertex_index, graph))));
   for (size_t id = 0; id < ops_.size(); ++id) {
     if (colors[id] == boost::white_color) throw std::logic_error("op " + ops_[id].name + " is never reached");
   }

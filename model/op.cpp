@@ -7,33 +7,46 @@ bool is_kernel(OpKind kind) {
   return kind == OpKind::kGemm || kind == OpKind::kAttention || kind == OpKind::kMemory;
 }
 
-bool is_communication(OpKind kind) { return !is_kernel(kind); }
+bool is_communication(OpKind kind) {
+  return !is_kernel(kind);
+}
 
 std::string to_string(OpKind kind) {
   switch (kind) {
-    case OpKind::kGemm: return "gemm";
-    case OpKind::kAttention: return "attention";
-    case OpKind::kMemory: return "memory";
-    case OpKind::kCollective: return "collective";
-    case OpKind::kExchange: return "exchange";
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kMemory:
+      return "memory";
+    case OpKind::kCollective:
+      return "collective";
+    case OpKind::kExchange:
+      return "exchange";
   }
   return "memory";
 }
 
 std::string to_string(Stream stream) {
   switch (stream) {
-    case Stream::kCompute: return "compute";
-    case Stream::kComm: return "comm";
-    case Stream::kCopy: return "copy_engine";
+    case Stream::kCompute:
+      return "compute";
+    case Stream::kComm:
+      return "comm";
+    case Stream::kCopy:
+      return "copy_engine";
   }
   return "compute";
 }
 
 std::string to_string(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
   }
   return "all_reduce";
 }

@@ -1,8 +1,8 @@
 // Scenario YAML reader: key sets, types, enums and cross-field rules, all with locations.
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include "model/hf_config.hpp"
 #include "model/input_error.hpp"
@@ -12,16 +12,16 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware",  "calibration",
-                                           "workload", "parallelism", "variants",  "sweep"};
+const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
+                                           "workload", "parallelism", "variants", "sweep"};
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes"};
-const std::vector<std::string> kWorkloadKeys = {"phase",   "batch",     "seq_len", "context_len",
-                                                "gen_len", "dtype",     "recompute", "layers"};
+const std::vector<std::string> kWorkloadKeys = {"phase",   "batch", "seq_len",   "context_len",
+                                                "gen_len", "dtype", "recompute", "layers"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {"name", "tp_mode", "chunks", "transport", "order", "boundary_overlap"};
 const std::vector<std::string> kInlineModelKeys = {
-    "name",         "model_type",  "hidden_size", "intermediate_size", "num_attention_heads",
-    "num_key_value_heads", "head_dim", "num_hidden_layers", "vocab_size", "hf_config"};
+    "name",     "model_type",        "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
+    "head_dim", "num_hidden_layers", "vocab_size",  "hf_config"};
 
 std::string resolve_relative(const std::string& scenario_file, const std::string& path) {
   const std::filesystem::path p(path);
@@ -34,7 +34,8 @@ ArchSpec read_inline_model(const YamlReader& in, const YAML::Node& node) {
   ArchSpec arch;
   arch.name = node["name"] ? in.string(node["name"], "model.name") : "inline";
   arch.model_type = node["model_type"] ? in.string(node["model_type"], "model.model_type") : "llama";
-  for (const char* key : {"hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "vocab_size"}) {
+  for (const char* key :
+       {"hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "vocab_size"}) {
     in.require(node, key, "an inline model");
   }
   arch.hidden = in.positive_int(node["hidden_size"], "model.hidden_size");
@@ -42,8 +43,9 @@ ArchSpec read_inline_model(const YamlReader& in, const YAML::Node& node) {
   arch.heads = in.positive_int(node["num_attention_heads"], "model.num_attention_heads");
   arch.layers = in.positive_int(node["num_hidden_layers"], "model.num_hidden_layers");
   arch.vocab = in.positive_int(node["vocab_size"], "model.vocab_size");
-  arch.kv_heads = node["num_key_value_heads"] ? in.positive_int(node["num_key_value_heads"], "model.num_key_value_heads")
-                                              : arch.heads;
+  arch.kv_heads = node["num_key_value_heads"]
+                      ? in.positive_int(node["num_key_value_heads"], "model.num_key_value_heads")
+                      : arch.heads;
   if (arch.heads % arch.kv_heads != 0) {
     in.fail(node["num_key_value_heads"], "model.num_key_value_heads must divide num_attention_heads");
   }
@@ -93,7 +95,8 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   w.batch = in.positive_int(node["batch"], "workload.batch");
   w.seq_len = in.positive_int(node["seq_len"], "workload.seq_len");
   for (const char* key : {"context_len", "gen_len"}) {
-    if (node[key]) in.fail(node[key], std::string("workload.") + key + " applies to decode and generate; phase is " + phase);
+    if (node[key])
+      in.fail(node[key], std::string("workload.") + key + " applies to decode and generate; phase is " + phase);
   }
   if (node["dtype"]) {
     const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
@@ -138,7 +141,8 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   in.require(node, "tp_mode", context);
   Variant v;
   const std::string mode = in.choice(node["tp_mode"], context + ".tp_mode", {"tp", "sp", "async", "nocomm", "dtp"});
-  if (mode == "dtp") in.fail(node["tp_mode"], context + ".tp_mode dtp is not supported yet; supported: tp, sp, async, nocomm");
+  if (mode == "dtp")
+    in.fail(node["tp_mode"], context + ".tp_mode dtp is not supported yet; supported: tp, sp, async, nocomm");
   v.mode = mode == "tp" ? TpMode::kTp : mode == "sp" ? TpMode::kSp : mode == "async" ? TpMode::kAsync : TpMode::kNoComm;
   v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
   if (v.mode != TpMode::kAsync) {
@@ -156,9 +160,10 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   }
   if (node["order"]) {
     v.order = in.choice(node["order"], context + ".order", {"ring", "direct"}) == "ring" ? ChunkOrder::kRing
-                                                                                          : ChunkOrder::kDirect;
+                                                                                         : ChunkOrder::kDirect;
   }
-  if (node["boundary_overlap"]) v.boundary_overlap = in.boolean(node["boundary_overlap"], context + ".boundary_overlap");
+  if (node["boundary_overlap"])
+    v.boundary_overlap = in.boolean(node["boundary_overlap"], context + ".boundary_overlap");
   return v;
 }
 
@@ -169,7 +174,8 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   std::set<std::string> names;
   for (size_t i = 0; i < node.size(); ++i) {
     Variant v = read_variant(in, node[i], static_cast<int>(i), out.parallelism.tp);
-    if (!names.insert(v.name).second) in.fail(node[i], "variant name '" + v.name + "' is used twice; names must be unique");
+    if (!names.insert(v.name).second)
+      in.fail(node[i], "variant name '" + v.name + "' is used twice; names must be unique");
     out.variants.push_back(std::move(v));
   }
 }
@@ -189,15 +195,15 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
   const YamlReader in(file);
   const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the scenario", kTopKeys);
-  for (const char* key : {"model", "hardware", "workload", "parallelism", "variants"}) in.require(root, key, "the scenario");
+  for (const char* key : {"model", "hardware", "workload", "parallelism", "variants"})
+    in.require(root, key, "the scenario");
   Scenario out;
   out.file = file;
   out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
   read_model(in, root["model"], out);
   read_hardware(in, root["hardware"], out);
-  out.calibration = root["calibration"]
-                        ? LocatedRef{in.string(root["calibration"], "calibration"), root["calibration"]}
-                        : LocatedRef{"default", root};
+  out.calibration = root["calibration"] ? LocatedRef{in.string(root["calibration"], "calibration"), root["calibration"]}
+                                        : LocatedRef{"default", root};
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
   read_variants(in, root["variants"], out);

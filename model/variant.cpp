@@ -5,10 +5,14 @@ namespace tpsim::model {
 
 std::string to_string(TpMode mode) {
   switch (mode) {
-    case TpMode::kTp: return "tp";
-    case TpMode::kSp: return "sp";
-    case TpMode::kAsync: return "async";
-    case TpMode::kNoComm: return "nocomm";
+    case TpMode::kTp:
+      return "tp";
+    case TpMode::kSp:
+      return "sp";
+    case TpMode::kAsync:
+      return "async";
+    case TpMode::kNoComm:
+      return "nocomm";
   }
   return "tp";
 }
@@ -17,7 +21,9 @@ std::string to_string(Transport transport) {
   return transport == Transport::kSm ? "sm" : "copy_engine";
 }
 
-std::string to_string(ChunkOrder order) { return order == ChunkOrder::kRing ? "ring" : "direct"; }
+std::string to_string(ChunkOrder order) {
+  return order == ChunkOrder::kRing ? "ring" : "direct";
+}
 
 std::string check_chunks(int chunks, int tp) {
   if (chunks < 1) return "chunks must be at least 1";

@@ -14,10 +14,10 @@ enum class ChunkOrder { kRing, kDirect };
 struct Variant {
   std::string name;
   TpMode mode = TpMode::kSp;
-  int chunks = 1;                              // async only: GEMM pieces per AG+GEMM / GEMM+RS
+  int chunks = 1;                                // async only: GEMM pieces per AG+GEMM / GEMM+RS
   Transport transport = Transport::kCopyEngine;  // async only
   ChunkOrder order = ChunkOrder::kRing;          // async only
-  bool boundary_overlap = false;               // async only: all-gather before the RMSNorm
+  bool boundary_overlap = false;                 // async only: all-gather before the RMSNorm
 };
 
 std::string to_string(TpMode mode);

@@ -41,11 +41,14 @@ std::string YamlReader::where(const YAML::Node& at) const {
   return format_location(file_, mark.line, mark.column);
 }
 
-void YamlReader::fail(const YAML::Node& at, const std::string& what) const { throw InputError(where(at) + what); }
+void YamlReader::fail(const YAML::Node& at, const std::string& what) const {
+  throw InputError(where(at) + what);
+}
 
 void YamlReader::expect_map(const YAML::Node& node, const std::string& context,
                             const std::vector<std::string>& allowed) const {
-  if (!node.IsMap()) fail(node, context + " must be a mapping with keys: " + join_names(allowed) + "; got " + show(node));
+  if (!node.IsMap())
+    fail(node, context + " must be a mapping with keys: " + join_names(allowed) + "; got " + show(node));
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {

@@ -7,7 +7,9 @@
 namespace tpsim::sim {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 
@@ -54,10 +56,14 @@ double CostModel::memory_seconds(double bytes) const {
 double CostModel::kernel_seconds(const model::Op& op) const {
   const double bytes = op.bytes_read + op.bytes_written;
   switch (op.kind) {
-    case model::OpKind::kGemm: return gemm_seconds(op.gemm, bytes);
-    case model::OpKind::kAttention: return attention_seconds(op.flops, bytes);
-    case model::OpKind::kMemory: return memory_seconds(bytes);
-    default: return 0.0;
+    case model::OpKind::kGemm:
+      return gemm_seconds(op.gemm, bytes);
+    case model::OpKind::kAttention:
+      return attention_seconds(op.flops, bytes);
+    case model::OpKind::kMemory:
+      return memory_seconds(bytes);
+    default:
+      return 0.0;
   }
 }
 

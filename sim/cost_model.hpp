@@ -10,9 +10,9 @@ namespace tpsim::sim {
 
 // How a GEMM maps onto the SMs; exposed so tests and reports can show it.
 struct GemmTiling {
-  int64_t tiles = 0;        // output tiles
-  int64_t splits = 1;       // split-K factor
-  int64_t waves = 0;        // ceil(tiles x splits / SMs)
+  int64_t tiles = 0;           // output tiles
+  int64_t splits = 1;          // split-K factor
+  int64_t waves = 0;           // ceil(tiles x splits / SMs)
   double wave_efficiency = 0;  // busy SM-slots over all SM-slots of the waves
   double tile_efficiency = 0;  // useful output elements over padded tile elements
 };

@@ -70,9 +70,8 @@ class Runner {
   }
 
   Timeline run() {
-    s4u::Activity::on_completion_cb([this](s4u::Activity const& activity) {
-      on_complete(*activity.get_data<Completion>());
-    });
+    s4u::Activity::on_completion_cb(
+        [this](s4u::Activity const& activity) { on_complete(*activity.get_data<Completion>()); });
     for (OpId id = 0; id < graph_.size(); ++id) {
       for (int r = 0; r < ranks_; ++r) {
         if (instance(id, r).pending == 0) start(id, r);
@@ -174,8 +173,12 @@ class Runner {
     released_.clear();
     released_.push_back(std::move(done.activity));
     switch (done.kind) {
-      case Completion::Kind::kKernel: finish(done.op, done.src); break;
-      case Completion::Kind::kFlowLatency: start_transfer(done.op, done.src, done.dst); break;
+      case Completion::Kind::kKernel:
+        finish(done.op, done.src);
+        break;
+      case Completion::Kind::kFlowLatency:
+        start_transfer(done.op, done.src, done.dst);
+        break;
       case Completion::Kind::kFlow:
         flow_done(done.op, done.src);
         flow_done(done.op, done.dst);

@@ -9,7 +9,8 @@ namespace tpsim::sim {
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",
                 {"name", "peak_bf16_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "gpus_per_node"});
-  for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"}) in.require(node, key, "gpu");
+  for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
+    in.require(node, key, "gpu");
   GpuSpec gpu;
   gpu.name = in.string(node["name"], "gpu.name");
   gpu.peak_bf16_flops = in.positive_number(node["peak_bf16_tflops"], "gpu.peak_bf16_tflops") * 1e12;

@@ -21,14 +21,16 @@ double fraction(const YamlReader& in, const YAML::Node& node, const std::string&
 }
 
 void read_gemm(const YamlReader& in, const YAML::Node& node, GemmParams& g) {
-  in.expect_map(node, "gemm", {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m",
-                               "min_k_per_split", "source", "fit"});
+  in.expect_map(node, "gemm",
+                {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split",
+                 "source", "fit"});
   if (node["efficiency"]) g.efficiency = fraction(in, node["efficiency"], "gemm.efficiency");
   if (node["hbm_efficiency"]) g.hbm_efficiency = fraction(in, node["hbm_efficiency"], "gemm.hbm_efficiency");
   if (node["overhead_us"]) g.overhead_s = in.non_negative_number(node["overhead_us"], "gemm.overhead_us") * 1e-6;
   if (node["tile_m"]) g.tile_m = static_cast<int>(in.positive_int(node["tile_m"], "gemm.tile_m"));
   if (node["tile_n"]) g.tile_n = static_cast<int>(in.positive_int(node["tile_n"], "gemm.tile_n"));
-  if (node["small_m_tile_m"]) g.small_m_tile_m = static_cast<int>(in.positive_int(node["small_m_tile_m"], "gemm.small_m_tile_m"));
+  if (node["small_m_tile_m"])
+    g.small_m_tile_m = static_cast<int>(in.positive_int(node["small_m_tile_m"], "gemm.small_m_tile_m"));
   if (node["min_k_per_split"]) {
     g.min_k_per_split = static_cast<int>(in.positive_int(node["min_k_per_split"], "gemm.min_k_per_split"));
   }
@@ -77,9 +79,8 @@ CostProfile resolve_profile(const model::Scenario& scenario, const std::string& 
     const auto text = model::find_preset("profiles", gpu_name, "yaml");
     if (!text) {
       YamlReader(scenario.file)
-          .fail(ref.node, "no default calibration profile for GPU '" + gpu_name +
-                              "'; profiles exist for: " + model::join_names(model::preset_names("profiles")) +
-                              "; give a profile file instead");
+          .fail(ref.node, "no default calibration profile for GPU '" + gpu_name + "'; profiles exist for: " +
+                              model::join_names(model::preset_names("profiles")) + "; give a profile file instead");
     }
     CostProfile profile = parse_profile(std::string(*text), "presets/profiles/" + gpu_name + ".yaml");
     profile.name = "default (" + gpu_name + ")";
@@ -88,7 +89,8 @@ CostProfile resolve_profile(const model::Scenario& scenario, const std::string& 
   const std::filesystem::path path = std::filesystem::path(scenario.file).parent_path() / ref.value;
   const YamlReader in(path.string());
   if (!std::filesystem::exists(path)) {
-    YamlReader(scenario.file).fail(ref.node, "calibration: no such profile file " + path.string() + " (or use default)");
+    YamlReader(scenario.file)
+        .fail(ref.node, "calibration: no such profile file " + path.string() + " (or use default)");
   }
   std::ifstream file(path);
   std::ostringstream text;

@@ -29,7 +29,8 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   run.profile = resolve_profile(scenario, run.gpu.name);
   const CostModel cost(run.gpu, run.profile);
   for (const model::Variant& variant : scenario.variants) {
-    model::LayerGraph graph = model::build_layer_graph(scenario.arch, scenario.workload, scenario.parallelism.tp, variant);
+    model::LayerGraph graph =
+        model::build_layer_graph(scenario.arch, scenario.workload, scenario.parallelism.tp, variant);
     Timeline timeline = simulate(graph, cost);
     Metrics metrics = compute_metrics(graph, timeline);
     run.variants.push_back(VariantRun{variant, std::move(graph), std::move(timeline), metrics});

@@ -1,0 +1,117 @@
+// The command line: help, outputs, bad input with one clear line, deterministic bytes.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_support.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tpsim_cli_test_" + name)).string();
+}
+
+}  // namespace
+
+TEST_CASE("tpsim --help and tpsim run --help explain every option") {
+  const auto top = test::run_tpsim("--help");
+  CHECK(top.exit_code == 0);
+  CHECK_THAT(top.out, Contains("run") && Contains("calibrate"));
+  const auto run = test::run_tpsim("run --help");
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Contains("--json") && Contains("--trace") && Contains("Perfetto") && Contains("--quiet"));
+}
+
+TEST_CASE("tpsim run prints the comparison table with a speedup per variant") {
+  const auto result = test::run_tpsim("run scenarios/quickstart.yaml");
+  REQUIRE(result.exit_code == 0);
+  for (const char* column : {"variant", "time ms", "compute ms", "comm ms", "exposed ms", "overlap", "speedup"}) {
+    CHECK_THAT(result.out, Contains(column));
+  }
+  CHECK_THAT(result.out, Contains("1.000x"));
+}
+
+TEST_CASE("run --json writes resolved inputs and one result per variant") {
+  const std::string path = temp_path("result.json");
+  const auto result = test::run_tpsim("run scenarios/quickstart.yaml --json " + path);
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(test::read_file(path));
+  CHECK(json["scenario"]["model"]["hidden_size"] == 4096);
+  CHECK(json["scenario"]["workload"]["tokens"] == 8 * 8192);
+  REQUIRE(json["results"].size() == 4);
+  const auto& baseline = json["results"][0];
+  CHECK(baseline["speedup"].get<double>() == 1.0);
+  for (const auto& r : json["results"]) {
+    for (const char* key : {"variant", "time_s", "compute_s", "comm_s", "exposed_comm_s", "speedup", "tokens_per_s"}) {
+      CHECK(r.contains(key));
+    }
+    CHECK(r["speedup"].get<double>() == Approx(baseline["time_s"].get<double>() / r["time_s"].get<double>()));
+    CHECK(r["exposed_comm_s"].get<double>() <= r["comm_s"].get<double>() + 1e-12);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("run --trace writes a Chrome trace with one process per GPU and named threads per stream") {
+  const std::string path = temp_path("trace.json");
+  REQUIRE(test::run_tpsim("run scenarios/quickstart.yaml -q --trace " + path).exit_code == 0);
+  const auto trace = nlohmann::json::parse(test::read_file(path));
+  std::set<int> pids;
+  std::set<std::string> thread_names;
+  size_t complete_events = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") {
+      ++complete_events;
+      CHECK(e["dur"].get<double>() >= 0);
+      CHECK(e["args"].contains("shape"));
+      pids.insert(e["pid"].get<int>());
+    } else if (e["name"] == "thread_name") {
+      thread_names.insert(e["args"]["name"].get<std::string>());
+    }
+  }
+  CHECK(pids.size() == 4 * 8);  // 4 variants x 8 GPUs
+  CHECK(thread_names == std::set<std::string>{"compute stream", "comm stream", "copy_engine stream"});
+  CHECK(complete_events > 1000);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the same inputs give byte-identical JSON and trace outputs") {
+  const std::string a = temp_path("a.json"), b = temp_path("b.json");
+  const std::string ta = temp_path("ta.json"), tb = temp_path("tb.json");
+  REQUIRE(test::run_tpsim("run scenarios/quickstart.yaml -q --json " + a + " --trace " + ta).exit_code == 0);
+  REQUIRE(test::run_tpsim("run scenarios/quickstart.yaml -q --json " + b + " --trace " + tb).exit_code == 0);
+  CHECK(test::read_file(a) == test::read_file(b));
+  CHECK(test::read_file(ta) == test::read_file(tb));
+  for (const auto& p : {a, b, ta, tb}) std::filesystem::remove(p);
+}
+
+TEST_CASE("a malformed scenario fails with one line naming file:line:col and writes nothing") {
+  const std::string scenario = temp_path("bad.yaml");
+  const std::string json = temp_path("bad_out.json");
+  {
+    std::ofstream out(scenario);
+    out << "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {batch: 1, seq_len: 128, colour: red}\n"
+           "parallelism: {tp: 8}\nvariants: [{tp_mode: sp}]\n";
+  }
+  const auto result = test::run_tpsim("run " + scenario + " --json " + json);
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Contains(scenario + ":3:36: unknown key 'colour' in workload; valid keys:"));
+  CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(json));
+  std::filesystem::remove(scenario);
+}
+
+TEST_CASE("bad command-line arguments fail with a clear message") {
+  const auto missing = test::run_tpsim("run no/such/scenario.yaml");
+  CHECK(missing.exit_code != 0);
+  CHECK_THAT(missing.err, Contains("no/such/scenario.yaml"));
+  const auto unknown = test::run_tpsim("run scenarios/quickstart.yaml --colour");
+  CHECK(unknown.exit_code != 0);
+  CHECK_THAT(unknown.err, Contains("--colour"));
+  const auto no_command = test::run_tpsim("");
+  CHECK(no_command.exit_code != 0);
+}

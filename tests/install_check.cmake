@@ -1,0 +1,10 @@
+# Installs the build into PREFIX and runs PREFIX/bin/tpsim on the quickstart scenario.
+file(REMOVE_RECURSE ${PREFIX})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install failed (${rc})")
+endif()
+execute_process(COMMAND ${PREFIX}/bin/tpsim run ${SCENARIO} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "speedup")
+  message(FATAL_ERROR "installed tpsim failed (${rc}): ${out}")
+endif()

@@ -1,0 +1,99 @@
+// Scenario files: valid ones resolve; malformed ones fail with file:line:col and what is valid.
+#include <catch2/catch.hpp>
+
+#include "model/input_error.hpp"
+#include "model/scenario.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kValid = R"(name: t
+model: llama-3.1-8b
+hardware: {gpu: h100-sxm, topology: nvswitch}
+workload:
+  phase: prefill
+  batch: 2
+  seq_len: 1024
+  layers: 2
+parallelism: {tp: 8}
+variants:
+  - {name: base, tp_mode: sp}
+  - {name: fast, tp_mode: async, chunks: 16, transport: sm, order: direct, boundary_overlap: true}
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a valid scenario resolves its model, workload and variants") {
+  const model::Scenario s = model::parse_scenario(kValid, "s.yaml");
+  CHECK(s.arch.hidden == 4096);
+  CHECK(s.workload.phase == model::Phase::kPrefill);
+  CHECK(s.workload.tokens() == 2048);
+  CHECK(s.workload.layers == 2);
+  REQUIRE(s.variants.size() == 2);
+  CHECK(s.variants[1].chunks == 16);
+  CHECK(s.variants[1].transport == model::Transport::kSm);
+  CHECK(s.variants[1].order == model::ChunkOrder::kDirect);
+  CHECK(s.variants[1].boundary_overlap);
+  CHECK(s.calibration.value == "default");
+}
+
+TEST_CASE("layers: all simulates every layer of the model") {
+  const model::Scenario s = model::parse_scenario(replace(kValid, "layers: 2", "layers: all"), "s.yaml");
+  CHECK(s.workload.layers == 32);
+}
+
+TEST_CASE("an unknown key fails with its file, line and column and the valid keys") {
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "  batch: 2", "  batchsize: 2"), "s.yaml"),
+                    Contains("s.yaml:6:3:") && Contains("unknown key 'batchsize'") && Contains("seq_len"));
+  CHECK_THROWS_WITH(model::parse_scenario(kValid + "extra: 1\n", "s.yaml"),
+                    Contains("s.yaml:13:1:") && Contains("valid keys: name, model"));
+}
+
+TEST_CASE("a value of the wrong type fails with its location and what is expected") {
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "batch: 2", "batch: two"), "s.yaml"),
+                    Contains("s.yaml:6:10:") && Contains("workload.batch must be a positive integer, got 'two'"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "transport: sm", "transport: pigeon"), "s.yaml"),
+                    Contains("s.yaml:12:") && Contains("copy_engine, sm"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "boundary_overlap: true", "boundary_overlap: 3"), "s.yaml"),
+                    Contains("true or false"));
+}
+
+TEST_CASE("tp that does not divide the heads fails at parallelism.tp") {
+  const std::string qwen = replace(kValid, "model: llama-3.1-8b", "model: qwen2-7b");
+  CHECK_THROWS_WITH(model::parse_scenario(qwen, "s.yaml"), Contains("s.yaml:9:19:") && Contains("28 query heads"));
+}
+
+TEST_CASE("impossible or unsupported settings are rejected with what is valid") {
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "chunks: 16", "chunks: 3"), "s.yaml"),
+                    Contains("s.yaml:12:") && Contains("must divide tp=8"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "name: fast", "name: base"), "s.yaml"),
+                    Contains("used twice"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "{name: base, tp_mode: sp}", "{tp_mode: sp, chunks: 2}"), "s.yaml"),
+                    Contains("applies only to tp_mode: async"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "layers: 2", "layers: 99"), "s.yaml"),
+                    Contains("has 32 layers"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "{tp: 8}", "{tp: 8, pp: 2}"), "s.yaml"),
+                    Contains("not supported yet"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: gpt-5"), "s.yaml"),
+                    Contains("s.yaml:2:8:") && Contains("unknown model preset"));
+  CHECK_THROWS_WITH(model::parse_scenario("name: [unclosed\n", "s.yaml"), Contains("s.yaml:") && Contains("YAML syntax"));
+  CHECK_THROWS_WITH(model::load_scenario("no/such/file.yaml"), Contains("cannot open"));
+}
+
+TEST_CASE("an inline model mapping and an hf_config path are both accepted") {
+  const std::string inline_model = replace(kValid, "model: llama-3.1-8b",
+                                           "model: {hidden_size: 1024, intermediate_size: 4096, num_attention_heads: 16,"
+                                           " num_key_value_heads: 8, num_hidden_layers: 4, vocab_size: 1000}");
+  const model::Scenario s = model::parse_scenario(inline_model, "s.yaml");
+  CHECK(s.arch.head_dim == 64);
+  const std::string hf = replace(kValid, "model: llama-3.1-8b", "model: {hf_config: missing/config.json}");
+  CHECK_THROWS_WITH(model::parse_scenario(hf, "dir/s.yaml"), Contains("dir/s.yaml:2:20:") && Contains("no such file"));
+}

@@ -1,0 +1,125 @@
+// The engine against closed-form timings: ring collectives, link sharing, SM and copy-engine contention.
+#include <catch2/catch.hpp>
+
+#include "model/async_tp.hpp"
+#include "model/program_builder.hpp"
+#include "sim/isolated_run.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::Transport;
+
+namespace {
+
+// A profile with round numbers so expected times are easy to derive.
+sim::CostModel simple_cost() {
+  sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  profile.nccl = {5e-6, 0.8};
+  profile.copy_engine = {5e-6, 0.8};
+  profile.nccl_sms = 33;  // a quarter of 132 SMs
+  return sim::CostModel(gpu, profile);
+}
+
+double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
+  for (const auto& span : timeline.spans) {
+    if (span.op == op && span.rank == rank) return span.end_s;
+  }
+  FAIL("no span");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a ring all-gather on an idle node takes (n-1)(alpha + bytes/(n B))") {
+  const sim::CostModel cost = simple_cost();
+  for (int n : {2, 4, 8}) {
+    model::LayerGraph graph(n);
+    model::ProgramBuilder b(graph, 2.0);
+    const double bytes = 256.0 * 1024 * 1024;
+    b.collective("ag", model::CollectiveKind::kAllGather, bytes, "", {});
+    const sim::Timeline timeline = sim::simulate(graph, cost);
+    const double link = cost.gpu().nvlink_Bps * cost.profile().nccl.link_efficiency;
+    const double expected = (n - 1) * (cost.profile().nccl.step_latency_s + bytes / (n * link));
+    INFO("n = " << n);
+    CHECK(timeline.makespan_s == Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("a ring all-reduce takes twice the steps of an all-gather") {
+  const sim::CostModel cost = simple_cost();
+  const int n = 8;
+  model::LayerGraph graph(n);
+  model::ProgramBuilder b(graph, 2.0);
+  const double bytes = 64.0 * 1024 * 1024;
+  b.collective("ar", model::CollectiveKind::kAllReduce, bytes, "", {});
+  const double link = cost.gpu().nvlink_Bps * cost.profile().nccl.link_efficiency;
+  const double expected = 2 * (n - 1) * (cost.profile().nccl.step_latency_s + bytes / (n * link));
+  CHECK(sim::simulate(graph, cost).makespan_s == Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("concurrent flows out of one GPU share its NVLink port") {
+  const sim::CostModel cost = simple_cost();
+  model::LayerGraph graph(4);
+  model::ProgramBuilder b(graph, 2.0);
+  const double bytes = 100e6;
+  b.exchange("a", 1, -1, bytes, Transport::kSm, "", {});          // comm stream
+  b.exchange("b", 2, -2, bytes, Transport::kCopyEngine, "", {});  // copy stream, at the same time
+  const double link = cost.gpu().nvlink_Bps * 0.8;
+  const double expected = 5e-6 + 2 * bytes / link;  // each flow gets half of every port
+  CHECK(sim::simulate(graph, cost).makespan_s == Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share; copy-engine transfers do not") {
+  const sim::CostModel cost = simple_cost();
+  const model::GemmShape shape{8192, 8192, 8192};
+  const double gemm_s = cost.gemm_seconds(shape, 0);
+  const double bytes = 200e6;
+  const double comm_s = 5e-6 + bytes / (cost.gpu().nvlink_Bps * 0.8);
+  REQUIRE(gemm_s > comm_s);
+  for (Transport transport : {Transport::kSm, Transport::kCopyEngine}) {
+    model::LayerGraph graph(2);
+    model::ProgramBuilder b(graph, 0.0);  // zero element bytes: the GEMM is compute-bound
+    const model::OpId gemm = b.gemm("gemm", shape, {});
+    b.exchange("xfer", 1, -1, bytes, transport, "", {});
+    const sim::Timeline timeline = sim::simulate(graph, cost);
+    // While the comm kernel runs the GEMM gets 3/4 of the SMs; afterwards all of them.
+    const double expected = transport == Transport::kSm ? comm_s + (gemm_s - 0.75 * comm_s) : gemm_s;
+    INFO(model::to_string(transport));
+    CHECK(end_of(timeline, gemm, 0) == Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("memory-bound kernels keep their speed while a comm kernel runs") {
+  const sim::CostModel cost = simple_cost();
+  model::LayerGraph graph(2);
+  model::ProgramBuilder b(graph, 2.0);
+  const double bytes = 4e9;
+  const model::OpId norm = b.memory("norm", bytes, 0, 0, "", {});
+  b.exchange("xfer", 1, -1, 400e6, Transport::kSm, "", {});
+  CHECK(end_of(sim::simulate(graph, cost), norm, 1) == Approx(cost.memory_seconds(bytes)).epsilon(1e-9));
+}
+
+TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its own shard") {
+  const sim::CostModel cost = simple_cost();
+  const int n = 4;
+  for (int64_t k : {1024, 16384}) {  // small K: transfers dominate; large K: GEMMs dominate
+    model::LayerContext ctx;
+    ctx.tokens = 4096;
+    ctx.local_tokens = ctx.tokens / n;
+    ctx.variant = test::variant(model::TpMode::kAsync, n, Transport::kCopyEngine);
+    model::LayerGraph graph(n);
+    model::ProgramBuilder b(graph, 2.0);
+    const model::GemmShape full{ctx.tokens, 4096, k};
+    const auto pieces = model::async_gather_gemm(b, ctx, "ag", full, std::nullopt, std::nullopt);
+    const sim::Timeline timeline = sim::simulate(graph, cost);
+    const model::Op& piece = graph.op(pieces.front());
+    const double g = cost.kernel_seconds(piece);
+    const double s = 5e-6 + ctx.local_tokens * k * 2.0 / (cost.gpu().nvlink_Bps * 0.8);
+    // Piece 0 uses the local shard; piece j needs ring step j, done at j*s.
+    double end = 0;
+    for (int j = 0; j < n; ++j) end = std::max(end, j * s) + g;
+    INFO("K = " << k << ", gemm piece " << g << " s, step " << s << " s");
+    CHECK(timeline.makespan_s == Approx(end).epsilon(1e-9));
+  }
+}

@@ -1,0 +1,48 @@
+// Helpers shared by tests: load presets and build graphs and cost models without a scenario file.
+#pragma once
+
+#include <string>
+
+#include "model/graph_builder.hpp"
+#include "model/hf_config.hpp"
+#include "model/presets.hpp"
+#include "model/yaml_reader.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace tpsim::test {
+
+inline sim::GpuSpec gpu_preset(const std::string& name) {
+  const model::YamlReader reader(name);
+  return sim::read_gpu_spec(reader, reader.parse_text(std::string(*model::find_preset("gpus", name, "yaml"))));
+}
+
+inline sim::CostProfile profile_preset(const std::string& name) {
+  return sim::parse_profile(std::string(*model::find_preset("profiles", name, "yaml")), name);
+}
+
+inline sim::CostModel h100_cost() { return sim::CostModel(gpu_preset("h100-sxm"), profile_preset("h100-sxm")); }
+
+inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t layers) {
+  model::Workload w;
+  w.batch = batch;
+  w.seq_len = seq_len;
+  w.layers = layers;
+  return w;
+}
+
+inline model::Variant variant(model::TpMode mode, int chunks = 1,
+                              model::Transport transport = model::Transport::kCopyEngine,
+                              model::ChunkOrder order = model::ChunkOrder::kRing, bool boundary = false) {
+  model::Variant v;
+  v.name = model::to_string(mode);
+  v.mode = mode;
+  v.chunks = chunks;
+  v.transport = transport;
+  v.order = order;
+  v.boundary_overlap = boundary;
+  return v;
+}
+
+}  // namespace tpsim::test
