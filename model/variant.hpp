@@ -16,7 +16,7 @@ struct Variant {
   TpMode mode = TpMode::kSp;
   int chunks = 1;                                // async only: GEMM pieces per AG+GEMM / GEMM+RS
   Transport transport = Transport::kCopyEngine;  // async only
-  ChunkOrder order = ChunkOrder::kRing;          // async only
+  ChunkOrder order = ChunkOrder::kDirect;        // async only; direct is what PyTorch's micro-pipeline TP does
   bool boundary_overlap = false;                 // async only: all-gather before the RMSNorm
 };
 

@@ -50,7 +50,9 @@ std::string chrome_trace_json(const ScenarioRun& run) {
     for (int r = 0; r < ranks; ++r) {
       const int pid = static_cast<int>(v) * 1000 + r;
       events.push_back(metadata("process_name", pid, 0, variant.variant.name + " / GPU " + std::to_string(r)));
-      events.push_back(metadata("process_sort_index", pid, 0, std::to_string(pid)));
+      Json sort = metadata("process_sort_index", pid, 0, "");
+      sort["args"] = {{"sort_index", pid}};
+      events.push_back(std::move(sort));
       for (int s = 0; s < model::kStreamCount; ++s) {
         events.push_back(metadata("thread_name", pid, s, model::to_string(static_cast<model::Stream>(s)) + " stream"));
       }
