@@ -22,7 +22,9 @@ inline sim::CostProfile profile_preset(const std::string& name) {
   return sim::parse_profile(std::string(*model::find_preset("profiles", name, "yaml")), name);
 }
 
-inline sim::CostModel h100_cost() { return sim::CostModel(gpu_preset("h100-sxm"), profile_preset("h100-sxm")); }
+inline sim::CostModel h100_cost() {
+  return sim::CostModel(gpu_preset("h100-sxm"), profile_preset("h100-sxm"));
+}
 
 inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t layers) {
   model::Workload w;

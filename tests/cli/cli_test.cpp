@@ -1,9 +1,9 @@
 // The command line: help, outputs, bad input with one clear line, deterministic bytes.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli/cli_support.hpp"
 

@@ -83,8 +83,8 @@ TEST_CASE("the async pipeline has one GEMM piece per chunk and one P2P step per 
     collectives += op.kind == model::OpKind::kCollective;
   }
   const int units_per_shard = chunks / tp;
-  CHECK(gemm_pieces == 4 * chunks);                            // qkv, o, gate_up, down
-  CHECK(exchanges == 4 * (tp - 1) * units_per_shard);           // every unit but the local ones moves once
+  CHECK(gemm_pieces == 4 * chunks);                    // qkv, o, gate_up, down
+  CHECK(exchanges == 4 * (tp - 1) * units_per_shard);  // every unit but the local ones moves once
   CHECK(collectives == 0);
 }
 

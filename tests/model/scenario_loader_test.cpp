@@ -76,22 +76,25 @@ TEST_CASE("impossible or unsupported settings are rejected with what is valid") 
                     Contains("s.yaml:12:") && Contains("must divide tp=8"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "name: fast", "name: base"), "s.yaml"),
                     Contains("used twice"));
-  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "{name: base, tp_mode: sp}", "{tp_mode: sp, chunks: 2}"), "s.yaml"),
-                    Contains("applies only to tp_mode: async"));
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(kValid, "{name: base, tp_mode: sp}", "{tp_mode: sp, chunks: 2}"), "s.yaml"),
+      Contains("applies only to tp_mode: async"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "layers: 2", "layers: 99"), "s.yaml"),
                     Contains("has 32 layers"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "{tp: 8}", "{tp: 8, pp: 2}"), "s.yaml"),
                     Contains("not supported yet"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: gpt-5"), "s.yaml"),
                     Contains("s.yaml:2:8:") && Contains("unknown model preset"));
-  CHECK_THROWS_WITH(model::parse_scenario("name: [unclosed\n", "s.yaml"), Contains("s.yaml:") && Contains("YAML syntax"));
+  CHECK_THROWS_WITH(model::parse_scenario("name: [unclosed\n", "s.yaml"),
+                    Contains("s.yaml:") && Contains("YAML syntax"));
   CHECK_THROWS_WITH(model::load_scenario("no/such/file.yaml"), Contains("cannot open"));
 }
 
 TEST_CASE("an inline model mapping and an hf_config path are both accepted") {
-  const std::string inline_model = replace(kValid, "model: llama-3.1-8b",
-                                           "model: {hidden_size: 1024, intermediate_size: 4096, num_attention_heads: 16,"
-                                           " num_key_value_heads: 8, num_hidden_layers: 4, vocab_size: 1000}");
+  const std::string inline_model =
+      replace(kValid, "model: llama-3.1-8b",
+              "model: {hidden_size: 1024, intermediate_size: 4096, num_attention_heads: 16,"
+              " num_key_value_heads: 8, num_hidden_layers: 4, vocab_size: 1000}");
   const model::Scenario s = model::parse_scenario(inline_model, "s.yaml");
   CHECK(s.arch.head_dim == 64);
   const std::string hf = replace(kValid, "model: llama-3.1-8b", "model: {hf_config: missing/config.json}");

@@ -19,8 +19,8 @@ TEST_CASE("GEMM waves quantise over the SM count") {
   CHECK(two.waves == 2);
   CHECK(two.wave_efficiency == Approx(143.0 / 264.0));
   const double flops = 2.0 * full.m * full.n * full.k;
-  const double expected = cost.profile().gemm.overhead_s +
-                          flops / (cost.gpu().peak_bf16_flops * cost.profile().gemm.efficiency);
+  const double expected =
+      cost.profile().gemm.overhead_s + flops / (cost.gpu().peak_bf16_flops * cost.profile().gemm.efficiency);
   CHECK(cost.gemm_seconds(full, 0) == Approx(expected));
 }
 
@@ -28,8 +28,8 @@ TEST_CASE("small-M GEMMs are memory-bound and split K to fill the SMs") {
   const sim::CostModel cost = test::h100_cost();
   const model::GemmShape decode{1, 12288, 5376};
   const sim::GemmTiling t = cost.gemm_tiling(decode);
-  CHECK(t.tiles == 48);      // 64 x 256 tiles over N = 12288
-  CHECK(t.splits == 2);      // floor(132 / 48) = 2 <= K / 1024
+  CHECK(t.tiles == 48);  // 64 x 256 tiles over N = 12288
+  CHECK(t.splits == 2);  // floor(132 / 48) = 2 <= K / 1024
   const double weight_bytes = 2.0 * 12288 * 5376;
   const double expected =
       cost.profile().gemm.overhead_s + weight_bytes / (cost.gpu().hbm_Bps * cost.profile().gemm.hbm_efficiency);
@@ -47,7 +47,10 @@ TEST_CASE("chunked GEMMs run below the efficiency of the whole GEMM") {
 
 TEST_CASE("the fitted H100 profile predicts the public GEMM table within 7 percent") {
   const sim::CostModel cost = test::h100_cost();
-  struct Row { int64_t m, n, k; double tflops; };
+  struct Row {
+    int64_t m, n, k;
+    double tflops;
+  };
   // gemm_h100_bf16.csv (calibrate/data/public), the rows the profile was fitted on.
   for (const Row& r : {Row{4096, 4096, 4096, 788.72}, Row{8192, 8192, 8192, 797.51}, Row{128, 12288, 5376, 352.56},
                        Row{16, 12288, 5376, 46.54}}) {
