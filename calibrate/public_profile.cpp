@@ -11,6 +11,8 @@ namespace {
 
 // No public measurement of a cudaMemcpyPeerAsync step latency exists in the data set: assumed.
 constexpr double kAssumedCopyEngineStepLatency_s = 3e-6;
+// Nor of the host time per launched kernel or NCCL call: assumed, a typical eager-mode figure.
+constexpr double kAssumedHostLaunch_s = 4e-6;
 
 // Unidirectional H100 p2p copy bandwidth over its spec: what one copy engine stream reaches.
 double copy_engine_efficiency(const std::string& csv_path) {
@@ -40,6 +42,10 @@ PublicFit fit_public_profile(const std::string& data_dir, const sim::GpuSpec& gp
   fit.profile.memory.overhead_s = fit.gemm.params.overhead_s;
   fit.nccl = fit_ring(read_ring_table(data_dir + "/collectives_h100_latency.csv", "nccl"), gpu.nvlink_Bps);
   fit.profile.nccl = fit.nccl.params;
+  fit.one_shot =
+      fit_one_shot(read_small_allreduce_table(data_dir + "/small_allreduce_h100.csv", "ca_1stage"), gpu.nvlink_Bps);
+  fit.profile.one_shot = fit.one_shot.params;
+  fit.profile.host_launch_s = kAssumedHostLaunch_s;
   fit.copy_engine_efficiency = copy_engine_efficiency(data_dir + "/p2p_bandwidth.csv");
   fit.profile.copy_engine.link_efficiency = fit.copy_engine_efficiency;
   fit.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
@@ -86,6 +92,17 @@ std::string profile_yaml(const PublicFit& fit) {
   y += "  link_efficiency: " + number(p.copy_engine.link_efficiency) + "\n";
   y += "  source: \"efficiency = H100 p2p copy 380 GB/s over 450 GB/s (p2p_bandwidth.csv); step latency assumed "
        "(no public measurement; measure with real/ memcpy)\"\n";
+  y += "one_shot:\n";
+  y += "  step_latency_us: " + number(p.one_shot.step_latency_s * 1e6) + "\n";
+  y += "  link_efficiency: " + number(p.one_shot.link_efficiency) + "\n";
+  y += "  max_bytes: " + number(p.one_shot_max_bytes, "%.0f") + "\n";
+  y += "  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n";
+  y += "  fit: {data: small_allreduce_h100.csv ca_1stage (vLLM custom all-reduce, 4 and 6 ranks), points: " +
+       std::to_string(fit.one_shot.points) + ", max_abs_error_pct: " + number(fit.one_shot.max_abs_error_pct, "%.1f") +
+       "}\n";
+  y += "launch:\n";
+  y += "  host_us: " + number(p.host_launch_s * 1e6) + "\n";
+  y += "  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";
   return y;
 }
 

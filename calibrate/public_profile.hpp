@@ -13,6 +13,7 @@ struct PublicFit {
   sim::CostProfile profile;
   GemmFit gemm;
   RingFit nccl;
+  RingFit one_shot;
   double copy_engine_efficiency = 0;
 };
 

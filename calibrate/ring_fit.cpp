@@ -1,4 +1,4 @@
-// Closed-form weighted linear regression of ring collective times.
+// Closed-form weighted linear regressions of ring and one-shot collective times.
 #include "calibrate/ring_fit.hpp"
 
 #include <algorithm>
@@ -8,45 +8,96 @@
 #include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
+namespace {
 
-RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps) {
-  if (samples.size() < 2) throw InputError("a ring fit needs at least two measurements");
-  const int n = samples.front().ranks;
-  // Minimise sum(((a + b S - t) / t)^2): normal equations with weights 1/t^2.
-  double sw = 0, sws = 0, swss = 0, swt = 0, swst = 0;
-  for (const RingSample& s : samples) {
-    if (s.ranks != n) throw InputError("a ring fit needs samples of one rank count");
-    const double w = 1.0 / (s.seconds * s.seconds);
+struct Line {
+  double intercept = 0;
+  double slope = 0;
+  double max_abs_error_pct = 0;
+};
+
+// Minimises sum(((a + b x - t) / t)^2): weighted least squares with weights 1/t^2.
+Line fit_relative_line(const std::vector<double>& x, const std::vector<double>& t) {
+  double sw = 0, swx = 0, swxx = 0, swt = 0, swxt = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double w = 1.0 / (t[i] * t[i]);
     sw += w;
-    sws += w * s.tensor_bytes;
-    swss += w * s.tensor_bytes * s.tensor_bytes;
-    swt += w * s.seconds;
-    swst += w * s.tensor_bytes * s.seconds;
+    swx += w * x[i];
+    swxx += w * x[i] * x[i];
+    swt += w * t[i];
+    swxt += w * x[i] * t[i];
   }
-  const double det = sw * swss - sws * sws;
-  const double a = (swt * swss - sws * swst) / det;
-  const double b = (sw * swst - sws * swt) / det;
-  RingFit fit;
-  fit.points = samples.size();
-  fit.params.step_latency_s = a / (n - 1);
-  fit.params.link_efficiency = (n - 1) / (n * link_Bps * b);
-  for (const RingSample& s : samples) {
-    fit.max_abs_error_pct =
-        std::max(fit.max_abs_error_pct, 100.0 * std::abs((a + b * s.tensor_bytes) / s.seconds - 1.0));
+  const double det = sw * swxx - swx * swx;
+  Line line;
+  line.intercept = (swt * swxx - swx * swxt) / det;
+  line.slope = (sw * swxt - swx * swt) / det;
+  for (size_t i = 0; i < x.size(); ++i) {
+    line.max_abs_error_pct =
+        std::max(line.max_abs_error_pct, 100.0 * std::abs((line.intercept + line.slope * x[i]) / t[i] - 1.0));
   }
-  return fit;
+  return line;
 }
 
-std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation) {
+// H100 rows of `implementation`; when `collectives` is not empty, only rows whose "collective" is in it.
+std::vector<RingSample> read_rows(const std::string& csv_path, const std::string& implementation,
+                                  const std::vector<std::string>& collectives) {
   const CsvTable table = CsvTable::read_file(csv_path);
   std::vector<RingSample> samples;
   for (size_t r = 0; r < table.rows(); ++r) {
-    const std::string& kind = table.at(r, "collective");
-    if (table.at(r, "implementation") != implementation || (kind != "allgather" && kind != "reducescatter")) continue;
+    if (table.at(r, "implementation") != implementation || table.at(r, "gpu") != "H100") continue;
+    if (!collectives.empty() &&
+        std::find(collectives.begin(), collectives.end(), table.at(r, "collective")) == collectives.end()) {
+      continue;
+    }
     samples.push_back({static_cast<int>(table.number(r, "ranks")), table.number(r, "message_bytes"),
                        table.number(r, "time_us") * 1e-6});
   }
   return samples;
+}
+
+}  // namespace
+
+RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps) {
+  if (samples.size() < 2) throw InputError("a ring fit needs at least two measurements");
+  const int n = samples.front().ranks;
+  std::vector<double> x, t;
+  for (const RingSample& s : samples) {
+    if (s.ranks != n) throw InputError("a ring fit needs samples of one rank count");
+    x.push_back(s.tensor_bytes);
+    t.push_back(s.seconds);
+  }
+  // t = (n-1) latency + (n-1)/n S / (B eff): the intercept and slope give latency and efficiency.
+  const Line line = fit_relative_line(x, t);
+  RingFit fit;
+  fit.points = samples.size();
+  fit.params.step_latency_s = line.intercept / (n - 1);
+  fit.params.link_efficiency = (n - 1) / (n * link_Bps * line.slope);
+  fit.max_abs_error_pct = line.max_abs_error_pct;
+  return fit;
+}
+
+RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
+  if (samples.size() < 2) throw InputError("a one-shot fit needs at least two measurements");
+  std::vector<double> x, t;
+  for (const RingSample& s : samples) {
+    x.push_back((s.ranks - 1) * s.tensor_bytes);
+    t.push_back(s.seconds);
+  }
+  const Line line = fit_relative_line(x, t);
+  RingFit fit;
+  fit.points = samples.size();
+  fit.params.step_latency_s = line.intercept;
+  fit.params.link_efficiency = 1.0 / (link_Bps * line.slope);
+  fit.max_abs_error_pct = line.max_abs_error_pct;
+  return fit;
+}
+
+std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation) {
+  return read_rows(csv_path, implementation, {"allgather", "reducescatter"});
+}
+
+std::vector<RingSample> read_small_allreduce_table(const std::string& csv_path, const std::string& implementation) {
+  return read_rows(csv_path, implementation, {});
 }
 
 }  // namespace tpsim::calibrate

@@ -24,6 +24,14 @@ struct RingFit {
 // Weighted least squares on relative error; all samples must share one rank count.
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps);
 
+// Fits a one-shot all-reduce: t = latency + (n - 1) * S / (link_Bps * efficiency), each rank
+// reading the whole tensor S from each of its n - 1 peers in one step. Samples may mix rank counts.
+RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);
+
+// Rows of a small all-reduce table (columns ranks, message_bytes, implementation, time_us) whose
+// implementation is `implementation` (vLLM's custom all-reduce one-stage kernel: ca_1stage).
+std::vector<RingSample> read_small_allreduce_table(const std::string& csv_path, const std::string& implementation);
+
 // All-gather and reduce-scatter rows of an NCCL latency table (columns ranks, message_bytes,
 // collective, implementation, time_us) whose implementation is `implementation`.
 std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation);

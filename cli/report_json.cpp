@@ -12,6 +12,11 @@ Json variant_json(const model::Variant& v) {
   Json j;
   j["name"] = v.name;
   j["tp_mode"] = model::to_string(v.mode);
+  j["collective"] = model::to_string(v.algorithm);
+  if (v.mode == model::TpMode::kDtp) {
+    j["delta"] = v.delta;
+    j["dtp_collective"] = v.dtp_allgather ? "allgather" : "allreduce";
+  }
   if (v.mode == model::TpMode::kAsync) {
     j["chunks"] = v.chunks;
     j["transport"] = model::to_string(v.transport);
@@ -61,11 +66,24 @@ Json scenario_json(const sim::ScenarioRun& run) {
       {"nccl",
        {{"step_latency_s", p.nccl.step_latency_s}, {"link_efficiency", p.nccl.link_efficiency}, {"sms", p.nccl_sms}}},
       {"copy_engine",
-       {{"step_latency_s", p.copy_engine.step_latency_s}, {"link_efficiency", p.copy_engine.link_efficiency}}}};
+       {{"step_latency_s", p.copy_engine.step_latency_s}, {"link_efficiency", p.copy_engine.link_efficiency}}},
+      {"one_shot",
+       {{"step_latency_s", p.one_shot.step_latency_s},
+        {"link_efficiency", p.one_shot.link_efficiency},
+        {"max_bytes", p.one_shot_max_bytes}}},
+      {"launch", {{"host_s", p.host_launch_s}}}};
   const model::Workload& w = s.workload;
-  j["workload"] = {
-      {"phase", model::to_string(w.phase)}, {"batch", w.batch},  {"seq_len", w.seq_len}, {"tokens", w.tokens()},
-      {"dtype", model::to_string(w.dtype)}, {"layers", w.layers}};
+  Json workload;
+  workload["phase"] = model::to_string(w.phase);
+  workload["batch"] = w.batch;
+  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill) workload["seq_len"] = w.seq_len;
+  if (w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate) workload["context_len"] = w.context_len;
+  if (w.phase == model::Phase::kGenerate) workload["gen_len"] = w.gen_len;
+  workload["tokens_per_pass"] = model::primary_pass(w).tokens();
+  workload["dtype"] = model::to_string(w.dtype);
+  workload["layers"] = w.layers;
+  workload["cuda_graphs"] = w.cuda_graphs;
+  j["workload"] = workload;
   j["parallelism"] = {
       {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
   j["variants"] = Json::array();
@@ -81,19 +99,25 @@ std::string result_json(const sim::ScenarioRun& run) {
   root["results"] = Json::array();
   for (const sim::VariantRun& v : run.variants) {
     const sim::Metrics& m = v.metrics;
-    root["results"].push_back({{"variant", v.variant.name},
-                               {"tp_mode", model::to_string(v.variant.mode)},
-                               {"time_s", m.time_s},
-                               {"compute_s", m.compute_s},
-                               {"comm_s", m.comm_s},
-                               {"exposed_comm_s", m.exposed_comm_s},
-                               {"overlap", m.overlap},
-                               {"idle_s", m.idle_s},
-                               {"speedup", v.speedup},
-                               {"tokens_per_s", v.tokens_per_s},
-                               {"ops_per_gpu", v.graph.size()},
-                               {"matmul_flops_per_gpu", v.graph.matmul_flops()},
-                               {"wire_bytes_per_gpu", v.graph.wire_bytes_per_rank()}});
+    const model::LayerGraph& graph = v.passes.front().graph;
+    Json r;
+    r["variant"] = v.variant.name;
+    r["tp_mode"] = model::to_string(v.variant.mode);
+    r["time_s"] = m.time_s;
+    r["compute_s"] = m.compute_s;
+    r["comm_s"] = m.comm_s;
+    r["exposed_comm_s"] = m.exposed_comm_s;
+    r["overlap"] = m.overlap;
+    r["idle_s"] = m.idle_s;
+    r["speedup"] = v.speedup;
+    r["tokens_per_s"] = v.tokens_per_s;
+    if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
+    if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
+    r["passes_simulated"] = v.passes_simulated;
+    r["ops_per_gpu"] = graph.size();
+    r["matmul_flops_per_gpu"] = graph.matmul_flops();
+    r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+    root["results"].push_back(std::move(r));
   }
   return root.dump(2) + "\n";
 }

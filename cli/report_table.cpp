@@ -24,24 +24,42 @@ std::string pad(const std::string& text, size_t width, bool left) {
 std::string comparison_table(const sim::ScenarioRun& run) {
   const auto& s = run.scenario;
   std::string out;
-  out += "scenario " + s.name + ": " + s.arch.name + ", " + std::to_string(s.workload.layers) + " layers, " +
-         model::to_string(s.workload.phase) + " batch " + std::to_string(s.workload.batch) + " x seq " +
-         std::to_string(s.workload.seq_len) + ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name + " " +
-         s.topology.value + ", profile " + run.profile.name + "\n";
+  const model::Workload& w = s.workload;
+  std::string shape = "batch " + std::to_string(w.batch);
+  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill)
+    shape += " x seq " + std::to_string(w.seq_len);
+  if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);
+  if (w.phase == model::Phase::kGenerate) {
+    shape += ", prompt " + std::to_string(w.context_len) + " + " + std::to_string(w.gen_len) + " new tokens";
+  }
+  if (w.cuda_graphs) shape += ", CUDA graphs";
+  out += "scenario " + s.name + ": " + s.arch.name + ", " + std::to_string(w.layers) + " layers, " +
+         model::to_string(w.phase) + " " + shape + ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name +
+         " " + s.topology.value + ", profile " + run.profile.name + "\n";
+  const bool ttft = w.phase == model::Phase::kPrefill || w.phase == model::Phase::kGenerate;
+  const bool tpot = w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate;
   size_t name_width = 7;
   for (const auto& v : run.variants) name_width = std::max(name_width, v.variant.name.size());
-  const std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms",
-                                            "overlap", "speedup",    "tokens/s"};
+  std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms",
+                                      "overlap", "speedup",    "tokens/s"};
+  if (ttft) headers.emplace_back("TTFT ms");
+  if (tpot) headers.emplace_back("TPOT ms");
   out += pad("variant", name_width, true);
   for (const auto& h : headers) out += "  " + pad(h, 11, false);
   out += "\n";
   for (const auto& v : run.variants) {
     const sim::Metrics& m = v.metrics;
     out += pad(v.variant.name, name_width, true);
-    for (const std::string& cell :
-         {format("%.3f", m.time_s * 1e3), format("%.3f", m.compute_s * 1e3), format("%.3f", m.comm_s * 1e3),
-          format("%.3f", m.exposed_comm_s * 1e3), m.comm_s > 0 ? format("%.1f%%", m.overlap * 100) : std::string("-"),
-          format("%.3fx", v.speedup), format("%.0f", v.tokens_per_s)}) {
+    std::vector<std::string> cells = {format("%.3f", m.time_s * 1e3),
+                                      format("%.3f", m.compute_s * 1e3),
+                                      format("%.3f", m.comm_s * 1e3),
+                                      format("%.3f", m.exposed_comm_s * 1e3),
+                                      m.comm_s > 0 ? format("%.1f%%", m.overlap * 100) : std::string("-"),
+                                      format("%.3fx", v.speedup),
+                                      format("%.0f", v.tokens_per_s)};
+    if (ttft) cells.push_back(format("%.3f", v.ttft_s.value_or(0) * 1e3));
+    if (tpot) cells.push_back(format("%.3f", v.tpot_s.value_or(0) * 1e3));
+    for (const std::string& cell : cells) {
       out += "  " + pad(cell, 11, false);
     }
     out += "\n";

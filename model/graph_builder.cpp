@@ -5,35 +5,30 @@
 #include <optional>
 
 #include "model/async_tp.hpp"
+#include "model/dtp.hpp"
 #include "model/input_error.hpp"
+#include "model/layer_ops.hpp"
 #include "model/program_builder.hpp"
 
 namespace tpsim::model {
 namespace {
 
-// RMSNorm over [tokens, width]: reads the input and the weight, writes the output.
-OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width,
-              const std::vector<OpId>& deps) {
-  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
-  return b.memory(name, bytes + width * b.elem_bytes(), bytes, 4.0 * static_cast<double>(tokens * width),
-                  shape_text(tokens, width), deps);
+bool fused_async(const LayerContext& ctx) {
+  return ctx.variant.mode == TpMode::kAsync && !(ctx.variant.chunks == 1 && ctx.variant.transport == Transport::kSm);
 }
 
 // Column-parallel GEMM with its input norm; returns the ops producing the GEMM output.
 std::vector<OpId> norm_and_column_gemm(ProgramBuilder& b, const LayerContext& ctx, const std::string& norm_name,
-                                       const std::string& gemm_name, int64_t out_cols, std::optional<OpId> input) {
+                                       const std::string& gemm_name, int64_t out_cols, const ModuleInput& input) {
   const int64_t hidden = ctx.arch.hidden;
   const GemmShape full{ctx.tokens, out_cols, hidden};
-  const std::vector<OpId> input_deps = input ? std::vector<OpId>{*input} : std::vector<OpId>{};
-  const TpMode mode = ctx.variant.mode;
-  const bool fused = mode == TpMode::kAsync && !(ctx.variant.chunks == 1 && ctx.variant.transport == Transport::kSm);
-  if (fused && ctx.variant.boundary_overlap) {
-    return async_gather_gemm(b, ctx, gemm_name, full, input, PieceNorm{norm_name});
+  if (fused_async(ctx) && ctx.variant.boundary_overlap) {
+    return async_gather_gemm(b, ctx, gemm_name, full, input.ready, PieceNorm{norm_name});
   }
-  const OpId normed = rms_norm(b, norm_name, ctx.local_tokens, hidden, input_deps);
-  if (fused) return async_gather_gemm(b, ctx, gemm_name, full, normed, std::nullopt);
+  const OpId normed = rms_norm(b, norm_name, ctx.local_tokens, hidden, input.deps());
+  if (fused_async(ctx)) return async_gather_gemm(b, ctx, gemm_name, full, normed, std::nullopt);
   std::vector<OpId> gemm_deps{normed};
-  if (mode == TpMode::kSp || mode == TpMode::kAsync) {
+  if (ctx.variant.mode == TpMode::kSp || ctx.variant.mode == TpMode::kAsync) {
     const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
     gemm_deps = {b.collective(gemm_name + ".all_gather", CollectiveKind::kAllGather, bytes,
                               shape_text(ctx.tokens, hidden), {normed})};
@@ -41,39 +36,40 @@ std::vector<OpId> norm_and_column_gemm(ProgramBuilder& b, const LayerContext& ct
   return {b.gemm(gemm_name, full, gemm_deps)};
 }
 
-// Row-parallel GEMM followed by its reduction; returns the ops producing the reduced output.
-std::vector<OpId> row_gemm_and_reduce(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
-                                      int64_t in_cols, const std::vector<OpId>& inputs) {
+// Row-parallel GEMM, its reduction and the residual add; returns the new residual stream.
+ModuleInput row_gemm_reduce_residual(ProgramBuilder& b, const LayerContext& ctx, DtpState& dtp,
+                                     const std::string& module, int64_t in_cols, const std::vector<OpId>& inputs,
+                                     const ModuleInput& residual) {
   const int64_t hidden = ctx.arch.hidden;
   const GemmShape full{ctx.tokens, hidden, in_cols};
-  const TpMode mode = ctx.variant.mode;
-  if (mode == TpMode::kAsync && !(ctx.variant.chunks == 1 && ctx.variant.transport == Transport::kSm)) {
-    return async_gemm_scatter(b, ctx, name, full, inputs);
-  }
-  const OpId product = b.gemm(name, full, inputs);
+  const std::string name = module + (module == "attn" ? ".o_proj" : ".down_proj");
   const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
   const std::string shape = shape_text(ctx.tokens, hidden);
-  switch (mode) {
-    case TpMode::kTp:
-      return {b.collective(name + ".all_reduce", CollectiveKind::kAllReduce, bytes, shape, {product})};
-    case TpMode::kSp:
-    case TpMode::kAsync:
-      return {b.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes, shape, {product})};
-    case TpMode::kNoComm:
-      return {product};
+  std::vector<OpId> reduced;
+  if (fused_async(ctx)) {
+    reduced = async_gemm_scatter(b, ctx, name, full, inputs);
+  } else {
+    const OpId product = b.gemm(name, full, inputs);
+    switch (ctx.variant.mode) {
+      case TpMode::kDtp:
+        if (ctx.variant.delta > 0) return dtp.after_module(b, ctx, module, product, residual);
+        [[fallthrough]];  // delta 0 is blocking TP
+      case TpMode::kTp:
+        reduced = {b.collective(name + ".all_reduce", CollectiveKind::kAllReduce, bytes, shape, {product})};
+        break;
+      case TpMode::kSp:
+      case TpMode::kAsync:
+        reduced = {b.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes, shape, {product})};
+        break;
+      case TpMode::kNoComm:
+        reduced = {product};
+        break;
+    }
   }
-  return {product};
+  return ModuleInput{residual_add(b, module + ".residual", ctx.local_tokens, hidden, reduced, residual.ready)};
 }
 
-OpId residual_add(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, std::vector<OpId> deps,
-                  std::optional<OpId> residual) {
-  if (residual) deps.push_back(*residual);
-  const double bytes = static_cast<double>(ctx.local_tokens * ctx.arch.hidden) * b.elem_bytes();
-  return b.memory(name, 2.0 * bytes, bytes, static_cast<double>(ctx.local_tokens * ctx.arch.hidden),
-                  shape_text(ctx.local_tokens, ctx.arch.hidden), deps);
-}
-
-OpId attention_module(ProgramBuilder& b, const LayerContext& ctx, std::optional<OpId> input) {
+ModuleInput attention_module(ProgramBuilder& b, const LayerContext& ctx, DtpState& dtp, const ModuleInput& input) {
   const int64_t d = ctx.arch.head_dim;
   const int64_t hq = ctx.shard.q_heads;
   const int64_t hkv = ctx.shard.kv_heads;
@@ -88,61 +84,68 @@ OpId attention_module(ProgramBuilder& b, const LayerContext& ctx, std::optional<
   }
   const OpId rope = b.memory("attn.rope", rotated_bytes, rotated_bytes, 6.0 * static_cast<double>(t * rotated),
                              shape_text(t, rotated), qkv);
-  // FlashAttention forward, causal: QK^T and PV are 2*b*s^2*h*d FLOPs each, half of them masked.
-  const double seq = static_cast<double>(ctx.workload.seq_len);
-  const double flops = 2.0 * static_cast<double>(ctx.workload.batch) * seq * seq * static_cast<double>(hq * d);
-  const double io_bytes = static_cast<double>(t * (2 * hq + 2 * hkv) * d) * e;
-  const OpId core = b.attention(
-      "attn.core", flops, io_bytes - static_cast<double>(t * hq * d) * e, static_cast<double>(t * hq * d) * e,
-      "b=" + std::to_string(ctx.workload.batch) + " s=" + std::to_string(ctx.workload.seq_len) +
-          " heads=" + std::to_string(hq) + " kv_heads=" + std::to_string(hkv) + " d=" + std::to_string(d),
-      {rope});
-  const std::vector<OpId> reduced = row_gemm_and_reduce(b, ctx, "attn.o_proj", hq * d, {core});
-  return residual_add(b, ctx, "attn.residual", reduced, input);
+  const OpId core = attention_core(b, ctx, rope);
+  return row_gemm_reduce_residual(b, ctx, dtp, "attn", hq * d, {core}, input);
 }
 
-OpId ffn_module(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
+ModuleInput ffn_module(ProgramBuilder& b, const LayerContext& ctx, DtpState& dtp, const ModuleInput& input) {
   const int64_t ffn = ctx.shard.ffn;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
   const std::vector<OpId> gate_up = norm_and_column_gemm(b, ctx, "ffn.norm", "ffn.gate_up_proj", 2 * ffn, input);
   const OpId act = b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
                             4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up);
-  const std::vector<OpId> reduced = row_gemm_and_reduce(b, ctx, "ffn.down_proj", ffn, {act});
-  return residual_add(b, ctx, "ffn.residual", reduced, input);
+  return row_gemm_reduce_residual(b, ctx, dtp, "ffn", ffn, {act}, input);
 }
 
 void check_variant(const LayerContext& ctx, int tp) {
   const Variant& v = ctx.variant;
-  if (ctx.sequence_sharded() && ctx.tokens % tp != 0) {
-    throw InputError("variant " + v.name + ": tokens (batch x seq_len = " + std::to_string(ctx.tokens) +
-                     ") must be divisible by tp=" + std::to_string(tp) + " to shard the sequence");
+  const bool needs_shards = v.mode == TpMode::kSp || v.mode == TpMode::kAsync;
+  if (needs_shards && ctx.tokens % tp != 0) {
+    throw InputError("variant " + v.name + ": tokens of a pass (batch x new tokens = " + std::to_string(ctx.tokens) +
+                     ") must be divisible by tp=" + std::to_string(tp) +
+                     " to shard the sequence; use tp_mode tp or dtp");
   }
   if (v.mode == TpMode::kAsync) plan_chunks(ctx.tokens, tp, v.chunks);
 }
 
 }  // namespace
 
-LayerGraph build_layer_graph(const ArchSpec& arch, const Workload& workload, int tp, const Variant& variant) {
+LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
+                            const Variant& variant) {
   LayerContext ctx;
   ctx.arch = arch;
   ctx.shard = shard_for_tp(arch, tp);
   ctx.workload = workload;
+  ctx.pass = pass;
   ctx.variant = variant;
-  ctx.tokens = workload.tokens();
-  ctx.local_tokens = ctx.sequence_sharded() ? ctx.tokens / tp : ctx.tokens;
+  ctx.tokens = pass.tokens();
+  ctx.sequence_sharded = variant.mode == TpMode::kSp || variant.mode == TpMode::kAsync ||
+                         (variant.mode == TpMode::kNoComm && ctx.tokens % tp == 0);
+  ctx.local_tokens = ctx.sequence_sharded ? ctx.tokens / tp : ctx.tokens;
   ctx.elem_bytes = dtype_bytes(workload.dtype);
   check_variant(ctx, tp);
 
   LayerGraph graph(tp);
   ProgramBuilder builder(graph, ctx.elem_bytes);
-  std::optional<OpId> hidden;
+  builder.set_collective_algorithm(variant.algorithm);
+  DtpState dtp(static_cast<int>(2 * workload.layers));
+  ModuleInput hidden;
   for (int64_t layer = 0; layer < workload.layers; ++layer) {
     builder.set_layer(static_cast<int>(layer));
-    const OpId after_attention = attention_module(builder, ctx, hidden);
-    hidden = ffn_module(builder, ctx, after_attention);
+    builder.set_module(static_cast<int>(2 * layer));
+    hidden = attention_module(builder, ctx, dtp, dtp.before_module(builder, ctx, hidden));
+    builder.set_module(static_cast<int>(2 * layer + 1));
+    hidden = ffn_module(builder, ctx, dtp, dtp.before_module(builder, ctx, hidden));
   }
+  builder.set_module(-1);
+  const OpId normed = rms_norm(builder, "final.norm", ctx.local_tokens, arch.hidden, hidden.deps());
+  if (variant.mode == TpMode::kDtp && variant.delta > 0) dtp.final_reduction(builder, ctx, normed);
   return graph;
+}
+
+LayerGraph build_layer_graph(const ArchSpec& arch, const Workload& workload, int tp, const Variant& variant) {
+  return build_pass_graph(arch, workload, primary_pass(workload), tp, variant);
 }
 
 }  // namespace tpsim::model

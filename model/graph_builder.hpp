@@ -1,4 +1,5 @@
-// Builds one TP rank's program for a stack of dense decoder layers under a variant (tp, sp, async, nocomm).
+// Builds one TP rank's program for a stack of dense decoder layers under a variant (tp, sp, async,
+// dtp, nocomm) for one pass (a forward / prefill over whole sequences, or one decode step).
 // Ignores: embedding and LM head, the backward pass, and QKV bias adds (fused into the GEMM).
 #pragma once
 
@@ -9,7 +10,12 @@
 
 namespace tpsim::model {
 
-// Throws InputError when the variant cannot split this workload (chunks, token divisibility).
+// The graph of the workload's primary pass (see primary_pass()).
 LayerGraph build_layer_graph(const ArchSpec& arch, const Workload& workload, int tp, const Variant& variant);
+
+// The graph of any pass of the workload. Throws InputError when the variant cannot split the pass
+// (chunks, token divisibility).
+LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
+                            const Variant& variant);
 
 }  // namespace tpsim::model

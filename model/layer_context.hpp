@@ -11,12 +11,14 @@ struct LayerContext {
   ArchSpec arch;
   TpShard shard;
   Workload workload;
+  Pass pass;
   Variant variant;
-  int64_t tokens = 0;        // tokens of the step (batch x seq_len)
+  int64_t tokens = 0;        // tokens of the pass (batch x new tokens per sequence)
   int64_t local_tokens = 0;  // tokens a rank holds between modules: tokens/tp under sp/async/nocomm
   double elem_bytes = 2.0;
-
-  bool sequence_sharded() const { return variant.mode != TpMode::kTp; }
+  // Norms and residuals on tokens/tp: sp and async always; nocomm whenever tokens divide (its
+  // ceiling is then never slower than sp); tp and dtp never.
+  bool sequence_sharded = false;
 };
 
 }  // namespace tpsim::model

@@ -56,7 +56,8 @@ double wire_bytes_per_rank(const Op& op) {
   if (op.kind != OpKind::kCollective) return 0.0;
   const double n = op.group_size;
   const double share = (n - 1.0) / n * op.tensor_bytes;
-  return op.collective == CollectiveKind::kAllReduce ? 2.0 * share : share;
+  if (op.collective != CollectiveKind::kAllReduce) return share;
+  return op.algorithm == CollectiveAlgorithm::kDirect ? (n - 1.0) * op.tensor_bytes : 2.0 * share;
 }
 
 }  // namespace tpsim::model

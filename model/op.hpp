@@ -41,12 +41,14 @@ struct Op {
   OpKind kind = OpKind::kMemory;
   Stream stream = Stream::kCompute;
   int layer = 0;
+  int module = 0;            // 2 x layer for attention, 2 x layer + 1 for the FFN; -1 after the last layer
   GemmShape gemm;            // kGemm
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
   double bytes_read = 0;     // HBM bytes read by a kernel
   double bytes_written = 0;  // HBM bytes written by a kernel
   // kCollective: the full tensor (all-reduce input, all-gather output, reduce-scatter input).
   CollectiveKind collective = CollectiveKind::kAllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
   double tensor_bytes = 0;
   int group_size = 1;
   // kExchange: one step of a pipelined transfer.
@@ -65,7 +67,8 @@ std::string to_string(Stream stream);
 std::string to_string(CollectiveKind kind);
 
 // Bytes one rank puts on the wire for a communication op (ring all-reduce: 2(n-1)/n of the tensor,
-// ring all-gather and reduce-scatter: (n-1)/n, an exchange step: its message if it sends).
+// ring all-gather and reduce-scatter: (n-1)/n, an exchange step: its message if it sends; a direct
+// all-reduce sends the whole tensor to each of the n-1 peers). Auto collectives count as rings.
 double wire_bytes_per_rank(const Op& op);
 
 }  // namespace tpsim::model

@@ -19,6 +19,7 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   if (last) deps.push_back(Dep{*last, 0});
   op.deps = std::move(deps);
   op.layer = layer_;
+  op.module = module_;
   op.name = prefix() + op.name;
   const OpId id = graph_.add(std::move(op));
   last = id;
@@ -69,6 +70,7 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   op.kind = OpKind::kCollective;
   op.stream = Stream::kComm;
   op.collective = kind;
+  op.algorithm = algorithm_;
   op.tensor_bytes = tensor_bytes;
   op.group_size = tp();
   op.transport = Transport::kSm;

@@ -18,7 +18,9 @@ class ProgramBuilder {
   int tp() const { return graph_.tp(); }
   double elem_bytes() const { return elem_bytes_; }
   void set_layer(int layer) { layer_ = layer; }
-  std::string prefix() const { return "L" + std::to_string(layer_) + "."; }
+  void set_module(int module) { module_ = module; }
+  void set_collective_algorithm(CollectiveAlgorithm algorithm) { algorithm_ = algorithm; }
+  std::string prefix() const { return module_ < 0 ? std::string() : "L" + std::to_string(layer_) + "."; }
 
   // Issues `op` on its stream after the previous op of that stream and after `deps`.
   OpId issue(Op op, const std::vector<OpId>& deps);
@@ -40,6 +42,8 @@ class ProgramBuilder {
   LayerGraph& graph_;
   double elem_bytes_;
   int layer_ = 0;
+  int module_ = 0;
+  CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kAuto;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
 };
 

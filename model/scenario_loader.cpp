@@ -15,10 +15,11 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
                                            "workload", "parallelism", "variants", "sweep"};
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes"};
-const std::vector<std::string> kWorkloadKeys = {"phase",   "batch", "seq_len",   "context_len",
-                                                "gen_len", "dtype", "recompute", "layers"};
+const std::vector<std::string> kWorkloadKeys = {"phase", "batch",     "seq_len", "context_len", "gen_len",
+                                                "dtype", "recompute", "layers",  "cuda_graphs"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
-const std::vector<std::string> kVariantKeys = {"name", "tp_mode", "chunks", "transport", "order", "boundary_overlap"};
+const std::vector<std::string> kVariantKeys = {
+    "name", "tp_mode", "chunks", "transport", "order", "boundary_overlap", "delta", "dtp_collective", "collective"};
 const std::vector<std::string> kInlineModelKeys = {
     "name",     "model_type",        "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
     "head_dim", "num_hidden_layers", "vocab_size",  "hf_config"};
@@ -80,24 +81,52 @@ void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   out.arch = read_inline_model(in, node);
 }
 
+// Which of seq_len, context_len and gen_len each phase needs (the others are errors).
+struct PhaseKeys {
+  bool seq_len, context_len, gen_len;
+};
+
+PhaseKeys keys_of(Phase phase) {
+  switch (phase) {
+    case Phase::kForward:
+    case Phase::kPrefill:
+      return {true, false, false};
+    case Phase::kDecode:
+      return {false, true, false};
+    case Phase::kGenerate:
+      return {false, true, true};
+  }
+  return {true, false, false};
+}
+
 void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   in.expect_map(node, "workload", kWorkloadKeys);
   Workload& w = out.workload;
   const std::string phase =
       node["phase"] ? in.choice(node["phase"], "workload.phase", {"forward", "prefill", "train", "decode", "generate"})
                     : "forward";
-  if (phase != "forward" && phase != "prefill") {
-    in.fail(node["phase"], "workload.phase '" + phase + "' is not supported yet; supported: forward, prefill");
+  if (phase == "train") {
+    in.fail(node["phase"], "workload.phase train is not supported yet; supported: forward, prefill, decode, generate");
   }
-  w.phase = phase == "prefill" ? Phase::kPrefill : Phase::kForward;
+  w.phase = phase == "forward"   ? Phase::kForward
+            : phase == "prefill" ? Phase::kPrefill
+            : phase == "decode"  ? Phase::kDecode
+                                 : Phase::kGenerate;
   in.require(node, "batch", "workload");
-  in.require(node, "seq_len", "workload");
   w.batch = in.positive_int(node["batch"], "workload.batch");
-  w.seq_len = in.positive_int(node["seq_len"], "workload.seq_len");
-  for (const char* key : {"context_len", "gen_len"}) {
-    if (node[key])
-      in.fail(node[key], std::string("workload.") + key + " applies to decode and generate; phase is " + phase);
+  const PhaseKeys keys = keys_of(w.phase);
+  const std::vector<std::pair<const char*, bool>> lengths = {
+      {"seq_len", keys.seq_len}, {"context_len", keys.context_len}, {"gen_len", keys.gen_len}};
+  for (const auto& [key, needed] : lengths) {
+    if (needed) in.require(node, key, "workload with phase " + phase);
+    if (!needed && node[key]) {
+      in.fail(node[key], std::string("workload.") + key + " does not apply to phase " + phase +
+                             " (forward, prefill: seq_len; decode: context_len; generate: context_len, gen_len)");
+    }
   }
+  if (keys.seq_len) w.seq_len = in.positive_int(node["seq_len"], "workload.seq_len");
+  if (keys.context_len) w.context_len = in.positive_int(node["context_len"], "workload.context_len");
+  if (keys.gen_len) w.gen_len = in.positive_int(node["gen_len"], "workload.gen_len");
   if (node["dtype"]) {
     const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
     if (dtype != "bf16") in.fail(node["dtype"], "workload.dtype fp8 is not supported yet; supported: bf16");
@@ -108,6 +137,7 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
       in.fail(node["recompute"], "workload.recompute applies to phase train, which is not supported yet; use none");
     }
   }
+  if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");
   w.layers = out.arch.layers;
   if (node["layers"] && !(node["layers"].IsScalar() && node["layers"].Scalar() == "all")) {
     const int64_t layers = in.positive_int(node["layers"], "workload.layers (a number or 'all')");
@@ -135,22 +165,7 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
   }
 }
 
-Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, int tp) {
-  const std::string context = "variants[" + std::to_string(index) + "]";
-  in.expect_map(node, context, kVariantKeys);
-  in.require(node, "tp_mode", context);
-  Variant v;
-  const std::string mode = in.choice(node["tp_mode"], context + ".tp_mode", {"tp", "sp", "async", "nocomm", "dtp"});
-  if (mode == "dtp")
-    in.fail(node["tp_mode"], context + ".tp_mode dtp is not supported yet; supported: tp, sp, async, nocomm");
-  v.mode = mode == "tp" ? TpMode::kTp : mode == "sp" ? TpMode::kSp : mode == "async" ? TpMode::kAsync : TpMode::kNoComm;
-  v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
-  if (v.mode != TpMode::kAsync) {
-    for (const char* key : {"chunks", "transport", "order", "boundary_overlap"}) {
-      if (node[key]) in.fail(node[key], context + "." + key + " applies only to tp_mode: async");
-    }
-    return v;
-  }
+void read_async_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, int tp, Variant& v) {
   v.chunks = node["chunks"] ? static_cast<int>(in.positive_int(node["chunks"], context + ".chunks")) : tp;
   if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
   if (node["transport"]) {
@@ -159,11 +174,58 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
                       : Transport::kCopyEngine;
   }
   if (node["order"]) {
-    v.order = in.choice(node["order"], context + ".order", {"ring", "direct"}) == "ring" ? ChunkOrder::kRing
+    v.order = in.choice(node["order"], context + ".order", {"direct", "ring"}) == "ring" ? ChunkOrder::kRing
                                                                                          : ChunkOrder::kDirect;
   }
   if (node["boundary_overlap"])
     v.boundary_overlap = in.boolean(node["boundary_overlap"], context + ".boundary_overlap");
+}
+
+void read_dtp_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, Variant& v) {
+  in.require(node, "delta", context + " (tp_mode dtp)");
+  v.delta = static_cast<int>(in.non_negative_number(node["delta"], context + ".delta"));
+  if (static_cast<double>(v.delta) != node["delta"].as<double>()) {
+    in.fail(node["delta"], context + ".delta must be a whole number of modules (0 = blocking tp)");
+  }
+  if (node["dtp_collective"]) {
+    v.dtp_allgather =
+        in.choice(node["dtp_collective"], context + ".dtp_collective", {"allreduce", "allgather"}) == "allgather";
+  }
+}
+
+// Keys that only some modes take; naming one on another mode is an error.
+void reject_foreign_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, TpMode mode) {
+  const std::vector<std::pair<const char*, TpMode>> owned = {
+      {"chunks", TpMode::kAsync},           {"transport", TpMode::kAsync}, {"order", TpMode::kAsync},
+      {"boundary_overlap", TpMode::kAsync}, {"delta", TpMode::kDtp},       {"dtp_collective", TpMode::kDtp}};
+  for (const auto& [key, owner] : owned) {
+    if (node[key] && mode != owner) {
+      in.fail(node[key], context + "." + key + " applies only to tp_mode: " + to_string(owner));
+    }
+  }
+}
+
+Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, int tp) {
+  const std::string context = "variants[" + std::to_string(index) + "]";
+  in.expect_map(node, context, kVariantKeys);
+  in.require(node, "tp_mode", context);
+  Variant v;
+  const std::string mode = in.choice(node["tp_mode"], context + ".tp_mode", {"tp", "sp", "async", "dtp", "nocomm"});
+  v.mode = mode == "tp"      ? TpMode::kTp
+           : mode == "sp"    ? TpMode::kSp
+           : mode == "async" ? TpMode::kAsync
+           : mode == "dtp"   ? TpMode::kDtp
+                             : TpMode::kNoComm;
+  v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
+  reject_foreign_keys(in, node, context, v.mode);
+  if (node["collective"]) {
+    const std::string algorithm = in.choice(node["collective"], context + ".collective", {"auto", "ring", "one_shot"});
+    v.algorithm = algorithm == "ring"       ? CollectiveAlgorithm::kRing
+                  : algorithm == "one_shot" ? CollectiveAlgorithm::kDirect
+                                            : CollectiveAlgorithm::kAuto;
+  }
+  if (v.mode == TpMode::kAsync) read_async_keys(in, node, context, tp, v);
+  if (v.mode == TpMode::kDtp) read_dtp_keys(in, node, context, v);
   return v;
 }
 

@@ -9,6 +9,8 @@ std::string to_string(TpMode mode) {
       return "tp";
     case TpMode::kSp:
       return "sp";
+    case TpMode::kDtp:
+      return "dtp";
     case TpMode::kAsync:
       return "async";
     case TpMode::kNoComm:
@@ -19,6 +21,18 @@ std::string to_string(TpMode mode) {
 
 std::string to_string(Transport transport) {
   return transport == Transport::kSm ? "sm" : "copy_engine";
+}
+
+std::string to_string(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kAuto:
+      return "auto";
+    case CollectiveAlgorithm::kRing:
+      return "ring";
+    case CollectiveAlgorithm::kDirect:
+      return "one_shot";
+  }
+  return "auto";
 }
 
 std::string to_string(ChunkOrder order) {

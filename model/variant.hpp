@@ -1,15 +1,19 @@
-// One way of running the TP layer: blocking TP, sequence parallel, async TP (chunked), or no comm.
+// One way of running the TP layer: blocking TP, sequence parallel, async TP (chunked), delayed TP, or no comm.
 #pragma once
 
 #include <string>
 
 namespace tpsim::model {
 
-enum class TpMode { kTp, kSp, kAsync, kNoComm };
+enum class TpMode { kTp, kSp, kAsync, kDtp, kNoComm };
 // sm: NCCL-like kernels that occupy SMs; copy_engine: cudaMemcpyPeer-like DMA, no SMs.
 enum class Transport { kSm, kCopyEngine };
 // ring: shards are relayed rank to rank; direct: each shard moves straight from its owner.
 enum class ChunkOrder { kRing, kDirect };
+// How a collective moves its data: ring steps, one direct step to every peer (one-shot), or the
+// faster of the two for its size on an idle node (auto, as NCCL's tuner and vLLM's custom
+// all-reduce choose).
+enum class CollectiveAlgorithm { kAuto, kRing, kDirect };
 
 struct Variant {
   std::string name;
@@ -18,11 +22,15 @@ struct Variant {
   Transport transport = Transport::kCopyEngine;  // async only
   ChunkOrder order = ChunkOrder::kDirect;        // async only; direct is what PyTorch's micro-pipeline TP does
   bool boundary_overlap = false;                 // async only: all-gather before the RMSNorm
+  int delta = 1;                                 // dtp only: modules between a reduction and its use
+  bool dtp_allgather = false;                    // dtp only: all-gather the partials instead of all-reduce
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
 };
 
 std::string to_string(TpMode mode);
 std::string to_string(Transport transport);
 std::string to_string(ChunkOrder order);
+std::string to_string(CollectiveAlgorithm algorithm);
 
 // Empty when `chunks` suits tp ranks, else why not: chunks must be 1, divide tp, or be a multiple of it.
 std::string check_chunks(int chunks, int tp);

@@ -1,7 +1,24 @@
-// Names and sizes of workload enums.
+// Passes of a workload, and names and sizes of workload enums.
 #include "model/workload.hpp"
 
 namespace tpsim::model {
+
+Pass primary_pass(const Workload& workload) {
+  switch (workload.phase) {
+    case Phase::kForward:
+    case Phase::kPrefill:
+      return Pass{workload.batch, workload.seq_len, 0};
+    case Phase::kDecode:
+      return Pass{workload.batch, 1, workload.context_len};
+    case Phase::kGenerate:
+      return Pass{workload.batch, workload.context_len, 0};
+  }
+  return Pass{workload.batch, workload.seq_len, 0};
+}
+
+Pass decode_pass(const Workload& workload, int64_t step) {
+  return Pass{workload.batch, 1, workload.context_len + step};
+}
 
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {
@@ -17,6 +34,10 @@ std::string to_string(Phase phase) {
       return "forward";
     case Phase::kPrefill:
       return "prefill";
+    case Phase::kDecode:
+      return "decode";
+    case Phase::kGenerate:
+      return "generate";
   }
   return "forward";
 }

@@ -1,4 +1,4 @@
-// What one step processes: phase, batch, sequence length, dtype, how many layers to simulate.
+// What one step processes: phase, batch, sequence lengths, dtype, layers, and how kernels are launched.
 #pragma once
 
 #include <cstdint>
@@ -6,19 +6,39 @@
 
 namespace tpsim::model {
 
-// forward: a training forward pass; prefill: an inference prompt pass. Both process batch x seq_len tokens.
-enum class Phase { kForward, kPrefill };
+// forward: a training forward pass; prefill: an inference prompt pass (batch x seq_len tokens);
+// decode: one new token per sequence over a KV cache of context_len; generate: a prefill of
+// context_len prompt tokens, then gen_len decode steps.
+enum class Phase { kForward, kPrefill, kDecode, kGenerate };
 enum class Dtype { kBf16 };
 
 struct Workload {
   Phase phase = Phase::kForward;
-  int64_t batch = 1;    // sequences per micro-batch
-  int64_t seq_len = 1;  // tokens per sequence
+  int64_t batch = 1;        // sequences
+  int64_t seq_len = 1;      // forward / prefill: tokens per sequence
+  int64_t context_len = 0;  // decode: KV-cache length; generate: prompt length
+  int64_t gen_len = 0;      // generate: new tokens per sequence
   Dtype dtype = Dtype::kBf16;
-  int64_t layers = 0;  // decoder layers to simulate (resolved from "all")
+  int64_t layers = 0;        // decoder layers to simulate (resolved from "all")
+  bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
 
-  int64_t tokens() const { return batch * seq_len; }
+  bool is_inference() const { return phase != Phase::kForward; }
 };
+
+// One pass through the layers: each of `batch` sequences adds `new_tokens` after `cached_tokens`
+// already in its KV cache.
+struct Pass {
+  int64_t batch = 1;
+  int64_t new_tokens = 1;
+  int64_t cached_tokens = 0;
+
+  int64_t tokens() const { return batch * new_tokens; }
+};
+
+// forward / prefill: the whole sequence; decode: one token at context_len; generate: its prefill.
+Pass primary_pass(const Workload& workload);
+// Decode step `step` (0-based) of a generate workload: one token after context_len + step tokens.
+Pass decode_pass(const Workload& workload, int64_t step);
 
 double dtype_bytes(Dtype dtype);
 std::string to_string(Phase phase);

@@ -1,6 +1,8 @@
 // The discrete-event engine: dependency counting, rendezvous of communication steps, SM contention.
 #include "sim/engine.hpp"
 
+#include "sim/comm_plan.hpp"
+
 #include <xbt/log.h>
 
 #include <cmath>
@@ -16,25 +18,6 @@ using model::Op;
 using model::OpId;
 using model::OpKind;
 
-// One point-to-point step of a communication op, as every rank runs it.
-struct StepPlan {
-  int steps = 0;
-  int send_offset = 0;
-  int recv_offset = 0;
-  double message_bytes = 0;
-};
-
-StepPlan plan_steps(const Op& op, int ranks) {
-  StepPlan plan;
-  if (ranks < 2) return plan;
-  if (op.kind == OpKind::kExchange) {
-    return StepPlan{1, op.send_offset, op.recv_offset, op.message_bytes};
-  }
-  // Ring collectives: each step sends one 1/n block to the next rank and receives one from the previous.
-  const int ring_steps = op.collective == model::CollectiveKind::kAllReduce ? 2 * (ranks - 1) : ranks - 1;
-  return StepPlan{ring_steps, 1, -1, op.tensor_bytes / ranks};
-}
-
 struct Instance {
   int pending = 0;
   int step = -1;
@@ -45,7 +28,7 @@ struct Instance {
 
 // What an activity's completion means.
 struct Completion {
-  enum class Kind { kKernel, kFlowLatency, kFlow } kind = Kind::kKernel;
+  enum class Kind { kLaunchGate, kKernel, kFlowLatency, kFlow } kind = Kind::kKernel;
   OpId op = 0;
   int src = 0;  // kernel: its rank
   int dst = 0;
@@ -54,15 +37,15 @@ struct Completion {
 
 class Runner {
  public:
-  Runner(const model::LayerGraph& graph, const CostModel& cost, const Platform& platform)
-      : graph_(graph), cost_(cost), platform_(platform), ranks_(graph.tp()) {
+  Runner(const model::LayerGraph& graph, const CostModel& cost, const Platform& platform, const EngineOptions& options)
+      : graph_(graph), cost_(cost), platform_(platform), options_(options), ranks_(graph.tp()) {
     const size_t count = graph.size();
     instances_.resize(count * ranks_);
     plans_.resize(count);
     successors_.resize(count);
     for (OpId id = 0; id < count; ++id) {
       const Op& op = graph.op(id);
-      plans_[id] = model::is_communication(op.kind) ? plan_steps(op, ranks_) : StepPlan{};
+      if (model::is_communication(op.kind)) plans_[id] = plan_communication(op, ranks_, cost_);
       for (const model::Dep& dep : op.deps) successors_[dep.op].push_back(model::Dep{id, dep.rank_offset});
       for (int r = 0; r < ranks_; ++r) instance(id, r).pending = static_cast<int>(op.deps.size());
     }
@@ -91,14 +74,30 @@ class Runner {
     return &completions_.back();
   }
 
+  // The host launches ops in program order, one every host_launch_s: op `id` is launched at
+  // (id + 1) x host_launch_s and cannot start earlier.
   void start(OpId id, int rank) {
+    const double launched_s = (static_cast<double>(id) + 1.0) * options_.host_launch_s;
+    const double wait_s = launched_s - s4u::Engine::get_clock();
+    if (options_.host_launch_s > 0 && wait_s > 0) {
+      auto gate = s4u::Exec::init();
+      gate->set_host(platform_.clock)->set_flops_amount(wait_s * kClockRate);
+      Completion* done = track({Completion::Kind::kLaunchGate, id, rank, rank, gate});
+      gate->set_data(done);
+      gate->start();
+      return;
+    }
+    begin(id, rank);
+  }
+
+  void begin(OpId id, int rank) {
     const Op& op = graph_.op(id);
     instance(id, rank).start_s = s4u::Engine::get_clock();
     if (model::is_kernel(op.kind)) {
       start_kernel(id, rank, op);
       return;
     }
-    if (op.transport == model::Transport::kSm) change_comm_kernels(rank, +1);
+    if (plans_[id].uses_sms) change_comm_kernels(rank, +1);
     enter_step(id, rank, 0);
   }
 
@@ -124,28 +123,27 @@ class Runner {
   }
 
   void enter_step(OpId id, int rank, int step) {
-    const StepPlan& plan = plans_[id];
+    const CommPlan& plan = plans_[id];
     if (step >= plan.steps) {
       finish(id, rank);
       return;
     }
     Instance& self = instance(id, rank);
     self.step = step;
-    self.flows_left = (plan.send_offset != 0 ? 1 : 0) + (plan.recv_offset != 0 ? 1 : 0);
+    self.flows_left = static_cast<int>(plan.send_offsets.size() + plan.recv_offsets.size());
     // A flow starts once both its ends have reached this step; whichever arrives second starts it.
-    if (plan.send_offset != 0) {
-      const int dst = wrap(rank + plan.send_offset);
+    for (int offset : plan.send_offsets) {
+      const int dst = wrap(rank + offset);
       if (instance(id, dst).step == step) start_flow(id, rank, dst);
     }
-    if (plan.recv_offset != 0) {
-      const int src = wrap(rank + plan.recv_offset);
+    for (int offset : plan.recv_offsets) {
+      const int src = wrap(rank + offset);
       if (instance(id, src).step == step) start_flow(id, src, rank);
     }
   }
 
   void start_flow(OpId id, int src, int dst) {
-    const Op& op = graph_.op(id);
-    const double latency = cost_.transport(op.transport).step_latency_s;
+    const double latency = plans_[id].transport.step_latency_s;
     if (latency > 0) {
       auto delay = s4u::Exec::init();
       delay->set_host(platform_.clock)->set_flops_amount(latency * kClockRate);
@@ -158,8 +156,7 @@ class Runner {
   }
 
   void start_transfer(OpId id, int src, int dst) {
-    const Op& op = graph_.op(id);
-    const double wire_bytes = plans_[id].message_bytes / cost_.transport(op.transport).link_efficiency;
+    const double wire_bytes = plans_[id].message_bytes / plans_[id].transport.link_efficiency;
     auto comm = s4u::Comm::sendto_init(platform_.gpus[src], platform_.gpus[dst]);
     comm->set_payload_size(static_cast<uint64_t>(std::llround(wire_bytes)));
     Completion* done = track({Completion::Kind::kFlow, id, src, dst, comm});
@@ -173,6 +170,9 @@ class Runner {
     released_.clear();
     released_.push_back(std::move(done.activity));
     switch (done.kind) {
+      case Completion::Kind::kLaunchGate:
+        begin(done.op, done.src);
+        break;
       case Completion::Kind::kKernel:
         finish(done.op, done.src);
         break;
@@ -196,7 +196,7 @@ class Runner {
     Instance& self = instance(id, rank);
     self.end_s = s4u::Engine::get_clock();
     self.step = plans_[id].steps;  // past the last step: no later rendezvous can match it
-    if (model::is_communication(op.kind) && op.transport == model::Transport::kSm) change_comm_kernels(rank, -1);
+    if (model::is_communication(op.kind) && plans_[id].uses_sms) change_comm_kernels(rank, -1);
     for (const model::Dep& succ : successors_[id]) {
       const int target = wrap(rank - succ.rank_offset);
       if (--instance(succ.op, target).pending == 0) start(succ.op, target);
@@ -224,9 +224,10 @@ class Runner {
   const model::LayerGraph& graph_;
   const CostModel& cost_;
   const Platform& platform_;
+  EngineOptions options_;
   int ranks_;
   std::vector<Instance> instances_;
-  std::vector<StepPlan> plans_;
+  std::vector<CommPlan> plans_;
   std::vector<std::vector<model::Dep>> successors_;
   std::vector<int> comm_kernels_;
   std::deque<Completion> completions_;
@@ -235,7 +236,7 @@ class Runner {
 
 }  // namespace
 
-Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost) {
+Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
   xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char name[] = "tpsim";
@@ -243,7 +244,7 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   s4u::Engine engine(&argc, argv);
   configure_engine(engine);
   const Platform platform = build_platform(Topology::kNvSwitch, graph.tp(), cost);
-  Runner runner(graph, cost, platform);
+  Runner runner(graph, cost, platform, options);
   return runner.run();
 }
 

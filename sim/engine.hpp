@@ -12,8 +12,13 @@
 
 namespace tpsim::sim {
 
+struct EngineOptions {
+  double host_launch_s = 0;  // host time per launched op (0: CUDA graphs, or launches always ahead)
+};
+
 // Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp).
 // Throws std::logic_error if some op can never start (a deadlocked program).
-Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost);
+Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost,
+                                  const EngineOptions& options = {});
 
 }  // namespace tpsim::sim

@@ -35,10 +35,11 @@ bool read_all(int fd, void* data, size_t size) {
   return true;
 }
 
-[[noreturn]] void run_child(int fd, const model::LayerGraph& graph, const CostModel& cost) {
+[[noreturn]] void run_child(int fd, const model::LayerGraph& graph, const CostModel& cost,
+                            const EngineOptions& options) {
   uint8_t status = 0;
   try {
-    const Timeline timeline = simulate_in_this_process(graph, cost);
+    const Timeline timeline = simulate_in_this_process(graph, cost, options);
     const uint64_t count = timeline.spans.size();
     write_all(fd, &status, sizeof status);
     write_all(fd, &timeline.ranks, sizeof timeline.ranks);
@@ -84,14 +85,14 @@ Timeline read_timeline(int fd) {
 
 }  // namespace
 
-Timeline simulate(const model::LayerGraph& graph, const CostModel& cost) {
+Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   const pid_t child = ::fork();
   if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (child == 0) {
     ::close(fds[0]);
-    run_child(fds[1], graph, cost);
+    run_child(fds[1], graph, cost, options);
   }
   ::close(fds[1]);
   Timeline timeline;

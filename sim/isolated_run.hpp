@@ -7,6 +7,6 @@
 namespace tpsim::sim {
 
 // Simulates `graph` in a child process and returns its timeline; rethrows the child's error.
-Timeline simulate(const model::LayerGraph& graph, const CostModel& cost);
+Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options = {});
 
 }  // namespace tpsim::sim

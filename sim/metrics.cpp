@@ -2,6 +2,7 @@
 #include "sim/metrics.hpp"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace tpsim::sim {
@@ -46,7 +47,50 @@ double uncovered(const Intervals& a, const Intervals& b) {
   return total;
 }
 
+// Length of [start, end) covered by `spans` (merged).
+double covered(const Intervals& spans, double start, double end) {
+  double total = 0;
+  for (const auto& [a, b] : spans) {
+    if (b <= start) continue;
+    if (a >= end) break;
+    total += std::min(b, end) - std::max(a, start);
+  }
+  return total;
+}
+
 }  // namespace
+
+std::vector<ModuleSpan> module_exposure(const model::LayerGraph& graph, const Timeline& timeline) {
+  std::vector<ModuleSpan> out;
+  for (int r = 0; r < timeline.ranks; ++r) {
+    Intervals comm;
+    std::vector<const OpSpan*> compute;
+    std::map<int, ModuleSpan> modules;
+    for (const OpSpan& span : timeline.spans) {
+      if (span.rank != r) continue;
+      const model::Op& op = graph.op(span.op);
+      auto [it, fresh] = modules.try_emplace(op.module, ModuleSpan{r, op.module, span.start_s, span.end_s, 0});
+      it->second.start_s = std::min(it->second.start_s, span.start_s);
+      it->second.end_s = std::max(it->second.end_s, span.end_s);
+      if (op.stream == model::Stream::kCompute) {
+        compute.push_back(&span);
+      } else {
+        comm.emplace_back(span.start_s, span.end_s);
+      }
+    }
+    comm = merged(comm);
+    std::sort(compute.begin(), compute.end(), [](const OpSpan* a, const OpSpan* b) { return a->start_s < b->start_s; });
+    double busy_until = 0;
+    for (const OpSpan* span : compute) {
+      if (span->start_s > busy_until) {
+        modules[graph.op(span->op).module].exposed_comm_s += covered(comm, busy_until, span->start_s);
+      }
+      busy_until = std::max(busy_until, span->end_s);
+    }
+    for (auto& [module, span] : modules) out.push_back(span);
+  }
+  return out;
+}
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline) {
   std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks);

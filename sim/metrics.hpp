@@ -17,4 +17,17 @@ struct Metrics {
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);
 
+// A module (attention or FFN of one layer, or the final ops: module -1) on one GPU: its span and
+// the exposed communication charged to it: compute-stream idle time, while communication is in
+// flight, that ends with one of the module's kernels starting.
+struct ModuleSpan {
+  int rank = 0;
+  int module = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double exposed_comm_s = 0;
+};
+
+std::vector<ModuleSpan> module_exposure(const model::LayerGraph& graph, const Timeline& timeline);
+
 }  // namespace tpsim::sim

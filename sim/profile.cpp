@@ -53,7 +53,8 @@ void read_transport(const YamlReader& in, const YAML::Node& node, const std::str
 CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
   const YAML::Node root = in.parse_text(text);
-  in.expect_map(root, "the profile", {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "source"});
+  in.expect_map(root, "the profile",
+                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "launch", "source"});
   in.require(root, "gpu", "the profile");
   CostProfile p;
   p.name = origin;
@@ -70,6 +71,19 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   }
   if (root["nccl"]) read_transport(in, root["nccl"], "nccl", p.nccl, &p.nccl_sms);
   if (root["copy_engine"]) read_transport(in, root["copy_engine"], "copy_engine", p.copy_engine, nullptr);
+  if (const YAML::Node o = root["one_shot"]) {
+    in.expect_map(o, "one_shot", {"step_latency_us", "link_efficiency", "max_bytes", "source", "fit"});
+    if (o["step_latency_us"]) {
+      p.one_shot.step_latency_s = in.non_negative_number(o["step_latency_us"], "one_shot.step_latency_us") * 1e-6;
+    }
+    if (o["link_efficiency"])
+      p.one_shot.link_efficiency = fraction(in, o["link_efficiency"], "one_shot.link_efficiency");
+    if (o["max_bytes"]) p.one_shot_max_bytes = in.non_negative_number(o["max_bytes"], "one_shot.max_bytes");
+  }
+  if (const YAML::Node l = root["launch"]) {
+    in.expect_map(l, "launch", {"host_us", "source"});
+    if (l["host_us"]) p.host_launch_s = in.non_negative_number(l["host_us"], "launch.host_us") * 1e-6;
+  }
   return p;
 }
 

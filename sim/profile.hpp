@@ -42,6 +42,13 @@ struct CostProfile {
   TransportParams nccl;         // SM-driven kernels (NCCL collectives and send/recv)
   int nccl_sms = 16;            // SMs an NCCL kernel occupies while it runs
   TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
+  // One-shot all-reduce (every rank reads every peer's tensor in one step, as vLLM's custom
+  // all-reduce does); `auto` uses it for all-reduces up to one_shot_max_bytes when it is faster.
+  TransportParams one_shot{6e-6, 0.84};
+  double one_shot_max_bytes = 8.0 * 1024 * 1024;
+  // Host time to launch one kernel or communication call; a kernel cannot start before the host
+  // has launched it and every op before it. CUDA graphs replay without it.
+  double host_launch_s = 0;
 };
 
 // Parses profile YAML text; `origin` names it in errors.

@@ -1,4 +1,4 @@
-// Scenario orchestration: one isolated simulation per variant, speedups against the first variant.
+// Scenario orchestration: isolated simulations per variant and pass, generate integration, speedups.
 #include "sim/scenario_run.hpp"
 
 #include "model/graph_builder.hpp"
@@ -7,6 +7,33 @@
 #include "sim/isolated_run.hpp"
 
 namespace tpsim::sim {
+namespace {
+
+Metrics scaled_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
+  Metrics m;
+  m.time_s = wa * a.time_s + wb * b.time_s;
+  m.compute_s = wa * a.compute_s + wb * b.compute_s;
+  m.comm_s = wa * a.comm_s + wb * b.comm_s;
+  m.exposed_comm_s = wa * a.exposed_comm_s + wb * b.exposed_comm_s;
+  m.idle_s = wa * a.idle_s + wb * b.idle_s;
+  m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
+  return m;
+}
+
+struct SimulatedPass {
+  Metrics metrics;
+  PassTrace trace;
+};
+
+SimulatedPass simulate_pass(const model::Scenario& s, const model::Variant& v, const model::Pass& pass,
+                            const CostModel& cost, const EngineOptions& options, std::string label) {
+  model::LayerGraph graph = model::build_pass_graph(s.arch, s.workload, pass, s.parallelism.tp, v);
+  Timeline timeline = simulate(graph, cost, options);
+  const Metrics metrics = compute_metrics(graph, timeline);
+  return SimulatedPass{metrics, PassTrace{std::move(label), std::move(graph), std::move(timeline)}};
+}
+
+}  // namespace
 
 void check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const model::YamlReader in(s.file);
@@ -21,6 +48,33 @@ void check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   }
 }
 
+Metrics decode_total(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
+                     const EngineOptions& options, bool every_step, std::vector<PassTrace>* traces) {
+  const int64_t steps = s.workload.gen_len;
+  auto step_metrics = [&](int64_t step) {
+    SimulatedPass pass =
+        simulate_pass(s, v, model::decode_pass(s.workload, step), cost, options, "decode step " + std::to_string(step));
+    if (traces && step == 0) traces->push_back(std::move(pass.trace));
+    return pass.metrics;
+  };
+  if (every_step || steps <= 3) {
+    Metrics total;
+    for (int64_t i = 0; i < steps; ++i) total = scaled_sum(total, 1.0, step_metrics(i), 1.0);
+    return total;
+  }
+  // Each metric is a quadratic f(i) = a + b i + c i^2 through steps 0, mid and last (exact when the
+  // step cost is affine or quadratic in the context length), summed exactly over i = 0..steps-1.
+  const double x1 = static_cast<double>((steps - 1) / 2), x2 = static_cast<double>(steps - 1);
+  const Metrics f0 = step_metrics(0), f1 = step_metrics((steps - 1) / 2), f2 = step_metrics(steps - 1);
+  const double g = static_cast<double>(steps);
+  const double s1 = g * (g - 1) / 2, s2 = (g - 1) * g * (2 * g - 1) / 6;
+  // Lagrange basis weights: sum_i L_k(i) for the three nodes 0, x1, x2.
+  const double w0 = (g * x1 * x2 - (x1 + x2) * s1 + s2) / (x1 * x2);
+  const double w1 = (s2 - x2 * s1) / (x1 * (x1 - x2));
+  const double w2 = (s2 - x1 * s1) / (x2 * (x2 - x1));
+  return scaled_sum(scaled_sum(f0, w0, f1, w1), 1.0, f2, w2);
+}
+
 ScenarioRun run_scenario(const model::Scenario& scenario) {
   ScenarioRun run;
   run.scenario = scenario;
@@ -28,19 +82,43 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
   const CostModel cost(run.gpu, run.profile);
+  const model::Workload& w = scenario.workload;
+  const EngineOptions options{w.cuda_graphs ? 0.0 : run.profile.host_launch_s};
   for (const model::Variant& variant : scenario.variants) {
-    model::LayerGraph graph =
-        model::build_layer_graph(scenario.arch, scenario.workload, scenario.parallelism.tp, variant);
-    Timeline timeline = simulate(graph, cost);
-    Metrics metrics = compute_metrics(graph, timeline);
-    run.variants.push_back(VariantRun{variant, std::move(graph), std::move(timeline), metrics});
+    VariantRun v;
+    v.variant = variant;
+    const model::Pass primary = model::primary_pass(w);
+    SimulatedPass first = simulate_pass(scenario, variant, primary, cost, options,
+                                        w.phase == model::Phase::kGenerate ? "prefill" : model::to_string(w.phase));
+    v.metrics = first.metrics;
+    v.passes.push_back(std::move(first.trace));
+    v.passes_simulated = 1;
+    switch (w.phase) {
+      case model::Phase::kForward:
+        v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
+        break;
+      case model::Phase::kPrefill:
+        v.ttft_s = v.metrics.time_s;
+        v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
+        break;
+      case model::Phase::kDecode:
+        v.tpot_s = v.metrics.time_s;
+        v.tokens_per_s = static_cast<double>(w.batch) / v.metrics.time_s;
+        break;
+      case model::Phase::kGenerate: {
+        v.ttft_s = v.metrics.time_s;
+        const Metrics decode = decode_total(scenario, variant, cost, options, false, &v.passes);
+        v.passes_simulated += w.gen_len <= 3 ? w.gen_len : 3;
+        v.tpot_s = decode.time_s / static_cast<double>(w.gen_len);
+        v.metrics = scaled_sum(v.metrics, 1.0, decode, 1.0);
+        v.tokens_per_s = static_cast<double>(w.batch * w.gen_len) / v.metrics.time_s;
+        break;
+      }
+    }
+    run.variants.push_back(std::move(v));
   }
   const double baseline = run.variants.front().metrics.time_s;
-  const double tokens = static_cast<double>(scenario.workload.tokens());
-  for (VariantRun& v : run.variants) {
-    v.speedup = baseline / v.metrics.time_s;
-    v.tokens_per_s = tokens / v.metrics.time_s;
-  }
+  for (VariantRun& v : run.variants) v.speedup = baseline / v.metrics.time_s;
   return run;
 }
 

@@ -1,23 +1,38 @@
 // Runs every variant of a scenario: resolves hardware and profile, builds graphs, simulates, summarises.
+// A generate workload simulates its prefill and three decode steps (first, middle, last context
+// length) and sums the decode steps exactly for a quadratic in the step index; tests measure the
+// error of that shortcut against simulating every step.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/layer_graph.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/engine.hpp"
 #include "sim/metrics.hpp"
 #include "sim/timeline.hpp"
 
 namespace tpsim::sim {
 
-struct VariantRun {
-  model::Variant variant;
+// One simulated pass kept for the trace.
+struct PassTrace {
+  std::string label;  // "forward", "prefill", "decode step 0", ...
   model::LayerGraph graph;
   Timeline timeline;
-  Metrics metrics;
-  double speedup = 1.0;     // baseline time / this time
-  double tokens_per_s = 0;  // tokens of the step / time
+};
+
+struct VariantRun {
+  model::Variant variant;
+  std::vector<PassTrace> passes;  // the simulated passes shown in traces
+  Metrics metrics;                // of the whole workload (a generate sums prefill and decode steps)
+  double speedup = 1.0;           // baseline time / this time
+  double tokens_per_s = 0;        // processed (forward, prefill) or generated (decode, generate) tokens / time
+  std::optional<double> ttft_s;   // prefill, generate: time to first token
+  std::optional<double> tpot_s;   // decode, generate: mean time per output token (one decode step)
+  int64_t passes_simulated = 0;
 };
 
 struct ScenarioRun {
@@ -31,5 +46,10 @@ struct ScenarioRun {
 void check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 
 ScenarioRun run_scenario(const model::Scenario& scenario);
+
+// Sum of the metrics of decode steps 0..steps-1 of a generate workload: exact simulation of every
+// step when `every_step`, else the three-point quadratic shortcut. Exposed for tests.
+Metrics decode_total(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
+                     const EngineOptions& options, bool every_step, std::vector<PassTrace>* traces = nullptr);
 
 }  // namespace tpsim::sim

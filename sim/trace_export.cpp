@@ -1,74 +1,106 @@
-// Builds trace events from timelines: complete events ("X") with op details in args.
+// Builds trace events from timelines: complete events ("X") with op details in args, and a
+// "modules" thread per GPU whose events carry the exposed communication charged to each module.
 #include "sim/trace_export.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include "sim/comm_plan.hpp"
 
 namespace tpsim::sim {
 namespace {
 
 using Json = nlohmann::ordered_json;
+constexpr int kModuleThread = model::kStreamCount;
 
-Json op_args(const model::Op& op) {
+std::string offset_text(int offset) {
+  return "rank" + std::string(offset >= 0 ? "+" : "") + std::to_string(offset);
+}
+
+Json op_args(const model::Op& op, int ranks, const CostModel& cost) {
   Json args;
   args["kind"] = model::to_string(op.kind);
   args["shape"] = op.shape;
+  args["module"] = op.module;
   if (model::is_kernel(op.kind)) {
     args["flops"] = op.flops;
     args["bytes_read"] = op.bytes_read;
     args["bytes_written"] = op.bytes_written;
-  } else if (op.kind == model::OpKind::kCollective) {
+    return args;
+  }
+  const CommPlan plan = plan_communication(op, ranks, cost);
+  if (op.kind == model::OpKind::kCollective) {
     args["collective"] = model::to_string(op.collective);
     args["tensor_bytes"] = op.tensor_bytes;
     args["group_size"] = op.group_size;
-    args["algorithm"] = "ring";
+    args["algorithm"] = model::to_string(plan.algorithm);
+    args["steps"] = plan.steps;
   } else {
-    args["send_to"] = "rank" + std::string(op.send_offset >= 0 ? "+" : "") + std::to_string(op.send_offset);
-    args["recv_from"] = "rank" + std::string(op.recv_offset >= 0 ? "+" : "") + std::to_string(op.recv_offset);
+    args["send_to"] = offset_text(op.send_offset);
+    args["recv_from"] = offset_text(op.recv_offset);
     args["message_bytes"] = op.message_bytes;
     args["transport"] = model::to_string(op.transport);
   }
   return args;
 }
 
-Json metadata(const char* name, int pid, int tid, const std::string& value) {
+Json metadata(const char* name, int pid, int tid, const Json& args) {
   Json event;
   event["name"] = name;
   event["ph"] = "M";
   event["pid"] = pid;
   event["tid"] = tid;
-  event["args"]["name"] = value;
+  event["args"] = args;
   return event;
+}
+
+Json complete(const std::string& name, const std::string& category, int pid, int tid, double start_s, double end_s,
+              Json args) {
+  Json event;
+  event["name"] = name;
+  event["cat"] = category;
+  event["ph"] = "X";
+  event["pid"] = pid;
+  event["tid"] = tid;
+  event["ts"] = start_s * 1e6;
+  event["dur"] = (end_s - start_s) * 1e6;
+  event["args"] = std::move(args);
+  return event;
+}
+
+void add_pass(Json& events, const std::string& variant, const PassTrace& pass, int pid_base, const CostModel& cost) {
+  const int ranks = pass.timeline.ranks;
+  for (int r = 0; r < ranks; ++r) {
+    const int pid = pid_base + r;
+    events.push_back(
+        metadata("process_name", pid, 0, {{"name", variant + " / " + pass.label + " / GPU " + std::to_string(r)}}));
+    events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
+    for (int s = 0; s < model::kStreamCount; ++s) {
+      events.push_back(
+          metadata("thread_name", pid, s, {{"name", model::to_string(static_cast<model::Stream>(s)) + " stream"}}));
+    }
+    events.push_back(metadata("thread_name", pid, kModuleThread, {{"name", "modules"}}));
+  }
+  for (const OpSpan& span : pass.timeline.spans) {
+    const model::Op& op = pass.graph.op(span.op);
+    events.push_back(complete(op.name, model::to_string(op.kind), pid_base + span.rank, static_cast<int>(op.stream),
+                              span.start_s, span.end_s, op_args(op, ranks, cost)));
+  }
+  for (const ModuleSpan& m : module_exposure(pass.graph, pass.timeline)) {
+    const std::string name = m.module < 0 ? "final" : "module " + std::to_string(m.module);
+    events.push_back(complete(name, "module", pid_base + m.rank, kModuleThread, m.start_s, m.end_s,
+                              {{"exposed_comm_us", m.exposed_comm_s * 1e6}}));
+  }
 }
 
 }  // namespace
 
 std::string chrome_trace_json(const ScenarioRun& run) {
+  const CostModel cost(run.gpu, run.profile);
   Json events = Json::array();
   for (size_t v = 0; v < run.variants.size(); ++v) {
     const VariantRun& variant = run.variants[v];
-    const int ranks = variant.timeline.ranks;
-    for (int r = 0; r < ranks; ++r) {
-      const int pid = static_cast<int>(v) * 1000 + r;
-      events.push_back(metadata("process_name", pid, 0, variant.variant.name + " / GPU " + std::to_string(r)));
-      Json sort = metadata("process_sort_index", pid, 0, "");
-      sort["args"] = {{"sort_index", pid}};
-      events.push_back(std::move(sort));
-      for (int s = 0; s < model::kStreamCount; ++s) {
-        events.push_back(metadata("thread_name", pid, s, model::to_string(static_cast<model::Stream>(s)) + " stream"));
-      }
-    }
-    for (const OpSpan& span : variant.timeline.spans) {
-      const model::Op& op = variant.graph.op(span.op);
-      Json event;
-      event["name"] = op.name;
-      event["cat"] = model::to_string(op.kind);
-      event["ph"] = "X";
-      event["pid"] = static_cast<int>(v) * 1000 + span.rank;
-      event["tid"] = static_cast<int>(op.stream);
-      event["ts"] = span.start_s * 1e6;
-      event["dur"] = (span.end_s - span.start_s) * 1e6;
-      event["args"] = op_args(op);
-      events.push_back(std::move(event));
+    for (size_t p = 0; p < variant.passes.size(); ++p) {
+      add_pass(events, variant.variant.name, variant.passes[p], static_cast<int>(v * 1000 + p * 100), cost);
     }
   }
   Json trace;

@@ -42,7 +42,7 @@ TEST_CASE("run --json writes resolved inputs and one result per variant") {
   REQUIRE(result.exit_code == 0);
   const auto json = nlohmann::json::parse(test::read_file(path));
   CHECK(json["scenario"]["model"]["hidden_size"] == 4096);
-  CHECK(json["scenario"]["workload"]["tokens"] == 8 * 8192);
+  CHECK(json["scenario"]["workload"]["tokens_per_pass"] == 8 * 8192);
   REQUIRE(json["results"].size() == 4);
   const auto& baseline = json["results"][0];
   CHECK(baseline["speedup"].get<double>() == 1.0);
@@ -67,14 +67,15 @@ TEST_CASE("run --trace writes a Chrome trace with one process per GPU and named 
     if (e["ph"] == "X") {
       ++complete_events;
       CHECK(e["dur"].get<double>() >= 0);
-      CHECK(e["args"].contains("shape"));
+      // Op events carry their shape; the "modules" thread carries exposed communication per module.
+      CHECK(e["args"].contains(e["cat"] == "module" ? "exposed_comm_us" : "shape"));
       pids.insert(e["pid"].get<int>());
     } else if (e["name"] == "thread_name") {
       thread_names.insert(e["args"]["name"].get<std::string>());
     }
   }
   CHECK(pids.size() == 4 * 8);  // 4 variants x 8 GPUs
-  CHECK(thread_names == std::set<std::string>{"compute stream", "comm stream", "copy_engine stream"});
+  CHECK(thread_names == std::set<std::string>{"compute stream", "comm stream", "copy_engine stream", "modules"});
   CHECK(complete_events > 1000);
   std::filesystem::remove(path);
 }

@@ -35,7 +35,7 @@ TEST_CASE("a valid scenario resolves its model, workload and variants") {
   const model::Scenario s = model::parse_scenario(kValid, "s.yaml");
   CHECK(s.arch.hidden == 4096);
   CHECK(s.workload.phase == model::Phase::kPrefill);
-  CHECK(s.workload.tokens() == 2048);
+  CHECK(model::primary_pass(s.workload).tokens() == 2048);
   CHECK(s.workload.layers == 2);
   REQUIRE(s.variants.size() == 2);
   CHECK(s.variants[1].chunks == 16);

@@ -1,0 +1,39 @@
+// FLOP and byte counts of the shared layer kernels.
+#include "model/layer_ops.hpp"
+
+namespace tpsim::model {
+
+OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width,
+              const std::vector<OpId>& deps) {
+  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
+  return b.memory(name, bytes + static_cast<double>(width) * b.elem_bytes(), bytes,
+                  4.0 * static_cast<double>(tokens * width), shape_text(tokens, width), deps);
+}
+
+OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, std::vector<OpId> deps,
+                  std::optional<OpId> residual) {
+  if (residual) deps.push_back(*residual);
+  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
+  return b.memory(name, 2.0 * bytes, bytes, static_cast<double>(tokens * width), shape_text(tokens, width), deps);
+}
+
+OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
+  const double e = b.elem_bytes();
+  const double batch = static_cast<double>(ctx.pass.batch);
+  const double q = static_cast<double>(ctx.pass.new_tokens);
+  const double c = static_cast<double>(ctx.pass.cached_tokens);
+  const double hq = static_cast<double>(ctx.shard.q_heads);
+  const double hkv = static_cast<double>(ctx.shard.kv_heads);
+  const double d = static_cast<double>(ctx.arch.head_dim);
+  const double flops = 4.0 * batch * hq * d * (q * c + q * q / 2.0);
+  const double q_and_o = batch * q * hq * d * e;
+  const double keys_values = 2.0 * batch * (c + q) * hkv * d * e;
+  const double cache_append = ctx.workload.is_inference() ? 2.0 * batch * q * hkv * d * e : 0.0;
+  const std::string shape = "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
+                            " cached=" + std::to_string(ctx.pass.cached_tokens) +
+                            " heads=" + std::to_string(ctx.shard.q_heads) +
+                            " kv_heads=" + std::to_string(ctx.shard.kv_heads) + " d=" + std::to_string(ctx.arch.head_dim);
+  return b.attention("attn.core", flops, q_and_o + keys_values, q_and_o + cache_append, shape, {input});
+}
+
+}  // namespace tpsim::model

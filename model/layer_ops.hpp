@@ -1,0 +1,33 @@
+// Kernels shared by every variant's layer: RMSNorm, residual add, FlashAttention core (prefill and
+// decode over a KV cache), and the residual stream handle passed between modules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/layer_context.hpp"
+#include "model/program_builder.hpp"
+
+namespace tpsim::model {
+
+// The residual stream entering a module: the op that last wrote it (none before the first layer).
+struct ModuleInput {
+  std::optional<OpId> ready;
+  std::vector<OpId> deps() const { return ready ? std::vector<OpId>{*ready} : std::vector<OpId>{}; }
+};
+
+// RMSNorm over [tokens, width]: reads the input and the weight, writes the output.
+OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width,
+              const std::vector<OpId>& deps);
+
+// residual += sum of `deps`' output, over [tokens, width].
+OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, std::vector<OpId> deps,
+                  std::optional<OpId> residual);
+
+// Causal attention of the pass's new tokens over the cached and new keys: FLOPs
+// 4 b hq d (q c + q^2 / 2) for q new and c cached tokens; bytes: Q, K, V (cache and new), O, and
+// the new K, V appended to the cache in inference phases.
+OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input);
+
+}  // namespace tpsim::model

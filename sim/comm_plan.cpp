@@ -1,0 +1,66 @@
+// Ring and one-shot plans, and the auto rule that picks between them.
+#include "sim/comm_plan.hpp"
+
+namespace tpsim::sim {
+namespace {
+
+using model::CollectiveAlgorithm;
+using model::CollectiveKind;
+
+CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan;
+  plan.algorithm = CollectiveAlgorithm::kRing;
+  plan.steps = op.collective == CollectiveKind::kAllReduce ? 2 * (ranks - 1) : ranks - 1;
+  plan.send_offsets = {1};
+  plan.recv_offsets = {-1};
+  plan.message_bytes = op.tensor_bytes / ranks;
+  plan.transport = cost.profile().nccl;
+  return plan;
+}
+
+CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan;
+  plan.algorithm = CollectiveAlgorithm::kDirect;
+  plan.steps = 1;
+  for (int p = 1; p < ranks; ++p) {
+    plan.send_offsets.push_back(p);
+    plan.recv_offsets.push_back(-p);
+  }
+  // All-reduce: every peer's whole tensor; all-gather / reduce-scatter: one 1/n block per peer.
+  plan.message_bytes = op.collective == CollectiveKind::kAllReduce ? op.tensor_bytes : op.tensor_bytes / ranks;
+  plan.transport = cost.profile().one_shot;
+  return plan;
+}
+
+}  // namespace
+
+double idle_seconds(const CommPlan& plan, const CostModel& cost) {
+  const double per_port = static_cast<double>(plan.send_offsets.size()) * plan.message_bytes;
+  return plan.steps * (plan.transport.step_latency_s +
+                       per_port / (cost.gpu().nvlink_Bps * plan.transport.link_efficiency));
+}
+
+CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
+  if (ranks < 2) return CommPlan{};
+  if (op.kind == model::OpKind::kExchange) {
+    CommPlan plan;
+    plan.steps = 1;
+    if (op.send_offset != 0) plan.send_offsets = {op.send_offset};
+    if (op.recv_offset != 0) plan.recv_offsets = {op.recv_offset};
+    plan.message_bytes = op.message_bytes;
+    plan.transport = cost.transport(op.transport);
+    plan.uses_sms = op.transport == model::Transport::kSm;
+    return plan;
+  }
+  switch (op.algorithm) {
+    case CollectiveAlgorithm::kRing: return ring_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kDirect: return direct_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kAuto: break;
+  }
+  CommPlan ring = ring_plan(op, ranks, cost);
+  if (op.collective != CollectiveKind::kAllReduce || op.tensor_bytes > cost.profile().one_shot_max_bytes) return ring;
+  CommPlan direct = direct_plan(op, ranks, cost);
+  return idle_seconds(direct, cost) < idle_seconds(ring, cost) ? direct : ring;
+}
+
+}  // namespace tpsim::sim

@@ -1,0 +1,100 @@
+// DTP graphs: delta 0 is blocking TP; reductions are issued for every consumed module and added
+// delta modules later; the all-gather flavour moves the partials of every rank.
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::TpMode;
+
+namespace {
+
+model::Variant dtp(int delta, bool allgather = false) {
+  model::Variant v = test::variant(TpMode::kDtp);
+  v.delta = delta;
+  v.dtp_allgather = allgather;
+  return v;
+}
+
+model::Workload decode(int64_t batch, int64_t context, int64_t layers) {
+  model::Workload w;
+  w.phase = model::Phase::kDecode;
+  w.batch = batch;
+  w.context_len = context;
+  w.layers = layers;
+  return w;
+}
+
+int count_named(const model::LayerGraph& graph, const std::string& part) {
+  int n = 0;
+  for (const model::Op& op : graph.ops()) n += op.name.find(part) != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("dtp with delta 0 builds exactly the tp graph") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const auto w = decode(4, 1024, 3);
+  const model::LayerGraph tp = model::build_layer_graph(arch, w, 8, test::variant(TpMode::kTp));
+  const model::LayerGraph zero = model::build_layer_graph(arch, w, 8, dtp(0));
+  REQUIRE(tp.size() == zero.size());
+  for (model::OpId id = 0; id < tp.size(); ++id) {
+    CHECK(tp.op(id).name == zero.op(id).name);
+    CHECK(tp.op(id).kind == zero.op(id).kind);
+    CHECK(tp.op(id).deps.size() == zero.op(id).deps.size());
+  }
+}
+
+TEST_CASE("dtp reduces every module a later module consumes and adds it delta modules later") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const int64_t layers = 4;
+  const int modules = 2 * layers;
+  for (int delta : {1, 2, 5}) {
+    const model::LayerGraph graph = model::build_layer_graph(arch, decode(2, 512, layers), 8, dtp(delta));
+    INFO("delta " << delta);
+    // Module m is consumed by module m + 1 + delta, which must exist; the last delta modules send nothing.
+    CHECK(count_named(graph, "partials.all_reduce") == modules - 1 - delta);
+    CHECK(count_named(graph, "dtp.add_peers") == modules - 1 - delta);
+    CHECK(count_named(graph, "final.all_reduce") == 1);
+    // The first delta + 1 modules see only their own partials: module k adds module k - 1 - delta.
+    for (const model::Op& op : graph.ops()) {
+      if (op.name.find("dtp.add_peers_of_module") == std::string::npos) continue;
+      const int source = std::stoi(op.name.substr(op.name.rfind("module") + 6));
+      CHECK(op.module == source + 1 + delta);
+    }
+    CHECK_NOTHROW(graph.check_well_formed());
+  }
+}
+
+TEST_CASE("dtp over all-gather moves every rank's partial, n/2 times the bytes of a ring all-reduce") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const auto w = decode(8, 256, 2);
+  const int tp = 8;
+  model::Variant ring_ar = dtp(1);
+  ring_ar.algorithm = model::CollectiveAlgorithm::kRing;
+  model::Variant ring_ag = dtp(1, true);
+  ring_ag.algorithm = model::CollectiveAlgorithm::kRing;
+  const double partial = 8.0 * arch.hidden * 2;  // batch x hidden, bf16
+  const double reductions = 2 * 2 - 1 - 1;      // modules - 1 - delta
+  const double final_ar = 2.0 * (tp - 1) / tp * partial;
+  CHECK(model::build_layer_graph(arch, w, tp, ring_ar).wire_bytes_per_rank() ==
+        Approx(reductions * 2.0 * (tp - 1) / tp * partial + final_ar));
+  CHECK(model::build_layer_graph(arch, w, tp, ring_ag).wire_bytes_per_rank() ==
+        Approx(reductions * (tp - 1) * partial + final_ar));
+}
+
+TEST_CASE("decode GEMMs have one row per sequence and attention reads the whole KV cache") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
+  const int64_t batch = 16, context = 4096;
+  const model::LayerGraph graph = model::build_layer_graph(arch, decode(batch, context, 1), 8, test::variant(TpMode::kTp));
+  for (const model::Op& op : graph.ops()) {
+    if (op.kind == model::OpKind::kGemm) CHECK(op.gemm.m == batch);
+    if (op.kind != model::OpKind::kAttention) continue;
+    const double kv_heads = 1, d = 128, e = 2;  // 8 KV heads over tp 8
+    const double kv_bytes = 2.0 * batch * (context + 1) * kv_heads * d * e;
+    const double q_bytes = batch * (64.0 / 8) * d * e;
+    CHECK(op.bytes_read == Approx(kv_bytes + q_bytes));
+    CHECK(op.flops == Approx(4.0 * batch * 8 * d * (context + 0.5)));
+  }
+}

@@ -1,0 +1,119 @@
+// Inference: one-shot all-reduces for small messages, DTP hiding decode reductions, launch gaps
+// and CUDA graphs, and the error of the generate integration shortcut.
+#include <catch2/catch.hpp>
+
+#include "model/program_builder.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/isolated_run.hpp"
+#include "sim/scenario_run.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::TpMode;
+
+namespace {
+
+model::Workload decode(int64_t batch, int64_t context, int64_t layers) {
+  model::Workload w;
+  w.phase = model::Phase::kDecode;
+  w.batch = batch;
+  w.context_len = context;
+  w.layers = layers;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("auto picks the one-shot all-reduce for small messages and the ring for large ones") {
+  const sim::CostModel cost = test::h100_cost();
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = model::CollectiveKind::kAllReduce;
+  op.group_size = 8;
+  op.tensor_bytes = 16 * 1024;
+  CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kDirect);
+  op.tensor_bytes = 64.0 * 1024 * 1024;
+  CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kRing);
+  op.collective = model::CollectiveKind::kAllGather;
+  op.tensor_bytes = 16 * 1024;
+  CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kRing);
+}
+
+TEST_CASE("a one-shot all-reduce takes latency + (n-1) S / (B eff) on an idle node") {
+  const sim::CostModel cost = test::h100_cost();
+  const int n = 8;
+  const double bytes = 256.0 * 1024;
+  model::LayerGraph graph(n);
+  model::ProgramBuilder b(graph, 2.0);
+  b.set_collective_algorithm(model::CollectiveAlgorithm::kDirect);
+  b.collective("ar", model::CollectiveKind::kAllReduce, bytes, "", {});
+  const sim::TransportParams& t = cost.profile().one_shot;
+  const double expected = t.step_latency_s + (n - 1) * bytes / (cost.gpu().nvlink_Bps * t.link_efficiency);
+  CHECK(sim::simulate(graph, cost).makespan_s == Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("dtp hides most of the decode all-reduce time and keeps below the no-comm ceiling") {
+  const sim::CostModel cost = test::h100_cost();
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
+  const auto w = decode(8, 2048, 4);
+  model::Variant dtp1 = test::variant(TpMode::kDtp);
+  dtp1.delta = 1;
+  const auto run = [&](const model::Variant& v) {
+    const model::LayerGraph graph = model::build_layer_graph(arch, w, 8, v);
+    return sim::compute_metrics(graph, sim::simulate(graph, cost));
+  };
+  const sim::Metrics tp = run(test::variant(TpMode::kTp));
+  const sim::Metrics dtp = run(dtp1);
+  const sim::Metrics ceiling = run(test::variant(TpMode::kNoComm));
+  CHECK(tp.exposed_comm_s == Approx(tp.comm_s));  // blocking: nothing hidden
+  CHECK(dtp.exposed_comm_s < 0.2 * tp.exposed_comm_s);
+  CHECK(dtp.time_s < tp.time_s);
+  CHECK(ceiling.time_s <= dtp.time_s);
+}
+
+TEST_CASE("without CUDA graphs a small decode step is bound by host launches") {
+  const sim::CostModel cost = test::h100_cost();
+  const double launch = cost.profile().host_launch_s;
+  REQUIRE(launch > 0);
+  const model::ArchSpec arch = model::load_model_preset("qwen3-0.6b");
+  const model::LayerGraph graph = model::build_layer_graph(arch, decode(1, 128, 4), 8, test::variant(TpMode::kTp));
+  const double with_graphs = sim::simulate(graph, cost).makespan_s;
+  const double eager = sim::simulate(graph, cost, sim::EngineOptions{launch}).makespan_s;
+  // The last op cannot start before the host has launched every op.
+  CHECK(eager >= static_cast<double>(graph.size()) * launch);
+  CHECK(with_graphs < eager);
+}
+
+TEST_CASE("the generate shortcut sums decode steps within 0.1 percent of simulating every step") {
+  model::Scenario s = model::parse_scenario(R"(model: qwen3-0.6b
+hardware: {gpu: h100-sxm}
+workload: {phase: generate, batch: 4, context_len: 512, gen_len: 40, layers: 2, cuda_graphs: true}
+parallelism: {tp: 8}
+variants: [{name: dtp, tp_mode: dtp, delta: 1}]
+)",
+                                            "generate.yaml");
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), test::profile_preset("h100-sxm"));
+  const sim::Metrics exact = sim::decode_total(s, s.variants[0], cost, {}, true);
+  const sim::Metrics shortcut = sim::decode_total(s, s.variants[0], cost, {}, false);
+  INFO("exact " << exact.time_s << " s, shortcut " << shortcut.time_s << " s");
+  CHECK(shortcut.time_s == Approx(exact.time_s).epsilon(1e-3));
+  CHECK(shortcut.comm_s == Approx(exact.comm_s).epsilon(1e-3));
+}
+
+TEST_CASE("a generate scenario reports time to first token, time per output token and tokens per second") {
+  const model::Scenario s = model::parse_scenario(R"(model: qwen3-0.6b
+hardware: {gpu: h100-sxm}
+workload: {phase: generate, batch: 2, context_len: 256, gen_len: 16, layers: 2}
+parallelism: {tp: 8}
+variants: [{tp_mode: tp}, {tp_mode: nocomm}]
+)",
+                                                  "g.yaml");
+  const sim::ScenarioRun run = sim::run_scenario(s);
+  for (const sim::VariantRun& v : run.variants) {
+    REQUIRE(v.ttft_s);
+    REQUIRE(v.tpot_s);
+    CHECK(v.metrics.time_s == Approx(*v.ttft_s + 16 * *v.tpot_s));
+    CHECK(v.tokens_per_s == Approx(2.0 * 16 / v.metrics.time_s));
+    CHECK(v.passes_simulated == 4);  // the prefill and three decode steps
+  }
+}
