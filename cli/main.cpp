@@ -9,6 +9,7 @@
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 #include "model/scenario.hpp"
+#include "model/sweep.hpp"
 #include "sim/gpu_spec.hpp"
 #include "sim/scenario_run.hpp"
 #include "sim/trace_export.hpp"
@@ -29,17 +30,29 @@ struct CalibratePublicOptions {
 };
 
 int run_command(const RunOptions& options) {
-  const tpsim::model::Scenario scenario = tpsim::model::load_scenario(options.scenario);
-  const tpsim::sim::ScenarioRun run = tpsim::sim::run_scenario(scenario);
-  // Render everything before writing anything, so an error leaves no partial outputs.
-  const std::string table = tpsim::cli::comparison_table(run);
-  const std::string json = options.json_out.empty() ? "" : tpsim::cli::result_json(run);
-  const std::string trace = options.trace_out.empty() ? "" : tpsim::sim::chrome_trace_json(run);
+  const tpsim::model::Scenario base = tpsim::model::load_scenario(options.scenario);
+  const std::vector<tpsim::model::SweepPoint> points = tpsim::model::expand_sweep(base);
+  if (points.size() > 1 && !options.trace_out.empty()) {
+    throw tpsim::InputError(options.scenario + ": --trace shows one run, but the sweep has " +
+                            std::to_string(points.size()) + " points; remove the sweep block to trace one");
+  }
+  // Simulate and render everything before writing anything, so an error leaves no partial outputs.
+  std::vector<tpsim::cli::PointRun> runs;
+  std::string table;
+  for (size_t i = 0; i < points.size(); ++i) {
+    runs.push_back({points[i].values, tpsim::sim::run_scenario(points[i].scenario)});
+    if (points.size() > 1) {
+      table += "point " + std::to_string(i + 1) + "/" + std::to_string(points.size()) + ":";
+      for (const auto& [axis, value] : points[i].values) table += " " + axis + "=" + value;
+      table += "\n";
+    }
+    table += tpsim::cli::comparison_table(runs.back().run);
+  }
+  const std::string json = options.json_out.empty() ? "" : tpsim::cli::result_json(runs);
+  const std::string trace = options.trace_out.empty() ? "" : tpsim::sim::chrome_trace_json(runs.front().run);
   if (!options.json_out.empty()) tpsim::cli::write_output(options.json_out, json);
   if (!options.trace_out.empty()) tpsim::cli::write_output(options.trace_out, trace);
   if (!options.quiet && options.json_out != "-" && options.trace_out != "-") std::cout << table;
-  if (scenario.sweep.IsMap())
-    std::cerr << "note: the sweep block is ignored by `tpsim run`, which runs the base point\n";
   return 0;
 }
 
@@ -68,7 +81,9 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "Simulate every variant of a scenario and print the comparison table");
-  run_app->add_option("scenario", run.scenario, "Scenario YAML file (see scenarios/)")
+  run_app
+      ->add_option("scenario", run.scenario,
+                   "Scenario YAML file (see scenarios/); a sweep block runs every point of its cartesian product")
       ->required()
       ->check(CLI::ExistingFile);
   run_app->add_option("--json", run.json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout");

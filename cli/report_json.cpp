@@ -93,31 +93,38 @@ Json scenario_json(const sim::ScenarioRun& run) {
 
 }  // namespace
 
-std::string result_json(const sim::ScenarioRun& run) {
+std::string result_json(const std::vector<PointRun>& points) {
   Json root;
-  root["scenario"] = scenario_json(run);
+  root["scenario"] = scenario_json(points.front().run);
   root["results"] = Json::array();
-  for (const sim::VariantRun& v : run.variants) {
-    const sim::Metrics& m = v.metrics;
-    const model::LayerGraph& graph = v.passes.front().graph;
-    Json r;
-    r["variant"] = v.variant.name;
-    r["tp_mode"] = model::to_string(v.variant.mode);
-    r["time_s"] = m.time_s;
-    r["compute_s"] = m.compute_s;
-    r["comm_s"] = m.comm_s;
-    r["exposed_comm_s"] = m.exposed_comm_s;
-    r["overlap"] = m.overlap;
-    r["idle_s"] = m.idle_s;
-    r["speedup"] = v.speedup;
-    r["tokens_per_s"] = v.tokens_per_s;
-    if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
-    if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
-    r["passes_simulated"] = v.passes_simulated;
-    r["ops_per_gpu"] = graph.size();
-    r["matmul_flops_per_gpu"] = graph.matmul_flops();
-    r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
-    root["results"].push_back(std::move(r));
+  for (const PointRun& point : points) {
+    for (const sim::VariantRun& v : point.run.variants) {
+      const sim::Metrics& m = v.metrics;
+      const model::LayerGraph& graph = v.passes.front().graph;
+      Json r;
+      if (!point.values.empty()) {
+        Json values;
+        for (const auto& [axis, value] : point.values) values[axis] = value;
+        r["point"] = values;
+      }
+      r["variant"] = v.variant.name;
+      r["tp_mode"] = model::to_string(v.variant.mode);
+      r["time_s"] = m.time_s;
+      r["compute_s"] = m.compute_s;
+      r["comm_s"] = m.comm_s;
+      r["exposed_comm_s"] = m.exposed_comm_s;
+      r["overlap"] = m.overlap;
+      r["idle_s"] = m.idle_s;
+      r["speedup"] = v.speedup;
+      r["tokens_per_s"] = v.tokens_per_s;
+      if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
+      if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
+      r["passes_simulated"] = v.passes_simulated;
+      r["ops_per_gpu"] = graph.size();
+      r["matmul_flops_per_gpu"] = graph.matmul_flops();
+      r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+      root["results"].push_back(std::move(r));
+    }
   }
   return root.dump(2) + "\n";
 }

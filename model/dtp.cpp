@@ -17,24 +17,24 @@ ModuleInput DtpState::before_module(ProgramBuilder& b, const LayerContext& ctx, 
   const double read = ctx.variant.dtp_allgather ? (tp - 1) * tensor + tensor : 3.0 * tensor;
   std::vector<OpId> deps{*reductions_[source]};
   if (residual.ready) deps.push_back(*residual.ready);
-  const OpId add = b.memory("dtp.add_peers_of_module" + std::to_string(source), read, tensor,
-                            read / b.elem_bytes(), shape_text(ctx.tokens, ctx.arch.hidden), deps);
+  const OpId add = b.memory("dtp.add_peers_of_module" + std::to_string(source), read, tensor, read / b.elem_bytes(),
+                            shape_text(ctx.tokens, ctx.arch.hidden), deps);
   return ModuleInput{add};
 }
 
-ModuleInput DtpState::after_module(ProgramBuilder& b, const LayerContext& ctx, const std::string& module,
-                                   OpId product, const ModuleInput& residual) {
+ModuleInput DtpState::after_module(ProgramBuilder& b, const LayerContext& ctx, const std::string& module, OpId product,
+                                   const ModuleInput& residual) {
   const int k = next_++;
   const int64_t hidden = ctx.arch.hidden;
   const OpId own = residual_add(b, module + ".residual_own", ctx.tokens, hidden, {product}, residual.ready);
   if (k + 1 + ctx.variant.delta < modules_) {
     const double tensor = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
     const std::string shape = shape_text(ctx.tokens, hidden);
-    reductions_[k] = ctx.variant.dtp_allgather
-                         ? b.collective(module + ".partials.all_gather", CollectiveKind::kAllGather, b.tp() * tensor,
-                                        shape_text(b.tp() * ctx.tokens, hidden), {product})
-                         : b.collective(module + ".partials.all_reduce", CollectiveKind::kAllReduce, tensor, shape,
-                                        {product});
+    reductions_[k] =
+        ctx.variant.dtp_allgather
+            ? b.collective(module + ".partials.all_gather", CollectiveKind::kAllGather, b.tp() * tensor,
+                           shape_text(b.tp() * ctx.tokens, hidden), {product})
+            : b.collective(module + ".partials.all_reduce", CollectiveKind::kAllReduce, tensor, shape, {product});
   }
   return ModuleInput{own};
 }

@@ -29,10 +29,10 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
   const double q_and_o = batch * q * hq * d * e;
   const double keys_values = 2.0 * batch * (c + q) * hkv * d * e;
   const double cache_append = ctx.workload.is_inference() ? 2.0 * batch * q * hkv * d * e : 0.0;
-  const std::string shape = "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
-                            " cached=" + std::to_string(ctx.pass.cached_tokens) +
-                            " heads=" + std::to_string(ctx.shard.q_heads) +
-                            " kv_heads=" + std::to_string(ctx.shard.kv_heads) + " d=" + std::to_string(ctx.arch.head_dim);
+  const std::string shape =
+      "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
+      " cached=" + std::to_string(ctx.pass.cached_tokens) + " heads=" + std::to_string(ctx.shard.q_heads) +
+      " kv_heads=" + std::to_string(ctx.shard.kv_heads) + " d=" + std::to_string(ctx.arch.head_dim);
   return b.attention("attn.core", flops, q_and_o + keys_values, q_and_o + cache_append, shape, {input});
 }
 

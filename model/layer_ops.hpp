@@ -18,8 +18,7 @@ struct ModuleInput {
 };
 
 // RMSNorm over [tokens, width]: reads the input and the weight, writes the output.
-OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width,
-              const std::vector<OpId>& deps);
+OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, const std::vector<OpId>& deps);
 
 // residual += sum of `deps`' output, over [tokens, width].
 OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, std::vector<OpId> deps,

@@ -38,12 +38,18 @@ struct Scenario {
   Workload workload;
   Parallelism parallelism;
   std::vector<Variant> variants;  // the first is the baseline
-  YAML::Node sweep;               // optional; `tpsim run` runs the base point
+  YAML::Node sweep;               // optional: dotted paths to lists of values (see sweep.hpp)
+  YAML::Node root;                // the whole document, for sweeps to override
 };
 
 // Reads and checks a scenario file; throws InputError naming file:line:col and what is valid.
 Scenario load_scenario(const std::string& path);
 // The same from text (tests); `file` is used in messages and to resolve relative paths.
 Scenario parse_scenario(const std::string& text, const std::string& file);
+// The keys a section accepts: "workload", "hardware", "parallelism" or "variant"; empty otherwise.
+std::vector<std::string> section_keys(const std::string& section);
+
+// The same from a parsed document.
+Scenario parse_scenario_node(const YAML::Node& root, const std::string& file);
 
 }  // namespace tpsim::model

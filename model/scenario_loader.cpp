@@ -236,6 +236,12 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   std::set<std::string> names;
   for (size_t i = 0; i < node.size(); ++i) {
     Variant v = read_variant(in, node[i], static_cast<int>(i), out.parallelism.tp);
+    const int64_t modules = 2 * out.workload.layers;
+    if (v.mode == TpMode::kDtp && v.delta >= modules) {
+      in.fail(node[i]["delta"], "variants[" + std::to_string(i) + "].delta=" + std::to_string(v.delta) +
+                                    " must be less than the " + std::to_string(modules) +
+                                    " modules simulated (2 per layer)");
+    }
     if (!names.insert(v.name).second)
       in.fail(node[i], "variant name '" + v.name + "' is used twice; names must be unique");
     out.variants.push_back(std::move(v));
@@ -253,9 +259,20 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
 
 }  // namespace
 
+std::vector<std::string> section_keys(const std::string& section) {
+  if (section == "workload") return kWorkloadKeys;
+  if (section == "hardware") return kHardwareKeys;
+  if (section == "parallelism") return kParallelKeys;
+  if (section == "variant") return kVariantKeys;
+  return {};
+}
+
 Scenario parse_scenario(const std::string& text, const std::string& file) {
+  return parse_scenario_node(YamlReader(file).parse_text(text), file);
+}
+
+Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   const YamlReader in(file);
-  const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the scenario", kTopKeys);
   for (const char* key : {"model", "hardware", "workload", "parallelism", "variants"})
     in.require(root, key, "the scenario");
@@ -273,6 +290,7 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");
     out.sweep = root["sweep"];
   }
+  out.root = root;
   return out;
 }
 

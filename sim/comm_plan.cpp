@@ -36,8 +36,8 @@ CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
   const double per_port = static_cast<double>(plan.send_offsets.size()) * plan.message_bytes;
-  return plan.steps * (plan.transport.step_latency_s +
-                       per_port / (cost.gpu().nvlink_Bps * plan.transport.link_efficiency));
+  return plan.steps *
+         (plan.transport.step_latency_s + per_port / (cost.gpu().nvlink_Bps * plan.transport.link_efficiency));
 }
 
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
@@ -53,9 +53,12 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     return plan;
   }
   switch (op.algorithm) {
-    case CollectiveAlgorithm::kRing: return ring_plan(op, ranks, cost);
-    case CollectiveAlgorithm::kDirect: return direct_plan(op, ranks, cost);
-    case CollectiveAlgorithm::kAuto: break;
+    case CollectiveAlgorithm::kRing:
+      return ring_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kDirect:
+      return direct_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kAuto:
+      break;
   }
   CommPlan ring = ring_plan(op, ranks, cost);
   if (op.collective != CollectiveKind::kAllReduce || op.tensor_bytes > cost.profile().one_shot_max_bytes) return ring;

@@ -1,6 +1,8 @@
 // Scenario orchestration: isolated simulations per variant and pass, generate integration, speedups.
 #include "sim/scenario_run.hpp"
 
+#include <algorithm>
+
 #include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
 #include "model/yaml_reader.hpp"
@@ -50,7 +52,8 @@ void check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
 
 Metrics decode_total(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
                      const EngineOptions& options, bool every_step, std::vector<PassTrace>* traces) {
-  const int64_t steps = s.workload.gen_len;
+  // The prefill produces the first new token; each decode step one more.
+  const int64_t steps = s.workload.gen_len - 1;
   auto step_metrics = [&](int64_t step) {
     SimulatedPass pass =
         simulate_pass(s, v, model::decode_pass(s.workload, step), cost, options, "decode step " + std::to_string(step));
@@ -107,9 +110,10 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
         break;
       case model::Phase::kGenerate: {
         v.ttft_s = v.metrics.time_s;
+        const int64_t steps = w.gen_len - 1;
         const Metrics decode = decode_total(scenario, variant, cost, options, false, &v.passes);
-        v.passes_simulated += w.gen_len <= 3 ? w.gen_len : 3;
-        v.tpot_s = decode.time_s / static_cast<double>(w.gen_len);
+        v.passes_simulated += std::min<int64_t>(steps, 3);
+        if (steps > 0) v.tpot_s = decode.time_s / static_cast<double>(steps);
         v.metrics = scaled_sum(v.metrics, 1.0, decode, 1.0);
         v.tokens_per_s = static_cast<double>(w.batch * w.gen_len) / v.metrics.time_s;
         break;

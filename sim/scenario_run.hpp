@@ -1,7 +1,7 @@
 // Runs every variant of a scenario: resolves hardware and profile, builds graphs, simulates, summarises.
-// A generate workload simulates its prefill and three decode steps (first, middle, last context
-// length) and sums the decode steps exactly for a quadratic in the step index; tests measure the
-// error of that shortcut against simulating every step.
+// A generate workload simulates its prefill (which yields the first token) and three of its
+// gen_len - 1 decode steps (first, middle, last context length), and sums the decode steps exactly
+// for a quadratic in the step index; tests measure the error of that shortcut against every step.
 #pragma once
 
 #include <optional>
@@ -47,8 +47,8 @@ void check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 
 ScenarioRun run_scenario(const model::Scenario& scenario);
 
-// Sum of the metrics of decode steps 0..steps-1 of a generate workload: exact simulation of every
-// step when `every_step`, else the three-point quadratic shortcut. Exposed for tests.
+// Sum of the metrics of decode steps 0..gen_len-2 of a generate workload (the prefill makes the first token): exact
+// simulation of every step when `every_step`, else the three-point quadratic shortcut. Exposed for tests.
 Metrics decode_total(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
                      const EngineOptions& options, bool every_step, std::vector<PassTrace>* traces = nullptr);
 

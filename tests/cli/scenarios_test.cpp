@@ -1,5 +1,5 @@
-// Every scenario shipped in scenarios/ runs, obeys the invariants of its variants, and matches the
-// times recorded in tests/cli/expected_times.json (regenerate: TPSIM_UPDATE_EXPECTED=1 ctest -R shipped).
+// Every scenario shipped in scenarios/ (every point of its sweep) runs, obeys the invariants of its variants, and
+// matches the times recorded in tests/cli/expected_times.json (regenerate: TPSIM_UPDATE_EXPECTED=1 ctest -R shipped).
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include "cli/cli_support.hpp"
 #include "model/scenario.hpp"
+#include "model/sweep.hpp"
 #include "sim/scenario_run.hpp"
 
 using namespace tpsim;
@@ -36,30 +37,35 @@ TEST_CASE("every shipped scenario runs and matches its recorded times") {
   nlohmann::ordered_json actual = nlohmann::ordered_json::object();
   for (const std::string& file : files) {
     INFO("scenario " << file);
-    const model::Scenario scenario = model::load_scenario(std::string(TPSIM_SOURCE_DIR) + "/scenarios/" + file);
-    const sim::ScenarioRun run = sim::run_scenario(scenario);
-    double fastest_with_comm = 1e300;
-    std::optional<double> nocomm;
-    for (const sim::VariantRun& v : run.variants) {
-      const sim::Metrics& m = v.metrics;
-      INFO("variant " << v.variant.name);
-      CHECK(m.time_s > 0);
-      CHECK(m.compute_s <= m.time_s * (1 + 1e-12));
-      CHECK(m.exposed_comm_s <= m.comm_s * (1 + 1e-12));
-      if (v.variant.mode == model::TpMode::kNoComm) {
-        nocomm = m.time_s;
-        CHECK(m.comm_s == 0);
-      } else {
-        fastest_with_comm = std::min(fastest_with_comm, m.time_s);
+    const model::Scenario base = model::load_scenario(std::string(TPSIM_SOURCE_DIR) + "/scenarios/" + file);
+    for (const model::SweepPoint& point : model::expand_sweep(base)) {
+      std::string key = file;
+      for (const auto& [axis, value] : point.values) key += " " + axis + "=" + value;
+      INFO("point " << key);
+      const sim::ScenarioRun run = sim::run_scenario(point.scenario);
+      double fastest_with_comm = 1e300;
+      std::optional<double> nocomm;
+      for (const sim::VariantRun& v : run.variants) {
+        const sim::Metrics& m = v.metrics;
+        INFO("variant " << v.variant.name);
+        CHECK(m.time_s > 0);
+        CHECK(m.compute_s <= m.time_s * (1 + 1e-12));
+        CHECK(m.exposed_comm_s <= m.comm_s * (1 + 1e-12));
+        if (v.variant.mode == model::TpMode::kNoComm) {
+          nocomm = m.time_s;
+          CHECK(m.comm_s == 0);
+        } else {
+          fastest_with_comm = std::min(fastest_with_comm, m.time_s);
+        }
+        actual[key][v.variant.name] = m.time_s;
+        if (!update) {
+          REQUIRE(expected.contains(key));
+          REQUIRE(expected[key].contains(v.variant.name));
+          CHECK(m.time_s == Approx(expected[key][v.variant.name].get<double>()).epsilon(1e-6));
+        }
       }
-      actual[file][v.variant.name] = m.time_s;
-      if (!update) {
-        REQUIRE(expected.contains(file));
-        REQUIRE(expected[file].contains(v.variant.name));
-        CHECK(m.time_s == Approx(expected[file][v.variant.name].get<double>()).epsilon(1e-6));
-      }
+      if (nocomm) CHECK(*nocomm <= fastest_with_comm);
     }
-    if (nocomm) CHECK(*nocomm <= fastest_with_comm);
   }
   if (update) {
     std::ofstream(kExpectedPath) << actual.dump(2) << "\n";

@@ -76,7 +76,7 @@ TEST_CASE("dtp over all-gather moves every rank's partial, n/2 times the bytes o
   model::Variant ring_ag = dtp(1, true);
   ring_ag.algorithm = model::CollectiveAlgorithm::kRing;
   const double partial = 8.0 * arch.hidden * 2;  // batch x hidden, bf16
-  const double reductions = 2 * 2 - 1 - 1;      // modules - 1 - delta
+  const double reductions = 2 * 2 - 1 - 1;       // modules - 1 - delta
   const double final_ar = 2.0 * (tp - 1) / tp * partial;
   CHECK(model::build_layer_graph(arch, w, tp, ring_ar).wire_bytes_per_rank() ==
         Approx(reductions * 2.0 * (tp - 1) / tp * partial + final_ar));
@@ -87,7 +87,8 @@ TEST_CASE("dtp over all-gather moves every rank's partial, n/2 times the bytes o
 TEST_CASE("decode GEMMs have one row per sequence and attention reads the whole KV cache") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
   const int64_t batch = 16, context = 4096;
-  const model::LayerGraph graph = model::build_layer_graph(arch, decode(batch, context, 1), 8, test::variant(TpMode::kTp));
+  const model::LayerGraph graph =
+      model::build_layer_graph(arch, decode(batch, context, 1), 8, test::variant(TpMode::kTp));
   for (const model::Op& op : graph.ops()) {
     if (op.kind == model::OpKind::kGemm) CHECK(op.gemm.m == batch);
     if (op.kind != model::OpKind::kAttention) continue;
@@ -97,4 +98,37 @@ TEST_CASE("decode GEMMs have one row per sequence and attention reads the whole 
     CHECK(op.bytes_read == Approx(kv_bytes + q_bytes));
     CHECK(op.flops == Approx(4.0 * batch * 8 * d * (context + 0.5)));
   }
+}
+
+TEST_CASE("each dtp all-reduce moves the bytes of tp's all-reduce; the last delta modules send nothing") {
+  const model::ArchSpec arch = model::load_model_preset("qwen3-8b");
+  const int64_t layers = 3;
+  const auto w = decode(4, 128, layers);
+  const double tp = model::build_layer_graph(arch, w, 8, test::variant(TpMode::kTp)).wire_bytes_per_rank();
+  const double per_module = tp / (2 * layers);
+  for (int delta : {1, 2, 3}) {
+    // 2L - 1 - delta module reductions plus the final one: delta fewer than tp's 2L.
+    const double expected = (2 * layers - delta) * per_module;
+    CHECK(model::build_layer_graph(arch, w, 8, dtp(delta)).wire_bytes_per_rank() == Approx(expected));
+  }
+}
+
+TEST_CASE("a decode step reads the rank's share of the weights and the KV cache") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const int tp = 8;
+  const int64_t batch = 4, context = 2048, layers = 2;
+  const model::LayerGraph graph = model::build_layer_graph(arch, decode(batch, context, layers), tp, dtp(1));
+  const double h = arch.hidden, d = arch.head_dim, e = 2;
+  const double layer_params =
+      h * (arch.heads + 2.0 * arch.kv_heads) * d + arch.heads * d * h + 3.0 * h * arch.intermediate;
+  double weight_bytes = 0, kv_bytes = 0;
+  for (const model::Op& op : graph.ops()) {
+    if (op.kind == model::OpKind::kGemm) weight_bytes += static_cast<double>(op.gemm.k * op.gemm.n) * e;
+    if (op.kind == model::OpKind::kAttention) {
+      kv_bytes += op.bytes_read - batch * (arch.heads / tp) * d * e;  // minus the queries
+    }
+  }
+  CHECK(weight_bytes == Approx(layers * layer_params / tp * e));
+  const double kv_heads_per_rank = static_cast<double>(arch.kv_heads) / tp;
+  CHECK(kv_bytes == Approx(layers * 2.0 * batch * (context + 1) * kv_heads_per_rank * d * e));
 }

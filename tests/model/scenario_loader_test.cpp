@@ -100,3 +100,23 @@ TEST_CASE("an inline model mapping and an hf_config path are both accepted") {
   const std::string hf = replace(kValid, "model: llama-3.1-8b", "model: {hf_config: missing/config.json}");
   CHECK_THROWS_WITH(model::parse_scenario(hf, "dir/s.yaml"), Contains("dir/s.yaml:2:20:") && Contains("no such file"));
 }
+
+TEST_CASE("a malformed inference workload is rejected with what is valid") {
+  const std::string decode = R"(model: llama-3.1-8b
+hardware: {gpu: h100-sxm}
+workload: {phase: decode, batch: 8, context_len: 1024, layers: 2}
+parallelism: {tp: 8}
+variants: [{name: tp, tp_mode: tp}, {name: d, tp_mode: dtp, delta: 1}]
+)";
+  CHECK_NOTHROW(model::parse_scenario(decode, "d.yaml"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(decode, "layers: 2", "layers: 2, gen_len: 16"), "d.yaml"),
+                    Contains("d.yaml:3:") && Contains("gen_len does not apply to phase decode"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(decode, "context_len: 1024, ", ""), "d.yaml"),
+                    Contains("needs the key 'context_len'"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(decode, "delta: 1", "delta: 4"), "d.yaml"),
+                    Contains("d.yaml:5:") && Contains("less than the 4 modules"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(decode, ", delta: 1", ""), "d.yaml"), Contains("'delta'"));
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(decode, "{name: tp, tp_mode: tp}", "{tp_mode: tp, delta: 1}"), "d.yaml"),
+      Contains("applies only to tp_mode: dtp"));
+}

@@ -100,7 +100,7 @@ variants: [{name: dtp, tp_mode: dtp, delta: 1}]
   CHECK(shortcut.comm_s == Approx(exact.comm_s).epsilon(1e-3));
 }
 
-TEST_CASE("a generate scenario reports time to first token, time per output token and tokens per second") {
+TEST_CASE("a generate total equals TTFT + (gen_len - 1) TPOT, and tokens per second follow") {
   const model::Scenario s = model::parse_scenario(R"(model: qwen3-0.6b
 hardware: {gpu: h100-sxm}
 workload: {phase: generate, batch: 2, context_len: 256, gen_len: 16, layers: 2}
@@ -112,8 +112,37 @@ variants: [{tp_mode: tp}, {tp_mode: nocomm}]
   for (const sim::VariantRun& v : run.variants) {
     REQUIRE(v.ttft_s);
     REQUIRE(v.tpot_s);
-    CHECK(v.metrics.time_s == Approx(*v.ttft_s + 16 * *v.tpot_s));
+    // The prefill yields the first token, then gen_len - 1 decode steps.
+    CHECK(v.metrics.time_s == Approx(*v.ttft_s + (16 - 1) * *v.tpot_s));
     CHECK(v.tokens_per_s == Approx(2.0 * 16 / v.metrics.time_s));
     CHECK(v.passes_simulated == 4);  // the prefill and three decode steps
+  }
+}
+
+TEST_CASE("dtp is never slower than tp nor faster than nocomm, and a larger delta never slows a step") {
+  const sim::CostModel cost = test::h100_cost();
+  struct Case {
+    const char* model;
+    int64_t batch, context;
+  };
+  for (const Case& c : {Case{"llama-3.1-8b", 1, 1024}, Case{"llama-3.1-70b", 32, 4096}, Case{"qwen3-0.6b", 8, 512}}) {
+    const model::ArchSpec arch = model::load_model_preset(c.model);
+    const auto w = decode(c.batch, c.context, 4);
+    const auto time_of = [&](const model::Variant& v) {
+      return sim::simulate(model::build_layer_graph(arch, w, 8, v), cost).makespan_s;
+    };
+    const double tp = time_of(test::variant(TpMode::kTp));
+    const double ceiling = time_of(test::variant(TpMode::kNoComm));
+    double previous = tp;
+    for (int delta = 0; delta <= 4; ++delta) {
+      model::Variant v = test::variant(TpMode::kDtp);
+      v.delta = delta;
+      const double t = time_of(v);
+      INFO(c.model << " batch " << c.batch << " delta " << delta);
+      CHECK(t <= tp * (1 + 1e-12));
+      CHECK(t >= ceiling);
+      CHECK(t <= previous * (1 + 1e-12));
+      previous = t;
+    }
   }
 }

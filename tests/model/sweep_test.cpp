@@ -1,0 +1,59 @@
+// Sweep expansion: cartesian order, overrides of every kind of axis, located errors.
+#include <catch2/catch.hpp>
+
+#include "model/input_error.hpp"
+#include "model/sweep.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kBase = R"(model: llama-3.1-8b
+hardware: {gpu: h100-sxm}
+workload: {phase: forward, batch: 1, seq_len: 1024, layers: 2}
+parallelism: {tp: 8}
+variants:
+  - {name: sp, tp_mode: sp}
+  - {name: fast, tp_mode: async, chunks: 8}
+sweep:
+  workload.batch: [1, 4]
+  variants.fast.chunks: [8, 16, 32]
+)";
+
+}  // namespace
+
+TEST_CASE("a sweep is the cartesian product of its axes, the last axis varying fastest") {
+  const auto points = model::expand_sweep(model::parse_scenario(kBase, "s.yaml"));
+  REQUIRE(points.size() == 2 * 3);
+  CHECK(points[0].values == std::vector<std::pair<std::string, std::string>>{{"workload.batch", "1"},
+                                                                             {"variants.fast.chunks", "8"}});
+  CHECK(points[1].scenario.variants[1].chunks == 16);
+  CHECK(points[3].scenario.workload.batch == 4);
+  CHECK(points[5].scenario.variants[1].chunks == 32);
+  for (const auto& p : points) CHECK_FALSE(p.scenario.sweep.IsMap());
+}
+
+TEST_CASE("a scenario without a sweep is its own single point") {
+  const std::string plain = kBase.substr(0, kBase.find("sweep:"));
+  const auto points = model::expand_sweep(model::parse_scenario(plain, "s.yaml"));
+  REQUIRE(points.size() == 1);
+  CHECK(points[0].values.empty());
+}
+
+TEST_CASE("a bad sweep axis or value fails at its location with what is valid") {
+  const std::string bad_path = kBase + "  workload.bach: [1]\n";
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(bad_path, "s.yaml")),
+                    Contains("s.yaml:11:3:") && Contains("unknown key 'bach'"));
+  const std::string bad_variant = kBase + "  variants.slow.chunks: [1]\n";
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(bad_variant, "s.yaml")),
+                    Contains("s.yaml:11:3:") && Contains("no variant named 'slow'"));
+  const std::string bad_value = kBase + "  parallelism.tp: [8, 3]\n";
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(bad_value, "s.yaml")),
+                    Contains("s.yaml:11:23:") && Contains("tp=3"));
+  const std::string empty = kBase + "  hardware.gpu: []\n";
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(empty, "s.yaml")), Contains("non-empty list"));
+  const std::string nonsense = kBase + "  colour: [red]\n";
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(nonsense, "s.yaml")),
+                    Contains("not a valid path; valid: workload.<key>"));
+}
