@@ -1,11 +1,16 @@
 // The tpsim command line: `run` simulates a scenario's variants; `calibrate public` fits a default profile.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include "calibrate/public_profile.hpp"
 #include "cli/output_file.hpp"
+#include "cli/plot_command.hpp"
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
+#include "cli/sweep_command.hpp"
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 #include "model/scenario.hpp"
@@ -92,6 +97,34 @@ int main(int argc, char** argv) {
                       "thread per stream");
   run_app->add_flag("-q,--quiet", run.quiet, "Do not print the table");
 
+  tpsim::cli::SweepOptions sweep;
+  CLI::App* sweep_app =
+      app.add_subcommand("sweep", "Run every point of a scenario's sweep in parallel processes; resumable, shardable");
+  sweep_app->add_option("scenario", sweep.scenario, "Scenario YAML file with a sweep block")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sweep_app
+      ->add_option("-o,--out", sweep.out_dir,
+                   "Output folder: journal.jsonl (resumable state), results.csv, results.jsonl")
+      ->required();
+  sweep.jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  sweep_app->add_option("-j,--jobs", sweep.jobs, "Worker processes")->capture_default_str();
+  sweep_app->add_option(
+      "--shard", sweep.shard,
+      "Run only shard i of N (i/N, 1-based): points whose index mod N is i-1 (one Slurm array task each)");
+  sweep_app->add_flag("!--no-progress", sweep.progress, "Do not show progress (shown only on a terminal)");
+
+  std::vector<std::string> merge_dirs;
+  std::string merge_out;
+  CLI::App* merge_app = app.add_subcommand("merge", "Join the output folders of sweep shards into one result");
+  merge_app->add_option("folders", merge_dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
+  merge_app->add_option("-o,--out", merge_out, "Output folder (new or empty)")->required();
+
+  CLI::App* plot_app = app.add_subcommand(
+      "plot", "Plot sweep or run results (matplotlib): speedup curves or a time breakdown; see tpsim plot --help");
+  plot_app->prefix_command();  // every argument, --help included, goes to the plot script
+  plot_app->set_help_flag("");
+
   CalibratePublicOptions pub;
   CLI::App* calibrate_app = app.add_subcommand("calibrate", "Fit cost profiles from measurements");
   calibrate_app->require_subcommand(1);
@@ -110,6 +143,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (run_app->parsed()) return run_command(run);
+    if (sweep_app->parsed()) return tpsim::cli::run_sweep(sweep);
+    if (merge_app->parsed()) return tpsim::cli::merge_sweeps(merge_dirs, merge_out);
+    if (plot_app->parsed()) return tpsim::cli::run_plot(plot_app->remaining());
     if (public_app->parsed()) return calibrate_public_command(pub);
   } catch (const tpsim::InputError& error) {
     std::cerr << "tpsim: error: " << error.what() << "\n";

@@ -18,13 +18,15 @@ Json variant_json(const model::Variant& v) {
     j["dtp_collective"] = v.dtp_allgather ? "allgather" : "allreduce";
   }
   if (v.mode == model::TpMode::kAsync) {
-    j["chunks"] = v.chunks;
+    j["chunks"] = v.chunks_auto ? Json("auto") : Json(v.chunks);
     j["transport"] = model::to_string(v.transport);
     j["order"] = model::to_string(v.order);
     j["boundary_overlap"] = v.boundary_overlap;
   }
   return j;
 }
+
+}  // namespace
 
 Json scenario_json(const sim::ScenarioRun& run) {
   const model::Scenario& s = run.scenario;
@@ -91,40 +93,44 @@ Json scenario_json(const sim::ScenarioRun& run) {
   return j;
 }
 
-}  // namespace
+Json result_row(const AxisValues& values, const sim::VariantRun& v) {
+  const sim::Metrics& m = v.metrics;
+  const model::LayerGraph& graph = v.passes.front().graph;
+  Json r;
+  if (!values.empty()) {
+    Json point;
+    for (const auto& [axis, value] : values) point[axis] = value;
+    r["point"] = point;
+  }
+  r["variant"] = v.variant.name;
+  r["tp_mode"] = model::to_string(v.variant.mode);
+  if (v.variant.mode == model::TpMode::kAsync) {
+    r["chunks"] = v.variant.chunks;
+    r["chunks_chosen_by"] = v.variant.chunks_auto ? "auto" : "scenario";
+  }
+  r["time_s"] = m.time_s;
+  r["compute_s"] = m.compute_s;
+  r["comm_s"] = m.comm_s;
+  r["exposed_comm_s"] = m.exposed_comm_s;
+  r["overlap"] = m.overlap;
+  r["idle_s"] = m.idle_s;
+  r["speedup"] = v.speedup;
+  r["tokens_per_s"] = v.tokens_per_s;
+  if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
+  if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
+  r["passes_simulated"] = v.passes_simulated;
+  r["ops_per_gpu"] = graph.size();
+  r["matmul_flops_per_gpu"] = graph.matmul_flops();
+  r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+  return r;
+}
 
 std::string result_json(const std::vector<PointRun>& points) {
   Json root;
   root["scenario"] = scenario_json(points.front().run);
   root["results"] = Json::array();
   for (const PointRun& point : points) {
-    for (const sim::VariantRun& v : point.run.variants) {
-      const sim::Metrics& m = v.metrics;
-      const model::LayerGraph& graph = v.passes.front().graph;
-      Json r;
-      if (!point.values.empty()) {
-        Json values;
-        for (const auto& [axis, value] : point.values) values[axis] = value;
-        r["point"] = values;
-      }
-      r["variant"] = v.variant.name;
-      r["tp_mode"] = model::to_string(v.variant.mode);
-      r["time_s"] = m.time_s;
-      r["compute_s"] = m.compute_s;
-      r["comm_s"] = m.comm_s;
-      r["exposed_comm_s"] = m.exposed_comm_s;
-      r["overlap"] = m.overlap;
-      r["idle_s"] = m.idle_s;
-      r["speedup"] = v.speedup;
-      r["tokens_per_s"] = v.tokens_per_s;
-      if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
-      if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
-      r["passes_simulated"] = v.passes_simulated;
-      r["ops_per_gpu"] = graph.size();
-      r["matmul_flops_per_gpu"] = graph.matmul_flops();
-      r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
-      root["results"].push_back(std::move(r));
-    }
+    for (const sim::VariantRun& v : point.run.variants) root["results"].push_back(result_row(point.values, v));
   }
   return root.dump(2) + "\n";
 }

@@ -1,6 +1,7 @@
 // The JSON result of a scenario run: resolved inputs and one record per variant.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,11 +10,19 @@
 
 namespace tpsim::cli {
 
+using AxisValues = std::vector<std::pair<std::string, std::string>>;
+
 // A run of one sweep point: its axis values (empty without a sweep) and results.
 struct PointRun {
-  std::vector<std::pair<std::string, std::string>> values;
+  AxisValues values;
   sim::ScenarioRun run;
 };
+
+// One result row: the point's axis values (under "point", when any), the variant and its metrics.
+nlohmann::ordered_json result_row(const AxisValues& values, const sim::VariantRun& variant);
+
+// The resolved inputs of a run (model, hardware, profile, workload, parallelism, variants).
+nlohmann::ordered_json scenario_json(const sim::ScenarioRun& run);
 
 // {"scenario": resolved inputs of the first point, "results": one row per point and variant}; rows
 // of a sweep carry their point's axis values under "point".

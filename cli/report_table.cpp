@@ -39,7 +39,11 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   const bool ttft = w.phase == model::Phase::kPrefill || w.phase == model::Phase::kGenerate;
   const bool tpot = w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate;
   size_t name_width = 7;
-  for (const auto& v : run.variants) name_width = std::max(name_width, v.variant.name.size());
+  const auto label = [](const sim::VariantRun& v) {
+    return v.variant.chunks_auto ? v.variant.name + " (auto: " + std::to_string(v.variant.chunks) + " chunks)"
+                                 : v.variant.name;
+  };
+  for (const auto& v : run.variants) name_width = std::max(name_width, label(v).size());
   std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms",
                                       "overlap", "speedup",    "tokens/s"};
   if (ttft) headers.emplace_back("TTFT ms");
@@ -49,7 +53,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   out += "\n";
   for (const auto& v : run.variants) {
     const sim::Metrics& m = v.metrics;
-    out += pad(v.variant.name, name_width, true);
+    out += pad(label(v), name_width, true);
     std::vector<std::string> cells = {format("%.3f", m.time_s * 1e3),
                                       format("%.3f", m.compute_s * 1e3),
                                       format("%.3f", m.comm_s * 1e3),

@@ -166,8 +166,13 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
 }
 
 void read_async_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, int tp, Variant& v) {
-  v.chunks = node["chunks"] ? static_cast<int>(in.positive_int(node["chunks"], context + ".chunks")) : tp;
-  if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
+  v.chunks = tp;
+  if (node["chunks"] && node["chunks"].IsScalar() && node["chunks"].Scalar() == "auto") {
+    v.chunks_auto = true;
+  } else if (node["chunks"]) {
+    v.chunks = static_cast<int>(in.positive_int(node["chunks"], context + ".chunks (a number or auto)"));
+    if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
+  }
   if (node["transport"]) {
     v.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
                       ? Transport::kSm

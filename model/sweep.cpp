@@ -44,8 +44,8 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
   const auto check_key = [&](const std::string& section, const std::string& key) {
     const std::vector<std::string> valid = section_keys(section);
     if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
-      in.fail(at, "sweep axis '" + path + "': unknown key '" + key + "' in " + section + "; valid keys: " +
-                      join_names(valid));
+      in.fail(at, "sweep axis '" + path + "': unknown key '" + key + "' in " + section +
+                      "; valid keys: " + join_names(valid));
     }
   };
   if (parts.size() == 2 && (head == "workload" || head == "hardware" || head == "parallelism")) {

@@ -19,6 +19,7 @@ struct Variant {
   std::string name;
   TpMode mode = TpMode::kSp;
   int chunks = 1;                                // async only: GEMM pieces per AG+GEMM / GEMM+RS
+  bool chunks_auto = false;                      // async only: try every valid count, keep the fastest
   Transport transport = Transport::kCopyEngine;  // async only
   ChunkOrder order = ChunkOrder::kDirect;        // async only; direct is what PyTorch's micro-pipeline TP does
   bool boundary_overlap = false;                 // async only: all-gather before the RMSNorm

@@ -35,6 +35,74 @@ SimulatedPass simulate_pass(const model::Scenario& s, const model::Variant& v, c
   return SimulatedPass{metrics, PassTrace{std::move(label), std::move(graph), std::move(timeline)}};
 }
 
+VariantRun run_variant(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
+                       const EngineOptions& options) {
+  const model::Workload& w = scenario.workload;
+  VariantRun v;
+  v.variant = variant;
+  const model::Pass primary = model::primary_pass(w);
+  SimulatedPass first = simulate_pass(scenario, variant, primary, cost, options,
+                                      w.phase == model::Phase::kGenerate ? "prefill" : model::to_string(w.phase));
+  v.metrics = first.metrics;
+  v.passes.push_back(std::move(first.trace));
+  v.passes_simulated = 1;
+  switch (w.phase) {
+    case model::Phase::kForward:
+      v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
+      break;
+    case model::Phase::kPrefill:
+      v.ttft_s = v.metrics.time_s;
+      v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
+      break;
+    case model::Phase::kDecode:
+      v.tpot_s = v.metrics.time_s;
+      v.tokens_per_s = static_cast<double>(w.batch) / v.metrics.time_s;
+      break;
+    case model::Phase::kGenerate: {
+      v.ttft_s = v.metrics.time_s;
+      const int64_t steps = w.gen_len - 1;
+      const Metrics decode = decode_total(scenario, variant, cost, options, false, &v.passes);
+      v.passes_simulated += std::min<int64_t>(steps, 3);
+      if (steps > 0) v.tpot_s = decode.time_s / static_cast<double>(steps);
+      v.metrics = scaled_sum(v.metrics, 1.0, decode, 1.0);
+      v.tokens_per_s = static_cast<double>(w.batch * w.gen_len) / v.metrics.time_s;
+      break;
+    }
+  }
+  return v;
+}
+
+std::vector<int> chunk_candidates(const model::Scenario& scenario) {
+  const int tp = scenario.parallelism.tp;
+  const int64_t tokens = model::primary_pass(scenario.workload).tokens();
+  std::vector<int> candidates;
+  for (int chunks = 1; chunks <= 4 * tp; ++chunks) {
+    if (!model::check_chunks(chunks, tp).empty()) continue;
+    const int units = chunks > tp ? chunks : tp;
+    if (tokens % units == 0) candidates.push_back(chunks);
+  }
+  return candidates;
+}
+
+VariantRun run_fastest_chunks(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
+                              const EngineOptions& options) {
+  std::optional<VariantRun> best;
+  for (int chunks : chunk_candidates(scenario)) {
+    model::Variant candidate = variant;
+    candidate.chunks = chunks;
+    candidate.chunks_auto = false;
+    VariantRun run = run_variant(scenario, candidate, cost, options);
+    if (!best || run.metrics.time_s < best->metrics.time_s) best = std::move(run);
+  }
+  if (!best) {
+    throw InputError("variant " + variant.name + ": chunks: auto found no chunk count that divides the " +
+                     std::to_string(model::primary_pass(scenario.workload).tokens()) +
+                     " tokens over tp=" + std::to_string(scenario.parallelism.tp));
+  }
+  best->variant.chunks_auto = true;  // reports say the count was chosen
+  return std::move(*best);
+}
+
 }  // namespace
 
 void check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
@@ -88,38 +156,8 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   const model::Workload& w = scenario.workload;
   const EngineOptions options{w.cuda_graphs ? 0.0 : run.profile.host_launch_s};
   for (const model::Variant& variant : scenario.variants) {
-    VariantRun v;
-    v.variant = variant;
-    const model::Pass primary = model::primary_pass(w);
-    SimulatedPass first = simulate_pass(scenario, variant, primary, cost, options,
-                                        w.phase == model::Phase::kGenerate ? "prefill" : model::to_string(w.phase));
-    v.metrics = first.metrics;
-    v.passes.push_back(std::move(first.trace));
-    v.passes_simulated = 1;
-    switch (w.phase) {
-      case model::Phase::kForward:
-        v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
-        break;
-      case model::Phase::kPrefill:
-        v.ttft_s = v.metrics.time_s;
-        v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
-        break;
-      case model::Phase::kDecode:
-        v.tpot_s = v.metrics.time_s;
-        v.tokens_per_s = static_cast<double>(w.batch) / v.metrics.time_s;
-        break;
-      case model::Phase::kGenerate: {
-        v.ttft_s = v.metrics.time_s;
-        const int64_t steps = w.gen_len - 1;
-        const Metrics decode = decode_total(scenario, variant, cost, options, false, &v.passes);
-        v.passes_simulated += std::min<int64_t>(steps, 3);
-        if (steps > 0) v.tpot_s = decode.time_s / static_cast<double>(steps);
-        v.metrics = scaled_sum(v.metrics, 1.0, decode, 1.0);
-        v.tokens_per_s = static_cast<double>(w.batch * w.gen_len) / v.metrics.time_s;
-        break;
-      }
-    }
-    run.variants.push_back(std::move(v));
+    run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)
+                                               : run_variant(scenario, variant, cost, options));
   }
   const double baseline = run.variants.front().metrics.time_s;
   for (VariantRun& v : run.variants) v.speedup = baseline / v.metrics.time_s;

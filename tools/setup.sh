@@ -18,6 +18,7 @@ packages=(
   g++ cmake make pkg-config
   libsimgrid-dev libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev
   catch2 libbenchmark-dev
+  python3 python3-matplotlib
 )
 
 as_root() {

@@ -26,8 +26,8 @@ sweep:
 TEST_CASE("a sweep is the cartesian product of its axes, the last axis varying fastest") {
   const auto points = model::expand_sweep(model::parse_scenario(kBase, "s.yaml"));
   REQUIRE(points.size() == 2 * 3);
-  CHECK(points[0].values == std::vector<std::pair<std::string, std::string>>{{"workload.batch", "1"},
-                                                                             {"variants.fast.chunks", "8"}});
+  CHECK(points[0].values ==
+        std::vector<std::pair<std::string, std::string>>{{"workload.batch", "1"}, {"variants.fast.chunks", "8"}});
   CHECK(points[1].scenario.variants[1].chunks == 16);
   CHECK(points[3].scenario.workload.batch == 4);
   CHECK(points[5].scenario.variants[1].chunks == 32);

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/isolated_run.hpp"
+#include "sim/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -103,4 +104,34 @@ TEST_CASE("simulating the same graph twice gives identical timelines") {
     CHECK(a.spans[i].start_s == b.spans[i].start_s);
     CHECK(a.spans[i].end_s == b.spans[i].end_s);
   }
+}
+
+TEST_CASE("chunks: auto keeps the fastest valid chunk count and reports it") {
+  const model::Scenario s = model::parse_scenario(R"(model: llama-3.1-8b
+hardware: {gpu: h100-sxm}
+workload: {phase: forward, batch: 2, seq_len: 2048, layers: 2}
+parallelism: {tp: 8}
+variants:
+  - {name: auto, tp_mode: async, chunks: auto}
+  - {name: c1, tp_mode: async, chunks: 1}
+  - {name: c2, tp_mode: async, chunks: 2}
+  - {name: c4, tp_mode: async, chunks: 4}
+  - {name: c8, tp_mode: async, chunks: 8}
+  - {name: c16, tp_mode: async, chunks: 16}
+  - {name: c32, tp_mode: async, chunks: 32}
+)",
+                                                  "auto.yaml");
+  const sim::ScenarioRun run = sim::run_scenario(s);
+  const sim::VariantRun& chosen = run.variants.front();
+  CHECK(chosen.variant.chunks_auto);
+  double best = 1e300;
+  int best_chunks = 0;
+  for (size_t i = 1; i < run.variants.size(); ++i) {
+    if (run.variants[i].metrics.time_s < best) {
+      best = run.variants[i].metrics.time_s;
+      best_chunks = run.variants[i].variant.chunks;
+    }
+  }
+  CHECK(chosen.metrics.time_s == best);
+  CHECK(chosen.variant.chunks == best_chunks);
 }

@@ -1,0 +1,254 @@
+// Worker processes (fork per point, results over a pipe), progress on a terminal, journal appends.
+#include "cli/sweep_command.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/output_file.hpp"
+#include "cli/sweep_journal.hpp"
+#include "model/input_error.hpp"
+#include "model/sweep.hpp"
+#include "sim/scenario_run.hpp"
+
+namespace tpsim::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Worker {
+  pid_t pid = -1;
+  int fd = -1;
+  size_t index = 0;
+  std::string output;
+};
+
+std::string describe(const model::SweepPoint& point, size_t index) {
+  std::string text = "point " + std::to_string(index);
+  for (const auto& [axis, value] : point.values) text += " " + axis + "=" + value;
+  return text;
+}
+
+// The child: simulate one point and send {"rows": [...]} or {"error": "..."} as one line.
+[[noreturn]] void run_point(int fd, const model::SweepPoint& point, size_t index) {
+  if (const char* crash = std::getenv("TPSIM_TEST_CRASH_POINT"); crash && std::to_string(index) == crash) std::abort();
+  Json message;
+  try {
+    const sim::ScenarioRun run = sim::run_scenario(point.scenario);
+    message["rows"] = Json::array();
+    for (const sim::VariantRun& v : run.variants) message["rows"].push_back(result_row(point.values, v));
+  } catch (const std::exception& error) {
+    message["error"] = error.what();
+  }
+  const std::string line = message.dump() + "\n";
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(4);
+    written += static_cast<size_t>(n);
+  }
+  _exit(0);
+}
+
+Worker start_worker(const model::SweepPoint& point, size_t index) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(fds[0]);
+    run_point(fds[1], point, index);
+  }
+  ::close(fds[1]);
+  return Worker{pid, fds[0], index, {}};
+}
+
+// Reads what is available; returns true at end of file.
+bool drain(Worker& worker) {
+  char buffer[65536];
+  const ssize_t n = ::read(worker.fd, buffer, sizeof buffer);
+  if (n < 0 && errno == EINTR) return false;
+  if (n <= 0) return true;
+  worker.output.append(buffer, static_cast<size_t>(n));
+  return false;
+}
+
+class Progress {
+ public:
+  Progress(size_t total, size_t skipped, bool enabled)
+      : total_(total), skipped_(skipped), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+
+  void point_done() {
+    ++done_;
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = done_ / std::max(elapsed, 1e-9);
+    const double left = static_cast<double>(total_ - skipped_ - done_) / rate;
+    std::fprintf(stderr, "\rsweep: %zu/%zu points (%zu already done), %.1f points/s, about %.0f s left   ",
+                 skipped_ + done_, total_, skipped_, rate, left);
+    std::fflush(stderr);
+  }
+  void finish() const {
+    if (enabled_ && done_ > 0) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  size_t total_, skipped_, done_ = 0;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the scenario file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Records a finished worker: a journal entry, or a failure message.
+void collect(Worker& worker, const std::vector<model::SweepPoint>& points, SweepJournal& journal,
+             std::vector<std::string>& failures) {
+  int status = 0;
+  ::waitpid(worker.pid, &status, 0);
+  ::close(worker.fd);
+  const std::string what = describe(points[worker.index], worker.index);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || worker.output.empty() || worker.output.back() != '\n') {
+    failures.push_back(what + ": the worker process crashed" +
+                       (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
+    return;
+  }
+  const Json message = Json::parse(worker.output);
+  if (message.contains("error")) {
+    failures.push_back(what + ": " + message["error"].get<std::string>());
+    return;
+  }
+  journal.append(JournalEntry{worker.index, points[worker.index].values, message["rows"]});
+}
+
+void run_workers(const std::vector<size_t>& todo, const std::vector<model::SweepPoint>& points, int jobs,
+                 SweepJournal& journal, Progress& progress, std::vector<std::string>& failures) {
+  std::vector<Worker> running;
+  size_t next = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
+      running.push_back(start_worker(points[todo[next]], todo[next]));
+      ++next;
+    }
+    std::vector<pollfd> fds;
+    for (const Worker& w : running) fds.push_back(pollfd{w.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+    }
+    for (size_t i = running.size(); i-- > 0;) {
+      if (fds[i].revents == 0 || !drain(running[i])) continue;
+      collect(running[i], points, journal, failures);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      progress.point_done();
+    }
+  }
+}
+
+// DIR/sweep.json: what the folder holds (the plot script titles figures with the scenario name).
+void write_sweep_info(const std::string& dir, const std::string& name, const std::vector<model::SweepPoint>& points) {
+  Json info;
+  info["scenario"] = name;
+  info["points"] = points.size();
+  info["axes"] = Json::array();
+  for (const auto& [axis, value] : points.front().values) info["axes"].push_back(axis);
+  write_output(dir + "/sweep.json", info.dump(2) + "\n");
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  const size_t slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      size_t used_i = 0, used_n = 0;
+      const long i = std::stol(text.substr(0, slash), &used_i);
+      const long n = std::stol(text.substr(slash + 1), &used_n);
+      if (used_i == slash && used_n == text.size() - slash - 1 && n >= 1 && i >= 1 && i <= n) {
+        return Shard{static_cast<size_t>(i - 1), static_cast<size_t>(n)};
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  throw InputError("--shard " + text + ": expected i/N with 1 <= i <= N (e.g. 2/8: the second of 8 shards)");
+}
+
+int run_sweep(const SweepOptions& options) {
+  if (options.jobs < 1) throw InputError("-j " + std::to_string(options.jobs) + ": must be at least 1");
+  const std::string text = read_file(options.scenario);
+  const model::Scenario base = model::parse_scenario(text, options.scenario);
+  const std::vector<model::SweepPoint> points = model::expand_sweep(base);
+  const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard);
+  SweepJournal journal(options.out_dir, fingerprint_of(text), points.size());
+  const std::map<size_t, JournalEntry> done = journal.load();
+  write_sweep_info(options.out_dir, base.name, points);
+  std::vector<size_t> mine, todo;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (i % shard.count != shard.index) continue;
+    mine.push_back(i);
+    if (!done.count(i)) todo.push_back(i);
+  }
+  Progress progress(mine.size(), mine.size() - todo.size(), options.progress && ::isatty(STDERR_FILENO));
+  std::vector<std::string> failures;
+  run_workers(todo, points, options.jobs, journal, progress, failures);
+  progress.finish();
+
+  std::map<size_t, JournalEntry> results;
+  for (auto& [index, entry] : journal.load()) {
+    if (index % shard.count == shard.index) results.emplace(index, std::move(entry));
+  }
+  write_results(options.out_dir, results);
+  std::cerr << "sweep: " << results.size() << " of " << mine.size() << " points done ("
+            << mine.size() - todo.size() << " from an earlier run); results in " << options.out_dir
+            << "/results.csv and results.jsonl\n";
+  for (const std::string& failure : failures) std::cerr << "sweep: failed: " << failure << "\n";
+  return failures.empty() ? 0 : 3;
+}
+
+int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  JournalFile merged;
+  for (const std::string& dir : dirs) {
+    JournalFile file = read_journal(dir);
+    if (!merged.fingerprint.empty() && (file.fingerprint != merged.fingerprint || file.points != merged.points)) {
+      throw InputError(dir + ": a shard of another scenario than " + dirs.front() + "; merge shards of one sweep");
+    }
+    merged.fingerprint = file.fingerprint;
+    merged.points = file.points;
+    for (auto& [index, entry] : file.entries) merged.entries.try_emplace(index, std::move(entry));
+  }
+  std::string missing;
+  for (size_t i = 0; i < merged.points; ++i) {
+    if (!merged.entries.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+  }
+  if (!missing.empty()) {
+    throw InputError("merge: the shards lack points " + missing + " of " + std::to_string(merged.points) +
+                     "; rerun their shards (tpsim sweep resumes) and merge again");
+  }
+  SweepJournal journal(out_dir, merged.fingerprint, merged.points);
+  if (!journal.load().empty()) throw InputError(out_dir + ": already holds a sweep; merge into an empty folder");
+  for (const auto& [index, entry] : merged.entries) journal.append(entry);
+  const std::string info = dirs.front() + "/sweep.json";
+  if (std::filesystem::exists(info)) std::filesystem::copy_file(info, out_dir + "/sweep.json");
+  write_results(out_dir, merged.entries);
+  std::cerr << "merge: " << merged.entries.size() << " points from " << dirs.size() << " folders into " << out_dir
+            << "\n";
+  return 0;
+}
+
+}  // namespace tpsim::cli

@@ -1,0 +1,31 @@
+// `tpsim sweep` and `tpsim merge`: run a scenario's sweep points in parallel worker processes with a
+// resumable journal, a deterministic shard of the points, and the merge of shard outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tpsim::cli {
+
+struct SweepOptions {
+  std::string scenario;
+  std::string out_dir;
+  int jobs = 1;
+  std::string shard;  // "i/N" (1-based), or empty for all points
+  bool progress = true;
+};
+
+// Returns the exit code: 0 when every point of the shard is done, 3 if some crashed.
+int run_sweep(const SweepOptions& options);
+
+// Joins the journals of shard folders into `out_dir`; every point must be present exactly once.
+int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir);
+
+struct Shard {
+  size_t index = 0;  // 0-based
+  size_t count = 1;
+};
+// Parses "i/N" with 1 <= i <= N; throws InputError with what is valid.
+Shard parse_shard(const std::string& text);
+
+}  // namespace tpsim::cli

@@ -1,0 +1,156 @@
+// tpsim sweep / merge / plot: determinism across worker counts, resume after kill -9, shards and
+// merge, crashed points, and plots.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cli/cli_support.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh folder per test case (each runs in its own process).
+std::string scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("tpsim_sweep_test_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir.string();
+}
+
+std::string write_scenario(const std::string& dir, int points_per_axis) {
+  fs::create_directories(dir);
+  const std::string path = dir + "/sweep.yaml";
+  std::string seq = "[";
+  for (int i = 0; i < points_per_axis; ++i) seq += (i ? ", " : "") + std::to_string(512 << i);
+  std::ofstream(path) << "name: small-sweep\nmodel: qwen3-0.6b\nhardware: {gpu: h100-sxm}\n"
+                         "workload: {phase: forward, batch: 2, seq_len: 512, layers: 2}\nparallelism: {tp: 8}\n"
+                         "variants:\n  - {name: sp, tp_mode: sp}\n  - {name: async, tp_mode: async, chunks: 8}\n"
+                         "sweep:\n  workload.batch: [1, 2]\n  workload.seq_len: "
+                      << seq << "]\n";
+  return path;
+}
+
+size_t journal_lines(const std::string& dir) {
+  const std::string text = test::read_file(dir + "/journal.jsonl");
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("a sweep writes one row per point and variant, byte-identical with one or two workers") {
+  const std::string root = scratch("workers");
+  const std::string scenario = write_scenario(root, 3);
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/one -j 1").exit_code == 0);
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/two -j 2").exit_code == 0);
+  const std::string csv = test::read_file(root + "/one/results.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 6 * 2);  // header + 6 points x 2 variants
+  CHECK_THAT(csv, Contains("point,workload.batch,workload.seq_len,variant"));
+  CHECK(csv == test::read_file(root + "/two/results.csv"));
+  CHECK(test::read_file(root + "/one/results.jsonl") == test::read_file(root + "/two/results.jsonl"));
+}
+
+TEST_CASE("a sweep killed with SIGKILL resumes to exactly the rows of a clean run") {
+  const std::string root = scratch("resume");
+  const std::string scenario = write_scenario(root, 4);
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/clean -j 1").exit_code == 0);
+
+  const std::string out = root + "/killed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl(TPSIM_BINARY, TPSIM_BINARY, "sweep", scenario.c_str(), "-o", out.c_str(), "-j", "1", "--no-progress",
+            static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it once it has finished at least one point (or give up waiting after 20 s).
+  for (int i = 0; i < 2000 && (!fs::exists(out + "/journal.jsonl") || journal_lines(out) < 1); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  // A kill during a write leaves a torn last line: the resume must drop it.
+  std::ofstream(out + "/journal.jsonl", std::ios::app) << R"({"tpsim_sweep":1,"fingerprint":"0)";
+  const size_t finished_before = journal_lines(out);
+  INFO("points finished before the kill: " << finished_before);
+
+  const auto resumed = test::run_tpsim("sweep " + scenario + " -o " + out + " -j 2");
+  REQUIRE(resumed.exit_code == 0);
+  CHECK_THAT(resumed.err, Contains("from an earlier run"));
+  CHECK(test::read_file(out + "/results.csv") == test::read_file(root + "/clean/results.csv"));
+  CHECK(test::read_file(out + "/results.jsonl") == test::read_file(root + "/clean/results.jsonl"));
+  CHECK(journal_lines(out) == 8);  // every point once: none lost, none duplicated
+}
+
+TEST_CASE("shards merged give the result of a single run, and a missing shard is reported") {
+  const std::string root = scratch("shards");
+  const std::string scenario = write_scenario(root, 3);
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/all").exit_code == 0);
+  std::string dirs;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string dir = root + "/shard" + std::to_string(i);
+    REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + dir + " --shard " + std::to_string(i) + "/3").exit_code == 0);
+    CHECK(journal_lines(dir) == 2);  // 6 points over 3 shards
+    dirs += " " + dir;
+  }
+  const auto partial = test::run_tpsim("merge " + root + "/shard1 " + root + "/shard2 -o " + root + "/partial");
+  CHECK(partial.exit_code == 2);
+  CHECK_THAT(partial.err, Contains("lack points 2, 5 of 6"));
+  REQUIRE(test::run_tpsim("merge" + dirs + " -o " + root + "/merged").exit_code == 0);
+  CHECK(test::read_file(root + "/merged/results.csv") == test::read_file(root + "/all/results.csv"));
+  CHECK(test::read_file(root + "/merged/results.jsonl") == test::read_file(root + "/all/results.jsonl"));
+}
+
+TEST_CASE("a crashed point is reported with its inputs, the sweep goes on, and a rerun completes it") {
+  const std::string root = scratch("crash");
+  const std::string scenario = write_scenario(root, 2);
+  const auto crashed = test::run_tpsim("sweep " + scenario + " -o " + root + "/out", "TPSIM_TEST_CRASH_POINT=1");
+  CHECK(crashed.exit_code == 3);
+  CHECK_THAT(crashed.err, Contains("point 1 workload.batch=1 workload.seq_len=1024: the worker process crashed"));
+  CHECK(journal_lines(root + "/out") == 3);
+  const auto rerun = test::run_tpsim("sweep " + scenario + " -o " + root + "/out");
+  CHECK(rerun.exit_code == 0);
+  CHECK(journal_lines(root + "/out") == 4);
+}
+
+TEST_CASE("a sweep folder of another scenario and bad shard arguments are refused") {
+  const std::string root = scratch("refuse");
+  const std::string scenario = write_scenario(root, 2);
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/out").exit_code == 0);
+  std::ofstream(scenario, std::ios::app) << "# edited\n";
+  const auto edited = test::run_tpsim("sweep " + scenario + " -o " + root + "/out");
+  CHECK(edited.exit_code == 2);
+  CHECK_THAT(edited.err, Contains("another scenario"));
+  const auto shard = test::run_tpsim("sweep " + scenario + " -o " + root + "/s --shard 4/3");
+  CHECK(shard.exit_code == 2);
+  CHECK_THAT(shard.err, Contains("expected i/N with 1 <= i <= N"));
+}
+
+TEST_CASE("tpsim plot draws speedup curves and breakdowns, and names valid axes on a bad one") {
+  const std::string root = scratch("plot");
+  const std::string scenario = write_scenario(root, 2);
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/out").exit_code == 0);
+  const std::string out = root + "/out";
+  const auto curves =
+      test::run_tpsim("plot " + out + " --x workload.seq_len --where workload.batch=2 -o " + root + "/a.svg");
+  REQUIRE(curves.exit_code == 0);
+  CHECK(fs::file_size(root + "/a.svg") > 1000);
+  REQUIRE(test::run_tpsim("plot " + out + " --x workload.seq_len --where workload.batch=2 -o " + root + "/b.svg")
+              .exit_code == 0);
+  CHECK(test::read_file(root + "/a.svg") == test::read_file(root + "/b.svg"));
+  CHECK(test::run_tpsim("plot " + out + " --breakdown --point 1 -o " + root + "/c.png").exit_code == 0);
+  CHECK(fs::file_size(root + "/c.png") > 1000);
+  const auto bad = test::run_tpsim("plot " + out + " --x workload.bach -o " + root + "/d.png");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("unknown axis 'workload.bach'; valid: variant, workload.batch, workload.seq_len"));
+  const auto ambiguous = test::run_tpsim("plot " + out + " --x workload.seq_len -o " + root + "/e.png");
+  CHECK(ambiguous.exit_code == 2);
+  CHECK_THAT(ambiguous.err, Contains("--where workload.batch=VALUE"));
+}
