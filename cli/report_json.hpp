@@ -6,11 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "model/sweep.hpp"
 #include "sim/scenario_run.hpp"
 
 namespace tpsim::cli {
 
-using AxisValues = std::vector<std::pair<std::string, std::string>>;
+using AxisValues = model::AxisValues;
 
 // A run of one sweep point: its axis values (empty without a sweep) and results.
 struct PointRun {

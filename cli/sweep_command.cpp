@@ -32,20 +32,21 @@ struct Worker {
   std::string output;
 };
 
-std::string describe(const model::SweepPoint& point, size_t index) {
+std::string describe(const model::SweepPlan& plan, size_t index) {
   std::string text = "point " + std::to_string(index);
-  for (const auto& [axis, value] : point.values) text += " " + axis + "=" + value;
+  for (const auto& [axis, value] : plan.values(index)) text += " " + axis + "=" + value;
   return text;
 }
 
 // The child: simulate one point and send {"rows": [...]} or {"error": "..."} as one line.
-[[noreturn]] void run_point(int fd, const model::SweepPoint& point, size_t index) {
+[[noreturn]] void run_point(int fd, const model::SweepPlan& plan, size_t index) {
   if (const char* crash = std::getenv("TPSIM_TEST_CRASH_POINT"); crash && std::to_string(index) == crash) std::abort();
   Json message;
   try {
-    const sim::ScenarioRun run = sim::run_scenario(point.scenario);
+    const sim::ScenarioRun run = sim::run_scenario(plan.point(index));
+    const model::AxisValues values = plan.values(index);
     message["rows"] = Json::array();
-    for (const sim::VariantRun& v : run.variants) message["rows"].push_back(result_row(point.values, v));
+    for (const sim::VariantRun& v : run.variants) message["rows"].push_back(result_row(values, v));
   } catch (const std::exception& error) {
     message["error"] = error.what();
   }
@@ -60,7 +61,7 @@ std::string describe(const model::SweepPoint& point, size_t index) {
   _exit(0);
 }
 
-Worker start_worker(const model::SweepPoint& point, size_t index) {
+Worker start_worker(const model::SweepPlan& plan, size_t index) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   std::cout.flush();
@@ -69,7 +70,7 @@ Worker start_worker(const model::SweepPoint& point, size_t index) {
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
-    run_point(fds[1], point, index);
+    run_point(fds[1], plan, index);
   }
   ::close(fds[1]);
   return Worker{pid, fds[0], index, {}};
@@ -119,12 +120,11 @@ std::string read_file(const std::string& path) {
 }
 
 // Records a finished worker: a journal entry, or a failure message.
-void collect(Worker& worker, const std::vector<model::SweepPoint>& points, SweepJournal& journal,
-             std::vector<std::string>& failures) {
+void collect(Worker& worker, const model::SweepPlan& plan, SweepJournal& journal, std::vector<std::string>& failures) {
   int status = 0;
   ::waitpid(worker.pid, &status, 0);
   ::close(worker.fd);
-  const std::string what = describe(points[worker.index], worker.index);
+  const std::string what = describe(plan, worker.index);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || worker.output.empty() || worker.output.back() != '\n') {
     failures.push_back(what + ": the worker process crashed" +
                        (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
@@ -135,16 +135,16 @@ void collect(Worker& worker, const std::vector<model::SweepPoint>& points, Sweep
     failures.push_back(what + ": " + message["error"].get<std::string>());
     return;
   }
-  journal.append(JournalEntry{worker.index, points[worker.index].values, message["rows"]});
+  journal.append(JournalEntry{worker.index, plan.values(worker.index), message["rows"]});
 }
 
-void run_workers(const std::vector<size_t>& todo, const std::vector<model::SweepPoint>& points, int jobs,
-                 SweepJournal& journal, Progress& progress, std::vector<std::string>& failures) {
+void run_workers(const std::vector<size_t>& todo, const model::SweepPlan& plan, int jobs, SweepJournal& journal,
+                 Progress& progress, std::vector<std::string>& failures) {
   std::vector<Worker> running;
   size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-      running.push_back(start_worker(points[todo[next]], todo[next]));
+      running.push_back(start_worker(plan, todo[next]));
       ++next;
     }
     std::vector<pollfd> fds;
@@ -154,7 +154,7 @@ void run_workers(const std::vector<size_t>& todo, const std::vector<model::Sweep
     }
     for (size_t i = running.size(); i-- > 0;) {
       if (fds[i].revents == 0 || !drain(running[i])) continue;
-      collect(running[i], points, journal, failures);
+      collect(running[i], plan, journal, failures);
       running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
       progress.point_done();
     }
@@ -162,12 +162,12 @@ void run_workers(const std::vector<size_t>& todo, const std::vector<model::Sweep
 }
 
 // DIR/sweep.json: what the folder holds (the plot script titles figures with the scenario name).
-void write_sweep_info(const std::string& dir, const std::string& name, const std::vector<model::SweepPoint>& points) {
+void write_sweep_info(const std::string& dir, const std::string& name, const model::SweepPlan& plan) {
   Json info;
   info["scenario"] = name;
-  info["points"] = points.size();
+  info["points"] = plan.size();
   info["axes"] = Json::array();
-  for (const auto& [axis, value] : points.front().values) info["axes"].push_back(axis);
+  for (const auto& [axis, value] : plan.values(0)) info["axes"].push_back(axis);
   write_output(dir + "/sweep.json", info.dump(2) + "\n");
 }
 
@@ -193,20 +193,31 @@ int run_sweep(const SweepOptions& options) {
   if (options.jobs < 1) throw InputError("-j " + std::to_string(options.jobs) + ": must be at least 1");
   const std::string text = read_file(options.scenario);
   const model::Scenario base = model::parse_scenario(text, options.scenario);
-  const std::vector<model::SweepPoint> points = model::expand_sweep(base);
+  // The parent holds no scenarios (workers build their own point): forks stay cheap.
+  const model::SweepPlan plan(base);
   const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard);
-  SweepJournal journal(options.out_dir, fingerprint_of(text), points.size());
+  SweepJournal journal(options.out_dir, fingerprint_of(text), plan.size());
   const std::map<size_t, JournalEntry> done = journal.load();
-  write_sweep_info(options.out_dir, base.name, points);
+  write_sweep_info(options.out_dir, base.name, plan);
   std::vector<size_t> mine, todo;
-  for (size_t i = 0; i < points.size(); ++i) {
+  for (size_t i = 0; i < plan.size(); ++i) {
     if (i % shard.count != shard.index) continue;
     mine.push_back(i);
     if (!done.count(i)) todo.push_back(i);
   }
   Progress progress(mine.size(), mine.size() - todo.size(), options.progress && ::isatty(STDERR_FILENO));
   std::vector<std::string> failures;
-  run_workers(todo, points, options.jobs, journal, progress, failures);
+  std::vector<size_t> runnable;
+  for (size_t index : todo) {
+    try {
+      plan.point(index);  // checked here, built again by its worker
+      runnable.push_back(index);
+    } catch (const InputError& error) {
+      failures.push_back(describe(plan, index) + ": invalid: " + error.what());
+      progress.point_done();
+    }
+  }
+  run_workers(runnable, plan, options.jobs, journal, progress, failures);
   progress.finish();
 
   std::map<size_t, JournalEntry> results;
@@ -214,11 +225,10 @@ int run_sweep(const SweepOptions& options) {
     if (index % shard.count == shard.index) results.emplace(index, std::move(entry));
   }
   write_results(options.out_dir, results);
-  std::cerr << "sweep: " << results.size() << " of " << mine.size() << " points done ("
-            << mine.size() - todo.size() << " from an earlier run); results in " << options.out_dir
-            << "/results.csv and results.jsonl\n";
+  std::cerr << "sweep: " << results.size() << " of " << mine.size() << " points done (" << mine.size() - todo.size()
+            << " from an earlier run); results in " << options.out_dir << "/results.csv and results.jsonl\n";
   for (const std::string& failure : failures) std::cerr << "sweep: failed: " << failure << "\n";
-  return failures.empty() ? 0 : 3;
+  return failures.empty() ? 0 : 3;  // 3: some points failed; the others are in the results
 }
 
 int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir) {

@@ -143,7 +143,8 @@ void SweepJournal::append(const JournalEntry& entry) {
 
 JournalFile read_journal(const std::string& dir) {
   const std::string path = dir + "/" + kJournal;
-  if (!std::filesystem::exists(path)) throw InputError(path + ": no sweep journal here (is it a tpsim sweep --out folder?)");
+  if (!std::filesystem::exists(path))
+    throw InputError(path + ": no sweep journal here (is it a tpsim sweep --out folder?)");
   JournalFile file;
   parse_lines(read_all(path), path, file);
   return file;
@@ -154,9 +155,9 @@ void write_results(const std::string& dir, const std::map<size_t, JournalEntry>&
   if (!entries.empty()) {
     for (const auto& [axis, value] : entries.begin()->second.values) axes.push_back(axis);
   }
-  const std::vector<std::string> columns = {"variant",   "tp_mode", "chunks",      "time_s",       "compute_s",
-                                            "comm_s",    "exposed_comm_s", "overlap", "idle_s",   "speedup",
-                                            "tokens_per_s", "ttft_s", "tpot_s"};
+  const std::vector<std::string> columns = {"variant",      "tp_mode",        "chunks",  "time_s", "compute_s",
+                                            "comm_s",       "exposed_comm_s", "overlap", "idle_s", "speedup",
+                                            "tokens_per_s", "ttft_s",         "tpot_s"};
   std::string csv = "point";
   for (const auto& axis : axes) csv += "," + csv_cell(axis);
   for (const auto& column : columns) csv += "," + column;

@@ -39,7 +39,8 @@ struct Scenario {
   Parallelism parallelism;
   std::vector<Variant> variants;  // the first is the baseline
   YAML::Node sweep;               // optional: dotted paths to lists of values (see sweep.hpp)
-  YAML::Node root;                // the whole document, for sweeps to override
+  YAML::Node root;                // the whole document
+  std::string source_text;        // the file's text (sweeps parse it again for each point)
 };
 
 // Reads and checks a scenario file; throws InputError naming file:line:col and what is valid.

@@ -273,7 +273,9 @@ std::vector<std::string> section_keys(const std::string& section) {
 }
 
 Scenario parse_scenario(const std::string& text, const std::string& file) {
-  return parse_scenario_node(YamlReader(file).parse_text(text), file);
+  Scenario scenario = parse_scenario_node(YamlReader(file).parse_text(text), file);
+  scenario.source_text = text;
+  return scenario;
 }
 
 Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {

@@ -71,35 +71,68 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
 
 }  // namespace
 
-std::vector<SweepPoint> expand_sweep(const Scenario& base) {
-  if (!base.sweep.IsMap() || base.sweep.size() == 0) return {SweepPoint{{}, base}};
+SweepPlan::SweepPlan(const Scenario& base) : base_(base) {
+  if (!base.sweep.IsMap()) return;
   const YamlReader in(base.file);
-  std::vector<std::pair<YAML::Node, YAML::Node>> axes;  // (key node, list of values)
   for (const auto& entry : base.sweep) {
+    const std::string axis = entry.first.as<std::string>();
     if (!entry.second.IsSequence() || entry.second.size() == 0) {
-      in.fail(entry.second, "sweep axis '" + entry.first.as<std::string>() + "' needs a non-empty list of values");
+      in.fail(entry.second, "sweep axis '" + axis + "' needs a non-empty list of values");
     }
-    axes.emplace_back(entry.first, entry.second);
+    std::vector<std::string> values;
+    for (const auto& value : entry.second) values.push_back(value_text(value));
+    size_ *= values.size();
+    axes_.emplace_back(axis, std::move(values));
   }
+}
+
+std::vector<size_t> SweepPlan::digits(size_t index) const {
+  std::vector<size_t> out(axes_.size());
+  for (size_t a = axes_.size(); a-- > 0;) {
+    out[a] = index % axes_[a].second.size();
+    index /= axes_[a].second.size();
+  }
+  return out;
+}
+
+AxisValues SweepPlan::values(size_t index) const {
+  const std::vector<size_t> d = digits(index);
+  AxisValues out;
+  for (size_t a = 0; a < axes_.size(); ++a) out.emplace_back(axes_[a].first, axes_[a].second[d[a]]);
+  return out;
+}
+
+Scenario SweepPlan::point(size_t index) const {
+  if (axes_.empty()) return base_;
+  const YamlReader in(base_.file);
+  // A fresh parse per point: its nodes keep their lines and columns for errors, and moving a sweep
+  // value within one document stays cheap (yaml-cpp merges the memory of two documents).
+  YAML::Node root = in.parse_text(base_.source_text);
+  const std::vector<size_t> d = digits(index);
+  size_t a = 0;
+  for (const auto& entry : YAML::Node(root["sweep"])) {
+    apply(in, root, entry.first.as<std::string>(), entry.second[d[a]], entry.first);
+    ++a;
+  }
+  root.remove("sweep");
+  Scenario scenario = parse_scenario_node(root, base_.file);
+  scenario.sweep = YAML::Node();
+  return scenario;
+}
+
+std::vector<SweepPoint> expand_sweep(const Scenario& base, bool keep_invalid) {
+  const SweepPlan plan(base);
   std::vector<SweepPoint> points;
-  std::vector<size_t> index(axes.size(), 0);
-  while (true) {
-    YAML::Node root = YAML::Clone(base.root);
-    root.remove("sweep");
+  for (size_t i = 0; i < plan.size(); ++i) {
     SweepPoint point;
-    for (size_t a = 0; a < axes.size(); ++a) {
-      const std::string path = axes[a].first.as<std::string>();
-      const YAML::Node value = axes[a].second[index[a]];
-      // The value node itself (not a copy) keeps its line and column for errors.
-      apply(in, root, path, value, axes[a].first);
-      point.values.emplace_back(path, value_text(value));
+    point.values = plan.values(i);
+    try {
+      point.scenario = plan.point(i);
+    } catch (const InputError& error) {
+      if (!keep_invalid) throw;
+      point.error = error.what();
     }
-    point.scenario = parse_scenario_node(root, base.file);
-    point.scenario.sweep = YAML::Node();
     points.push_back(std::move(point));
-    size_t a = axes.size();
-    while (a > 0 && ++index[a - 1] == axes[a - 1].second.size()) index[--a] = 0;
-    if (a == 0) break;
   }
   return points;
 }

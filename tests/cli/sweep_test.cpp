@@ -52,7 +52,8 @@ TEST_CASE("a sweep writes one row per point and variant, byte-identical with one
   REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/one -j 1").exit_code == 0);
   REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/two -j 2").exit_code == 0);
   const std::string csv = test::read_file(root + "/one/results.csv");
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 6 * 2);  // header + 6 points x 2 variants
+  const size_t points = 2 * 3, variants = 2;
+  CHECK(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')) == 1 + points * variants);  // + header
   CHECK_THAT(csv, Contains("point,workload.batch,workload.seq_len,variant"));
   CHECK(csv == test::read_file(root + "/two/results.csv"));
   CHECK(test::read_file(root + "/one/results.jsonl") == test::read_file(root + "/two/results.jsonl"));
@@ -96,7 +97,8 @@ TEST_CASE("shards merged give the result of a single run, and a missing shard is
   std::string dirs;
   for (int i = 1; i <= 3; ++i) {
     const std::string dir = root + "/shard" + std::to_string(i);
-    REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + dir + " --shard " + std::to_string(i) + "/3").exit_code == 0);
+    REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + dir + " --shard " + std::to_string(i) + "/3").exit_code ==
+            0);
     CHECK(journal_lines(dir) == 2);  // 6 points over 3 shards
     dirs += " " + dir;
   }
@@ -142,15 +144,32 @@ TEST_CASE("tpsim plot draws speedup curves and breakdowns, and names valid axes 
       test::run_tpsim("plot " + out + " --x workload.seq_len --where workload.batch=2 -o " + root + "/a.svg");
   REQUIRE(curves.exit_code == 0);
   CHECK(fs::file_size(root + "/a.svg") > 1000);
+  CHECK_THAT(test::read_file(root + "/a.svg"), Contains("<svg"));
   REQUIRE(test::run_tpsim("plot " + out + " --x workload.seq_len --where workload.batch=2 -o " + root + "/b.svg")
               .exit_code == 0);
   CHECK(test::read_file(root + "/a.svg") == test::read_file(root + "/b.svg"));
   CHECK(test::run_tpsim("plot " + out + " --breakdown --point 1 -o " + root + "/c.png").exit_code == 0);
   CHECK(fs::file_size(root + "/c.png") > 1000);
+  CHECK(test::read_file(root + "/c.png").substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
   const auto bad = test::run_tpsim("plot " + out + " --x workload.bach -o " + root + "/d.png");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("unknown axis 'workload.bach'; valid: variant, workload.batch, workload.seq_len"));
   const auto ambiguous = test::run_tpsim("plot " + out + " --x workload.seq_len -o " + root + "/e.png");
   CHECK(ambiguous.exit_code == 2);
   CHECK_THAT(ambiguous.err, Contains("--where workload.batch=VALUE"));
+}
+
+TEST_CASE("an invalid combination in a sweep is reported with its values and the rest complete") {
+  const std::string root = scratch("invalid");
+  fs::create_directories(root);
+  const std::string scenario = root + "/tp.yaml";
+  std::ofstream(scenario) << "model: qwen2-7b\nhardware: {gpu: h100-sxm}\n"
+                             "workload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\nparallelism: {tp: 4}\n"
+                             "variants: [{name: tp, tp_mode: tp}]\nsweep:\n  parallelism.tp: [2, 8, 4]\n";
+  const auto result = test::run_tpsim("sweep " + scenario + " -o " + root + "/out");
+  CHECK(result.exit_code == 3);
+  // qwen2-7b has 28 query heads: tp = 8 does not divide them.
+  CHECK_THAT(result.err,
+             Contains("point 1 parallelism.tp=8: invalid: " + scenario + ":7:23:") && Contains("28 query heads"));
+  CHECK(journal_lines(root + "/out") == 2);
 }
