@@ -46,6 +46,9 @@ PublicFit fit_public_profile(const std::string& data_dir, const sim::GpuSpec& gp
       fit_one_shot(read_small_allreduce_table(data_dir + "/small_allreduce_h100.csv", "ca_1stage"), gpu.nvlink_Bps);
   fit.profile.one_shot = fit.one_shot.params;
   fit.profile.host_launch_s = kAssumedHostLaunch_s;
+  // NCCL runs NVLS from 2 MiB on this sweep (RING/LL below), per its source.
+  fit.nvls = fit_nvls(read_allreduce_sweep(data_dir + "/allreduce_h200_busbw.csv", 2.0 * 1024 * 1024), gpu.nvlink_Bps);
+  fit.profile.nvls = fit.nvls.params;
   fit.copy_engine_efficiency = copy_engine_efficiency(data_dir + "/p2p_bandwidth.csv");
   fit.profile.copy_engine.link_efficiency = fit.copy_engine_efficiency;
   fit.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
@@ -57,7 +60,7 @@ std::string profile_yaml(const PublicFit& fit) {
   std::string y;
   y += "# Default cost profile for " + p.gpu + ", written by `tpsim calibrate public calibrate/data/public --gpu " +
        p.gpu + "`.\n";
-  y += "# Fitted on H100 SXM measurements (GH100 die); fractions of peak carry over to H200.\n";
+  y += "# Fitted on H100 SXM measurements (GH100 die); fractions of peak carry over to H200 and H800.\n";
   y += "# Fitted values carry their data and error; the others are stated with their source.\n";
   y += "gpu: " + p.gpu + "\n";
   y += "gemm:\n";
@@ -100,6 +103,12 @@ std::string profile_yaml(const PublicFit& fit) {
   y += "  fit: {data: small_allreduce_h100.csv ca_1stage (vLLM custom all-reduce, 4 and 6 ranks), points: " +
        std::to_string(fit.one_shot.points) + ", max_abs_error_pct: " + number(fit.one_shot.max_abs_error_pct, "%.1f") +
        "}\n";
+  y += "nvls:\n";
+  y += "  step_latency_us: " + number(p.nvls->step_latency_s * 1e6) + "\n";
+  y += "  link_efficiency: " + number(p.nvls->link_efficiency) + "\n";
+  y += "  source: \"latency includes the per-call overhead of the torch benchmark that measured it\"\n";
+  y += "  fit: {data: allreduce_h200_busbw.csv from 2 MiB (NVLS/SIMPLE per NCCL, 8 x H200), points: " +
+       std::to_string(fit.nvls.points) + ", max_abs_error_pct: " + number(fit.nvls.max_abs_error_pct, "%.1f") + "}\n";
   y += "launch:\n";
   y += "  host_us: " + number(p.host_launch_s * 1e6) + "\n";
   y += "  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";

@@ -14,6 +14,7 @@ struct PublicFit {
   GemmFit gemm;
   RingFit nccl;
   RingFit one_shot;
+  RingFit nvls;
   double copy_engine_efficiency = 0;
 };
 

@@ -92,6 +92,34 @@ RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
   return fit;
 }
 
+RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps) {
+  if (samples.size() < 2) throw InputError("an NVLS fit needs at least two measurements");
+  std::vector<double> x, t;
+  for (const RingSample& s : samples) {
+    x.push_back(s.tensor_bytes);
+    t.push_back(s.seconds);
+  }
+  const Line line = fit_relative_line(x, t);
+  RingFit fit;
+  fit.points = samples.size();
+  fit.params.step_latency_s = line.intercept;
+  fit.params.link_efficiency = 1.0 / (link_Bps * line.slope);
+  fit.max_abs_error_pct = line.max_abs_error_pct;
+  return fit;
+}
+
+std::vector<RingSample> read_allreduce_sweep(const std::string& csv_path, double min_bytes) {
+  const CsvTable table = CsvTable::read_file(csv_path);
+  std::vector<RingSample> samples;
+  for (size_t r = 0; r < table.rows(); ++r) {
+    const double bytes = table.number(r, "message_bytes");
+    if (bytes < min_bytes || table.at(r, "collective") != "allreduce") continue;
+    samples.push_back(
+        {static_cast<int>(table.number(r, "ranks")), bytes, bytes / (table.number(r, "algbw_GBps") * 1e9)});
+  }
+  return samples;
+}
+
 std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation) {
   return read_rows(csv_path, implementation, {"allgather", "reducescatter"});
 }

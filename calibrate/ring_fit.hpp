@@ -28,6 +28,14 @@ RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps);
 // reading the whole tensor S from each of its n - 1 peers in one step. Samples may mix rank counts.
 RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);
 
+// Fits NVLS all-reduce: t = latency + S / (link_Bps * efficiency), each GPU moving the tensor once
+// each way through the switch.
+RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps);
+
+// All-reduce rows of a busbw sweep (columns ranks, message_bytes, algbw_GBps) from `min_bytes` up,
+// as timed samples (time = bytes / algbw).
+std::vector<RingSample> read_allreduce_sweep(const std::string& csv_path, double min_bytes);
+
 // Rows of a small all-reduce table (columns ranks, message_bytes, implementation, time_us) whose
 // implementation is `implementation` (vLLM's custom all-reduce one-stage kernel: ca_1stage).
 std::vector<RingSample> read_small_allreduce_table(const std::string& csv_path, const std::string& implementation);

@@ -6,8 +6,10 @@
 #include <iostream>
 
 #include "calibrate/public_profile.hpp"
+#include "calibrate/public_report.hpp"
 #include "cli/output_file.hpp"
 #include "cli/plot_command.hpp"
+#include "cli/predict_command.hpp"
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
 #include "cli/sweep_command.hpp"
@@ -62,11 +64,11 @@ int run_command(const RunOptions& options) {
 }
 
 int calibrate_public_command(const CalibratePublicOptions& options) {
-  // The public tables were measured on H100 SXM; H200 has the same GH100 die, so the fitted
-  // fractions of peak carry over to it.
-  if (options.gpu != "h100-sxm" && options.gpu != "h200-sxm") {
+  // The public tables were measured on H100 SXM; H200 and H800 have the same GH100 die, so the
+  // fitted fractions of peak carry over to them.
+  if (options.gpu != "h100-sxm" && options.gpu != "h200-sxm" && options.gpu != "h800-sxm") {
     throw tpsim::InputError("--gpu " + options.gpu +
-                            ": the public tables cover the GH100 die only; valid: h100-sxm, h200-sxm");
+                            ": the public tables cover the GH100 die only; valid: h100-sxm, h200-sxm, h800-sxm");
   }
   const auto text = tpsim::model::find_preset("gpus", "h100-sxm", "yaml");
   const tpsim::model::YamlReader reader("presets/gpus/h100-sxm.yaml");
@@ -125,9 +127,44 @@ int main(int argc, char** argv) {
   plot_app->prefix_command();  // every argument, --help included, goes to the plot script
   plot_app->set_help_flag("");
 
+  tpsim::cli::PredictTarget predict;
+  tpsim::cli::GemmQuery gemm_query;
+  tpsim::cli::CollectiveQuery collective_query;
+  CLI::App* predict_app = app.add_subcommand("predict", "Predict one op's time without a scenario");
+  predict_app->require_subcommand(1);
+  const auto add_target = [&](CLI::App* sub) {
+    sub->add_option("--gpu", predict.gpu, "GPU preset")->capture_default_str();
+    sub->add_option("--calibration", predict.calibration, "default (the GPU's profile) or a profile file")
+        ->capture_default_str();
+    sub->add_flag("--json", predict.json, "Print JSON (time_s and tflops, or algbw_GBps / busbw_GBps)");
+  };
+  CLI::App* gemm_app = predict_app->add_subcommand("gemm", "A bf16 GEMM of M x K times K x N");
+  add_target(gemm_app);
+  gemm_app->add_option("--m", gemm_query.m, "Rows of A and C")->required();
+  gemm_app->add_option("--n", gemm_query.n, "Columns of B and C")->required();
+  gemm_app->add_option("--k", gemm_query.k, "Inner dimension")->required();
+  CLI::App* coll_app =
+      predict_app->add_subcommand("collective", "A collective alone on an idle node (nccl-tests algbw / busbw)");
+  add_target(coll_app);
+  coll_app->add_option("--topology", collective_query.topology, "Topology")->capture_default_str();
+  coll_app->add_option("--ranks", collective_query.ranks, "GPUs in the group")->capture_default_str();
+  coll_app->add_option("--kind", collective_query.kind, "allreduce, allgather or reducescatter")->capture_default_str();
+  coll_app
+      ->add_option("--bytes", collective_query.bytes,
+                   "Tensor size (all-reduce input, all-gather output, reduce-scatter input): 1048576, 64MiB, 2GB")
+      ->required();
+  coll_app->add_option("--algorithm", collective_query.algorithm, "auto, ring, one_shot or nvls (all-reduce)")
+      ->capture_default_str();
+
   CalibratePublicOptions pub;
   CLI::App* calibrate_app = app.add_subcommand("calibrate", "Fit cost profiles from measurements");
   calibrate_app->require_subcommand(1);
+  std::string report_dir;
+  CLI::App* report_app = calibrate_app->add_subcommand(
+      "report", "Predicted against measured for every public table row (in-sample and held-out), as markdown");
+  report_app->add_option("data_dir", report_dir, "Folder holding the public CSV tables")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   CLI::App* public_app =
       calibrate_app->add_subcommand("public", "Fit a default profile from the public tables in calibrate/data/public");
   public_app->add_option("data_dir", pub.data_dir, "Folder holding the public CSV tables")
@@ -146,7 +183,13 @@ int main(int argc, char** argv) {
     if (sweep_app->parsed()) return tpsim::cli::run_sweep(sweep);
     if (merge_app->parsed()) return tpsim::cli::merge_sweeps(merge_dirs, merge_out);
     if (plot_app->parsed()) return tpsim::cli::run_plot(plot_app->remaining());
+    if (gemm_app->parsed()) return tpsim::cli::predict_gemm(predict, gemm_query);
+    if (coll_app->parsed()) return tpsim::cli::predict_collective(predict, collective_query);
     if (public_app->parsed()) return calibrate_public_command(pub);
+    if (report_app->parsed()) {
+      std::cout << tpsim::calibrate::public_validation_report(report_dir);
+      return 0;
+    }
   } catch (const tpsim::InputError& error) {
     std::cerr << "tpsim: error: " << error.what() << "\n";
     return 2;

@@ -31,6 +31,8 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "ring";
     case CollectiveAlgorithm::kDirect:
       return "one_shot";
+    case CollectiveAlgorithm::kNvls:
+      return "nvls";
   }
   return "auto";
 }

@@ -10,10 +10,10 @@ enum class TpMode { kTp, kSp, kAsync, kDtp, kNoComm };
 enum class Transport { kSm, kCopyEngine };
 // ring: shards are relayed rank to rank; direct: each shard moves straight from its owner.
 enum class ChunkOrder { kRing, kDirect };
-// How a collective moves its data: ring steps, one direct step to every peer (one-shot), or the
-// faster of the two for its size on an idle node (auto, as NCCL's tuner and vLLM's custom
-// all-reduce choose).
-enum class CollectiveAlgorithm { kAuto, kRing, kDirect };
+// How a collective moves its data: ring steps, one direct step to every peer (one-shot), NVLS
+// (NVSwitch in-switch reduction, all-reduce only), or the fastest of those the hardware and size
+// allow on an idle node (auto, as NCCL's tuner and vLLM's custom all-reduce choose).
+enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls };
 
 struct Variant {
   std::string name;

@@ -32,6 +32,16 @@ CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
   return plan;
 }
 
+// NVLS: each GPU sends its tensor into the switch once and receives the reduced tensor once; as
+// flows, 1/(n-1) of the tensor to and from every peer, so each port carries the tensor each way.
+CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan = direct_plan(op, ranks, cost);
+  plan.algorithm = CollectiveAlgorithm::kNvls;
+  plan.message_bytes = op.tensor_bytes / (ranks - 1);
+  plan.transport = *cost.profile().nvls;
+  return plan;
+}
+
 }  // namespace
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
@@ -52,18 +62,27 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     plan.uses_sms = op.transport == model::Transport::kSm;
     return plan;
   }
+  const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value();
   switch (op.algorithm) {
     case CollectiveAlgorithm::kRing:
       return ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kDirect:
       return direct_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kNvls:
+      // Forced where the hardware has none, or for other collectives: NCCL falls back to the ring.
+      return nvls_possible ? nvls_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kAuto:
       break;
   }
-  CommPlan ring = ring_plan(op, ranks, cost);
-  if (op.collective != CollectiveKind::kAllReduce || op.tensor_bytes > cost.profile().one_shot_max_bytes) return ring;
-  CommPlan direct = direct_plan(op, ranks, cost);
-  return idle_seconds(direct, cost) < idle_seconds(ring, cost) ? direct : ring;
+  CommPlan best = ring_plan(op, ranks, cost);
+  if (op.collective != CollectiveKind::kAllReduce) return best;
+  std::vector<CommPlan> candidates;
+  if (op.tensor_bytes <= cost.profile().one_shot_max_bytes) candidates.push_back(direct_plan(op, ranks, cost));
+  if (nvls_possible) candidates.push_back(nvls_plan(op, ranks, cost));
+  for (CommPlan& candidate : candidates) {
+    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
+  }
+  return best;
 }
 
 }  // namespace tpsim::sim

@@ -19,8 +19,9 @@ struct CommPlan {
   bool uses_sms = true;           // an SM-driven kernel (slows concurrent compute)
 };
 
-// The plan of `op` over `ranks` ranks; `auto` collectives take the faster plan on an idle node,
-// considering one-shot only for all-reduces up to the profile's one_shot_max_bytes.
+// The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle node:
+// for all-reduces, the ring, one-shot up to the profile's one_shot_max_bytes, and NVLS where the
+// profile has it; rings for the other collectives.
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
 
 // The plan's time alone on an idle non-blocking node where every port carries `flows` messages.

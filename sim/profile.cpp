@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <optional>
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 #include "model/yaml_reader.hpp"
@@ -54,7 +55,7 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
   const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the profile",
-                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "launch", "source"});
+                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "nvls", "launch", "source"});
   in.require(root, "gpu", "the profile");
   CostProfile p;
   p.name = origin;
@@ -80,6 +81,10 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
       p.one_shot.link_efficiency = fraction(in, o["link_efficiency"], "one_shot.link_efficiency");
     if (o["max_bytes"]) p.one_shot_max_bytes = in.non_negative_number(o["max_bytes"], "one_shot.max_bytes");
   }
+  if (root["nvls"]) {
+    p.nvls = TransportParams{};
+    read_transport(in, root["nvls"], "nvls", *p.nvls, nullptr);
+  }
   if (const YAML::Node l = root["launch"]) {
     in.expect_map(l, "launch", {"host_us", "source"});
     if (l["host_us"]) p.host_launch_s = in.non_negative_number(l["host_us"], "launch.host_us") * 1e-6;
@@ -87,29 +92,41 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   return p;
 }
 
+std::optional<CostProfile> default_profile(const std::string& gpu_name) {
+  const auto text = model::find_preset("profiles", gpu_name, "yaml");
+  if (!text) return std::nullopt;
+  CostProfile profile = parse_profile(std::string(*text), "presets/profiles/" + gpu_name + ".yaml");
+  profile.name = "default (" + gpu_name + ")";
+  return profile;
+}
+
+CostProfile load_profile_file(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw InputError(path + ": cannot open the profile file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_profile(text.str(), path);
+}
+
+std::string no_default_profile_message(const std::string& gpu_name) {
+  return "no default calibration profile for GPU '" + gpu_name +
+         "'; profiles exist for: " + model::join_names(model::preset_names("profiles")) +
+         "; give a profile file (tpsim calibrate writes one)";
+}
+
 CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name) {
   const model::LocatedRef& ref = scenario.calibration;
   if (ref.value == "default") {
-    const auto text = model::find_preset("profiles", gpu_name, "yaml");
-    if (!text) {
-      YamlReader(scenario.file)
-          .fail(ref.node, "no default calibration profile for GPU '" + gpu_name + "'; profiles exist for: " +
-                              model::join_names(model::preset_names("profiles")) + "; give a profile file instead");
-    }
-    CostProfile profile = parse_profile(std::string(*text), "presets/profiles/" + gpu_name + ".yaml");
-    profile.name = "default (" + gpu_name + ")";
-    return profile;
+    std::optional<CostProfile> profile = default_profile(gpu_name);
+    if (!profile) YamlReader(scenario.file).fail(ref.node, no_default_profile_message(gpu_name));
+    return *profile;
   }
   const std::filesystem::path path = std::filesystem::path(scenario.file).parent_path() / ref.value;
-  const YamlReader in(path.string());
   if (!std::filesystem::exists(path)) {
     YamlReader(scenario.file)
         .fail(ref.node, "calibration: no such profile file " + path.string() + " (or use default)");
   }
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_profile(text.str(), path.string());
+  return load_profile_file(path.string());
 }
 
 }  // namespace tpsim::sim

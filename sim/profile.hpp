@@ -1,6 +1,7 @@
 // A calibration profile: every cost-model parameter, fitted from measurements or stated with a source.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "model/scenario.hpp"
@@ -46,6 +47,9 @@ struct CostProfile {
   // all-reduce does); `auto` uses it for all-reduces up to one_shot_max_bytes when it is faster.
   TransportParams one_shot{6e-6, 0.84};
   double one_shot_max_bytes = 8.0 * 1024 * 1024;
+  // NVLS all-reduce (NVSwitch in-switch reduction): each GPU moves the tensor once each way;
+  // absent where the GPU or switch has none.
+  std::optional<TransportParams> nvls;
   // Host time to launch one kernel or communication call; a kernel cannot start before the host
   // has launched it and every op before it. CUDA graphs replay without it.
   double host_launch_s = 0;
@@ -53,6 +57,13 @@ struct CostProfile {
 
 // Parses profile YAML text; `origin` names it in errors.
 CostProfile parse_profile(const std::string& text, const std::string& origin);
+// The embedded default profile of a GPU preset, if there is one.
+std::optional<CostProfile> default_profile(const std::string& gpu_name);
+// A profile file; throws InputError when it cannot be read or is malformed.
+CostProfile load_profile_file(const std::string& path);
+// The error for a GPU without a default profile, listing those that have one.
+std::string no_default_profile_message(const std::string& gpu_name);
+
 // calibration: default (the embedded profile of `gpu_name`) or a profile file path.
 CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name);
 

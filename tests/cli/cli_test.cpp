@@ -116,3 +116,27 @@ TEST_CASE("bad command-line arguments fail with a clear message") {
   const auto no_command = test::run_tpsim("");
   CHECK(no_command.exit_code != 0);
 }
+
+TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
+  const auto gemm = test::run_tpsim("predict gemm --gpu h100-sxm --m 4096 --n 4096 --k 4096 --json");
+  REQUIRE(gemm.exit_code == 0);
+  const auto g = nlohmann::json::parse(gemm.out);
+  CHECK(g["tflops"].get<double>() == Approx(2.0 * 4096 * 4096 * 4096 / g["time_s"].get<double>() / 1e12));
+  const auto ar = test::run_tpsim("predict collective --gpu h200-sxm --ranks 8 --kind allreduce --bytes 1GiB --json");
+  REQUIRE(ar.exit_code == 0);
+  const auto a = nlohmann::json::parse(ar.out);
+  const double algbw = 1073741824.0 / a["time_s"].get<double>() / 1e9;
+  CHECK(a["algbw_GBps"].get<double>() == Approx(algbw));
+  CHECK(a["busbw_GBps"].get<double>() == Approx(algbw * 2 * 7 / 8));
+  CHECK(a["algorithm"] == "nvls");
+  const auto ag = test::run_tpsim("predict collective --ranks 4 --kind allgather --bytes 64MiB --json");
+  REQUIRE(ag.exit_code == 0);
+  const auto j = nlohmann::json::parse(ag.out);
+  CHECK(j["busbw_GBps"].get<double>() == Approx(j["algbw_GBps"].get<double>() * 3 / 4));
+  const auto bad = test::run_tpsim("predict collective --bytes 12XB");
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Contains("--bytes 12XB: expected a positive size"));
+  const auto no_profile = test::run_tpsim("predict gemm --gpu b200 --m 1 --n 1 --k 1");
+  CHECK(no_profile.exit_code == 2);
+  CHECK_THAT(no_profile.err, Contains("no default calibration profile") && Contains("h100-sxm"));
+}

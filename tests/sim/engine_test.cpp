@@ -52,6 +52,7 @@ TEST_CASE("a ring all-reduce takes twice the steps of an all-gather") {
   model::LayerGraph graph(n);
   model::ProgramBuilder b(graph, 2.0);
   const double bytes = 64.0 * 1024 * 1024;
+  b.set_collective_algorithm(model::CollectiveAlgorithm::kRing);
   b.collective("ar", model::CollectiveKind::kAllReduce, bytes, "", {});
   const double link = cost.gpu().nvlink_Bps * cost.profile().nccl.link_efficiency;
   const double expected = 2 * (n - 1) * (cost.profile().nccl.step_latency_s + bytes / (n * link));

@@ -24,7 +24,7 @@ model::Workload decode(int64_t batch, int64_t context, int64_t layers) {
 
 }  // namespace
 
-TEST_CASE("auto picks the one-shot all-reduce for small messages and the ring for large ones") {
+TEST_CASE("auto picks the one-shot all-reduce for small messages and NVLS for large ones on NVSwitch") {
   const sim::CostModel cost = test::h100_cost();
   model::Op op;
   op.kind = model::OpKind::kCollective;
@@ -33,7 +33,7 @@ TEST_CASE("auto picks the one-shot all-reduce for small messages and the ring fo
   op.tensor_bytes = 16 * 1024;
   CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kDirect);
   op.tensor_bytes = 64.0 * 1024 * 1024;
-  CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kRing);
+  CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kNvls);
   op.collective = model::CollectiveKind::kAllGather;
   op.tensor_bytes = 16 * 1024;
   CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kRing);

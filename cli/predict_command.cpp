@@ -1,0 +1,153 @@
+// Single-op predictions: the GEMM cost model directly; a collective simulated alone on an idle node,
+// reported with the nccl-tests conventions (algbw = bytes / time, busbw = algbw x 2(n-1)/n or (n-1)/n).
+#include "cli/predict_command.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+#include "model/program_builder.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/isolated_run.hpp"
+
+namespace tpsim::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+sim::CostModel cost_model(const PredictTarget& target) {
+  const auto text = model::find_preset("gpus", target.gpu, "yaml");
+  if (!text) {
+    throw InputError("--gpu " + target.gpu + ": unknown GPU preset; valid: " + model::join_names(model::preset_names("gpus")));
+  }
+  const model::YamlReader reader("presets/gpus/" + target.gpu + ".yaml");
+  const sim::GpuSpec gpu = sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
+  if (target.calibration != "default") return sim::CostModel(gpu, sim::load_profile_file(target.calibration));
+  std::optional<sim::CostProfile> profile = sim::default_profile(gpu.name);
+  if (!profile) throw InputError("--gpu " + gpu.name + ": " + sim::no_default_profile_message(gpu.name));
+  return sim::CostModel(gpu, *profile);
+}
+
+std::string number(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+}  // namespace
+
+double parse_bytes(const std::string& text) {
+  static const std::vector<std::pair<std::string, double>> kUnits = {
+      {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
+      {"GB", 1e9},     {"B", 1.0},             {"", 1.0}};
+  for (const auto& [suffix, scale] : kUnits) {
+    if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string digits = text.substr(0, text.size() - suffix.size());
+    try {
+      size_t used = 0;
+      const double value = std::stod(digits, &used);
+      if (used == digits.size() && value > 0 && std::isfinite(value)) return value * scale;
+    } catch (const std::exception&) {
+    }
+    break;
+  }
+  throw InputError("--bytes " + text + ": expected a positive size such as 1048576, 64KiB, 16MiB, 2GiB or 1.5GB");
+}
+
+int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
+  if (q.m <= 0 || q.n <= 0 || q.k <= 0) throw InputError("--m, --n and --k must be positive integers");
+  const sim::CostModel cost = cost_model(target);
+  const model::GemmShape shape{q.m, q.n, q.k};
+  const double bytes = 2.0 * static_cast<double>(q.m * q.k + q.k * q.n + q.m * q.n);
+  const double seconds = cost.gemm_seconds(shape, bytes);
+  const double flops = 2.0 * static_cast<double>(q.m) * static_cast<double>(q.n) * static_cast<double>(q.k);
+  const sim::GemmTiling tiling = cost.gemm_tiling(shape);
+  if (target.json) {
+    Json j;
+    j["gpu"] = cost.gpu().name;
+    j["m"] = q.m;
+    j["n"] = q.n;
+    j["k"] = q.k;
+    j["dtype"] = "bf16";
+    j["time_s"] = seconds;
+    j["tflops"] = flops / seconds / 1e12;
+    j["tiles"] = tiling.tiles;
+    j["split_k"] = tiling.splits;
+    j["waves"] = tiling.waves;
+    j["wave_efficiency"] = tiling.wave_efficiency;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "gemm M=" << q.m << " N=" << q.n << " K=" << q.k << " bf16 on " << cost.gpu().name << ": "
+            << number("%.3f", seconds * 1e6) << " us, " << number("%.1f", flops / seconds / 1e12) << " TFLOP/s ("
+            << tiling.tiles << " tiles, split-K " << tiling.splits << ", " << tiling.waves << " waves, "
+            << number("%.0f", tiling.wave_efficiency * 100) << "% wave efficiency)\n";
+  return 0;
+}
+
+int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
+  if (q.topology != "nvswitch") throw InputError("--topology " + q.topology + ": supported: nvswitch");
+  const sim::CostModel cost = cost_model(target);
+  if (q.ranks < 2 || q.ranks > cost.gpu().gpus_per_node) {
+    throw InputError("--ranks " + std::to_string(q.ranks) + ": must be 2.." + std::to_string(cost.gpu().gpus_per_node) +
+                     " on one " + cost.gpu().name + " NVSwitch node");
+  }
+  model::CollectiveKind kind;
+  double bus_factor;
+  const double n = q.ranks;
+  if (q.kind == "allreduce") {
+    kind = model::CollectiveKind::kAllReduce;
+    bus_factor = 2.0 * (n - 1) / n;
+  } else if (q.kind == "allgather" || q.kind == "reducescatter") {
+    kind = q.kind == "allgather" ? model::CollectiveKind::kAllGather : model::CollectiveKind::kReduceScatter;
+    bus_factor = (n - 1) / n;
+  } else {
+    throw InputError("--kind " + q.kind + ": valid: allreduce, allgather, reducescatter");
+  }
+  model::CollectiveAlgorithm algorithm;
+  if (q.algorithm == "auto") {
+    algorithm = model::CollectiveAlgorithm::kAuto;
+  } else if (q.algorithm == "ring") {
+    algorithm = model::CollectiveAlgorithm::kRing;
+  } else if (q.algorithm == "one_shot") {
+    algorithm = model::CollectiveAlgorithm::kDirect;
+  } else if (q.algorithm == "nvls") {
+    algorithm = model::CollectiveAlgorithm::kNvls;
+  } else {
+    throw InputError("--algorithm " + q.algorithm + ": valid: auto, ring, one_shot, nvls");
+  }
+  const double bytes = parse_bytes(q.bytes);
+  model::LayerGraph graph(q.ranks);
+  model::ProgramBuilder builder(graph, 2.0);
+  builder.set_collective_algorithm(algorithm);
+  const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});
+  const double seconds = sim::simulate(graph, cost).makespan_s;
+  const sim::CommPlan plan = sim::plan_communication(graph.op(op), q.ranks, cost);
+  const double algbw = bytes / seconds / 1e9;
+  if (target.json) {
+    Json j;
+    j["gpu"] = cost.gpu().name;
+    j["topology"] = q.topology;
+    j["ranks"] = q.ranks;
+    j["kind"] = q.kind;
+    j["bytes"] = bytes;
+    j["algorithm"] = model::to_string(plan.algorithm);
+    j["time_s"] = seconds;
+    j["algbw_GBps"] = algbw;
+    j["busbw_GBps"] = algbw * bus_factor;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << q.kind << " of " << number("%.0f", bytes) << " bytes over " << q.ranks << " x " << cost.gpu().name << " ("
+            << q.topology << ", " << model::to_string(plan.algorithm) << "): " << number("%.3f", seconds * 1e6)
+            << " us, algbw " << number("%.2f", algbw) << " GB/s, busbw " << number("%.2f", algbw * bus_factor)
+            << " GB/s\n";
+  return 0;
+}
+
+}  // namespace tpsim::cli

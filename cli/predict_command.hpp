@@ -1,0 +1,33 @@
+// `tpsim predict gemm|collective`: one op's predicted time without writing a scenario.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tpsim::cli {
+
+struct PredictTarget {
+  std::string gpu = "h100-sxm";
+  std::string calibration = "default";  // or a profile file
+  bool json = false;
+};
+
+struct GemmQuery {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+struct CollectiveQuery {
+  std::string topology = "nvswitch";
+  int ranks = 8;
+  std::string kind = "allreduce";  // allreduce | allgather | reducescatter
+  std::string bytes;               // "1048576", "64MiB", "2GB", ...
+  std::string algorithm = "auto";  // auto | ring | one_shot
+};
+
+int predict_gemm(const PredictTarget& target, const GemmQuery& query);
+int predict_collective(const PredictTarget& target, const CollectiveQuery& query);
+
+// "4096", "64KiB", "1.5MB", "2GiB" -> bytes (KB, MB, GB are 1e3, 1e6, 1e9; KiB, MiB, GiB powers of 2).
+double parse_bytes(const std::string& text);
+
+}  // namespace tpsim::cli

@@ -1,0 +1,77 @@
+// Collective algorithms: closed forms on an idle node, the auto rule, NVLS availability.
+#include <catch2/catch.hpp>
+
+#include "model/program_builder.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/isolated_run.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::CollectiveAlgorithm;
+
+namespace {
+
+double simulate_collective(const sim::CostModel& cost, int ranks, model::CollectiveKind kind, double bytes,
+                           CollectiveAlgorithm algorithm) {
+  model::LayerGraph graph(ranks);
+  model::ProgramBuilder b(graph, 2.0);
+  b.set_collective_algorithm(algorithm);
+  b.collective("c", kind, bytes, "", {});
+  return sim::simulate(graph, cost).makespan_s;
+}
+
+}  // namespace
+
+TEST_CASE("an NVLS all-reduce moves the tensor once each way: latency + S / (B eff)") {
+  const sim::CostModel cost(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
+  REQUIRE(cost.profile().nvls);
+  const double bytes = 256.0 * 1024 * 1024;
+  const sim::TransportParams& nvls = *cost.profile().nvls;
+  const double expected = nvls.step_latency_s + bytes / (cost.gpu().nvlink_Bps * nvls.link_efficiency);
+  CHECK(simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kNvls) ==
+        Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("auto never picks a slower all-reduce than a forced algorithm") {
+  const sim::CostModel cost(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
+  for (double kib : {4.0, 64.0, 1024.0, 8192.0, 65536.0, 1048576.0}) {
+    const double bytes = kib * 1024;
+    const double automatic =
+        simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kAuto);
+    for (CollectiveAlgorithm forced : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kNvls}) {
+      INFO(kib << " KiB, forced " << model::to_string(forced));
+      CHECK(automatic <= simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, forced) * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("NVLS applies to all-reduces on GPUs whose profile has it, else the ring runs") {
+  const sim::CostModel h200(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = model::CollectiveKind::kAllGather;
+  op.group_size = 8;
+  op.tensor_bytes = 1e9;
+  op.algorithm = CollectiveAlgorithm::kNvls;
+  CHECK(sim::plan_communication(op, 8, h200).algorithm == CollectiveAlgorithm::kRing);
+  op.collective = model::CollectiveKind::kAllReduce;
+  CHECK(sim::plan_communication(op, 8, h200).algorithm == CollectiveAlgorithm::kNvls);
+  sim::CostProfile without = test::profile_preset("h200-sxm");
+  without.nvls.reset();
+  const sim::CostModel plain(test::gpu_preset("h200-sxm"), without);
+  CHECK(sim::plan_communication(op, 8, plain).algorithm == CollectiveAlgorithm::kRing);
+  op.algorithm = CollectiveAlgorithm::kAuto;
+  CHECK(sim::plan_communication(op, 8, plain).algorithm == CollectiveAlgorithm::kRing);
+}
+
+TEST_CASE("every GPU preset loads, and GPUs of the GH100 die have default profiles") {
+  for (const std::string& name : model::preset_names("gpus")) {
+    const sim::GpuSpec gpu = test::gpu_preset(name);
+    CHECK(gpu.peak_bf16_flops > 0);
+    CHECK(gpu.sm_count > 0);
+  }
+  for (const char* name : {"h100-sxm", "h200-sxm", "h800-sxm"}) CHECK(sim::default_profile(name).has_value());
+  CHECK_FALSE(sim::default_profile("b200").has_value());
+  // H800: the H100 die with a third of the NVLink bandwidth.
+  CHECK(test::gpu_preset("h800-sxm").nvlink_Bps == Approx(test::gpu_preset("h100-sxm").nvlink_Bps * 200.0 / 450.0));
+}
