@@ -65,7 +65,8 @@ sim::CostProfile fitted_profile(const std::string& dir, const sim::GpuSpec& gpu,
   if (!held_out) return fit.profile;
   sim::CostProfile p = fit.profile;
   p.gemm = fit_gemm(every_other(read_gemm_table(dir + "/gemm_h100_bf16.csv"), 0), gpu, sim::GemmParams{}).params;
-  p.nccl = fit_ring(every_other(read_ring_table(dir + "/collectives_h100_latency.csv", "nccl"), 0), gpu.nvlink_Bps).params;
+  p.nccl =
+      fit_ring(every_other(read_ring_table(dir + "/collectives_h100_latency.csv", "nccl"), 0), gpu.nvlink_Bps).params;
   p.nvls = fit_nvls(every_other(read_allreduce_sweep(dir + "/allreduce_h200_busbw.csv", 2.0 * 1024 * 1024), 0),
                     gpu.nvlink_Bps)
                .params;
@@ -80,7 +81,8 @@ std::string gemm_table(const std::string& dir, const sim::CostModel& all, const 
   for (size_t i = 0; i < rows.size(); ++i) {
     const GemmSample& s = rows[i];
     const double flops = 2.0 * s.shape.m * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
-    const double bytes = 2.0 * static_cast<double>(s.shape.m * s.shape.k + s.shape.k * s.shape.n + s.shape.m * s.shape.n);
+    const double bytes =
+        2.0 * static_cast<double>(s.shape.m * s.shape.k + s.shape.k * s.shape.n + s.shape.m * s.shape.n);
     const double measured = flops / s.seconds / 1e12;
     const double a = flops / all.gemm_seconds(s.shape, bytes) / 1e12;
     const double b = flops / even.gemm_seconds(s.shape, bytes) / 1e12;
@@ -139,10 +141,14 @@ std::string busbw_table(const std::string& dir, const sim::CostModel& all, const
     const double bytes = table.number(r, "message_bytes");
     const double measured = table.number(r, "busbw_GBps");
     const double factor = 2.0 * 7 / 8;
-    const double a = bytes / simulate_collective(all, 8, model::CollectiveKind::kAllReduce, bytes,
-                                                 model::CollectiveAlgorithm::kAuto) / 1e9 * factor;
-    const double b = bytes / simulate_collective(even, 8, model::CollectiveKind::kAllReduce, bytes,
-                                                 model::CollectiveAlgorithm::kAuto) / 1e9 * factor;
+    const double a =
+        bytes /
+        simulate_collective(all, 8, model::CollectiveKind::kAllReduce, bytes, model::CollectiveAlgorithm::kAuto) / 1e9 *
+        factor;
+    const double b =
+        bytes /
+        simulate_collective(even, 8, model::CollectiveKind::kAllReduce, bytes, model::CollectiveAlgorithm::kAuto) /
+        1e9 * factor;
     model::Op op;
     op.kind = model::OpKind::kCollective;
     op.tensor_bytes = bytes;

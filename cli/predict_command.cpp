@@ -21,7 +21,8 @@ using Json = nlohmann::ordered_json;
 sim::CostModel cost_model(const PredictTarget& target) {
   const auto text = model::find_preset("gpus", target.gpu, "yaml");
   if (!text) {
-    throw InputError("--gpu " + target.gpu + ": unknown GPU preset; valid: " + model::join_names(model::preset_names("gpus")));
+    throw InputError("--gpu " + target.gpu +
+                     ": unknown GPU preset; valid: " + model::join_names(model::preset_names("gpus")));
   }
   const model::YamlReader reader("presets/gpus/" + target.gpu + ".yaml");
   const sim::GpuSpec gpu = sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
@@ -40,9 +41,14 @@ std::string number(const char* pattern, double value) {
 }  // namespace
 
 double parse_bytes(const std::string& text) {
-  static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
-      {"GB", 1e9},     {"B", 1.0},             {"", 1.0}};
+  static const std::vector<std::pair<std::string, double>> kUnits = {{"KiB", 1024.0},
+                                                                     {"MiB", 1024.0 * 1024},
+                                                                     {"GiB", 1024.0 * 1024 * 1024},
+                                                                     {"KB", 1e3},
+                                                                     {"MB", 1e6},
+                                                                     {"GB", 1e9},
+                                                                     {"B", 1.0},
+                                                                     {"", 1.0}};
   for (const auto& [suffix, scale] : kUnits) {
     if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
@@ -143,8 +149,8 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << q.kind << " of " << number("%.0f", bytes) << " bytes over " << q.ranks << " x " << cost.gpu().name << " ("
-            << q.topology << ", " << model::to_string(plan.algorithm) << "): " << number("%.3f", seconds * 1e6)
+  std::cout << q.kind << " of " << number("%.0f", bytes) << " bytes over " << q.ranks << " x " << cost.gpu().name
+            << " (" << q.topology << ", " << model::to_string(plan.algorithm) << "): " << number("%.3f", seconds * 1e6)
             << " us, algbw " << number("%.2f", algbw) << " GB/s, busbw " << number("%.2f", algbw * bus_factor)
             << " GB/s\n";
   return 0;

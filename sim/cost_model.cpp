@@ -53,18 +53,32 @@ double CostModel::memory_seconds(double bytes) const {
   return profile_.memory.overhead_s + bytes / (gpu_.hbm_Bps * profile_.memory.hbm_efficiency);
 }
 
-double CostModel::kernel_seconds(const model::Op& op) const {
-  const double bytes = op.bytes_read + op.bytes_written;
+KernelCost CostModel::kernel_cost(const model::Op& op) const {
+  KernelCost k;
+  k.memory_bytes = op.bytes_read + op.bytes_written;
   switch (op.kind) {
-    case model::OpKind::kGemm:
-      return gemm_seconds(op.gemm, bytes);
+    case model::OpKind::kGemm: {
+      const GemmTiling t = gemm_tiling(op.gemm);
+      k.overhead_s = profile_.gemm.overhead_s;
+      k.compute_s =
+          op.flops / (gpu_.peak_bf16_flops * profile_.gemm.efficiency * t.wave_efficiency * t.tile_efficiency);
+      k.hbm_efficiency = profile_.gemm.hbm_efficiency;
+      break;
+    }
     case model::OpKind::kAttention:
-      return attention_seconds(op.flops, bytes);
+      k.overhead_s = profile_.gemm.overhead_s;
+      k.compute_s = op.flops / (gpu_.peak_bf16_flops * profile_.attention.efficiency);
+      k.hbm_efficiency = profile_.memory.hbm_efficiency;
+      break;
     case model::OpKind::kMemory:
-      return memory_seconds(bytes);
+      k.overhead_s = profile_.memory.overhead_s;
+      k.hbm_efficiency = profile_.memory.hbm_efficiency;
+      break;
     default:
-      return 0.0;
+      return KernelCost{};
   }
+  k.memory_s = k.memory_bytes / (gpu_.hbm_Bps * k.hbm_efficiency);
+  return k;
 }
 
 const TransportParams& CostModel::transport(model::Transport transport) const {

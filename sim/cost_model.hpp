@@ -17,6 +17,19 @@ struct GemmTiling {
   double tile_efficiency = 0;  // useful output elements over padded tile elements
 };
 
+// A kernel's cost on an idle GPU: launch overhead, then the slower of its tensor-core work and its
+// HBM traffic (the roofline). The engine runs compute-bound kernels on the SMs and memory-bound
+// ones as traffic through the GPU's HBM, which copy-engine and NVLink traffic share.
+struct KernelCost {
+  double overhead_s = 0;
+  double compute_s = 0;       // at full SM speed
+  double memory_bytes = 0;    // HBM bytes read and written
+  double hbm_efficiency = 1;  // fraction of HBM bandwidth this kernel reaches alone
+  double memory_s = 0;        // memory_bytes / (HBM x hbm_efficiency)
+  bool memory_bound() const { return memory_s > compute_s; }
+  double seconds() const { return overhead_s + (memory_bound() ? memory_s : compute_s); }
+};
+
 class CostModel {
  public:
   CostModel(GpuSpec gpu, CostProfile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {}
@@ -28,8 +41,9 @@ class CostModel {
   double gemm_seconds(const model::GemmShape& shape, double bytes) const;
   double attention_seconds(double flops, double bytes) const;
   double memory_seconds(double bytes) const;
-  // Duration of a kernel op alone on the GPU (GEMM, attention or memory-bound).
-  double kernel_seconds(const model::Op& op) const;
+  // Cost of a kernel op alone on the GPU (GEMM, attention or memory-bound), and its duration.
+  KernelCost kernel_cost(const model::Op& op) const;
+  double kernel_seconds(const model::Op& op) const { return kernel_cost(op).seconds(); }
 
   // A point-to-point step of `bytes` over one link, alone: latency + bytes / (link x efficiency).
   double step_seconds(model::Transport transport, double bytes) const;

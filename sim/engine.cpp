@@ -28,7 +28,7 @@ struct Instance {
 
 // What an activity's completion means.
 struct Completion {
-  enum class Kind { kLaunchGate, kKernel, kFlowLatency, kFlow } kind = Kind::kKernel;
+  enum class Kind { kLaunchGate, kKernelOverhead, kKernel, kFlowLatency, kFlow } kind = Kind::kKernel;
   OpId op = 0;
   int src = 0;  // kernel: its rank
   int dst = 0;
@@ -101,20 +101,39 @@ class Runner {
     enter_step(id, rank, 0);
   }
 
+  // Compute-bound kernels run on the SMs (slowed while comm kernels hold some); memory-bound ones,
+  // after their launch overhead, move their bytes through the GPU's HBM link, shared with NVLink
+  // traffic (so copy-engine transfers slow them) and unaffected by SM contention.
   void start_kernel(OpId id, int rank, const Op& op) {
-    const double seconds = cost_.kernel_seconds(op);
-    auto exec = s4u::Exec::init();
-    exec->set_host(platform_.gpus[rank]);
-    if (op.kind == OpKind::kMemory) {
-      // Bandwidth-bound: runs at the speed of the slowest power state whatever comm kernels take SMs.
-      exec->set_flops_amount(seconds * platform_.slowest_gpu_speed);
-      exec->set_bound(platform_.slowest_gpu_speed);
-    } else {
-      exec->set_flops_amount(seconds * kWorkRate);
+    const KernelCost k = cost_.kernel_cost(op);
+    if (!k.memory_bound()) {
+      auto exec = s4u::Exec::init();
+      exec->set_host(platform_.gpus[rank])->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
+      Completion* done = track({Completion::Kind::kKernel, id, rank, rank, exec});
+      exec->set_data(done);
+      exec->start();
+      return;
     }
-    Completion* done = track({Completion::Kind::kKernel, id, rank, rank, exec});
-    exec->set_data(done);
-    exec->start();
+    if (k.overhead_s > 0) {
+      auto delay = s4u::Exec::init();
+      delay->set_host(platform_.clock)->set_flops_amount(k.overhead_s * kClockRate);
+      Completion* done = track({Completion::Kind::kKernelOverhead, id, rank, rank, delay});
+      delay->set_data(done);
+      delay->start();
+      return;
+    }
+    start_memory_traffic(id, rank);
+  }
+
+  void start_memory_traffic(OpId id, int rank) {
+    const KernelCost k = cost_.kernel_cost(graph_.op(id));
+    // Scaled so that alone it takes memory_s over a link of HBM x the profile's memory efficiency.
+    const double payload = k.memory_s * kHbmLinkBps(cost_);
+    auto comm = s4u::Comm::sendto_init(platform_.gpus[rank], platform_.memories[rank]);
+    comm->set_payload_size(static_cast<uint64_t>(std::llround(payload)));
+    Completion* done = track({Completion::Kind::kKernel, id, rank, rank, comm});
+    comm->set_data(done);
+    comm->start();
   }
 
   void change_comm_kernels(int rank, int delta) {
@@ -172,6 +191,9 @@ class Runner {
     switch (done.kind) {
       case Completion::Kind::kLaunchGate:
         begin(done.op, done.src);
+        break;
+      case Completion::Kind::kKernelOverhead:
+        start_memory_traffic(done.op, done.src);
         break;
       case Completion::Kind::kKernel:
         finish(done.op, done.src);

@@ -15,23 +15,36 @@ void configure_engine(s4u::Engine& engine) {
 
 Platform build_platform(Topology /*topology*/, int gpus, const CostModel& cost) {
   Platform platform;
-  auto* zone = s4u::create_star_zone("nvswitch");
+  auto* zone = s4u::create_full_zone("nvswitch");
   std::vector<double> speeds;
   for (int k = 0; k <= kMaxConcurrentComm; ++k) speeds.push_back(kWorkRate * cost.compute_share_during_comm(k));
-  platform.slowest_gpu_speed = speeds.back();
+  std::vector<s4u::Link*> ports, hbm;
   for (int i = 0; i < gpus; ++i) {
     const std::string id = std::to_string(i);
-    s4u::Host* host = zone->create_host("gpu" + id, speeds);
-    s4u::Link* port = zone->create_split_duplex_link("nvlink" + id, cost.gpu().nvlink_Bps)->set_latency(0);
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                    {s4u::LinkInRoute(port, s4u::LinkInRoute::Direction::UP)}, false);
-    zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr,
-                    {s4u::LinkInRoute(port, s4u::LinkInRoute::Direction::DOWN)}, false);
-    platform.gpus.push_back(host);
+    platform.gpus.push_back(zone->create_host("gpu" + id, speeds));
+    platform.memories.push_back(zone->create_host("hbm" + id, 1.0));
+    ports.push_back(zone->create_split_duplex_link("nvlink" + id, cost.gpu().nvlink_Bps)->set_latency(0));
+    // Shared by the GPU's memory-bound kernels and everything its NVLink port moves (both ends).
+    hbm.push_back(zone->create_link("hbm_link" + id, kHbmLinkBps(cost))->set_latency(0));
+  }
+  for (int i = 0; i < gpus; ++i) {
+    zone->add_route(platform.gpus[i]->get_netpoint(), platform.memories[i]->get_netpoint(), nullptr, nullptr,
+                    {s4u::LinkInRoute(hbm[i])}, false);
+    for (int j = 0; j < gpus; ++j) {
+      if (i == j) continue;
+      zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr,
+                      {s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(ports[i], s4u::LinkInRoute::Direction::UP),
+                       s4u::LinkInRoute(ports[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])},
+                      false);
+    }
   }
   platform.clock = zone->create_host("clock", kClockRate)->set_core_count(1 << 24);
   zone->seal();
   return platform;
+}
+
+double kHbmLinkBps(const CostModel& cost) {
+  return cost.gpu().hbm_Bps * cost.profile().memory.hbm_efficiency;
 }
 
 }  // namespace tpsim::sim

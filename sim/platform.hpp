@@ -1,6 +1,8 @@
 // Builds the SimGrid platform of one NVSwitch node: a host per GPU (with one power state per number of
 // concurrent SM-driven comm kernels), a split-duplex NVLink port per GPU into a non-blocking switch,
-// and a many-core "clock" host that times pure latencies. Must be called inside a fresh s4u::Engine.
+// an HBM link per GPU that memory-bound kernels and all NVLink traffic of that GPU share (a
+// memory-bound kernel is a flow from the GPU to its "hbm" host), and a many-core "clock" host that
+// times pure latencies. Must be called inside a fresh s4u::Engine.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -21,12 +23,14 @@ inline constexpr int kMaxConcurrentComm = 3;
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;
+  std::vector<simgrid::s4u::Host*> memories;  // flow endpoints of each GPU's memory-bound kernels
   simgrid::s4u::Host* clock = nullptr;
-  double slowest_gpu_speed = kWorkRate;  // speed at the last power state
 };
 
 // Sets the network model configuration (pure alpha-beta) on the engine; call before building zones.
 void configure_engine(simgrid::s4u::Engine& engine);
 Platform build_platform(Topology topology, int gpus, const CostModel& cost);
+// Bandwidth of a GPU's HBM link: HBM bandwidth times the profile's memory-bound efficiency.
+double kHbmLinkBps(const CostModel& cost);
 
 }  // namespace tpsim::sim

@@ -38,7 +38,8 @@ TEST_CASE("auto never picks a slower all-reduce than a forced algorithm") {
     const double bytes = kib * 1024;
     const double automatic =
         simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kAuto);
-    for (CollectiveAlgorithm forced : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kNvls}) {
+    for (CollectiveAlgorithm forced :
+         {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kNvls}) {
       INFO(kib << " KiB, forced " << model::to_string(forced));
       CHECK(automatic <= simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, forced) * (1 + 1e-9));
     }

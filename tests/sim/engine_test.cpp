@@ -91,14 +91,37 @@ TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share; copy-engin
   }
 }
 
-TEST_CASE("memory-bound kernels keep their speed while a comm kernel runs") {
+TEST_CASE("memory-bound kernels share HBM with NVLink traffic and keep their SMs") {
   const sim::CostModel cost = simple_cost();
   model::LayerGraph graph(2);
   model::ProgramBuilder b(graph, 2.0);
   const double bytes = 4e9;
   const model::OpId norm = b.memory("norm", bytes, 0, 0, "", {});
-  b.exchange("xfer", 1, -1, 400e6, Transport::kSm, "", {});
-  CHECK(end_of(sim::simulate(graph, cost), norm, 1) == Approx(cost.memory_seconds(bytes)).epsilon(1e-9));
+  const double message = 400e6;
+  b.exchange("xfer", 1, -1, message, Transport::kSm, "", {});  // an SM comm kernel: no effect on the norm's speed
+  const double hbm = sim::kHbmLinkBps(cost);
+  const double nvlink_wire = cost.gpu().nvlink_Bps;  // each direction, payload / 0.8 on the wire
+  const double overhead = cost.profile().memory.overhead_s;
+  const double xfer_start = 5e-6, xfer_end = 5e-6 + message / 0.8 / nvlink_wire;
+  // The norm's traffic runs at the whole HBM link, then at what the exchange's two flows (one out,
+  // one in, both through this GPU's HBM) leave, then at the whole link again.
+  double left = cost.kernel_cost(graph.op(norm)).memory_s * hbm;
+  left -= (xfer_start - overhead) * hbm;
+  left -= (xfer_end - xfer_start) * (hbm - 2 * nvlink_wire);
+  REQUIRE(left > 0);
+  const double expected = xfer_end + left / hbm;
+  CHECK(end_of(sim::simulate(graph, cost), norm, 1) == Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("copy-engine traffic never slows a compute-bound GEMM") {
+  const sim::CostModel cost = simple_cost();
+  model::LayerGraph graph(2);
+  model::ProgramBuilder b(graph, 2.0);
+  const model::GemmShape shape{8192, 8192, 8192};
+  const model::OpId gemm = b.gemm("gemm", shape, {});
+  REQUIRE_FALSE(cost.kernel_cost(graph.op(gemm)).memory_bound());
+  b.exchange("xfer", 1, -1, 400e6, Transport::kCopyEngine, "", {});
+  CHECK(end_of(sim::simulate(graph, cost), gemm, 0) == Approx(cost.kernel_seconds(graph.op(gemm))).epsilon(1e-9));
 }
 
 TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its own shard") {

@@ -67,7 +67,8 @@ TEST_CASE("nocomm is never slower than any variant") {
 
 TEST_CASE("async TP gains vanish when communication is negligible") {
   sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
-  gpu.nvlink_Bps *= 1e4;  // effectively free links
+  gpu.nvlink_Bps *= 1e4;  // effectively free links (and HBM fast enough to feed them)
+  gpu.hbm_Bps *= 1e4;
   sim::CostProfile profile = test::profile_preset("h100-sxm");
   profile.nccl.step_latency_s = 0;
   profile.copy_engine.step_latency_s = 0;
