@@ -1,17 +1,61 @@
-// Coarse-to-fine grid search of the GEMM parameters against measured times.
+// Levenberg-Marquardt fit (Eigen) of the GEMM parameters against measured times.
 #include "calibrate/gemm_fit.hpp"
 
+#include <Eigen/Dense>
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <unsupported/Eigen/NonLinearOptimization>
+#include <unsupported/Eigen/NumericalDiff>
 
 #include "calibrate/csv_table.hpp"
+#include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
 namespace {
 
-double gemm_bytes(const model::GemmShape& s) {
-  return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+double gemm_bytes(const model::GemmShape& s) { return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n); }
+
+// The solver works on unbounded axes: efficiency and hbm_efficiency through a logistic, the
+// overhead (in microseconds) through a softplus.
+double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double logit(double p) { return std::log(p / (1.0 - p)); }
+double softplus(double x) { return x > 30 ? x : std::log1p(std::exp(x)); }
+double softplus_inverse(double y) { return y > 30 ? y : std::log(std::expm1(y)); }
+
+sim::GemmParams params_of(const Eigen::VectorXd& x, const sim::GemmParams& base) {
+  sim::GemmParams p = base;
+  p.efficiency = logistic(x(0));
+  p.hbm_efficiency = logistic(x(1));
+  p.overhead_s = softplus(x(2)) * 1e-6;
+  return p;
 }
+
+// Residuals ln(predicted / measured), one per sample.
+struct LogErrorFunctor {
+  using Scalar = double;
+  using InputType = Eigen::VectorXd;
+  using ValueType = Eigen::VectorXd;
+  using JacobianType = Eigen::MatrixXd;
+  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
+
+  const std::vector<GemmSample>* samples = nullptr;
+  const sim::GpuSpec* gpu = nullptr;
+  sim::GemmParams base;
+
+  int inputs() const { return 3; }
+  int values() const { return static_cast<int>(samples->size()); }
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& residuals) const {
+    sim::CostProfile profile;
+    profile.gemm = params_of(x, base);
+    const sim::CostModel cost(*gpu, profile);
+    for (size_t i = 0; i < samples->size(); ++i) {
+      const GemmSample& s = (*samples)[i];
+      residuals(static_cast<Eigen::Index>(i)) = std::log(cost.gemm_seconds(s.shape, gemm_bytes(s.shape)) / s.seconds);
+    }
+    return 0;
+  }
+};
 
 double squared_log_error(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu, const sim::GemmParams& p) {
   sim::CostProfile profile;
@@ -28,39 +72,37 @@ double squared_log_error(const std::vector<GemmSample>& samples, const sim::GpuS
 }  // namespace
 
 GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu, const sim::GemmParams& start) {
+  if (samples.size() < 3) {
+    throw InputError("a GEMM fit needs at least 3 measured shapes, got " + std::to_string(samples.size()));
+  }
+  // The roofline's max() makes the error surface piecewise smooth, so Levenberg-Marquardt (numerical
+  // Jacobian) runs from a few fixed starts and the best result is kept: deterministic.
   sim::GemmParams best = start;
   double best_error = squared_log_error(samples, gpu, best);
-  // Search box: efficiency and hbm_efficiency in (0, 1], overhead in [0, 20 us]; shrink around the best.
-  double eff_step = 0.05, hbm_step = 0.05, overhead_step = 1e-6;
-  for (int round = 0; round < 6; ++round) {
-    const sim::GemmParams center = best;
-    for (int i = -10; i <= 10; ++i) {
-      for (int j = -10; j <= 10; ++j) {
-        for (int k = -10; k <= 10; ++k) {
-          sim::GemmParams p = center;
-          p.efficiency = center.efficiency + i * eff_step;
-          p.hbm_efficiency = center.hbm_efficiency + j * hbm_step;
-          p.overhead_s = center.overhead_s + k * overhead_step;
-          if (p.efficiency <= 0 || p.efficiency > 1 || p.hbm_efficiency <= 0 || p.hbm_efficiency > 1 ||
-              p.overhead_s < 0 || p.overhead_s > 20e-6) {
-            continue;
-          }
-          const double error = squared_log_error(samples, gpu, p);
-          if (error < best_error) {
-            best_error = error;
-            best = p;
-          }
-        }
-      }
+  const std::vector<std::array<double, 3>> starts = {
+      {start.efficiency, start.hbm_efficiency, start.overhead_s * 1e6}, {0.6, 0.6, 5.0}, {0.9, 0.9, 0.5}};
+  for (const auto& s : starts) {
+    LogErrorFunctor functor;
+    functor.samples = &samples;
+    functor.gpu = &gpu;
+    functor.base = start;
+    Eigen::NumericalDiff<LogErrorFunctor> numeric(functor);
+    Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogErrorFunctor>> solver(numeric);
+    Eigen::VectorXd x(3);
+    x << logit(std::clamp(s[0], 0.01, 0.99)), logit(std::clamp(s[1], 0.01, 0.99)),
+        softplus_inverse(std::max(s[2], 1e-3));
+    solver.minimize(x);
+    const sim::GemmParams candidate = params_of(x, start);
+    const double error = squared_log_error(samples, gpu, candidate);
+    if (error < best_error) {
+      best_error = error;
+      best = candidate;
     }
-    eff_step /= 4;
-    hbm_step /= 4;
-    overhead_step /= 4;
   }
   GemmFit fit;
   fit.params = best;
   fit.points = samples.size();
-  fit.rms_log_error = std::sqrt(best_error / static_cast<double>(std::max<size_t>(1, samples.size())));
+  fit.rms_log_error = std::sqrt(best_error / static_cast<double>(samples.size()));
   sim::CostProfile profile;
   profile.gemm = best;
   const sim::CostModel cost(gpu, profile);

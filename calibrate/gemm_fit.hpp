@@ -21,8 +21,8 @@ struct GemmFit {
   size_t points = 0;
 };
 
-// Minimises the squared log error over efficiency, hbm_efficiency and overhead (coarse-to-fine grid,
-// deterministic); tile parameters are kept from `start`.
+// Minimises the squared log error over efficiency, hbm_efficiency and overhead (Levenberg-Marquardt
+// from fixed starts, deterministic); tile parameters are kept from `start`.
 GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu, const sim::GemmParams& start);
 
 // Rows of a public GEMM table (columns m, n, k, tflops) as timed samples.

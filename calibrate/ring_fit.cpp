@@ -2,6 +2,7 @@
 #include "calibrate/ring_fit.hpp"
 
 #include <algorithm>
+#include <Eigen/Dense>
 #include <cmath>
 
 #include "calibrate/csv_table.hpp"
@@ -16,21 +17,19 @@ struct Line {
   double max_abs_error_pct = 0;
 };
 
-// Minimises sum(((a + b x - t) / t)^2): weighted least squares with weights 1/t^2.
+// Minimises sum(((a + b x - t) / t)^2): least squares on rows [1/t, x/t] against 1, solved by
+// Eigen's column-pivoting Householder QR.
 Line fit_relative_line(const std::vector<double>& x, const std::vector<double>& t) {
-  double sw = 0, swx = 0, swxx = 0, swt = 0, swxt = 0;
+  Eigen::MatrixXd design(static_cast<Eigen::Index>(x.size()), 2);
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(x.size()));
   for (size_t i = 0; i < x.size(); ++i) {
-    const double w = 1.0 / (t[i] * t[i]);
-    sw += w;
-    swx += w * x[i];
-    swxx += w * x[i] * x[i];
-    swt += w * t[i];
-    swxt += w * x[i] * t[i];
+    design(static_cast<Eigen::Index>(i), 0) = 1.0 / t[i];
+    design(static_cast<Eigen::Index>(i), 1) = x[i] / t[i];
   }
-  const double det = sw * swxx - swx * swx;
+  const Eigen::Vector2d solution = design.colPivHouseholderQr().solve(ones);
   Line line;
-  line.intercept = (swt * swxx - swx * swxt) / det;
-  line.slope = (sw * swxt - swx * swt) / det;
+  line.intercept = solution(0);
+  line.slope = solution(1);
   for (size_t i = 0; i < x.size(); ++i) {
     line.max_abs_error_pct =
         std::max(line.max_abs_error_pct, 100.0 * std::abs((line.intercept + line.slope * x[i]) / t[i] - 1.0));

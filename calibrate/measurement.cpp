@@ -1,0 +1,160 @@
+// Measurement JSON lines: strict reading with located errors, canonical writing.
+#include "calibrate/measurement.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "model/input_error.hpp"
+
+namespace tpsim::calibrate {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+class LineReader {
+ public:
+  LineReader(const Json& j, const std::string& origin) : j_(j), origin_(origin) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(origin_ + ": " + what); }
+
+  const Json& field(const std::string& key) const {
+    if (!j_.contains(key) || j_.at(key).is_null()) fail("missing field \"" + key + "\"");
+    return j_.at(key);
+  }
+  std::string text(const std::string& key) const {
+    const Json& v = field(key);
+    if (!v.is_string()) fail("\"" + key + "\" must be a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+  double positive(const std::string& key) const {
+    const Json& v = field(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
+      fail("\"" + key + "\" must be a positive number, got " + v.dump());
+    }
+    return v.get<double>();
+  }
+  double positive_or(const std::string& key, double fallback) const {
+    return j_.contains(key) && !j_.at(key).is_null() ? positive(key) : fallback;
+  }
+  std::string text_or(const std::string& key, const std::string& fallback) const {
+    return j_.contains(key) && !j_.at(key).is_null() ? text(key) : fallback;
+  }
+
+ private:
+  const Json& j_;
+  const std::string& origin_;
+};
+
+}  // namespace
+
+double Measurement::tflops() const {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / median_s / 1e12;
+}
+
+double Measurement::algbw_GBps() const { return bytes / median_s / 1e9; }
+
+double Measurement::busbw_GBps() const {
+  const double r = ranks;
+  const double factor = collective == "allreduce" ? 2.0 * (r - 1) / r : (r - 1) / r;
+  return algbw_GBps() * factor;
+}
+
+Measurement parse_measurement(const std::string& line, const std::string& origin) {
+  Json j;
+  try {
+    j = Json::parse(line);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw InputError(origin + ": not a JSON object (" + std::string(error.what()) + ")");
+  }
+  if (!j.is_object()) throw InputError(origin + ": a measurement must be a JSON object");
+  const LineReader in(j, origin);
+  Measurement m;
+  m.origin = origin;
+  m.kind = in.text("kind");
+  m.gpu = in.text("gpu");
+  m.median_s = in.positive("median_s");
+  m.p10_s = in.positive_or("p10_s", m.median_s);
+  m.p90_s = in.positive_or("p90_s", m.median_s);
+  if (m.p10_s > m.median_s || m.median_s > m.p90_s) in.fail("needs p10_s <= median_s <= p90_s");
+  if (j.contains("correct")) {
+    if (!j["correct"].is_boolean()) in.fail("\"correct\" must be true or false");
+    m.correct = j["correct"].get<bool>();
+  }
+  if (j.contains("provenance")) m.provenance = j["provenance"];
+  if (m.kind == "gemm") {
+    m.m = static_cast<int64_t>(in.positive("m"));
+    m.n = static_cast<int64_t>(in.positive("n"));
+    m.k = static_cast<int64_t>(in.positive("k"));
+    m.dtype = in.text_or("dtype", "bf16");
+  } else if (m.kind == "collective") {
+    m.collective = in.text("collective");
+    if (m.collective != "allreduce" && m.collective != "allgather" && m.collective != "reducescatter") {
+      in.fail("\"collective\" must be allreduce, allgather or reducescatter, got \"" + m.collective + "\"");
+    }
+    m.algorithm = in.text_or("algorithm", "unknown");
+    m.ranks = static_cast<int>(in.positive("ranks"));
+    if (m.ranks < 2) in.fail("\"ranks\" must be at least 2");
+    m.bytes = in.positive("bytes");
+  } else if (m.kind == "memcpy") {
+    m.path = in.text("path");
+    m.bytes = in.positive("bytes");
+    m.spec_GBps = in.positive_or("spec_GBps", 0);
+  } else {
+    in.fail("unknown \"kind\" \"" + m.kind + "\"; valid: gemm, collective, memcpy");
+  }
+  return m;
+}
+
+std::vector<Measurement> read_measurements(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the measurement file");
+  std::vector<Measurement> out;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    out.push_back(parse_measurement(line, path + ":" + std::to_string(number)));
+  }
+  if (out.empty()) throw InputError(path + ": no measurements (expected JSON lines)");
+  return out;
+}
+
+Json to_json(const Measurement& m) {
+  Json j;
+  j["kind"] = m.kind;
+  j["gpu"] = m.gpu;
+  if (m.kind == "gemm") {
+    j["m"] = m.m;
+    j["n"] = m.n;
+    j["k"] = m.k;
+    j["dtype"] = m.dtype;
+  } else if (m.kind == "collective") {
+    j["collective"] = m.collective;
+    j["algorithm"] = m.algorithm;
+    j["ranks"] = m.ranks;
+    j["bytes"] = m.bytes;
+  } else {
+    j["path"] = m.path;
+    j["bytes"] = m.bytes;
+    if (m.spec_GBps > 0) j["spec_GBps"] = m.spec_GBps;
+  }
+  j["median_s"] = m.median_s;
+  j["p10_s"] = m.p10_s;
+  j["p90_s"] = m.p90_s;
+  if (m.kind == "gemm") j["tflops"] = m.tflops();
+  if (m.kind != "gemm") j["algbw_GBps"] = m.algbw_GBps();
+  if (m.kind == "collective") j["busbw_GBps"] = m.busbw_GBps();
+  j["correct"] = m.correct;
+  j["provenance"] = m.provenance;
+  return j;
+}
+
+std::string to_jsonl(const std::vector<Measurement>& measurements) {
+  std::string out;
+  for (const Measurement& m : measurements) out += to_json(m).dump() + "\n";
+  return out;
+}
+
+}  // namespace tpsim::calibrate

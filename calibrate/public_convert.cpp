@@ -1,0 +1,139 @@
+// Row-by-row conversion: times from TFLOP/s or GB/s where the table gives rates, algorithms where
+// the source states them (NCCL's choice per size on the H200 sweep, TokenWeave's multimem kernels as
+// NVLS, vLLM's one-stage custom all-reduce as one-shot), "unknown" otherwise.
+#include "calibrate/public_convert.hpp"
+
+#include "calibrate/csv_table.hpp"
+
+namespace tpsim::calibrate {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string gpu_name(const std::string& printed) {
+  if (printed.rfind("H200", 0) == 0) return "h200-sxm";
+  if (printed.rfind("H100", 0) == 0) return "h100-sxm";
+  if (printed.rfind("B200", 0) == 0) return "b200";
+  return printed;
+}
+
+Json provenance(const CsvTable& table, size_t row, const std::string& file, const std::string& tool_column) {
+  Json p;
+  p["source"] = table.at(row, "source");
+  if (!tool_column.empty()) p["tool"] = table.at(row, tool_column);
+  p["converted_from"] = file + ":" + std::to_string(row + 2);
+  p["spread"] = "not stated by the source: p10 = p90 = median";
+  return p;
+}
+
+Measurement timed(Measurement m, double seconds) {
+  m.median_s = m.p10_s = m.p90_s = seconds;
+  return m;
+}
+
+std::vector<Measurement> gemms(const std::string& dir) {
+  const std::string file = "gemm_h100_bf16.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    Measurement m;
+    m.kind = "gemm";
+    m.gpu = gpu_name(t.at(r, "gpu"));
+    m.m = static_cast<int64_t>(t.number(r, "m"));
+    m.n = static_cast<int64_t>(t.number(r, "n"));
+    m.k = static_cast<int64_t>(t.number(r, "k"));
+    m.provenance = provenance(t, r, file, "");
+    m.provenance["notes"] = t.at(r, "notes");
+    const double flops = 2.0 * static_cast<double>(m.m) * static_cast<double>(m.n) * static_cast<double>(m.k);
+    out.push_back(timed(m, flops / (t.number(r, "tflops") * 1e12)));
+  }
+  return out;
+}
+
+std::vector<Measurement> tokenweave(const std::string& dir) {
+  const std::string file = "collectives_h100_latency.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    Measurement m;
+    m.kind = "collective";
+    m.gpu = gpu_name(t.at(r, "gpu"));
+    m.collective = t.at(r, "collective");
+    m.algorithm = t.at(r, "implementation") == "multimem" ? "nvls" : "unknown";
+    m.ranks = static_cast<int>(t.number(r, "ranks"));
+    m.bytes = t.number(r, "message_bytes");
+    m.provenance = provenance(t, r, file, "implementation");
+    out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
+  }
+  return out;
+}
+
+std::vector<Measurement> h200_sweep(const std::string& dir) {
+  const std::string file = "allreduce_h200_busbw.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    Measurement m;
+    m.kind = "collective";
+    m.gpu = gpu_name(t.at(r, "gpu"));
+    m.collective = "allreduce";
+    m.ranks = static_cast<int>(t.number(r, "ranks"));
+    m.bytes = t.number(r, "message_bytes");
+    // The source: NCCL runs RING/LL up to 1 MiB and NVLS/SIMPLE from 2 MiB on this sweep.
+    m.algorithm = m.bytes <= 1024.0 * 1024 ? "ring" : "nvls";
+    m.provenance = provenance(t, r, file, "tool");
+    out.push_back(timed(m, m.bytes / (t.number(r, "algbw_GBps") * 1e9)));
+  }
+  return out;
+}
+
+std::vector<Measurement> small_allreduce(const std::string& dir) {
+  const std::string file = "small_allreduce_h100.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.at(r, "gpu") != "H100") continue;  // rows whose GPU the source does not state are left out
+    Measurement m;
+    m.kind = "collective";
+    m.gpu = "h100-sxm";
+    m.collective = "allreduce";
+    m.algorithm = t.at(r, "implementation") == "ca_1stage" ? "one_shot" : "unknown";
+    m.ranks = static_cast<int>(t.number(r, "ranks"));
+    m.bytes = t.number(r, "message_bytes");
+    m.provenance = provenance(t, r, file, "implementation");
+    out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
+  }
+  return out;
+}
+
+std::vector<Measurement> peer_copies(const std::string& dir) {
+  const std::string file = "p2p_bandwidth.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.at(r, "test") != "p2p copy" || t.at(r, "direction") != "uni" || t.at(r, "spec_GBps").empty()) continue;
+    Measurement m;
+    m.kind = "memcpy";
+    m.gpu = gpu_name(t.at(r, "gpu"));
+    m.path = "peer";
+    // The source gives a bandwidth, not a size: 1 GiB is chosen and the time follows from it.
+    m.bytes = 1024.0 * 1024 * 1024;
+    m.spec_GBps = t.number(r, "spec_GBps");
+    m.provenance = provenance(t, r, file, "tool");
+    m.provenance["bytes"] = "not stated by the source; 1 GiB chosen, time = bytes / reported bandwidth";
+    out.push_back(timed(m, m.bytes / (t.number(r, "bw_GBps") * 1e9)));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::vector<Measurement>> convert_public_tables(const std::string& dir) {
+  return {{"gemm_h100_bf16.jsonl", gemms(dir)},
+          {"collectives_h100_latency.jsonl", tokenweave(dir)},
+          {"allreduce_h200_busbw.jsonl", h200_sweep(dir)},
+          {"small_allreduce_h100.jsonl", small_allreduce(dir)},
+          {"p2p_bandwidth.jsonl", peer_copies(dir)}};
+}
+
+}  // namespace tpsim::calibrate
