@@ -14,14 +14,24 @@
 namespace tpsim::calibrate {
 namespace {
 
-double gemm_bytes(const model::GemmShape& s) { return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n); }
+double gemm_bytes(const model::GemmShape& s) {
+  return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+}
 
 // The solver works on unbounded axes: efficiency and hbm_efficiency through a logistic, the
 // overhead (in microseconds) through a softplus.
-double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double logit(double p) { return std::log(p / (1.0 - p)); }
-double softplus(double x) { return x > 30 ? x : std::log1p(std::exp(x)); }
-double softplus_inverse(double y) { return y > 30 ? y : std::log(std::expm1(y)); }
+double logistic(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+double logit(double p) {
+  return std::log(p / (1.0 - p));
+}
+double softplus(double x) {
+  return x > 30 ? x : std::log1p(std::exp(x));
+}
+double softplus_inverse(double y) {
+  return y > 30 ? y : std::log(std::expm1(y));
+}
 
 sim::GemmParams params_of(const Eigen::VectorXd& x, const sim::GemmParams& base) {
   sim::GemmParams p = base;

@@ -52,7 +52,9 @@ double Measurement::tflops() const {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / median_s / 1e12;
 }
 
-double Measurement::algbw_GBps() const { return bytes / median_s / 1e9; }
+double Measurement::algbw_GBps() const {
+  return bytes / median_s / 1e9;
+}
 
 double Measurement::busbw_GBps() const {
   const double r = ranks;

@@ -1,6 +1,7 @@
 // Row-by-row conversion: times from TFLOP/s or GB/s where the table gives rates, algorithms where
-// the source states them (NCCL's choice per size on the H200 sweep, TokenWeave's multimem kernels as
-// NVLS, vLLM's one-stage custom all-reduce as one-shot), "unknown" otherwise.
+// the source states them (NCCL's choice per size on the H200 sweep, vLLM's one-stage custom
+// all-reduce as one-shot) or where they can be inferred (NCCL all-reduces from 2 MiB on NVSwitch
+// Hopper as NVLS, marked so), TokenWeave's own multimem kernels as "multimem", "unknown" otherwise.
 #include "calibrate/public_convert.hpp"
 
 #include "calibrate/csv_table.hpp"
@@ -59,10 +60,18 @@ std::vector<Measurement> tokenweave(const std::string& dir) {
     m.kind = "collective";
     m.gpu = gpu_name(t.at(r, "gpu"));
     m.collective = t.at(r, "collective");
-    m.algorithm = t.at(r, "implementation") == "multimem" ? "nvls" : "unknown";
     m.ranks = static_cast<int>(t.number(r, "ranks"));
     m.bytes = t.number(r, "message_bytes");
     m.provenance = provenance(t, r, file, "implementation");
+    if (t.at(r, "implementation") == "multimem") {
+      m.algorithm = "multimem";  // TokenWeave's own kernels, not NCCL: reported, not fitted
+    } else if (m.collective == "allreduce" && m.bytes >= 2.0 * 1024 * 1024) {
+      m.algorithm = "nvls";
+      m.provenance["algorithm"] =
+          "inferred: NCCL runs NVLS for all-reduces from 2 MiB on 8 NVSwitch Hopper GPUs (stated for the H200 sweep)";
+    } else {
+      m.algorithm = "unknown";
+    }
     out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
   }
   return out;
@@ -92,7 +101,8 @@ std::vector<Measurement> small_allreduce(const std::string& dir) {
   const CsvTable t = CsvTable::read_file(dir + "/" + file);
   std::vector<Measurement> out;
   for (size_t r = 0; r < t.rows(); ++r) {
-    if (t.at(r, "gpu") != "H100") continue;  // rows whose GPU the source does not state are left out
+    // Rows whose GPU or message size the source does not state are left out.
+    if (t.at(r, "gpu") != "H100" || t.at(r, "message_bytes").empty()) continue;
     Measurement m;
     m.kind = "collective";
     m.gpu = "h100-sxm";

@@ -1,12 +1,21 @@
-// Predicted against measured for every row of the public tables, in-sample (profile fitted on all
-// rows) and held out (profile fitted on the even rows of each table, errors on the odd rows).
+// Predicted against measured for every measurement, with the profile fitted on all of them
+// (in-sample) and on the even-numbered points of each fitted group (held out: errors on the rest).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
+
+#include "calibrate/measurement.hpp"
+#include "sim/gpu_spec.hpp"
 
 namespace tpsim::calibrate {
 
-// Markdown tables for GEMMs (H100), NCCL collectives (8 x H100) and all-reduce busbw (8 x H200).
-std::string public_validation_report(const std::string& data_dir);
+// Markdown tables: GEMMs, then collectives by GPU and collective, each row with its source line.
+// `measured_on` gives the peaks the fractions are relative to; `gpus` resolves each point's GPU.
+// Points whose `validation_only` flag is set are never fitted: they are reported as held out.
+std::string validation_report(const std::vector<Measurement>& measurements, const std::vector<bool>& validation_only,
+                              const sim::GpuSpec& measured_on,
+                              const std::function<sim::GpuSpec(const std::string&)>& gpus);
 
 }  // namespace tpsim::calibrate

@@ -1,8 +1,8 @@
 // Closed-form weighted linear regressions of ring and one-shot collective times.
 #include "calibrate/ring_fit.hpp"
 
-#include <algorithm>
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 
 #include "calibrate/csv_table.hpp"

@@ -1,12 +1,11 @@
-// The tpsim command line: `run` simulates a scenario's variants; `calibrate public` fits a default profile.
+// The tpsim command line: run, sweep, merge, plot, predict and calibrate (see --help of each).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 
-#include "calibrate/public_profile.hpp"
-#include "calibrate/public_report.hpp"
+#include "cli/calibrate_command.hpp"
 #include "cli/output_file.hpp"
 #include "cli/plot_command.hpp"
 #include "cli/predict_command.hpp"
@@ -28,12 +27,6 @@ struct RunOptions {
   std::string json_out;
   std::string trace_out;
   bool quiet = false;
-};
-
-struct CalibratePublicOptions {
-  std::string data_dir;
-  std::string gpu = "h100-sxm";
-  std::string out = "-";
 };
 
 int run_command(const RunOptions& options) {
@@ -60,22 +53,6 @@ int run_command(const RunOptions& options) {
   if (!options.json_out.empty()) tpsim::cli::write_output(options.json_out, json);
   if (!options.trace_out.empty()) tpsim::cli::write_output(options.trace_out, trace);
   if (!options.quiet && options.json_out != "-" && options.trace_out != "-") std::cout << table;
-  return 0;
-}
-
-int calibrate_public_command(const CalibratePublicOptions& options) {
-  // The public tables were measured on H100 SXM; H200 and H800 have the same GH100 die, so the
-  // fitted fractions of peak carry over to them.
-  if (options.gpu != "h100-sxm" && options.gpu != "h200-sxm" && options.gpu != "h800-sxm") {
-    throw tpsim::InputError("--gpu " + options.gpu +
-                            ": the public tables cover the GH100 die only; valid: h100-sxm, h200-sxm, h800-sxm");
-  }
-  const auto text = tpsim::model::find_preset("gpus", "h100-sxm", "yaml");
-  const tpsim::model::YamlReader reader("presets/gpus/h100-sxm.yaml");
-  const tpsim::sim::GpuSpec measured_on = tpsim::sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
-  auto fit = tpsim::calibrate::fit_public_profile(options.data_dir, measured_on);
-  fit.profile.gpu = options.gpu;
-  tpsim::cli::write_output(options.out, tpsim::calibrate::profile_yaml(fit));
   return 0;
 }
 
@@ -156,22 +133,33 @@ int main(int argc, char** argv) {
   coll_app->add_option("--algorithm", collective_query.algorithm, "auto, ring, one_shot or nvls (all-reduce)")
       ->capture_default_str();
 
-  CalibratePublicOptions pub;
-  CLI::App* calibrate_app = app.add_subcommand("calibrate", "Fit cost profiles from measurements");
-  calibrate_app->require_subcommand(1);
-  std::string report_dir;
+  tpsim::cli::CalibrateOptions calibrate;
+  CLI::App* calibrate_app = app.add_subcommand(
+      "calibrate", "Fit a cost profile from measurement files (JSON lines from real/ or converted tables)");
+  calibrate_app->require_subcommand(0, 1);
+  calibrate_app->add_option("measurements", calibrate.files, "Measurement JSON-lines files")->check(CLI::ExistingFile);
+  calibrate_app->add_option("--gpu", calibrate.gpu, "GPU preset the profile is for (default: --measured-on)");
+  calibrate_app->add_option("--measured-on", calibrate.measured_on,
+                            "GPU preset the measurements ran on (default: the GEMM points' GPU)");
+  calibrate_app->add_option("-o,--out", calibrate.out, "Output profile YAML, or - for stdout")->capture_default_str();
+  std::string convert_dir, convert_out;
+  CLI::App* convert_app = calibrate_app->add_subcommand(
+      "convert", "Convert the public CSV tables (calibrate/data/public) into measurement files");
+  convert_app->add_option("data_dir", convert_dir, "Folder of the public CSV tables")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  convert_app->add_option("-o,--out", convert_out, "Output folder for the JSON-lines files")->required();
+  tpsim::cli::CalibrateOptions report;
   CLI::App* report_app = calibrate_app->add_subcommand(
-      "report", "Predicted against measured for every public table row (in-sample and held-out), as markdown");
-  report_app->add_option("data_dir", report_dir, "Folder holding the public CSV tables")
+      "report", "Predicted against measured for every measurement, in-sample and held out (markdown)");
+  report_app->add_option("measurements", report.files, "Measurement JSON-lines files")
       ->required()
-      ->check(CLI::ExistingDirectory);
-  CLI::App* public_app =
-      calibrate_app->add_subcommand("public", "Fit a default profile from the public tables in calibrate/data/public");
-  public_app->add_option("data_dir", pub.data_dir, "Folder holding the public CSV tables")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  public_app->add_option("--gpu", pub.gpu, "GPU preset the profile is for")->capture_default_str();
-  public_app->add_option("-o,--out", pub.out, "Output profile YAML file, or - for stdout")->capture_default_str();
+      ->check(CLI::ExistingFile);
+  report_app->add_option("--measured-on", report.measured_on, "GPU preset the measurements ran on");
+  report_app
+      ->add_option("--validate-only", report.validation_only,
+                   "Measurement files reported but never fitted (pure validation data)")
+      ->check(CLI::ExistingFile);
 
   try {
     app.parse(argc, argv);
@@ -185,10 +173,13 @@ int main(int argc, char** argv) {
     if (plot_app->parsed()) return tpsim::cli::run_plot(plot_app->remaining());
     if (gemm_app->parsed()) return tpsim::cli::predict_gemm(predict, gemm_query);
     if (coll_app->parsed()) return tpsim::cli::predict_collective(predict, collective_query);
-    if (public_app->parsed()) return calibrate_public_command(pub);
-    if (report_app->parsed()) {
-      std::cout << tpsim::calibrate::public_validation_report(report_dir);
-      return 0;
+    if (convert_app->parsed()) return tpsim::cli::calibrate_convert(convert_dir, convert_out);
+    if (report_app->parsed()) return tpsim::cli::calibrate_report(report);
+    if (calibrate_app->parsed()) {
+      if (calibrate.files.empty()) {
+        throw tpsim::InputError("tpsim calibrate needs measurement files (or the convert / report subcommands)");
+      }
+      return tpsim::cli::calibrate_fit(calibrate);
     }
   } catch (const tpsim::InputError& error) {
     std::cerr << "tpsim: error: " << error.what() << "\n";

@@ -1,13 +1,35 @@
-// Fitters recover known parameters, and the shipped default profiles equal the fit of the public data.
+// Fitters recover known parameters, measurement files are checked line by line, and the shipped
+// default profiles equal the fit of the shipped measurement files.
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "calibrate/csv_table.hpp"
-#include "calibrate/public_profile.hpp"
+#include "calibrate/gemm_fit.hpp"
+#include "calibrate/measurement.hpp"
+#include "calibrate/profile_fit.hpp"
+#include "calibrate/public_convert.hpp"
+#include "calibrate/ring_fit.hpp"
 #include "model/input_error.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kMeasurements = std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/measurements/";
+
+std::vector<calibrate::Measurement> default_fit_set() {
+  std::vector<calibrate::Measurement> all;
+  for (const char* file : {"gemm_h100_bf16.jsonl", "collectives_h100_latency.jsonl", "small_allreduce_h100.jsonl",
+                           "p2p_bandwidth.jsonl"}) {
+    const auto some = calibrate::read_measurements(kMeasurements + file);
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  return all;
+}
+
+}  // namespace
 
 TEST_CASE("the ring fit recovers step latency and link efficiency from exact ring times") {
   const double link = 450e9, latency = 6e-6, efficiency = 0.7;
@@ -40,22 +62,64 @@ TEST_CASE("the GEMM fit recovers efficiency, HBM efficiency and overhead from mo
   CHECK(fit.params.hbm_efficiency == Approx(0.8).epsilon(1e-3));
   CHECK(fit.params.overhead_s == Approx(3e-6).epsilon(1e-2));
   CHECK(fit.max_abs_error_pct < 0.5);
+  CHECK_THROWS_WITH(calibrate::fit_gemm({samples[0], samples[1]}, gpu, sim::GemmParams{}),
+                    Contains("at least 3 measured shapes"));
 }
 
-TEST_CASE("the shipped h100-sxm profile is the fit of the public data, not typed-in numbers") {
-  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
-  const calibrate::PublicFit fit =
-      calibrate::fit_public_profile(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public", gpu);
-  const sim::CostProfile shipped = test::profile_preset("h100-sxm");
-  CHECK(shipped.gemm.efficiency == Approx(fit.profile.gemm.efficiency).epsilon(1e-5));
-  CHECK(shipped.gemm.hbm_efficiency == Approx(fit.profile.gemm.hbm_efficiency).epsilon(1e-5));
-  CHECK(shipped.gemm.overhead_s == Approx(fit.profile.gemm.overhead_s).epsilon(1e-5));
-  CHECK(shipped.nccl.step_latency_s == Approx(fit.profile.nccl.step_latency_s).epsilon(1e-5));
-  CHECK(shipped.nccl.link_efficiency == Approx(fit.profile.nccl.link_efficiency).epsilon(1e-5));
-  CHECK(shipped.copy_engine.link_efficiency == Approx(380.0 / 450.0).epsilon(1e-5));
-  // Fit quality stays what the docs state.
-  CHECK(fit.gemm.max_abs_error_pct < 7.0);
-  CHECK(fit.nccl.max_abs_error_pct < 25.0);
+TEST_CASE("the shipped default profiles are the fit of the shipped measurement files") {
+  const calibrate::ProfileFit fit = calibrate::fit_profile(default_fit_set(), test::gpu_preset("h100-sxm"));
+  for (const char* gpu : {"h100-sxm", "h200-sxm", "h800-sxm"}) {
+    INFO(gpu);
+    const sim::CostProfile shipped = test::profile_preset(gpu);
+    CHECK(shipped.gemm.efficiency == Approx(fit.profile.gemm.efficiency).epsilon(1e-5));
+    CHECK(shipped.gemm.hbm_efficiency == Approx(fit.profile.gemm.hbm_efficiency).epsilon(1e-5));
+    CHECK(shipped.gemm.overhead_s == Approx(fit.profile.gemm.overhead_s).epsilon(1e-5));
+    CHECK(shipped.nccl.step_latency_s == Approx(fit.profile.nccl.step_latency_s).epsilon(1e-5));
+    CHECK(shipped.nccl.link_efficiency == Approx(fit.profile.nccl.link_efficiency).epsilon(1e-5));
+    CHECK(shipped.one_shot.step_latency_s == Approx(fit.profile.one_shot.step_latency_s).epsilon(1e-5));
+    REQUIRE(shipped.nvls);
+    CHECK(shipped.nvls->link_efficiency == Approx(fit.profile.nvls->link_efficiency).epsilon(1e-5));
+    CHECK(shipped.copy_engine.link_efficiency == Approx(380.0 / 450.0).epsilon(1e-5));
+  }
+  for (const calibrate::ComponentFit& c : fit.fits) {
+    INFO(c.name);
+    CHECK(c.errors.size() > 0);
+    CHECK(c.max_abs_error_pct < 25.0);  // the worst, the NCCL ring fit at the protocol switch, is 22.6%
+  }
+}
+
+TEST_CASE("the shipped measurement files are the conversion of the public tables") {
+  const auto converted = calibrate::convert_public_tables(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public");
+  for (const auto& [name, measurements] : converted) {
+    INFO(name);
+    const auto shipped = calibrate::read_measurements(kMeasurements + name);
+    REQUIRE(shipped.size() == measurements.size());
+    for (size_t i = 0; i < shipped.size(); ++i) CHECK(shipped[i].median_s == Approx(measurements[i].median_s));
+  }
+  const auto gemm = calibrate::read_measurements(kMeasurements + "gemm_h100_bf16.jsonl");
+  CHECK(gemm.front().tflops() == Approx(176.62));  // 1024^3 at 176.62 TFLOP/s in the source table
+}
+
+TEST_CASE("a bad measurement line is rejected with its file, line and field") {
+  const std::string path = "tpsim_bad_measurements.jsonl";
+  const auto write = [&](const std::string& text) { std::ofstream(path) << text; };
+  const std::string good = R"({"kind":"gemm","gpu":"h100-sxm","m":64,"n":64,"k":64,"median_s":1e-5})";
+  write(good + "\n" + R"({"kind":"gemm","gpu":"h100-sxm","m":64,"n":64,"median_s":1e-5})" + "\n");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains(path + ":2: missing field \"k\""));
+  write(R"({"kind":"collective","gpu":"h100-sxm","collective":"allreduce","ranks":8,"bytes":1024,"median_s":-1})");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains(path + ":1: \"median_s\" must be a positive number"));
+  write(R"({"kind":"collective","gpu":"h100-sxm","collective":"broadcast","ranks":8,"bytes":1024,"median_s":1})");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains("allreduce, allgather or reducescatter"));
+  write(R"({"kind":"fft","gpu":"h100-sxm","median_s":1})");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path),
+                    Contains("unknown \"kind\" \"fft\"; valid: gemm, collective, memcpy"));
+  write("not json\n");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains(path + ":1: not a JSON object"));
+  write(R"({"kind":"gemm","gpu":"h100-sxm","m":64,"n":64,"k":64,"median_s":2e-5,"p10_s":3e-5})");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains("p10_s <= median_s <= p90_s"));
+  write("\n");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains("no measurements"));
+  std::remove(path.c_str());
 }
 
 TEST_CASE("a malformed CSV table is rejected with its file and line") {

@@ -1,0 +1,238 @@
+// Groups measurements by what they calibrate, runs each fitter, and measures every fit's error.
+#include "calibrate/profile_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "calibrate/gemm_fit.hpp"
+#include "calibrate/ring_fit.hpp"
+#include "model/input_error.hpp"
+
+namespace tpsim::calibrate {
+namespace {
+
+// Assumed where no measurement exists (stated in the profile): a copy-engine step's latency and
+// the host time per launched op.
+constexpr double kAssumedCopyEngineStepLatency_s = 3e-6;
+constexpr double kAssumedHostLaunch_s = 4e-6;
+
+std::string number(double value, const char* pattern = "%.6g") {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+struct Group {
+  std::vector<const Measurement*> points;
+  std::vector<RingSample> samples() const {
+    std::vector<RingSample> out;
+    for (const Measurement* m : points) out.push_back({m->ranks, m->bytes, m->median_s});
+    return out;
+  }
+};
+
+template <typename T>
+std::vector<T> pick(const std::vector<T>& rows, size_t parity) {
+  std::vector<T> out;
+  for (size_t i = parity; i < rows.size(); i += 2) out.push_back(rows[i]);
+  return out;
+}
+
+// Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time.
+template <typename Params>
+ComponentFit measure(const std::string& name, const std::vector<const Measurement*>& points,
+                     const std::function<Params(const std::vector<size_t>&)>& fit,
+                     const std::function<double(const Params&, size_t)>& predict, Params* fitted) {
+  std::vector<size_t> all(points.size()), even, odd;
+  for (size_t i = 0; i < points.size(); ++i) {
+    all[i] = i;
+    (i % 2 == 0 ? even : odd).push_back(i);
+  }
+  *fitted = fit(all);
+  ComponentFit c;
+  c.name = name;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double error = 100.0 * (predict(*fitted, i) / points[i]->median_s - 1.0);
+    c.errors.push_back({points[i]->origin, error});
+    c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(error));
+  }
+  if (points.size() >= 4) {
+    const Params held = fit(even);
+    c.held_out_max_abs_error_pct = 0;
+    for (size_t i : odd) {
+      c.held_out_max_abs_error_pct =
+          std::max(c.held_out_max_abs_error_pct, std::abs(100.0 * (predict(held, i) / points[i]->median_s - 1.0)));
+    }
+  }
+  return c;
+}
+
+std::vector<RingSample> subset(const std::vector<RingSample>& samples, const std::vector<size_t>& index) {
+  std::vector<RingSample> out;
+  for (size_t i : index) out.push_back(samples[i]);
+  return out;
+}
+
+void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  std::vector<GemmSample> samples;
+  for (const Measurement* m : points) samples.push_back({{m->m, m->n, m->k}, m->median_s});
+  sim::GemmParams params;
+  out.fits.push_back(measure<sim::GemmParams>(
+      "gemm", points,
+      [&](const std::vector<size_t>& index) {
+        std::vector<GemmSample> chosen;
+        for (size_t i : index) chosen.push_back(samples[i]);
+        return fit_gemm(chosen, gpu, sim::GemmParams{}).params;
+      },
+      [&](const sim::GemmParams& p, size_t i) {
+        sim::CostProfile profile;
+        profile.gemm = p;
+        const model::GemmShape& s = samples[i].shape;
+        return sim::CostModel(gpu, profile).gemm_seconds(s, 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n));
+      },
+      &params));
+  out.profile.gemm = params;
+  out.profile.memory.hbm_efficiency = params.hbm_efficiency;
+  out.profile.memory.overhead_s = params.overhead_s;
+}
+
+// A transport fit of `kind` (ring, one_shot, nvls): the fitter and the closed form of its time.
+void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
+                   sim::TransportParams& target, ProfileFit& out) {
+  Group group{points};
+  const std::vector<RingSample> samples = group.samples();
+  const double link = gpu.nvlink_Bps;
+  const auto fit = [&](const std::vector<size_t>& index) {
+    const std::vector<RingSample> chosen = subset(samples, index);
+    if (name == "nccl") return fit_ring(chosen, link).params;
+    if (name == "one_shot") return fit_one_shot(chosen, link).params;
+    return fit_nvls(chosen, link).params;
+  };
+  const auto predict = [&](const sim::TransportParams& p, size_t i) {
+    const RingSample& s = samples[i];
+    const double bw = link * p.link_efficiency;
+    const double n = s.ranks;
+    if (name == "nccl") return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * bw));
+    if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
+    return p.step_latency_s + s.tensor_bytes / bw;
+  };
+  out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
+}
+
+}  // namespace
+
+ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu) {
+  ProfileFit out;
+  out.profile.gpu = gpu.name;
+  out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
+  out.profile.host_launch_s = kAssumedHostLaunch_s;
+  std::vector<const Measurement*> gemms, one_shot, nvls, copies;
+  std::map<int, std::vector<const Measurement*>> rings;  // by rank count
+  for (const Measurement& m : measurements) {
+    if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
+    if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
+    if (m.kind == "memcpy" && m.path == "peer" && m.spec_GBps > 0) copies.push_back(&m);
+    if (m.kind != "collective") continue;
+    if (m.collective != "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
+    if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
+    if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
+  }
+  if (!gemms.empty()) {
+    fit_gemms(gemms, gpu, out);
+  } else {
+    out.not_fitted.push_back("gemm");
+  }
+  // The ring fit needs one rank count: the one with the most points.
+  const auto ring = std::max_element(rings.begin(), rings.end(),
+                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  if (ring != rings.end() && ring->second.size() >= 2) {
+    fit_transport("nccl", ring->second, gpu, out.profile.nccl, out);
+  } else {
+    out.not_fitted.push_back("nccl");
+  }
+  if (one_shot.size() >= 2) {
+    fit_transport("one_shot", one_shot, gpu, out.profile.one_shot, out);
+  } else {
+    out.not_fitted.push_back("one_shot");
+  }
+  if (nvls.size() >= 2) {
+    out.profile.nvls = sim::TransportParams{};
+    fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
+  }
+  if (!copies.empty()) {
+    double sum = 0;
+    for (const Measurement* m : copies) sum += m->algbw_GBps() / m->spec_GBps;
+    out.profile.copy_engine.link_efficiency = sum / static_cast<double>(copies.size());
+    ComponentFit c;
+    c.name = "copy_engine";
+    for (const Measurement* m : copies) {
+      const double predicted = m->bytes / (m->spec_GBps * 1e9 * out.profile.copy_engine.link_efficiency);
+      c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
+      c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
+    }
+    out.fits.push_back(c);
+  } else {
+    out.not_fitted.push_back("copy_engine");
+  }
+  if (out.fits.empty()) throw InputError("no measurement calibrates anything (need gemm, collective or memcpy points)");
+  return out;
+}
+
+std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files) {
+  const sim::CostProfile& p = fit.profile;
+  std::string files_text;
+  for (const std::string& f : files) files_text += (files_text.empty() ? "" : " ") + f;
+  std::string y = "# Cost profile for " + target_gpu + ", written by `tpsim calibrate " + files_text + " --gpu " +
+                  target_gpu + "`.\n# Fractions of peak are relative to " + fit.profile.gpu +
+                  "'s preset; fitted values list their measurements' errors, the others say where they come from.\n";
+  y += "gpu: " + target_gpu + "\n";
+  const auto fit_of = [&](const std::string& name) -> const ComponentFit* {
+    for (const ComponentFit& c : fit.fits) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  };
+  const auto fit_block = [&](const std::string& name) {
+    const ComponentFit* c = fit_of(name);
+    if (!c) return std::string("  source: \"not fitted: no measurements; default value\"\n");
+    std::string b = "  fit:\n    points: " + std::to_string(c->errors.size()) +
+                    "\n    max_abs_error_pct: " + number(c->max_abs_error_pct, "%.1f") + "\n";
+    if (c->held_out_max_abs_error_pct >= 0) {
+      b += "    held_out_max_abs_error_pct: " + number(c->held_out_max_abs_error_pct, "%.1f") + "\n";
+    }
+    b += "    error_pct_per_point:\n";
+    for (const PointError& e : c->errors) b += "      \"" + e.origin + "\": " + number(e.error_pct, "%.1f") + "\n";
+    return b;
+  };
+  y += "gemm:\n  efficiency: " + number(p.gemm.efficiency) + "\n  hbm_efficiency: " + number(p.gemm.hbm_efficiency) +
+       "\n  overhead_us: " + number(p.gemm.overhead_s * 1e6) + "\n  tile_m: " + std::to_string(p.gemm.tile_m) +
+       "\n  tile_n: " + std::to_string(p.gemm.tile_n) + "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
+       "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" + fit_block("gemm");
+  y += "memory:\n  hbm_efficiency: " + number(p.memory.hbm_efficiency) + "\n  overhead_us: " +
+       number(p.memory.overhead_s * 1e6) + "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
+  y += "attention:\n  efficiency: " + number(p.attention.efficiency) +
+       "\n  source: \"not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on "
+       "H100 SXM, head dim 128\"\n";
+  y += "nccl:\n  step_latency_us: " + number(p.nccl.step_latency_s * 1e6) + "\n  link_efficiency: " +
+       number(p.nccl.link_efficiency) + "\n  sms: " + std::to_string(p.nccl_sms) +
+       "\n  source: \"ring all-gather / reduce-scatter points; sms assumed (measure with real/ overlap)\"\n" +
+       fit_block("nccl");
+  y += "copy_engine:\n  step_latency_us: " + number(p.copy_engine.step_latency_s * 1e6) + "\n  link_efficiency: " +
+       number(p.copy_engine.link_efficiency) + "\n  source: \"step latency assumed (measure with real/ memcpy)\"\n" +
+       fit_block("copy_engine");
+  y += "one_shot:\n  step_latency_us: " + number(p.one_shot.step_latency_s * 1e6) + "\n  link_efficiency: " +
+       number(p.one_shot.link_efficiency) + "\n  max_bytes: " + number(p.one_shot_max_bytes, "%.0f") +
+       "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
+  if (p.nvls) {
+    y += "nvls:\n  step_latency_us: " + number(p.nvls->step_latency_s * 1e6) + "\n  link_efficiency: " +
+         number(p.nvls->link_efficiency) + "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" + fit_block("nvls");
+  }
+  y += "launch:\n  host_us: " + number(p.host_launch_s * 1e6) +
+       "\n  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";
+  return y;
+}
+
+}  // namespace tpsim::calibrate

@@ -1,0 +1,40 @@
+// Fits a cost profile from measurements (the schema of measurement.hpp): GEMM efficiency, NCCL ring,
+// one-shot and NVLS all-reduce latency and bandwidth, copy-engine efficiency. Each fit reports its
+// error per point and, with four points or more, its held-out error (fitted on the even points,
+// evaluated on the odd ones). Parameters without measurements keep their defaults, marked so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/measurement.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace tpsim::calibrate {
+
+struct PointError {
+  std::string origin;  // file:line of the measurement
+  double error_pct = 0;
+};
+
+struct ComponentFit {
+  std::string name;  // gemm, nccl, one_shot, nvls, copy_engine
+  std::vector<PointError> errors;
+  double max_abs_error_pct = 0;
+  double held_out_max_abs_error_pct = -1;  // -1: fewer than four points
+};
+
+struct ProfileFit {
+  sim::CostProfile profile;
+  std::vector<ComponentFit> fits;
+  std::vector<std::string> not_fitted;  // components that kept their defaults
+};
+
+// `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on).
+ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu);
+
+// The profile as YAML, naming the measurement files and every fit's errors.
+std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files);
+
+}  // namespace tpsim::calibrate

@@ -1,0 +1,22 @@
+// `tpsim calibrate`: fit a profile from measurement files, convert the public tables into
+// measurements, and report predicted against measured.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tpsim::cli {
+
+struct CalibrateOptions {
+  std::vector<std::string> files;  // measurement JSON-lines files
+  std::string gpu;                 // the preset the profile is for (default: the measurements' GPU)
+  std::string measured_on;         // the preset whose peaks the fractions are relative to
+  std::string out = "-";
+  std::vector<std::string> validation_only;  // report: files whose points are never fitted
+};
+
+int calibrate_fit(const CalibrateOptions& options);
+int calibrate_convert(const std::string& data_dir, const std::string& out_dir);
+int calibrate_report(const CalibrateOptions& options);
+
+}  // namespace tpsim::cli
