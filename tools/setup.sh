@@ -16,7 +16,7 @@ build="${TPSIM_BUILD_DIR:-$root/build}"
 
 packages=(
   g++ cmake make pkg-config
-  libsimgrid-dev libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev
+  libsimgrid-dev libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libeigen3-dev
   catch2 libbenchmark-dev
   python3 python3-matplotlib
 )
