@@ -58,7 +58,8 @@ double Measurement::algbw_GBps() const {
 
 double Measurement::busbw_GBps() const {
   const double r = ranks;
-  const double factor = collective == "allreduce" ? 2.0 * (r - 1) / r : (r - 1) / r;
+  // nccl-tests factors: 2(n-1)/n all-reduce, (n-1)/n all-gather / reduce-scatter / all-to-all, 1 send/recv.
+  const double factor = collective == "allreduce" ? 2.0 * (r - 1) / r : collective == "sendrecv" ? 1.0 : (r - 1) / r;
   return algbw_GBps() * factor;
 }
 
@@ -91,8 +92,10 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     m.dtype = in.text_or("dtype", "bf16");
   } else if (m.kind == "collective") {
     m.collective = in.text("collective");
-    if (m.collective != "allreduce" && m.collective != "allgather" && m.collective != "reducescatter") {
-      in.fail("\"collective\" must be allreduce, allgather or reducescatter, got \"" + m.collective + "\"");
+    if (m.collective != "allreduce" && m.collective != "allgather" && m.collective != "reducescatter" &&
+        m.collective != "alltoall" && m.collective != "sendrecv") {
+      in.fail("\"collective\" must be allreduce, allgather, reducescatter, alltoall or sendrecv, got \"" +
+              m.collective + "\"");
     }
     m.algorithm = in.text_or("algorithm", "unknown");
     m.ranks = static_cast<int>(in.positive("ranks"));

@@ -9,7 +9,8 @@
 
 namespace tpsim::calibrate {
 
-// kind "gemm": m, n, k, dtype.  kind "collective": collective (allreduce, allgather, reducescatter),
+// kind "gemm": m, n, k, dtype.  kind "collective": collective (allreduce, allgather, reducescatter,
+// alltoall, sendrecv),
 // algorithm as run (ring, nvls, one_shot, or unknown), ranks, bytes (the whole tensor).
 // kind "memcpy": path (peer, device), bytes, and spec_GBps of the link when known.
 struct Measurement {
@@ -35,7 +36,8 @@ struct Measurement {
 
   double tflops() const;      // gemm: 2mnk / median
   double algbw_GBps() const;  // collective, memcpy: bytes / median / 1e9
-  double busbw_GBps() const;  // collective: algbw x 2(n-1)/n (all-reduce) or (n-1)/n (all-gather, reduce-scatter)
+  double busbw_GBps() const;  // collective: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter,
+                              // all-to-all) or 1 (send/recv), as nccl-tests defines it
 };
 
 // Reads a JSON-lines file; any bad line (not JSON, unknown kind, missing or non-positive field,

@@ -91,7 +91,8 @@ void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec
         sim::CostProfile profile;
         profile.gemm = p;
         const model::GemmShape& s = samples[i].shape;
-        return sim::CostModel(gpu, profile).gemm_seconds(s, 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n));
+        return sim::CostModel(gpu, profile)
+            .gemm_seconds(s, 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n));
       },
       &params));
   out.profile.gemm = params;
@@ -136,7 +137,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer" && m.spec_GBps > 0) copies.push_back(&m);
     if (m.kind != "collective") continue;
-    if (m.collective != "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
+    const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
+    if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
   }
@@ -177,7 +179,12 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else {
     out.not_fitted.push_back("copy_engine");
   }
-  if (out.fits.empty()) throw InputError("no measurement calibrates anything (need gemm, collective or memcpy points)");
+  if (out.fits.empty()) {
+    throw InputError(
+        "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
+        "reduce-scatters, one-shot or NVLS all-reduces, or peer copies with spec_GBps (all-reduces "
+        "of unknown algorithm, all-to-alls and send/recvs are not fitted yet)");
+  }
   return out;
 }
 
@@ -211,24 +218,28 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  overhead_us: " + number(p.gemm.overhead_s * 1e6) + "\n  tile_m: " + std::to_string(p.gemm.tile_m) +
        "\n  tile_n: " + std::to_string(p.gemm.tile_n) + "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
        "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" + fit_block("gemm");
-  y += "memory:\n  hbm_efficiency: " + number(p.memory.hbm_efficiency) + "\n  overhead_us: " +
-       number(p.memory.overhead_s * 1e6) + "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
+  y += "memory:\n  hbm_efficiency: " + number(p.memory.hbm_efficiency) +
+       "\n  overhead_us: " + number(p.memory.overhead_s * 1e6) +
+       "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
   y += "attention:\n  efficiency: " + number(p.attention.efficiency) +
        "\n  source: \"not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on "
        "H100 SXM, head dim 128\"\n";
-  y += "nccl:\n  step_latency_us: " + number(p.nccl.step_latency_s * 1e6) + "\n  link_efficiency: " +
-       number(p.nccl.link_efficiency) + "\n  sms: " + std::to_string(p.nccl_sms) +
+  y += "nccl:\n  step_latency_us: " + number(p.nccl.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + number(p.nccl.link_efficiency) + "\n  sms: " + std::to_string(p.nccl_sms) +
        "\n  source: \"ring all-gather / reduce-scatter points; sms assumed (measure with real/ overlap)\"\n" +
        fit_block("nccl");
-  y += "copy_engine:\n  step_latency_us: " + number(p.copy_engine.step_latency_s * 1e6) + "\n  link_efficiency: " +
-       number(p.copy_engine.link_efficiency) + "\n  source: \"step latency assumed (measure with real/ memcpy)\"\n" +
-       fit_block("copy_engine");
-  y += "one_shot:\n  step_latency_us: " + number(p.one_shot.step_latency_s * 1e6) + "\n  link_efficiency: " +
-       number(p.one_shot.link_efficiency) + "\n  max_bytes: " + number(p.one_shot_max_bytes, "%.0f") +
+  y += "copy_engine:\n  step_latency_us: " + number(p.copy_engine.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + number(p.copy_engine.link_efficiency) +
+       "\n  source: \"step latency assumed (measure with real/ memcpy)\"\n" + fit_block("copy_engine");
+  y += "one_shot:\n  step_latency_us: " + number(p.one_shot.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + number(p.one_shot.link_efficiency) +
+       "\n  max_bytes: " + number(p.one_shot_max_bytes, "%.0f") +
        "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
   if (p.nvls) {
-    y += "nvls:\n  step_latency_us: " + number(p.nvls->step_latency_s * 1e6) + "\n  link_efficiency: " +
-         number(p.nvls->link_efficiency) + "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" + fit_block("nvls");
+    y += "nvls:\n  step_latency_us: " + number(p.nvls->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + number(p.nvls->link_efficiency) +
+         "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
+         fit_block("nvls");
   }
   y += "launch:\n  host_us: " + number(p.host_launch_s * 1e6) +
        "\n  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";

@@ -2,9 +2,12 @@
 #include "cli/calibrate_command.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
+#include "calibrate/nccl_tests_log.hpp"
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/public_convert.hpp"
 #include "calibrate/public_report.hpp"
@@ -19,16 +22,35 @@ namespace {
 sim::GpuSpec gpu_preset(const std::string& name, const std::string& what) {
   const auto text = model::find_preset("gpus", name, "yaml");
   if (!text) {
-    throw InputError(what + " '" + name + "': unknown GPU preset; valid: " + model::join_names(model::preset_names("gpus")));
+    throw InputError(what + " '" + name +
+                     "': unknown GPU preset; valid: " + model::join_names(model::preset_names("gpus")));
   }
   const model::YamlReader reader("presets/gpus/" + name + ".yaml");
   return sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
 }
 
-std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files) {
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Measurement files, or nccl-tests logs (recognised by their header) attributed to `log_gpu`.
+std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files, const std::string& log_gpu) {
   std::vector<calibrate::Measurement> all;
   for (const std::string& file : files) {
-    std::vector<calibrate::Measurement> some = calibrate::read_measurements(file);
+    const std::string text = read_text(file);
+    std::vector<calibrate::Measurement> some;
+    if (calibrate::looks_like_nccl_tests_log(text)) {
+      if (log_gpu.empty()) {
+        throw InputError(file + ": an nccl-tests log names no tpsim GPU preset: pass --measured-on (e.g. h100-sxm)");
+      }
+      some = calibrate::parse_nccl_tests_log(text, file, log_gpu);
+    } else {
+      some = calibrate::read_measurements(file);
+    }
     all.insert(all.end(), some.begin(), some.end());
   }
   return all;
@@ -48,7 +70,7 @@ std::string measured_gpu(const std::vector<calibrate::Measurement>& all) {
 }  // namespace
 
 int calibrate_fit(const CalibrateOptions& options) {
-  const std::vector<calibrate::Measurement> all = read_all(options.files);
+  const std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on);
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
   const sim::GpuSpec gpu = gpu_preset(measured_on, "--measured-on");
   const std::string target = options.gpu.empty() ? measured_on : options.gpu;
@@ -78,13 +100,14 @@ int calibrate_convert(const std::string& data_dir, const std::string& out_dir) {
 int calibrate_report(const CalibrateOptions& options) {
   std::vector<std::string> files = options.files;
   files.insert(files.end(), options.validation_only.begin(), options.validation_only.end());
-  const std::vector<calibrate::Measurement> all = read_all(files);
+  const std::vector<calibrate::Measurement> all = read_all(files, options.measured_on);
   std::vector<bool> validation_only(all.size(), false);
-  const size_t fitted = read_all(options.files).size();
+  const size_t fitted = read_all(options.files, options.measured_on).size();
   for (size_t i = fitted; i < all.size(); ++i) validation_only[i] = true;
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
-  std::cout << calibrate::validation_report(all, validation_only, gpu_preset(measured_on, "--measured-on"),
-                                            [](const std::string& name) { return gpu_preset(name, "measurement gpu"); });
+  std::cout << calibrate::validation_report(
+      all, validation_only, gpu_preset(measured_on, "--measured-on"),
+      [](const std::string& name) { return gpu_preset(name, "measurement gpu"); });
   return 0;
 }
 

@@ -137,7 +137,10 @@ int main(int argc, char** argv) {
   CLI::App* calibrate_app = app.add_subcommand(
       "calibrate", "Fit a cost profile from measurement files (JSON lines from real/ or converted tables)");
   calibrate_app->require_subcommand(0, 1);
-  calibrate_app->add_option("measurements", calibrate.files, "Measurement JSON-lines files")->check(CLI::ExistingFile);
+  calibrate_app
+      ->add_option("measurements", calibrate.files,
+                   "Measurement JSON-lines files, or nccl-tests stdout logs (with --measured-on)")
+      ->check(CLI::ExistingFile);
   calibrate_app->add_option("--gpu", calibrate.gpu, "GPU preset the profile is for (default: --measured-on)");
   calibrate_app->add_option("--measured-on", calibrate.measured_on,
                             "GPU preset the measurements ran on (default: the GEMM points' GPU)");

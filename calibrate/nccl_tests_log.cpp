@@ -1,0 +1,144 @@
+// nccl-tests stdout: header lines start with '#'; data rows are "size count type [redop root]
+// oop_time oop_algbw oop_busbw oop_wrong ip_time ip_algbw ip_busbw ip_wrong" (times in us, GB/s).
+// Tolerated: NCCL INFO / WARN lines, "N/A" in #wrong, the trailing averages, blank lines.
+#include "calibrate/nccl_tests_log.hpp"
+
+#include <set>
+#include <sstream>
+
+#include "model/input_error.hpp"
+
+namespace tpsim::calibrate {
+namespace {
+
+struct Header {
+  std::string collective;  // allreduce, allgather, reducescatter, alltoall, sendrecv
+  int ranks = 0;
+  std::set<std::string> hosts;
+  std::string device;
+  std::string nccl_version;
+  std::string arguments;  // the "# nThread ..." line
+};
+
+std::string collective_named_in(const std::string& text) {
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"all_reduce", "allreduce"},     {"all_gather", "allgather"}, {"reduce_scatter", "reducescatter"},
+      {"alltoall", "alltoall"},        {"sendrecv", "sendrecv"}};
+  for (const auto& [token, name] : names) {
+    if (text.find(token) != std::string::npos) return name;
+  }
+  return "";
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+bool is_number(const std::string& w, double* value) {
+  try {
+    size_t used = 0;
+    *value = std::stod(w, &used);
+    return used == w.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void read_header_line(const std::string& line, Header& h) {
+  if (line.find("Collective test starting:") != std::string::npos) h.collective = collective_named_in(line);
+  if (line.find("nThread") != std::string::npos) h.arguments = line.substr(line.find("nThread"));
+  const size_t version = line.find("NCCL version");
+  if (version != std::string::npos) h.nccl_version = words(line.substr(version + 12)).at(0);
+  // "#  Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA H100 80GB HBM3"
+  if (line.find(" Rank ") != std::string::npos && line.find(" device ") != std::string::npos) {
+    ++h.ranks;
+    const std::vector<std::string> w = words(line);
+    for (size_t i = 0; i + 1 < w.size(); ++i) {
+      if (w[i] == "on") h.hosts.insert(w[i + 1]);
+    }
+    const size_t bracket = line.find(']');
+    if (bracket != std::string::npos && h.device.empty()) {
+      h.device = line.substr(bracket + 1);
+      h.device.erase(0, h.device.find_first_not_of(' '));
+    }
+  }
+}
+
+}  // namespace
+
+bool looks_like_nccl_tests_log(const std::string& text) {
+  return text.find("# nThread") != std::string::npos || text.find("# Collective test starting") != std::string::npos;
+}
+
+std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std::string& origin,
+                                              const std::string& gpu) {
+  if (!looks_like_nccl_tests_log(text)) {
+    throw InputError(origin + ": not an nccl-tests log (no \"# nThread\" header); give the stdout of all_reduce_perf, "
+                              "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf");
+  }
+  Header h;
+  std::vector<std::pair<int, std::vector<std::string>>> rows;  // (line number, words)
+  std::istringstream in(text);
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    if (line[start] == '#') {
+      read_header_line(line, h);
+      continue;
+    }
+    std::vector<std::string> w = words(line);
+    double size = 0, count = 0;
+    // Data rows start with two integers; anything else (NCCL INFO/WARN lines, messages) is skipped.
+    if (w.size() >= 11 && is_number(w[0], &size) && is_number(w[1], &count)) rows.emplace_back(number, std::move(w));
+  }
+  if (h.collective.empty()) h.collective = collective_named_in(origin);
+  if (h.collective.empty()) {
+    throw InputError(origin + ": cannot tell which collective this log measured; keep its \"# Collective test "
+                              "starting\" line or name the file after the test (all_reduce_perf.log)");
+  }
+  if (h.ranks < 1) throw InputError(origin + ": no \"#  Rank ... device\" lines: cannot tell the number of GPUs");
+  if (rows.empty()) throw InputError(origin + ": an nccl-tests header but no result rows");
+  std::vector<Measurement> out;
+  for (const auto& [line_no, w] : rows) {
+    const std::string where = origin + ":" + std::to_string(line_no);
+    // With redop and root the timing columns start at 5, without them at 3.
+    const size_t first = w.size() >= 13 ? 5 : 3;
+    if (w.size() < first + 8) throw InputError(where + ": expected 8 timing columns after the size, count and type");
+    for (int placement = 0; placement < 2; ++placement) {
+      const size_t c = first + 4 * placement;
+      double size = 0, time_us = 0, busbw = 0;
+      if (!is_number(w[0], &size) || !is_number(w[c], &time_us) || !is_number(w[c + 2], &busbw) || time_us <= 0) {
+        throw InputError(where + ": column " + std::to_string(c + 1) + " is not a time in microseconds: '" + w[c] + "'");
+      }
+      if (size <= 0) continue;  // nccl-tests prints zero-byte rows for some collectives
+      Measurement m;
+      m.kind = "collective";
+      m.gpu = gpu;
+      m.collective = h.collective;
+      m.ranks = h.ranks;
+      m.bytes = size;
+      m.median_s = m.p10_s = m.p90_s = time_us * 1e-6;
+      double wrong = 0;
+      m.correct = !is_number(w[c + 3], &wrong) || wrong == 0;  // "N/A": not checked
+      m.origin = where;
+      m.provenance["tool"] = "nccl-tests";
+      m.provenance["converted_from"] = where;
+      m.provenance["placement"] = placement == 0 ? "out-of-place" : "in-place";
+      m.provenance["busbw_GBps_printed"] = busbw;
+      m.provenance["nodes"] = h.hosts.size();
+      if (!h.device.empty()) m.provenance["device"] = h.device;
+      if (!h.nccl_version.empty()) m.provenance["nccl_version"] = h.nccl_version;
+      if (!h.arguments.empty()) m.provenance["arguments"] = h.arguments;
+      m.provenance["spread"] = "nccl-tests prints a mean over its iterations: p10 = p90 = median";
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+}  // namespace tpsim::calibrate
