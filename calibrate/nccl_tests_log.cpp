@@ -21,9 +21,11 @@ struct Header {
 };
 
 std::string collective_named_in(const std::string& text) {
-  const std::vector<std::pair<std::string, std::string>> names = {
-      {"all_reduce", "allreduce"},     {"all_gather", "allgather"}, {"reduce_scatter", "reducescatter"},
-      {"alltoall", "alltoall"},        {"sendrecv", "sendrecv"}};
+  const std::vector<std::pair<std::string, std::string>> names = {{"all_reduce", "allreduce"},
+                                                                  {"all_gather", "allgather"},
+                                                                  {"reduce_scatter", "reducescatter"},
+                                                                  {"alltoall", "alltoall"},
+                                                                  {"sendrecv", "sendrecv"}};
   for (const auto& [token, name] : names) {
     if (text.find(token) != std::string::npos) return name;
   }
@@ -76,8 +78,9 @@ bool looks_like_nccl_tests_log(const std::string& text) {
 std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std::string& origin,
                                               const std::string& gpu) {
   if (!looks_like_nccl_tests_log(text)) {
-    throw InputError(origin + ": not an nccl-tests log (no \"# nThread\" header); give the stdout of all_reduce_perf, "
-                              "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf");
+    throw InputError(origin +
+                     ": not an nccl-tests log (no \"# nThread\" header); give the stdout of all_reduce_perf, "
+                     "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf");
   }
   Header h;
   std::vector<std::pair<int, std::vector<std::string>>> rows;  // (line number, words)
@@ -98,8 +101,9 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
   }
   if (h.collective.empty()) h.collective = collective_named_in(origin);
   if (h.collective.empty()) {
-    throw InputError(origin + ": cannot tell which collective this log measured; keep its \"# Collective test "
-                              "starting\" line or name the file after the test (all_reduce_perf.log)");
+    throw InputError(origin +
+                     ": cannot tell which collective this log measured; keep its \"# Collective test "
+                     "starting\" line or name the file after the test (all_reduce_perf.log)");
   }
   if (h.ranks < 1) throw InputError(origin + ": no \"#  Rank ... device\" lines: cannot tell the number of GPUs");
   if (rows.empty()) throw InputError(origin + ": an nccl-tests header but no result rows");
@@ -113,7 +117,8 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       const size_t c = first + 4 * placement;
       double size = 0, time_us = 0, busbw = 0;
       if (!is_number(w[0], &size) || !is_number(w[c], &time_us) || !is_number(w[c + 2], &busbw) || time_us <= 0) {
-        throw InputError(where + ": column " + std::to_string(c + 1) + " is not a time in microseconds: '" + w[c] + "'");
+        throw InputError(where + ": column " + std::to_string(c + 1) + " is not a time in microseconds: '" + w[c] +
+                         "'");
       }
       if (size <= 0) continue;  // nccl-tests prints zero-byte rows for some collectives
       Measurement m;

@@ -25,7 +25,8 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   const auto& s = run.scenario;
   std::string out;
   const model::Workload& w = s.workload;
-  std::string shape = "batch " + std::to_string(w.batch);
+  std::string shape =
+      w.phase == model::Phase::kOps ? "(" + std::to_string(w.ops.size()) + " ops)" : "batch " + std::to_string(w.batch);
   if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill)
     shape += " x seq " + std::to_string(w.seq_len);
   if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);
@@ -33,9 +34,11 @@ std::string comparison_table(const sim::ScenarioRun& run) {
     shape += ", prompt " + std::to_string(w.context_len) + " + " + std::to_string(w.gen_len) + " new tokens";
   }
   if (w.cuda_graphs) shape += ", CUDA graphs";
-  out += "scenario " + s.name + ": " + s.arch.name + ", " + std::to_string(w.layers) + " layers, " +
-         model::to_string(w.phase) + " " + shape + ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name +
-         " " + s.topology.value + ", profile " + run.profile.name + "\n";
+  const std::string model =
+      w.phase == model::Phase::kOps ? std::string() : s.arch.name + ", " + std::to_string(w.layers) + " layers, ";
+  out += "scenario " + s.name + ": " + model + model::to_string(w.phase) + " " + shape +
+         ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name + " " + s.topology.value + ", profile " +
+         run.profile.name + "\n";
   const bool ttft = w.phase == model::Phase::kPrefill || w.phase == model::Phase::kGenerate;
   const bool tpot = w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate;
   size_t name_width = 7;

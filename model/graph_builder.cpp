@@ -113,6 +113,9 @@ void check_variant(const LayerContext& ctx, int tp) {
 
 LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
                             const Variant& variant) {
+  if (workload.phase == Phase::kOps) {
+    return build_op_list_graph(workload.ops, tp, dtype_bytes(workload.dtype), variant.algorithm);
+  }
   LayerContext ctx;
   ctx.arch = arch;
   ctx.shard = shard_for_tp(arch, tp);

@@ -16,7 +16,7 @@ const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware"
                                            "workload", "parallelism", "variants", "sweep"};
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",     "seq_len", "context_len", "gen_len",
-                                                "dtype", "recompute", "layers",  "cuda_graphs"};
+                                                "dtype", "recompute", "layers",  "cuda_graphs", "ops"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {
     "name", "tp_mode", "chunks", "transport", "order", "boundary_overlap", "delta", "dtp_collective", "collective"};
@@ -95,6 +95,8 @@ PhaseKeys keys_of(Phase phase) {
       return {false, true, false};
     case Phase::kGenerate:
       return {false, true, true};
+    case Phase::kOps:
+      return {false, false, false};
   }
   return {true, false, false};
 }
@@ -102,12 +104,28 @@ PhaseKeys keys_of(Phase phase) {
 void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   in.expect_map(node, "workload", kWorkloadKeys);
   Workload& w = out.workload;
-  const std::string phase =
-      node["phase"] ? in.choice(node["phase"], "workload.phase", {"forward", "prefill", "train", "decode", "generate"})
-                    : "forward";
+  const std::string phase = node["phase"] ? in.choice(node["phase"], "workload.phase",
+                                                      {"forward", "prefill", "train", "decode", "generate", "ops"})
+                                          : "forward";
   if (phase == "train") {
-    in.fail(node["phase"], "workload.phase train is not supported yet; supported: forward, prefill, decode, generate");
+    in.fail(node["phase"],
+            "workload.phase train is not supported yet; supported: forward, prefill, decode, generate, ops");
   }
+  if (phase == "ops") {
+    w.phase = Phase::kOps;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      if (key != "phase" && key != "ops" && key != "dtype" && key != "cuda_graphs") {
+        in.fail(entry.first,
+                "workload." + key + " does not apply to phase ops (valid: phase, ops, dtype, cuda_graphs)");
+      }
+    }
+    in.require(node, "ops", "workload with phase ops");
+    w.ops = read_op_list(in, node["ops"]);
+    if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");
+    return;
+  }
+  if (!out.arch.hidden) in.fail(node, "the scenario needs a model for phase " + phase);
   w.phase = phase == "forward"   ? Phase::kForward
             : phase == "prefill" ? Phase::kPrefill
             : phase == "decode"  ? Phase::kDecode
@@ -158,6 +176,7 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
       in.fail(node[key], std::string("parallelism.") + key + " > 1 is not supported yet; use 1");
     }
   }
+  if (out.arch.hidden == 0) return;  // an op list: no model to split
   try {
     shard_for_tp(out.arch, out.parallelism.tp);
   } catch (const InputError& error) {
@@ -283,18 +302,31 @@ Scenario parse_scenario(const std::string& text, const std::string& file) {
 Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   const YamlReader in(file);
   in.expect_map(root, "the scenario", kTopKeys);
-  for (const char* key : {"model", "hardware", "workload", "parallelism", "variants"})
-    in.require(root, key, "the scenario");
+  // An op list needs no model and may leave out the variants (one plain variant runs it).
+  const bool ops = root["workload"] && root["workload"].IsMap() && root["workload"]["phase"] &&
+                   root["workload"]["phase"].IsScalar() && root["workload"]["phase"].Scalar() == "ops";
+  for (const char* key : {"hardware", "workload", "parallelism"}) in.require(root, key, "the scenario");
+  if (!ops) {
+    in.require(root, "model", "the scenario");
+    in.require(root, "variants", "the scenario");
+  }
   Scenario out;
   out.file = file;
   out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
-  read_model(in, root["model"], out);
+  if (root["model"]) read_model(in, root["model"], out);
   read_hardware(in, root["hardware"], out);
   out.calibration = root["calibration"] ? LocatedRef{in.string(root["calibration"], "calibration"), root["calibration"]}
                                         : LocatedRef{"default", root};
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
-  read_variants(in, root["variants"], out);
+  if (root["variants"]) {
+    read_variants(in, root["variants"], out);
+  } else {
+    Variant plain;
+    plain.name = "ops";
+    plain.mode = TpMode::kTp;
+    out.variants.push_back(plain);
+  }
   if (root["sweep"]) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");
     out.sweep = root["sweep"];

@@ -12,6 +12,8 @@ Pass primary_pass(const Workload& workload) {
       return Pass{workload.batch, 1, workload.context_len};
     case Phase::kGenerate:
       return Pass{workload.batch, workload.context_len, 0};
+    case Phase::kOps:
+      return Pass{1, 1, 0};
   }
   return Pass{workload.batch, workload.seq_len, 0};
 }
@@ -38,6 +40,8 @@ std::string to_string(Phase phase) {
       return "decode";
     case Phase::kGenerate:
       return "generate";
+    case Phase::kOps:
+      return "ops";
   }
   return "forward";
 }

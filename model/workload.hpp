@@ -3,13 +3,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "model/op_list.hpp"
 
 namespace tpsim::model {
 
 // forward: a training forward pass; prefill: an inference prompt pass (batch x seq_len tokens);
 // decode: one new token per sequence over a KV cache of context_len; generate: a prefill of
 // context_len prompt tokens, then gen_len decode steps.
-enum class Phase { kForward, kPrefill, kDecode, kGenerate };
+// ops: a custom op list (op_list.hpp) instead of a model's layers.
+enum class Phase { kForward, kPrefill, kDecode, kGenerate, kOps };
 enum class Dtype { kBf16 };
 
 struct Workload {
@@ -21,6 +25,7 @@ struct Workload {
   Dtype dtype = Dtype::kBf16;
   int64_t layers = 0;        // decoder layers to simulate (resolved from "all")
   bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
+  std::vector<OpSpec> ops;   // phase ops
 
   bool is_inference() const { return phase != Phase::kForward; }
 };

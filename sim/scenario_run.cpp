@@ -47,6 +47,8 @@ VariantRun run_variant(const model::Scenario& scenario, const model::Variant& va
   v.passes.push_back(std::move(first.trace));
   v.passes_simulated = 1;
   switch (w.phase) {
+    case model::Phase::kOps:
+      break;
     case model::Phase::kForward:
       v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
       break;

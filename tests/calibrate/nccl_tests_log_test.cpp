@@ -29,8 +29,10 @@ TEST_CASE("a single-node all_reduce_perf log imports every size in both placemen
       "node01:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
       "#wrong\n"
-      "     1048576        262144     float     sum      -1    30.12   34.81   60.92      0    29.87   35.10   61.43      0\n"
-      "     4194304       1048576     float     sum      -1    48.50   86.48  151.34      0    48.11   87.18  152.57      0\n"
+      "     1048576        262144     float     sum      -1    30.12   34.81   60.92      0    29.87   35.10   61.43   "
+      "   0\n"
+      "     4194304       1048576     float     sum      -1    48.50   86.48  151.34      0    48.11   87.18  152.57   "
+      "   0\n"
       "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 106.57\n#\n";
   const auto m = calibrate::parse_nccl_tests_log(log, "run.log", "h100-sxm");
   REQUIRE(m.size() == 4);
@@ -47,26 +49,27 @@ TEST_CASE("a single-node all_reduce_perf log imports every size in both placemen
 }
 
 TEST_CASE("an older all_gather log without redop and root, across nodes, with unchecked results") {
-  const std::string log = "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5\n" +
-                          rank_lines(16, 8) +
-                          "#       size         count      type     time   algbw   busbw  error     time   algbw   busbw  "
-                          "error\n"
-                          "   536870912       8388608     float    2805.1  191.39  179.43    N/A    2801.7  191.62  179.65"
-                          "    N/A\n"
-                          "node02:9:9 [1] NCCL WARN some warning line\n";
+  const std::string log =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5\n" + rank_lines(16, 8) +
+      "#       size         count      type     time   algbw   busbw  error     time   algbw   busbw  "
+      "error\n"
+      "   536870912       8388608     float    2805.1  191.39  179.43    N/A    2801.7  191.62  179.65"
+      "    N/A\n"
+      "node02:9:9 [1] NCCL WARN some warning line\n";
   const auto m = calibrate::parse_nccl_tests_log(log, "logs/all_gather_perf.out", "h100-sxm");
   REQUIRE(m.size() == 2);
   CHECK(m[0].collective == "allgather");  // from the file name
   CHECK(m[0].ranks == 16);
   CHECK(m[0].provenance["nodes"] == 2);
-  CHECK(m[0].correct);  // "N/A": not checked, not wrong
+  CHECK(m[0].correct);                                       // "N/A": not checked, not wrong
   CHECK(m[0].busbw_GBps() == Approx(179.43).epsilon(2e-3));  // (n-1)/n for all-gather
 }
 
 TEST_CASE("wrong results are kept but marked incorrect; send/recv uses a bus factor of one") {
-  const std::string log = "# Collective test starting: sendrecv_perf\n# nThread 1 nGpus 2\n" + rank_lines(2, 2) +
-                          "    33554432       8388608     float     sum      -1    95.00  353.21  353.21      3    94.0  "
-                          "356.97  356.97      0\n";
+  const std::string log =
+      "# Collective test starting: sendrecv_perf\n# nThread 1 nGpus 2\n" + rank_lines(2, 2) +
+      "    33554432       8388608     float     sum      -1    95.00  353.21  353.21      3    94.0  "
+      "356.97  356.97      0\n";
   const auto m = calibrate::parse_nccl_tests_log(log, "x.log", "h100-sxm");
   REQUIRE(m.size() == 2);
   CHECK_FALSE(m[0].correct);

@@ -120,3 +120,36 @@ variants: [{name: tp, tp_mode: tp}, {name: d, tp_mode: dtp, delta: 1}]
       model::parse_scenario(replace(decode, "{name: tp, tp_mode: tp}", "{tp_mode: tp, delta: 1}"), "d.yaml"),
       Contains("applies only to tp_mode: dtp"));
 }
+
+TEST_CASE("an op list scenario needs no model and checks its ops") {
+  const std::string ops = R"(hardware: {gpu: h100-sxm}
+parallelism: {tp: 4}
+workload:
+  phase: ops
+  ops:
+    - {name: g, kind: gemm, m: 1024, n: 1024, k: 1024}
+    - {name: ag, kind: collective, collective: allgather, bytes: 64MiB, algorithm: ring}
+    - {name: x, kind: p2p, bytes: 1MiB, peer: 2, transport: sm, after: [g, ag]}
+    - {name: add, kind: elementwise, bytes: 16MiB, after: [x]}
+)";
+  const model::Scenario s = model::parse_scenario(ops, "ops.yaml");
+  REQUIRE(s.workload.ops.size() == 4);
+  CHECK(s.workload.ops[1].bytes == 64.0 * 1024 * 1024);
+  CHECK(s.workload.ops[2].stream == model::Stream::kComm);
+  CHECK(s.variants.size() == 1);
+  const model::LayerGraph graph = model::build_op_list_graph(s.workload.ops, 4, 2.0, model::CollectiveAlgorithm::kAuto);
+  CHECK(graph.size() == 4);
+  CHECK(graph.op(2).send_offset == 2);
+  CHECK(graph.op(2).recv_offset == -2);
+  CHECK(graph.op(1).algorithm == model::CollectiveAlgorithm::kRing);
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "after: [g, ag]", "after: [g, later]"), "ops.yaml"),
+                    Contains("ops.yaml:8:") && Contains("'later' is not an earlier op"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "bytes: 64MiB", "bytes: lots"), "ops.yaml"),
+                    Contains("ops.yaml:7:") && Contains("'lots' is not a size"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "k: 1024}", "k: 1024, stream: comm}"), "ops.yaml"),
+                    Contains("a gemm runs on the compute stream"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "phase: ops", "phase: ops\n  batch: 4"), "ops.yaml"),
+                    Contains("workload.batch does not apply to phase ops"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "phase: ops", "phase: forward"), "ops.yaml"),
+                    Contains("needs the key 'model'"));
+}

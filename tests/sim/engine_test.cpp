@@ -147,3 +147,25 @@ TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its 
     CHECK(timeline.makespan_s == Approx(end).epsilon(1e-9));
   }
 }
+
+TEST_CASE("an op list runs a GEMM slowed by an overlapped NCCL all-gather, not by copy-engine steps") {
+  const model::Scenario s = model::parse_scenario(R"(hardware: {gpu: h100-sxm}
+parallelism: {tp: 8}
+workload:
+  phase: ops
+  cuda_graphs: true
+  ops:
+    - {name: g, kind: gemm, m: 8192, n: 8192, k: 8192}
+    - {name: ag, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}
+)",
+                                                  "ops.yaml");
+  const sim::CostModel cost = test::h100_cost();
+  const model::LayerGraph graph = model::build_op_list_graph(s.workload.ops, 8, 2.0, model::CollectiveAlgorithm::kAuto);
+  const sim::Timeline timeline = sim::simulate(graph, cost);
+  const double gemm_s = cost.kernel_seconds(graph.op(0));
+  const double ag_s = end_of(timeline, 1, 0);
+  REQUIRE(ag_s < gemm_s);
+  const double share = 1.0 - static_cast<double>(cost.profile().nccl_sms) / cost.gpu().sm_count;
+  // While the all-gather's kernel runs the GEMM gets `share` of the SMs.
+  CHECK(end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s)).epsilon(1e-9));
+}

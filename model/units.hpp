@@ -1,0 +1,11 @@
+// Sizes written by people: "1048576", "64KiB", "16MiB", "2GiB", "1.5GB" (KB, MB, GB = 1e3, 1e6, 1e9).
+#pragma once
+
+#include <string>
+
+namespace tpsim::model {
+
+// Bytes of a size text; throws InputError (without a location: callers add it) naming what is valid.
+double parse_bytes(const std::string& text);
+
+}  // namespace tpsim::model
