@@ -10,7 +10,7 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kOpKeys = {"name", "kind",      "stream", "m",         "n",     "k",
+const std::vector<std::string> kOpKeys = {"name",  "kind",       "stream",    "m",    "n",         "k",
                                           "bytes", "collective", "algorithm", "peer", "transport", "after"};
 
 double read_bytes(const YamlReader& in, const YAML::Node& node, const std::string& what) {
@@ -40,7 +40,8 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
   }
   if (op.kind == "collective") {
     in.require(node, "collective", context + " (a collective)");
-    const std::string c = in.choice(node["collective"], context + ".collective", {"allreduce", "allgather", "reducescatter"});
+    const std::string c =
+        in.choice(node["collective"], context + ".collective", {"allreduce", "allgather", "reducescatter"});
     op.collective = c == "allreduce"   ? CollectiveKind::kAllReduce
                     : c == "allgather" ? CollectiveKind::kAllGather
                                        : CollectiveKind::kReduceScatter;

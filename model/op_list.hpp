@@ -18,13 +18,13 @@ struct OpSpec {
   std::string name;
   std::string kind;  // gemm, collective, p2p, memcpy, elementwise
   Stream stream = Stream::kCompute;
-  int64_t m = 0, n = 0, k = 0;                     // gemm
-  double bytes = 0;                                // collective (whole tensor), p2p (message), memcpy, elementwise
+  int64_t m = 0, n = 0, k = 0;  // gemm
+  double bytes = 0;             // collective (whole tensor), p2p (message), memcpy, elementwise
   CollectiveKind collective = CollectiveKind::kAllReduce;
-  std::optional<CollectiveAlgorithm> algorithm;    // collective; else the variant's
-  int peer = 1;                                    // p2p: send to rank+peer, receive from rank-peer
-  Transport transport = Transport::kCopyEngine;    // p2p
-  std::vector<std::string> after;                  // names of earlier ops it waits for
+  std::optional<CollectiveAlgorithm> algorithm;  // collective; else the variant's
+  int peer = 1;                                  // p2p: send to rank+peer, receive from rank-peer
+  Transport transport = Transport::kCopyEngine;  // p2p
+  std::vector<std::string> after;                // names of earlier ops it waits for
 };
 
 // Reads workload.ops; names must be unique and `after` may name only earlier ops.

@@ -10,9 +10,14 @@
 namespace tpsim::model {
 
 double parse_bytes(const std::string& text) {
-  static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
-      {"GB", 1e9},     {"B", 1.0},             {"", 1.0}};
+  static const std::vector<std::pair<std::string, double>> kUnits = {{"KiB", 1024.0},
+                                                                     {"MiB", 1024.0 * 1024},
+                                                                     {"GiB", 1024.0 * 1024 * 1024},
+                                                                     {"KB", 1e3},
+                                                                     {"MB", 1e6},
+                                                                     {"GB", 1e9},
+                                                                     {"B", 1.0},
+                                                                     {"", 1.0}};
   for (const auto& [suffix, scale] : kUnits) {
     if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
@@ -26,7 +31,8 @@ double parse_bytes(const std::string& text) {
     }
     break;
   }
-  throw InputError("'" + text + "' is not a size; expected a positive size such as 1048576, 64KiB, 16MiB, 2GiB or 1.5GB");
+  throw InputError("'" + text +
+                   "' is not a size; expected a positive size such as 1048576, 64KiB, 16MiB, 2GiB or 1.5GB");
 }
 
 }  // namespace tpsim::model

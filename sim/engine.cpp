@@ -74,17 +74,27 @@ class Runner {
     return &completions_.back();
   }
 
+  // Starts `activity`; its completion is dispatched as `kind` for op `id` (ranks src -> dst).
+  void launch(s4u::ActivityPtr activity, Completion::Kind kind, OpId id, int src, int dst) {
+    Completion* done = track({kind, id, src, dst, activity});
+    activity->set_data(done);
+    activity->start();
+  }
+
+  // A pure wait of `seconds`, on the many-core clock host so that waits never share a core.
+  void wait(double seconds, Completion::Kind kind, OpId id, int src, int dst) {
+    auto delay = s4u::Exec::init();
+    delay->set_host(platform_.clock)->set_flops_amount(seconds * kClockRate);
+    launch(delay, kind, id, src, dst);
+  }
+
   // The host launches ops in program order, one every host_launch_s: op `id` is launched at
   // (id + 1) x host_launch_s and cannot start earlier.
   void start(OpId id, int rank) {
     const double launched_s = (static_cast<double>(id) + 1.0) * options_.host_launch_s;
     const double wait_s = launched_s - s4u::Engine::get_clock();
     if (options_.host_launch_s > 0 && wait_s > 0) {
-      auto gate = s4u::Exec::init();
-      gate->set_host(platform_.clock)->set_flops_amount(wait_s * kClockRate);
-      Completion* done = track({Completion::Kind::kLaunchGate, id, rank, rank, gate});
-      gate->set_data(done);
-      gate->start();
+      wait(wait_s, Completion::Kind::kLaunchGate, id, rank, rank);
       return;
     }
     begin(id, rank);
@@ -109,17 +119,11 @@ class Runner {
     if (!k.memory_bound()) {
       auto exec = s4u::Exec::init();
       exec->set_host(platform_.gpus[rank])->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
-      Completion* done = track({Completion::Kind::kKernel, id, rank, rank, exec});
-      exec->set_data(done);
-      exec->start();
+      launch(exec, Completion::Kind::kKernel, id, rank, rank);
       return;
     }
     if (k.overhead_s > 0) {
-      auto delay = s4u::Exec::init();
-      delay->set_host(platform_.clock)->set_flops_amount(k.overhead_s * kClockRate);
-      Completion* done = track({Completion::Kind::kKernelOverhead, id, rank, rank, delay});
-      delay->set_data(done);
-      delay->start();
+      wait(k.overhead_s, Completion::Kind::kKernelOverhead, id, rank, rank);
       return;
     }
     start_memory_traffic(id, rank);
@@ -131,9 +135,7 @@ class Runner {
     const double payload = k.memory_s * kHbmLinkBps(cost_);
     auto comm = s4u::Comm::sendto_init(platform_.gpus[rank], platform_.memories[rank]);
     comm->set_payload_size(static_cast<uint64_t>(std::llround(payload)));
-    Completion* done = track({Completion::Kind::kKernel, id, rank, rank, comm});
-    comm->set_data(done);
-    comm->start();
+    launch(comm, Completion::Kind::kKernel, id, rank, rank);
   }
 
   void change_comm_kernels(int rank, int delta) {
@@ -164,11 +166,7 @@ class Runner {
   void start_flow(OpId id, int src, int dst) {
     const double latency = plans_[id].transport.step_latency_s;
     if (latency > 0) {
-      auto delay = s4u::Exec::init();
-      delay->set_host(platform_.clock)->set_flops_amount(latency * kClockRate);
-      Completion* done = track({Completion::Kind::kFlowLatency, id, src, dst, delay});
-      delay->set_data(done);
-      delay->start();
+      wait(latency, Completion::Kind::kFlowLatency, id, src, dst);
       return;
     }
     start_transfer(id, src, dst);
@@ -178,9 +176,7 @@ class Runner {
     const double wire_bytes = plans_[id].message_bytes / plans_[id].transport.link_efficiency;
     auto comm = s4u::Comm::sendto_init(platform_.gpus[src], platform_.gpus[dst]);
     comm->set_payload_size(static_cast<uint64_t>(std::llround(wire_bytes)));
-    Completion* done = track({Completion::Kind::kFlow, id, src, dst, comm});
-    comm->set_data(done);
-    comm->start();
+    launch(comm, Completion::Kind::kFlow, id, src, dst);
   }
 
   void on_complete(Completion& done) {
