@@ -8,7 +8,6 @@
 #include <unsupported/Eigen/NonLinearOptimization>
 #include <unsupported/Eigen/NumericalDiff>
 
-#include "calibrate/csv_table.hpp"
 #include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
@@ -121,21 +120,6 @@ GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu
     fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(ratio - 1.0));
   }
   return fit;
-}
-
-std::vector<GemmSample> read_gemm_table(const std::string& csv_path) {
-  const CsvTable table = CsvTable::read_file(csv_path);
-  std::vector<GemmSample> samples;
-  for (size_t r = 0; r < table.rows(); ++r) {
-    GemmSample s;
-    s.shape = {static_cast<int64_t>(table.number(r, "m")), static_cast<int64_t>(table.number(r, "n")),
-               static_cast<int64_t>(table.number(r, "k"))};
-    const double flops =
-        2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
-    s.seconds = flops / (table.number(r, "tflops") * 1e12);
-    samples.push_back(s);
-  }
-  return samples;
 }
 
 }  // namespace tpsim::calibrate

@@ -25,7 +25,4 @@ struct GemmFit {
 // from fixed starts, deterministic); tile parameters are kept from `start`.
 GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu, const sim::GemmParams& start);
 
-// Rows of a public GEMM table (columns m, n, k, tflops) as timed samples.
-std::vector<GemmSample> read_gemm_table(const std::string& csv_path);
-
 }  // namespace tpsim::calibrate

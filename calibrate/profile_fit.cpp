@@ -34,13 +34,6 @@ struct Group {
   }
 };
 
-template <typename T>
-std::vector<T> pick(const std::vector<T>& rows, size_t parity) {
-  std::vector<T> out;
-  for (size_t i = parity; i < rows.size(); i += 2) out.push_back(rows[i]);
-  return out;
-}
-
 // Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time.
 template <typename Params>
 ComponentFit measure(const std::string& name, const std::vector<const Measurement*>& points,

@@ -1,11 +1,10 @@
-// Closed-form weighted linear regressions of ring and one-shot collective times.
+// Relative-error linear fits (Eigen QR) of ring, one-shot and NVLS collective times.
 #include "calibrate/ring_fit.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 
-#include "calibrate/csv_table.hpp"
 #include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
@@ -35,23 +34,6 @@ Line fit_relative_line(const std::vector<double>& x, const std::vector<double>& 
         std::max(line.max_abs_error_pct, 100.0 * std::abs((line.intercept + line.slope * x[i]) / t[i] - 1.0));
   }
   return line;
-}
-
-// H100 rows of `implementation`; when `collectives` is not empty, only rows whose "collective" is in it.
-std::vector<RingSample> read_rows(const std::string& csv_path, const std::string& implementation,
-                                  const std::vector<std::string>& collectives) {
-  const CsvTable table = CsvTable::read_file(csv_path);
-  std::vector<RingSample> samples;
-  for (size_t r = 0; r < table.rows(); ++r) {
-    if (table.at(r, "implementation") != implementation || table.at(r, "gpu") != "H100") continue;
-    if (!collectives.empty() &&
-        std::find(collectives.begin(), collectives.end(), table.at(r, "collective")) == collectives.end()) {
-      continue;
-    }
-    samples.push_back({static_cast<int>(table.number(r, "ranks")), table.number(r, "message_bytes"),
-                       table.number(r, "time_us") * 1e-6});
-  }
-  return samples;
 }
 
 }  // namespace
@@ -105,26 +87,6 @@ RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps) {
   fit.params.link_efficiency = 1.0 / (link_Bps * line.slope);
   fit.max_abs_error_pct = line.max_abs_error_pct;
   return fit;
-}
-
-std::vector<RingSample> read_allreduce_sweep(const std::string& csv_path, double min_bytes) {
-  const CsvTable table = CsvTable::read_file(csv_path);
-  std::vector<RingSample> samples;
-  for (size_t r = 0; r < table.rows(); ++r) {
-    const double bytes = table.number(r, "message_bytes");
-    if (bytes < min_bytes || table.at(r, "collective") != "allreduce") continue;
-    samples.push_back(
-        {static_cast<int>(table.number(r, "ranks")), bytes, bytes / (table.number(r, "algbw_GBps") * 1e9)});
-  }
-  return samples;
-}
-
-std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation) {
-  return read_rows(csv_path, implementation, {"allgather", "reducescatter"});
-}
-
-std::vector<RingSample> read_small_allreduce_table(const std::string& csv_path, const std::string& implementation) {
-  return read_rows(csv_path, implementation, {});
 }
 
 }  // namespace tpsim::calibrate

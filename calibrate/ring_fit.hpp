@@ -32,16 +32,4 @@ RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);
 // each way through the switch.
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps);
 
-// All-reduce rows of a busbw sweep (columns ranks, message_bytes, algbw_GBps) from `min_bytes` up,
-// as timed samples (time = bytes / algbw).
-std::vector<RingSample> read_allreduce_sweep(const std::string& csv_path, double min_bytes);
-
-// Rows of a small all-reduce table (columns ranks, message_bytes, implementation, time_us) whose
-// implementation is `implementation` (vLLM's custom all-reduce one-stage kernel: ca_1stage).
-std::vector<RingSample> read_small_allreduce_table(const std::string& csv_path, const std::string& implementation);
-
-// All-gather and reduce-scatter rows of an NCCL latency table (columns ranks, message_bytes,
-// collective, implementation, time_us) whose implementation is `implementation`.
-std::vector<RingSample> read_ring_table(const std::string& csv_path, const std::string& implementation);
-
 }  // namespace tpsim::calibrate

@@ -75,7 +75,7 @@ class Runner {
   }
 
   // Starts `activity`; its completion is dispatched as `kind` for op `id` (ranks src -> dst).
-  void launch(s4u::ActivityPtr activity, Completion::Kind kind, OpId id, int src, int dst) {
+  void launch(const s4u::ActivityPtr& activity, Completion::Kind kind, OpId id, int src, int dst) {
     Completion* done = track({kind, id, src, dst, activity});
     activity->set_data(done);
     activity->start();
