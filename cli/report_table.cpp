@@ -64,8 +64,8 @@ std::string comparison_table(const sim::ScenarioRun& run) {
                                       m.comm_s > 0 ? format("%.1f%%", m.overlap * 100) : std::string("-"),
                                       format("%.3fx", v.speedup),
                                       format("%.0f", v.tokens_per_s)};
-    if (ttft) cells.push_back(format("%.3f", v.ttft_s.value_or(0) * 1e3));
-    if (tpot) cells.push_back(format("%.3f", v.tpot_s.value_or(0) * 1e3));
+    if (ttft) cells.push_back(v.ttft_s ? format("%.3f", *v.ttft_s * 1e3) : std::string("-"));
+    if (tpot) cells.push_back(v.tpot_s ? format("%.3f", *v.tpot_s * 1e3) : std::string("-"));
     for (const std::string& cell : cells) {
       out += "  " + pad(cell, 11, false);
     }

@@ -262,6 +262,18 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   std::set<std::string> names;
   for (size_t i = 0; i < node.size(); ++i) {
     Variant v = read_variant(in, node[i], static_cast<int>(i), out.parallelism.tp);
+    if (v.mode == TpMode::kSp || v.mode == TpMode::kAsync) {
+      // Sequence sharding needs every pass's tokens to divide over the ranks (a decode step has batch tokens).
+      const Workload& w = out.workload;
+      const bool decodes = w.phase == Phase::kGenerate || w.phase == Phase::kDecode;
+      const int64_t tokens = decodes ? w.batch : primary_pass(w).tokens();
+      if (w.phase != Phase::kOps && tokens % out.parallelism.tp != 0) {
+        in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) + "]: tp_mode " + to_string(v.mode) +
+                                        " shards each pass's tokens over tp=" + std::to_string(out.parallelism.tp) +
+                                        ", but a pass has " + std::to_string(tokens) +
+                                        " tokens; use tp or dtp, or a batch divisible by tp");
+      }
+    }
     const int64_t modules = 2 * out.workload.layers;
     if (v.mode == TpMode::kDtp && v.delta >= modules) {
       in.fail(node[i]["delta"], "variants[" + std::to_string(i) + "].delta=" + std::to_string(v.delta) +
@@ -315,8 +327,9 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
   if (root["model"]) read_model(in, root["model"], out);
   read_hardware(in, root["hardware"], out);
+  // Without a calibration key, errors about the default profile point at the GPU that needs one.
   out.calibration = root["calibration"] ? LocatedRef{in.string(root["calibration"], "calibration"), root["calibration"]}
-                                        : LocatedRef{"default", root};
+                                        : LocatedRef{"default", out.gpu.node};
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
   if (root["variants"]) {

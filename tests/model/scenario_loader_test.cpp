@@ -116,6 +116,11 @@ variants: [{name: tp, tp_mode: tp}, {name: d, tp_mode: dtp, delta: 1}]
   CHECK_THROWS_WITH(model::parse_scenario(replace(decode, "delta: 1", "delta: 4"), "d.yaml"),
                     Contains("d.yaml:5:") && Contains("less than the 4 modules"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(decode, ", delta: 1", ""), "d.yaml"), Contains("'delta'"));
+  // A decode step has one token per sequence: 12 sequences cannot be sharded over 8 ranks.
+  CHECK_THROWS_WITH(model::parse_scenario(replace(replace(decode, "batch: 8", "batch: 12"), "{name: tp, tp_mode: tp}",
+                                                  "{name: s, tp_mode: sp}"),
+                                          "d.yaml"),
+                    Contains("d.yaml:5:") && Contains("a pass has 12 tokens"));
   CHECK_THROWS_WITH(
       model::parse_scenario(replace(decode, "{name: tp, tp_mode: tp}", "{tp_mode: tp, delta: 1}"), "d.yaml"),
       Contains("applies only to tp_mode: dtp"));
