@@ -116,6 +116,21 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
   out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
 }
 
+// The NCCL ring in one or two protocol regimes (LL / LL128 for small messages, Simple for large).
+void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const std::vector<RingSample> samples = Group{points}.samples();
+  const auto fit = [&](const std::vector<size_t>& index) {
+    return fit_ring_regimes(subset(samples, index), gpu.nvlink_Bps);
+  };
+  const auto predict = [&](const RingRegimes& r, size_t i) {
+    return ring_regimes_seconds(r, samples[i], gpu.nvlink_Bps);
+  };
+  RingRegimes regimes;
+  out.fits.push_back(measure<RingRegimes>("nccl", points, fit, predict, &regimes));
+  out.profile.nccl = regimes.simple;
+  if (regimes.has_small) out.profile.nccl_small = regimes.small;
+}
+
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu) {
@@ -144,7 +159,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   const auto ring = std::max_element(rings.begin(), rings.end(),
                                      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   if (ring != rings.end() && ring->second.size() >= 2) {
-    fit_transport("nccl", ring->second, gpu, out.profile.nccl, out);
+    fit_ring_protocols(ring->second, gpu, out);
   } else {
     out.not_fitted.push_back("nccl");
   }
@@ -219,8 +234,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "H100 SXM, head dim 128\"\n";
   y += "nccl:\n  step_latency_us: " + number(p.nccl.step_latency_s * 1e6) +
        "\n  link_efficiency: " + number(p.nccl.link_efficiency) + "\n  sms: " + std::to_string(p.nccl_sms) +
-       "\n  source: \"ring all-gather / reduce-scatter points; sms assumed (measure with real/ overlap)\"\n" +
-       fit_block("nccl");
+       "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms assumed (measure "
+       "with real/ overlap)\"\n";
+  if (p.nccl_small) {
+    y += "  small_messages:\n    step_latency_us: " + number(p.nccl_small->step_latency_s * 1e6) +
+         "\n    link_efficiency: " + number(p.nccl_small->link_efficiency) +
+         "\n    source: \"the low-latency protocol regime (LL / LL128) of the same fit: the faster regime runs\"\n";
+  }
+  y += fit_block("nccl");
   y += "copy_engine:\n  step_latency_us: " + number(p.copy_engine.step_latency_s * 1e6) +
        "\n  link_efficiency: " + number(p.copy_engine.link_efficiency) +
        "\n  source: \"step latency assumed (measure with real/ memcpy)\"\n" + fit_block("copy_engine");

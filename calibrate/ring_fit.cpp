@@ -57,6 +57,66 @@ RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps) {
   return fit;
 }
 
+namespace {
+
+double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps) {
+  const double n = s.ranks;
+  return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * link_Bps * p.link_efficiency));
+}
+
+double squared_relative_error(const RingRegimes& r, const std::vector<RingSample>& samples, double link_Bps) {
+  double total = 0;
+  for (const RingSample& s : samples) {
+    const double e = ring_regimes_seconds(r, s, link_Bps) / s.seconds - 1.0;
+    total += e * e;
+  }
+  return total;
+}
+
+}  // namespace
+
+double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps) {
+  const double simple = ring_seconds(regimes.simple, sample, link_Bps);
+  return regimes.has_small ? std::min(simple, ring_seconds(regimes.small, sample, link_Bps)) : simple;
+}
+
+RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps) {
+  RingRegimes best;
+  best.simple = fit_ring(samples, link_Bps).params;
+  double best_error = squared_relative_error(best, samples, link_Bps);
+  const double one_regime_error = best_error;
+  std::vector<RingSample> sorted = samples;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const RingSample& a, const RingSample& b) { return a.tensor_bytes < b.tensor_bytes; });
+  for (size_t split = 2; split + 2 <= sorted.size(); ++split) {
+    if (sorted[split - 1].tensor_bytes == sorted[split].tensor_bytes) continue;  // split between sizes only
+    const std::vector<RingSample> low(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(split));
+    const std::vector<RingSample> high(sorted.begin() + static_cast<std::ptrdiff_t>(split), sorted.end());
+    RingRegimes candidate;
+    candidate.small = fit_ring(low, link_Bps).params;
+    candidate.simple = fit_ring(high, link_Bps).params;
+    candidate.has_small = candidate.small.step_latency_s > 0 && candidate.small.link_efficiency > 0 &&
+                          candidate.simple.link_efficiency > 0;
+    if (!candidate.has_small) continue;
+    const double error = squared_relative_error(candidate, samples, link_Bps);
+    if (error < best_error) {
+      best_error = error;
+      best = candidate;
+    }
+  }
+  // A second regime must cut the squared error by 10% (and one regime must not already be exact).
+  const bool one_is_enough = one_regime_error < 1e-12 * static_cast<double>(samples.size());
+  if (best.has_small && (best_error > 0.9 * one_regime_error || one_is_enough)) {
+    best = RingRegimes{};
+    best.simple = fit_ring(samples, link_Bps).params;
+  }
+  for (const RingSample& s : samples) {
+    best.max_abs_error_pct =
+        std::max(best.max_abs_error_pct, 100.0 * std::abs(ring_regimes_seconds(best, s, link_Bps) / s.seconds - 1.0));
+  }
+  return best;
+}
+
 RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
   if (samples.size() < 2) throw InputError("a one-shot fit needs at least two measurements");
   std::vector<double> x, t;

@@ -24,6 +24,22 @@ struct RingFit {
 // Weighted least squares on relative error; all samples must share one rank count.
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps);
 
+// Two protocol regimes of the ring, as NCCL runs them: a low-latency one (LL / LL128) for small
+// messages and Simple for large ones, each a latency / efficiency pair, the faster one running.
+struct RingRegimes {
+  sim::TransportParams small;
+  sim::TransportParams simple;
+  bool has_small = false;  // false: one regime fits as well (within 10% of its squared error)
+  double max_abs_error_pct = 0;
+};
+
+// Tries every split of the samples by size into a small-message and a large-message line and keeps
+// the split whose min() of the two fits best; samples must share one rank count.
+RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps);
+
+// The time of a ring collective sample under given regimes (the faster one).
+double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps);
+
 // Fits a one-shot all-reduce: t = latency + (n - 1) * S / (link_Bps * efficiency), each rank
 // reading the whole tensor S from each of its n - 1 peers in one step. Samples may mix rank counts.
 RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);

@@ -15,6 +15,12 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.recv_offsets = {-1};
   plan.message_bytes = op.tensor_bytes / ranks;
   plan.transport = cost.profile().nccl;
+  if (const auto& small = cost.profile().nccl_small) {
+    CommPlan low = plan;
+    low.transport = *small;
+    low.low_latency_protocol = true;
+    if (idle_seconds(low, cost) < idle_seconds(plan, cost)) return low;
+  }
   return plan;
 }
 

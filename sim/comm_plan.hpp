@@ -12,11 +12,12 @@ namespace tpsim::sim {
 struct CommPlan {
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;  // resolved (never auto)
   int steps = 0;
-  std::vector<int> send_offsets;  // every step sends one message to each of these ranks
-  std::vector<int> recv_offsets;  // and receives one from each of these
-  double message_bytes = 0;       // payload of one message
-  TransportParams transport;      // latency per step and link efficiency
-  bool uses_sms = true;           // an SM-driven kernel (slows concurrent compute)
+  std::vector<int> send_offsets;      // every step sends one message to each of these ranks
+  std::vector<int> recv_offsets;      // and receives one from each of these
+  double message_bytes = 0;           // payload of one message
+  TransportParams transport;          // latency per step and link efficiency
+  bool low_latency_protocol = false;  // ring on NCCL's LL / LL128 regime (profile nccl.small_messages)
+  bool uses_sms = true;               // an SM-driven kernel (slows concurrent compute)
 };
 
 // The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle node:

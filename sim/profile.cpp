@@ -40,7 +40,10 @@ void read_gemm(const YamlReader& in, const YAML::Node& node, GemmParams& g) {
 void read_transport(const YamlReader& in, const YAML::Node& node, const std::string& name, TransportParams& t,
                     int* sms) {
   std::vector<std::string> keys = {"step_latency_us", "link_efficiency", "source", "fit"};
-  if (sms) keys.push_back("sms");
+  if (sms) {
+    keys.push_back("sms");
+    keys.push_back("small_messages");
+  }
   in.expect_map(node, name, keys);
   if (node["step_latency_us"]) {
     t.step_latency_s = in.non_negative_number(node["step_latency_us"], name + ".step_latency_us") * 1e-6;
@@ -70,7 +73,13 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     in.expect_map(a, "attention", {"efficiency", "source"});
     if (a["efficiency"]) p.attention.efficiency = fraction(in, a["efficiency"], "attention.efficiency");
   }
-  if (root["nccl"]) read_transport(in, root["nccl"], "nccl", p.nccl, &p.nccl_sms);
+  if (root["nccl"]) {
+    read_transport(in, root["nccl"], "nccl", p.nccl, &p.nccl_sms);
+    if (const YAML::Node small = root["nccl"]["small_messages"]) {
+      p.nccl_small = TransportParams{};
+      read_transport(in, small, "nccl.small_messages", *p.nccl_small, nullptr);
+    }
+  }
   if (root["copy_engine"]) read_transport(in, root["copy_engine"], "copy_engine", p.copy_engine, nullptr);
   if (const YAML::Node o = root["one_shot"]) {
     in.expect_map(o, "one_shot", {"step_latency_us", "link_efficiency", "max_bytes", "source", "fit"});

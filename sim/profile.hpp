@@ -40,7 +40,10 @@ struct CostProfile {
   GemmParams gemm;
   MemoryParams memory;
   AttentionParams attention;
-  TransportParams nccl;         // SM-driven kernels (NCCL collectives and send/recv)
+  TransportParams nccl;  // SM-driven kernels (NCCL collectives and send/recv): the Simple protocol
+  // NCCL's low-latency protocols (LL / LL128) for ring collectives: lower step latency, lower
+  // bandwidth; a ring runs whichever of the two is faster for its size, as NCCL's tuner picks.
+  std::optional<TransportParams> nccl_small;
   int nccl_sms = 16;            // SMs an NCCL kernel occupies while it runs
   TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
   // One-shot all-reduce (every rank reads every peer's tensor in one step, as vLLM's custom

@@ -129,3 +129,27 @@ TEST_CASE("a malformed CSV table is rejected with its file and line") {
   CHECK(table.number(0, "m") == 1.0);
   CHECK_THROWS_WITH(table.number(1, "m"), Contains("t.csv:3") && Contains("not a number"));
 }
+
+TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime from exact times") {
+  const double link = 450e9;
+  calibrate::RingRegimes truth;
+  truth.has_small = true;
+  truth.small = {2e-6, 0.3};
+  truth.simple = {6e-6, 0.75};
+  std::vector<calibrate::RingSample> samples;
+  for (double mib = 0.25; mib <= 1024; mib *= 2) {
+    calibrate::RingSample s{8, mib * 1024 * 1024, 0};
+    s.seconds = calibrate::ring_regimes_seconds(truth, s, link);
+    samples.push_back(s);
+  }
+  const calibrate::RingRegimes fit = calibrate::fit_ring_regimes(samples, link);
+  REQUIRE(fit.has_small);
+  CHECK(fit.small.step_latency_s == Approx(2e-6).epsilon(1e-6));
+  CHECK(fit.small.link_efficiency == Approx(0.3).epsilon(1e-6));
+  CHECK(fit.simple.step_latency_s == Approx(6e-6).epsilon(1e-6));
+  CHECK(fit.simple.link_efficiency == Approx(0.75).epsilon(1e-6));
+  // One regime's times need no second one.
+  std::vector<calibrate::RingSample> plain = samples;
+  for (auto& s : plain) s.seconds = 7 * (6e-6 + s.tensor_bytes / (8 * link * 0.75));
+  CHECK_FALSE(calibrate::fit_ring_regimes(plain, link).has_small);
+}

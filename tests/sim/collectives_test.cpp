@@ -76,3 +76,25 @@ TEST_CASE("every GPU preset loads, and GPUs of the GH100 die have default profil
   // H800: the H100 die with a third of the NVLink bandwidth.
   CHECK(test::gpu_preset("h800-sxm").nvlink_Bps == Approx(test::gpu_preset("h100-sxm").nvlink_Bps * 200.0 / 450.0));
 }
+
+TEST_CASE("a ring runs the low-latency protocol regime for small messages and Simple for large ones") {
+  const sim::CostModel cost = test::h100_cost();
+  REQUIRE(cost.profile().nccl_small);
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = model::CollectiveKind::kAllGather;
+  op.group_size = 8;
+  op.tensor_bytes = 256 * 1024;
+  CHECK(sim::plan_communication(op, 8, cost).low_latency_protocol);
+  op.tensor_bytes = 512.0 * 1024 * 1024;
+  CHECK_FALSE(sim::plan_communication(op, 8, cost).low_latency_protocol);
+  // Whichever runs is the faster of the two on an idle node.
+  for (double bytes : {64.0 * 1024, 4.0 * 1024 * 1024, 64.0 * 1024 * 1024}) {
+    op.tensor_bytes = bytes;
+    const double chosen = sim::idle_seconds(sim::plan_communication(op, 8, cost), cost);
+    sim::CostProfile simple_only = cost.profile();
+    simple_only.nccl_small.reset();
+    const sim::CostModel simple(cost.gpu(), simple_only);
+    CHECK(chosen <= sim::idle_seconds(sim::plan_communication(op, 8, simple), simple) * (1 + 1e-12));
+  }
+}
