@@ -78,7 +78,10 @@ std::vector<int> chunk_candidates(const model::Scenario& scenario) {
   const int tp = scenario.parallelism.tp;
   const int64_t tokens = model::primary_pass(scenario.workload).tokens();
   std::vector<int> candidates;
-  for (int chunks = 1; chunks <= 4 * tp; ++chunks) {
+  // Beyond 4 pieces per shard a chunk's GEMM is a few waves at most and every step pays its latency:
+  // the search stops there.
+  constexpr int kMaxPiecesPerShard = 4;
+  for (int chunks = 1; chunks <= kMaxPiecesPerShard * tp; ++chunks) {
     if (!model::check_chunks(chunks, tp).empty()) continue;
     const int units = chunks > tp ? chunks : tp;
     if (tokens % units == 0) candidates.push_back(chunks);
