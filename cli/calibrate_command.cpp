@@ -98,12 +98,11 @@ int calibrate_convert(const std::string& data_dir, const std::string& out_dir) {
 }
 
 int calibrate_report(const CalibrateOptions& options) {
-  std::vector<std::string> files = options.files;
-  files.insert(files.end(), options.validation_only.begin(), options.validation_only.end());
-  const std::vector<calibrate::Measurement> all = read_all(files, options.measured_on);
+  std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on);
   std::vector<bool> validation_only(all.size(), false);
-  const size_t fitted = read_all(options.files, options.measured_on).size();
-  for (size_t i = fitted; i < all.size(); ++i) validation_only[i] = true;
+  const std::vector<calibrate::Measurement> extra = read_all(options.validation_only, options.measured_on);
+  all.insert(all.end(), extra.begin(), extra.end());
+  validation_only.resize(all.size(), true);
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
   std::cout << calibrate::validation_report(
       all, validation_only, gpu_preset(measured_on, "--measured-on"),
