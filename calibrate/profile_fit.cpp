@@ -1,5 +1,6 @@
 // Groups measurements by what they calibrate, runs each fitter, and measures every fit's error.
 #include "calibrate/profile_fit.hpp"
+#include "model/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,12 +19,6 @@ namespace {
 // the host time per launched op.
 constexpr double kAssumedCopyEngineStepLatency_s = 3e-6;
 constexpr double kAssumedHostLaunch_s = 4e-6;
-
-std::string number(double value, const char* pattern = "%.6g") {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
 
 struct Group {
   std::vector<const Measurement*> points;
@@ -214,48 +209,52 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     const ComponentFit* c = fit_of(name);
     if (!c) return std::string("  source: \"not fitted: no measurements; default value\"\n");
     std::string b = "  fit:\n    points: " + std::to_string(c->errors.size()) +
-                    "\n    max_abs_error_pct: " + number(c->max_abs_error_pct, "%.1f") + "\n";
+                    "\n    max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
     if (c->held_out_max_abs_error_pct >= 0) {
-      b += "    held_out_max_abs_error_pct: " + number(c->held_out_max_abs_error_pct, "%.1f") + "\n";
+      b += "    held_out_max_abs_error_pct: " + model::format_number("%.1f", c->held_out_max_abs_error_pct) + "\n";
     }
     b += "    error_pct_per_point:\n";
-    for (const PointError& e : c->errors) b += "      \"" + e.origin + "\": " + number(e.error_pct, "%.1f") + "\n";
+    for (const PointError& e : c->errors)
+      b += "      \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
     return b;
   };
-  y += "gemm:\n  efficiency: " + number(p.gemm.efficiency) + "\n  hbm_efficiency: " + number(p.gemm.hbm_efficiency) +
-       "\n  overhead_us: " + number(p.gemm.overhead_s * 1e6) + "\n  tile_m: " + std::to_string(p.gemm.tile_m) +
-       "\n  tile_n: " + std::to_string(p.gemm.tile_n) + "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
+  y += "gemm:\n  efficiency: " + model::format_number("%.6g", p.gemm.efficiency) +
+       "\n  hbm_efficiency: " + model::format_number("%.6g", p.gemm.hbm_efficiency) +
+       "\n  overhead_us: " + model::format_number("%.6g", p.gemm.overhead_s * 1e6) +
+       "\n  tile_m: " + std::to_string(p.gemm.tile_m) + "\n  tile_n: " + std::to_string(p.gemm.tile_n) +
+       "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
        "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" + fit_block("gemm");
-  y += "memory:\n  hbm_efficiency: " + number(p.memory.hbm_efficiency) +
-       "\n  overhead_us: " + number(p.memory.overhead_s * 1e6) +
+  y += "memory:\n  hbm_efficiency: " + model::format_number("%.6g", p.memory.hbm_efficiency) +
+       "\n  overhead_us: " + model::format_number("%.6g", p.memory.overhead_s * 1e6) +
        "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
-  y += "attention:\n  efficiency: " + number(p.attention.efficiency) +
+  y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
        "\n  source: \"not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on "
        "H100 SXM, head dim 128\"\n";
-  y += "nccl:\n  step_latency_us: " + number(p.nccl.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + number(p.nccl.link_efficiency) + "\n  sms: " + std::to_string(p.nccl_sms) +
+  y += "nccl:\n  step_latency_us: " + model::format_number("%.6g", p.nccl.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + model::format_number("%.6g", p.nccl.link_efficiency) +
+       "\n  sms: " + std::to_string(p.nccl_sms) +
        "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms assumed (measure "
        "with real/ overlap)\"\n";
   if (p.nccl_small) {
-    y += "  small_messages:\n    step_latency_us: " + number(p.nccl_small->step_latency_s * 1e6) +
-         "\n    link_efficiency: " + number(p.nccl_small->link_efficiency) +
+    y += "  small_messages:\n    step_latency_us: " + model::format_number("%.6g", p.nccl_small->step_latency_s * 1e6) +
+         "\n    link_efficiency: " + model::format_number("%.6g", p.nccl_small->link_efficiency) +
          "\n    source: \"the low-latency protocol regime (LL / LL128) of the same fit: the faster regime runs\"\n";
   }
   y += fit_block("nccl");
-  y += "copy_engine:\n  step_latency_us: " + number(p.copy_engine.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + number(p.copy_engine.link_efficiency) +
+  y += "copy_engine:\n  step_latency_us: " + model::format_number("%.6g", p.copy_engine.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + model::format_number("%.6g", p.copy_engine.link_efficiency) +
        "\n  source: \"step latency assumed (measure with real/ memcpy)\"\n" + fit_block("copy_engine");
-  y += "one_shot:\n  step_latency_us: " + number(p.one_shot.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + number(p.one_shot.link_efficiency) +
-       "\n  max_bytes: " + number(p.one_shot_max_bytes, "%.0f") +
+  y += "one_shot:\n  step_latency_us: " + model::format_number("%.6g", p.one_shot.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + model::format_number("%.6g", p.one_shot.link_efficiency) +
+       "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
        "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
   if (p.nvls) {
-    y += "nvls:\n  step_latency_us: " + number(p.nvls->step_latency_s * 1e6) +
-         "\n  link_efficiency: " + number(p.nvls->link_efficiency) +
+    y += "nvls:\n  step_latency_us: " + model::format_number("%.6g", p.nvls->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) +
          "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
          fit_block("nvls");
   }
-  y += "launch:\n  host_us: " + number(p.host_launch_s * 1e6) +
+  y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
        "\n  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";
   return y;
 }

@@ -32,6 +32,19 @@ Measurement timed(Measurement m, double seconds) {
   return m;
 }
 
+// A collective measurement of row `r` with the fields every collective table has.
+Measurement collective_row(const CsvTable& t, size_t r, const std::string& file, const std::string& tool_column,
+                           const std::string& collective) {
+  Measurement m;
+  m.kind = "collective";
+  m.gpu = gpu_name(t.at(r, "gpu"));
+  m.collective = collective;
+  m.ranks = static_cast<int>(t.number(r, "ranks"));
+  m.bytes = t.number(r, "message_bytes");
+  m.provenance = provenance(t, r, file, tool_column);
+  return m;
+}
+
 std::vector<Measurement> gemms(const std::string& dir) {
   const std::string file = "gemm_h100_bf16.csv";
   const CsvTable t = CsvTable::read_file(dir + "/" + file);
@@ -56,13 +69,7 @@ std::vector<Measurement> tokenweave(const std::string& dir) {
   const CsvTable t = CsvTable::read_file(dir + "/" + file);
   std::vector<Measurement> out;
   for (size_t r = 0; r < t.rows(); ++r) {
-    Measurement m;
-    m.kind = "collective";
-    m.gpu = gpu_name(t.at(r, "gpu"));
-    m.collective = t.at(r, "collective");
-    m.ranks = static_cast<int>(t.number(r, "ranks"));
-    m.bytes = t.number(r, "message_bytes");
-    m.provenance = provenance(t, r, file, "implementation");
+    Measurement m = collective_row(t, r, file, "implementation", t.at(r, "collective"));
     if (t.at(r, "implementation") == "multimem") {
       m.algorithm = "multimem";  // TokenWeave's own kernels, not NCCL: reported, not fitted
     } else if (m.collective == "allreduce" && m.bytes >= 2.0 * 1024 * 1024) {
@@ -82,15 +89,9 @@ std::vector<Measurement> h200_sweep(const std::string& dir) {
   const CsvTable t = CsvTable::read_file(dir + "/" + file);
   std::vector<Measurement> out;
   for (size_t r = 0; r < t.rows(); ++r) {
-    Measurement m;
-    m.kind = "collective";
-    m.gpu = gpu_name(t.at(r, "gpu"));
-    m.collective = "allreduce";
-    m.ranks = static_cast<int>(t.number(r, "ranks"));
-    m.bytes = t.number(r, "message_bytes");
+    Measurement m = collective_row(t, r, file, "tool", "allreduce");
     // The source: NCCL runs RING/LL up to 1 MiB and NVLS/SIMPLE from 2 MiB on this sweep.
     m.algorithm = m.bytes <= 1024.0 * 1024 ? "ring" : "nvls";
-    m.provenance = provenance(t, r, file, "tool");
     out.push_back(timed(m, m.bytes / (t.number(r, "algbw_GBps") * 1e9)));
   }
   return out;
@@ -103,14 +104,8 @@ std::vector<Measurement> small_allreduce(const std::string& dir) {
   for (size_t r = 0; r < t.rows(); ++r) {
     // Rows whose GPU or message size the source does not state are left out.
     if (t.at(r, "gpu") != "H100" || t.at(r, "message_bytes").empty()) continue;
-    Measurement m;
-    m.kind = "collective";
-    m.gpu = "h100-sxm";
-    m.collective = "allreduce";
+    Measurement m = collective_row(t, r, file, "implementation", "allreduce");
     m.algorithm = t.at(r, "implementation") == "ca_1stage" ? "one_shot" : "unknown";
-    m.ranks = static_cast<int>(t.number(r, "ranks"));
-    m.bytes = t.number(r, "message_bytes");
-    m.provenance = provenance(t, r, file, "implementation");
     out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
   }
   return out;

@@ -1,6 +1,7 @@
 // The validation tables: each measurement simulated alone (collectives on an idle node, auto
 // algorithm) with the in-sample and the held-out profile.
 #include "calibrate/public_report.hpp"
+#include "model/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,12 +16,6 @@
 namespace tpsim::calibrate {
 namespace {
 
-std::string fmt(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
 struct Stats {
   double sum = 0, max = 0;
   size_t n = 0;
@@ -30,7 +25,9 @@ struct Stats {
     ++n;
   }
   std::string text() const {
-    return n ? "mean |error| " + fmt("%.1f%%", sum / n) + ", max " + fmt("%.1f%%", max) : std::string("no points");
+    return n ? "mean |error| " + model::format_number("%.1f%%", sum / n) + ", max " +
+                   model::format_number("%.1f%%", max)
+             : std::string("no points");
   }
 };
 
@@ -58,7 +55,8 @@ double predict(const Measurement& m, const sim::CostModel& cost, std::string* al
 
 std::string size_text(const Measurement& m) {
   if (m.kind == "gemm") return std::to_string(m.m) + " x " + std::to_string(m.n) + " x " + std::to_string(m.k);
-  return fmt("%.0f", m.bytes) + " B" + (m.kind == "collective" ? ", " + std::to_string(m.ranks) + " ranks" : "");
+  return model::format_number("%.0f", m.bytes) + " B" +
+         (m.kind == "collective" ? ", " + std::to_string(m.ranks) + " ranks" : "");
 }
 
 }  // namespace
@@ -107,10 +105,12 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       const double ea = 100 * (a / m.median_s - 1), eb = 100 * (b / m.median_s - 1);
       in_sample.add(ea);
       if (held_out[i]) held.add(eb);
-      out += "| " + size_text(m) + " | " + fmt("%.1f", m.median_s * 1e6) + " | " + fmt("%.1f", a * 1e6) +
-             (algorithm.empty() ? "" : " (" + algorithm + ")") + " | " + fmt("%+.1f%%", ea) + " | " +
-             (held_out[i] ? fmt("%.1f", b * 1e6) + " | " + fmt("%+.1f%%", eb) : std::string("(fitted) | ")) + " | " +
-             m.provenance.value("converted_from", m.origin) + " |\n";
+      out += "| " + size_text(m) + " | " + model::format_number("%.1f", m.median_s * 1e6) + " | " +
+             model::format_number("%.1f", a * 1e6) + (algorithm.empty() ? "" : " (" + algorithm + ")") + " | " +
+             model::format_number("%+.1f%%", ea) + " | " +
+             (held_out[i] ? model::format_number("%.1f", b * 1e6) + " | " + model::format_number("%+.1f%%", eb)
+                          : std::string("(fitted) | ")) +
+             " | " + m.provenance.value("converted_from", m.origin) + " |\n";
     }
     out += "\nIn-sample: " + in_sample.text() + ". Held-out: " + held.text() + ".\n\n";
   }

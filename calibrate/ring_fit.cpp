@@ -117,11 +117,15 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
   return best;
 }
 
-RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
-  if (samples.size() < 2) throw InputError("a one-shot fit needs at least two measurements");
+namespace {
+
+// t = latency + x(s) / (link_Bps * efficiency): a relative-error line in x.
+RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps, const std::string& what,
+                        double (*bytes_through_port)(const RingSample&)) {
+  if (samples.size() < 2) throw InputError("a " + what + " fit needs at least two measurements");
   std::vector<double> x, t;
   for (const RingSample& s : samples) {
-    x.push_back((s.ranks - 1) * s.tensor_bytes);
+    x.push_back(bytes_through_port(s));
     t.push_back(s.seconds);
   }
   const Line line = fit_relative_line(x, t);
@@ -133,20 +137,17 @@ RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
   return fit;
 }
 
+}  // namespace
+
+RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
+  // Each rank reads the whole tensor from each of its n - 1 peers.
+  return fit_single_step(samples, link_Bps, "one-shot",
+                         [](const RingSample& s) { return (s.ranks - 1) * s.tensor_bytes; });
+}
+
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps) {
-  if (samples.size() < 2) throw InputError("an NVLS fit needs at least two measurements");
-  std::vector<double> x, t;
-  for (const RingSample& s : samples) {
-    x.push_back(s.tensor_bytes);
-    t.push_back(s.seconds);
-  }
-  const Line line = fit_relative_line(x, t);
-  RingFit fit;
-  fit.points = samples.size();
-  fit.params.step_latency_s = line.intercept;
-  fit.params.link_efficiency = 1.0 / (link_Bps * line.slope);
-  fit.max_abs_error_pct = line.max_abs_error_pct;
-  return fit;
+  // Each GPU moves the tensor once each way through the switch.
+  return fit_single_step(samples, link_Bps, "NVLS", [](const RingSample& s) { return s.tensor_bytes; });
 }
 
 }  // namespace tpsim::calibrate

@@ -33,12 +33,6 @@ sim::CostModel cost_model(const PredictTarget& target) {
   return sim::CostModel(gpu, *profile);
 }
 
-std::string number(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
 }  // namespace
 
 double parse_bytes(const std::string& text) {
@@ -74,9 +68,10 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
     return 0;
   }
   std::cout << "gemm M=" << q.m << " N=" << q.n << " K=" << q.k << " bf16 on " << cost.gpu().name << ": "
-            << number("%.3f", seconds * 1e6) << " us, " << number("%.1f", flops / seconds / 1e12) << " TFLOP/s ("
-            << tiling.tiles << " tiles, split-K " << tiling.splits << ", " << tiling.waves << " waves, "
-            << number("%.0f", tiling.wave_efficiency * 100) << "% wave efficiency)\n";
+            << model::format_number("%.3f", seconds * 1e6) << " us, "
+            << model::format_number("%.1f", flops / seconds / 1e12) << " TFLOP/s (" << tiling.tiles
+            << " tiles, split-K " << tiling.splits << ", " << tiling.waves << " waves, "
+            << model::format_number("%.0f", tiling.wave_efficiency * 100) << "% wave efficiency)\n";
   return 0;
 }
 
@@ -133,10 +128,11 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << q.kind << " of " << number("%.0f", bytes) << " bytes over " << q.ranks << " x " << cost.gpu().name
-            << " (" << q.topology << ", " << model::to_string(plan.algorithm) << "): " << number("%.3f", seconds * 1e6)
-            << " us, algbw " << number("%.2f", algbw) << " GB/s, busbw " << number("%.2f", algbw * bus_factor)
-            << " GB/s\n";
+  std::cout << q.kind << " of " << model::format_number("%.0f", bytes) << " bytes over " << q.ranks << " x "
+            << cost.gpu().name << " (" << q.topology << ", " << model::to_string(plan.algorithm)
+            << "): " << model::format_number("%.3f", seconds * 1e6) << " us, algbw "
+            << model::format_number("%.2f", algbw) << " GB/s, busbw "
+            << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";
   return 0;
 }
 

@@ -1,17 +1,12 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
+#include "model/units.hpp"
 
 #include <cstdio>
 #include <string>
 
 namespace tpsim::cli {
 namespace {
-
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
 
 std::string pad(const std::string& text, size_t width, bool left) {
   if (text.size() >= width) return text;
@@ -57,15 +52,15 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   for (const auto& v : run.variants) {
     const sim::Metrics& m = v.metrics;
     out += pad(label(v), name_width, true);
-    std::vector<std::string> cells = {format("%.3f", m.time_s * 1e3),
-                                      format("%.3f", m.compute_s * 1e3),
-                                      format("%.3f", m.comm_s * 1e3),
-                                      format("%.3f", m.exposed_comm_s * 1e3),
-                                      m.comm_s > 0 ? format("%.1f%%", m.overlap * 100) : std::string("-"),
-                                      format("%.3fx", v.speedup),
-                                      format("%.0f", v.tokens_per_s)};
-    if (ttft) cells.push_back(v.ttft_s ? format("%.3f", *v.ttft_s * 1e3) : std::string("-"));
-    if (tpot) cells.push_back(v.tpot_s ? format("%.3f", *v.tpot_s * 1e3) : std::string("-"));
+    std::vector<std::string> cells = {model::format_number("%.3f", m.time_s * 1e3),
+                                      model::format_number("%.3f", m.compute_s * 1e3),
+                                      model::format_number("%.3f", m.comm_s * 1e3),
+                                      model::format_number("%.3f", m.exposed_comm_s * 1e3),
+                                      m.comm_s > 0 ? model::format_number("%.1f%%", m.overlap * 100) : std::string("-"),
+                                      model::format_number("%.3fx", v.speedup),
+                                      model::format_number("%.0f", v.tokens_per_s)};
+    if (ttft) cells.push_back(v.ttft_s ? model::format_number("%.3f", *v.ttft_s * 1e3) : std::string("-"));
+    if (tpot) cells.push_back(v.tpot_s ? model::format_number("%.3f", *v.tpot_s * 1e3) : std::string("-"));
     for (const std::string& cell : cells) {
       out += "  " + pad(cell, 11, false);
     }

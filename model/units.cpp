@@ -2,6 +2,7 @@
 #include "model/units.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,12 @@ double parse_bytes(const std::string& text) {
   }
   throw InputError("'" + text +
                    "' is not a size; expected a positive size such as 1048576, 64KiB, 16MiB, 2GiB or 1.5GB");
+}
+
+std::string format_number(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
 }
 
 }  // namespace tpsim::model

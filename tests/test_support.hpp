@@ -34,6 +34,15 @@ inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t 
   return w;
 }
 
+inline model::Workload decode_workload(int64_t batch, int64_t context, int64_t layers) {
+  model::Workload w;
+  w.phase = model::Phase::kDecode;
+  w.batch = batch;
+  w.context_len = context;
+  w.layers = layers;
+  return w;
+}
+
 inline model::Variant variant(model::TpMode mode, int chunks = 1,
                               model::Transport transport = model::Transport::kCopyEngine,
                               model::ChunkOrder order = model::ChunkOrder::kRing, bool boundary = false) {

@@ -16,15 +16,6 @@ model::Variant dtp(int delta, bool allgather = false) {
   return v;
 }
 
-model::Workload decode(int64_t batch, int64_t context, int64_t layers) {
-  model::Workload w;
-  w.phase = model::Phase::kDecode;
-  w.batch = batch;
-  w.context_len = context;
-  w.layers = layers;
-  return w;
-}
-
 int count_named(const model::LayerGraph& graph, const std::string& part) {
   int n = 0;
   for (const model::Op& op : graph.ops()) n += op.name.find(part) != std::string::npos;
@@ -35,7 +26,7 @@ int count_named(const model::LayerGraph& graph, const std::string& part) {
 
 TEST_CASE("dtp with delta 0 builds exactly the tp graph") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
-  const auto w = decode(4, 1024, 3);
+  const auto w = test::decode_workload(4, 1024, 3);
   const model::LayerGraph tp = model::build_layer_graph(arch, w, 8, test::variant(TpMode::kTp));
   const model::LayerGraph zero = model::build_layer_graph(arch, w, 8, dtp(0));
   REQUIRE(tp.size() == zero.size());
@@ -51,7 +42,8 @@ TEST_CASE("dtp reduces every module a later module consumes and adds it delta mo
   const int64_t layers = 4;
   const int modules = 2 * layers;
   for (int delta : {1, 2, 5}) {
-    const model::LayerGraph graph = model::build_layer_graph(arch, decode(2, 512, layers), 8, dtp(delta));
+    const model::LayerGraph graph =
+        model::build_layer_graph(arch, test::decode_workload(2, 512, layers), 8, dtp(delta));
     INFO("delta " << delta);
     // Module m is consumed by module m + 1 + delta, which must exist; the last delta modules send nothing.
     CHECK(count_named(graph, "partials.all_reduce") == modules - 1 - delta);
@@ -69,7 +61,7 @@ TEST_CASE("dtp reduces every module a later module consumes and adds it delta mo
 
 TEST_CASE("dtp over all-gather moves every rank's partial, n/2 times the bytes of a ring all-reduce") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
-  const auto w = decode(8, 256, 2);
+  const auto w = test::decode_workload(8, 256, 2);
   const int tp = 8;
   model::Variant ring_ar = dtp(1);
   ring_ar.algorithm = model::CollectiveAlgorithm::kRing;
@@ -88,7 +80,7 @@ TEST_CASE("decode GEMMs have one row per sequence and attention reads the whole 
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
   const int64_t batch = 16, context = 4096;
   const model::LayerGraph graph =
-      model::build_layer_graph(arch, decode(batch, context, 1), 8, test::variant(TpMode::kTp));
+      model::build_layer_graph(arch, test::decode_workload(batch, context, 1), 8, test::variant(TpMode::kTp));
   for (const model::Op& op : graph.ops()) {
     if (op.kind == model::OpKind::kGemm) CHECK(op.gemm.m == batch);
     if (op.kind != model::OpKind::kAttention) continue;
@@ -103,7 +95,7 @@ TEST_CASE("decode GEMMs have one row per sequence and attention reads the whole 
 TEST_CASE("each dtp all-reduce moves the bytes of tp's all-reduce; the last delta modules send nothing") {
   const model::ArchSpec arch = model::load_model_preset("qwen3-8b");
   const int64_t layers = 3;
-  const auto w = decode(4, 128, layers);
+  const auto w = test::decode_workload(4, 128, layers);
   const double tp = model::build_layer_graph(arch, w, 8, test::variant(TpMode::kTp)).wire_bytes_per_rank();
   const double per_module = tp / (2 * layers);
   for (int delta : {1, 2, 3}) {
@@ -117,7 +109,8 @@ TEST_CASE("a decode step reads the rank's share of the weights and the KV cache"
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   const int tp = 8;
   const int64_t batch = 4, context = 2048, layers = 2;
-  const model::LayerGraph graph = model::build_layer_graph(arch, decode(batch, context, layers), tp, dtp(1));
+  const model::LayerGraph graph =
+      model::build_layer_graph(arch, test::decode_workload(batch, context, layers), tp, dtp(1));
   const double h = arch.hidden, d = arch.head_dim, e = 2;
   const double layer_params =
       h * (arch.heads + 2.0 * arch.kv_heads) * d + arch.heads * d * h + 3.0 * h * arch.intermediate;

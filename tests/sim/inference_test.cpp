@@ -11,18 +11,7 @@
 using namespace tpsim;
 using model::TpMode;
 
-namespace {
-
-model::Workload decode(int64_t batch, int64_t context, int64_t layers) {
-  model::Workload w;
-  w.phase = model::Phase::kDecode;
-  w.batch = batch;
-  w.context_len = context;
-  w.layers = layers;
-  return w;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("auto picks the one-shot all-reduce for small messages and NVLS for large ones on NVSwitch") {
   const sim::CostModel cost = test::h100_cost();
@@ -55,7 +44,7 @@ TEST_CASE("a one-shot all-reduce takes latency + (n-1) S / (B eff) on an idle no
 TEST_CASE("dtp hides most of the decode all-reduce time and keeps below the no-comm ceiling") {
   const sim::CostModel cost = test::h100_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
-  const auto w = decode(8, 2048, 4);
+  const auto w = test::decode_workload(8, 2048, 4);
   model::Variant dtp1 = test::variant(TpMode::kDtp);
   dtp1.delta = 1;
   const auto run = [&](const model::Variant& v) {
@@ -76,7 +65,8 @@ TEST_CASE("without CUDA graphs a small decode step is bound by host launches") {
   const double launch = cost.profile().host_launch_s;
   REQUIRE(launch > 0);
   const model::ArchSpec arch = model::load_model_preset("qwen3-0.6b");
-  const model::LayerGraph graph = model::build_layer_graph(arch, decode(1, 128, 4), 8, test::variant(TpMode::kTp));
+  const model::LayerGraph graph =
+      model::build_layer_graph(arch, test::decode_workload(1, 128, 4), 8, test::variant(TpMode::kTp));
   const double with_graphs = sim::simulate(graph, cost).makespan_s;
   const double eager = sim::simulate(graph, cost, sim::EngineOptions{launch}).makespan_s;
   // The last op cannot start before the host has launched every op.
@@ -127,7 +117,7 @@ TEST_CASE("dtp is never slower than tp nor faster than nocomm, and a larger delt
   };
   for (const Case& c : {Case{"llama-3.1-8b", 1, 1024}, Case{"llama-3.1-70b", 32, 4096}, Case{"qwen3-0.6b", 8, 512}}) {
     const model::ArchSpec arch = model::load_model_preset(c.model);
-    const auto w = decode(c.batch, c.context, 4);
+    const auto w = test::decode_workload(c.batch, c.context, 4);
     const auto time_of = [&](const model::Variant& v) {
       return sim::simulate(model::build_layer_graph(arch, w, 8, v), cost).makespan_s;
     };
