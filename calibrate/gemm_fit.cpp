@@ -13,10 +13,6 @@
 namespace tpsim::calibrate {
 namespace {
 
-double gemm_bytes(const model::GemmShape& s) {
-  return 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
-}
-
 // The solver works on unbounded axes: efficiency and hbm_efficiency through a logistic, the
 // overhead (in microseconds) through a softplus.
 double logistic(double x) {
@@ -60,7 +56,8 @@ struct LogErrorFunctor {
     const sim::CostModel cost(*gpu, profile);
     for (size_t i = 0; i < samples->size(); ++i) {
       const GemmSample& s = (*samples)[i];
-      residuals(static_cast<Eigen::Index>(i)) = std::log(cost.gemm_seconds(s.shape, gemm_bytes(s.shape)) / s.seconds);
+      residuals(static_cast<Eigen::Index>(i)) =
+          std::log(cost.gemm_seconds(s.shape, model::gemm_bytes(s.shape, 2.0)) / s.seconds);
     }
     return 0;
   }
@@ -72,7 +69,7 @@ double squared_log_error(const std::vector<GemmSample>& samples, const sim::GpuS
   const sim::CostModel cost(gpu, profile);
   double total = 0;
   for (const GemmSample& s : samples) {
-    const double err = std::log(cost.gemm_seconds(s.shape, gemm_bytes(s.shape)) / s.seconds);
+    const double err = std::log(cost.gemm_seconds(s.shape, model::gemm_bytes(s.shape, 2.0)) / s.seconds);
     total += err * err;
   }
   return total;
@@ -98,6 +95,7 @@ GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu
     Eigen::NumericalDiff<LogErrorFunctor> numeric(functor);
     Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogErrorFunctor>> solver(numeric);
     Eigen::VectorXd x(3);
+    // Starts are kept off 0 and 1, where the logistic's inverse is infinite.
     x << logit(std::clamp(s[0], 0.01, 0.99)), logit(std::clamp(s[1], 0.01, 0.99)),
         softplus_inverse(std::max(s[2], 1e-3));
     solver.minimize(x);
@@ -116,7 +114,7 @@ GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu
   profile.gemm = best;
   const sim::CostModel cost(gpu, profile);
   for (const GemmSample& s : samples) {
-    const double ratio = cost.gemm_seconds(s.shape, gemm_bytes(s.shape)) / s.seconds;
+    const double ratio = cost.gemm_seconds(s.shape, model::gemm_bytes(s.shape, 2.0)) / s.seconds;
     fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(ratio - 1.0));
   }
   return fit;

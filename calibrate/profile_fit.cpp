@@ -79,8 +79,7 @@ void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec
         sim::CostProfile profile;
         profile.gemm = p;
         const model::GemmShape& s = samples[i].shape;
-        return sim::CostModel(gpu, profile)
-            .gemm_seconds(s, 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n));
+        return sim::CostModel(gpu, profile).gemm_seconds(s, model::gemm_bytes(s, 2.0));
       },
       &params));
   out.profile.gemm = params;

@@ -39,7 +39,7 @@ model::CollectiveKind kind_of(const std::string& name) {
 double predict(const Measurement& m, const sim::CostModel& cost, std::string* algorithm) {
   if (m.kind == "gemm") {
     const model::GemmShape s{m.m, m.n, m.k};
-    return cost.gemm_seconds(s, 2.0 * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n));
+    return cost.gemm_seconds(s, model::gemm_bytes(s, 2.0));
   }
   if (m.kind == "memcpy") return cost.step_seconds(model::Transport::kCopyEngine, m.bytes);
   model::LayerGraph graph(m.ranks);

@@ -47,7 +47,7 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
   if (q.m <= 0 || q.n <= 0 || q.k <= 0) throw InputError("--m, --n and --k must be positive integers");
   const sim::CostModel cost = cost_model(target);
   const model::GemmShape shape{q.m, q.n, q.k};
-  const double bytes = 2.0 * static_cast<double>(q.m * q.k + q.k * q.n + q.m * q.n);
+  const double bytes = model::gemm_bytes(shape, 2.0);  // bf16
   const double seconds = cost.gemm_seconds(shape, bytes);
   const double flops = 2.0 * static_cast<double>(q.m) * static_cast<double>(q.n) * static_cast<double>(q.k);
   const sim::GemmTiling tiling = cost.gemm_tiling(shape);

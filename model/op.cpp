@@ -3,6 +3,10 @@
 
 namespace tpsim::model {
 
+double gemm_bytes(const GemmShape& s, double elem_bytes) {
+  return elem_bytes * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+}
+
 bool is_kernel(OpKind kind) {
   return kind == OpKind::kGemm || kind == OpKind::kAttention || kind == OpKind::kMemory;
 }

@@ -36,6 +36,9 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
 
+// HBM bytes of a GEMM that reads A [m, k] and B [k, n] once and writes C [m, n] once.
+double gemm_bytes(const GemmShape& shape, double elem_bytes);
+
 struct Op {
   std::string name;  // e.g. "L3.attn.qkv_proj.piece2"
   OpKind kind = OpKind::kMemory;

@@ -26,14 +26,13 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   return id;
 }
 
-OpId ProgramBuilder::gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps,
-                          double extra_read_bytes) {
+OpId ProgramBuilder::gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps) {
   Op op;
   op.name = name;
   op.kind = OpKind::kGemm;
   op.gemm = shape;
   op.flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  op.bytes_read = elem_bytes_ * static_cast<double>(shape.m * shape.k + shape.k * shape.n) + extra_read_bytes;
+  op.bytes_read = elem_bytes_ * static_cast<double>(shape.m * shape.k + shape.k * shape.n);
   op.bytes_written = elem_bytes_ * static_cast<double>(shape.m * shape.n);
   op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k);
   return issue(std::move(op), deps);

@@ -28,7 +28,7 @@ class ProgramBuilder {
   OpId issue_with(Op op, std::vector<Dep> deps);
 
   // Kernels. Names are prefixed with the layer.
-  OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps, double extra_read_bytes = 0);
+  OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
   OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes,
