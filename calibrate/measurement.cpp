@@ -1,6 +1,7 @@
 // Measurement JSON lines: strict reading with located errors, canonical writing.
 #include "calibrate/measurement.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -40,11 +41,66 @@ class LineReader {
   std::string text_or(const std::string& key, const std::string& fallback) const {
     return j_.contains(key) && !j_.at(key).is_null() ? text(key) : fallback;
   }
+  std::string one_of(const std::string& key, const std::vector<std::string>& valid) const {
+    const std::string value = text(key);
+    if (std::find(valid.begin(), valid.end(), value) != valid.end()) return value;
+    std::string list;
+    for (const std::string& v : valid) list += (list.empty() ? "" : ", ") + v;
+    fail("\"" + key + "\" must be one of " + list + ", got \"" + value + "\"");
+  }
+  int count(const std::string& key, int minimum) const {
+    const Json& v = field(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < minimum || v.get<int64_t>() > (1 << 30)) {
+      fail("\"" + key + "\" must be an integer of at least " + std::to_string(minimum) + ", got " + v.dump());
+    }
+    return v.get<int>();
+  }
 
  private:
   const Json& j_;
   const std::string& origin_;
 };
+
+const std::vector<std::string> kCollectives = {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"};
+
+void read_gemm_shape(const LineReader& in, Measurement& m) {
+  m.m = static_cast<int64_t>(in.positive("m"));
+  m.n = static_cast<int64_t>(in.positive("n"));
+  m.k = static_cast<int64_t>(in.positive("k"));
+  m.dtype = in.text_or("dtype", "bf16");
+}
+
+void read_collective(const LineReader& in, Measurement& m) {
+  m.collective = in.one_of("collective", kCollectives);
+  m.algorithm = in.text_or("algorithm", "unknown");
+  m.ranks = in.count("ranks", 2);
+  m.bytes = in.positive("bytes");
+}
+
+void read_composite(const LineReader& in, Measurement& m) {
+  read_gemm_shape(in, m);
+  m.baseline_s = in.positive("baseline_s");
+  if (m.kind == "overlap") {
+    std::vector<std::string> partners = {"memcpy_device", "memcpy_peer", "copy_kernel"};
+    partners.insert(partners.end(), kCollectives.begin(), kCollectives.end());
+    m.pattern = in.one_of("pattern", partners);
+    m.bytes = in.positive("bytes");
+    m.ranks = in.count("ranks", 1);
+    m.gemm_alone_s = in.positive("gemm_alone_s");
+    m.partner_alone_s = in.positive("partner_alone_s");
+    m.gemm_overlapped_s = in.positive("gemm_overlapped_s");
+  } else if (m.kind == "async_tp") {
+    m.pattern = in.one_of("pattern", {"allgather_gemm", "gemm_reducescatter"});
+    m.ranks = in.count("ranks", 2);
+    m.chunks = in.count("chunks", 1);
+    m.transport = in.one_of("transport", {"nccl", "copy_engine"});
+  } else {
+    m.pattern = "chain";
+    m.ranks = in.count("ranks", 2);
+    m.modules = in.count("modules", 1);
+    m.delta = in.count("delta", 1);
+  }
+}
 
 }  // namespace
 
@@ -54,6 +110,14 @@ double Measurement::tflops() const {
 
 double Measurement::algbw_GBps() const {
   return bytes / median_s / 1e9;
+}
+
+double Measurement::speedup() const {
+  return baseline_s / median_s;
+}
+
+bool Measurement::is_composite() const {
+  return kind == "overlap" || kind == "async_tp" || kind == "dtp";
 }
 
 double Measurement::busbw_GBps() const {
@@ -85,28 +149,22 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     m.correct = j["correct"].get<bool>();
   }
   if (j.contains("provenance")) m.provenance = j["provenance"];
+  if (j.contains("details")) {
+    if (!j["details"].is_object()) in.fail("\"details\" must be a JSON object");
+    m.details = j["details"];
+  }
   if (m.kind == "gemm") {
-    m.m = static_cast<int64_t>(in.positive("m"));
-    m.n = static_cast<int64_t>(in.positive("n"));
-    m.k = static_cast<int64_t>(in.positive("k"));
-    m.dtype = in.text_or("dtype", "bf16");
+    read_gemm_shape(in, m);
   } else if (m.kind == "collective") {
-    m.collective = in.text("collective");
-    if (m.collective != "allreduce" && m.collective != "allgather" && m.collective != "reducescatter" &&
-        m.collective != "alltoall" && m.collective != "sendrecv") {
-      in.fail("\"collective\" must be allreduce, allgather, reducescatter, alltoall or sendrecv, got \"" +
-              m.collective + "\"");
-    }
-    m.algorithm = in.text_or("algorithm", "unknown");
-    m.ranks = static_cast<int>(in.positive("ranks"));
-    if (m.ranks < 2) in.fail("\"ranks\" must be at least 2");
-    m.bytes = in.positive("bytes");
+    read_collective(in, m);
   } else if (m.kind == "memcpy") {
-    m.path = in.text("path");
+    m.path = in.one_of("path", {"peer", "device", "copy_kernel"});
     m.bytes = in.positive("bytes");
     m.spec_GBps = in.positive_or("spec_GBps", 0);
+  } else if (m.kind == "overlap" || m.kind == "async_tp" || m.kind == "dtp") {
+    read_composite(in, m);
   } else {
-    in.fail("unknown \"kind\" \"" + m.kind + "\"; valid: gemm, collective, memcpy");
+    in.fail("unknown \"kind\" \"" + m.kind + "\"; valid: gemm, collective, memcpy, overlap, async_tp, dtp");
   }
   return m;
 }
@@ -126,21 +184,46 @@ std::vector<Measurement> read_measurements(const std::string& path) {
   return out;
 }
 
+namespace {
+
+void write_composite_fields(const Measurement& m, Json& j) {
+  j["pattern"] = m.pattern;
+  j["ranks"] = m.ranks;
+  if (m.kind == "overlap") {
+    j["bytes"] = m.bytes;
+    j["gemm_alone_s"] = m.gemm_alone_s;
+    j["partner_alone_s"] = m.partner_alone_s;
+    j["gemm_overlapped_s"] = m.gemm_overlapped_s;
+  } else if (m.kind == "async_tp") {
+    j["chunks"] = m.chunks;
+    j["transport"] = m.transport;
+  } else {
+    j["modules"] = m.modules;
+    j["delta"] = m.delta;
+  }
+  j["baseline_s"] = m.baseline_s;
+}
+
+}  // namespace
+
 Json to_json(const Measurement& m) {
   Json j;
   j["kind"] = m.kind;
   j["gpu"] = m.gpu;
-  if (m.kind == "gemm") {
+  if (m.kind == "gemm" || m.is_composite()) {
     j["m"] = m.m;
     j["n"] = m.n;
     j["k"] = m.k;
     j["dtype"] = m.dtype;
+  }
+  if (m.is_composite()) {
+    write_composite_fields(m, j);
   } else if (m.kind == "collective") {
     j["collective"] = m.collective;
     j["algorithm"] = m.algorithm;
     j["ranks"] = m.ranks;
     j["bytes"] = m.bytes;
-  } else {
+  } else if (m.kind == "memcpy") {
     j["path"] = m.path;
     j["bytes"] = m.bytes;
     if (m.spec_GBps > 0) j["spec_GBps"] = m.spec_GBps;
@@ -149,9 +232,11 @@ Json to_json(const Measurement& m) {
   j["p10_s"] = m.p10_s;
   j["p90_s"] = m.p90_s;
   if (m.kind == "gemm") j["tflops"] = m.tflops();
-  if (m.kind != "gemm") j["algbw_GBps"] = m.algbw_GBps();
+  if (m.kind == "collective" || m.kind == "memcpy") j["algbw_GBps"] = m.algbw_GBps();
+  if (m.is_composite()) j["speedup"] = m.speedup();
   if (m.kind == "collective") j["busbw_GBps"] = m.busbw_GBps();
   j["correct"] = m.correct;
+  if (!m.details.empty()) j["details"] = m.details;
   j["provenance"] = m.provenance;
   return j;
 }

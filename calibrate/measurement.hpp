@@ -12,7 +12,16 @@ namespace tpsim::calibrate {
 // kind "gemm": m, n, k, dtype.  kind "collective": collective (allreduce, allgather, reducescatter,
 // alltoall, sendrecv),
 // algorithm as run (ring, nvls, one_shot, or unknown), ranks, bytes (the whole tensor).
-// kind "memcpy": path (peer, device), bytes, and spec_GBps of the link when known.
+// kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
+// Composite kinds (real/ measures them; validate compares them with the simulator), each with its
+// baseline's median in baseline_s and the composite's own time in median_s / p10_s / p90_s:
+//   "overlap": a GEMM (m, n, k, dtype) concurrent with a partner (pattern: memcpy_device,
+//     memcpy_peer, copy_kernel, or a collective name) of `bytes` over `ranks` GPUs; gemm_alone_s,
+//     partner_alone_s, gemm_overlapped_s; baseline_s = gemm_alone_s + partner_alone_s.
+//   "async_tp": pattern allgather_gemm or gemm_reducescatter of the unsharded GEMM m x n x k over
+//     `ranks` GPUs in `chunks` chunks over `transport` (nccl, copy_engine); baseline: unchunked.
+//   "dtp": a chain of `modules` GEMMs (per-rank m x n x k) whose all-reduces are waited for `delta`
+//     modules later, over `ranks` GPUs; baseline: each all-reduce blocks.
 struct Measurement {
   std::string kind;
   std::string gpu;
@@ -26,16 +35,30 @@ struct Measurement {
   double bytes = 0;
   std::string path;      // memcpy
   double spec_GBps = 0;  // memcpy: the link's nominal one-direction bandwidth
+  // composite kinds
+  std::string pattern;
+  std::string transport;
+  int chunks = 0;
+  int modules = 0;
+  int delta = 0;
+  double baseline_s = 0;
+  double gemm_alone_s = 0;
+  double partner_alone_s = 0;
+  double gemm_overlapped_s = 0;
   // timing (seconds) and its spread
   double median_s = 0;
   double p10_s = 0;
   double p90_s = 0;
   bool correct = true;
   nlohmann::ordered_json provenance = nlohmann::ordered_json::object();
+  // What the point adds beyond the schema (noise, sample counts, the correctness check's error, ...).
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
   std::string origin;  // file:line it was read from
 
   double tflops() const;      // gemm: 2mnk / median
   double algbw_GBps() const;  // collective, memcpy: bytes / median / 1e9
+  double speedup() const;     // composite kinds: baseline_s / median_s
+  bool is_composite() const;  // overlap, async_tp, dtp
   double busbw_GBps() const;  // collective: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter,
                               // all-to-all) or 1 (send/recv), as nccl-tests defines it
 };

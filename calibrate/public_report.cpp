@@ -85,7 +85,8 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
   std::map<std::string, std::vector<size_t>> groups;  // "gpu kind collective (as run)" -> points
   for (size_t i = 0; i < measurements.size(); ++i) {
     const Measurement& m = measurements[i];
-    if (m.collective == "alltoall" || m.collective == "sendrecv") continue;  // not modelled yet
+    if (m.collective == "alltoall" || m.collective == "sendrecv") continue;           // not modelled yet
+    if (m.is_composite() || m.path == "device" || m.path == "copy_kernel") continue;  // not single-op link costs
     std::string key = m.gpu + " " + m.kind;
     if (m.kind == "collective") key += " " + m.collective + " (measured as " + m.algorithm + ")";
     groups[key].push_back(i);

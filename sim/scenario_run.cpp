@@ -74,21 +74,6 @@ VariantRun run_variant(const model::Scenario& scenario, const model::Variant& va
   return v;
 }
 
-std::vector<int> chunk_candidates(const model::Scenario& scenario) {
-  const int tp = scenario.parallelism.tp;
-  const int64_t tokens = model::primary_pass(scenario.workload).tokens();
-  std::vector<int> candidates;
-  // Beyond 4 pieces per shard a chunk's GEMM is a few waves at most and every step pays its latency:
-  // the search stops there.
-  constexpr int kMaxPiecesPerShard = 4;
-  for (int chunks = 1; chunks <= kMaxPiecesPerShard * tp; ++chunks) {
-    if (!model::check_chunks(chunks, tp).empty()) continue;
-    const int units = chunks > tp ? chunks : tp;
-    if (tokens % units == 0) candidates.push_back(chunks);
-  }
-  return candidates;
-}
-
 VariantRun run_fastest_chunks(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
                               const EngineOptions& options) {
   std::optional<VariantRun> best;
@@ -109,6 +94,21 @@ VariantRun run_fastest_chunks(const model::Scenario& scenario, const model::Vari
 }
 
 }  // namespace
+
+std::vector<int> chunk_candidates(const model::Scenario& scenario) {
+  const int tp = scenario.parallelism.tp;
+  const int64_t tokens = model::primary_pass(scenario.workload).tokens();
+  std::vector<int> candidates;
+  // Beyond 4 pieces per shard a chunk's GEMM is a few waves at most and every step pays its latency:
+  // the search stops there.
+  constexpr int kMaxPiecesPerShard = 4;
+  for (int chunks = 1; chunks <= kMaxPiecesPerShard * tp; ++chunks) {
+    if (!model::check_chunks(chunks, tp).empty()) continue;
+    const int units = chunks > tp ? chunks : tp;
+    if (tokens % units == 0) candidates.push_back(chunks);
+  }
+  return candidates;
+}
 
 void check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const model::YamlReader in(s.file);

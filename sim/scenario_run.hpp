@@ -47,6 +47,9 @@ void check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 
 ScenarioRun run_scenario(const model::Scenario& scenario);
 
+// The chunk counts `chunks: auto` tries for the scenario's primary pass, smallest first.
+std::vector<int> chunk_candidates(const model::Scenario& scenario);
+
 // Sum of the metrics of decode steps 0..gen_len-2 of a generate workload (the prefill makes the first token): exact
 // simulation of every step when `every_step`, else the three-point quadratic shortcut. Exposed for tests.
 Metrics decode_total(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,

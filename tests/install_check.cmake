@@ -1,4 +1,5 @@
-# Installs the build into PREFIX and runs PREFIX/bin/tpsim on the quickstart scenario.
+# Installs the build into PREFIX and runs PREFIX/bin/tpsim on the quickstart scenario (and, when real/
+# was built, PREFIX/bin/tpsim-real shapes on it: no GPU needed).
 file(REMOVE_RECURSE ${PREFIX})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} RESULT_VARIABLE rc OUTPUT_QUIET)
 if(NOT rc EQUAL 0)
@@ -7,4 +8,10 @@ endif()
 execute_process(COMMAND ${PREFIX}/bin/tpsim run ${SCENARIO} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "speedup")
   message(FATAL_ERROR "installed tpsim failed (${rc}): ${out}")
+endif()
+if(REAL)
+  execute_process(COMMAND ${PREFIX}/bin/tpsim-real shapes --scenario ${SCENARIO} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "[0-9]+x[0-9]+x[0-9]+")
+    message(FATAL_ERROR "installed tpsim-real failed (${rc}): ${out}")
+  endif()
 endif()

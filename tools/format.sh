@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Applies clang-format to every C++ file; with --tidy also runs clang-tidy (needs a configured build/).
+# Applies clang-format to every C++ and CUDA file; with --tidy also runs clang-tidy (needs a configured build/).
 # Usage: tools/format.sh [--check] [--tidy]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp')
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu')
 check=0; tidy=0
 for arg in "$@"; do
   case "$arg" in

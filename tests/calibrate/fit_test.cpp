@@ -109,7 +109,9 @@ TEST_CASE("a bad measurement line is rejected with its file, line and field") {
   write(R"({"kind":"collective","gpu":"h100-sxm","collective":"allreduce","ranks":8,"bytes":1024,"median_s":-1})");
   CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains(path + ":1: \"median_s\" must be a positive number"));
   write(R"({"kind":"collective","gpu":"h100-sxm","collective":"broadcast","ranks":8,"bytes":1024,"median_s":1})");
-  CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains("allgather, reducescatter, alltoall or sendrecv"));
+  CHECK_THROWS_WITH(
+      calibrate::read_measurements(path),
+      Contains("must be one of allreduce, allgather, reducescatter, alltoall, sendrecv, got \"broadcast\""));
   write(R"({"kind":"fft","gpu":"h100-sxm","median_s":1})");
   CHECK_THROWS_WITH(calibrate::read_measurements(path),
                     Contains("unknown \"kind\" \"fft\"; valid: gemm, collective, memcpy"));

@@ -1,0 +1,62 @@
+// GEMM shapes from the layer graphs the simulator builds for a scenario (full builds only).
+#include <map>
+#include <tuple>
+
+#include "model/graph_builder.hpp"
+#include "model/input_error.hpp"
+#include "model/scenario.hpp"
+#include "real/core/gemm_shapes.hpp"
+#include "sim/scenario_run.hpp"
+
+namespace tpsim::real {
+namespace {
+
+using ShapeKey = std::tuple<int64_t, int64_t, int64_t>;
+
+void add_graph_shapes(const model::LayerGraph& graph, const std::string& label, std::map<ShapeKey, GemmCase>& shapes) {
+  for (const model::Op& op : graph.ops()) {
+    if (op.kind != model::OpKind::kGemm) continue;
+    GemmCase& c = shapes[{op.gemm.m, op.gemm.n, op.gemm.k}];
+    if (c.per_rank_count == 0) {
+      c = GemmCase{op.gemm.m, op.gemm.n, op.gemm.k, 0, label + " " + op.name};
+    }
+    ++c.per_rank_count;
+  }
+}
+
+std::vector<model::Pass> passes_of(const model::Workload& workload) {
+  std::vector<model::Pass> passes = {model::primary_pass(workload)};
+  if (workload.phase == model::Phase::kGenerate && workload.gen_len > 1) {
+    passes.push_back(model::decode_pass(workload, 0));
+  }
+  return passes;
+}
+
+}  // namespace
+
+std::vector<GemmCase> scenario_gemm_shapes(const std::string& scenario_file) {
+  const model::Scenario scenario = model::load_scenario(scenario_file);
+  if (scenario.workload.phase == model::Phase::kOps) {
+    throw InputError(scenario.file + ": an ops workload lists its GEMMs itself; give them with --shape");
+  }
+  std::map<ShapeKey, GemmCase> shapes;
+  for (const model::Variant& variant : scenario.variants) {
+    std::vector<int> chunk_counts = {variant.chunks};
+    if (variant.chunks_auto) chunk_counts = sim::chunk_candidates(scenario);
+    for (int chunks : chunk_counts) {
+      model::Variant v = variant;
+      v.chunks = chunks;
+      v.chunks_auto = false;
+      for (const model::Pass& pass : passes_of(scenario.workload)) {
+        const model::LayerGraph graph =
+            model::build_pass_graph(scenario.arch, scenario.workload, pass, scenario.parallelism.tp, v);
+        add_graph_shapes(graph, v.name, shapes);
+      }
+    }
+  }
+  std::vector<GemmCase> out;
+  for (const auto& [key, c] : shapes) out.push_back(c);
+  return out;
+}
+
+}  // namespace tpsim::real

@@ -1,0 +1,134 @@
+// tpsim-real collective: NCCL collectives over a size sweep, out-of-place and in-place, every rank
+// timing its own stream; a sample's time is the slowest rank's. Each size is checked once on every
+// rank against the host reference before it is timed.
+#include <algorithm>
+#include <cmath>
+
+#include "real/core/accuracy.hpp"
+#include "real/core/collective_reference.hpp"
+#include "real/core/measurement_log.hpp"
+#include "real/core/points.hpp"
+#include "real/core/text_table.hpp"
+#include "real/cuda/benches.hpp"
+#include "real/cuda/collective_ops.hpp"
+#include "real/cuda/comm_team.hpp"
+#include "real/cuda/event_timer.hpp"
+#include "real/cuda/gemm_check.hpp"
+
+namespace tpsim::real {
+namespace {
+
+// Launches per sample, the same on every rank (ranks must issue the same collectives): enough for
+// about min_sample_s at a pessimistic 20 us + bytes / 50 GB/s each.
+int collective_launches(const TimingOptions& timing, int64_t bytes) {
+  if (timing.launches > 0) return timing.launches;
+  const double estimate = 20e-6 + static_cast<double>(bytes) / 50e9;
+  return static_cast<int>(std::clamp(std::ceil(timing.min_sample_s / estimate), 1.0, 1000.0));
+}
+
+// Device buffers of one rank for one call; `in_place` follows NCCL's in-place layouts.
+struct CallBuffers {
+  DeviceBuffer send_storage, recv_storage;
+  const void* send = nullptr;
+  void* recv = nullptr;
+};
+
+CallBuffers make_buffers(const CollectiveCall& c, const Rank& rank, bool in_place) {
+  const size_t elem = element_bytes(c.type);
+  CallBuffers b;
+  const auto send_bytes = static_cast<size_t>(c.counts.send) * elem;
+  const auto recv_bytes = static_cast<size_t>(c.counts.recv) * elem;
+  if (!in_place) {
+    b.send_storage = DeviceBuffer(rank.device, send_bytes);
+    b.recv_storage = DeviceBuffer(rank.device, recv_bytes);
+    b.send = b.send_storage.get();
+    b.recv = b.recv_storage.get();
+  } else if (c.collective == Collective::kAllGather) {
+    b.recv_storage = DeviceBuffer(rank.device, recv_bytes);
+    b.recv = b.recv_storage.get();
+    b.send = b.recv_storage.at(static_cast<size_t>(c.rank) * send_bytes);
+  } else if (c.collective == Collective::kReduceScatter) {
+    b.send_storage = DeviceBuffer(rank.device, send_bytes);
+    b.send = b.send_storage.get();
+    b.recv = b.send_storage.at(static_cast<size_t>(c.rank) * recv_bytes);
+  } else {  // all-reduce
+    b.recv_storage = DeviceBuffer(rank.device, recv_bytes);
+    b.recv = b.recv_storage.get();
+    b.send = b.recv;
+  }
+  return b;
+}
+
+struct PointResult {
+  std::vector<double> seconds;
+  double error = 0;
+  int launches = 1;
+};
+
+PointResult measure_on_rank(CommTeam& team, Rank& rank, const CollectiveCall& c, bool in_place, const RealOptions& o) {
+  CallBuffers b = make_buffers(c, rank, in_place);
+  if (!in_place || c.collective == Collective::kAllGather) {
+    TPSIM_CUDA(cudaMemsetAsync(b.recv_storage.get(), 0xFF, b.recv_storage.bytes(), rank.comm_stream));
+  }
+  fill_uniform(const_cast<void*>(b.send), c.type, c.counts.send, o.seed,
+               static_cast<uint64_t>(c.rank) * static_cast<uint64_t>(c.counts.send), rank.comm_stream);
+  enqueue_collective(c, b.send, b.recv, rank.comm, rank.comm_stream);
+  TPSIM_CUDA(cudaStreamSynchronize(rank.comm_stream));
+  PointResult result;
+  const double error = check_collective_outputs(c, b.recv, o.seed);
+  result.launches = collective_launches(o.timing, c.counts.recv * static_cast<int64_t>(element_bytes(c.type)));
+  const TimedRun run = time_launches(rank.comm_stream, o.timing, result.launches,
+                                     [&](int) { enqueue_collective(c, b.send, b.recv, rank.comm, rank.comm_stream); });
+  result.seconds = team.max_over_ranks(rank, run.seconds);
+  // NaN (an unwritten or wrong element) must survive the maximum: send it as infinity.
+  result.error = team.max_over_ranks(rank, {std::isnan(error) ? INFINITY : error}).front();
+  return result;
+}
+
+}  // namespace
+
+int run_collective_bench(const RealOptions& o, const std::vector<std::string>& arguments) {
+  CommTeam team(o, arguments);
+  const ElementType type = element_type(o.collective_dtype);
+  MeasurementLog log(team.leads() ? o.json_out : "");
+  TextTable table({"collective", "placement", "bytes", "median us", "algbw GB/s", "busbw GB/s", "noise %", "check"});
+  bool all_correct = true;
+  for (Collective collective : o.collectives) {
+    const int64_t alignment = size_alignment(collective, team.size(), static_cast<int64_t>(element_bytes(type)));
+    for (int64_t bytes : o.sizes.resolve(alignment)) {
+      for (bool in_place : {false, true}) {
+        if (in_place &&
+            (o.placement == "out" || collective == Collective::kAllToAll || collective == Collective::kSendRecv)) {
+          continue;  // NCCL has no in-place form of these
+        }
+        if (!in_place && o.placement == "in") continue;
+        std::vector<PointResult> results(team.local_ranks().size());
+        team.run([&](Rank& rank) {
+          const CollectiveCall c{
+              collective, type,
+              element_counts(collective, bytes, team.size(), static_cast<int64_t>(element_bytes(type))), rank.rank,
+              team.size()};
+          results[rank.local_index] = measure_on_rank(team, rank, c, in_place, o);
+        });
+        const PointResult& r = results.front();
+        const double tolerance = type == ElementType::kBf16 ? kBf16Tolerance : kFloat32Tolerance;
+        PointContext c{team.gpu(), team.provenance_json(),    summarize(r.seconds), r.launches,
+                       r.error,    within(r.error, tolerance)};
+        all_correct = all_correct && c.correct;
+        const calibrate::Measurement m =
+            collective_point(c, collective, team.size(), bytes, o.collective_dtype, in_place);
+        log.add(m);
+        table.add_row({schema_name(collective), in_place ? "in" : "out", std::to_string(bytes),
+                       fixed(c.timing.median * 1e6, 1), fixed(m.algbw_GBps(), 2), fixed(m.busbw_GBps(), 2),
+                       fixed(100 * c.timing.spread(), 1), c.correct ? "ok" : "FAILED"});
+      }
+    }
+  }
+  log.finish();
+  if (team.leads()) {
+    print_report(o, "NCCL collectives over " + std::to_string(team.size()) + " ranks\n" + table.str());
+  }
+  return all_correct ? 0 : 1;
+}
+
+}  // namespace tpsim::real

@@ -1,0 +1,60 @@
+// Event-based sampling.
+#include "real/cuda/event_timer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "real/cuda/cuda_check.hpp"
+
+namespace tpsim::real {
+
+EventPair::EventPair() {
+  TPSIM_CUDA(cudaEventCreate(&start_));
+  TPSIM_CUDA(cudaEventCreate(&stop_));
+}
+
+EventPair::~EventPair() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+double EventPair::seconds() const {
+  TPSIM_CUDA(cudaEventSynchronize(stop_));
+  float ms = 0;
+  TPSIM_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+TimedRun time_launches(cudaStream_t stream, const TimingOptions& timing, int launches,
+                       const std::function<void(int)>& launch) {
+  int counter = 0;
+  for (int i = 0; i < timing.warmup; ++i) launch(counter++);
+  TPSIM_CUDA(cudaStreamSynchronize(stream));
+  TimedRun run;
+  run.launches = std::max(1, launches);
+  const EventPair events;
+  for (int s = 0; s < timing.samples; ++s) {
+    TPSIM_CUDA(cudaEventRecord(events.start(), stream));
+    for (int i = 0; i < run.launches; ++i) launch(counter++);
+    TPSIM_CUDA(cudaEventRecord(events.stop(), stream));
+    run.seconds.push_back(events.seconds() / run.launches);
+  }
+  return run;
+}
+
+TimedRun time_launches(cudaStream_t stream, const TimingOptions& timing, const std::function<void(int)>& launch) {
+  if (timing.launches > 0) return time_launches(stream, timing, timing.launches, launch);
+  // Estimate one launch from a batch (its first launch pays any remaining start-up cost).
+  constexpr int kProbe = 3;
+  const EventPair probe;
+  TPSIM_CUDA(cudaEventRecord(probe.start(), stream));
+  for (int i = 0; i < kProbe; ++i) launch(i);
+  TPSIM_CUDA(cudaEventRecord(probe.stop(), stream));
+  const double each = probe.seconds() / kProbe;
+  constexpr int kMaxLaunches = 10000;
+  const int launches = static_cast<int>(
+      std::clamp(std::ceil(timing.min_sample_s / std::max(each, 1e-9)), 1.0, static_cast<double>(kMaxLaunches)));
+  return time_launches(stream, timing, launches, launch);
+}
+
+}  // namespace tpsim::real

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One GPU, one call: builds tpsim-real (TPSIM_REAL_ONLY) and measures what a single GPU can show:
+# the GEMM sweep over the shipped scenarios' shapes (bf16; fp8 on the large ones), HBM bandwidth through
+# the copy engine and an SM copy kernel, and a GEMM overlapped with each of them (single-GPU stand-ins
+# for communication contention). Writes JSON lines, logs and nvidia-smi's view under $OUT (default
+# real/results/run), and prints a short summary last. Leaves the GPU's settings alone.
+# Prepare first, on a full build: real/scripts/prepare_device.sh (shapes file, .device/prefix).
+# Usage: [OUT=DIR] [TPSIM_GIT_REVISION=REV] real/scripts/measure_single_gpu.sh
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${OUT:-$root/real/results/run}"
+mkdir -p "$out"
+exec > >(tee "$out/log.txt") 2>&1
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu \
+  --format=csv >"$out/nvidia-smi.csv" || echo "nvidia-smi failed (recorded)"
+
+# NCCL: the CUDA folder's, else the one a Python wheel carries.
+nccl_lib="" nccl_include=""
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/lib/x86_64-linux-gnu; do
+  for lib in "$dir"/libnccl.so "$dir"/libnccl.so.2; do [ -z "$nccl_lib" ] && [ -e "$lib" ] && nccl_lib="$lib"; done
+done
+for dir in /usr/local/cuda/include /usr/include; do [ -z "$nccl_include" ] && [ -e "$dir/nccl.h" ] && nccl_include="$dir"; done
+if [ -z "$nccl_lib" ] || [ -z "$nccl_include" ]; then
+  wheel="$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null || true)"
+  [ -n "$wheel" ] && nccl_lib="$(ls "$wheel"/lib/libnccl.so* | head -1)" && nccl_include="$wheel/include"
+  export LD_LIBRARY_PATH="${wheel:+$wheel/lib:}${LD_LIBRARY_PATH:-}"
+fi
+echo "== NCCL: $nccl_lib ($nccl_include)"
+
+build="$root/build-device"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DTPSIM_REAL_ONLY=ON \
+  -DCMAKE_PREFIX_PATH="$root/.device/prefix" -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DTPSIM_NCCL_LIBRARY="$nccl_lib" -DTPSIM_NCCL_INCLUDE="$nccl_include" \
+  -DTPSIM_GIT_REVISION="${TPSIM_GIT_REVISION:-unknown}" >"$out/cmake.txt"
+cmake --build "$build" -j "$(nproc)" >"$out/build.txt"
+real="$build/real/tpsim-real"
+echo "== built $real"
+
+status=0
+measure() {  # name, then tpsim-real arguments
+  local name="$1"
+  shift
+  echo "== $name: tpsim-real $*"
+  "$real" "$@" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1 || status=1
+  cat "$out/$name.txt"
+}
+shapes="$root/real/shapes/shipped_scenarios.txt"
+measure gemm_bf16 gemm --shapes-file "$shapes"
+measure gemm_fp8 gemm --dtype fp8 --shape 8192x8192x8192 --shape 8192x3584x4096 --shape 8192x4096x1792 \
+  --shape 65536x3584x4096 --shape 16384x7168x8192
+measure gemm_square gemm --shape 1024x1024x1024 --shape 2048x2048x2048 --shape 4096x4096x4096 \
+  --shape 8192x8192x8192 --shape 16384x16384x16384
+measure memcpy memcpy --path device --path copy_kernel -b 1MiB -e 4GiB -f 4
+for blocks in 16 32; do
+  measure "overlap_blocks$blocks" overlap --shape 8192x8192x8192 --shape 8192x3584x4096 --shape 65536x3584x4096 \
+    --partner memcpy_device --partner copy_kernel --bytes 1GiB --copy-blocks "$blocks"
+done
+echo "== done: status $status; files in $out"
+exit "$status"

@@ -1,0 +1,87 @@
+// End-to-end check of tpsim-real on a GPU: every single-GPU subcommand (and, with two or more GPUs,
+// the multi-GPU ones) runs on small problems, passes its correctness checks and writes JSON lines that
+// calibrate/ reads. Without a usable device it prints why and exits 77, which CTest reports as skipped.
+#include <filesystem>
+#include <iostream>
+
+#include "calibrate/measurement.hpp"
+#include "real/core/options.hpp"
+#include "real/cuda/benches.hpp"
+#include "real/cuda/cuda_check.hpp"
+#include "real/cuda/device_info.hpp"
+
+namespace {
+
+int failures = 0;
+
+// Runs one tpsim-real command line and checks its exit code and its JSON lines.
+std::vector<tpsim::calibrate::Measurement> run(std::vector<std::string> argv, const std::string& out) {
+  argv.insert(argv.begin(), "tpsim-real");
+  argv.insert(argv.end(), {"--json", out, "--samples", "5", "--warmup", "2"});
+  const tpsim::real::RealOptions o = tpsim::real::parse_options(argv);
+  int status = -1;
+  try {
+    if (o.command == "gemm") status = tpsim::real::run_gemm_bench(o, argv);
+    if (o.command == "memcpy") status = tpsim::real::run_memcpy_bench(o, argv);
+    if (o.command == "overlap") status = tpsim::real::run_overlap_bench(o, argv);
+    if (o.command == "collective") status = tpsim::real::run_collective_bench(o, argv);
+    if (o.command == "async-tp") status = tpsim::real::run_async_tp_bench(o, argv);
+    if (o.command == "dtp") status = tpsim::real::run_dtp_bench(o, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "FAILED: " << o.command << ": " << error.what() << "\n";
+    ++failures;
+    return {};
+  }
+  std::vector<tpsim::calibrate::Measurement> points = tpsim::calibrate::read_measurements(out);
+  for (const auto& p : points) {
+    if (!p.correct) std::cerr << "FAILED: " << o.command << ": a point failed its correctness check\n";
+    failures += p.correct ? 0 : 1;
+  }
+  if (status != 0) {
+    std::cerr << "FAILED: " << o.command << " exited " << status << "\n";
+    ++failures;
+  }
+  return points;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string problem = tpsim::real::cuda_device_problem();
+  if (!problem.empty()) {
+    std::cout << "SKIPPED: " << problem << " (this test needs a GPU; the host-side tests cover the rest)\n";
+    return 77;
+  }
+  const std::filesystem::path dir = argc > 1 ? argv[1] : "gpu_smoke";
+  std::filesystem::create_directories(dir);
+  auto out = [&dir](const char* name) { return (dir / name).string(); };
+
+  const auto gemms = run({"gemm", "--shape", "1024x1024x1024", "--shape", "272x528x144"}, out("gemm.jsonl"));
+  if (gemms.size() != 2) ++failures;
+  run({"gemm", "--shape", "1024x1024x1024", "--dtype", "fp8"}, out("gemm_fp8.jsonl"));
+  run({"memcpy", "--path", "device", "--path", "copy_kernel", "-b", "1MiB", "-e", "4MiB"}, out("memcpy.jsonl"));
+  const auto overlaps = run({"overlap", "--shape", "2048x2048x2048", "--partner", "copy_kernel", "--partner",
+                             "memcpy_device", "--bytes", "64MiB"},
+                            out("overlap.jsonl"));
+  for (const auto& o : overlaps) {
+    // Sharing the GPU can only slow the GEMM down (5% below for timing noise).
+    if (o.gemm_overlapped_s < 0.95 * o.gemm_alone_s) {
+      std::cerr << "FAILED: overlap: the GEMM ran faster next to a copy than alone\n";
+      ++failures;
+    }
+  }
+  if (tpsim::real::visible_device_count() >= 2) {
+    const std::string n = std::to_string(tpsim::real::visible_device_count());
+    run({"collective", "--op", "allreduce", "--op", "allgather", "--op", "alltoall", "-b", "1KiB", "-e", "1MiB", "-f",
+         "32"},
+        out("collective.jsonl"));
+    run({"async-tp", "--pattern", "allgather_gemm", "--pattern", "gemm_reducescatter", "--transport", "nccl",
+         "--transport", "copy_engine", "--chunks", n, "--shape", "1024x1024x512"},
+        out("async_tp.jsonl"));
+    run({"dtp", "--delta", "1", "--delta", "2", "--modules", "4", "--shape", "512x1024x512"}, out("dtp.jsonl"));
+  } else {
+    std::cout << "one GPU: the collective, async-tp and dtp runs need two and were not run\n";
+  }
+  std::cout << (failures == 0 ? "all GPU checks passed\n" : std::to_string(failures) + " GPU check(s) failed\n");
+  return failures == 0 ? 0 : 1;
+}
