@@ -137,7 +137,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   for (const Measurement& m : measurements) {
     if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
-    if (m.kind == "memcpy" && m.path == "peer" && m.spec_GBps > 0) copies.push_back(&m);
+    if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
     if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
@@ -167,13 +167,16 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
   }
   if (!copies.empty()) {
+    // The link's nominal bandwidth: as the source states it, else the GPU preset's NVLink (tpsim-real
+    // cannot know it).
+    auto nominal_GBps = [&gpu](const Measurement* m) { return m->spec_GBps > 0 ? m->spec_GBps : gpu.nvlink_Bps / 1e9; };
     double sum = 0;
-    for (const Measurement* m : copies) sum += m->algbw_GBps() / m->spec_GBps;
+    for (const Measurement* m : copies) sum += m->algbw_GBps() / nominal_GBps(m);
     out.profile.copy_engine.link_efficiency = sum / static_cast<double>(copies.size());
     ComponentFit c;
     c.name = "copy_engine";
     for (const Measurement* m : copies) {
-      const double predicted = m->bytes / (m->spec_GBps * 1e9 * out.profile.copy_engine.link_efficiency);
+      const double predicted = m->bytes / (nominal_GBps(m) * 1e9 * out.profile.copy_engine.link_efficiency);
       c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
       c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
     }
@@ -184,7 +187,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (out.fits.empty()) {
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
-        "reduce-scatters, one-shot or NVLS all-reduces, or peer copies with spec_GBps (all-reduces "
+        "reduce-scatters, one-shot or NVLS all-reduces, or peer copies (all-reduces "
         "of unknown algorithm, all-to-alls and send/recvs are not fitted yet)");
   }
   return out;

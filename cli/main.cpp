@@ -1,4 +1,4 @@
-// The tpsim command line: run, sweep, merge, plot, predict and calibrate (see --help of each).
+// The tpsim command line: run, sweep, merge, plot, predict, calibrate and validate (see --help of each).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +12,7 @@
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
 #include "cli/sweep_command.hpp"
+#include "cli/validate_command.hpp"
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 #include "model/scenario.hpp"
@@ -164,6 +165,22 @@ int main(int argc, char** argv) {
                    "Measurement files reported but never fitted (pure validation data)")
       ->check(CLI::ExistingFile);
 
+  tpsim::cli::ValidateOptions validate;
+  CLI::App* validate_app = app.add_subcommand(
+      "validate", "Predicted against measured for composite measurements (overlap, async_tp, dtp from tpsim-real)");
+  validate_app->add_option("measurements", validate.files, "Measurement JSON-lines files (and nccl-tests logs)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  validate_app->add_option("--profile", validate.profile, "Profile YAML, or default (the GPU's default profile)")
+      ->capture_default_str();
+  validate_app
+      ->add_option("--holdout", validate.holdout,
+                   "none: use --profile; kind: fit on the files' single-op points, validate the composites; size: "
+                   "fit on the smaller half of each single-op group")
+      ->capture_default_str();
+  validate_app->add_option("--measured-on", validate.measured_on, "GPU preset the measurements ran on");
+  validate_app->add_option("--json", validate.json_out, "Also write the results as JSON (- for stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -178,6 +195,7 @@ int main(int argc, char** argv) {
     if (coll_app->parsed()) return tpsim::cli::predict_collective(predict, collective_query);
     if (convert_app->parsed()) return tpsim::cli::calibrate_convert(convert_dir, convert_out);
     if (report_app->parsed()) return tpsim::cli::calibrate_report(report);
+    if (validate_app->parsed()) return tpsim::cli::run_validate(validate);
     if (calibrate_app->parsed()) {
       if (calibrate.files.empty()) {
         throw tpsim::InputError("tpsim calibrate needs measurement files (or the convert / report subcommands)");

@@ -76,7 +76,8 @@ PointResult measure_on_rank(CommTeam& team, Rank& rank, const CollectiveCall& c,
   TPSIM_CUDA(cudaStreamSynchronize(rank.comm_stream));
   PointResult result;
   const double error = check_collective_outputs(c, b.recv, o.seed);
-  result.launches = collective_launches(o.timing, c.counts.recv * static_cast<int64_t>(element_bytes(c.type)));
+  const int64_t tensor_elements = std::max(c.counts.send, c.counts.recv);  // nccl-tests' size
+  result.launches = collective_launches(o.timing, tensor_elements * static_cast<int64_t>(element_bytes(c.type)));
   const TimedRun run = time_launches(rank.comm_stream, o.timing, result.launches,
                                      [&](int) { enqueue_collective(c, b.send, b.recv, rank.comm, rank.comm_stream); });
   result.seconds = team.max_over_ranks(rank, run.seconds);

@@ -140,3 +140,31 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   CHECK(no_profile.exit_code == 2);
   CHECK_THAT(no_profile.err, Contains("no default calibration profile") && Contains("h100-sxm"));
 }
+
+TEST_CASE("tpsim validate prints measured against predicted for composites, and refuses files without any") {
+  const std::string path = (std::filesystem::temp_directory_path() / "tpsim_validate_cli.jsonl").string();
+  std::ofstream(path)
+      << R"({"kind":"async_tp","gpu":"h100-sxm","m":16384,"n":3584,"k":4096,"pattern":"allgather_gemm","ranks":8,)"
+      << R"("chunks":16,"transport":"nccl","baseline_s":0.0009,"median_s":0.0007})"
+      << "\n"
+      << R"({"kind":"overlap","gpu":"h100-sxm","m":1024,"n":1024,"k":1024,"dtype":"fp8","pattern":"copy_kernel","ranks":1,)"
+      << R"("bytes":1048576,"gemm_alone_s":1e-5,"partner_alone_s":1e-5,"gemm_overlapped_s":1e-5,"baseline_s":2e-5,)"
+      << R"("median_s":1.5e-5})"
+      << "\n";
+  const auto r = test::run_tpsim("validate " + path + " --json -");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["points"].size() == 1);
+  CHECK(j["points"][0]["configuration"] == "allgather_gemm 16384x3584x4096 tp8 16 chunks nccl");
+  CHECK(j["points"][0]["measured_speedup"].get<double>() == Approx(0.0009 / 0.0007));
+  CHECK(j["skipped"][0]["why"] == "fp8 GEMMs are not modelled yet");
+  CHECK(j["profile"] == "the default profile of h100-sxm");
+
+  const auto table = test::run_tpsim("validate " + path);
+  CHECK(table.out.find("| configuration | measured us | predicted us |") != std::string::npos);
+  CHECK(table.out.find("1 composite points: time error mean") != std::string::npos);
+
+  const auto none = test::run_tpsim("validate calibrate/data/measurements/gemm_h100_bf16.jsonl");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no composite measurements") != std::string::npos);
+}

@@ -1,0 +1,33 @@
+// The simulator's side of a composite measurement (overlap, async_tp, dtp from real/): the same
+// experiment built as rank programs, simulated with a cost model, and its times read off the same way
+// real/ measures them (each part alone, together, the baseline).
+// Not modelled (reported as skipped with the reason): fp8 GEMMs, all-to-all and send/recv partners.
+#pragma once
+
+#include <string>
+
+#include "calibrate/measurement.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/engine.hpp"
+
+namespace tpsim::calibrate {
+
+struct CompositePrediction {
+  double time_s = 0;      // the overlapped / pipelined / delayed run
+  double baseline_s = 0;  // its baseline, as the measurement defines it
+  // overlap only
+  double gemm_alone_s = 0;
+  double partner_alone_s = 0;
+  double gemm_overlapped_s = 0;
+
+  double speedup() const { return baseline_s / time_s; }
+};
+
+// Empty when the simulator models the measurement's configuration, else why not.
+std::string composite_not_modelled(const Measurement& m);
+
+// Predicts a composite measurement (InputError if composite_not_modelled says why).
+CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& cost,
+                                      const sim::EngineOptions& options);
+
+}  // namespace tpsim::calibrate

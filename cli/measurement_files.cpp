@@ -1,0 +1,67 @@
+// Reading measurement inputs and resolving the GPU presets they name.
+#include "cli/measurement_files.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "calibrate/nccl_tests_log.hpp"
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+#include "model/yaml_reader.hpp"
+
+namespace tpsim::cli {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+sim::GpuSpec gpu_preset(const std::string& name, const std::string& what) {
+  const auto text = model::find_preset("gpus", name, "yaml");
+  if (!text) {
+    throw InputError(what + " '" + name +
+                     "': unknown GPU preset; valid: " + model::join_names(model::preset_names("gpus")));
+  }
+  const model::YamlReader reader("presets/gpus/" + name + ".yaml");
+  return sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
+}
+
+// Measurement files, or nccl-tests logs (recognised by their header) attributed to `log_gpu`.
+std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files, const std::string& log_gpu) {
+  std::vector<calibrate::Measurement> all;
+  for (const std::string& file : files) {
+    const std::string text = read_text(file);
+    std::vector<calibrate::Measurement> some;
+    if (calibrate::looks_like_nccl_tests_log(text)) {
+      if (log_gpu.empty()) {
+        throw InputError(file + ": an nccl-tests log names no tpsim GPU preset: pass --measured-on (e.g. h100-sxm)");
+      }
+      some = calibrate::parse_nccl_tests_log(text, file, log_gpu);
+    } else {
+      some = calibrate::read_measurements(file);
+    }
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  return all;
+}
+
+// The GEMM points' GPU if any (fractions of peak FLOP/s and HBM are relative to it), else the most
+// common GPU among the measurements.
+std::string measured_gpu(const std::vector<calibrate::Measurement>& all) {
+  std::map<std::string, size_t> count;
+  for (const auto& m : all) {
+    if (m.kind == "gemm") return m.gpu;
+    ++count[m.gpu];
+  }
+  return std::max_element(count.begin(), count.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+}
+
+}  // namespace tpsim::cli

@@ -1,0 +1,156 @@
+// tpsim validate's core: composite measurements predicted by the simulator, their errors, and the
+// held-out split.
+#include <catch2/catch.hpp>
+
+#include "calibrate/composite_validation.hpp"
+#include "model/input_error.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using calibrate::Measurement;
+
+namespace {
+
+Measurement composite(const std::string& kind, const std::string& pattern, int64_t m, int64_t n, int64_t k,
+                      int ranks) {
+  Measurement x;
+  x.kind = kind;
+  x.gpu = "h100-sxm";
+  x.pattern = pattern;
+  x.m = m;
+  x.n = n;
+  x.k = k;
+  x.ranks = ranks;
+  x.origin = kind + "/" + pattern;
+  return x;
+}
+
+// A set covering every composite kind and transport, its times written by the simulator itself.
+std::vector<Measurement> simulated_measurements(const sim::CostModel& cost, const sim::EngineOptions& options) {
+  std::vector<Measurement> out;
+  Measurement copy = composite("overlap", "copy_kernel", 8192, 8192, 8192, 1);
+  copy.bytes = 256.0 * (1 << 20);
+  out.push_back(copy);
+  Measurement ce = composite("overlap", "memcpy_device", 8192, 3584, 4096, 1);
+  ce.bytes = 1024.0 * (1 << 20);
+  out.push_back(ce);
+  Measurement ag = composite("overlap", "allgather", 8192, 8192, 8192, 8);
+  ag.bytes = 256.0 * (1 << 20);
+  out.push_back(ag);
+  for (const char* transport : {"nccl", "copy_engine"}) {
+    for (const char* pattern : {"allgather_gemm", "gemm_reducescatter"}) {
+      Measurement a = composite("async_tp", pattern, 16384, 3584, 4096, 8);
+      a.chunks = 16;
+      a.transport = transport;
+      out.push_back(a);
+    }
+  }
+  Measurement d = composite("dtp", "chain", 4096, 8192, 1024, 8);
+  d.modules = 8;
+  d.delta = 2;
+  out.push_back(d);
+  for (Measurement& x : out) {
+    const calibrate::CompositePrediction p = calibrate::predict_composite(x, cost, options);
+    x.median_s = x.p10_s = x.p90_s = p.time_s;
+    x.baseline_s = p.baseline_s;
+    x.gemm_alone_s = p.gemm_alone_s;
+    x.partner_alone_s = p.partner_alone_s;
+    x.gemm_overlapped_s = p.gemm_overlapped_s;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("validate reports zero error on measurements the simulator made with the same profile") {
+  const sim::CostModel cost = test::h100_cost();
+  const sim::EngineOptions options{4e-6};
+  const std::vector<Measurement> measured = simulated_measurements(cost, options);
+  const calibrate::CompositeValidation v =
+      calibrate::validate_composites(measured, [&](const std::string&) { return cost; }, options);
+  REQUIRE(v.rows.size() == measured.size());
+  CHECK(v.skipped.empty());
+  CHECK(v.max_abs_time_error_pct == Approx(0).margin(1e-9));
+  CHECK(v.max_abs_speedup_error_pp == Approx(0).margin(1e-9));
+}
+
+TEST_CASE("measurements 25% slower give a -20% time error and the matching speedup error") {
+  const sim::CostModel cost = test::h100_cost();
+  const sim::EngineOptions options{};
+  std::vector<Measurement> measured = simulated_measurements(cost, options);
+  for (Measurement& m : measured) m.median_s *= 1.25;  // baseline unchanged: the speedup drops by 1/1.25
+  const calibrate::CompositeValidation v =
+      calibrate::validate_composites(measured, [&](const std::string&) { return cost; }, options);
+  for (const calibrate::CompositeRow& r : v.rows) {
+    CHECK(r.time_error_pct == Approx(100 * (1 / 1.25 - 1)));
+    const double predicted = r.predicted.speedup();
+    CHECK(r.speedup_error_pp == Approx(100 * (predicted - predicted / 1.25)));
+  }
+  CHECK(v.mean_abs_time_error_pct == Approx(20));
+}
+
+TEST_CASE("simulated overlap pairs never beat their parts, and async TP and DTP beat their baselines here") {
+  const sim::CostModel cost = test::h100_cost();
+  for (const Measurement& m : simulated_measurements(cost, {})) {
+    const calibrate::CompositePrediction p = calibrate::predict_composite(m, cost, {});
+    if (m.kind == "overlap") {
+      CHECK(p.time_s >= std::max(p.gemm_alone_s, p.partner_alone_s) * (1 - 1e-12));
+      CHECK(p.gemm_overlapped_s >= p.gemm_alone_s * (1 - 1e-12));
+      CHECK(p.time_s <= p.baseline_s * (1 + 1e-12));
+    } else {
+      // Large GEMMs over NVLink: hiding communication must pay (DESIGN: overlap gains are the point).
+      CHECK(p.speedup() > 1.0);
+    }
+  }
+}
+
+TEST_CASE("composites the simulator does not model are skipped with the reason") {
+  const sim::CostModel cost = test::h100_cost();
+  Measurement fp8 = composite("overlap", "copy_kernel", 1024, 1024, 1024, 1);
+  fp8.dtype = "fp8";
+  fp8.bytes = 1 << 20;
+  fp8.median_s = fp8.baseline_s = 1e-3;
+  Measurement a2a = composite("overlap", "alltoall", 1024, 1024, 1024, 8);
+  a2a.bytes = 1 << 20;
+  a2a.median_s = a2a.baseline_s = 1e-3;
+  Measurement wrong = composite("dtp", "chain", 1024, 1024, 1024, 8);
+  wrong.correct = false;
+  const calibrate::CompositeValidation v =
+      calibrate::validate_composites({fp8, a2a, wrong}, [&](const std::string&) { return cost; }, {});
+  CHECK(v.rows.empty());
+  REQUIRE(v.skipped.size() == 3);
+  CHECK(v.skipped[0].second == "fp8 GEMMs are not modelled yet");
+  CHECK(v.skipped[1].second == "all-to-all and send/recv are not modelled yet");
+  CHECK(v.skipped[2].second == "failed its correctness check when measured");
+  CHECK_THROWS_WITH(calibrate::predict_composite(fp8, cost, {}), Catch::Contains("fp8 GEMMs are not modelled yet"));
+}
+
+TEST_CASE("the size holdout fits on the smaller half of each single-op group, the kind holdout on all of them") {
+  std::vector<Measurement> all;
+  for (int64_t size : {4096, 1024, 2048, 512, 8192}) {
+    Measurement g;
+    g.kind = "gemm";
+    g.gpu = "h100-sxm";
+    g.m = g.n = g.k = size;
+    all.push_back(g);
+  }
+  for (double bytes : {1e6, 4e6, 2e6}) {
+    Measurement c;
+    c.kind = "collective";
+    c.gpu = "h100-sxm";
+    c.collective = "allgather";
+    c.ranks = 8;
+    c.bytes = bytes;
+    all.push_back(c);
+  }
+  all.push_back(composite("dtp", "chain", 64, 64, 64, 8));
+  const std::vector<Measurement> small = calibrate::fit_set(all, calibrate::Holdout::kSize);
+  // GEMMs: 3 of 5 (512, 1024, 2048); all-gathers: 2 of 3 (1 MB, 2 MB); composites never.
+  REQUIRE(small.size() == 5);
+  CHECK(small[0].bytes == 1e6);
+  CHECK(small[1].bytes == 2e6);
+  CHECK(small[2].m == 512);
+  CHECK(small[4].m == 2048);
+  CHECK(calibrate::fit_set(all, calibrate::Holdout::kKind).size() == 8);
+  CHECK_THROWS_WITH(calibrate::parse_holdout("random"), "--holdout random: valid: none, kind, size");
+}
