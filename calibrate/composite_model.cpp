@@ -109,8 +109,8 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
       b.gemm("gemm", shape, {ag});
     } else {
       const model::OpId gemm = b.gemm("gemm", shape, {});
-      b.collective("reducescatter", model::CollectiveKind::kReduceScatter,
-                   static_cast<double>(m.m * m.n) * kBf16Bytes, "", {gemm});
+      b.collective("reducescatter", model::CollectiveKind::kReduceScatter, static_cast<double>(m.m * m.n) * kBf16Bytes,
+                   "", {gemm});
     }
   }
   CompositePrediction p;
@@ -144,7 +144,8 @@ double simulate_chain(const Measurement& m, int delta, const sim::CostModel& cos
     }
   }
   for (int j = std::max(0, m.modules + 1 - delta); delta > 0 && j < m.modules; ++j) {
-    b.memory("tail.add_late" + std::to_string(j), 3 * state, state, 2 * elements, "", {reduced[static_cast<size_t>(j)]});
+    b.memory("tail.add_late" + std::to_string(j), 3 * state, state, 2 * elements, "",
+             {reduced[static_cast<size_t>(j)]});
   }
   return sim::simulate(graph, cost, options).makespan_s;
 }

@@ -16,8 +16,8 @@ namespace tpsim::calibrate {
 struct CompositeRow {
   Measurement measured;
   CompositePrediction predicted;
-  double time_error_pct = 0;     // 100 (predicted / measured - 1)
-  double speedup_error_pp = 0;   // 100 (predicted speedup - measured speedup)
+  double time_error_pct = 0;    // 100 (predicted / measured - 1)
+  double speedup_error_pp = 0;  // 100 (predicted speedup - measured speedup)
 };
 
 struct CompositeValidation {

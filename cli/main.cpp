@@ -1,4 +1,4 @@
-// The tpsim command line: run, sweep, merge, plot, predict, calibrate and validate (see --help of each).
+// The tpsim command line: run, sweep, merge, plot, predict, calibrate, validate and shard (see --help of each).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +11,7 @@
 #include "cli/predict_command.hpp"
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
+#include "cli/shard_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "model/input_error.hpp"
@@ -181,6 +182,29 @@ int main(int argc, char** argv) {
   validate_app->add_option("--measured-on", validate.measured_on, "GPU preset the measurements ran on");
   validate_app->add_option("--json", validate.json_out, "Also write the results as JSON (- for stdout)");
 
+  tpsim::cli::ShardLayoutOptions shard_layout;
+  CLI::App* shard_app = app.add_subcommand("shard", "DTP layouts: which KV groups and FFN neurons share a device");
+  shard_app->require_subcommand(1);
+  CLI::App* layout_app = shard_app->add_subcommand(
+      "layout", "Maximise the co-located affinity of an affinity file (exact balanced assignments, coordinate ascent)");
+  layout_app->add_option("affinity", shard_layout.affinity, "Affinity safetensors (up.{i} [G, I], down.{i} [I, G])")
+      ->required()
+      ->check(CLI::ExistingFile);
+  layout_app->add_option("--devices", shard_layout.request.devices, "Devices (TP degree)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  layout_app->add_flag("--minimise", shard_layout.request.minimise, "Write the anti-optimised layout instead");
+  layout_app->add_flag("--raw", shard_layout.request.raw, "Keep raw affinity units (default: unit mass per table)");
+  layout_app->add_option("--seed", shard_layout.request.seed, "First seed of the random layouts")
+      ->capture_default_str();
+  layout_app->add_option("--random-seeds", shard_layout.request.random_seeds, "Random layouts to compare with")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  layout_app->add_option("--restarts", shard_layout.request.restarts, "Extra optimiser starts from random layouts")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  layout_app->add_option("-o,--out", shard_layout.out, "Layout JSON, or - for stdout")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -196,6 +220,7 @@ int main(int argc, char** argv) {
     if (convert_app->parsed()) return tpsim::cli::calibrate_convert(convert_dir, convert_out);
     if (report_app->parsed()) return tpsim::cli::calibrate_report(report);
     if (validate_app->parsed()) return tpsim::cli::run_validate(validate);
+    if (layout_app->parsed()) return tpsim::cli::run_shard_layout(shard_layout);
     if (calibrate_app->parsed()) {
       if (calibrate.files.empty()) {
         throw tpsim::InputError("tpsim calibrate needs measurement files (or the convert / report subcommands)");

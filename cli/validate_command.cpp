@@ -17,7 +17,8 @@ sim::CostProfile choose_profile(const ValidateOptions& o, const std::vector<cali
                                 calibrate::Holdout holdout, std::string* described) {
   if (holdout != calibrate::Holdout::kNone) {
     const std::vector<calibrate::Measurement> fit_on = calibrate::fit_set(all, holdout);
-    if (fit_on.empty()) throw InputError("--holdout " + o.holdout + ": no single-op points (gemm, collective, memcpy) to fit");
+    if (fit_on.empty())
+      throw InputError("--holdout " + o.holdout + ": no single-op points (gemm, collective, memcpy) to fit");
     const std::string gpu = o.measured_on.empty() ? measured_gpu(fit_on) : o.measured_on;
     *described = "fitted on " + std::to_string(fit_on.size()) + " single-op points (" + o.holdout + " holdout)";
     return calibrate::fit_profile(fit_on, gpu_preset(gpu, "--measured-on")).profile;
@@ -45,8 +46,9 @@ int run_validate(const ValidateOptions& o) {
       all, [&](const std::string& gpu) { return sim::CostModel(gpu_preset(gpu, "measurement gpu"), profile); },
       options);
   if (v.rows.empty() && v.skipped.empty()) {
-    throw InputError("no composite measurements (overlap, async_tp, dtp) in the files: tpsim-real overlap, async-tp "
-                     "and dtp write them");
+    throw InputError(
+        "no composite measurements (overlap, async_tp, dtp) in the files: tpsim-real overlap, async-tp "
+        "and dtp write them");
   }
   if (!o.json_out.empty()) {
     nlohmann::ordered_json j = calibrate::composite_json(v);

@@ -11,8 +11,7 @@ using calibrate::Measurement;
 
 namespace {
 
-Measurement composite(const std::string& kind, const std::string& pattern, int64_t m, int64_t n, int64_t k,
-                      int ranks) {
+Measurement composite(const std::string& kind, const std::string& pattern, int64_t m, int64_t n, int64_t k, int ranks) {
   Measurement x;
   x.kind = kind;
   x.gpu = "h100-sxm";
@@ -66,8 +65,8 @@ TEST_CASE("validate reports zero error on measurements the simulator made with t
   const sim::CostModel cost = test::h100_cost();
   const sim::EngineOptions options{4e-6};
   const std::vector<Measurement> measured = simulated_measurements(cost, options);
-  const calibrate::CompositeValidation v =
-      calibrate::validate_composites(measured, [&](const std::string&) { return cost; }, options);
+  const calibrate::CompositeValidation v = calibrate::validate_composites(
+      measured, [&](const std::string&) { return cost; }, options);
   REQUIRE(v.rows.size() == measured.size());
   CHECK(v.skipped.empty());
   CHECK(v.max_abs_time_error_pct == Approx(0).margin(1e-9));
@@ -79,8 +78,8 @@ TEST_CASE("measurements 25% slower give a -20% time error and the matching speed
   const sim::EngineOptions options{};
   std::vector<Measurement> measured = simulated_measurements(cost, options);
   for (Measurement& m : measured) m.median_s *= 1.25;  // baseline unchanged: the speedup drops by 1/1.25
-  const calibrate::CompositeValidation v =
-      calibrate::validate_composites(measured, [&](const std::string&) { return cost; }, options);
+  const calibrate::CompositeValidation v = calibrate::validate_composites(
+      measured, [&](const std::string&) { return cost; }, options);
   for (const calibrate::CompositeRow& r : v.rows) {
     CHECK(r.time_error_pct == Approx(100 * (1 / 1.25 - 1)));
     const double predicted = r.predicted.speedup();

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "cli/cli_support.hpp"
+#include "shard/affinity.hpp"
+#include "shard/shard_support.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;
@@ -167,4 +169,27 @@ TEST_CASE("tpsim validate prints measured against predicted for composites, and 
   const auto none = test::run_tpsim("validate calibrate/data/measurements/gemm_h100_bf16.jsonl");
   CHECK(none.exit_code == 2);
   CHECK(none.err.find("no composite measurements") != std::string::npos);
+}
+
+TEST_CASE("tpsim shard layout writes a balanced layout with its objective beside the baselines") {
+  const std::string affinity = (std::filesystem::temp_directory_path() / "tpsim_cli_affinity.safetensors").string();
+  const std::string out = (std::filesystem::temp_directory_path() / "tpsim_cli_layout.json").string();
+  tpsim::shard::write_affinity(affinity, tpsim::test::random_tables(3, 4, 16, 5));
+  const auto r = test::run_tpsim("shard layout " + affinity + " --devices 2 --random-seeds 4 -o " + out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("layout over 2 devices: optimised") != std::string::npos);
+  const auto j = nlohmann::json::parse(test::read_file(out));
+  CHECK(j["objective"]["optimised"].get<double>() >= j["objective"]["random"]["max"].get<double>());
+  CHECK(j["objective"]["random"]["min"].get<double>() >= j["objective"]["anti_optimised"].get<double>());
+  REQUIRE(j["layout"].size() == 3);
+  for (const auto& layer : j["layout"]) {
+    REQUIRE(layer["devices"].size() == 2);
+    for (const auto& device : layer["devices"]) {
+      CHECK(device["kv_groups"].size() == 2);
+      CHECK(device["neurons"].size() == 8);
+    }
+  }
+  const auto bad = test::run_tpsim("shard layout " + affinity + " --devices 3");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--devices 3 must divide the 4 KV groups and the 16 neurons") != std::string::npos);
 }
