@@ -205,6 +205,36 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   layout_app->add_option("-o,--out", shard_layout.out, "Layout JSON, or - for stdout")->capture_default_str();
 
+  tpsim::cli::ShardAffinityOptions shard_affinity;
+  CLI::App* affinity_app =
+      shard_app->add_subcommand("affinity", "Affinity statistics of a checkpoint over calibration tokens (CPU)");
+  affinity_app->add_option("checkpoint", shard_affinity.checkpoint, "Folder with config.json and model.safetensors")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  affinity_app->add_option("--tokens", shard_affinity.tokens, "Calibration token ids: little-endian uint32")
+      ->required()
+      ->check(CLI::ExistingFile);
+  affinity_app->add_flag("--text", shard_affinity.text,
+                         "--tokens is a text file; its bytes are the token ids (no tokenizer: a byte fallback)");
+  affinity_app->add_option("--seq-len", shard_affinity.sequence_length, "Tokens per causal sequence")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  affinity_app->add_option("--max-tokens", shard_affinity.max_tokens, "Use at most this many tokens (0: all)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  affinity_app->add_option("-o,--out", shard_affinity.out, "Affinity safetensors")->required();
+  tpsim::cli::ShardApplyOptions shard_apply;
+  CLI::App* apply_app =
+      shard_app->add_subcommand("apply", "Permute a checkpoint so each device's TP shard holds its layout's share");
+  apply_app->add_option("checkpoint", shard_apply.checkpoint, "Folder with config.json and model.safetensors")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  apply_app->add_option("layout", shard_apply.layout, "Layout JSON from tpsim shard layout")
+      ->required()
+      ->check(CLI::ExistingFile);
+  apply_app->add_option("-o,--out", shard_apply.out, "Output folder (config.json, model.safetensors in float32)")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -221,6 +251,8 @@ int main(int argc, char** argv) {
     if (report_app->parsed()) return tpsim::cli::calibrate_report(report);
     if (validate_app->parsed()) return tpsim::cli::run_validate(validate);
     if (layout_app->parsed()) return tpsim::cli::run_shard_layout(shard_layout);
+    if (affinity_app->parsed()) return tpsim::cli::run_shard_affinity(shard_affinity);
+    if (apply_app->parsed()) return tpsim::cli::run_shard_apply(shard_apply);
     if (calibrate_app->parsed()) {
       if (calibrate.files.empty()) {
         throw tpsim::InputError("tpsim calibrate needs measurement files (or the convert / report subcommands)");

@@ -1,6 +1,8 @@
-// `tpsim shard layout`: an affinity file in, a DTP layout (JSON) out.
+// `tpsim shard affinity | layout | apply`: affinity statistics of a checkpoint, a DTP layout from
+// them, and the checkpoint permuted to that layout.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "shard/layout_report.hpp"
@@ -14,5 +16,24 @@ struct ShardLayoutOptions {
 };
 
 int run_shard_layout(const ShardLayoutOptions& options);
+
+struct ShardAffinityOptions {
+  std::string checkpoint;  // folder with config.json and the safetensors weights
+  std::string tokens;
+  bool text = false;
+  int sequence_length = 256;
+  int64_t max_tokens = 0;
+  std::string out;
+};
+
+int run_shard_affinity(const ShardAffinityOptions& options);
+
+struct ShardApplyOptions {
+  std::string checkpoint;
+  std::string layout;
+  std::string out;  // a folder
+};
+
+int run_shard_apply(const ShardApplyOptions& options);
 
 }  // namespace tpsim::cli

@@ -18,12 +18,12 @@ struct AffinityTables {
   std::vector<std::vector<double>> down;  // [layers - 1] of I x G, row-major
 
   double up_at(int layer, int group, int neuron) const {
-    return up[static_cast<size_t>(layer)][static_cast<size_t>(group) * static_cast<size_t>(neurons) +
-                                          static_cast<size_t>(neuron)];
+    return up[static_cast<size_t>(layer)]
+             [static_cast<size_t>(group) * static_cast<size_t>(neurons) + static_cast<size_t>(neuron)];
   }
   double down_at(int layer, int neuron, int group) const {
-    return down[static_cast<size_t>(layer)][static_cast<size_t>(neuron) * static_cast<size_t>(kv_groups) +
-                                            static_cast<size_t>(group)];
+    return down[static_cast<size_t>(layer)]
+               [static_cast<size_t>(neuron) * static_cast<size_t>(kv_groups) + static_cast<size_t>(group)];
   }
 };
 

@@ -89,7 +89,8 @@ std::vector<int> balanced_assignment(const std::vector<double>& gain, int items,
     }
     int end = -1;
     for (int d = 0; d < devices; ++d) {
-      if (count[static_cast<size_t>(d)] < capacity && (end < 0 || best[static_cast<size_t>(d)] > best[static_cast<size_t>(end)])) {
+      if (count[static_cast<size_t>(d)] < capacity &&
+          (end < 0 || best[static_cast<size_t>(d)] > best[static_cast<size_t>(end)])) {
         end = d;
       }
     }
@@ -110,7 +111,8 @@ std::vector<int> balanced_assignment(const std::vector<double>& gain, int items,
 
 double assignment_gain(const std::vector<double>& gain, const std::vector<int>& device_of, int devices) {
   double total = 0;
-  for (size_t i = 0; i < device_of.size(); ++i) total += gain[i * static_cast<size_t>(devices) + static_cast<size_t>(device_of[i])];
+  for (size_t i = 0; i < device_of.size(); ++i)
+    total += gain[i * static_cast<size_t>(devices) + static_cast<size_t>(device_of[i])];
   return total;
 }
 

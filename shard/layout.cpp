@@ -19,7 +19,8 @@ std::vector<int> contiguous(int items, int devices) {
 // Fisher-Yates with the raw 64-bit engine (std::shuffle's draws differ between standard libraries).
 std::vector<int> shuffled(int items, int devices, std::mt19937_64& engine) {
   std::vector<int> out = contiguous(items, devices);
-  for (int i = items - 1; i > 0; --i) std::swap(out[static_cast<size_t>(i)], out[engine() % static_cast<uint64_t>(i + 1)]);
+  for (int i = items - 1; i > 0; --i)
+    std::swap(out[static_cast<size_t>(i)], out[engine() % static_cast<uint64_t>(i + 1)]);
   return out;
 }
 
@@ -80,7 +81,8 @@ std::vector<int> best_neurons(const AffinityTables& t, const Layout& l, int laye
     double* row = &gain[static_cast<size_t>(n) * static_cast<size_t>(D)];
     for (int g = 0; g < t.kv_groups; ++g) {
       row[heads[static_cast<size_t>(g)]] += sign * t.up_at(layer, g, n);
-      if (has_next) row[l.head_device[static_cast<size_t>(layer + 1)][static_cast<size_t>(g)]] += sign * t.down_at(layer, n, g);
+      if (has_next)
+        row[l.head_device[static_cast<size_t>(layer + 1)][static_cast<size_t>(g)]] += sign * t.down_at(layer, n, g);
     }
   }
   return balanced_assignment(gain, t.neurons, D);
@@ -95,7 +97,8 @@ std::vector<int> best_heads(const AffinityTables& t, const Layout& l, int layer,
     for (int n = 0; n < t.neurons; ++n) {
       row[neurons[static_cast<size_t>(n)]] += sign * t.up_at(layer, g, n);
       if (layer > 0) {
-        row[l.neuron_device[static_cast<size_t>(layer - 1)][static_cast<size_t>(n)]] += sign * t.down_at(layer - 1, n, g);
+        row[l.neuron_device[static_cast<size_t>(layer - 1)][static_cast<size_t>(n)]] +=
+            sign * t.down_at(layer - 1, n, g);
       }
     }
   }

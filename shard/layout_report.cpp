@@ -62,11 +62,12 @@ LayoutReport plan_layout(const AffinityTables& raw_tables, const LayoutRequest& 
   objective[r.minimise ? "optimised" : "anti_optimised"] = opposite.objective;
   objective["contiguous"] = layout_objective(tables, contiguous);
   if (!random.empty()) {
-    objective["random"] = {{"seeds", random.size()},
-                           {"first_seed", r.seed},
-                           {"mean", std::accumulate(random.begin(), random.end(), 0.0) / static_cast<double>(random.size())},
-                           {"min", *std::min_element(random.begin(), random.end())},
-                           {"max", *std::max_element(random.begin(), random.end())}};
+    objective["random"] = {
+        {"seeds", random.size()},
+        {"first_seed", r.seed},
+        {"mean", std::accumulate(random.begin(), random.end(), 0.0) / static_cast<double>(random.size())},
+        {"min", *std::min_element(random.begin(), random.end())},
+        {"max", *std::max_element(random.begin(), random.end())}};
   }
   j["objective"] = objective;
   j["sweeps"] = chosen.history;

@@ -75,7 +75,8 @@ SafetensorsFile read_safetensors(const std::string& path) {
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   uint64_t header_size = 0;
   if (bytes.size() < 8) throw InputError(path + ": not a safetensors file (shorter than its 8-byte header length)");
-  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
+  for (int i = 7; i >= 0; --i)
+    header_size = (header_size << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
   if (header_size > bytes.size() - 8) throw InputError(path + ": not a safetensors file (header length past the end)");
   nlohmann::json header;
   try {

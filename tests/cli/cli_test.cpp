@@ -7,6 +7,8 @@
 
 #include "cli/cli_support.hpp"
 #include "shard/affinity.hpp"
+#include "shard/apply_layout.hpp"
+#include "shard/checkpoint_support.hpp"
 #include "shard/shard_support.hpp"
 
 using namespace tpsim;
@@ -192,4 +194,34 @@ TEST_CASE("tpsim shard layout writes a balanced layout with its objective beside
   const auto bad = test::run_tpsim("shard layout " + affinity + " --devices 3");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--devices 3 must divide the 4 KV groups and the 16 neurons") != std::string::npos);
+}
+
+TEST_CASE("tpsim shard affinity, layout and apply chain into a permuted checkpoint with the same logits") {
+  namespace fs = std::filesystem;
+  const std::string dir = test::write_tiny_checkpoint("tpsim_cli_tiny", test::TinyModel{}, 21);
+  const fs::path tmp = fs::temp_directory_path();
+  const std::string tokens = (tmp / "tpsim_cli_tokens.bin").string(),
+                    affinity = (tmp / "tpsim_cli_aff.safetensors").string(),
+                    layout = (tmp / "tpsim_cli_layout2.json").string(), out = (tmp / "tpsim_cli_permuted").string();
+  {
+    std::ofstream file(tokens, std::ios::binary);
+    for (uint32_t t = 0; t < 64; ++t) {
+      const uint32_t id = (t * 11 + 2) % 40;
+      file.write(reinterpret_cast<const char*>(&id), 4);  // little-endian hosts
+    }
+  }
+  const auto a = test::run_tpsim("shard affinity " + dir + " --tokens " + tokens + " --seq-len 16 -o " + affinity);
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.out.find("over 64 tokens") != std::string::npos);
+  REQUIRE(test::run_tpsim("shard layout " + affinity + " --devices 2 -o " + layout).exit_code == 0);
+  const auto applied = test::run_tpsim("shard apply " + dir + " " + layout + " -o " + out);
+  REQUIRE(applied.exit_code == 0);
+  CHECK(applied.out.find("logits unchanged") != std::string::npos);
+  const auto original = tpsim::shard::read_checkpoint(dir), permuted = tpsim::shard::read_checkpoint(out);
+  CHECK(tpsim::shard::logit_difference(original, permuted) < 1e-5);
+
+  std::ofstream(tokens + ".odd", std::ios::binary) << "12345";
+  const auto bad = test::run_tpsim("shard affinity " + dir + " --tokens " + tokens + ".odd -o " + affinity + ".x");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("not a whole number of uint32 token ids") != std::string::npos);
 }

@@ -36,14 +36,16 @@ double brute_force(const std::vector<double>& gain, int items, int devices) {
 std::vector<double> random_gain(int items, int devices, uint64_t seed, bool integers) {
   std::mt19937_64 engine(seed);
   std::vector<double> gain(static_cast<size_t>(items * devices));
-  for (double& g : gain) g = integers ? static_cast<double>(engine() % 4) : std::uniform_real_distribution<>(-1, 1)(engine);
+  for (double& g : gain)
+    g = integers ? static_cast<double>(engine() % 4) : std::uniform_real_distribution<>(-1, 1)(engine);
   return gain;
 }
 
 }  // namespace
 
 TEST_CASE("the balanced assignment equals brute force for 2, 3 and 4 devices, ties included") {
-  for (const auto& [items, devices] : std::vector<std::pair<int, int>>{{8, 2}, {12, 2}, {9, 3}, {12, 3}, {8, 4}, {12, 4}}) {
+  for (const auto& [items, devices] :
+       std::vector<std::pair<int, int>>{{8, 2}, {12, 2}, {9, 3}, {12, 3}, {8, 4}, {12, 4}}) {
     for (uint64_t seed = 1; seed <= 25; ++seed) {
       for (bool integers : {false, true}) {
         const std::vector<double> gain = random_gain(items, devices, seed * 31 + items, integers);
@@ -61,9 +63,8 @@ TEST_CASE("with two devices the balanced assignment is a sort by the gain differ
   const std::vector<double> gain = random_gain(items, 2, 7, false);
   std::vector<int> order(items);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return gain[2 * a] - gain[2 * a + 1] > gain[2 * b] - gain[2 * b + 1];
-  });
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return gain[2 * a] - gain[2 * a + 1] > gain[2 * b] - gain[2 * b + 1]; });
   std::vector<int> sorted(items, 1);
   for (int i = 0; i < items / 2; ++i) sorted[order[i]] = 0;
   CHECK(assignment_gain(gain, balanced_assignment(gain, items, 2), 2) == Approx(assignment_gain(gain, sorted, 2)));
