@@ -47,8 +47,9 @@ void add_up(const Checkpoint& c, const LayerWeights& l, const LayerTrace& tr, st
     const Matrix d_gate_first = scaled * l.gate.transpose();
     const Matrix d_up_first = scaled * l.up.transpose();
     Eigen::VectorXf along(T);  // (x . c) / (D r^2)
-    for (int64_t t = 0; t < T; ++t) along(t) = tr.x_mlp.row(t).dot(contribution.row(t)) / (static_cast<float>(D) * r(t) * r(t));
-    // Each neuron's sum over tokens is independent of the others': split the neurons over threads.
+    for (int64_t t = 0; t < T; ++t)
+      along(t) = tr.x_mlp.row(t).dot(contribution.row(t)) / (static_cast<float>(D) * r(t) * r(t));
+      // Each neuron's sum over tokens is independent of the others': split the neurons over threads.
 #pragma omp parallel for schedule(static)
     for (int64_t n = 0; n < I; ++n) {
       double sum = 0;
@@ -141,7 +142,8 @@ AffinityTables affinity_statistics(const Checkpoint& c, const std::vector<int>& 
     const LayerWeights& next = c.layers[static_cast<size_t>(i + 1)];
     for (int64_t g = 0; g < G; ++g) {
       const Matrix w = group_qkv(next, a, g).array().rowwise() * next.input_norm.transpose().array();
-      b_norm2[static_cast<size_t>(i)].push_back((w * c.layers[static_cast<size_t>(i)].down).colwise().squaredNorm().transpose());
+      b_norm2[static_cast<size_t>(i)].push_back(
+          (w * c.layers[static_cast<size_t>(i)].down).colwise().squaredNorm().transpose());
     }
   }
   std::vector<LayerTrace> traces;

@@ -45,7 +45,8 @@ std::vector<int> devices_of(const nlohmann::json& devices, const std::string& ke
     const auto& items = devices[d].at(key);
     if (static_cast<int64_t>(items.size()) * static_cast<int64_t>(devices.size()) != count) {
       throw InputError(where + ": device " + std::to_string(d) + " holds " + std::to_string(items.size()) +
-                       ", a balanced layout gives each " + std::to_string(count / static_cast<int64_t>(devices.size())));
+                       ", a balanced layout gives each " +
+                       std::to_string(count / static_cast<int64_t>(devices.size())));
     }
     for (const auto& item : items) {
       const int64_t i = item.get<int64_t>();
@@ -63,7 +64,8 @@ std::vector<int> devices_of(const nlohmann::json& devices, const std::string& ke
 Layout read_layout_json(const std::string& path, const Checkpoint& c) {
   std::ifstream in(path);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("layout")) throw InputError(path + ": not a layout file (from tpsim shard layout)");
+  if (j.is_discarded() || !j.contains("layout"))
+    throw InputError(path + ": not a layout file (from tpsim shard layout)");
   const auto& layers = j["layout"];
   if (static_cast<int64_t>(layers.size()) != c.arch.layers) {
     throw InputError(path + ": " + std::to_string(layers.size()) + " layers, the checkpoint has " +

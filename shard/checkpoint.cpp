@@ -3,8 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/hf_config.hpp"
 #include "model/input_error.hpp"
@@ -135,10 +135,14 @@ void write_checkpoint(const std::string& dir, const Checkpoint& c, const std::st
   for (size_t i = 0; i < c.layers.size(); ++i) {
     const LayerWeights& l = c.layers[i];
     const std::string p = "model.layers." + std::to_string(i) + ".";
-    for (const auto& [name, m] : std::vector<std::pair<std::string, const Matrix*>>{
-             {"self_attn.q_proj.weight", &l.q}, {"self_attn.k_proj.weight", &l.k}, {"self_attn.v_proj.weight", &l.v},
-             {"self_attn.o_proj.weight", &l.o}, {"mlp.gate_proj.weight", &l.gate}, {"mlp.up_proj.weight", &l.up},
-             {"mlp.down_proj.weight", &l.down}}) {
+    for (const auto& [name, m] :
+         std::vector<std::pair<std::string, const Matrix*>>{{"self_attn.q_proj.weight", &l.q},
+                                                            {"self_attn.k_proj.weight", &l.k},
+                                                            {"self_attn.v_proj.weight", &l.v},
+                                                            {"self_attn.o_proj.weight", &l.o},
+                                                            {"mlp.gate_proj.weight", &l.gate},
+                                                            {"mlp.up_proj.weight", &l.up},
+                                                            {"mlp.down_proj.weight", &l.down}}) {
       put(p + name, *m, {m->rows(), m->cols()});
     }
     put(p + "input_layernorm.weight", l.input_norm, {l.input_norm.size()});

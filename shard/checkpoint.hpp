@@ -17,12 +17,12 @@ using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMa
 using Vector = Eigen::VectorXf;
 
 struct LayerWeights {
-  Matrix q, k, v, o;        // q [H hd, D], k and v [KV hd, D], o [D, H hd]
-  Matrix gate, up, down;    // gate and up [I, D], down [D, I]
-  Vector input_norm;        // [D] before attention
-  Vector post_norm;         // [D] before the FFN
-  std::optional<Vector> q_norm, k_norm;                 // [hd] (Qwen3)
-  std::optional<Vector> q_bias, k_bias, v_bias;         // (Qwen2)
+  Matrix q, k, v, o;                             // q [H hd, D], k and v [KV hd, D], o [D, H hd]
+  Matrix gate, up, down;                         // gate and up [I, D], down [D, I]
+  Vector input_norm;                             // [D] before attention
+  Vector post_norm;                              // [D] before the FFN
+  std::optional<Vector> q_norm, k_norm;          // [hd] (Qwen3)
+  std::optional<Vector> q_bias, k_bias, v_bias;  // (Qwen2)
 };
 
 struct Checkpoint {
@@ -30,8 +30,8 @@ struct Checkpoint {
   double rms_eps = 1e-6;
   double rope_theta = 10000;
   bool tied_embeddings = false;
-  Matrix embed;   // [V, D]
-  Matrix lm_head; // [V, D] (a copy of embed when tied)
+  Matrix embed;    // [V, D]
+  Matrix lm_head;  // [V, D] (a copy of embed when tied)
   Vector final_norm;
   std::vector<LayerWeights> layers;
 };

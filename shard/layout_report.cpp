@@ -34,20 +34,20 @@ LayoutReport plan_layout(const AffinityTables& raw_tables, const LayoutRequest& 
   for (int s = 0; s < r.random_seeds; ++s) {
     random.push_back(layout_objective(tables, random_layout(tables, r.devices, r.seed + static_cast<uint64_t>(s))));
   }
-  auto search = [&](bool minimise) {
+  auto search = [&](bool minimise, int restarts) {
     // Maximising starts from the layer-wise co-clustering, minimising from the contiguous layout.
-    constexpr int kStartsPerLayer = 4;
+    constexpr int kStartsPerLayer = 2;
     const Layout first = minimise ? contiguous : layerwise_start(tables, r.devices, r.seed, kStartsPerLayer);
     OptimisedLayout best = optimise_layout(tables, first, minimise);
-    for (int k = 0; k < r.restarts; ++k) {
+    for (int k = 0; k < restarts; ++k) {
       const Layout start = random_layout(tables, r.devices, r.seed + static_cast<uint64_t>(r.random_seeds + k));
       OptimisedLayout candidate = optimise_layout(tables, start, minimise);
       if (minimise ? candidate.objective < best.objective : candidate.objective > best.objective) best = candidate;
     }
     return best;
   };
-  const OptimisedLayout chosen = search(r.minimise);
-  const OptimisedLayout opposite = search(!r.minimise);
+  const OptimisedLayout chosen = search(r.minimise, r.restarts);
+  const OptimisedLayout opposite = search(!r.minimise, 0);  // a reference point: one start
 
   LayoutReport report{chosen.layout, {}};
   nlohmann::ordered_json& j = report.json;

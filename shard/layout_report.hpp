@@ -18,7 +18,7 @@ struct LayoutRequest {
   int random_seeds = 16;
   // Extra optimiser starts from random layouts; the best is kept. Coordinate ascent from the contiguous
   // layout alone can stall (tests show a planted optimum it misses and a few restarts find).
-  int restarts = 4;
+  int restarts = 2;
 };
 
 struct LayoutReport {

@@ -68,7 +68,8 @@ TEST_CASE("the first-order up score matches removing a small group contribution 
   forward(c, tokens, &traces, false);
   const LayerTrace& tr = traces[0];
   const LayerWeights& l = c.layers[0];
-  const Matrix contribution = tr.attn.middleCols(group * width, width) * l.o.middleCols(group * width, width).transpose();
+  const Matrix contribution =
+      tr.attn.middleCols(group * width, width) * l.o.middleCols(group * width, width).transpose();
   const Matrix ablated = rms_norm(tr.x_mlp - contribution, l.post_norm, c.rms_eps);
   const Matrix change = silu_times(ablated * l.gate.transpose(), ablated * l.up.transpose()) - tr.act;
   for (int64_t n = 0; n < m.intermediate; ++n) {
