@@ -62,7 +62,8 @@ std::vector<int> balanced_assignment(const std::vector<double>& gain, int items,
     // Longest path: x placed on some device, then a chain of moves, ending on a device with room.
     std::vector<double> best(static_cast<size_t>(devices));
     std::vector<int> from(static_cast<size_t>(devices), -1), moved(static_cast<size_t>(devices), -1);
-    for (int d = 0; d < devices; ++d) best[static_cast<size_t>(d)] = gain[static_cast<size_t>(x * devices + d)];
+    const size_t row = static_cast<size_t>(x) * static_cast<size_t>(devices);
+    for (int d = 0; d < devices; ++d) best[static_cast<size_t>(d)] = gain[row + static_cast<size_t>(d)];
     // Bellman-Ford rounds, relaxing only from the devices whose value changed in the round before.
     std::vector<char> changed(static_cast<size_t>(devices), 1), next(static_cast<size_t>(devices), 0);
     for (int round = 1; round < devices; ++round) {
