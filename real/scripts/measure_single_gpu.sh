@@ -39,7 +39,11 @@ cmake --build "$build" -j "$(nproc)" >"$out/build.txt"
 real="$build/real/tpsim-real"
 echo "== built $real"
 
-status=0
+echo "== GPU check: every single-GPU subcommand on small problems, results checked"
+"$build/real/tpsim_real_gpu_check" "$out/gpu_check" >"$out/gpu_check.txt" 2>&1 || status_check=$?
+cat "$out/gpu_check.txt"
+
+status=${status_check:-0}
 measure() {  # name, then tpsim-real arguments
   local name="$1"
   shift
