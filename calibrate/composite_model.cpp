@@ -13,21 +13,16 @@ namespace {
 
 constexpr double kBf16Bytes = 2.0;
 
-model::CollectiveKind collective_kind(const std::string& name) {
-  if (name == "allreduce") return model::CollectiveKind::kAllReduce;
-  return name == "allgather" ? model::CollectiveKind::kAllGather : model::CollectiveKind::kReduceScatter;
-}
-
 bool is_collective(const std::string& pattern) {
-  return pattern == "allreduce" || pattern == "allgather" || pattern == "reducescatter" || pattern == "alltoall" ||
-         pattern == "sendrecv";
+  return model::collective_kind_named(pattern).has_value();
 }
 
 // The overlap partner as real/ runs it: a copy-engine copy within the GPU, a memory-bound SM kernel,
 // a copy-engine peer copy, or an NCCL collective.
 model::OpId add_partner(model::ProgramBuilder& b, const Measurement& m) {
   if (m.pattern == "memcpy_peer") return b.exchange("partner", 1, -1, m.bytes, model::Transport::kCopyEngine, "", {});
-  if (is_collective(m.pattern)) return b.collective("partner", collective_kind(m.pattern), m.bytes, "", {});
+  if (is_collective(m.pattern))
+    return b.collective("partner", *model::collective_kind_named(m.pattern), m.bytes, "", {});
   model::Op op;
   op.name = "partner";
   op.kind = model::OpKind::kMemory;
@@ -155,7 +150,6 @@ double simulate_chain(const Measurement& m, int delta, const sim::CostModel& cos
 std::string composite_not_modelled(const Measurement& m) {
   if (!m.is_composite()) return "not a composite measurement";
   if (m.dtype != "bf16") return "fp8 GEMMs are not modelled yet";
-  if (m.pattern == "alltoall" || m.pattern == "sendrecv") return "all-to-all and send/recv are not modelled yet";
   if (m.kind == "async_tp") {
     if (const std::string why = model::check_chunks(m.chunks, m.ranks); !why.empty()) return why;
     if (m.m % m.chunks != 0 || m.m % m.ranks != 0) return "M does not divide into the chunks";

@@ -1,7 +1,7 @@
 // The simulator's side of a composite measurement (overlap, async_tp, dtp from real/): the same
 // experiment built as rank programs, simulated with a cost model, and its times read off the same way
 // real/ measures them (each part alone, together, the baseline).
-// Not modelled (reported as skipped with the reason): fp8 GEMMs, all-to-all and send/recv partners.
+// Not modelled (reported as skipped with the reason): fp8 GEMMs.
 #pragma once
 
 #include <string>

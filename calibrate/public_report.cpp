@@ -31,11 +31,6 @@ struct Stats {
   }
 };
 
-model::CollectiveKind kind_of(const std::string& name) {
-  if (name == "allreduce") return model::CollectiveKind::kAllReduce;
-  return name == "allgather" ? model::CollectiveKind::kAllGather : model::CollectiveKind::kReduceScatter;
-}
-
 double predict(const Measurement& m, const sim::CostModel& cost, std::string* algorithm) {
   if (m.kind == "gemm") {
     const model::GemmShape s{m.m, m.n, m.k};
@@ -48,7 +43,7 @@ double predict(const Measurement& m, const sim::CostModel& cost, std::string* al
   if (m.algorithm == "ring") builder.set_collective_algorithm(model::CollectiveAlgorithm::kRing);
   if (m.algorithm == "one_shot") builder.set_collective_algorithm(model::CollectiveAlgorithm::kDirect);
   if (m.algorithm == "nvls") builder.set_collective_algorithm(model::CollectiveAlgorithm::kNvls);
-  const model::OpId op = builder.collective("c", kind_of(m.collective), m.bytes, "", {});
+  const model::OpId op = builder.collective("c", *model::collective_kind_named(m.collective), m.bytes, "", {});
   *algorithm = model::to_string(sim::plan_communication(graph.op(op), m.ranks, cost).algorithm);
   return sim::simulate(graph, cost).makespan_s;
 }
@@ -85,7 +80,6 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
   std::map<std::string, std::vector<size_t>> groups;  // "gpu kind collective (as run)" -> points
   for (size_t i = 0; i < measurements.size(); ++i) {
     const Measurement& m = measurements[i];
-    if (m.collective == "alltoall" || m.collective == "sendrecv") continue;           // not modelled yet
     if (m.is_composite() || m.path == "device" || m.path == "copy_kernel") continue;  // not single-op link costs
     std::string key = m.gpu + " " + m.kind;
     if (m.kind == "collective") key += " " + m.collective + " (measured as " + m.algorithm + ")";

@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
   add_target(coll_app);
   coll_app->add_option("--topology", collective_query.topology, "Topology")->capture_default_str();
   coll_app->add_option("--ranks", collective_query.ranks, "GPUs in the group")->capture_default_str();
-  coll_app->add_option("--kind", collective_query.kind, "allreduce, allgather or reducescatter")->capture_default_str();
+  coll_app->add_option("--kind", collective_query.kind, "allreduce, allgather, reducescatter, alltoall or sendrecv")
+      ->capture_default_str();
   coll_app
       ->add_option("--bytes", collective_query.bytes,
                    "Tensor size (all-reduce input, all-gather output, reduce-scatter input): 1048576, 64MiB, 2GB")

@@ -85,15 +85,13 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   model::CollectiveKind kind;
   double bus_factor;
   const double n = q.ranks;
-  if (q.kind == "allreduce") {
-    kind = model::CollectiveKind::kAllReduce;
-    bus_factor = 2.0 * (n - 1) / n;
-  } else if (q.kind == "allgather" || q.kind == "reducescatter") {
-    kind = q.kind == "allgather" ? model::CollectiveKind::kAllGather : model::CollectiveKind::kReduceScatter;
-    bus_factor = (n - 1) / n;
-  } else {
-    throw InputError("--kind " + q.kind + ": valid: allreduce, allgather, reducescatter");
-  }
+  const std::optional<model::CollectiveKind> named = model::collective_kind_named(q.kind);
+  if (!named) throw InputError("--kind " + q.kind + ": valid: allreduce, allgather, reducescatter, alltoall, sendrecv");
+  kind = *named;
+  // nccl-tests' bus factors.
+  bus_factor = kind == model::CollectiveKind::kAllReduce  ? 2.0 * (n - 1) / n
+               : kind == model::CollectiveKind::kSendRecv ? 1.0
+                                                          : (n - 1) / n;
   model::CollectiveAlgorithm algorithm;
   if (q.algorithm == "auto") {
     algorithm = model::CollectiveAlgorithm::kAuto;
@@ -113,6 +111,8 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});
   const double seconds = sim::simulate(graph, cost).makespan_s;
   const sim::CommPlan plan = sim::plan_communication(graph.op(op), q.ranks, cost);
+  const bool point_to_point = kind == model::CollectiveKind::kAllToAll || kind == model::CollectiveKind::kSendRecv;
+  const std::string algorithm_name = point_to_point ? "point_to_point" : model::to_string(plan.algorithm);
   const double algbw = bytes / seconds / 1e9;
   if (target.json) {
     Json j;
@@ -121,7 +121,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     j["ranks"] = q.ranks;
     j["kind"] = q.kind;
     j["bytes"] = bytes;
-    j["algorithm"] = model::to_string(plan.algorithm);
+    j["algorithm"] = algorithm_name;
     j["time_s"] = seconds;
     j["algbw_GBps"] = algbw;
     j["busbw_GBps"] = algbw * bus_factor;
@@ -129,7 +129,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     return 0;
   }
   std::cout << q.kind << " of " << model::format_number("%.0f", bytes) << " bytes over " << q.ranks << " x "
-            << cost.gpu().name << " (" << q.topology << ", " << model::to_string(plan.algorithm)
+            << cost.gpu().name << " (" << q.topology << ", " << algorithm_name
             << "): " << model::format_number("%.3f", seconds * 1e6) << " us, algbw "
             << model::format_number("%.2f", algbw) << " GB/s, busbw "
             << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";

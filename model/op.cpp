@@ -51,8 +51,21 @@ std::string to_string(CollectiveKind kind) {
       return "all_gather";
     case CollectiveKind::kReduceScatter:
       return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
+    case CollectiveKind::kSendRecv:
+      return "send_recv";
   }
   return "all_reduce";
+}
+
+std::optional<CollectiveKind> collective_kind_named(const std::string& name) {
+  if (name == "allreduce") return CollectiveKind::kAllReduce;
+  if (name == "allgather") return CollectiveKind::kAllGather;
+  if (name == "reducescatter") return CollectiveKind::kReduceScatter;
+  if (name == "alltoall") return CollectiveKind::kAllToAll;
+  if (name == "sendrecv") return CollectiveKind::kSendRecv;
+  return std::nullopt;
 }
 
 double wire_bytes_per_rank(const Op& op) {
@@ -60,6 +73,7 @@ double wire_bytes_per_rank(const Op& op) {
   if (op.kind != OpKind::kCollective) return 0.0;
   const double n = op.group_size;
   const double share = (n - 1.0) / n * op.tensor_bytes;
+  if (op.collective == CollectiveKind::kSendRecv) return op.tensor_bytes;
   if (op.collective != CollectiveKind::kAllReduce) return share;
   return op.algorithm == CollectiveAlgorithm::kDirect ? (n - 1.0) * op.tensor_bytes : 2.0 * share;
 }

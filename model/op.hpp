@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,9 @@ enum class OpKind {
 enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2 };
 inline constexpr int kStreamCount = 3;
 
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter };
+// All-to-all: every rank sends a 1/n block of its tensor to each peer; send/recv: every rank sends its
+// whole tensor to the next rank (a ring shift), as nccl-tests' sendrecv_perf does.
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 
 // A dependency on op `op` of rank (this rank + rank_offset) mod tp.
 struct Dep {
@@ -68,6 +71,8 @@ bool is_communication(OpKind kind);
 std::string to_string(OpKind kind);
 std::string to_string(Stream stream);
 std::string to_string(CollectiveKind kind);
+// "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv" (the measurement schema's names).
+std::optional<CollectiveKind> collective_kind_named(const std::string& name);
 
 // Bytes one rank puts on the wire for a communication op (ring all-reduce: 2(n-1)/n of the tensor,
 // ring all-gather and reduce-scatter: (n-1)/n, an exchange step: its message if it sends; a direct

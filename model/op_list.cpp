@@ -40,11 +40,9 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
   }
   if (op.kind == "collective") {
     in.require(node, "collective", context + " (a collective)");
-    const std::string c =
-        in.choice(node["collective"], context + ".collective", {"allreduce", "allgather", "reducescatter"});
-    op.collective = c == "allreduce"   ? CollectiveKind::kAllReduce
-                    : c == "allgather" ? CollectiveKind::kAllGather
-                                       : CollectiveKind::kReduceScatter;
+    const std::string c = in.choice(node["collective"], context + ".collective",
+                                    {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
+    op.collective = *collective_kind_named(c);
     op.stream = Stream::kComm;
     if (node["algorithm"]) {
       const std::string a = in.choice(node["algorithm"], context + ".algorithm", {"auto", "ring", "one_shot", "nvls"});

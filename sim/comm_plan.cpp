@@ -48,6 +48,27 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
   return plan;
 }
 
+// All-to-all (NCCL's grouped send/recv): one step, a 1/n block to and from every peer. Send/recv: one
+// step, the whole tensor to the next rank and from the previous one. Both on NCCL's kernels.
+CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan;
+  plan.algorithm = CollectiveAlgorithm::kDirect;
+  plan.steps = 1;
+  if (op.collective == CollectiveKind::kSendRecv) {
+    plan.send_offsets = {1};
+    plan.recv_offsets = {-1};
+    plan.message_bytes = op.tensor_bytes;
+  } else {
+    for (int p = 1; p < ranks; ++p) {
+      plan.send_offsets.push_back(p);
+      plan.recv_offsets.push_back(-p);
+    }
+    plan.message_bytes = op.tensor_bytes / ranks;
+  }
+  plan.transport = cost.profile().nccl;
+  return plan;
+}
+
 }  // namespace
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
@@ -67,6 +88,9 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     plan.transport = cost.transport(op.transport);
     plan.uses_sms = op.transport == model::Transport::kSm;
     return plan;
+  }
+  if (op.collective == CollectiveKind::kAllToAll || op.collective == CollectiveKind::kSendRecv) {
+    return point_to_point_plan(op, ranks, cost);  // one way to run them, whatever was asked
   }
   const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value();
   switch (op.algorithm) {

@@ -98,3 +98,25 @@ TEST_CASE("a ring runs the low-latency protocol regime for small messages and Si
     CHECK(chosen <= sim::idle_seconds(sim::plan_communication(op, 8, simple), simple) * (1 + 1e-12));
   }
 }
+
+TEST_CASE("an all-to-all sends a 1/n block to every peer at once: latency + (n-1) S/n / (B eff)") {
+  const sim::CostModel cost = test::h100_cost();
+  const auto& nccl = cost.profile().nccl;
+  const double bytes = 256.0 * (1 << 20), link = cost.gpu().nvlink_Bps * nccl.link_efficiency;
+  for (int n : {2, 4, 8}) {
+    const double expected = nccl.step_latency_s + (n - 1) * (bytes / n) / link;
+    CHECK(simulate_collective(cost, n, model::CollectiveKind::kAllToAll, bytes, CollectiveAlgorithm::kAuto) ==
+          Approx(expected).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a send/recv ring shift moves the whole tensor to the next rank: latency + S / (B eff)") {
+  const sim::CostModel cost = test::h100_cost();
+  const auto& nccl = cost.profile().nccl;
+  const double bytes = 64.0 * (1 << 20);
+  const double expected = nccl.step_latency_s + bytes / (cost.gpu().nvlink_Bps * nccl.link_efficiency);
+  for (int n : {2, 8}) {
+    CHECK(simulate_collective(cost, n, model::CollectiveKind::kSendRecv, bytes, CollectiveAlgorithm::kRing) ==
+          Approx(expected).epsilon(1e-6));
+  }
+}
