@@ -64,8 +64,8 @@ int main(int argc, char** argv) {
                              "memcpy_device", "--bytes", "64MiB"},
                             out("overlap.jsonl"));
   for (const auto& o : overlaps) {
-    // Sharing the GPU can only slow the GEMM down (5% below for timing noise).
-    if (o.gemm_overlapped_s < 0.95 * o.gemm_alone_s) {
+    // Sharing the GPU can only slow the GEMM down (10% below allowed: medians of 5 short samples).
+    if (o.gemm_overlapped_s < 0.9 * o.gemm_alone_s) {
       std::cerr << "FAILED: overlap: the GEMM ran faster next to a copy than alone\n";
       ++failures;
     }
