@@ -97,6 +97,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
     const std::vector<RingSample> chosen = subset(samples, index);
     if (name == "nccl") return fit_ring(chosen, link).params;
     if (name == "one_shot") return fit_one_shot(chosen, link).params;
+    if (name == "two_shot") return fit_two_shot(chosen, link).params;
     return fit_nvls(chosen, link).params;
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
@@ -105,6 +106,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
     const double n = s.ranks;
     if (name == "nccl") return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * bw));
     if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
+    if (name == "two_shot") return 2 * (p.step_latency_s + (n - 1) * s.tensor_bytes / (n * bw));
     return p.step_latency_s + s.tensor_bytes / bw;
   };
   out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
@@ -132,7 +134,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   out.profile.gpu = gpu.name;
   out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
   out.profile.host_launch_s = kAssumedHostLaunch_s;
-  std::vector<const Measurement*> gemms, one_shot, nvls, copies;
+  std::vector<const Measurement*> gemms, one_shot, two_shot, nvls, copies;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   for (const Measurement& m : measurements) {
     if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
@@ -142,6 +144,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
     if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
+    if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
   }
   if (!gemms.empty()) {
@@ -161,6 +164,10 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     fit_transport("one_shot", one_shot, gpu, out.profile.one_shot, out);
   } else {
     out.not_fitted.push_back("one_shot");
+  }
+  if (two_shot.size() >= 2) {
+    out.profile.two_shot = sim::TransportParams{};
+    fit_transport("two_shot", two_shot, gpu, *out.profile.two_shot, out);
   }
   if (nvls.size() >= 2) {
     out.profile.nvls = sim::TransportParams{};
@@ -250,6 +257,13 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  link_efficiency: " + model::format_number("%.6g", p.one_shot.link_efficiency) +
        "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
        "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
+  if (p.two_shot) {
+    y += "two_shot:\n  step_latency_us: " + model::format_number("%.6g", p.two_shot->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.two_shot->link_efficiency) +
+         "\n  max_bytes: " + model::format_number("%.0f", p.two_shot_max_bytes) +
+         "\n  source: \"all-reduce points run as two-shot (custom all-reduce kernels); max_bytes as one_shot's\"\n" +
+         fit_block("two_shot");
+  }
   if (p.nvls) {
     y += "nvls:\n  step_latency_us: " + model::format_number("%.6g", p.nvls->step_latency_s * 1e6) +
          "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) +

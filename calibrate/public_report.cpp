@@ -40,9 +40,8 @@ double predict(const Measurement& m, const sim::CostModel& cost, std::string* al
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder builder(graph, 2.0);
   // The algorithm the point was measured with, when the source says; else what tpsim would pick.
-  if (m.algorithm == "ring") builder.set_collective_algorithm(model::CollectiveAlgorithm::kRing);
-  if (m.algorithm == "one_shot") builder.set_collective_algorithm(model::CollectiveAlgorithm::kDirect);
-  if (m.algorithm == "nvls") builder.set_collective_algorithm(model::CollectiveAlgorithm::kNvls);
+  if (const auto algorithm = model::collective_algorithm_named(m.algorithm))
+    builder.set_collective_algorithm(*algorithm);
   const model::OpId op = builder.collective("c", *model::collective_kind_named(m.collective), m.bytes, "", {});
   *algorithm = model::to_string(sim::plan_communication(graph.op(op), m.ranks, cost).algorithm);
   return sim::simulate(graph, cost).makespan_s;

@@ -145,6 +145,14 @@ RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
                          [](const RingSample& s) { return (s.ranks - 1) * s.tensor_bytes; });
 }
 
+RingFit fit_two_shot(const std::vector<RingSample>& samples, double link_Bps) {
+  // Two equal steps: fit one step (half the time), a 1/n block through each of n - 1 peer ports.
+  std::vector<RingSample> halves = samples;
+  for (RingSample& s : halves) s.seconds /= 2;
+  return fit_single_step(halves, link_Bps, "two-shot",
+                         [](const RingSample& s) { return (s.ranks - 1) * s.tensor_bytes / s.ranks; });
+}
+
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps) {
   // Each GPU moves the tensor once each way through the switch.
   return fit_single_step(samples, link_Bps, "NVLS", [](const RingSample& s) { return s.tensor_bytes; });

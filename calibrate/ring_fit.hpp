@@ -44,6 +44,10 @@ double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample
 // reading the whole tensor S from each of its n - 1 peers in one step. Samples may mix rank counts.
 RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);
 
+// Fits a two-shot all-reduce: t = 2 (latency + (n - 1) (S / n) / (link_Bps * efficiency)), a direct
+// reduce-scatter then a direct all-gather. Samples may mix rank counts.
+RingFit fit_two_shot(const std::vector<RingSample>& samples, double link_Bps);
+
 // Fits NVLS all-reduce: t = latency + S / (link_Bps * efficiency), each GPU moving the tensor once
 // each way through the switch.
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps);

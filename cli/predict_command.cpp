@@ -92,18 +92,12 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   bus_factor = kind == model::CollectiveKind::kAllReduce  ? 2.0 * (n - 1) / n
                : kind == model::CollectiveKind::kSendRecv ? 1.0
                                                           : (n - 1) / n;
-  model::CollectiveAlgorithm algorithm;
-  if (q.algorithm == "auto") {
-    algorithm = model::CollectiveAlgorithm::kAuto;
-  } else if (q.algorithm == "ring") {
-    algorithm = model::CollectiveAlgorithm::kRing;
-  } else if (q.algorithm == "one_shot") {
-    algorithm = model::CollectiveAlgorithm::kDirect;
-  } else if (q.algorithm == "nvls") {
-    algorithm = model::CollectiveAlgorithm::kNvls;
-  } else {
-    throw InputError("--algorithm " + q.algorithm + ": valid: auto, ring, one_shot, nvls");
+  const std::optional<model::CollectiveAlgorithm> named_algorithm = model::collective_algorithm_named(q.algorithm);
+  if (!named_algorithm) {
+    throw InputError("--algorithm " + q.algorithm +
+                     ": valid: " + model::join_names(model::collective_algorithm_names()));
   }
+  const model::CollectiveAlgorithm algorithm = *named_algorithm;
   const double bytes = parse_bytes(q.bytes);
   model::LayerGraph graph(q.ranks);
   model::ProgramBuilder builder(graph, 2.0);

@@ -45,11 +45,8 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     op.collective = *collective_kind_named(c);
     op.stream = Stream::kComm;
     if (node["algorithm"]) {
-      const std::string a = in.choice(node["algorithm"], context + ".algorithm", {"auto", "ring", "one_shot", "nvls"});
-      op.algorithm = a == "ring"       ? CollectiveAlgorithm::kRing
-                     : a == "one_shot" ? CollectiveAlgorithm::kDirect
-                     : a == "nvls"     ? CollectiveAlgorithm::kNvls
-                                       : CollectiveAlgorithm::kAuto;
+      op.algorithm = collective_algorithm_named(
+          in.choice(node["algorithm"], context + ".algorithm", collective_algorithm_names()));
     }
   }
   if (op.kind == "p2p") {

@@ -243,12 +243,8 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
   reject_foreign_keys(in, node, context, v.mode);
   if (node["collective"]) {
-    const std::string algorithm =
-        in.choice(node["collective"], context + ".collective", {"auto", "ring", "one_shot", "nvls"});
-    v.algorithm = algorithm == "ring"       ? CollectiveAlgorithm::kRing
-                  : algorithm == "one_shot" ? CollectiveAlgorithm::kDirect
-                  : algorithm == "nvls"     ? CollectiveAlgorithm::kNvls
-                                            : CollectiveAlgorithm::kAuto;
+    v.algorithm = *collective_algorithm_named(
+        in.choice(node["collective"], context + ".collective", collective_algorithm_names()));
   }
   if (v.mode == TpMode::kAsync) read_async_keys(in, node, context, tp, v);
   if (v.mode == TpMode::kDtp) read_dtp_keys(in, node, context, v);

@@ -33,8 +33,23 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "one_shot";
     case CollectiveAlgorithm::kNvls:
       return "nvls";
+    case CollectiveAlgorithm::kTwoShot:
+      return "two_shot";
   }
   return "auto";
+}
+
+const std::vector<std::string>& collective_algorithm_names() {
+  static const std::vector<std::string> names = {"auto", "ring", "one_shot", "two_shot", "nvls"};
+  return names;
+}
+
+std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name) {
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect,
+                                CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls}) {
+    if (to_string(a) == name) return a;
+  }
+  return std::nullopt;
 }
 
 std::string to_string(ChunkOrder order) {

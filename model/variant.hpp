@@ -1,7 +1,9 @@
 // One way of running the TP layer: blocking TP, sequence parallel, async TP (chunked), delayed TP, or no comm.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace tpsim::model {
 
@@ -13,7 +15,10 @@ enum class ChunkOrder { kRing, kDirect };
 // How a collective moves its data: ring steps, one direct step to every peer (one-shot), NVLS
 // (NVSwitch in-switch reduction, all-reduce only), or the fastest of those the hardware and size
 // allow on an idle node (auto, as NCCL's tuner and vLLM's custom all-reduce choose).
-enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls };
+// kDirect is the one-shot all-reduce (each rank reads every peer's whole tensor in one step);
+// kTwoShot the two-shot one (a direct reduce-scatter, then a direct all-gather), as custom
+// all-reduce kernels (vLLM, TensorRT-LLM) run them.
+enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot };
 
 struct Variant {
   std::string name;
@@ -32,6 +37,10 @@ std::string to_string(TpMode mode);
 std::string to_string(Transport transport);
 std::string to_string(ChunkOrder order);
 std::string to_string(CollectiveAlgorithm algorithm);
+// "auto", "ring", "one_shot", "two_shot", "nvls"; nullopt for anything else.
+std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name);
+// Those names, for messages and choices.
+const std::vector<std::string>& collective_algorithm_names();
 
 // Empty when `chunks` suits tp ranks, else why not: chunks must be 1, divide tp, or be a multiple of it.
 std::string check_chunks(int chunks, int tp);

@@ -38,6 +38,16 @@ CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
   return plan;
 }
 
+// Two-shot: a direct reduce-scatter then a direct all-gather, each a 1/n block to and from every peer.
+CommPlan two_shot_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan = direct_plan(op, ranks, cost);
+  plan.algorithm = CollectiveAlgorithm::kTwoShot;
+  plan.steps = 2;
+  plan.message_bytes = op.tensor_bytes / ranks;
+  plan.transport = *cost.profile().two_shot;
+  return plan;
+}
+
 // NVLS: each GPU sends its tensor into the switch once and receives the reduced tensor once; as
 // flows, 1/(n-1) of the tensor to and from every peer, so each port carries the tensor each way.
 CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
@@ -93,6 +103,7 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     return point_to_point_plan(op, ranks, cost);  // one way to run them, whatever was asked
   }
   const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value();
+  const bool two_shot_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value();
   switch (op.algorithm) {
     case CollectiveAlgorithm::kRing:
       return ring_plan(op, ranks, cost);
@@ -101,6 +112,9 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     case CollectiveAlgorithm::kNvls:
       // Forced where the hardware has none, or for other collectives: NCCL falls back to the ring.
       return nvls_possible ? nvls_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kTwoShot:
+      // Without a measured two-shot (or for another collective) the ring runs.
+      return two_shot_possible ? two_shot_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kAuto:
       break;
   }
@@ -109,6 +123,9 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   std::vector<CommPlan> candidates;
   if (op.tensor_bytes <= cost.profile().one_shot_max_bytes) candidates.push_back(direct_plan(op, ranks, cost));
   if (nvls_possible) candidates.push_back(nvls_plan(op, ranks, cost));
+  if (two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
+    candidates.push_back(two_shot_plan(op, ranks, cost));
+  }
   for (CommPlan& candidate : candidates) {
     if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
   }

@@ -21,9 +21,9 @@ struct CommPlan {
 };
 
 // The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle node:
-// for all-reduces, the ring, one-shot up to the profile's one_shot_max_bytes, and NVLS where the
-// profile has it; rings for all-gathers and reduce-scatters. All-to-alls and send/recvs always run
-// as one step of NCCL point-to-point messages.
+// for all-reduces, the ring, one-shot up to the profile's one_shot_max_bytes, two-shot up to its
+// two_shot_max_bytes where the profile has it, and NVLS where the profile has it; rings for all-gathers and
+// reduce-scatters. All-to-alls and send/recvs always run as one step of NCCL point-to-point messages.
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
 
 // The plan's time alone on an idle non-blocking node where every port carries `flows` messages.

@@ -58,7 +58,8 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
   const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the profile",
-                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "nvls", "launch", "source"});
+                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls", "launch",
+                 "source"});
   in.require(root, "gpu", "the profile");
   CostProfile p;
   p.name = origin;
@@ -89,6 +90,16 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     if (o["link_efficiency"])
       p.one_shot.link_efficiency = fraction(in, o["link_efficiency"], "one_shot.link_efficiency");
     if (o["max_bytes"]) p.one_shot_max_bytes = in.non_negative_number(o["max_bytes"], "one_shot.max_bytes");
+  }
+  if (const YAML::Node t = root["two_shot"]) {
+    in.expect_map(t, "two_shot", {"step_latency_us", "link_efficiency", "max_bytes", "source", "fit"});
+    p.two_shot = TransportParams{};
+    if (t["step_latency_us"]) {
+      p.two_shot->step_latency_s = in.non_negative_number(t["step_latency_us"], "two_shot.step_latency_us") * 1e-6;
+    }
+    if (t["link_efficiency"])
+      p.two_shot->link_efficiency = fraction(in, t["link_efficiency"], "two_shot.link_efficiency");
+    if (t["max_bytes"]) p.two_shot_max_bytes = in.non_negative_number(t["max_bytes"], "two_shot.max_bytes");
   }
   if (root["nvls"]) {
     p.nvls = TransportParams{};

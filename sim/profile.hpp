@@ -50,6 +50,11 @@ struct CostProfile {
   // all-reduce does); `auto` uses it for all-reduces up to one_shot_max_bytes when it is faster.
   TransportParams one_shot{6e-6, 0.84};
   double one_shot_max_bytes = 8.0 * 1024 * 1024;
+  // Two-shot all-reduce (a direct reduce-scatter then a direct all-gather: two steps of a 1/n block
+  // to and from every peer), as custom all-reduce kernels run it; `auto` uses it up to
+  // two_shot_max_bytes when it is faster. Absent unless measured.
+  std::optional<TransportParams> two_shot;
+  double two_shot_max_bytes = 8.0 * 1024 * 1024;
   // NVLS all-reduce (NVSwitch in-switch reduction): each GPU moves the tensor once each way;
   // absent where the GPU or switch has none.
   std::optional<TransportParams> nvls;

@@ -155,3 +155,17 @@ TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime fr
   for (auto& s : plain) s.seconds = 7 * (6e-6 + s.tensor_bytes / (8 * link * 0.75));
   CHECK_FALSE(calibrate::fit_ring_regimes(plain, link).has_small);
 }
+
+TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact two-shot times") {
+  const double link = 450e9, latency = 7e-6, efficiency = 0.65;
+  std::vector<calibrate::RingSample> samples;
+  for (int n : {4, 6, 8}) {
+    for (double bytes : {0.5e6, 2e6, 4e6}) {
+      samples.push_back({n, bytes, 2 * (latency + (n - 1) * (bytes / n) / (link * efficiency))});
+    }
+  }
+  const calibrate::RingFit fit = calibrate::fit_two_shot(samples, link);
+  CHECK(fit.params.step_latency_s == Approx(latency).epsilon(1e-6));
+  CHECK(fit.params.link_efficiency == Approx(efficiency).epsilon(1e-6));
+  CHECK(fit.max_abs_error_pct < 1e-6);
+}

@@ -38,8 +38,8 @@ TEST_CASE("auto never picks a slower all-reduce than a forced algorithm") {
     const double bytes = kib * 1024;
     const double automatic =
         simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kAuto);
-    for (CollectiveAlgorithm forced :
-         {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kNvls}) {
+    for (CollectiveAlgorithm forced : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect,
+                                       CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls}) {
       INFO(kib << " KiB, forced " << model::to_string(forced));
       CHECK(automatic <= simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, forced) * (1 + 1e-9));
     }
@@ -119,4 +119,23 @@ TEST_CASE("a send/recv ring shift moves the whole tensor to the next rank: laten
     CHECK(simulate_collective(cost, n, model::CollectiveKind::kSendRecv, bytes, CollectiveAlgorithm::kRing) ==
           Approx(expected).epsilon(1e-6));
   }
+}
+
+TEST_CASE("a two-shot all-reduce is two steps of a 1/n block to every peer: 2 (latency + (n-1) S/n / (B eff))") {
+  const sim::CostModel cost = test::h100_cost();
+  REQUIRE(cost.profile().two_shot);
+  const sim::TransportParams& two = *cost.profile().two_shot;
+  const double bytes = 4.0 * (1 << 20), link = cost.gpu().nvlink_Bps * two.link_efficiency;
+  for (int n : {4, 8}) {
+    const double expected = 2 * (two.step_latency_s + (n - 1) * (bytes / n) / link);
+    CHECK(simulate_collective(cost, n, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kTwoShot) ==
+          Approx(expected).epsilon(1e-6));
+  }
+  // Without a two_shot section (a profile that never measured it) the forced two-shot runs as a ring.
+  sim::CostProfile without = cost.profile();
+  without.two_shot.reset();
+  const sim::CostModel ring_only(cost.gpu(), without);
+  CHECK(
+      simulate_collective(ring_only, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kTwoShot) ==
+      Approx(simulate_collective(ring_only, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing)));
 }
