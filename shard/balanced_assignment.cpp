@@ -6,6 +6,7 @@
 #include <limits>
 #include <queue>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace tpsim::shard {
@@ -58,29 +59,37 @@ std::vector<int> balanced_assignment(const std::vector<double>& gain, int items,
   std::vector<int> count(static_cast<size_t>(devices), 0);
   MoveHeaps moves(gain, device_of, devices);
   constexpr double kNone = -std::numeric_limits<double>::infinity();
+  const auto D = static_cast<size_t>(devices);
+  std::vector<double> best(D), change(D * D);
+  std::vector<int> from(D), moved(D), mover(D * D);
+  std::vector<char> changed(D), next(D);
   for (int x = 0; x < items; ++x) {
     // Longest path: x placed on some device, then a chain of moves, ending on a device with room.
-    std::vector<double> best(static_cast<size_t>(devices));
-    std::vector<int> from(static_cast<size_t>(devices), -1), moved(static_cast<size_t>(devices), -1);
-    const size_t row = static_cast<size_t>(x) * static_cast<size_t>(devices);
-    for (int d = 0; d < devices; ++d) best[static_cast<size_t>(d)] = gain[row + static_cast<size_t>(d)];
+    // The best move of each device pair cannot change while the path is searched: read them once.
+    for (size_t a = 0; a < D; ++a) {
+      for (size_t b = 0; b < D; ++b) {
+        if (a == b) continue;
+        std::tie(mover[a * D + b], change[a * D + b]) = moves.best(static_cast<int>(a), static_cast<int>(b));
+      }
+    }
+    const size_t row = static_cast<size_t>(x) * D;
+    for (size_t d = 0; d < D; ++d) best[d] = gain[row + d];
+    std::fill(from.begin(), from.end(), -1);
+    std::fill(changed.begin(), changed.end(), 1);
     // Bellman-Ford rounds, relaxing only from the devices whose value changed in the round before.
-    std::vector<char> changed(static_cast<size_t>(devices), 1), next(static_cast<size_t>(devices), 0);
     for (int round = 1; round < devices; ++round) {
       bool any = false;
       std::fill(next.begin(), next.end(), 0);
-      for (int a = 0; a < devices; ++a) {
-        if (!changed[static_cast<size_t>(a)] || best[static_cast<size_t>(a)] == kNone) continue;
-        for (int b = 0; b < devices; ++b) {
-          if (a == b) continue;
-          const auto [item, change] = moves.best(a, b);
-          if (item < 0) continue;
-          const double value = best[static_cast<size_t>(a)] + change;
-          if (value > best[static_cast<size_t>(b)] + 1e-15 * (1 + std::abs(value))) {
-            best[static_cast<size_t>(b)] = value;
-            from[static_cast<size_t>(b)] = a;
-            moved[static_cast<size_t>(b)] = item;
-            next[static_cast<size_t>(b)] = 1;
+      for (size_t a = 0; a < D; ++a) {
+        if (!changed[a] || best[a] == kNone) continue;
+        for (size_t b = 0; b < D; ++b) {
+          if (a == b || mover[a * D + b] < 0) continue;
+          const double value = best[a] + change[a * D + b];
+          if (value > best[b] + 1e-15 * (1 + std::abs(value))) {
+            best[b] = value;
+            from[b] = static_cast<int>(a);
+            moved[b] = mover[a * D + b];
+            next[b] = 1;
             any = true;
           }
         }
