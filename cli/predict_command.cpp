@@ -76,11 +76,17 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
 }
 
 int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
-  if (q.topology != "nvswitch") throw InputError("--topology " + q.topology + ": supported: nvswitch");
-  const sim::CostModel cost = cost_model(target);
-  if (q.ranks < 2 || q.ranks > cost.gpu().gpus_per_node) {
-    throw InputError("--ranks " + std::to_string(q.ranks) + ": must be 2.." + std::to_string(cost.gpu().gpus_per_node) +
-                     " on one " + cost.gpu().name + " NVSwitch node");
+  const sim::CostModel on_node = cost_model(target);
+  sim::Fabric fabric;
+  try {
+    fabric = sim::resolve_fabric(q.topology, on_node.gpu());
+  } catch (const InputError& error) {
+    throw InputError(std::string("--topology: ") + error.what());
+  }
+  const sim::CostModel cost(on_node.gpu(), on_node.profile(), fabric);
+  if (q.ranks < 2 || q.ranks > fabric.max_gpus) {
+    throw InputError("--ranks " + std::to_string(q.ranks) + ": must be 2.." + std::to_string(fabric.max_gpus) +
+                     " on one " + cost.gpu().name + " " + fabric.name + " domain");
   }
   model::CollectiveKind kind;
   double bus_factor;

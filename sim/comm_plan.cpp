@@ -83,8 +83,7 @@ CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& co
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
   const double per_port = static_cast<double>(plan.send_offsets.size()) * plan.message_bytes;
-  return plan.steps *
-         (plan.transport.step_latency_s + per_port / (cost.gpu().nvlink_Bps * plan.transport.link_efficiency));
+  return plan.steps * (plan.transport.step_latency_s + per_port / (cost.port_Bps() * plan.transport.link_efficiency));
 }
 
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
@@ -102,7 +101,8 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   if (op.collective == CollectiveKind::kAllToAll || op.collective == CollectiveKind::kSendRecv) {
     return point_to_point_plan(op, ranks, cost);  // one way to run them, whatever was asked
   }
-  const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value();
+  const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value() &&
+                             cost.fabric().in_switch_reduction;
   const bool two_shot_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value();
   switch (op.algorithm) {
     case CollectiveAlgorithm::kRing:

@@ -87,7 +87,7 @@ const TransportParams& CostModel::transport(model::Transport transport) const {
 
 double CostModel::step_seconds(model::Transport kind, double bytes) const {
   const TransportParams& t = transport(kind);
-  return t.step_latency_s + bytes / (gpu_.nvlink_Bps * t.link_efficiency);
+  return t.step_latency_s + bytes / (port_Bps() * t.link_efficiency);
 }
 
 double CostModel::compute_share_during_comm(int concurrent_comm_kernels) const {

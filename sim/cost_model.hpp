@@ -2,7 +2,10 @@
 // Ignores: L2 reuse, clock throttling under power limits, and kernel fusion.
 #pragma once
 
+#include <optional>
+
 #include "model/op.hpp"
+#include "sim/fabric.hpp"
 #include "sim/gpu_spec.hpp"
 #include "sim/profile.hpp"
 
@@ -32,10 +35,15 @@ struct KernelCost {
 
 class CostModel {
  public:
-  CostModel(GpuSpec gpu, CostProfile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {}
+  // The GPU on `fabric` (default: its NVSwitch node).
+  CostModel(GpuSpec gpu, CostProfile profile, std::optional<Fabric> fabric = std::nullopt)
+      : gpu_(std::move(gpu)), profile_(std::move(profile)), fabric_(fabric ? *fabric : nvswitch_fabric(gpu_)) {}
 
   const GpuSpec& gpu() const { return gpu_; }
   const CostProfile& profile() const { return profile_; }
+  const Fabric& fabric() const { return fabric_; }
+  // Each GPU's port into the fabric, one direction (NVLink, or PCIe on a pcie fabric).
+  double port_Bps() const { return fabric_.port_Bps; }
 
   GemmTiling gemm_tiling(const model::GemmShape& shape) const;
   double gemm_seconds(const model::GemmShape& shape, double bytes) const;
@@ -54,6 +62,7 @@ class CostModel {
  private:
   GpuSpec gpu_;
   CostProfile profile_;
+  Fabric fabric_;
 };
 
 }  // namespace tpsim::sim

@@ -261,7 +261,7 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   char* argv[] = {name, nullptr};
   s4u::Engine engine(&argc, argv);
   configure_engine(engine);
-  const Platform platform = build_platform(Topology::kNvSwitch, graph.tp(), cost);
+  const Platform platform = build_platform(graph.tp(), cost);
   Runner runner(graph, cost, platform, options);
   return runner.run();
 }

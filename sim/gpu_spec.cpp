@@ -7,8 +7,9 @@
 namespace tpsim::sim {
 
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
-  in.expect_map(node, "gpu",
-                {"name", "peak_bf16_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "gpus_per_node"});
+  in.expect_map(
+      node, "gpu",
+      {"name", "peak_bf16_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "pcie_GBps", "gpus_per_node"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   GpuSpec gpu;
@@ -18,6 +19,7 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   gpu.hbm_bytes = node["hbm_GB"] ? in.positive_number(node["hbm_GB"], "gpu.hbm_GB") * 1e9 : 0.0;
   gpu.sm_count = static_cast<int>(in.positive_int(node["sm_count"], "gpu.sm_count"));
   gpu.nvlink_Bps = in.positive_number(node["nvlink_GBps"], "gpu.nvlink_GBps") * 1e9;
+  gpu.pcie_Bps = node["pcie_GBps"] ? in.positive_number(node["pcie_GBps"], "gpu.pcie_GBps") * 1e9 : 0.0;
   gpu.gpus_per_node =
       node["gpus_per_node"] ? static_cast<int>(in.positive_int(node["gpus_per_node"], "gpu.gpus_per_node")) : 8;
   return gpu;

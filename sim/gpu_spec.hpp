@@ -16,6 +16,7 @@ struct GpuSpec {
   double hbm_bytes = 0;
   int sm_count = 0;
   double nvlink_Bps = 0;  // per GPU, one direction
+  double pcie_Bps = 0;    // the GPU's PCIe x16 host interface, one direction (0: not given)
   int gpus_per_node = 8;
 };
 

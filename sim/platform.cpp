@@ -13,9 +13,9 @@ void configure_engine(s4u::Engine& engine) {
   engine.set_config("network/crosstraffic:0");
 }
 
-Platform build_platform(Topology /*topology*/, int gpus, const CostModel& cost) {
+Platform build_platform(int gpus, const CostModel& cost) {
   Platform platform;
-  auto* zone = s4u::create_full_zone("nvswitch");
+  auto* zone = s4u::create_full_zone(cost.fabric().name);
   std::vector<double> speeds;
   for (int k = 0; k <= kMaxConcurrentComm; ++k) speeds.push_back(kWorkRate * cost.compute_share_during_comm(k));
   std::vector<s4u::Link*> ports, hbm;
@@ -23,18 +23,24 @@ Platform build_platform(Topology /*topology*/, int gpus, const CostModel& cost) 
     const std::string id = std::to_string(i);
     platform.gpus.push_back(zone->create_host("gpu" + id, speeds));
     platform.memories.push_back(zone->create_host("hbm" + id, 1.0));
-    ports.push_back(zone->create_split_duplex_link("nvlink" + id, cost.gpu().nvlink_Bps)->set_latency(0));
+    ports.push_back(zone->create_split_duplex_link("port" + id, cost.port_Bps())->set_latency(0));
     // Shared by the GPU's memory-bound kernels and everything its NVLink port moves (both ends).
     hbm.push_back(zone->create_link("hbm_link" + id, kHbmLinkBps(cost))->set_latency(0));
   }
+  // On PCIe every peer flow also crosses the host bridge, shared by all of them.
+  s4u::Link* bridge = cost.fabric().bridge_Bps > 0
+                          ? zone->create_link("host_bridge", cost.fabric().bridge_Bps)->set_latency(0)
+                          : nullptr;
   for (int i = 0; i < gpus; ++i) {
     zone->add_route(platform.gpus[i]->get_netpoint(), platform.memories[i]->get_netpoint(), nullptr, nullptr,
                     {s4u::LinkInRoute(hbm[i])}, false);
     for (int j = 0; j < gpus; ++j) {
       if (i == j) continue;
-      zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr,
-                      {s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(ports[i], s4u::LinkInRoute::Direction::UP),
-                       s4u::LinkInRoute(ports[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])},
+      std::vector<s4u::LinkInRoute> route = {
+          s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(ports[i], s4u::LinkInRoute::Direction::UP),
+          s4u::LinkInRoute(ports[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
+      if (bridge) route.insert(route.begin() + 2, s4u::LinkInRoute(bridge));
+      zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route,
                       false);
     }
   }

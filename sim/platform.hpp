@@ -1,5 +1,6 @@
-// Builds the SimGrid platform of one NVSwitch node: a host per GPU (with one power state per number of
-// concurrent SM-driven comm kernels), a split-duplex NVLink port per GPU into a non-blocking switch,
+// Builds the SimGrid platform of one fabric (fabric.hpp): a host per GPU (with one power state per number of
+// concurrent SM-driven comm kernels), a split-duplex port per GPU into a non-blocking switch (and, on
+// PCIe, a shared host-bridge link),
 // an HBM link per GPU that memory-bound kernels and all NVLink traffic of that GPU share (a
 // memory-bound kernel is a flow from the GPU to its "hbm" host), and a many-core "clock" host that
 // times pure latencies. Must be called inside a fresh s4u::Engine.
@@ -11,8 +12,6 @@
 #include "sim/cost_model.hpp"
 
 namespace tpsim::sim {
-
-enum class Topology { kNvSwitch };
 
 // A GPU host runs at kWorkRate work units per second at full speed: an op of d seconds is d*kWorkRate units.
 inline constexpr double kWorkRate = 1e12;
@@ -30,7 +29,9 @@ struct Platform {
 
 // Sets the network model configuration (pure alpha-beta) on the engine; call before building zones.
 void configure_engine(simgrid::s4u::Engine& engine);
-Platform build_platform(Topology topology, int gpus, const CostModel& cost);
+// The cost model's fabric: a port per GPU into a non-blocking switch, and on PCIe a shared host
+// bridge that every peer flow also crosses.
+Platform build_platform(int gpus, const CostModel& cost);
 // Bandwidth of a GPU's HBM link: HBM bandwidth times the profile's memory-bound efficiency.
 double kHbmLinkBps(const CostModel& cost);
 

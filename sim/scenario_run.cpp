@@ -110,17 +110,24 @@ std::vector<int> chunk_candidates(const model::Scenario& scenario) {
   return candidates;
 }
 
-void check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
+Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const model::YamlReader in(s.file);
-  if (s.topology.value != "nvswitch") {
-    in.fail(s.topology.node, "hardware.topology '" + s.topology.value +
-                                 "' is not supported yet; supported: nvswitch (nvl72, pcie, ib-rail are planned)");
+  Fabric fabric;
+  try {
+    fabric = resolve_fabric(s.topology.value, gpu);
+  } catch (const InputError& error) {
+    in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }
-  if (s.nodes != 1) in.fail(s.topology.node, "hardware.nodes > 1 needs a multi-node topology; nvswitch is one node");
-  if (s.parallelism.tp > gpu.gpus_per_node) {
+  if (s.nodes != 1) {
+    in.fail(s.topology.node,
+            "hardware.nodes > 1 needs a multi-node topology (ib-rail, planned); " + fabric.name + " is one domain");
+  }
+  if (s.parallelism.tp > fabric.max_gpus) {
     in.fail(s.topology.node, "parallelism.tp=" + std::to_string(s.parallelism.tp) + " needs more GPUs than the " +
-                                 std::to_string(gpu.gpus_per_node) + " of one " + gpu.name + " NVSwitch node");
+                                 std::to_string(fabric.max_gpus) + " " + gpu.name + " GPUs of one " + fabric.name +
+                                 " domain");
   }
+  return fabric;
 }
 
 Metrics decode_total(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
@@ -155,9 +162,9 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   ScenarioRun run;
   run.scenario = scenario;
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
-  check_hardware(scenario, run.gpu);
+  run.fabric = check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
-  const CostModel cost(run.gpu, run.profile);
+  const CostModel cost(run.gpu, run.profile, run.fabric);
   const model::Workload& w = scenario.workload;
   const EngineOptions options{w.cuda_graphs ? 0.0 : run.profile.host_launch_s};
   for (const model::Variant& variant : scenario.variants) {

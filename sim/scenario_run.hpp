@@ -38,12 +38,14 @@ struct VariantRun {
 struct ScenarioRun {
   model::Scenario scenario;
   GpuSpec gpu;
+  Fabric fabric;
   CostProfile profile;
   std::vector<VariantRun> variants;
 };
 
-// Checks what the graph builder cannot see (topology, node count, GPUs per node); throws InputError.
-void check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
+// Checks what the graph builder cannot see (topology, node count, GPUs per domain) and returns the
+// fabric; throws InputError located at hardware.topology.
+Fabric check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 
 ScenarioRun run_scenario(const model::Scenario& scenario);
 

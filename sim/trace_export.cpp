@@ -95,7 +95,7 @@ void add_pass(Json& events, const std::string& variant, const PassTrace& pass, i
 }  // namespace
 
 std::string chrome_trace_json(const ScenarioRun& run) {
-  const CostModel cost(run.gpu, run.profile);
+  const CostModel cost(run.gpu, run.profile, run.fabric);
   Json events = Json::array();
   for (size_t v = 0; v < run.variants.size(); ++v) {
     const VariantRun& variant = run.variants[v];

@@ -1,0 +1,87 @@
+// Fabrics: PCIe's shared host bridge, NVL72's 72-GPU NVLink domain, and what each allows.
+#include <catch2/catch.hpp>
+
+#include "model/input_error.hpp"
+#include "model/program_builder.hpp"
+#include "model/scenario.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/isolated_run.hpp"
+#include "sim/scenario_run.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::CollectiveAlgorithm;
+using model::CollectiveKind;
+
+namespace {
+
+double simulate(const sim::CostModel& cost, int ranks, CollectiveKind kind, double bytes, CollectiveAlgorithm a) {
+  model::LayerGraph graph(ranks);
+  model::ProgramBuilder b(graph, 2.0);
+  b.set_collective_algorithm(a);
+  b.collective("c", kind, bytes, "", {});
+  return sim::simulate(graph, cost).makespan_s;
+}
+
+sim::CostModel on(const std::string& topology, const std::string& gpu_name) {
+  const sim::GpuSpec gpu = test::gpu_preset(gpu_name);
+  return sim::CostModel(gpu, test::profile_preset("h100-sxm"), sim::resolve_fabric(topology, gpu));
+}
+
+}  // namespace
+
+TEST_CASE("on PCIe every ring step shares the host bridge: (n-1) (latency + S/n / (eff x bridge / n))") {
+  const sim::CostModel cost = on("pcie", "h100-sxm");
+  const sim::Fabric& f = cost.fabric();
+  CHECK(f.port_Bps == Approx(63e9));
+  CHECK(f.bridge_Bps == Approx(2 * 63e9));
+  const auto& nccl = cost.profile().nccl;
+  const double bytes = 256.0 * (1 << 20);
+  for (int n : {4, 8}) {
+    // n flows at once, one per GPU: each gets the smaller of its port and its share of the bridge.
+    const double per_flow = std::min(f.port_Bps, f.bridge_Bps / n) * nccl.link_efficiency;
+    const double expected = (n - 1) * (nccl.step_latency_s + bytes / n / per_flow);
+    CHECK(simulate(cost, n, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
+          Approx(expected).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("PCIe has no in-switch reduction: auto and forced NVLS all-reduces run as rings") {
+  const sim::CostModel pcie = on("pcie", "h200-sxm");
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = CollectiveKind::kAllReduce;
+  op.tensor_bytes = 1 << 30;
+  op.algorithm = CollectiveAlgorithm::kNvls;
+  CHECK(sim::plan_communication(op, 8, pcie).algorithm == CollectiveAlgorithm::kRing);
+  op.algorithm = CollectiveAlgorithm::kAuto;
+  CHECK(sim::plan_communication(op, 8, pcie).algorithm != CollectiveAlgorithm::kNvls);
+}
+
+TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs; a 16-GPU ring runs at the NVLink-5 port rate") {
+  const sim::CostModel cost = on("nvl72", "b200");
+  CHECK(cost.fabric().max_gpus == 72);
+  const auto& nccl = cost.profile().nccl;
+  const double bytes = 512.0 * (1 << 20), n = 16;
+  const double expected = (n - 1) * (nccl.step_latency_s + bytes / n / (900e9 * nccl.link_efficiency));
+  CHECK(simulate(cost, 16, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
+        Approx(expected).epsilon(1e-6));
+  CHECK_THROWS_WITH(sim::resolve_fabric("nvl72", test::gpu_preset("h100-sxm")),
+                    Catch::Contains("nvl72 needs NVLink 5 GPUs"));
+  CHECK_THROWS_WITH(sim::resolve_fabric("torus", test::gpu_preset("h100-sxm")),
+                    "unknown topology 'torus'; valid: nvswitch, nvl72, pcie (ib-rail is planned)");
+}
+
+TEST_CASE("a scenario's topology is checked where it is written: unknown names and too many GPUs") {
+  const std::string base = "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ";
+  const std::string rest = "}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
+                           "parallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}]\n";
+  const auto torus = model::parse_scenario(base + "torus" + rest, "t.yaml");
+  CHECK_THROWS_WITH(sim::run_scenario(torus), Catch::StartsWith("t.yaml:3:") && Catch::Contains("unknown topology 'torus'"));
+  const auto pcie = model::parse_scenario(base + "pcie" + rest, "t.yaml");
+  const sim::ScenarioRun run = sim::run_scenario(pcie);
+  CHECK(run.fabric.name == "pcie");
+  const auto nvswitch = model::parse_scenario(base + "nvswitch" + rest, "t.yaml");
+  // The same layer over PCIe communicates far slower than over NVLink.
+  CHECK(run.variants.front().metrics.comm_s > 5 * sim::run_scenario(nvswitch).variants.front().metrics.comm_s);
+}
