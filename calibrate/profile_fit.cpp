@@ -124,16 +124,22 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
   RingRegimes regimes;
   out.fits.push_back(measure<RingRegimes>("nccl", points, fit, predict, &regimes));
   out.profile.nccl = regimes.simple;
-  if (regimes.has_small) out.profile.nccl_small = regimes.small;
+  out.profile.nccl_small = regimes.has_small ? std::optional<sim::TransportParams>(regimes.small) : std::nullopt;
 }
 
 }  // namespace
 
-ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu) {
+ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
+                       const sim::CostProfile* base, const std::string& base_name) {
   ProfileFit out;
+  if (base) {
+    out.profile = *base;
+    out.base = base_name;
+  } else {
+    out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
+    out.profile.host_launch_s = kAssumedHostLaunch_s;
+  }
   out.profile.gpu = gpu.name;
-  out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
-  out.profile.host_launch_s = kAssumedHostLaunch_s;
   std::vector<const Measurement*> gemms, one_shot, two_shot, nvls, copies;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   for (const Measurement& m : measurements) {
@@ -205,7 +211,8 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   std::string files_text;
   for (const std::string& f : files) files_text += (files_text.empty() ? "" : " ") + f;
   std::string y = "# Cost profile for " + target_gpu + ", written by `tpsim calibrate " + files_text + " --gpu " +
-                  target_gpu + "`.\n# Fractions of peak are relative to " + fit.profile.gpu +
+                  target_gpu + (fit.base.empty() ? "" : " --base " + fit.base) +
+                  "`.\n# Fractions of peak are relative to " + fit.profile.gpu +
                   "'s preset; fitted values list their measurements' errors, the others say where they come from.\n";
   y += "gpu: " + target_gpu + "\n";
   const auto fit_of = [&](const std::string& name) -> const ComponentFit* {
@@ -216,6 +223,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   };
   const auto fit_block = [&](const std::string& name) {
     const ComponentFit* c = fit_of(name);
+    if (!c && !fit.base.empty()) return "  fit: \"not fitted here: as in " + fit.base + "\"\n";
     if (!c) return std::string("  source: \"not fitted: no measurements; default value\"\n");
     std::string b = "  fit:\n    points: " + std::to_string(c->errors.size()) +
                     "\n    max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";

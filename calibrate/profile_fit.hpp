@@ -27,12 +27,16 @@ struct ComponentFit {
 
 struct ProfileFit {
   sim::CostProfile profile;
+  std::string base;  // where unfitted sections come from: empty for the built-in defaults
   std::vector<ComponentFit> fits;
   std::vector<std::string> not_fitted;  // components that kept their defaults
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on).
-ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu);
+// Sections the measurements do not fit keep `base`'s values (named `base_name` in the YAML) when
+// given, else the built-in defaults.
+ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
+                       const sim::CostProfile* base = nullptr, const std::string& base_name = "");
 
 // The profile as YAML, naming the measurement files and every fit's errors.
 std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files);

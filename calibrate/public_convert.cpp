@@ -45,8 +45,7 @@ Measurement collective_row(const CsvTable& t, size_t r, const std::string& file,
   return m;
 }
 
-std::vector<Measurement> gemms(const std::string& dir) {
-  const std::string file = "gemm_h100_bf16.csv";
+std::vector<Measurement> gemms(const std::string& dir, const std::string& file) {
   const CsvTable t = CsvTable::read_file(dir + "/" + file);
   std::vector<Measurement> out;
   for (size_t r = 0; r < t.rows(); ++r) {
@@ -139,7 +138,8 @@ std::vector<Measurement> peer_copies(const std::string& dir) {
 }  // namespace
 
 std::map<std::string, std::vector<Measurement>> convert_public_tables(const std::string& dir) {
-  return {{"gemm_h100_bf16.jsonl", gemms(dir)},
+  return {{"gemm_h100_bf16.jsonl", gemms(dir, "gemm_h100_bf16.csv")},
+          {"gemm_b200_bf16.jsonl", gemms(dir, "gemm_b200_bf16.csv")},
           {"collectives_h100_latency.jsonl", tokenweave(dir)},
           {"allreduce_h200_busbw.jsonl", h200_sweep(dir)},
           {"small_allreduce_h100.jsonl", small_allreduce(dir)},

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/public_convert.hpp"
@@ -10,6 +11,7 @@
 #include "cli/measurement_files.hpp"
 #include "cli/output_file.hpp"
 #include "model/input_error.hpp"
+#include "model/presets.hpp"
 
 namespace tpsim::cli {
 
@@ -19,12 +21,25 @@ int calibrate_fit(const CalibrateOptions& options) {
   const sim::GpuSpec gpu = gpu_preset(measured_on, "--measured-on");
   const std::string target = options.gpu.empty() ? measured_on : options.gpu;
   gpu_preset(target, "--gpu");  // must exist
-  const calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu);
+  std::optional<sim::CostProfile> base;
+  std::string base_name;
+  if (!options.base.empty()) {
+    if (model::find_preset("gpus", options.base, "yaml")) {
+      base = sim::default_profile(options.base);
+      if (!base) throw InputError("--base " + options.base + ": " + sim::no_default_profile_message(options.base));
+      base_name = "the default profile of " + options.base;
+    } else {
+      base = sim::load_profile_file(options.base);
+      base_name = options.base;
+    }
+  }
+  const calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu, base ? &*base : nullptr, base_name);
   std::vector<std::string> names;
   for (const std::string& file : options.files) names.push_back(file);
   write_output(options.out, calibrate::profile_yaml(fit, target, names));
   for (const std::string& name : fit.not_fitted) {
-    std::cerr << "calibrate: no measurements for " << name << ": its default values stay (say so in the profile)\n";
+    std::cerr << "calibrate: no measurements for " << name << ": its "
+              << (base ? "values from " + base_name : std::string("default values")) << " stay (the profile says so)\n";
   }
   return 0;
 }

@@ -12,6 +12,7 @@ struct CalibrateOptions {
   std::string gpu;                 // the preset the profile is for (default: the measurements' GPU)
   std::string measured_on;         // the preset whose peaks the fractions are relative to
   std::string out = "-";
+  std::string base;  // unfitted sections from this profile file, or this GPU preset's default profile
   std::vector<std::string> validation_only;  // report: files whose points are never fitted
 };
 

@@ -148,6 +148,9 @@ int main(int argc, char** argv) {
   calibrate_app->add_option("--measured-on", calibrate.measured_on,
                             "GPU preset the measurements ran on (default: the GEMM points' GPU)");
   calibrate_app->add_option("-o,--out", calibrate.out, "Output profile YAML, or - for stdout")->capture_default_str();
+  calibrate_app->add_option("--base", calibrate.base,
+                            "Sections the measurements do not fit come from this profile file, or from this GPU "
+                            "preset's default profile (default: built-in defaults)");
   std::string convert_dir, convert_out;
   CLI::App* convert_app = calibrate_app->add_subcommand(
       "convert", "Convert the public CSV tables (calibrate/data/public) into measurement files");

@@ -17,9 +17,9 @@ struct Fabric {
   FabricKind kind = FabricKind::kNvSwitch;
   std::string name = "nvswitch";
   int max_gpus = 8;
-  double port_Bps = 0;                // each GPU's port, one direction
-  double bridge_Bps = 0;              // the shared host bridge every peer flow crosses (0: none)
-  bool in_switch_reduction = true;    // NVLS possible (NVSwitch fabrics)
+  double port_Bps = 0;              // each GPU's port, one direction
+  double bridge_Bps = 0;            // the shared host bridge every peer flow crosses (0: none)
+  bool in_switch_reduction = true;  // NVLS possible (NVSwitch fabrics)
 };
 
 // The NVSwitch node of a GPU: its NVLink port, gpus_per_node GPUs.

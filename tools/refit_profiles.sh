@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the measurement files from the public tables and the default profiles from them.
+# Regenerates the measurement files from the public tables and the default profiles from them
+# (h100/h200/h800 from the H100 data; b200 from its GEMMs over the H100 profile).
 # The H200 all-reduce sweep is left out of the fit on purpose: it was timed from Python around
 # torch.distributed (a ~40 us per-call floor), so it serves as validation data (docs/validation.md).
 set -euo pipefail
@@ -12,6 +13,10 @@ fit=(calibrate/data/measurements/gemm_h100_bf16.jsonl calibrate/data/measurement
 for gpu in h100-sxm h200-sxm h800-sxm; do
   "$tpsim" calibrate "${fit[@]}" --measured-on h100-sxm --gpu "$gpu" -o "scenarios/presets/profiles/$gpu.yaml"
 done
+# B200: its own GEMMs (fractions of B200's peaks); communication, attention and launch from the H100
+# fit (a different die and NVLink 5: an assumption the profile states, until B200 collectives are measured).
+"$tpsim" calibrate calibrate/data/measurements/gemm_b200_bf16.jsonl --measured-on b200 --gpu b200 \
+  --base scenarios/presets/profiles/h100-sxm.yaml -o scenarios/presets/profiles/b200.yaml
 "$tpsim" calibrate report "${fit[@]}" --validate-only calibrate/data/measurements/allreduce_h200_busbw.jsonl \
   --measured-on h100-sxm > /tmp/tpsim_report.md
 echo "profiles written; validation tables in /tmp/tpsim_report.md (copy into docs/validation.md)"

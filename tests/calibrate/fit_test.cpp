@@ -169,3 +169,23 @@ TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact
   CHECK(fit.params.link_efficiency == Approx(efficiency).epsilon(1e-6));
   CHECK(fit.max_abs_error_pct < 1e-6);
 }
+
+TEST_CASE("the shipped b200 profile is its GEMM fit over the H100 profile, which it names") {
+  const auto gemms =
+      calibrate::read_measurements(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/measurements/gemm_b200_bf16.jsonl");
+  const sim::CostProfile h100 = test::profile_preset("h100-sxm");
+  const calibrate::ProfileFit fit = calibrate::fit_profile(gemms, test::gpu_preset("b200"), &h100, "h100");
+  const sim::CostProfile shipped = test::profile_preset("b200");
+  CHECK(shipped.gemm.efficiency == Approx(fit.profile.gemm.efficiency).epsilon(1e-5));
+  CHECK(shipped.gemm.hbm_efficiency == Approx(fit.profile.gemm.hbm_efficiency).epsilon(1e-5));
+  CHECK(shipped.gemm.overhead_s == Approx(fit.profile.gemm.overhead_s).epsilon(1e-5));
+  // Everything the B200 GEMMs cannot fit is the H100 profile's.
+  CHECK(shipped.nccl.step_latency_s == Approx(h100.nccl.step_latency_s).epsilon(1e-5));
+  CHECK(shipped.one_shot.link_efficiency == Approx(h100.one_shot.link_efficiency).epsilon(1e-5));
+  REQUIRE(shipped.two_shot);
+  REQUIRE(shipped.nvls);
+  CHECK(shipped.nvls->link_efficiency == Approx(h100.nvls->link_efficiency).epsilon(1e-5));
+  CHECK(fit.not_fitted.size() >= 3);
+  const std::string yaml = calibrate::profile_yaml(fit, "b200", {"gemm_b200_bf16.jsonl"});
+  CHECK(yaml.find("fit: \"not fitted here: as in h100\"") != std::string::npos);
+}

@@ -140,7 +140,7 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   const auto bad = test::run_tpsim("predict collective --bytes 12XB");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("--bytes 12XB: expected a positive size"));
-  const auto no_profile = test::run_tpsim("predict gemm --gpu b200 --m 1 --n 1 --k 1");
+  const auto no_profile = test::run_tpsim("predict gemm --gpu a100-sxm --m 1 --n 1 --k 1");
   CHECK(no_profile.exit_code == 2);
   CHECK_THAT(no_profile.err, Contains("no default calibration profile") && Contains("h100-sxm"));
 }

@@ -74,10 +74,12 @@ TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs; a 16-GPU ring runs at the NVL
 
 TEST_CASE("a scenario's topology is checked where it is written: unknown names and too many GPUs") {
   const std::string base = "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ";
-  const std::string rest = "}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
-                           "parallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}]\n";
+  const std::string rest =
+      "}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
+      "parallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}]\n";
   const auto torus = model::parse_scenario(base + "torus" + rest, "t.yaml");
-  CHECK_THROWS_WITH(sim::run_scenario(torus), Catch::StartsWith("t.yaml:3:") && Catch::Contains("unknown topology 'torus'"));
+  CHECK_THROWS_WITH(sim::run_scenario(torus),
+                    Catch::StartsWith("t.yaml:3:") && Catch::Contains("unknown topology 'torus'"));
   const auto pcie = model::parse_scenario(base + "pcie" + rest, "t.yaml");
   const sim::ScenarioRun run = sim::run_scenario(pcie);
   CHECK(run.fabric.name == "pcie");
