@@ -68,6 +68,20 @@ TEST_CASE("the GEMM fit recovers efficiency, HBM efficiency and overhead from mo
 
 TEST_CASE("the shipped default profiles are the fit of the shipped measurement files") {
   const calibrate::ProfileFit fit = calibrate::fit_profile(default_fit_set(), test::gpu_preset("h100-sxm"));
+  // H200: the H100 fit with its NVLS fitted on the H200 sweep.
+  const auto h200_sweep = calibrate::read_measurements(std::string(TPSIM_SOURCE_DIR) +
+                                                       "/calibrate/data/measurements/allreduce_h200_busbw.jsonl");
+  const calibrate::ProfileFit h200 =
+      calibrate::fit_profile(h200_sweep, test::gpu_preset("h200-sxm"), &fit.profile, "h100");
+  REQUIRE(h200.profile.nvls);
+  CHECK(test::profile_preset("h200-sxm").nvls->link_efficiency ==
+        Approx(h200.profile.nvls->link_efficiency).epsilon(1e-5));
+  CHECK(test::profile_preset("h200-sxm").nvls->step_latency_s ==
+        Approx(h200.profile.nvls->step_latency_s).epsilon(1e-5));
+  for (const calibrate::ComponentFit& c : h200.fits) {
+    if (c.name == "nvls") CHECK(c.max_abs_error_pct < 15.0);  // the #3 target, in-sample and held out
+    if (c.name == "nvls") CHECK(c.held_out_max_abs_error_pct < 15.0);
+  }
   for (const char* gpu : {"h100-sxm", "h200-sxm", "h800-sxm"}) {
     INFO(gpu);
     const sim::CostProfile shipped = test::profile_preset(gpu);
@@ -78,7 +92,9 @@ TEST_CASE("the shipped default profiles are the fit of the shipped measurement f
     CHECK(shipped.nccl.link_efficiency == Approx(fit.profile.nccl.link_efficiency).epsilon(1e-5));
     CHECK(shipped.one_shot.step_latency_s == Approx(fit.profile.one_shot.step_latency_s).epsilon(1e-5));
     REQUIRE(shipped.nvls);
-    CHECK(shipped.nvls->link_efficiency == Approx(fit.profile.nvls->link_efficiency).epsilon(1e-5));
+    if (std::string(gpu) != "h200-sxm") {
+      CHECK(shipped.nvls->link_efficiency == Approx(fit.profile.nvls->link_efficiency).epsilon(1e-5));
+    }
     CHECK(shipped.copy_engine.link_efficiency == Approx(380.0 / 450.0).epsilon(1e-5));
   }
   for (const calibrate::ComponentFit& c : fit.fits) {
