@@ -111,8 +111,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});
   const double seconds = sim::simulate(graph, cost).makespan_s;
   const sim::CommPlan plan = sim::plan_communication(graph.op(op), q.ranks, cost);
-  const bool point_to_point = kind == model::CollectiveKind::kAllToAll || kind == model::CollectiveKind::kSendRecv;
-  const std::string algorithm_name = point_to_point ? "point_to_point" : model::to_string(plan.algorithm);
+  const std::string algorithm_name = model::to_string(plan.algorithm);
   const double algbw = bytes / seconds / 1e9;
   if (target.json) {
     Json j;

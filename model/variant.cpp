@@ -35,6 +35,8 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "nvls";
     case CollectiveAlgorithm::kTwoShot:
       return "two_shot";
+    case CollectiveAlgorithm::kPointToPoint:
+      return "point_to_point";
   }
   return "auto";
 }

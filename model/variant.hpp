@@ -17,8 +17,9 @@ enum class ChunkOrder { kRing, kDirect };
 // allow on an idle node (auto, as NCCL's tuner and vLLM's custom all-reduce choose).
 // kDirect is the one-shot all-reduce (each rank reads every peer's whole tensor in one step);
 // kTwoShot the two-shot one (a direct reduce-scatter, then a direct all-gather), as custom
-// all-reduce kernels (vLLM, TensorRT-LLM) run them.
-enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot };
+// all-reduce kernels (vLLM, TensorRT-LLM) run them. kPointToPoint is how all-to-alls and send/recvs
+// run (NCCL send/recv messages): a plan's outcome, never asked for by name.
+enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot, kPointToPoint };
 
 struct Variant {
   std::string name;

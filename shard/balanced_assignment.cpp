@@ -85,6 +85,7 @@ std::vector<int> balanced_assignment(const std::vector<double>& gain, int items,
         for (size_t b = 0; b < D; ++b) {
           if (a == b || mover[a * D + b] < 0) continue;
           const double value = best[a] + change[a * D + b];
+          // Strictly better beyond rounding (a few ulps of the value): ties never loop the path.
           if (value > best[b] + 1e-15 * (1 + std::abs(value))) {
             best[b] = value;
             from[b] = static_cast<int>(a);

@@ -62,7 +62,7 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
 // step, the whole tensor to the next rank and from the previous one. Both on NCCL's kernels.
 CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan;
-  plan.algorithm = CollectiveAlgorithm::kDirect;
+  plan.algorithm = CollectiveAlgorithm::kPointToPoint;
   plan.steps = 1;
   if (op.collective == CollectiveKind::kSendRecv) {
     plan.send_offsets = {1};
@@ -116,6 +116,7 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
       // Without a measured two-shot (or for another collective) the ring runs.
       return two_shot_possible ? two_shot_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kAuto:
+    case CollectiveAlgorithm::kPointToPoint:  // only all-to-alls and send/recvs, handled above
       break;
   }
   CommPlan best = ring_plan(op, ranks, cost);

@@ -6,9 +6,11 @@
 #include "model/graph_builder.hpp"
 #include "model/hf_config.hpp"
 #include "model/presets.hpp"
+#include "model/program_builder.hpp"
 #include "model/yaml_reader.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/gpu_spec.hpp"
+#include "sim/isolated_run.hpp"
 #include "sim/profile.hpp"
 
 namespace tpsim::test {
@@ -24,6 +26,16 @@ inline sim::CostProfile profile_preset(const std::string& name) {
 
 inline sim::CostModel h100_cost() {
   return sim::CostModel(gpu_preset("h100-sxm"), profile_preset("h100-sxm"));
+}
+
+// Time of one collective alone on an idle fabric, simulated.
+inline double simulate_collective(const sim::CostModel& cost, int ranks, model::CollectiveKind kind, double bytes,
+                                  model::CollectiveAlgorithm algorithm) {
+  model::LayerGraph graph(ranks);
+  model::ProgramBuilder b(graph, 2.0);
+  b.set_collective_algorithm(algorithm);
+  b.collective("c", kind, bytes, "", {});
+  return sim::simulate(graph, cost).makespan_s;
 }
 
 inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t layers) {

@@ -25,7 +25,8 @@ TPSIM_HOST_DEVICE inline uint64_t mix64(uint64_t x) {
 
 // An odd multiple of 2^-24 in (-1, 1): uniform, never zero.
 TPSIM_HOST_DEVICE inline float uniform_value(uint64_t seed, uint64_t index) {
-  const uint64_t bits = mix64(seed * 0x100000001B3ULL ^ mix64(index)) >> 40;  // 24 bits
+  // The FNV-1a 64-bit prime spreads consecutive seeds apart before the mix; the top 24 bits remain.
+  const uint64_t bits = mix64(seed * 0x100000001B3ULL ^ mix64(index)) >> 40;
   return static_cast<float>(2 * static_cast<int64_t>(bits) + 1 - (int64_t{1} << 24)) * (1.0f / 16777216.0f);
 }
 

@@ -86,15 +86,13 @@ double check_pipeline(CommTeam& team, Pipelines& pipes, const std::string& trans
   });
   pipelined_iteration(team, pipes, transport);  // first: the baseline would gather the shards for it
   baseline_iteration(team, pipes);
-  double worst = 0;
-  std::vector<double> errors(pipes.size());
+  std::vector<double> errors(pipes.size());  // the same on every rank once reduced
   team.run([&](Rank& rank) {
     AsyncTpPipeline& p = *pipes[rank.local_index];
     const double e = compare_sampled_bf16(p.baseline_output(), p.output(), p.output_elements(), seed + rank.rank);
-    errors[rank.local_index] = team.max_over_ranks(rank, {std::isnan(e) ? INFINITY : e}).front();
+    errors[rank.local_index] = team.worst_error_over_ranks(rank, e);
   });
-  for (double e : errors) worst = std::max(worst, e);
-  return worst;
+  return errors.front();
 }
 
 }  // namespace

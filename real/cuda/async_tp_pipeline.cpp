@@ -11,9 +11,10 @@ int wrap(int value, int ranks) {
   return ((value % ranks) + ranks) % ranks;
 }
 
-cudaEvent_t make_event(bool timed) {
+// An ordering event between streams (no timing).
+cudaEvent_t make_event() {
   cudaEvent_t e = nullptr;
-  TPSIM_CUDA(cudaEventCreateWithFlags(&e, timed ? cudaEventDefault : cudaEventDisableTiming));
+  TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   return e;
 }
 
@@ -31,7 +32,7 @@ std::string check_async_tp(const AsyncTpConfig& c) {
 }
 
 AsyncTpPipeline::AsyncTpPipeline(Rank& rank, const AsyncTpConfig& config, uint64_t seed)
-    : rank_(rank), config_(config) {
+    : rank_(rank), config_(config), region_(rank.compute, {rank.comm_stream, rank.copy}) {
   const GemmCase& s = config.shape;
   const int r = rank.rank, n = config.ranks;
   const size_t elem = element_bytes(config.operands);
@@ -58,14 +59,11 @@ AsyncTpPipeline::AsyncTpPipeline(Rank& rank, const AsyncTpConfig& config, uint64
   fill_uniform(w_.get(), config.operands, s.n * s.k, seed + 1000 + static_cast<uint64_t>(r), 0, rank.compute);
   TPSIM_CUDA(cudaStreamSynchronize(rank.compute));
   for (int i = 0; i < config.chunks; ++i) {
-    arrived_.push_back(make_event(false));
-    computed_.push_back(make_event(false));
-    summed_.push_back(make_event(false));
+    arrived_.push_back(make_event());
+    computed_.push_back(make_event());
+    summed_.push_back(make_event());
   }
-  start_ = make_event(true);
-  stop_ = make_event(true);
-  comm_done_ = make_event(false);
-  copy_done_ = make_event(false);
+  pulled_ = make_event();
 }
 
 AsyncTpPipeline::~AsyncTpPipeline() {
@@ -73,7 +71,7 @@ AsyncTpPipeline::~AsyncTpPipeline() {
   for (auto* set : {&arrived_, &computed_, &summed_}) {
     for (cudaEvent_t e : *set) cudaEventDestroy(e);
   }
-  for (cudaEvent_t e : {start_, stop_, comm_done_, copy_done_}) cudaEventDestroy(e);
+  cudaEventDestroy(pulled_);
 }
 
 void* AsyncTpPipeline::x_rows(int64_t row) const {
@@ -117,24 +115,15 @@ void AsyncTpPipeline::poison_outputs() {
 }
 
 void AsyncTpPipeline::begin() {
-  TPSIM_CUDA(cudaEventRecord(start_, rank_.compute));
-  TPSIM_CUDA(cudaStreamWaitEvent(rank_.comm_stream, start_, 0));
-  TPSIM_CUDA(cudaStreamWaitEvent(rank_.copy, start_, 0));
+  region_.begin();
 }
 
 void AsyncTpPipeline::end() {
-  TPSIM_CUDA(cudaEventRecord(comm_done_, rank_.comm_stream));
-  TPSIM_CUDA(cudaEventRecord(copy_done_, rank_.copy));
-  TPSIM_CUDA(cudaStreamWaitEvent(rank_.compute, comm_done_, 0));
-  TPSIM_CUDA(cudaStreamWaitEvent(rank_.compute, copy_done_, 0));
-  TPSIM_CUDA(cudaEventRecord(stop_, rank_.compute));
+  region_.end();
 }
 
 double AsyncTpPipeline::elapsed_s() const {
-  TPSIM_CUDA(cudaEventSynchronize(stop_));
-  float ms = 0;
-  TPSIM_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-  return static_cast<double>(ms) * 1e-3;
+  return region_.seconds();
 }
 
 void AsyncTpPipeline::enqueue_baseline() {
@@ -263,8 +252,8 @@ void AsyncTpPipeline::enqueue_copy_engine_step(int step, const std::vector<Async
     }
   }
   if (step == n) {
-    TPSIM_CUDA(cudaEventRecord(copy_done_, rank_.copy));
-    TPSIM_CUDA(cudaStreamWaitEvent(rank_.compute, copy_done_, 0));
+    TPSIM_CUDA(cudaEventRecord(pulled_, rank_.copy));
+    TPSIM_CUDA(cudaStreamWaitEvent(rank_.compute, pulled_, 0));
     sum_slices_bf16(out_.get(), slots_.get(), n, shard_elements, rank_.compute);
   }
 }

@@ -19,6 +19,7 @@
 
 #include "real/core/gemm_shapes.hpp"
 #include "real/cuda/comm_team.hpp"
+#include "real/cuda/event_timer.hpp"
 #include "real/cuda/gemm_op.hpp"
 
 namespace tpsim::real {
@@ -75,7 +76,8 @@ class AsyncTpPipeline {
   std::unique_ptr<GemmOp> whole_, piece_;
   DeviceBuffer x_, w_, y_, baseline_, out_, send_, recv_, slots_, shard_;
   std::vector<cudaEvent_t> arrived_, computed_, summed_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr, comm_done_ = nullptr, copy_done_ = nullptr;
+  cudaEvent_t pulled_ = nullptr;  // copy engine, GEMM+RS: every pull into this rank's slots is done
+  StreamRegion region_;
 };
 
 }  // namespace tpsim::real

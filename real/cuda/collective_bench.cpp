@@ -18,12 +18,16 @@
 namespace tpsim::real {
 namespace {
 
-// Launches per sample, the same on every rank (ranks must issue the same collectives): enough for
-// about min_sample_s at a pessimistic 20 us + bytes / 50 GB/s each.
+// Launches per sample, the same on every rank (ranks must issue the same collectives), from a
+// deliberately low estimate of one launch so that samples are at least about min_sample_s long: the
+// latency floor of NCCL's small collectives on 8 H100s (about 20 us, collectives_h100_latency.csv)
+// and a bus rate below any NVLink GPU's (50 GB/s; H100 rings reach 337). At most 1000 launches a
+// sample, so that a sample of the smallest messages stays under a few tens of milliseconds.
 int collective_launches(const TimingOptions& timing, int64_t bytes) {
   if (timing.launches > 0) return timing.launches;
-  const double estimate = 20e-6 + static_cast<double>(bytes) / 50e9;
-  return static_cast<int>(std::clamp(std::ceil(timing.min_sample_s / estimate), 1.0, 1000.0));
+  constexpr double kLatencyFloor_s = 20e-6, kLowBusBps = 50e9, kMaxLaunches = 1000;
+  const double estimate = kLatencyFloor_s + static_cast<double>(bytes) / kLowBusBps;
+  return static_cast<int>(std::clamp(std::ceil(timing.min_sample_s / estimate), 1.0, kMaxLaunches));
 }
 
 // Device buffers of one rank for one call; `in_place` follows NCCL's in-place layouts.
@@ -81,8 +85,7 @@ PointResult measure_on_rank(CommTeam& team, Rank& rank, const CollectiveCall& c,
   const TimedRun run = time_launches(rank.comm_stream, o.timing, result.launches,
                                      [&](int) { enqueue_collective(c, b.send, b.recv, rank.comm, rank.comm_stream); });
   result.seconds = team.max_over_ranks(rank, run.seconds);
-  // NaN (an unwritten or wrong element) must survive the maximum: send it as infinity.
-  result.error = team.max_over_ranks(rank, {std::isnan(error) ? INFINITY : error}).front();
+  result.error = team.worst_error_over_ranks(rank, error);
   return result;
 }
 

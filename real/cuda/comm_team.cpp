@@ -1,6 +1,7 @@
 // Communicator set-up for the two launch modes, and the per-rank threads.
 #include "real/cuda/comm_team.hpp"
 
+#include <cmath>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -151,21 +152,15 @@ std::vector<double> CommTeam::max_over_ranks(Rank& rank, const std::vector<doubl
   return out;
 }
 
+double CommTeam::worst_error_over_ranks(Rank& rank, double error) {
+  return max_over_ranks(rank, {std::isnan(error) ? INFINITY : error}).front();
+}
+
 bool CommTeam::enable_peer_access() {
   bool all = true;
   for (auto& a : ranks_) {
-    TPSIM_CUDA(cudaSetDevice(a->device));
     for (auto& b : ranks_) {
-      if (a->device == b->device) continue;
-      int can = 0;
-      TPSIM_CUDA(cudaDeviceCanAccessPeer(&can, a->device, b->device));
-      if (!can) {
-        all = false;
-        continue;
-      }
-      const cudaError_t status = cudaDeviceEnablePeerAccess(b->device, 0);
-      if (status != cudaErrorPeerAccessAlreadyEnabled) TPSIM_CUDA(status);
-      cudaGetLastError();
+      if (a->device != b->device) all = real::enable_peer_access(a->device, b->device) && all;
     }
   }
   return all;

@@ -51,6 +51,9 @@ class CommTeam {
   void run(const std::function<void(Rank&)>& fn);
   // Element-wise maximum of each rank's values over all ranks (an NCCL all-reduce); every rank calls it.
   std::vector<double> max_over_ranks(Rank& rank, const std::vector<double>& values);
+  // The worst correctness-check error over all ranks; a NaN (a failed check) anywhere stays a failure
+  // (sent as infinity: NCCL's max does not order NaN). Every rank calls it.
+  double worst_error_over_ranks(Rank& rank, double error);
   // Enables direct peer access between every pair of local GPUs; false if some pair cannot.
   bool enable_peer_access();
 

@@ -30,6 +30,23 @@ DeviceFacts device_facts(int device) {
   return f;
 }
 
+bool enable_peer_access(int device, int peer) {
+  int can = 0;
+  TPSIM_CUDA(cudaDeviceCanAccessPeer(&can, device, peer));
+  if (!can) return false;
+  int current = 0;
+  TPSIM_CUDA(cudaGetDevice(&current));
+  TPSIM_CUDA(cudaSetDevice(device));
+  const cudaError_t status = cudaDeviceEnablePeerAccess(peer, 0);
+  if (status == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // clears the sticky "already enabled"
+  } else {
+    TPSIM_CUDA(status);
+  }
+  TPSIM_CUDA(cudaSetDevice(current));
+  return true;
+}
+
 int visible_device_count() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;

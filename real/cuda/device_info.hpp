@@ -12,4 +12,8 @@ DeviceFacts device_facts(int device);
 // GPUs this process sees (0 when there is no usable driver or device).
 int visible_device_count();
 
+// Lets `device` read and write `peer`'s memory directly (NVLink or PCIe peer access); false when the
+// pair cannot, and copies between them are then staged by the driver. Leaves the current device alone.
+bool enable_peer_access(int device, int peer);
+
 }  // namespace tpsim::real

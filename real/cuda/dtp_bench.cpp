@@ -53,7 +53,7 @@ double check_chain(CommTeam& team, Chains& chains, uint64_t seed) {
     chain.end();
     TPSIM_CUDA(cudaStreamSynchronize(rank.compute));
     const double e = compare_sampled_bf16(reference.get(), chain.state(), chain.state_elements(), seed + rank.rank);
-    errors[rank.local_index] = team.max_over_ranks(rank, {std::isnan(e) ? INFINITY : e}).front();
+    errors[rank.local_index] = team.worst_error_over_ranks(rank, e);
   });
   return errors.front();
 }

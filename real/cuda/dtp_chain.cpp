@@ -8,7 +8,8 @@
 
 namespace tpsim::real {
 
-DtpChain::DtpChain(Rank& rank, const DtpConfig& config, uint64_t seed) : rank_(rank), config_(config) {
+DtpChain::DtpChain(Rank& rank, const DtpConfig& config, uint64_t seed)
+    : rank_(rank), config_(config), region_(rank.compute, {rank.comm_stream}) {
   const GemmCase& s = config.shape;
   const auto state_bytes = static_cast<size_t>(s.m * s.n) * 2;
   const int slots = config.delta + 1;
@@ -30,9 +31,6 @@ DtpChain::DtpChain(Rank& rank, const DtpConfig& config, uint64_t seed) : rank_(r
     TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     arrived_.push_back(e);
   }
-  TPSIM_CUDA(cudaEventCreate(&start_));
-  TPSIM_CUDA(cudaEventCreate(&stop_));
-  TPSIM_CUDA(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming));
   TPSIM_CUDA(cudaStreamSynchronize(rank.compute));
 }
 
@@ -41,7 +39,6 @@ DtpChain::~DtpChain() {
   for (auto* set : {&produced_, &arrived_}) {
     for (cudaEvent_t e : *set) cudaEventDestroy(e);
   }
-  for (cudaEvent_t e : {start_, stop_, comm_done_}) cudaEventDestroy(e);
 }
 
 void* DtpChain::slot(const DeviceBuffer& buffer, int module) const {
@@ -51,21 +48,15 @@ void* DtpChain::slot(const DeviceBuffer& buffer, int module) const {
 
 void DtpChain::begin() {
   TPSIM_CUDA(cudaMemcpyAsync(h_.get(), h0_.get(), h_.bytes(), cudaMemcpyDeviceToDevice, rank_.compute));
-  TPSIM_CUDA(cudaEventRecord(start_, rank_.compute));
-  TPSIM_CUDA(cudaStreamWaitEvent(rank_.comm_stream, start_, 0));
+  region_.begin();
 }
 
 void DtpChain::end() {
-  TPSIM_CUDA(cudaEventRecord(comm_done_, rank_.comm_stream));
-  TPSIM_CUDA(cudaStreamWaitEvent(rank_.compute, comm_done_, 0));
-  TPSIM_CUDA(cudaEventRecord(stop_, rank_.compute));
+  region_.end();
 }
 
 double DtpChain::elapsed_s() const {
-  TPSIM_CUDA(cudaEventSynchronize(stop_));
-  float ms = 0;
-  TPSIM_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
-  return static_cast<double>(ms) * 1e-3;
+  return region_.seconds();
 }
 
 void DtpChain::all_reduce(int module, cudaStream_t stream) {

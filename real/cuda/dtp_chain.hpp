@@ -15,6 +15,7 @@
 
 #include "real/core/gemm_shapes.hpp"
 #include "real/cuda/comm_team.hpp"
+#include "real/cuda/event_timer.hpp"
 #include "real/cuda/gemm_op.hpp"
 
 namespace tpsim::real {
@@ -55,7 +56,7 @@ class DtpChain {
   DeviceBuffer h_, h0_, partials_, reduced_;
   std::vector<DeviceBuffer> weights_;
   std::vector<cudaEvent_t> produced_, arrived_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr, comm_done_ = nullptr;
+  StreamRegion region_;
 };
 
 }  // namespace tpsim::real

@@ -25,6 +25,32 @@ double EventPair::seconds() const {
   return static_cast<double>(ms) * 1e-3;
 }
 
+StreamRegion::StreamRegion(cudaStream_t main, std::vector<cudaStream_t> helpers)
+    : main_(main), helpers_(std::move(helpers)) {
+  for (size_t i = 0; i < helpers_.size(); ++i) {
+    cudaEvent_t e = nullptr;
+    TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    joins_.push_back(e);
+  }
+}
+
+StreamRegion::~StreamRegion() {
+  for (cudaEvent_t e : joins_) cudaEventDestroy(e);
+}
+
+void StreamRegion::begin() {
+  TPSIM_CUDA(cudaEventRecord(events_.start(), main_));
+  for (cudaStream_t s : helpers_) TPSIM_CUDA(cudaStreamWaitEvent(s, events_.start(), 0));
+}
+
+void StreamRegion::end() {
+  for (size_t i = 0; i < helpers_.size(); ++i) {
+    TPSIM_CUDA(cudaEventRecord(joins_[i], helpers_[i]));
+    TPSIM_CUDA(cudaStreamWaitEvent(main_, joins_[i], 0));
+  }
+  TPSIM_CUDA(cudaEventRecord(events_.stop(), main_));
+}
+
 TimedRun time_launches(cudaStream_t stream, const TimingOptions& timing, int launches,
                        const std::function<void(int)>& launch) {
   int counter = 0;

@@ -40,4 +40,23 @@ class EventPair {
   cudaEvent_t stop_ = nullptr;
 };
 
+// A timed region spread over several streams of one GPU: the helper streams start when the main
+// stream reaches begin(), and the main stream waits for all of them before end() stops the clock.
+class StreamRegion {
+ public:
+  StreamRegion(cudaStream_t main, std::vector<cudaStream_t> helpers);
+  ~StreamRegion();
+  StreamRegion(const StreamRegion&) = delete;
+  StreamRegion& operator=(const StreamRegion&) = delete;
+  void begin();
+  void end();
+  double seconds() const { return events_.seconds(); }  // waits for end()
+
+ private:
+  cudaStream_t main_;
+  std::vector<cudaStream_t> helpers_;
+  std::vector<cudaEvent_t> joins_;  // one per helper
+  EventPair events_;
+};
+
 }  // namespace tpsim::real

@@ -23,16 +23,8 @@ struct CopyTarget {
 CopyTarget peer_target(int device) {
   const int count = visible_device_count();
   if (count < 2) throw GpuError("memcpy --path peer needs two GPUs; this process sees " + std::to_string(count));
-  CopyTarget t{(device + 1) % count, false};
-  int can = 0;
-  TPSIM_CUDA(cudaDeviceCanAccessPeer(&can, device, t.device));
-  if (can) {
-    const cudaError_t status = cudaDeviceEnablePeerAccess(t.device, 0);
-    if (status != cudaErrorPeerAccessAlreadyEnabled) TPSIM_CUDA(status);
-    cudaGetLastError();  // clears an "already enabled"
-    t.peer_access = true;
-  }
-  return t;
+  const int peer = (device + 1) % count;
+  return CopyTarget{peer, enable_peer_access(device, peer)};
 }
 
 void copy_once(const std::string& path, void* dst, int dst_device, const void* src, int src_device, size_t bytes,

@@ -9,18 +9,7 @@
 using namespace tpsim;
 using model::CollectiveAlgorithm;
 
-namespace {
-
-double simulate_collective(const sim::CostModel& cost, int ranks, model::CollectiveKind kind, double bytes,
-                           CollectiveAlgorithm algorithm) {
-  model::LayerGraph graph(ranks);
-  model::ProgramBuilder b(graph, 2.0);
-  b.set_collective_algorithm(algorithm);
-  b.collective("c", kind, bytes, "", {});
-  return sim::simulate(graph, cost).makespan_s;
-}
-
-}  // namespace
+using test::simulate_collective;
 
 TEST_CASE("an NVLS all-reduce moves the tensor once each way: latency + S / (B eff)") {
   const sim::CostModel cost(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));

@@ -15,14 +15,6 @@ using model::CollectiveKind;
 
 namespace {
 
-double simulate(const sim::CostModel& cost, int ranks, CollectiveKind kind, double bytes, CollectiveAlgorithm a) {
-  model::LayerGraph graph(ranks);
-  model::ProgramBuilder b(graph, 2.0);
-  b.set_collective_algorithm(a);
-  b.collective("c", kind, bytes, "", {});
-  return sim::simulate(graph, cost).makespan_s;
-}
-
 sim::CostModel on(const std::string& topology, const std::string& gpu_name) {
   const sim::GpuSpec gpu = test::gpu_preset(gpu_name);
   return sim::CostModel(gpu, test::profile_preset("h100-sxm"), sim::resolve_fabric(topology, gpu));
@@ -41,7 +33,7 @@ TEST_CASE("on PCIe every ring step shares the host bridge: (n-1) (latency + S/n 
     // n flows at once, one per GPU: each gets the smaller of its port and its share of the bridge.
     const double per_flow = std::min(f.port_Bps, f.bridge_Bps / n) * nccl.link_efficiency;
     const double expected = (n - 1) * (nccl.step_latency_s + bytes / n / per_flow);
-    CHECK(simulate(cost, n, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
+    CHECK(test::simulate_collective(cost, n, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
           Approx(expected).epsilon(1e-6));
   }
 }
@@ -64,7 +56,7 @@ TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs; a 16-GPU ring runs at the NVL
   const auto& nccl = cost.profile().nccl;
   const double bytes = 512.0 * (1 << 20), n = 16;
   const double expected = (n - 1) * (nccl.step_latency_s + bytes / n / (900e9 * nccl.link_efficiency));
-  CHECK(simulate(cost, 16, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
+  CHECK(test::simulate_collective(cost, 16, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
         Approx(expected).epsilon(1e-6));
   CHECK_THROWS_WITH(sim::resolve_fabric("nvl72", test::gpu_preset("h100-sxm")),
                     Catch::Contains("nvl72 needs NVLink 5 GPUs"));
