@@ -48,6 +48,9 @@ class LineReader {
     for (const std::string& v : valid) list += (list.empty() ? "" : ", ") + v;
     fail("\"" + key + "\" must be one of " + list + ", got \"" + value + "\"");
   }
+  int count_or(const std::string& key, int minimum, int fallback) const {
+    return j_.contains(key) && !j_.at(key).is_null() ? count(key, minimum) : fallback;
+  }
   int count(const std::string& key, int minimum) const {
     const Json& v = field(key);
     if (!v.is_number_integer() || v.get<int64_t>() < minimum || v.get<int64_t>() > (1 << 30)) {
@@ -75,6 +78,12 @@ void read_collective(const LineReader& in, Measurement& m) {
   m.algorithm = in.text_or("algorithm", "unknown");
   m.ranks = in.count("ranks", 2);
   m.bytes = in.positive("bytes");
+  m.nodes = in.count_or("nodes", 1, 1);
+  if (m.ranks % m.nodes != 0) {
+    in.fail("\"nodes\" must divide \"ranks\" (the same GPU count in every node), got " + std::to_string(m.nodes) +
+            " nodes for " + std::to_string(m.ranks) + " ranks");
+  }
+  if (m.nodes > 1) m.nic_GBps = in.positive_or("nic_GBps", 0);
 }
 
 void read_composite(const LineReader& in, Measurement& m) {
@@ -222,6 +231,8 @@ Json to_json(const Measurement& m) {
     j["collective"] = m.collective;
     j["algorithm"] = m.algorithm;
     j["ranks"] = m.ranks;
+    if (m.nodes > 1) j["nodes"] = m.nodes;
+    if (m.nic_GBps > 0) j["nic_GBps"] = m.nic_GBps;
     j["bytes"] = m.bytes;
   } else if (m.kind == "memcpy") {
     j["path"] = m.path;

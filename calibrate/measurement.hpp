@@ -11,7 +11,8 @@ namespace tpsim::calibrate {
 
 // kind "gemm": m, n, k, dtype.  kind "collective": collective (allreduce, allgather, reducescatter,
 // alltoall, sendrecv),
-// algorithm as run (ring, nvls, one_shot, or unknown), ranks, bytes (the whole tensor).
+// algorithm as run (ring, nvls, one_shot, two_shot, or unknown), ranks, bytes (the whole tensor); across
+// nodes also nodes (dividing ranks; default 1) and, when known, nic_GBps (each GPU's NIC, one direction).
 // kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
 // Composite kinds (real/ measures them; validate compares them with the simulator), each with its
 // baseline's median in baseline_s and the composite's own time in median_s / p10_s / p90_s:
@@ -32,6 +33,8 @@ struct Measurement {
   std::string collective;
   std::string algorithm = "unknown";
   int ranks = 0;
+  int nodes = 1;         // collective: nodes the ranks fill, ranks / nodes GPUs each
+  double nic_GBps = 0;   // collective across nodes: each GPU's NIC, one direction (0: not stated)
   double bytes = 0;
   std::string path;      // memcpy
   double spec_GBps = 0;  // memcpy: the link's nominal one-direction bandwidth

@@ -136,6 +136,13 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       m.provenance["placement"] = placement == 0 ? "out-of-place" : "in-place";
       m.provenance["busbw_GBps_printed"] = busbw;
       m.provenance["nodes"] = h.hosts.size();
+      if (h.hosts.size() > 1) {
+        if (h.ranks % static_cast<int>(h.hosts.size()) != 0) {
+          throw InputError(where + ": " + std::to_string(h.ranks) + " ranks over " + std::to_string(h.hosts.size()) +
+                           " hosts: tpsim models nodes with the same GPU count each");
+        }
+        m.nodes = static_cast<int>(h.hosts.size());
+      }
       if (!h.device.empty()) m.provenance["device"] = h.device;
       if (!h.nccl_version.empty()) m.provenance["nccl_version"] = h.nccl_version;
       if (!h.arguments.empty()) m.provenance["arguments"] = h.arguments;

@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "model/input_error.hpp"
+#include "sim/fabric.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -127,6 +129,24 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
   out.profile.nccl_small = regimes.has_small ? std::optional<sim::TransportParams>(regimes.small) : std::nullopt;
 }
 
+// The network transport of multi-node ring all-reduces (one rank and node count).
+void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out) {
+  const Measurement& first = *points.front();
+  const double rails = static_cast<double>(first.ranks / first.nodes);
+  const double nic_Bps = first.nic_GBps > 0 ? first.nic_GBps * 1e9 : sim::kDefaultRailNicBps;
+  const double node_nic_Bps = rails * nic_Bps;
+  const std::vector<RingSample> samples = Group{points}.samples();
+  const auto fit = [&](const std::vector<size_t>& index) {
+    return fit_network_ring(subset(samples, index), node_nic_Bps).params;
+  };
+  const auto predict = [&](const sim::TransportParams& p, size_t i) {
+    const double n = samples[i].ranks;
+    return 2 * (n - 1) * (p.step_latency_s + samples[i].tensor_bytes / (n * node_nic_Bps * p.link_efficiency));
+  };
+  out.profile.network = sim::TransportParams{};
+  out.fits.push_back(measure<sim::TransportParams>("network", points, fit, predict, &*out.profile.network));
+}
+
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
@@ -142,11 +162,19 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   out.profile.gpu = gpu.name;
   std::vector<const Measurement*> gemms, one_shot, two_shot, nvls, copies;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
+  // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
+  std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
   for (const Measurement& m : measurements) {
     if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
+    if (m.nodes > 1) {
+      if (m.collective == "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) {
+        network[{m.gpu, m.ranks, m.nodes, m.nic_GBps}].push_back(&m);
+      }
+      continue;  // nothing inside one node is fitted on points across nodes
+    }
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
     if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
@@ -179,6 +207,14 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.nvls = sim::TransportParams{};
     fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
   }
+  const auto widest = std::max_element(network.begin(), network.end(), [](const auto& a, const auto& b) {
+    return a.second.size() < b.second.size();
+  });
+  if (widest != network.end() && widest->second.size() >= 2) {
+    fit_network(widest->second, out);
+  } else if (!out.profile.network) {
+    out.not_fitted.push_back("network");
+  }
   if (!copies.empty()) {
     // The link's nominal bandwidth: as the source states it, else the GPU preset's NVLink (tpsim-real
     // cannot know it).
@@ -200,8 +236,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (out.fits.empty()) {
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
-        "reduce-scatters, one-shot or NVLS all-reduces, or peer copies (all-reduces "
-        "of unknown algorithm, all-to-alls and send/recvs are not fitted yet)");
+        "reduce-scatters, one-shot, two-shot or NVLS all-reduces, ring all-reduces across nodes, or peer copies "
+        "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet)");
   }
   return out;
 }
@@ -277,6 +313,13 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) +
          "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
          fit_block("nvls");
+  }
+  if (p.network) {
+    y += "network:\n  step_latency_us: " + model::format_number("%.6g", p.network->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.network->link_efficiency) +
+         "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "
+         "nodes, striped over every NIC of the node\"\n" +
+         fit_block("network");
   }
   y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
        "\n  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";

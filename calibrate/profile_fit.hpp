@@ -1,5 +1,6 @@
 // Fits a cost profile from measurements (the schema of measurement.hpp): GEMM efficiency, NCCL ring,
-// one-shot and NVLS all-reduce latency and bandwidth, copy-engine efficiency. Each fit reports its
+// one-shot, two-shot and NVLS all-reduce latency and bandwidth, the network transport of ring
+// all-reduces across nodes, copy-engine efficiency. Each fit reports its
 // error per point and, with four points or more, its held-out error (fitted on the even points,
 // evaluated on the odd ones). Parameters without measurements keep their defaults, marked so.
 #pragma once

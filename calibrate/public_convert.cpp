@@ -96,6 +96,26 @@ std::vector<Measurement> h200_sweep(const std::string& dir) {
   return out;
 }
 
+// Multi-node all-reduce busbw: ranks over `nodes` nodes; rows without a size (the 256-GPU IB row) are
+// left out. Ring and NVLSTree are as the source names them; elsewhere the algorithm is not stated.
+std::vector<Measurement> multinode_allreduce(const std::string& dir) {
+  const std::string file = "allreduce_multinode_busbw.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.at(r, "message_bytes").empty() || t.at(r, "bw_kind") != "busbw") continue;
+    Measurement m = collective_row(t, r, file, "tool", t.at(r, "collective"));
+    m.nodes = static_cast<int>(t.number(r, "nodes"));
+    const std::string algorithm = t.at(r, "algorithm");
+    m.algorithm = algorithm == "Ring" ? "ring" : algorithm == "NVLSTree" ? "nvls_tree" : "unknown";
+    m.provenance["notes"] = t.at(r, "notes");
+    const double n = m.ranks;
+    const double algbw_GBps = t.number(r, "bw_GBps") * n / (2.0 * (n - 1));  // busbw = algbw x 2(n-1)/n
+    out.push_back(timed(m, m.bytes / (algbw_GBps * 1e9)));
+  }
+  return out;
+}
+
 std::vector<Measurement> small_allreduce(const std::string& dir) {
   const std::string file = "small_allreduce_h100.csv";
   const CsvTable t = CsvTable::read_file(dir + "/" + file);
@@ -142,6 +162,7 @@ std::map<std::string, std::vector<Measurement>> convert_public_tables(const std:
           {"gemm_b200_bf16.jsonl", gemms(dir, "gemm_b200_bf16.csv")},
           {"collectives_h100_latency.jsonl", tokenweave(dir)},
           {"allreduce_h200_busbw.jsonl", h200_sweep(dir)},
+          {"allreduce_multinode_busbw.jsonl", multinode_allreduce(dir)},
           {"small_allreduce_h100.jsonl", small_allreduce(dir)},
           {"p2p_bandwidth.jsonl", peer_copies(dir)}};
 }

@@ -1,5 +1,5 @@
-// The validation tables: each measurement simulated alone (collectives on an idle node, auto
-// algorithm) with the in-sample and the held-out profile.
+// The validation tables: each measurement simulated alone (collectives on an idle node, or idle
+// ib-rail nodes for multi-node points; auto algorithm) with the in-sample and the held-out profile.
 #include "calibrate/public_report.hpp"
 #include "model/units.hpp"
 
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "calibrate/profile_fit.hpp"
 #include "model/program_builder.hpp"
@@ -30,6 +31,12 @@ struct Stats {
              : std::string("no points");
   }
 };
+
+// The point's system: its GPU in one NVSwitch node, or in m.nodes ib-rail nodes.
+sim::CostModel cost_of(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
+  if (m.nodes <= 1) return sim::CostModel(gpu, profile);
+  return sim::CostModel(gpu, profile, sim::resolve_fabric(sim::FabricRequest{"ib-rail", m.nodes, m.nic_GBps * 1e9}, gpu));
+}
 
 double predict(const Measurement& m, const sim::CostModel& cost, std::string* algorithm) {
   if (m.kind == "gemm") {
@@ -58,31 +65,46 @@ std::string size_text(const Measurement& m) {
 std::string validation_report(const std::vector<Measurement>& measurements, const std::vector<bool>& validation_only,
                               const sim::GpuSpec& measured_on,
                               const std::function<sim::GpuSpec(const std::string&)>& gpus) {
-  // In-sample: fitted on every point that is not validation-only. Held out: fitted on the even ones
-  // of those, reported on the odd ones and on every validation-only point.
-  std::vector<Measurement> fitted, even;
-  std::vector<bool> held_out(measurements.size(), false);
-  for (size_t i = 0; i < measurements.size(); ++i) {
-    if (validation_only[i]) {
-      held_out[i] = true;
-      continue;
-    }
-    fitted.push_back(measurements[i]);
-    if (fitted.size() % 2 == 1) {
-      even.push_back(measurements[i]);
-    } else {
-      held_out[i] = true;
-    }
-  }
-  const sim::CostProfile all = fit_profile(fitted, measured_on).profile;
-  const sim::CostProfile half = fit_profile(even, measured_on).profile;
   std::map<std::string, std::vector<size_t>> groups;  // "gpu kind collective (as run)" -> points
   for (size_t i = 0; i < measurements.size(); ++i) {
     const Measurement& m = measurements[i];
     if (m.is_composite() || m.path == "device" || m.path == "copy_kernel") continue;  // not single-op link costs
     std::string key = m.gpu + " " + m.kind;
-    if (m.kind == "collective") key += " " + m.collective + " (measured as " + m.algorithm + ")";
+    if (m.kind == "collective") {
+      key += " " + m.collective + (m.nodes > 1 ? " over " + std::to_string(m.nodes) + " ib-rail nodes" : "") +
+             " (measured as " + m.algorithm + ")";
+    }
     groups[key].push_back(i);
+  }
+  // In-sample: fitted on every point that is not validation-only. Held out: fitted on the even ones
+  // of those in each group, reported on the odd ones and on every validation-only point.
+  std::vector<Measurement> fitted, even;
+  std::vector<bool> held_out(measurements.size(), false);
+  for (const auto& [key, points] : groups) {
+    size_t fitted_in_group = 0;
+    for (size_t i : points) {
+      if (validation_only[i]) {
+        held_out[i] = true;
+        continue;
+      }
+      fitted.push_back(measurements[i]);
+      if (fitted_in_group++ % 2 == 0) {
+        even.push_back(measurements[i]);
+      } else {
+        held_out[i] = true;
+      }
+    }
+  }
+  const ProfileFit all_fit = fit_profile(fitted, measured_on);
+  const sim::CostProfile& all = all_fit.profile;
+  const sim::CostProfile half = fit_profile(even, measured_on).profile;
+  // A point no fitter used (an algorithm tpsim does not fit, another system) is held out too.
+  std::set<std::string> used;
+  for (const ComponentFit& c : all_fit.fits) {
+    for (const PointError& e : c.errors) used.insert(e.origin);
+  }
+  for (size_t i = 0; i < measurements.size(); ++i) {
+    if (!used.count(measurements[i].origin)) held_out[i] = true;
   }
   std::string out;
   for (const auto& [key, points] : groups) {
@@ -93,9 +115,9 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       const Measurement& m = measurements[i];
       const sim::GpuSpec gpu = gpus(m.gpu);
       std::string algorithm;
-      const double a = predict(m, sim::CostModel(gpu, all), &algorithm);
+      const double a = predict(m, cost_of(m, gpu, all), &algorithm);
       std::string unused;
-      const double b = predict(m, sim::CostModel(gpu, half), &unused);
+      const double b = predict(m, cost_of(m, gpu, half), &unused);
       const double ea = 100 * (a / m.median_s - 1), eb = 100 * (b / m.median_s - 1);
       in_sample.add(ea);
       if (held_out[i]) held.add(eb);

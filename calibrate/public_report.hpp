@@ -13,7 +13,8 @@ namespace tpsim::calibrate {
 
 // Markdown tables: GEMMs, then collectives by GPU and collective, each row with its source line.
 // `measured_on` gives the peaks the fractions are relative to; `gpus` resolves each point's GPU.
-// Points whose `validation_only` flag is set are never fitted: they are reported as held out.
+// Points whose `validation_only` flag is set are never fitted: they are reported as held out, as are
+// points no fitter uses (algorithms tpsim does not fit, other systems).
 std::string validation_report(const std::vector<Measurement>& measurements, const std::vector<bool>& validation_only,
                               const sim::GpuSpec& measured_on,
                               const std::function<sim::GpuSpec(const std::string&)>& gpus);

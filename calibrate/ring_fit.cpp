@@ -57,6 +57,13 @@ RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps) {
   return fit;
 }
 
+RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps) {
+  // An all-reduce ring is two all-gather-like passes: half its time fits the one-pass form.
+  std::vector<RingSample> one_pass = samples;
+  for (RingSample& s : one_pass) s.seconds /= 2;
+  return fit_ring(one_pass, node_nic_Bps);
+}
+
 namespace {
 
 double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps) {

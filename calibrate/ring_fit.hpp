@@ -40,6 +40,11 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
 // The time of a ring collective sample under given regimes (the faster one).
 double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps);
 
+// Fits the network transport of ring all-reduces across nodes, where each step's slowest hop is the
+// one between nodes, striped over the node's NICs (node_nic_Bps in all, one direction):
+// t = 2 (n - 1) (latency + S / (n * node_nic_Bps * efficiency)). Samples must share one rank count.
+RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps);
+
 // Fits a one-shot all-reduce: t = latency + (n - 1) * S / (link_Bps * efficiency), each rank
 // reading the whole tensor S from each of its n - 1 peers in one step. Samples may mix rank counts.
 RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);

@@ -77,16 +77,25 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
 
 int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   const sim::CostModel on_node = cost_model(target);
+  // ib-rail: as many nodes as the ranks fill (ranks beyond one node must fill whole nodes).
+  const int per_node = on_node.gpu().gpus_per_node;
+  const bool multi_node = q.topology == "ib-rail" && q.ranks > per_node;
+  if (multi_node && q.ranks % per_node != 0) {
+    throw InputError("--ranks " + std::to_string(q.ranks) + ": on ib-rail, more than one node's " +
+                     std::to_string(per_node) + " GPUs must fill whole nodes (a multiple of " +
+                     std::to_string(per_node) + ")");
+  }
   sim::Fabric fabric;
   try {
-    fabric = sim::resolve_fabric(q.topology, on_node.gpu());
+    fabric = sim::resolve_fabric(sim::FabricRequest{q.topology, multi_node ? q.ranks / per_node : 1}, on_node.gpu());
   } catch (const InputError& error) {
     throw InputError(std::string("--topology: ") + error.what());
   }
   const sim::CostModel cost(on_node.gpu(), on_node.profile(), fabric);
   if (q.ranks < 2 || q.ranks > fabric.max_gpus) {
     throw InputError("--ranks " + std::to_string(q.ranks) + ": must be 2.." + std::to_string(fabric.max_gpus) +
-                     " on one " + cost.gpu().name + " " + fabric.name + " domain");
+                     " on one " + cost.gpu().name + " " + fabric.name + " domain" +
+                     (q.topology == "ib-rail" ? "" : " (ib-rail spans nodes)"));
   }
   model::CollectiveKind kind;
   double bus_factor;
@@ -109,8 +118,8 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   model::ProgramBuilder builder(graph, 2.0);
   builder.set_collective_algorithm(algorithm);
   const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});
+  const sim::CommPlan plan = sim::plan_communication(graph.op(op), q.ranks, cost);  // bad profiles throw here
   const double seconds = sim::simulate(graph, cost).makespan_s;
-  const sim::CommPlan plan = sim::plan_communication(graph.op(op), q.ranks, cost);
   const std::string algorithm_name = model::to_string(plan.algorithm);
   const double algbw = bytes / seconds / 1e9;
   if (target.json) {
@@ -118,6 +127,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     j["gpu"] = cost.gpu().name;
     j["topology"] = q.topology;
     j["ranks"] = q.ranks;
+    j["nodes"] = fabric.nodes;
     j["kind"] = q.kind;
     j["bytes"] = bytes;
     j["algorithm"] = algorithm_name;
@@ -128,7 +138,9 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     return 0;
   }
   std::cout << q.kind << " of " << model::format_number("%.0f", bytes) << " bytes over " << q.ranks << " x "
-            << cost.gpu().name << " (" << q.topology << ", " << algorithm_name
+            << cost.gpu().name << " (" << q.topology
+            << (fabric.nodes > 1 ? ", " + std::to_string(fabric.nodes) + " nodes" : std::string()) << ", "
+            << algorithm_name
             << "): " << model::format_number("%.3f", seconds * 1e6) << " us, algbw "
             << model::format_number("%.2f", algbw) << " GB/s, busbw "
             << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";

@@ -14,7 +14,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
                                            "workload", "parallelism", "variants", "sweep"};
-const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes"};
+const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",     "seq_len", "context_len", "gen_len",
                                                 "dtype", "recompute", "layers",  "cuda_graphs", "ops"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
@@ -289,6 +289,10 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   out.topology = node["topology"] ? LocatedRef{in.string(node["topology"], "hardware.topology"), node["topology"]}
                                   : LocatedRef{"nvswitch", node};
   out.nodes = node["nodes"] ? static_cast<int>(in.positive_int(node["nodes"], "hardware.nodes")) : 1;
+  if (node["nic_GBps"]) {
+    if (out.topology.value != "ib-rail") in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail");
+    out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps");
+  }
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
-// Ring and one-shot plans, and the auto rule that picks between them.
+// Ring, direct, NVLS and point-to-point plans, multi-node flows, and the auto rule that picks a plan.
 #include "sim/comm_plan.hpp"
+
+#include <algorithm>
+
+#include "model/input_error.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -7,8 +11,25 @@ namespace {
 using model::CollectiveAlgorithm;
 using model::CollectiveKind;
 
-CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
+// What every plan over `ranks` ranks shares: where node boundaries are and how flows cross them.
+CommPlan base_plan(int ranks, const CostModel& cost) {
   CommPlan plan;
+  plan.ranks = ranks;
+  const Fabric& fabric = cost.fabric();
+  if (!fabric.spans_nodes(ranks)) return plan;
+  if (!cost.profile().network) {
+    throw InputError("the calibration profile (" + cost.profile().name + ") has no network section, and " +
+                     std::to_string(ranks) + " ranks span " + std::to_string(ranks / fabric.gpus_per_node) + " " +
+                     fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
+  }
+  plan.gpus_per_node = fabric.gpus_per_node;
+  plan.network = *cost.profile().network;
+  return plan;
+}
+
+CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan = base_plan(ranks, cost);
+  plan.stripes_rails = plan.gpus_per_node > 0;
   plan.algorithm = CollectiveAlgorithm::kRing;
   plan.steps = op.collective == CollectiveKind::kAllReduce ? 2 * (ranks - 1) : ranks - 1;
   plan.send_offsets = {1};
@@ -25,7 +46,7 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
 }
 
 CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
-  CommPlan plan;
+  CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kDirect;
   plan.steps = 1;
   for (int p = 1; p < ranks; ++p) {
@@ -61,7 +82,7 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
 // All-to-all (NCCL's grouped send/recv): one step, a 1/n block to and from every peer. Send/recv: one
 // step, the whole tensor to the next rank and from the previous one. Both on NCCL's kernels.
 CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& cost) {
-  CommPlan plan;
+  CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kPointToPoint;
   plan.steps = 1;
   if (op.collective == CollectiveKind::kSendRecv) {
@@ -82,14 +103,35 @@ CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& co
 }  // namespace
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
-  const double per_port = static_cast<double>(plan.send_offsets.size()) * plan.message_bytes;
-  return plan.steps * (plan.transport.step_latency_s + per_port / (cost.port_Bps() * plan.transport.link_efficiency));
+  const auto port_seconds = [&](double messages) {
+    return plan.transport.step_latency_s +
+           messages * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency);
+  };
+  if (plan.gpus_per_node == 0) return plan.steps * port_seconds(static_cast<double>(plan.send_offsets.size()));
+  // Per step, each rank's sends inside its node share its NVLink port and those to other nodes its
+  // NIC (striped plans: every rail's NIC, one sender per node and step in a ring).
+  const double rails = plan.stripes_rails ? plan.gpus_per_node : 1.0;
+  double step_s = 0;
+  for (int rank = 0; rank < plan.ranks; ++rank) {
+    double local = 0, remote = 0;
+    for (int offset : plan.send_offsets) {
+      const int dst = ((rank + offset) % plan.ranks + plan.ranks) % plan.ranks;
+      (plan.crosses_nodes(rank, dst) ? remote : local) += 1;
+    }
+    if (local > 0 || remote == 0) step_s = std::max(step_s, port_seconds(local));
+    if (remote > 0) {
+      step_s = std::max(step_s, plan.network.step_latency_s +
+                                    remote * plan.message_bytes /
+                                        (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
+    }
+  }
+  return plan.steps * step_s;
 }
 
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
   if (ranks < 2) return CommPlan{};
   if (op.kind == model::OpKind::kExchange) {
-    CommPlan plan;
+    CommPlan plan = base_plan(ranks, cost);
     plan.steps = 1;
     if (op.send_offset != 0) plan.send_offsets = {op.send_offset};
     if (op.recv_offset != 0) plan.recv_offsets = {op.recv_offset};
@@ -101,14 +143,17 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   if (op.collective == CollectiveKind::kAllToAll || op.collective == CollectiveKind::kSendRecv) {
     return point_to_point_plan(op, ranks, cost);  // one way to run them, whatever was asked
   }
+  // One-shot, two-shot and NVLS move data over NVLink (or NVSwitch multicast) alone.
+  const bool one_domain = !cost.fabric().spans_nodes(ranks);
   const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value() &&
-                             cost.fabric().in_switch_reduction;
-  const bool two_shot_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value();
+                             cost.fabric().in_switch_reduction && one_domain;
+  const bool two_shot_possible =
+      op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value() && one_domain;
   switch (op.algorithm) {
     case CollectiveAlgorithm::kRing:
       return ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kDirect:
-      return direct_plan(op, ranks, cost);
+      return one_domain ? direct_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kNvls:
       // Forced where the hardware has none, or for other collectives: NCCL falls back to the ring.
       return nvls_possible ? nvls_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
@@ -122,7 +167,9 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   CommPlan best = ring_plan(op, ranks, cost);
   if (op.collective != CollectiveKind::kAllReduce) return best;
   std::vector<CommPlan> candidates;
-  if (op.tensor_bytes <= cost.profile().one_shot_max_bytes) candidates.push_back(direct_plan(op, ranks, cost));
+  if (one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
+    candidates.push_back(direct_plan(op, ranks, cost));
+  }
   if (nvls_possible) candidates.push_back(nvls_plan(op, ranks, cost));
   if (two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
     candidates.push_back(two_shot_plan(op, ranks, cost));

@@ -1,5 +1,6 @@
 // How a communication op runs as point-to-point steps: ring collectives (n-1 or 2(n-1) steps to the
-// next rank), one-shot direct collectives (one step to every peer), and async-TP exchange steps.
+// next rank), one-shot direct collectives (one step to every peer), and async-TP exchange steps. On a
+// multi-node fabric, flows between nodes run on the profile's network transport over the NICs.
 #pragma once
 
 #include <vector>
@@ -18,15 +19,30 @@ struct CommPlan {
   TransportParams transport;          // latency per step and link efficiency
   bool low_latency_protocol = false;  // ring on NCCL's LL / LL128 regime (profile nccl.small_messages)
   bool uses_sms = true;               // an SM-driven kernel (slows concurrent compute)
+  int ranks = 0;
+  // Multi-node groups (ib-rail): rank r sits in node r / gpus_per_node; 0 when the group is one node.
+  int gpus_per_node = 0;
+  TransportParams network;      // flows between nodes
+  bool stripes_rails = false;   // NCCL's channels spread each inter-node ring hop over every rail's NIC
+
+  bool crosses_nodes(int src, int dst) const {
+    return gpus_per_node > 0 && src / gpus_per_node != dst / gpus_per_node;
+  }
+  const TransportParams& flow_transport(int src, int dst) const {
+    return crosses_nodes(src, dst) ? network : transport;
+  }
 };
 
-// The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle node:
+// The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle fabric:
 // for all-reduces, the ring, one-shot up to the profile's one_shot_max_bytes, two-shot up to its
 // two_shot_max_bytes where the profile has it, and NVLS where the profile has it; rings for all-gathers and
 // reduce-scatters. All-to-alls and send/recvs always run as one step of NCCL point-to-point messages.
+// A group that spans nodes runs rings (one-shot, two-shot and NVLS need one NVLink domain; forced,
+// they fall back to the ring as NCCL and custom all-reduces do) and needs the profile's network
+// section (InputError otherwise).
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
 
-// The plan's time alone on an idle non-blocking node where every port carries `flows` messages.
+// The plan's time alone on an idle fabric: per step, the slowest rank's NVLink port or NIC.
 double idle_seconds(const CommPlan& plan, const CostModel& cost);
 
 }  // namespace tpsim::sim

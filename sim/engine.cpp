@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -33,6 +34,8 @@ struct Completion {
   int src = 0;  // kernel: its rank
   int dst = 0;
   s4u::ActivityPtr activity;
+  // A flow carried as several parallel parts (one per rail): the parts still in flight, shared.
+  std::shared_ptr<int> parts_left;
 };
 
 class Runner {
@@ -75,8 +78,9 @@ class Runner {
   }
 
   // Starts `activity`; its completion is dispatched as `kind` for op `id` (ranks src -> dst).
-  void launch(const s4u::ActivityPtr& activity, Completion::Kind kind, OpId id, int src, int dst) {
-    Completion* done = track({kind, id, src, dst, activity});
+  void launch(const s4u::ActivityPtr& activity, Completion::Kind kind, OpId id, int src, int dst,
+              std::shared_ptr<int> parts_left = nullptr) {
+    Completion* done = track({kind, id, src, dst, activity, std::move(parts_left)});
     activity->set_data(done);
     activity->start();
   }
@@ -164,7 +168,7 @@ class Runner {
   }
 
   void start_flow(OpId id, int src, int dst) {
-    const double latency = plans_[id].transport.step_latency_s;
+    const double latency = plans_[id].flow_transport(src, dst).step_latency_s;
     if (latency > 0) {
       wait(latency, Completion::Kind::kFlowLatency, id, src, dst);
       return;
@@ -173,10 +177,27 @@ class Runner {
   }
 
   void start_transfer(OpId id, int src, int dst) {
-    const double wire_bytes = plans_[id].message_bytes / plans_[id].transport.link_efficiency;
+    const CommPlan& plan = plans_[id];
+    const double wire_bytes = plan.message_bytes / plan.flow_transport(src, dst).link_efficiency;
+    if (!plan.stripes_rails || !plan.crosses_nodes(src, dst)) {
+      launch(transfer(src, dst, wire_bytes), Completion::Kind::kFlow, id, src, dst);
+      return;
+    }
+    // NCCL's channels use every NIC of the node: the hop moves as one part per rail, local GPU k of
+    // the source node to local GPU k of the destination node, over those GPUs' NICs.
+    const int rails = plan.gpus_per_node;
+    const int src_base = src / rails * rails, dst_base = dst / rails * rails;
+    auto parts_left = std::make_shared<int>(rails);
+    for (int k = 0; k < rails; ++k) {
+      launch(transfer(src_base + k, dst_base + k, wire_bytes / rails), Completion::Kind::kFlow, id, src, dst,
+             parts_left);
+    }
+  }
+
+  s4u::CommPtr transfer(int src, int dst, double bytes) {
     auto comm = s4u::Comm::sendto_init(platform_.gpus[src], platform_.gpus[dst]);
-    comm->set_payload_size(static_cast<uint64_t>(std::llround(wire_bytes)));
-    launch(comm, Completion::Kind::kFlow, id, src, dst);
+    comm->set_payload_size(static_cast<uint64_t>(std::llround(bytes)));
+    return comm;
   }
 
   void on_complete(Completion& done) {
@@ -198,6 +219,7 @@ class Runner {
         start_transfer(done.op, done.src, done.dst);
         break;
       case Completion::Kind::kFlow:
+        if (done.parts_left && --*done.parts_left > 0) break;
         flow_done(done.op, done.src);
         flow_done(done.op, done.dst);
         break;

@@ -19,29 +19,56 @@ constexpr double kBridgePorts = 2.0;
 }  // namespace
 
 const std::vector<std::string>& fabric_names() {
-  static const std::vector<std::string> names = {"nvswitch", "nvl72", "pcie"};
+  static const std::vector<std::string> names = {"nvswitch", "nvl72", "pcie", "ib-rail"};
   return names;
 }
 
 Fabric nvswitch_fabric(const GpuSpec& gpu) {
-  return Fabric{FabricKind::kNvSwitch, "nvswitch", gpu.gpus_per_node, gpu.nvlink_Bps, 0, true};
+  Fabric f;
+  f.max_gpus = gpu.gpus_per_node;
+  f.gpus_per_node = gpu.gpus_per_node;
+  f.port_Bps = gpu.nvlink_Bps;
+  return f;
 }
 
-Fabric resolve_fabric(const std::string& topology, const GpuSpec& gpu) {
+Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu) {
+  const std::string& topology = request.topology;
+  if (topology == "ib-rail") {
+    Fabric f = nvswitch_fabric(gpu);
+    f.kind = FabricKind::kIbRail;
+    f.name = "ib-rail";
+    f.nodes = request.nodes;
+    f.max_gpus = request.nodes * gpu.gpus_per_node;
+    f.nic_Bps = request.nic_Bps > 0 ? request.nic_Bps : kDefaultRailNicBps;
+    return f;
+  }
+  if (request.nodes != 1) {
+    throw InputError("nodes: " + std::to_string(request.nodes) + " needs topology ib-rail; " + topology +
+                     " is one domain");
+  }
   if (topology == "nvswitch") return nvswitch_fabric(gpu);
   if (topology == "nvl72") {
     if (gpu.nvlink_Bps < kNvlink5Bps * 0.999) {
       throw InputError("topology nvl72 needs NVLink 5 GPUs (900 GB/s, e.g. b200); " + gpu.name + " has " +
                        model::format_number("%.0f", gpu.nvlink_Bps / 1e9) + " GB/s");
     }
-    return Fabric{FabricKind::kNvl72, "nvl72", kNvl72Gpus, gpu.nvlink_Bps, 0, true};
+    Fabric f = nvswitch_fabric(gpu);
+    f.kind = FabricKind::kNvl72;
+    f.name = "nvl72";
+    f.max_gpus = f.gpus_per_node = kNvl72Gpus;
+    return f;
   }
   if (topology == "pcie") {
     if (gpu.pcie_Bps <= 0) throw InputError("topology pcie needs the GPU's pcie_GBps (" + gpu.name + " has none)");
-    return Fabric{FabricKind::kPcie, "pcie", gpu.gpus_per_node, gpu.pcie_Bps, kBridgePorts * gpu.pcie_Bps, false};
+    Fabric f = nvswitch_fabric(gpu);
+    f.kind = FabricKind::kPcie;
+    f.name = "pcie";
+    f.port_Bps = gpu.pcie_Bps;
+    f.bridge_Bps = kBridgePorts * gpu.pcie_Bps;
+    f.in_switch_reduction = false;
+    return f;
   }
-  throw InputError("unknown topology '" + topology + "'; valid: " + model::join_names(fabric_names()) +
-                   " (ib-rail is planned)");
+  throw InputError("unknown topology '" + topology + "'; valid: " + model::join_names(fabric_names()));
 }
 
 }  // namespace tpsim::sim

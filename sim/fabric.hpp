@@ -1,7 +1,8 @@
 // The fabric that connects the GPUs of one TP group: an NVSwitch node (DGX / HGX, 8 GPUs), an NVL72
-// rack domain (72 NVLink-5 GPUs behind NVSwitch trays), or PCIe (no NVLink: each GPU's x16 port
-// into a host bridge that all peer traffic crosses). Each is a GPU port per GPU into a switch; PCIe
-// adds the shared bridge. Multi-node fabrics (ib-rail) are not modelled yet.
+// rack domain (72 NVLink-5 GPUs behind NVSwitch trays), PCIe (no NVLink: each GPU's x16 port into a
+// host bridge that all peer traffic crosses), or ib-rail (NVSwitch nodes joined by one NIC per GPU,
+// rail-optimised, under a non-blocking fat tree). Ranks fill nodes in order: rank r is local GPU
+// r % gpus_per_node of node r / gpus_per_node.
 #pragma once
 
 #include <string>
@@ -11,23 +12,44 @@
 
 namespace tpsim::sim {
 
-enum class FabricKind { kNvSwitch, kNvl72, kPcie };
+// ib-rail's default NIC: one ConnectX-7 NDR NIC per GPU, 400 Gb/s = 50 GB/s each way
+// (interconnect_specs.csv, DGX H100 "scale-out bandwidth per GPU"; the B200 EFA v4 links are 50 GB/s too).
+inline constexpr double kDefaultRailNicBps = 50e9;
+
+enum class FabricKind { kNvSwitch, kNvl72, kPcie, kIbRail };
 
 struct Fabric {
   FabricKind kind = FabricKind::kNvSwitch;
   std::string name = "nvswitch";
   int max_gpus = 8;
-  double port_Bps = 0;              // each GPU's port, one direction
+  double port_Bps = 0;              // each GPU's port into its node's switch, one direction
   double bridge_Bps = 0;            // the shared host bridge every peer flow crosses (0: none)
-  bool in_switch_reduction = true;  // NVLS possible (NVSwitch fabrics)
+  bool in_switch_reduction = true;  // NVLS possible inside a node (NVSwitch fabrics)
+  int nodes = 1;
+  int gpus_per_node = 8;  // GPUs behind one switch (the whole domain for single-node fabrics)
+  double nic_Bps = 0;     // ib-rail: each GPU's NIC, one direction
+
+  int node_of(int rank) const { return rank / gpus_per_node; }
+  // Whether ranks 0..ranks-1 span more than one node.
+  bool spans_nodes(int ranks) const { return ranks > gpus_per_node; }
 };
 
 // The NVSwitch node of a GPU: its NVLink port, gpus_per_node GPUs.
 Fabric nvswitch_fabric(const GpuSpec& gpu);
 
-// hardware.topology: "nvswitch", "nvl72" or "pcie". Throws InputError (without a location: the
-// caller adds it) for other names or a GPU the fabric cannot hold (nvl72 needs NVLink 5).
-Fabric resolve_fabric(const std::string& topology, const GpuSpec& gpu);
+// What hardware: says about the fabric besides the GPU.
+struct FabricRequest {
+  std::string topology = "nvswitch";  // nvswitch | nvl72 | pcie | ib-rail
+  int nodes = 1;                      // ib-rail only
+  double nic_Bps = 0;                 // ib-rail: 0 takes a 400 Gb/s NIC per GPU
+};
+
+// Throws InputError (without a location: the caller adds it) for unknown names, a GPU the fabric
+// cannot hold (nvl72 needs NVLink 5), or nodes > 1 on a single-domain fabric.
+Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu);
+inline Fabric resolve_fabric(const std::string& topology, const GpuSpec& gpu) {
+  return resolve_fabric(FabricRequest{topology}, gpu);
+}
 
 const std::vector<std::string>& fabric_names();
 

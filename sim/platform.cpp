@@ -15,7 +15,8 @@ void configure_engine(s4u::Engine& engine) {
 
 Platform build_platform(int gpus, const CostModel& cost) {
   Platform platform;
-  auto* zone = s4u::create_full_zone(cost.fabric().name);
+  const Fabric& fabric = cost.fabric();
+  auto* zone = s4u::create_full_zone(fabric.name);
   std::vector<double> speeds;
   for (int k = 0; k <= kMaxConcurrentComm; ++k) speeds.push_back(kWorkRate * cost.compute_share_during_comm(k));
   std::vector<s4u::Link*> ports, hbm;
@@ -28,17 +29,26 @@ Platform build_platform(int gpus, const CostModel& cost) {
     hbm.push_back(zone->create_link("hbm_link" + id, kHbmLinkBps(cost))->set_latency(0));
   }
   // On PCIe every peer flow also crosses the host bridge, shared by all of them.
-  s4u::Link* bridge = cost.fabric().bridge_Bps > 0
-                          ? zone->create_link("host_bridge", cost.fabric().bridge_Bps)->set_latency(0)
-                          : nullptr;
+  s4u::Link* bridge = fabric.bridge_Bps > 0 ? zone->create_link("host_bridge", fabric.bridge_Bps)->set_latency(0)
+                                            : nullptr;
+  // Multi-node fabrics: a NIC per GPU into a non-blocking fat tree (rail-optimised: same-rail
+  // traffic stays under one leaf; cross-rail traffic crosses a spine with full bisection).
+  std::vector<s4u::Link*> nics;
+  if (fabric.spans_nodes(gpus)) {
+    for (int i = 0; i < gpus; ++i) {
+      nics.push_back(zone->create_split_duplex_link("nic" + std::to_string(i), fabric.nic_Bps)->set_latency(0));
+    }
+  }
   for (int i = 0; i < gpus; ++i) {
     zone->add_route(platform.gpus[i]->get_netpoint(), platform.memories[i]->get_netpoint(), nullptr, nullptr,
                     {s4u::LinkInRoute(hbm[i])}, false);
     for (int j = 0; j < gpus; ++j) {
       if (i == j) continue;
+      std::vector<s4u::Link*> out = ports, in = ports;
+      if (fabric.node_of(i) != fabric.node_of(j)) out = in = nics;
       std::vector<s4u::LinkInRoute> route = {
-          s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(ports[i], s4u::LinkInRoute::Direction::UP),
-          s4u::LinkInRoute(ports[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
+          s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(out[i], s4u::LinkInRoute::Direction::UP),
+          s4u::LinkInRoute(in[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
       if (bridge) route.insert(route.begin() + 2, s4u::LinkInRoute(bridge));
       zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route,
                       false);

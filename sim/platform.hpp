@@ -1,6 +1,7 @@
 // Builds the SimGrid platform of one fabric (fabric.hpp): a host per GPU (with one power state per number of
 // concurrent SM-driven comm kernels), a split-duplex port per GPU into a non-blocking switch (and, on
-// PCIe, a shared host-bridge link),
+// PCIe, a shared host-bridge link; on ib-rail across nodes, a split-duplex NIC per GPU that flows
+// between nodes cross instead),
 // an HBM link per GPU that memory-bound kernels and all NVLink traffic of that GPU share (a
 // memory-bound kernel is a flow from the GPU to its "hbm" host), and a many-core "clock" host that
 // times pure latencies. Must be called inside a fresh s4u::Engine.
@@ -29,8 +30,8 @@ struct Platform {
 
 // Sets the network model configuration (pure alpha-beta) on the engine; call before building zones.
 void configure_engine(simgrid::s4u::Engine& engine);
-// The cost model's fabric: a port per GPU into a non-blocking switch, and on PCIe a shared host
-// bridge that every peer flow also crosses.
+// The cost model's fabric: a port per GPU into a non-blocking switch, on PCIe a shared host bridge
+// that every peer flow also crosses, and on ib-rail a NIC per GPU for flows between nodes.
 Platform build_platform(int gpus, const CostModel& cost);
 // Bandwidth of a GPU's HBM link: HBM bandwidth times the profile's memory-bound efficiency.
 double kHbmLinkBps(const CostModel& cost);

@@ -1,4 +1,5 @@
-// Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine; times in microseconds.
+// Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine, one_shot, two_shot, nvls, network,
+// launch; times in microseconds.
 #include "sim/profile.hpp"
 
 #include <filesystem>
@@ -58,7 +59,7 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
   const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the profile",
-                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls", "launch",
+                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls", "network", "launch",
                  "source"});
   in.require(root, "gpu", "the profile");
   CostProfile p;
@@ -104,6 +105,10 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   if (root["nvls"]) {
     p.nvls = TransportParams{};
     read_transport(in, root["nvls"], "nvls", *p.nvls, nullptr);
+  }
+  if (root["network"]) {
+    p.network = TransportParams{};
+    read_transport(in, root["network"], "network", *p.network, nullptr);
   }
   if (const YAML::Node l = root["launch"]) {
     in.expect_map(l, "launch", {"host_us", "source"});

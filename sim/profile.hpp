@@ -58,6 +58,10 @@ struct CostProfile {
   // NVLS all-reduce (NVSwitch in-switch reduction): each GPU moves the tensor once each way;
   // absent where the GPU or switch has none.
   std::optional<TransportParams> nvls;
+  // Inter-node hops of NCCL collectives on a multi-node fabric (ib-rail): each step's latency over the
+  // network and the fraction of the NIC's line rate a message reaches. Absent until fitted on
+  // multi-node measurements; a TP group that spans nodes needs it.
+  std::optional<TransportParams> network;
   // Host time to launch one kernel or communication call; a kernel cannot start before the host
   // has launched it and every op before it. CUDA graphs replay without it.
   double host_launch_s = 0;

@@ -114,18 +114,20 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const model::YamlReader in(s.file);
   Fabric fabric;
   try {
-    fabric = resolve_fabric(s.topology.value, gpu);
+    fabric = resolve_fabric(FabricRequest{s.topology.value, s.nodes, s.nic_GBps * 1e9}, gpu);
   } catch (const InputError& error) {
     in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }
-  if (s.nodes != 1) {
-    in.fail(s.topology.node,
-            "hardware.nodes > 1 needs a multi-node topology (ib-rail, planned); " + fabric.name + " is one domain");
+  const int tp = s.parallelism.tp;
+  if (tp > fabric.max_gpus) {
+    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " needs more GPUs than the " +
+                                 std::to_string(fabric.max_gpus) + " " + gpu.name + " GPUs of " +
+                                 (fabric.nodes > 1 ? std::to_string(fabric.nodes) + " " : "one ") + fabric.name +
+                                 (fabric.nodes > 1 ? " nodes" : " domain"));
   }
-  if (s.parallelism.tp > fabric.max_gpus) {
-    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(s.parallelism.tp) + " needs more GPUs than the " +
-                                 std::to_string(fabric.max_gpus) + " " + gpu.name + " GPUs of one " + fabric.name +
-                                 " domain");
+  if (fabric.spans_nodes(tp) && tp % fabric.gpus_per_node != 0) {
+    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " spans nodes, so it must fill them: a multiple of " +
+                                 std::to_string(fabric.gpus_per_node) + " (GPUs per " + fabric.name + " node)");
   }
   return fabric;
 }
@@ -164,6 +166,13 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
   run.fabric = check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
+  if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
+    model::YamlReader(scenario.file)
+        .fail(scenario.calibration.node,
+              "calibration: profile " + run.profile.name + " has no network section, and tp=" +
+                  std::to_string(scenario.parallelism.tp) + " spans " + run.fabric.name +
+                  " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
+  }
   const CostModel cost(run.gpu, run.profile, run.fabric);
   const model::Workload& w = scenario.workload;
   const EngineOptions options{w.cuda_graphs ? 0.0 : run.profile.host_launch_s};

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the measurement files from the public tables and the default profiles from them
-# (h100/h200/h800 from the H100 data; b200 from its GEMMs over the H100 profile).
+# (h100/h200/h800 from the H100 data; b200 from its GEMMs over the H100 profile; every profile's
+# network section from the multi-node B200 sweep).
 # The H200 all-reduce sweep is timed from Python around torch.distributed (a ~40 us per-call floor):
 # the validation report keeps it out of the H100 fit; the h200 profile fits its NVLS on it.
 set -euo pipefail
@@ -8,8 +9,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tpsim="${1:-$root/build/cli/tpsim}"
 cd "$root"
 "$tpsim" calibrate convert calibrate/data/public -o calibrate/data/measurements
+# The network transport (ib-rail) comes from the 4-node B200 all-reduce sweep, the only multi-node
+# sweep in the data (EFA v4, 50 GB/s per GPU); the 4-node H200 ring row checks it.
 fit=(calibrate/data/measurements/gemm_h100_bf16.jsonl calibrate/data/measurements/collectives_h100_latency.jsonl
-     calibrate/data/measurements/small_allreduce_h100.jsonl calibrate/data/measurements/p2p_bandwidth.jsonl)
+     calibrate/data/measurements/small_allreduce_h100.jsonl calibrate/data/measurements/p2p_bandwidth.jsonl
+     calibrate/data/measurements/allreduce_multinode_busbw.jsonl)
 for gpu in h100-sxm h800-sxm; do
   "$tpsim" calibrate "${fit[@]}" --measured-on h100-sxm --gpu "$gpu" -o "scenarios/presets/profiles/$gpu.yaml"
 done

@@ -10,6 +10,7 @@
 #include "calibrate/public_convert.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "model/input_error.hpp"
+#include "model/units.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -22,7 +23,7 @@ const std::string kMeasurements = std::string(TPSIM_SOURCE_DIR) + "/calibrate/da
 std::vector<calibrate::Measurement> default_fit_set() {
   std::vector<calibrate::Measurement> all;
   for (const char* file : {"gemm_h100_bf16.jsonl", "collectives_h100_latency.jsonl", "small_allreduce_h100.jsonl",
-                           "p2p_bandwidth.jsonl"}) {
+                           "p2p_bandwidth.jsonl", "allreduce_multinode_busbw.jsonl"}) {
     const auto some = calibrate::read_measurements(kMeasurements + file);
     all.insert(all.end(), some.begin(), some.end());
   }
@@ -96,6 +97,9 @@ TEST_CASE("the shipped default profiles are the fit of the shipped measurement f
       CHECK(shipped.nvls->link_efficiency == Approx(fit.profile.nvls->link_efficiency).epsilon(1e-5));
     }
     CHECK(shipped.copy_engine.link_efficiency == Approx(380.0 / 450.0).epsilon(1e-5));
+    REQUIRE(shipped.network);
+    CHECK(shipped.network->step_latency_s == Approx(fit.profile.network->step_latency_s).epsilon(1e-5));
+    CHECK(shipped.network->link_efficiency == Approx(fit.profile.network->link_efficiency).epsilon(1e-5));
   }
   for (const calibrate::ComponentFit& c : fit.fits) {
     INFO(c.name);
@@ -131,6 +135,9 @@ TEST_CASE("a bad measurement line is rejected with its file, line and field") {
   write(R"({"kind":"fft","gpu":"h100-sxm","median_s":1})");
   CHECK_THROWS_WITH(calibrate::read_measurements(path),
                     Contains("unknown \"kind\" \"fft\"; valid: gemm, collective, memcpy"));
+  write(R"({"kind":"collective","gpu":"b200","collective":"allreduce","ranks":12,"nodes":8,"bytes":1024,"median_s":1})");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path),
+                    Contains(path + ":1: \"nodes\" must divide \"ranks\"") && Contains("got 8 nodes for 12 ranks"));
   write("not json\n");
   CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains(path + ":1: not a JSON object"));
   write(R"({"kind":"gemm","gpu":"h100-sxm","m":64,"n":64,"k":64,"median_s":2e-5,"p10_s":3e-5})");
@@ -170,6 +177,44 @@ TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime fr
   std::vector<calibrate::RingSample> plain = samples;
   for (auto& s : plain) s.seconds = 7 * (6e-6 + s.tensor_bytes / (8 * link * 0.75));
   CHECK_FALSE(calibrate::fit_ring_regimes(plain, link).has_small);
+}
+
+TEST_CASE("the network fit recovers a multi-node ring all-reduce's step latency and NIC efficiency") {
+  const double nics = 8 * 50e9, latency = 6e-6, efficiency = 0.9;
+  std::vector<calibrate::RingSample> samples;
+  for (double mib : {1.0, 16.0, 256.0, 4096.0}) {
+    const double bytes = mib * 1024 * 1024, n = 32;
+    samples.push_back({32, bytes, 2 * (n - 1) * (latency + bytes / (n * nics * efficiency))});
+  }
+  const calibrate::RingFit fit = calibrate::fit_network_ring(samples, nics);
+  CHECK(fit.params.step_latency_s == Approx(latency).epsilon(1e-9));
+  CHECK(fit.params.link_efficiency == Approx(efficiency).epsilon(1e-9));
+}
+
+TEST_CASE("multi-node points fit only the network section, one system at a time, and the profile says so") {
+  const std::string line =
+      R"({"kind":"collective","gpu":"b200","collective":"allreduce","ranks":16,"nodes":2,"nic_GBps":25,"bytes":B,"median_s":T})";
+  const double latency = 10e-6, efficiency = 0.8, n = 16, nics = 8 * 25e9;
+  std::vector<calibrate::Measurement> points;
+  int row = 0;
+  for (double bytes : {1e6, 1e7, 1e8, 1e9}) {
+    std::string text = line;
+    text.replace(text.find("B,"), 1, model::format_number("%.0f", bytes));
+    const double t = 2 * (n - 1) * (latency + bytes / (n * nics * efficiency));
+    text.replace(text.find("T}"), 1, model::format_number("%.12g", t));
+    points.push_back(calibrate::parse_measurement(text, "m.jsonl:" + std::to_string(++row)));
+  }
+  CHECK(points.front().nodes == 2);
+  CHECK(points.front().nic_GBps == 25);
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("b200"));
+  REQUIRE(fit.profile.network);
+  CHECK(fit.profile.network->step_latency_s == Approx(latency).epsilon(1e-6));
+  CHECK(fit.profile.network->link_efficiency == Approx(efficiency).epsilon(1e-6));
+  REQUIRE(fit.fits.size() == 1);
+  CHECK(fit.fits.front().name == "network");
+  const std::string yaml = calibrate::profile_yaml(fit, "b200", {"m.jsonl"});
+  CHECK(yaml.find("network:\n  step_latency_us: 10\n") != std::string::npos);
+  CHECK(sim::parse_profile(yaml, "p.yaml").network->link_efficiency == Approx(efficiency).epsilon(1e-5));
 }
 
 TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact two-shot times") {

@@ -145,6 +145,24 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   CHECK_THAT(no_profile.err, Contains("no default calibration profile") && Contains("h100-sxm"));
 }
 
+TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings across them") {
+  const auto r = test::run_tpsim(
+      "predict collective --gpu b200 --topology ib-rail --ranks 32 --kind allreduce --bytes 4GiB --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["nodes"] == 4);
+  CHECK(j["algorithm"] == "ring");
+  // The inter-node hop bounds it: busbw below the 8 x 50 GB/s of a node's NICs.
+  CHECK(j["busbw_GBps"].get<double>() < 400.0);
+  CHECK(j["busbw_GBps"].get<double>() > 300.0);
+  const auto ragged = test::run_tpsim("predict collective --topology ib-rail --ranks 12 --kind allreduce --bytes 1MiB");
+  CHECK(ragged.exit_code == 2);
+  CHECK_THAT(ragged.err, Contains("--ranks 12: on ib-rail") && Contains("a multiple of 8"));
+  const auto one_domain = test::run_tpsim("predict collective --topology nvswitch --ranks 16 --kind allreduce --bytes 1MiB");
+  CHECK(one_domain.exit_code == 2);
+  CHECK_THAT(one_domain.err, Contains("must be 2..8") && Contains("ib-rail spans nodes"));
+}
+
 TEST_CASE("tpsim validate prints measured against predicted for composites, and refuses files without any") {
   const std::string path = (std::filesystem::temp_directory_path() / "tpsim_validate_cli.jsonl").string();
   std::ofstream(path)

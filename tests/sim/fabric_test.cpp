@@ -61,7 +61,7 @@ TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs; a 16-GPU ring runs at the NVL
   CHECK_THROWS_WITH(sim::resolve_fabric("nvl72", test::gpu_preset("h100-sxm")),
                     Catch::Contains("nvl72 needs NVLink 5 GPUs"));
   CHECK_THROWS_WITH(sim::resolve_fabric("torus", test::gpu_preset("h100-sxm")),
-                    "unknown topology 'torus'; valid: nvswitch, nvl72, pcie (ib-rail is planned)");
+                    "unknown topology 'torus'; valid: nvswitch, nvl72, pcie, ib-rail");
 }
 
 TEST_CASE("a scenario's topology is checked where it is written: unknown names and too many GPUs") {
