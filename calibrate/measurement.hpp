@@ -33,8 +33,8 @@ struct Measurement {
   std::string collective;
   std::string algorithm = "unknown";
   int ranks = 0;
-  int nodes = 1;         // collective: nodes the ranks fill, ranks / nodes GPUs each
-  double nic_GBps = 0;   // collective across nodes: each GPU's NIC, one direction (0: not stated)
+  int nodes = 1;        // collective: nodes the ranks fill, ranks / nodes GPUs each
+  double nic_GBps = 0;  // collective across nodes: each GPU's NIC, one direction (0: not stated)
   double bytes = 0;
   std::string path;      // memcpy
   double spec_GBps = 0;  // memcpy: the link's nominal one-direction bandwidth

@@ -60,6 +60,14 @@ ComponentFit measure(const std::string& name, const std::vector<const Measuremen
   return c;
 }
 
+// A latency and an efficiency are only told apart by at least two message sizes.
+bool two_sizes(const std::vector<const Measurement*>& points) {
+  for (const Measurement* m : points) {
+    if (m->bytes != points.front()->bytes) return true;
+  }
+  return false;
+}
+
 std::vector<RingSample> subset(const std::vector<RingSample>& samples, const std::vector<size_t>& index) {
   std::vector<RingSample> out;
   for (size_t i : index) out.push_back(samples[i]);
@@ -164,17 +172,26 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
+  int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
   for (const Measurement& m : measurements) {
     if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
-    if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
-    if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
-    if (m.kind != "collective") continue;
     if (m.nodes > 1) {
       if (m.collective == "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) {
         network[{m.gpu, m.ranks, m.nodes, m.nic_GBps}].push_back(&m);
       }
       continue;  // nothing inside one node is fitted on points across nodes
     }
+    if (m.gpu != gpu.name) {
+      ++out.other_gpu_points;
+      continue;
+    }
+    if (m.details.value("nvls_declined", false)) {
+      declined_ranks = std::max(declined_ranks, m.ranks);
+      out.nvls_declined.push_back(m.origin);
+    }
+    if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
+    if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
+    if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
     if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
@@ -189,28 +206,28 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   // The ring fit needs one rank count: the one with the most points.
   const auto ring = std::max_element(rings.begin(), rings.end(),
                                      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  if (ring != rings.end() && ring->second.size() >= 2) {
+  if (ring != rings.end() && two_sizes(ring->second)) {
     fit_ring_protocols(ring->second, gpu, out);
   } else {
     out.not_fitted.push_back("nccl");
   }
-  if (one_shot.size() >= 2) {
+  if (two_sizes(one_shot)) {
     fit_transport("one_shot", one_shot, gpu, out.profile.one_shot, out);
   } else {
     out.not_fitted.push_back("one_shot");
   }
-  if (two_shot.size() >= 2) {
+  if (two_sizes(two_shot)) {
     out.profile.two_shot = sim::TransportParams{};
     fit_transport("two_shot", two_shot, gpu, *out.profile.two_shot, out);
   }
-  if (nvls.size() >= 2) {
+  if (two_sizes(nvls)) {
     out.profile.nvls = sim::TransportParams{};
     fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
   }
-  const auto widest = std::max_element(network.begin(), network.end(), [](const auto& a, const auto& b) {
-    return a.second.size() < b.second.size();
-  });
-  if (widest != network.end() && widest->second.size() >= 2) {
+  if (declined_ranks > 0) out.profile.nvls_min_ranks = declined_ranks + 1;
+  const auto widest = std::max_element(network.begin(), network.end(),
+                                       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  if (widest != network.end() && two_sizes(widest->second)) {
     fit_network(widest->second, out);
   } else if (!out.profile.network) {
     out.not_fitted.push_back("network");
@@ -237,7 +254,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
         "reduce-scatters, one-shot, two-shot or NVLS all-reduces, ring all-reduces across nodes, or peer copies "
-        "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet)");
+        "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet), of " +
+        gpu.name + " (" + std::to_string(out.other_gpu_points) +
+        " points of other GPUs), each collective at two message sizes at least");
   }
   return out;
 }
@@ -309,8 +328,17 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          fit_block("two_shot");
   }
   if (p.nvls) {
+    std::string min_ranks;
+    if (p.nvls_min_ranks > 2) {
+      std::string origins;
+      for (const std::string& o : fit.nvls_declined) origins += (origins.empty() ? "" : ", ") + o;
+      min_ranks =
+          "\n  min_ranks: " + std::to_string(p.nvls_min_ranks) + "\n  min_ranks_source: \"" +
+          (origins.empty() ? "as in " + fit.base : "NCCL ran rings with NVLS enabled at fewer ranks: " + origins) +
+          "\"";
+    }
     y += "nvls:\n  step_latency_us: " + model::format_number("%.6g", p.nvls->step_latency_s * 1e6) +
-         "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) + min_ranks +
          "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
          fit_block("nvls");
   }

@@ -31,9 +31,14 @@ struct ProfileFit {
   std::string base;  // where unfitted sections come from: empty for the built-in defaults
   std::vector<ComponentFit> fits;
   std::vector<std::string> not_fitted;  // components that kept their defaults
+  size_t other_gpu_points = 0;          // points of another GPU: only the network section takes them
+  // All-reduces NCCL ran as rings with NVLS enabled (file:line): they set nvls.min_ranks.
+  std::vector<std::string> nvls_declined;
 };
 
-// `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on).
+// `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points
+// of other GPUs fit nothing but the network section (a property of the NICs). A latency / efficiency
+// fit needs at least two message sizes.
 // Sections the measurements do not fit keep `base`'s values (named `base_name` in the YAML) when
 // given, else the built-in defaults.
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,

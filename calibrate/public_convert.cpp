@@ -108,10 +108,36 @@ std::vector<Measurement> multinode_allreduce(const std::string& dir) {
     m.nodes = static_cast<int>(t.number(r, "nodes"));
     const std::string algorithm = t.at(r, "algorithm");
     m.algorithm = algorithm == "Ring" ? "ring" : algorithm == "NVLSTree" ? "nvls_tree" : "unknown";
+    if (m.nodes == 1 && m.algorithm == "unknown" && m.bytes >= 2.0 * 1024 * 1024) {
+      m.algorithm = "nvls";
+      m.provenance["algorithm"] =
+          "inferred: the same tool and NCCL (2.27.7) run NVLS for all-reduces from 2 MiB on 8 NVSwitch H200s (stated "
+          "for the H200 sweep); 16 GiB at 846 GB/s busbw is beyond the 682 GB/s of this B200 node's ring";
+    }
     m.provenance["notes"] = t.at(r, "notes");
     const double n = m.ranks;
     const double algbw_GBps = t.number(r, "bw_GBps") * n / (2.0 * (n - 1));  // busbw = algbw x 2(n-1)/n
     out.push_back(timed(m, m.bytes / (algbw_GBps * 1e9)));
+  }
+  return out;
+}
+
+// NVLS on / off on one 8-GPU node (16 GiB nccl-tests rows and an 8 GiB ramp over 4..8 GPUs): the
+// algorithm NCCL ran, as the source names it; where NCCL ran a ring with NVLS enabled, the point
+// says so (details.nvls_declined), which sets the profile's nvls.min_ranks.
+std::vector<Measurement> nvls_vs_ring(const std::string& dir, const std::string& file) {
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    Measurement m = collective_row(t, r, file, "tool", t.at(r, "collective"));
+    const std::string used = t.at(r, "algorithm_used");
+    m.algorithm = used == "NVLS" ? "nvls" : used.rfind("Ring", 0) == 0 ? "ring" : "unknown";
+    m.provenance["config"] = t.at(r, "config");
+    m.provenance["notes"] = t.at(r, "notes");
+    if (t.at(r, "config") == "NVLS enabled" && m.algorithm == "ring") m.details["nvls_declined"] = true;
+    const double n = m.ranks;
+    const double bus_factor = m.collective == "allreduce" ? 2.0 * (n - 1) / n : (n - 1) / n;
+    out.push_back(timed(m, m.bytes / (t.number(r, "busbw_GBps") / bus_factor * 1e9)));
   }
   return out;
 }
@@ -163,6 +189,8 @@ std::map<std::string, std::vector<Measurement>> convert_public_tables(const std:
           {"collectives_h100_latency.jsonl", tokenweave(dir)},
           {"allreduce_h200_busbw.jsonl", h200_sweep(dir)},
           {"allreduce_multinode_busbw.jsonl", multinode_allreduce(dir)},
+          {"nvls_vs_ring_h200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_h200.csv")},
+          {"nvls_vs_ring_b200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_b200.csv")},
           {"small_allreduce_h100.jsonl", small_allreduce(dir)},
           {"p2p_bandwidth.jsonl", peer_copies(dir)}};
 }

@@ -37,6 +37,10 @@ int calibrate_fit(const CalibrateOptions& options) {
   std::vector<std::string> names;
   for (const std::string& file : options.files) names.push_back(file);
   write_output(options.out, calibrate::profile_yaml(fit, target, names));
+  if (fit.other_gpu_points > 0) {
+    std::cerr << "calibrate: " << fit.other_gpu_points << " points of other GPUs than " << gpu.name
+              << " fit nothing here (only multi-node points fit the network section whatever their GPU)\n";
+  }
   for (const std::string& name : fit.not_fitted) {
     std::cerr << "calibrate: no measurements for " << name << ": its "
               << (base ? "values from " + base_name : std::string("default values")) << " stay (the profile says so)\n";

@@ -140,8 +140,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   std::cout << q.kind << " of " << model::format_number("%.0f", bytes) << " bytes over " << q.ranks << " x "
             << cost.gpu().name << " (" << q.topology
             << (fabric.nodes > 1 ? ", " + std::to_string(fabric.nodes) + " nodes" : std::string()) << ", "
-            << algorithm_name
-            << "): " << model::format_number("%.3f", seconds * 1e6) << " us, algbw "
+            << algorithm_name << "): " << model::format_number("%.3f", seconds * 1e6) << " us, algbw "
             << model::format_number("%.2f", algbw) << " GB/s, busbw "
             << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";
   return 0;

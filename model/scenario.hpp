@@ -31,8 +31,8 @@ struct Scenario {
   std::string file;       // the scenario file as given
   std::string model_ref;  // preset name, hf_config path, or "inline"
   ArchSpec arch;
-  LocatedRef gpu;       // hardware.gpu: preset name or inline mapping
-  LocatedRef topology;  // hardware.topology
+  LocatedRef gpu;          // hardware.gpu: preset name or inline mapping
+  LocatedRef topology;     // hardware.topology
   int nodes = 1;           // hardware.nodes (ib-rail)
   double nic_GBps = 0;     // hardware.nic_GBps (ib-rail): each GPU's NIC, one direction; 0: the preset's
   LocatedRef calibration;  // "default" or a profile file

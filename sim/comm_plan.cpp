@@ -120,9 +120,9 @@ double idle_seconds(const CommPlan& plan, const CostModel& cost) {
     }
     if (local > 0 || remote == 0) step_s = std::max(step_s, port_seconds(local));
     if (remote > 0) {
-      step_s = std::max(step_s, plan.network.step_latency_s +
-                                    remote * plan.message_bytes /
-                                        (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
+      step_s = std::max(
+          step_s, plan.network.step_latency_s +
+                      remote * plan.message_bytes / (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
     }
   }
   return plan.steps * step_s;
@@ -170,7 +170,7 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   if (one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
     candidates.push_back(direct_plan(op, ranks, cost));
   }
-  if (nvls_possible) candidates.push_back(nvls_plan(op, ranks, cost));
+  if (nvls_possible && ranks >= cost.profile().nvls_min_ranks) candidates.push_back(nvls_plan(op, ranks, cost));
   if (two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
     candidates.push_back(two_shot_plan(op, ranks, cost));
   }

@@ -22,12 +22,10 @@ struct CommPlan {
   int ranks = 0;
   // Multi-node groups (ib-rail): rank r sits in node r / gpus_per_node; 0 when the group is one node.
   int gpus_per_node = 0;
-  TransportParams network;      // flows between nodes
-  bool stripes_rails = false;   // NCCL's channels spread each inter-node ring hop over every rail's NIC
+  TransportParams network;     // flows between nodes
+  bool stripes_rails = false;  // NCCL's channels spread each inter-node ring hop over every rail's NIC
 
-  bool crosses_nodes(int src, int dst) const {
-    return gpus_per_node > 0 && src / gpus_per_node != dst / gpus_per_node;
-  }
+  bool crosses_nodes(int src, int dst) const { return gpus_per_node > 0 && src / gpus_per_node != dst / gpus_per_node; }
   const TransportParams& flow_transport(int src, int dst) const {
     return crosses_nodes(src, dst) ? network : transport;
   }
@@ -35,7 +33,8 @@ struct CommPlan {
 
 // The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle fabric:
 // for all-reduces, the ring, one-shot up to the profile's one_shot_max_bytes, two-shot up to its
-// two_shot_max_bytes where the profile has it, and NVLS where the profile has it; rings for all-gathers and
+// two_shot_max_bytes where the profile has it, and NVLS where the profile has it (from its
+// min_ranks, as NCCL chooses); rings for all-gathers and
 // reduce-scatters. All-to-alls and send/recvs always run as one step of NCCL point-to-point messages.
 // A group that spans nodes runs rings (one-shot, two-shot and NVLS need one NVLink domain; forced,
 // they fall back to the ring as NCCL and custom all-reduces do) and needs the profile's network

@@ -29,8 +29,8 @@ Platform build_platform(int gpus, const CostModel& cost) {
     hbm.push_back(zone->create_link("hbm_link" + id, kHbmLinkBps(cost))->set_latency(0));
   }
   // On PCIe every peer flow also crosses the host bridge, shared by all of them.
-  s4u::Link* bridge = fabric.bridge_Bps > 0 ? zone->create_link("host_bridge", fabric.bridge_Bps)->set_latency(0)
-                                            : nullptr;
+  s4u::Link* bridge =
+      fabric.bridge_Bps > 0 ? zone->create_link("host_bridge", fabric.bridge_Bps)->set_latency(0) : nullptr;
   // Multi-node fabrics: a NIC per GPU into a non-blocking fat tree (rail-optimised: same-rail
   // traffic stays under one leaf; cross-rail traffic crosses a spine with full bisection).
   std::vector<s4u::Link*> nics;

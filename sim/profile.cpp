@@ -59,8 +59,8 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
   const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the profile",
-                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls", "network", "launch",
-                 "source"});
+                {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls", "network",
+                 "launch", "source"});
   in.require(root, "gpu", "the profile");
   CostProfile p;
   p.name = origin;
@@ -102,9 +102,14 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
       p.two_shot->link_efficiency = fraction(in, t["link_efficiency"], "two_shot.link_efficiency");
     if (t["max_bytes"]) p.two_shot_max_bytes = in.non_negative_number(t["max_bytes"], "two_shot.max_bytes");
   }
-  if (root["nvls"]) {
+  if (const YAML::Node n = root["nvls"]) {
+    in.expect_map(n, "nvls", {"step_latency_us", "link_efficiency", "min_ranks", "min_ranks_source", "source", "fit"});
     p.nvls = TransportParams{};
-    read_transport(in, root["nvls"], "nvls", *p.nvls, nullptr);
+    if (n["step_latency_us"]) {
+      p.nvls->step_latency_s = in.non_negative_number(n["step_latency_us"], "nvls.step_latency_us") * 1e-6;
+    }
+    if (n["link_efficiency"]) p.nvls->link_efficiency = fraction(in, n["link_efficiency"], "nvls.link_efficiency");
+    if (n["min_ranks"]) p.nvls_min_ranks = static_cast<int>(in.positive_int(n["min_ranks"], "nvls.min_ranks"));
   }
   if (root["network"]) {
     p.network = TransportParams{};

@@ -58,6 +58,9 @@ struct CostProfile {
   // NVLS all-reduce (NVSwitch in-switch reduction): each GPU moves the tensor once each way;
   // absent where the GPU or switch has none.
   std::optional<TransportParams> nvls;
+  // The fewest ranks NCCL runs NVLS on when it may choose (with fewer it picks the ring even where
+  // NVLS is enabled); `auto` follows it, a forced NVLS does not.
+  int nvls_min_ranks = 2;
   // Inter-node hops of NCCL collectives on a multi-node fabric (ib-rail): each step's latency over the
   // network and the fraction of the NIC's line rate a message reaches. Absent until fitted on
   // multi-node measurements; a TP group that spans nodes needs it.

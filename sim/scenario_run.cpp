@@ -126,7 +126,8 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
                                  (fabric.nodes > 1 ? " nodes" : " domain"));
   }
   if (fabric.spans_nodes(tp) && tp % fabric.gpus_per_node != 0) {
-    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " spans nodes, so it must fill them: a multiple of " +
+    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) +
+                                 " spans nodes, so it must fill them: a multiple of " +
                                  std::to_string(fabric.gpus_per_node) + " (GPUs per " + fabric.name + " node)");
   }
   return fabric;
@@ -169,9 +170,9 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
     model::YamlReader(scenario.file)
         .fail(scenario.calibration.node,
-              "calibration: profile " + run.profile.name + " has no network section, and tp=" +
-                  std::to_string(scenario.parallelism.tp) + " spans " + run.fabric.name +
-                  " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
+              "calibration: profile " + run.profile.name +
+                  " has no network section, and tp=" + std::to_string(scenario.parallelism.tp) + " spans " +
+                  run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
   }
   const CostModel cost(run.gpu, run.profile, run.fabric);
   const model::Workload& w = scenario.workload;

@@ -1,5 +1,6 @@
 // Fitters recover known parameters, measurement files are checked line by line, and the shipped
 // default profiles equal the fit of the shipped measurement files.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -69,9 +70,10 @@ TEST_CASE("the GEMM fit recovers efficiency, HBM efficiency and overhead from mo
 
 TEST_CASE("the shipped default profiles are the fit of the shipped measurement files") {
   const calibrate::ProfileFit fit = calibrate::fit_profile(default_fit_set(), test::gpu_preset("h100-sxm"));
-  // H200: the H100 fit with its NVLS fitted on the H200 sweep.
-  const auto h200_sweep = calibrate::read_measurements(std::string(TPSIM_SOURCE_DIR) +
-                                                       "/calibrate/data/measurements/allreduce_h200_busbw.jsonl");
+  // H200: the H100 fit with its NVLS fitted on the H200 sweep and the NVLS-on/off table.
+  auto h200_sweep = calibrate::read_measurements(kMeasurements + "allreduce_h200_busbw.jsonl");
+  const auto on_off = calibrate::read_measurements(kMeasurements + "nvls_vs_ring_h200.jsonl");
+  h200_sweep.insert(h200_sweep.end(), on_off.begin(), on_off.end());
   const calibrate::ProfileFit h200 =
       calibrate::fit_profile(h200_sweep, test::gpu_preset("h200-sxm"), &fit.profile, "h100");
   REQUIRE(h200.profile.nvls);
@@ -79,6 +81,11 @@ TEST_CASE("the shipped default profiles are the fit of the shipped measurement f
         Approx(h200.profile.nvls->link_efficiency).epsilon(1e-5));
   CHECK(test::profile_preset("h200-sxm").nvls->step_latency_s ==
         Approx(h200.profile.nvls->step_latency_s).epsilon(1e-5));
+  // NCCL ran a ring on 4 H200s with NVLS enabled, NVLS from 5.
+  CHECK(h200.profile.nvls_min_ranks == 5);
+  CHECK(test::profile_preset("h200-sxm").nvls_min_ranks == 5);
+  // The 16 GiB all-gather / reduce-scatter rows share one size: they cannot fit the ring's latency.
+  CHECK(test::profile_preset("h200-sxm").nccl.step_latency_s == Approx(fit.profile.nccl.step_latency_s).epsilon(1e-5));
   for (const calibrate::ComponentFit& c : h200.fits) {
     if (c.name == "nvls") CHECK(c.max_abs_error_pct < 15.0);  // the #3 target, in-sample and held out
     if (c.name == "nvls") CHECK(c.held_out_max_abs_error_pct < 15.0);
@@ -135,7 +142,8 @@ TEST_CASE("a bad measurement line is rejected with its file, line and field") {
   write(R"({"kind":"fft","gpu":"h100-sxm","median_s":1})");
   CHECK_THROWS_WITH(calibrate::read_measurements(path),
                     Contains("unknown \"kind\" \"fft\"; valid: gemm, collective, memcpy"));
-  write(R"({"kind":"collective","gpu":"b200","collective":"allreduce","ranks":12,"nodes":8,"bytes":1024,"median_s":1})");
+  write(
+      R"({"kind":"collective","gpu":"b200","collective":"allreduce","ranks":12,"nodes":8,"bytes":1024,"median_s":1})");
   CHECK_THROWS_WITH(calibrate::read_measurements(path),
                     Contains(path + ":1: \"nodes\" must divide \"ranks\"") && Contains("got 8 nodes for 12 ranks"));
   write("not json\n");
@@ -217,6 +225,31 @@ TEST_CASE("multi-node points fit only the network section, one system at a time,
   CHECK(sim::parse_profile(yaml, "p.yaml").network->link_efficiency == Approx(efficiency).epsilon(1e-5));
 }
 
+TEST_CASE("points of another GPU fit nothing but the network section; one message size fits no latency") {
+  const auto line = [](const std::string& gpu, double bytes, double seconds) {
+    return R"({"kind":"collective","gpu":")" + gpu +
+           R"(","collective":"allgather","algorithm":"ring","ranks":8,"bytes":)" + model::format_number("%.0f", bytes) +
+           R"(,"median_s":)" + model::format_number("%.9g", seconds) + "}";
+  };
+  std::vector<calibrate::Measurement> points;
+  for (double bytes : {1e6, 1e8})
+    points.push_back(calibrate::parse_measurement(line("b200", bytes, 1e-4 + bytes / 4e11), "b"));
+  const sim::CostProfile h100 = test::profile_preset("h100-sxm");
+  CHECK_THROWS_WITH(calibrate::fit_profile(points, test::gpu_preset("h100-sxm"), &h100, "h100"),
+                    Contains("calibrate nothing") && Contains("of h100-sxm (2 points of other GPUs)"));
+  // Beside a peer copy, the same points leave the ring as it was.
+  points.push_back(calibrate::parse_measurement(
+      R"({"kind":"memcpy","gpu":"h100-sxm","path":"peer","bytes":1e9,"spec_GBps":450,"median_s":0.003})", "c"));
+  const calibrate::ProfileFit other = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"), &h100, "h100");
+  CHECK(other.other_gpu_points == 2);
+  CHECK(other.profile.nccl.step_latency_s == h100.nccl.step_latency_s);
+  std::vector<calibrate::Measurement> one_size = {points.back()};
+  for (int i = 0; i < 3; ++i) one_size.push_back(calibrate::parse_measurement(line("h100-sxm", 1e8, 3e-4), "h"));
+  const calibrate::ProfileFit flat = calibrate::fit_profile(one_size, test::gpu_preset("h100-sxm"), &h100, "h100");
+  CHECK(flat.profile.nccl.link_efficiency == h100.nccl.link_efficiency);
+  CHECK(std::find(flat.not_fitted.begin(), flat.not_fitted.end(), "nccl") != flat.not_fitted.end());
+}
+
 TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact two-shot times") {
   const double link = 450e9, latency = 7e-6, efficiency = 0.65;
   std::vector<calibrate::RingSample> samples;
@@ -232,8 +265,9 @@ TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact
 }
 
 TEST_CASE("the shipped b200 profile is its GEMM fit over the H100 profile, which it names") {
-  const auto gemms =
-      calibrate::read_measurements(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/measurements/gemm_b200_bf16.jsonl");
+  auto gemms = calibrate::read_measurements(kMeasurements + "gemm_b200_bf16.jsonl");
+  const auto on_off = calibrate::read_measurements(kMeasurements + "nvls_vs_ring_b200.jsonl");
+  gemms.insert(gemms.end(), on_off.begin(), on_off.end());
   const sim::CostProfile h100 = test::profile_preset("h100-sxm");
   const calibrate::ProfileFit fit = calibrate::fit_profile(gemms, test::gpu_preset("b200"), &h100, "h100");
   const sim::CostProfile shipped = test::profile_preset("b200");
@@ -246,6 +280,9 @@ TEST_CASE("the shipped b200 profile is its GEMM fit over the H100 profile, which
   REQUIRE(shipped.two_shot);
   REQUIRE(shipped.nvls);
   CHECK(shipped.nvls->link_efficiency == Approx(h100.nvls->link_efficiency).epsilon(1e-5));
+  // NCCL ran rings on 4 and 5 B200s with NVLS enabled; the ramp's one size fits no NVLS latency.
+  CHECK(fit.profile.nvls_min_ranks == 6);
+  CHECK(shipped.nvls_min_ranks == 6);
   CHECK(fit.not_fitted.size() >= 3);
   const std::string yaml = calibrate::profile_yaml(fit, "b200", {"gemm_b200_bf16.jsonl"});
   CHECK(yaml.find("fit: \"not fitted here: as in h100\"") != std::string::npos);

@@ -61,7 +61,7 @@ TEST_CASE("an older all_gather log without redop and root, across nodes, with un
   CHECK(m[0].collective == "allgather");  // from the file name
   CHECK(m[0].ranks == 16);
   CHECK(m[0].provenance["nodes"] == 2);
-  CHECK(m[0].nodes == 2);  // fits the network section, not the NVLink ring
+  CHECK(m[0].nodes == 2);                                    // fits the network section, not the NVLink ring
   CHECK(m[0].correct);                                       // "N/A": not checked, not wrong
   CHECK(m[0].busbw_GBps() == Approx(179.43).epsilon(2e-3));  // (n-1)/n for all-gather
 }

@@ -158,7 +158,8 @@ TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings a
   const auto ragged = test::run_tpsim("predict collective --topology ib-rail --ranks 12 --kind allreduce --bytes 1MiB");
   CHECK(ragged.exit_code == 2);
   CHECK_THAT(ragged.err, Contains("--ranks 12: on ib-rail") && Contains("a multiple of 8"));
-  const auto one_domain = test::run_tpsim("predict collective --topology nvswitch --ranks 16 --kind allreduce --bytes 1MiB");
+  const auto one_domain =
+      test::run_tpsim("predict collective --topology nvswitch --ranks 16 --kind allreduce --bytes 1MiB");
   CHECK(one_domain.exit_code == 2);
   CHECK_THAT(one_domain.err, Contains("must be 2..8") && Contains("ib-rail spans nodes"));
 }

@@ -128,3 +128,18 @@ TEST_CASE("a two-shot all-reduce is two steps of a 1/n block to every peer: 2 (l
       simulate_collective(ring_only, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kTwoShot) ==
       Approx(simulate_collective(ring_only, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing)));
 }
+
+TEST_CASE("auto runs NVLS only from the profile's nvls.min_ranks, as NCCL chooses; a forced NVLS runs below it") {
+  sim::CostProfile profile = test::profile_preset("h200-sxm");
+  REQUIRE(profile.nvls_min_ranks == 5);
+  const sim::CostModel cost(test::gpu_preset("h200-sxm"), profile);
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = model::CollectiveKind::kAllReduce;
+  op.tensor_bytes = 8.0 * (1 << 30);
+  op.algorithm = model::CollectiveAlgorithm::kAuto;
+  CHECK(sim::plan_communication(op, 4, cost).algorithm == model::CollectiveAlgorithm::kRing);
+  CHECK(sim::plan_communication(op, 5, cost).algorithm == model::CollectiveAlgorithm::kNvls);
+  op.algorithm = model::CollectiveAlgorithm::kNvls;
+  CHECK(sim::plan_communication(op, 4, cost).algorithm == model::CollectiveAlgorithm::kNvls);
+}

@@ -63,9 +63,8 @@ TEST_CASE("a ring across nodes runs at the NICs: 2(n-1) (net latency + S/n / (8 
   const double expected = 2 * (n - 1) * step;
   CHECK(test::simulate_collective(cost, 16, CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing) ==
         Approx(expected).epsilon(1e-6));
-  const sim::CommPlan plan = sim::plan_communication(collective(CollectiveKind::kAllReduce, bytes,
-                                                                CollectiveAlgorithm::kRing),
-                                                     16, cost);
+  const sim::CommPlan plan =
+      sim::plan_communication(collective(CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing), 16, cost);
   CHECK(sim::idle_seconds(plan, cost) == Approx(expected).epsilon(1e-9));
 }
 
@@ -98,7 +97,8 @@ TEST_CASE("an all-to-all across nodes is bound by each GPU's own NIC: (n - 8) bl
         Approx(expected).epsilon(1e-6));
 }
 
-TEST_CASE("across nodes auto and forced one-shot, two-shot and NVLS all-reduces run as rings; inside a node they stay") {
+TEST_CASE(
+    "across nodes auto and forced one-shot, two-shot and NVLS all-reduces run as rings; inside a node they stay") {
   const sim::CostModel cost = rail("h200-sxm", 2, test::profile_preset("h200-sxm"));
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTwoShot,
                                 CollectiveAlgorithm::kNvls}) {
@@ -140,7 +140,8 @@ TEST_CASE("a scenario spans ib-rail nodes with hardware.nodes; tp must fill them
   const sim::ScenarioRun one_node = sim::run_scenario(scenario("nodes: 2", 8));
   CHECK(two_nodes.variants.front().metrics.comm_s > one_node.variants.front().metrics.comm_s);
   CHECK_THROWS_WITH(sim::run_scenario(scenario("nodes: 2", 24)),
-                    Catch::StartsWith("t.yaml:3:") && Catch::Contains("needs more GPUs than the 16 h100-sxm GPUs of 2 ib-rail nodes"));
+                    Catch::StartsWith("t.yaml:3:") &&
+                        Catch::Contains("needs more GPUs than the 16 h100-sxm GPUs of 2 ib-rail nodes"));
   CHECK_THROWS_WITH(sim::run_scenario(scenario("nodes: 2", 12)), Catch::Contains("must fill them: a multiple of 8"));
   CHECK_THROWS_WITH(model::parse_scenario("name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, nic_GBps: 50}\n"
                                           "workload: {phase: forward, batch: 1, seq_len: 64}\nparallelism: {tp: 8}\n"
