@@ -11,6 +11,7 @@
 
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/ring_fit.hpp"
+#include "calibrate/tree_fit.hpp"
 #include "model/input_error.hpp"
 #include "sim/fabric.hpp"
 
@@ -155,6 +156,21 @@ void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out)
   out.fits.push_back(measure<sim::TransportParams>("network", points, fit, predict, &*out.profile.network));
 }
 
+// NCCL's tree all-reduce, on every tree point of this GPU (any rank and node count).
+void fit_tree_section(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  std::vector<TreeSample> samples;
+  for (const Measurement* m : points) samples.push_back({m->ranks, m->nodes, m->nic_GBps * 1e9, m->bytes, m->median_s});
+  const sim::CostProfile base = out.profile;
+  const auto fit = [&](const std::vector<size_t>& index) {
+    std::vector<TreeSample> chosen;
+    for (size_t i : index) chosen.push_back(samples[i]);
+    return fit_tree(chosen, gpu, base).params;
+  };
+  const auto predict = [&](const sim::TransportParams& p, size_t i) { return tree_seconds(p, samples[i], gpu, base); };
+  out.profile.tree = sim::TransportParams{};
+  out.fits.push_back(measure<sim::TransportParams>("tree", points, fit, predict, &*out.profile.tree));
+}
+
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
@@ -168,13 +184,22 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.host_launch_s = kAssumedHostLaunch_s;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> gemms, one_shot, two_shot, nvls, copies;
+  std::vector<const Measurement*> gemms, one_shot, two_shot, nvls, copies, trees;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
   int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
   for (const Measurement& m : measurements) {
     if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
+    if (m.kind == "collective" && m.collective == "allreduce" && m.algorithm == "tree") {
+      // Its hops run on NVLink inside nodes: this GPU's points only.
+      if (m.gpu == gpu.name) {
+        trees.push_back(&m);
+      } else {
+        ++out.other_gpu_points;
+      }
+      continue;
+    }
     if (m.nodes > 1) {
       if (m.collective == "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) {
         network[{m.gpu, m.ranks, m.nodes, m.nic_GBps}].push_back(&m);
@@ -225,6 +250,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
   }
   if (declined_ranks > 0) out.profile.nvls_min_ranks = declined_ranks + 1;
+  if (two_sizes(trees)) fit_tree_section(trees, gpu, out);
   const auto widest = std::max_element(network.begin(), network.end(),
                                        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   if (widest != network.end() && two_sizes(widest->second)) {
@@ -253,7 +279,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (out.fits.empty()) {
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
-        "reduce-scatters, one-shot, two-shot or NVLS all-reduces, ring all-reduces across nodes, or peer copies "
+        "reduce-scatters, one-shot, two-shot, NVLS or tree all-reduces, ring all-reduces across nodes, or peer copies "
         "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet), of " +
         gpu.name + " (" + std::to_string(out.other_gpu_points) +
         " points of other GPUs), each collective at two message sizes at least");
@@ -348,6 +374,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "
          "nodes, striped over every NIC of the node\"\n" +
          fit_block("network");
+  }
+  if (p.tree) {
+    y += "tree:\n  step_latency_us: " + model::format_number("%.6g", p.tree->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.tree->link_efficiency) +
+         "\n  chunk_bytes: " + model::format_number("%.0f", p.tree_chunk_bytes) +
+         "\n  source: \"all-reduces run as NCCL's tree (every hop, NVLink and NIC); chunk_bytes assumed: NCCL's 4 MiB "
+         "buffer over 8 steps, 8 channels\"\n" +
+         fit_block("tree");
   }
   y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
        "\n  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";

@@ -242,7 +242,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // Help prints and exits 0; a usage error is one line like any other bad input.
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << "tpsim: error: " << error.what() << " (tpsim --help lists the commands and options)\n";
+    return 2;
   }
   try {
     if (run_app->parsed()) return run_command(run);

@@ -35,6 +35,8 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "nvls";
     case CollectiveAlgorithm::kTwoShot:
       return "two_shot";
+    case CollectiveAlgorithm::kTree:
+      return "tree";
     case CollectiveAlgorithm::kPointToPoint:
       return "point_to_point";
   }
@@ -42,13 +44,14 @@ std::string to_string(CollectiveAlgorithm algorithm) {
 }
 
 const std::vector<std::string>& collective_algorithm_names() {
-  static const std::vector<std::string> names = {"auto", "ring", "one_shot", "two_shot", "nvls"};
+  static const std::vector<std::string> names = {"auto", "ring", "one_shot", "two_shot", "nvls", "tree"};
   return names;
 }
 
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name) {
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect,
-                                CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls}) {
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect,
+        CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kTree}) {
     if (to_string(a) == name) return a;
   }
   return std::nullopt;

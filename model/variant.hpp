@@ -17,9 +17,10 @@ enum class ChunkOrder { kRing, kDirect };
 // allow on an idle node (auto, as NCCL's tuner and vLLM's custom all-reduce choose).
 // kDirect is the one-shot all-reduce (each rank reads every peer's whole tensor in one step);
 // kTwoShot the two-shot one (a direct reduce-scatter, then a direct all-gather), as custom
-// all-reduce kernels (vLLM, TensorRT-LLM) run them. kPointToPoint is how all-to-alls and send/recvs
-// run (NCCL send/recv messages): a plan's outcome, never asked for by name.
-enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot, kPointToPoint };
+// all-reduce kernels (vLLM, TensorRT-LLM) run them. kTree is NCCL's double binary tree all-reduce
+// (chains inside nodes, two binary trees across them, pipelined in chunks). kPointToPoint is how all-to-alls and
+// send/recvs run (NCCL send/recv messages): a plan's outcome, never asked for by name.
+enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kPointToPoint };
 
 struct Variant {
   std::string name;
@@ -38,7 +39,7 @@ std::string to_string(TpMode mode);
 std::string to_string(Transport transport);
 std::string to_string(ChunkOrder order);
 std::string to_string(CollectiveAlgorithm algorithm);
-// "auto", "ring", "one_shot", "two_shot", "nvls"; nullopt for anything else.
+// "auto", "ring", "one_shot", "two_shot", "nvls", "tree"; nullopt for anything else.
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name);
 // Those names, for messages and choices.
 const std::vector<std::string>& collective_algorithm_names();

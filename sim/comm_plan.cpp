@@ -2,6 +2,7 @@
 #include "sim/comm_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "model/input_error.hpp"
 
@@ -79,6 +80,25 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
   return plan;
 }
 
+// NCCL's tree all-reduce: chains inside nodes, a double binary tree across them, every hop on the
+// profile's tree transport, the tensor in chunks of up to tree_chunk_bytes per tree.
+CommPlan tree_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  constexpr int kMaxChunks = 64;  // beyond this the pipeline's fill and drain are under 4% of it
+  CommPlan plan = base_plan(ranks, cost);
+  plan.algorithm = CollectiveAlgorithm::kTree;
+  plan.transport = plan.network = *cost.profile().tree;
+  plan.stripes_rails = plan.gpus_per_node > 0;
+  const int per_node = plan.gpus_per_node > 0 ? plan.gpus_per_node : ranks;
+  const int trees = ranks > per_node ? 2 : 1;
+  const double per_tree = op.tensor_bytes / trees;
+  const int chunks =
+      static_cast<int>(std::clamp(std::ceil(per_tree / cost.profile().tree_chunk_bytes), 1.0, double{kMaxChunks}));
+  plan.schedule = std::make_shared<const PeerSchedule>(double_binary_tree(ranks / per_node, per_node, chunks));
+  plan.steps = static_cast<int>(plan.schedule->sends.size());
+  plan.message_bytes = per_tree / chunks;
+  return plan;
+}
+
 // All-to-all (NCCL's grouped send/recv): one step, a 1/n block to and from every peer. Send/recv: one
 // step, the whole tensor to the next rank and from the previous one. Both on NCCL's kernels.
 CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& cost) {
@@ -102,7 +122,39 @@ CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& co
 
 }  // namespace
 
+namespace {
+
+// A scheduled plan alone on an idle fabric: per step, the slowest rank's NVLink port or NIC, each
+// carrying the larger of what the rank sends and receives there.
+double idle_schedule_seconds(const CommPlan& plan, const CostModel& cost) {
+  const double rails = plan.stripes_rails ? plan.gpus_per_node : 1.0;
+  double total = 0;
+  for (size_t step = 0; step < plan.schedule->sends.size(); ++step) {
+    double step_s = 0;
+    for (int rank = 0; rank < plan.ranks; ++rank) {
+      double local_out = 0, local_in = 0, remote_out = 0, remote_in = 0;
+      for (int dst : plan.schedule->sends[step][rank]) (plan.crosses_nodes(rank, dst) ? remote_out : local_out) += 1;
+      for (int src : plan.schedule->recvs[step][rank]) (plan.crosses_nodes(src, rank) ? remote_in : local_in) += 1;
+      const double local = std::max(local_out, local_in), remote = std::max(remote_out, remote_in);
+      if (local > 0) {
+        step_s = std::max(step_s, plan.transport.step_latency_s +
+                                      local * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency));
+      }
+      if (remote > 0) {
+        step_s = std::max(
+            step_s, plan.network.step_latency_s +
+                        remote * plan.message_bytes / (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
+      }
+    }
+    total += step_s;
+  }
+  return total;
+}
+
+}  // namespace
+
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
+  if (plan.schedule) return idle_schedule_seconds(plan, cost);
   const auto port_seconds = [&](double messages) {
     return plan.transport.step_latency_s +
            messages * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency);
@@ -149,6 +201,7 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
                              cost.fabric().in_switch_reduction && one_domain;
   const bool two_shot_possible =
       op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value() && one_domain;
+  const bool tree_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().tree.has_value();
   switch (op.algorithm) {
     case CollectiveAlgorithm::kRing:
       return ring_plan(op, ranks, cost);
@@ -160,6 +213,8 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     case CollectiveAlgorithm::kTwoShot:
       // Without a measured two-shot (or for another collective) the ring runs.
       return two_shot_possible ? two_shot_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kTree:
+      return tree_possible ? tree_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
     case CollectiveAlgorithm::kAuto:
     case CollectiveAlgorithm::kPointToPoint:  // only all-to-alls and send/recvs, handled above
       break;
@@ -174,6 +229,7 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   if (two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
     candidates.push_back(two_shot_plan(op, ranks, cost));
   }
+  if (tree_possible && !one_domain) candidates.push_back(tree_plan(op, ranks, cost));
   for (CommPlan& candidate : candidates) {
     if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
   }

@@ -3,18 +3,22 @@
 // multi-node fabric, flows between nodes run on the profile's network transport over the NICs.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "model/op.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/tree_schedule.hpp"
 
 namespace tpsim::sim {
 
 struct CommPlan {
   model::CollectiveAlgorithm algorithm = model::CollectiveAlgorithm::kRing;  // resolved (never auto)
   int steps = 0;
-  std::vector<int> send_offsets;      // every step sends one message to each of these ranks
-  std::vector<int> recv_offsets;      // and receives one from each of these
+  std::vector<int> send_offsets;  // every step sends one message to each of these ranks
+  std::vector<int> recv_offsets;  // and receives one from each of these
+  // Plans whose peers differ by rank (trees): each step's peers of every rank, instead of offsets.
+  std::shared_ptr<const PeerSchedule> schedule;
   double message_bytes = 0;           // payload of one message
   TransportParams transport;          // latency per step and link efficiency
   bool low_latency_protocol = false;  // ring on NCCL's LL / LL128 regime (profile nccl.small_messages)
@@ -36,9 +40,10 @@ struct CommPlan {
 // two_shot_max_bytes where the profile has it, and NVLS where the profile has it (from its
 // min_ranks, as NCCL chooses); rings for all-gathers and
 // reduce-scatters. All-to-alls and send/recvs always run as one step of NCCL point-to-point messages.
-// A group that spans nodes runs rings (one-shot, two-shot and NVLS need one NVLink domain; forced,
-// they fall back to the ring as NCCL and custom all-reduces do) and needs the profile's network
-// section (InputError otherwise).
+// A group that spans nodes runs rings, or all-reduces as NCCL's tree where the profile has a tree
+// section and it is faster (one-shot, two-shot and NVLS need one NVLink domain; forced, they fall
+// back to the ring as NCCL and custom all-reduces do), and needs the profile's network section
+// (InputError otherwise). A forced tree without a tree section runs the ring.
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
 
 // The plan's time alone on an idle fabric: per step, the slowest rank's NVLink port or NIC.

@@ -155,6 +155,10 @@ class Runner {
     }
     Instance& self = instance(id, rank);
     self.step = step;
+    if (plan.schedule) {
+      enter_scheduled_step(id, rank, step, *plan.schedule);
+      return;
+    }
     self.flows_left = static_cast<int>(plan.send_offsets.size() + plan.recv_offsets.size());
     // A flow starts once both its ends have reached this step; whichever arrives second starts it.
     for (int offset : plan.send_offsets) {
@@ -163,6 +167,23 @@ class Runner {
     }
     for (int offset : plan.recv_offsets) {
       const int src = wrap(rank + offset);
+      if (instance(id, src).step == step) start_flow(id, src, rank);
+    }
+  }
+
+  // As above, with each rank's peers from the plan's schedule; a rank without any at a step moves on.
+  void enter_scheduled_step(OpId id, int rank, int step, const PeerSchedule& schedule) {
+    const std::vector<int>& sends = schedule.sends[step][rank];
+    const std::vector<int>& recvs = schedule.recvs[step][rank];
+    instance(id, rank).flows_left = static_cast<int>(sends.size() + recvs.size());
+    if (sends.empty() && recvs.empty()) {
+      enter_step(id, rank, step + 1);
+      return;
+    }
+    for (int dst : sends) {
+      if (instance(id, dst).step == step) start_flow(id, rank, dst);
+    }
+    for (int src : recvs) {
       if (instance(id, src).step == step) start_flow(id, src, rank);
     }
   }

@@ -1,5 +1,5 @@
 // Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine, one_shot, two_shot, nvls, network,
-// launch; times in microseconds.
+// tree, launch; times in microseconds.
 #include "sim/profile.hpp"
 
 #include <filesystem>
@@ -60,7 +60,7 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the profile",
                 {"gpu", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls", "network",
-                 "launch", "source"});
+                 "tree", "launch", "source"});
   in.require(root, "gpu", "the profile");
   CostProfile p;
   p.name = origin;
@@ -114,6 +114,15 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
   if (root["network"]) {
     p.network = TransportParams{};
     read_transport(in, root["network"], "network", *p.network, nullptr);
+  }
+  if (const YAML::Node t = root["tree"]) {
+    in.expect_map(t, "tree", {"step_latency_us", "link_efficiency", "chunk_bytes", "source", "fit"});
+    p.tree = TransportParams{};
+    if (t["step_latency_us"]) {
+      p.tree->step_latency_s = in.non_negative_number(t["step_latency_us"], "tree.step_latency_us") * 1e-6;
+    }
+    if (t["link_efficiency"]) p.tree->link_efficiency = fraction(in, t["link_efficiency"], "tree.link_efficiency");
+    if (t["chunk_bytes"]) p.tree_chunk_bytes = in.positive_number(t["chunk_bytes"], "tree.chunk_bytes");
   }
   if (const YAML::Node l = root["launch"]) {
     in.expect_map(l, "launch", {"host_us", "source"});

@@ -65,6 +65,13 @@ struct CostProfile {
   // network and the fraction of the NIC's line rate a message reaches. Absent until fitted on
   // multi-node measurements; a TP group that spans nodes needs it.
   std::optional<TransportParams> network;
+  // NCCL's double binary tree all-reduce: every hop's step latency and link efficiency (NVLink inside
+  // nodes, NICs across them), pipelined in chunks of up to tree_chunk_bytes per tree. Absent unless
+  // fitted on all-reduces run as tree; `auto` considers it only across nodes.
+  std::optional<TransportParams> tree;
+  // Assumed: NCCL's 4 MiB Simple buffer per channel (NCCL_BUFFSIZE) over its 8 steps (NCCL_STEPS)
+  // is 512 KiB per channel and step; 8 channels move 4 MiB per pipeline step.
+  double tree_chunk_bytes = 4.0 * 1024 * 1024;
   // Host time to launch one kernel or communication call; a kernel cannot start before the host
   // has launched it and every op before it. CUDA graphs replay without it.
   double host_launch_s = 0;

@@ -149,6 +149,11 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
       ->required();
   collective->add_option("--dtype", o.collective_dtype, "float32 or bf16")->capture_default_str();
   collective->add_option("--placement", o.placement, "out, in or both (out-of-place, in-place)")->capture_default_str();
+  collective->add_option("--nodes", o.nodes, "Nodes the ranks span, as many GPUs each (recorded for the network fit)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  collective->add_option("--nic-GBps", o.nic_GBps, "Across nodes: each GPU's NIC, one direction, in GB/s")
+      ->check(CLI::Range(0.001, 1e6));
   collective->add_option("-f,--factor", o.sizes.factor, "Step of the sweep")->capture_default_str();
   add_sizes(collective, raw.min_bytes, raw.max_bytes, raw.sizes);
 
@@ -194,7 +199,9 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
   try {
     app.parse(args);
   } catch (const CLI::ParseError& error) {
-    throw CommandLineExit(app.exit(error));
+    // Help and version print and exit 0; a usage error is one line like any other bad input.
+    if (error.get_exit_code() == 0) throw CommandLineExit(app.exit(error));
+    throw InputError(std::string(error.what()) + " (tpsim-real --help lists the commands and options)");
   }
   for (CLI::App* sub : app.get_subcommands()) o.command = sub->get_name();
 

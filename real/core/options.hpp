@@ -63,6 +63,8 @@ struct RealOptions {
   std::vector<Collective> collectives;
   std::string collective_dtype = "float32";
   std::string placement = "both";  // out (of place), in (place) or both
+  int nodes = 1;                   // collective: nodes the ranks span, as many GPUs each (recorded)
+  double nic_GBps = 0;             // collective across nodes: each GPU's NIC, one direction (0: not stated)
   SizeRequest sizes;
   std::vector<std::string> memcpy_paths;  // device, copy_kernel, peer
   std::vector<std::string> partners;      // overlap: memcpy_device, copy_kernel, memcpy_peer, or a collective
@@ -76,7 +78,7 @@ struct RealOptions {
   std::vector<int> deltas;
 };
 
-// Thrown after CLI11 has printed the help (code 0) or a usage error (unknown flag, missing option).
+// Thrown after CLI11 has printed the help (code 0).
 class CommandLineExit : public std::exception {
  public:
   explicit CommandLineExit(int code) : code_(code) {}
@@ -87,8 +89,8 @@ class CommandLineExit : public std::exception {
   int code_;
 };
 
-// Parses argv (argv[0] is the program). Throws CommandLineExit for help and usage errors, InputError
-// for bad values.
+// Parses argv (argv[0] is the program). Throws CommandLineExit for help, InputError for usage
+// errors (unknown flag, missing option or subcommand) and bad values.
 RealOptions parse_options(const std::vector<std::string>& argv);
 
 }  // namespace tpsim::real

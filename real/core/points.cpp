@@ -1,6 +1,10 @@
 // Record construction; the field meanings are calibrate/measurement.hpp's.
 #include "real/core/points.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
 namespace tpsim::real {
 namespace {
 
@@ -37,11 +41,22 @@ calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, 
   return m;
 }
 
+std::string algorithm_forced_by(const char* nccl_algo) {
+  if (!nccl_algo) return "unknown";
+  std::string value(nccl_algo);
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (value == "ring" || value == "tree" || value == "nvls") return value;
+  return "unknown";  // a list, an exclusion (^...) or another algorithm: NCCL still chooses
+}
+
 calibrate::Measurement collective_point(const PointContext& c, Collective collective, int ranks, int64_t bytes,
                                         const std::string& dtype, bool in_place) {
   calibrate::Measurement m = base_point(c, "collective");
   m.collective = schema_name(collective);
-  m.algorithm = "unknown";  // NCCL chooses; NCCL_ALGO in the environment (recorded) forces one
+  // NCCL chooses, unless NCCL_ALGO names one algorithm (recorded either way).
+  const char* nccl_algo = std::getenv("NCCL_ALGO");
+  m.algorithm = algorithm_forced_by(nccl_algo);
+  if (nccl_algo) m.details["nccl_algo"] = nccl_algo;
   m.ranks = ranks;
   m.bytes = static_cast<double>(bytes);
   m.details["dtype"] = dtype;

@@ -23,6 +23,9 @@ struct PointContext {
 };
 
 calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, const std::string& dtype);
+// The measurement's algorithm under NCCL_ALGO (null: unset): ring, tree or nvls when it names one
+// (any case), else "unknown".
+std::string algorithm_forced_by(const char* nccl_algo);
 calibrate::Measurement collective_point(const PointContext& c, Collective collective, int ranks, int64_t bytes,
                                         const std::string& dtype, bool in_place);
 calibrate::Measurement memcpy_point(const PointContext& c, const std::string& path, int64_t bytes);

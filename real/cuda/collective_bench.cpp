@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/input_error.hpp"
 #include "real/core/accuracy.hpp"
 #include "real/core/collective_reference.hpp"
 #include "real/core/measurement_log.hpp"
@@ -93,6 +94,10 @@ PointResult measure_on_rank(CommTeam& team, Rank& rank, const CollectiveCall& c,
 
 int run_collective_bench(const RealOptions& o, const std::vector<std::string>& arguments) {
   CommTeam team(o, arguments);
+  if (team.size() % o.nodes != 0) {
+    throw InputError("--nodes " + std::to_string(o.nodes) + ": must divide the " + std::to_string(team.size()) +
+                     " ranks (the same GPU count in every node)");
+  }
   const ElementType type = element_type(o.collective_dtype);
   MeasurementLog log(team.leads() ? o.json_out : "");
   TextTable table({"collective", "placement", "bytes", "median us", "algbw GB/s", "busbw GB/s", "noise %", "check"});
@@ -119,8 +124,9 @@ int run_collective_bench(const RealOptions& o, const std::vector<std::string>& a
         PointContext c{team.gpu(), team.provenance_json(),    summarize(r.seconds), r.launches,
                        r.error,    within(r.error, tolerance)};
         all_correct = all_correct && c.correct;
-        const calibrate::Measurement m =
-            collective_point(c, collective, team.size(), bytes, o.collective_dtype, in_place);
+        calibrate::Measurement m = collective_point(c, collective, team.size(), bytes, o.collective_dtype, in_place);
+        m.nodes = o.nodes;
+        if (o.nodes > 1) m.nic_GBps = o.nic_GBps;
         log.add(m);
         table.add_row({schema_name(collective), in_place ? "in" : "out", std::to_string(bytes),
                        fixed(c.timing.median * 1e6, 1), fixed(m.algbw_GBps(), 2), fixed(m.busbw_GBps(), 2),

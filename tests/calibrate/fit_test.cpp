@@ -10,6 +10,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/public_convert.hpp"
 #include "calibrate/ring_fit.hpp"
+#include "calibrate/tree_fit.hpp"
 #include "model/input_error.hpp"
 #include "model/units.hpp"
 #include "test_support.hpp"
@@ -248,6 +249,35 @@ TEST_CASE("points of another GPU fit nothing but the network section; one messag
   const calibrate::ProfileFit flat = calibrate::fit_profile(one_size, test::gpu_preset("h100-sxm"), &h100, "h100");
   CHECK(flat.profile.nccl.link_efficiency == h100.nccl.link_efficiency);
   CHECK(std::find(flat.not_fitted.begin(), flat.not_fitted.end(), "nccl") != flat.not_fitted.end());
+}
+
+TEST_CASE("the tree fit recovers NCCL tree latency and efficiency from the plan's own times, across systems") {
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::CostProfile base = test::profile_preset("h100-sxm");
+  const sim::TransportParams truth{7e-6, 0.8};
+  std::vector<calibrate::Measurement> points;
+  int line = 0;
+  for (int nodes : {2, 4}) {
+    for (double bytes : {65536.0, 1048576.0, 67108864.0, 1073741824.0}) {
+      const calibrate::TreeSample sample{nodes * 8, nodes, 0, bytes, 0};
+      const double t = calibrate::tree_seconds(truth, sample, gpu, base);
+      points.push_back(calibrate::parse_measurement(
+          R"({"kind":"collective","gpu":"h100-sxm","collective":"allreduce","algorithm":"tree","ranks":)" +
+              std::to_string(nodes * 8) + R"(,"nodes":)" + std::to_string(nodes) + R"(,"bytes":)" +
+              model::format_number("%.0f", bytes) + R"(,"median_s":)" + model::format_number("%.12g", t) + "}",
+          "tree.jsonl:" + std::to_string(++line)));
+    }
+  }
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu, &base, "h100");
+  REQUIRE(fit.profile.tree);
+  CHECK(fit.profile.tree->step_latency_s == Approx(truth.step_latency_s).epsilon(1e-6));
+  CHECK(fit.profile.tree->link_efficiency == Approx(truth.link_efficiency).epsilon(1e-6));
+  REQUIRE(fit.fits.size() == 1);
+  CHECK(fit.fits.front().name == "tree");
+  CHECK(fit.fits.front().max_abs_error_pct < 1e-6);
+  const sim::CostProfile round_trip = sim::parse_profile(calibrate::profile_yaml(fit, "h100-sxm", {"tree.jsonl"}), "p");
+  REQUIRE(round_trip.tree);
+  CHECK(round_trip.tree->link_efficiency == Approx(0.8).epsilon(1e-5));
 }
 
 TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact two-shot times") {

@@ -115,10 +115,14 @@ TEST_CASE("bad command-line arguments fail with a clear message") {
   CHECK(missing.exit_code != 0);
   CHECK_THAT(missing.err, Contains("no/such/scenario.yaml"));
   const auto unknown = test::run_tpsim("run scenarios/quickstart.yaml --colour");
-  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.exit_code == 2);
   CHECK_THAT(unknown.err, Contains("--colour"));
+  CHECK(std::count(unknown.err.begin(), unknown.err.end(), '\n') == 1);
   const auto no_command = test::run_tpsim("");
-  CHECK(no_command.exit_code != 0);
+  CHECK(no_command.exit_code == 2);
+  CHECK(std::count(no_command.err.begin(), no_command.err.end(), '\n') == 1);
+  const auto help = test::run_tpsim("--help");
+  CHECK(help.exit_code == 0);
 }
 
 TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {

@@ -21,6 +21,8 @@ expect_error "'huge' is not a size" memcpy -e huge
 expect_error "expected MxNxK" gemm --shape 12x3
 expect_error "--transport pigeon: valid: nccl, copy_engine" async-tp --pattern allgather_gemm --chunks 8 --transport pigeon
 expect_error "--id-file needs --rank R and --nranks N" dtp --delta 2 --id-file /tmp/x
+expect_error "--nodes: Value 0 not in range 1 to" collective --op allreduce --nodes 0
+expect_error "The following argument was not expected: --bogus" memcpy --bogus
 "$real" --help | grep -q "async-tp" || fail "--help does not list async-tp"
 "$real" shapes --scenario "$scenario" | grep -qE '^[0-9]+x[0-9]+x[0-9]+' || fail "shapes printed no shape"
 echo "tpsim-real command-line checks ok"

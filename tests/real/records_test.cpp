@@ -119,3 +119,13 @@ TEST_CASE("the JSON-lines file appears whole at the end, its lines in a .partial
   CHECK(back[1].path == "copy_kernel");
   CHECK_THROWS_WITH(MeasurementLog((dir / "missing" / "x.jsonl").string()), Catch::Contains("cannot write here"));
 }
+
+TEST_CASE("a collective point is of the algorithm NCCL_ALGO forces, else unknown", "[real][records]") {
+  CHECK(algorithm_forced_by(nullptr) == "unknown");
+  CHECK(algorithm_forced_by("Tree") == "tree");
+  CHECK(algorithm_forced_by("RING") == "ring");
+  CHECK(algorithm_forced_by("NVLS") == "nvls");
+  CHECK(algorithm_forced_by("Ring,Tree") == "unknown");  // NCCL still chooses between them
+  CHECK(algorithm_forced_by("^NVLS") == "unknown");
+  CHECK(algorithm_forced_by("CollnetDirect") == "unknown");
+}

@@ -1,0 +1,58 @@
+// The tree fit: each sample's step count and bandwidth term from the simulator's own tree plan, then
+// relative-error least squares (Eigen QR) for latency and 1 / efficiency.
+#include "calibrate/tree_fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "model/input_error.hpp"
+#include "sim/comm_plan.hpp"
+
+namespace tpsim::calibrate {
+
+double tree_seconds(const sim::TransportParams& params, const TreeSample& sample, const sim::GpuSpec& gpu,
+                    const sim::CostProfile& base) {
+  sim::CostProfile profile = base;
+  profile.tree = params;
+  const int nodes = std::max(sample.nodes, 1);
+  const sim::Fabric fabric =
+      nodes > 1 ? sim::resolve_fabric(sim::FabricRequest{"ib-rail", nodes, sample.nic_Bps}, gpu)
+                : sim::nvswitch_fabric(gpu);
+  if (nodes > 1) profile.network = params;  // the tree plan runs every hop on the tree transport
+  const sim::CostModel cost(gpu, profile, fabric);
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = model::CollectiveKind::kAllReduce;
+  op.tensor_bytes = sample.tensor_bytes;
+  op.algorithm = model::CollectiveAlgorithm::kTree;
+  return sim::idle_seconds(sim::plan_communication(op, sample.ranks, cost), cost);
+}
+
+RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu, const sim::CostProfile& base) {
+  if (samples.size() < 2) throw InputError("a tree fit needs at least two measurements");
+  // t = steps L + work / eff: steps from a plan with unit latency and no transfer time, work from
+  // one with no latency at efficiency 1.
+  constexpr double kInstant = 1e30;
+  const auto rows = static_cast<Eigen::Index>(samples.size());
+  Eigen::MatrixXd design(rows, 2);
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    const TreeSample& s = samples[static_cast<size_t>(i)];
+    const double steps = tree_seconds({1.0, kInstant}, s, gpu, base);
+    const double work = tree_seconds({0.0, 1.0}, s, gpu, base);
+    design(i, 0) = std::round(steps) / s.seconds;
+    design(i, 1) = work / s.seconds;
+  }
+  const Eigen::Vector2d solution = design.colPivHouseholderQr().solve(Eigen::VectorXd::Ones(rows));
+  RingFit fit;
+  fit.points = samples.size();
+  fit.params.step_latency_s = solution(0);
+  fit.params.link_efficiency = 1.0 / solution(1);
+  for (const TreeSample& s : samples) {
+    fit.max_abs_error_pct =
+        std::max(fit.max_abs_error_pct, 100.0 * std::abs(tree_seconds(fit.params, s, gpu, base) / s.seconds - 1.0));
+  }
+  return fit;
+}
+
+}  // namespace tpsim::calibrate

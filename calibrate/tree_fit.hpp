@@ -1,0 +1,29 @@
+// Fits NCCL's tree all-reduce (profile section `tree`): every hop's step latency and link efficiency,
+// from all-reduces run as tree. Its idle-fabric time, tpsim's closed form of the tree plan, is linear in
+// both: t = steps x latency + (sum over steps of the busiest port's or NIC's bytes / bandwidth) / efficiency.
+#pragma once
+
+#include <vector>
+
+#include "calibrate/ring_fit.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace tpsim::calibrate {
+
+struct TreeSample {
+  int ranks = 0;
+  int nodes = 1;
+  double nic_Bps = 0;  // 0: ib-rail's default NIC
+  double tensor_bytes = 0;
+  double seconds = 0;
+};
+
+// `base` supplies the chunk size; samples may mix systems (rank and node counts).
+RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu, const sim::CostProfile& base);
+
+// The tree plan's idle-fabric time under `params` for one sample's system.
+double tree_seconds(const sim::TransportParams& params, const TreeSample& sample, const sim::GpuSpec& gpu,
+                    const sim::CostProfile& base);
+
+}  // namespace tpsim::calibrate
