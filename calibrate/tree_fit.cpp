@@ -16,9 +16,8 @@ double tree_seconds(const sim::TransportParams& params, const TreeSample& sample
   sim::CostProfile profile = base;
   profile.tree = params;
   const int nodes = std::max(sample.nodes, 1);
-  const sim::Fabric fabric =
-      nodes > 1 ? sim::resolve_fabric(sim::FabricRequest{"ib-rail", nodes, sample.nic_Bps}, gpu)
-                : sim::nvswitch_fabric(gpu);
+  const sim::Fabric fabric = nodes > 1 ? sim::resolve_fabric(sim::FabricRequest{"ib-rail", nodes, sample.nic_Bps}, gpu)
+                                       : sim::nvswitch_fabric(gpu);
   if (nodes > 1) profile.network = params;  // the tree plan runs every hop on the tree transport
   const sim::CostModel cost(gpu, profile, fabric);
   model::Op op;

@@ -12,7 +12,7 @@ namespace tpsim::sim {
 struct PeerSchedule {
   std::vector<std::vector<std::vector<int>>> sends;  // [step][rank] -> destination ranks
   std::vector<std::vector<std::vector<int>>> recvs;  // [step][rank] -> source ranks
-  int trees = 1;  // each tree carries 1/trees of the tensor
+  int trees = 1;                                     // each tree carries 1/trees of the tensor
 };
 
 // `nodes` x `per_node` ranks (rank = node x per_node + local GPU), `chunks` pipelined chunks per tree.

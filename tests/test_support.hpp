@@ -28,6 +28,16 @@ inline sim::CostModel h100_cost() {
   return sim::CostModel(gpu_preset("h100-sxm"), profile_preset("h100-sxm"));
 }
 
+// A collective op of `bytes` (the whole tensor), as plan_communication takes it.
+inline model::Op collective_op(model::CollectiveKind kind, double bytes, model::CollectiveAlgorithm algorithm) {
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = kind;
+  op.tensor_bytes = bytes;
+  op.algorithm = algorithm;
+  return op;
+}
+
 // Time of one collective alone on an idle fabric, simulated.
 inline double simulate_collective(const sim::CostModel& cost, int ranks, model::CollectiveKind kind, double bytes,
                                   model::CollectiveAlgorithm algorithm) {

@@ -133,11 +133,7 @@ TEST_CASE("auto runs NVLS only from the profile's nvls.min_ranks, as NCCL choose
   sim::CostProfile profile = test::profile_preset("h200-sxm");
   REQUIRE(profile.nvls_min_ranks == 5);
   const sim::CostModel cost(test::gpu_preset("h200-sxm"), profile);
-  model::Op op;
-  op.kind = model::OpKind::kCollective;
-  op.collective = model::CollectiveKind::kAllReduce;
-  op.tensor_bytes = 8.0 * (1 << 30);
-  op.algorithm = model::CollectiveAlgorithm::kAuto;
+  model::Op op = test::collective_op(model::CollectiveKind::kAllReduce, 8.0 * (1 << 30), CollectiveAlgorithm::kAuto);
   CHECK(sim::plan_communication(op, 4, cost).algorithm == model::CollectiveAlgorithm::kRing);
   CHECK(sim::plan_communication(op, 5, cost).algorithm == model::CollectiveAlgorithm::kNvls);
   op.algorithm = model::CollectiveAlgorithm::kNvls;

@@ -25,15 +25,6 @@ sim::CostProfile with_network(double latency_s, double efficiency) {
   return p;
 }
 
-model::Op collective(CollectiveKind kind, double bytes, CollectiveAlgorithm algorithm) {
-  model::Op op;
-  op.kind = model::OpKind::kCollective;
-  op.collective = kind;
-  op.tensor_bytes = bytes;
-  op.algorithm = algorithm;
-  return op;
-}
-
 }  // namespace
 
 TEST_CASE("an ib-rail fabric has nodes of 8 GPUs with a 50 GB/s NIC each, and other fabrics are one node") {
@@ -63,8 +54,8 @@ TEST_CASE("a ring across nodes runs at the NICs: 2(n-1) (net latency + S/n / (8 
   const double expected = 2 * (n - 1) * step;
   CHECK(test::simulate_collective(cost, 16, CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing) ==
         Approx(expected).epsilon(1e-6));
-  const sim::CommPlan plan =
-      sim::plan_communication(collective(CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing), 16, cost);
+  const sim::CommPlan plan = sim::plan_communication(
+      test::collective_op(CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing), 16, cost);
   CHECK(sim::idle_seconds(plan, cost) == Approx(expected).epsilon(1e-9));
 }
 
@@ -103,11 +94,11 @@ TEST_CASE(
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTwoShot,
                                 CollectiveAlgorithm::kNvls}) {
     for (double bytes : {64.0 * 1024, 1.0 * (1 << 30)}) {
-      const model::Op op = collective(CollectiveKind::kAllReduce, bytes, a);
+      const model::Op op = test::collective_op(CollectiveKind::kAllReduce, bytes, a);
       CHECK(sim::plan_communication(op, 16, cost).algorithm == CollectiveAlgorithm::kRing);
     }
   }
-  const model::Op big = collective(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kAuto);
+  const model::Op big = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kAuto);
   CHECK(sim::plan_communication(big, 8, cost).algorithm == CollectiveAlgorithm::kNvls);
 }
 
@@ -115,7 +106,7 @@ TEST_CASE("a group across nodes needs the profile's network section, and says so
   sim::CostProfile profile = test::profile_preset("h100-sxm");
   profile.network.reset();
   const sim::CostModel cost = rail("h100-sxm", 2, profile);
-  const model::Op op = collective(CollectiveKind::kAllReduce, 1 << 20, CollectiveAlgorithm::kAuto);
+  const model::Op op = test::collective_op(CollectiveKind::kAllReduce, 1 << 20, CollectiveAlgorithm::kAuto);
   CHECK_THROWS_AS(sim::plan_communication(op, 16, cost), InputError);
   CHECK_THROWS_WITH(sim::plan_communication(op, 16, cost), Catch::Contains("has no network section"));
   CHECK_NOTHROW(sim::plan_communication(op, 8, cost));

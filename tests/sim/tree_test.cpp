@@ -23,12 +23,7 @@ sim::CostModel rail_with_tree(int nodes, double latency, double efficiency) {
 }
 
 model::Op all_reduce(double bytes, CollectiveAlgorithm algorithm) {
-  model::Op op;
-  op.kind = model::OpKind::kCollective;
-  op.collective = CollectiveKind::kAllReduce;
-  op.tensor_bytes = bytes;
-  op.algorithm = algorithm;
-  return op;
+  return test::collective_op(CollectiveKind::kAllReduce, bytes, algorithm);
 }
 
 }  // namespace
