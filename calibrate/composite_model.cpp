@@ -51,6 +51,8 @@ CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& 
   auto simulate = [&](bool gemm, bool partner, model::OpId* gemm_id) {
     model::LayerGraph graph(ranks);
     model::ProgramBuilder b(graph, kBf16Bytes);
+    b.set_gemm_fp8(m.dtype == "fp8");
+    b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
     if (gemm) *gemm_id = b.gemm("gemm", shape, {});
     if (partner) add_partner(b, m);
@@ -87,6 +89,7 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
   model::LayerGraph pipelined(m.ranks), baseline(m.ranks);
   {
     model::ProgramBuilder b(pipelined, kBf16Bytes);
+    b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
     const model::LayerContext ctx = async_context(m, true);
     if (gather) {
@@ -97,6 +100,7 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
   }
   {
     model::ProgramBuilder b(baseline, kBf16Bytes);
+    b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
     if (gather) {
       const model::OpId ag = b.collective("allgather", model::CollectiveKind::kAllGather,
@@ -120,6 +124,7 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
 double simulate_chain(const Measurement& m, int delta, const sim::CostModel& cost, const sim::EngineOptions& options) {
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder b(graph, kBf16Bytes);
+  b.set_gemm_fp8(m.dtype == "fp8");
   b.set_module(-1);
   const model::GemmShape shape{m.m, m.n, m.k};
   const double state = static_cast<double>(m.m * m.n) * kBf16Bytes;
@@ -147,9 +152,11 @@ double simulate_chain(const Measurement& m, int delta, const sim::CostModel& cos
 
 }  // namespace
 
-std::string composite_not_modelled(const Measurement& m) {
+std::string composite_not_modelled(const Measurement& m, const sim::CostModel& cost) {
   if (!m.is_composite()) return "not a composite measurement";
-  if (m.dtype != "bf16") return "fp8 GEMMs are not modelled yet";
+  if (m.dtype == "fp8") {
+    if (const std::string why = cost.fp8_unsupported_reason(); !why.empty()) return "fp8: " + why;
+  }
   if (m.kind == "async_tp") {
     if (const std::string why = model::check_chunks(m.chunks, m.ranks); !why.empty()) return why;
     if (m.m % m.chunks != 0 || m.m % m.ranks != 0) return "M does not divide into the chunks";
@@ -159,7 +166,7 @@ std::string composite_not_modelled(const Measurement& m) {
 
 CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& cost,
                                       const sim::EngineOptions& options) {
-  if (const std::string why = composite_not_modelled(m); !why.empty()) throw InputError(m.origin + ": " + why);
+  if (const std::string why = composite_not_modelled(m, cost); !why.empty()) throw InputError(m.origin + ": " + why);
   if (m.kind == "overlap") return predict_overlap(m, cost, options);
   if (m.kind == "async_tp") return predict_async_tp(m, cost, options);
   CompositePrediction p;

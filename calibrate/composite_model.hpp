@@ -1,7 +1,8 @@
 // The simulator's side of a composite measurement (overlap, async_tp, dtp from real/): the same
 // experiment built as rank programs, simulated with a cost model, and its times read off the same way
 // real/ measures them (each part alone, together, the baseline).
-// Not modelled (reported as skipped with the reason): fp8 GEMMs.
+// Not modelled (reported as skipped with the reason): fp8 GEMMs where the GPU or profile has no fp8
+// rate, async-TP chunk counts that do not divide.
 #pragma once
 
 #include <string>
@@ -23,8 +24,8 @@ struct CompositePrediction {
   double speedup() const { return baseline_s / time_s; }
 };
 
-// Empty when the simulator models the measurement's configuration, else why not.
-std::string composite_not_modelled(const Measurement& m);
+// Empty when the simulator models the measurement's configuration on `cost`, else why not.
+std::string composite_not_modelled(const Measurement& m, const sim::CostModel& cost);
 
 // Predicts a composite measurement (InputError if composite_not_modelled says why).
 CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& cost,

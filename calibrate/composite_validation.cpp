@@ -43,12 +43,13 @@ CompositeValidation validate_composites(const std::vector<Measurement>& measurem
   CompositeValidation v;
   for (const Measurement& m : measurements) {
     if (!m.is_composite()) continue;
-    std::string why = m.correct ? composite_not_modelled(m) : "failed its correctness check when measured";
+    const sim::CostModel cost = cost_for(m.gpu);
+    std::string why = m.correct ? composite_not_modelled(m, cost) : "failed its correctness check when measured";
     if (!why.empty()) {
       v.skipped.emplace_back(m.origin, why);
       continue;
     }
-    CompositeRow row{m, predict_composite(m, cost_for(m.gpu), options), 0, 0};
+    CompositeRow row{m, predict_composite(m, cost, options), 0, 0};
     row.time_error_pct = 100 * (row.predicted.time_s / m.median_s - 1);
     row.speedup_error_pp = 100 * (row.predicted.speedup() - m.speedup());
     v.rows.push_back(row);

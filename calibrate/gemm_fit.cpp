@@ -56,8 +56,7 @@ struct LogErrorFunctor {
     const sim::CostModel cost(*gpu, profile);
     for (size_t i = 0; i < samples->size(); ++i) {
       const GemmSample& s = (*samples)[i];
-      residuals(static_cast<Eigen::Index>(i)) =
-          std::log(cost.gemm_seconds(s.shape, model::gemm_bytes(s.shape, 2.0)) / s.seconds);
+      residuals(static_cast<Eigen::Index>(i)) = std::log(cost.gemm_seconds(s.shape, s.hbm_bytes()) / s.seconds);
     }
     return 0;
   }
@@ -69,7 +68,7 @@ double squared_log_error(const std::vector<GemmSample>& samples, const sim::GpuS
   const sim::CostModel cost(gpu, profile);
   double total = 0;
   for (const GemmSample& s : samples) {
-    const double err = std::log(cost.gemm_seconds(s.shape, model::gemm_bytes(s.shape, 2.0)) / s.seconds);
+    const double err = std::log(cost.gemm_seconds(s.shape, s.hbm_bytes()) / s.seconds);
     total += err * err;
   }
   return total;
@@ -114,7 +113,7 @@ GemmFit fit_gemm(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu
   profile.gemm = best;
   const sim::CostModel cost(gpu, profile);
   for (const GemmSample& s : samples) {
-    const double ratio = cost.gemm_seconds(s.shape, model::gemm_bytes(s.shape, 2.0)) / s.seconds;
+    const double ratio = cost.gemm_seconds(s.shape, s.hbm_bytes()) / s.seconds;
     fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(ratio - 1.0));
   }
   return fit;

@@ -12,6 +12,9 @@ namespace tpsim::calibrate {
 struct GemmSample {
   model::GemmShape shape;
   double seconds = 0;
+  double bytes = 0;  // HBM bytes; 0: bf16 operands and output
+
+  double hbm_bytes() const { return bytes > 0 ? bytes : model::gemm_bytes(shape, 2.0); }
 };
 
 struct GemmFit {

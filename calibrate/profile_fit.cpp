@@ -2,6 +2,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "model/units.hpp"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -98,6 +99,82 @@ void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec
   out.profile.memory.overhead_s = params.overhead_s;
 }
 
+// fp8 GEMMs: the fp8 peak's fraction a full wave reaches. With the bf16 fit's overhead, tiling and HBM
+// efficiency kept, a compute-bound point's time is overhead + c / efficiency (c: its FLOPs over the fp8
+// peak and its wave and tile efficiencies): relative-error least squares for 1 / efficiency (Eigen
+// QR) over the compute-bound points.
+double fit_fp8_efficiency(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu,
+                          const sim::CostProfile& profile) {
+  const sim::CostModel cost(gpu, profile);
+  std::vector<double> c, t;
+  for (const GemmSample& s : samples) {
+    const sim::GemmTiling tiling = cost.gemm_tiling(s.shape);
+    const double flops =
+        2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
+    const double unit = flops / (gpu.peak_fp8_flops * tiling.wave_efficiency * tiling.tile_efficiency);
+    const double memory_s = s.bytes / (gpu.hbm_Bps * profile.gemm.hbm_efficiency);
+    if (s.seconds - profile.gemm.overhead_s <= memory_s) continue;  // memory-bound: says nothing of the rate
+    c.push_back(unit);
+    t.push_back(s.seconds);
+  }
+  if (c.empty()) throw InputError("an fp8 GEMM fit needs compute-bound fp8 GEMMs; all of these are memory-bound");
+  Eigen::MatrixXd design(static_cast<Eigen::Index>(c.size()), 1);
+  Eigen::VectorXd target(static_cast<Eigen::Index>(c.size()));
+  for (size_t i = 0; i < c.size(); ++i) {
+    design(static_cast<Eigen::Index>(i), 0) = c[i] / t[i];
+    target(static_cast<Eigen::Index>(i)) = (t[i] - profile.gemm.overhead_s) / t[i];
+  }
+  return 1.0 / design.colPivHouseholderQr().solve(target)(0);
+}
+
+void fit_fp8_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  std::vector<GemmSample> samples;
+  for (const Measurement* m : points) {
+    const double mn = static_cast<double>(m->m) * static_cast<double>(m->n);
+    const double operands =
+        static_cast<double>(m->m) * static_cast<double>(m->k) + static_cast<double>(m->k) * static_cast<double>(m->n);
+    samples.push_back({{m->m, m->n, m->k}, m->median_s, operands * 1.0 + mn * 2.0});  // e4m3 in, bf16 out
+  }
+  const sim::CostProfile bf16 = out.profile;
+  double efficiency = 0;
+  out.fits.push_back(measure<double>(
+      "gemm_fp8", points,
+      [&](const std::vector<size_t>& index) {
+        std::vector<GemmSample> chosen;
+        for (size_t i : index) chosen.push_back(samples[i]);
+        return fit_fp8_efficiency(chosen, gpu, bf16);
+      },
+      [&](const double& e, size_t i) {
+        sim::CostProfile profile = bf16;
+        profile.gemm.fp8_efficiency = e;
+        return sim::CostModel(gpu, profile).gemm_seconds(samples[i].shape, samples[i].bytes, true);
+      },
+      &efficiency));
+  out.profile.gemm.fp8_efficiency = efficiency;
+  out.fp8_source = "fitted on fp8 GEMMs (e4m3 operands)";
+}
+
+// Where a GPU has no fp8 GEMM measurements: its bf16 efficiency times the ratio of its fp8 and bf16
+// max-achievable-matmul fractions of peak (gemm_mamf.csv; H200 and H800 share the H100 die, and
+// H200's bf16 fraction is not published: H100's is used).
+struct MamfFractions {
+  const char* gpu;
+  double bf16_pct;
+  double fp8_pct;
+};
+constexpr MamfFractions kMamf[] = {
+    {"h100-sxm", 80.3, 70.9}, {"h800-sxm", 80.3, 70.9}, {"h200-sxm", 80.3, 73.4}, {"b200", 77.6, 76.3}};
+
+void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out) {
+  for (const MamfFractions& f : kMamf) {
+    if (gpu.name != f.gpu) continue;
+    out.profile.gemm.fp8_efficiency = out.profile.gemm.efficiency * f.fp8_pct / f.bf16_pct;
+    out.fp8_source = "not fitted: the bf16 efficiency x " + model::format_number("%.1f", f.fp8_pct) + " / " +
+                     model::format_number("%.1f", f.bf16_pct) +
+                     ", the fp8 and bf16 max-achievable-matmul fractions of peak (gemm_mamf.csv)";
+  }
+}
+
 // A transport fit of `kind` (ring, one_shot, nvls): the fitter and the closed form of its time.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
@@ -184,7 +261,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.host_launch_s = kAssumedHostLaunch_s;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> gemms, one_shot, two_shot, nvls, copies, trees;
+  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
@@ -215,6 +292,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
       out.nvls_declined.push_back(m.origin);
     }
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
+    if (m.kind == "gemm" && m.dtype == "fp8") fp8_gemms.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
@@ -224,9 +302,16 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
   }
   if (!gemms.empty()) {
+    const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;
     fit_gemms(gemms, gpu, out);
+    out.profile.gemm.fp8_efficiency = kept_fp8;
   } else {
     out.not_fitted.push_back("gemm");
+  }
+  if (!fp8_gemms.empty() && gpu.peak_fp8_flops > 0) {
+    fit_fp8_gemms(fp8_gemms, gpu, out);
+  } else {
+    derive_fp8_efficiency(gpu, out);  // from this GPU's published fractions, where known
   }
   // The ring fit needs one rank count: the one with the most points.
   const auto ring = std::max_element(rings.begin(), rings.end(),
@@ -316,7 +401,20 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
       b += "      \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
     return b;
   };
-  y += "gemm:\n  efficiency: " + model::format_number("%.6g", p.gemm.efficiency) +
+  std::string fp8;
+  if (p.gemm.fp8_efficiency) {
+    std::string source = fit.fp8_source.empty() ? "as in " + fit.base : fit.fp8_source;
+    if (const ComponentFit* c = fit_of("gemm_fp8")) {
+      source += ", " + std::to_string(c->errors.size()) + " points, max error " +
+                model::format_number("%.1f%%", c->max_abs_error_pct) +
+                (c->held_out_max_abs_error_pct >= 0
+                     ? ", held out " + model::format_number("%.1f%%", c->held_out_max_abs_error_pct)
+                     : std::string());
+    }
+    fp8 = "\n  fp8_efficiency: " + model::format_number("%.6g", *p.gemm.fp8_efficiency) + "\n  fp8_source: \"" +
+          source + "\"";
+  }
+  y += "gemm:\n  efficiency: " + model::format_number("%.6g", p.gemm.efficiency) + fp8 +
        "\n  hbm_efficiency: " + model::format_number("%.6g", p.gemm.hbm_efficiency) +
        "\n  overhead_us: " + model::format_number("%.6g", p.gemm.overhead_s * 1e6) +
        "\n  tile_m: " + std::to_string(p.gemm.tile_m) + "\n  tile_n: " + std::to_string(p.gemm.tile_n) +

@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   gemm_app->add_option("--m", gemm_query.m, "Rows of A and C")->required();
   gemm_app->add_option("--n", gemm_query.n, "Columns of B and C")->required();
   gemm_app->add_option("--k", gemm_query.k, "Inner dimension")->required();
+  gemm_app->add_option("--dtype", gemm_query.dtype, "bf16, or fp8 (e4m3 operands, bf16 output)")->capture_default_str();
   CLI::App* coll_app =
       predict_app->add_subcommand("collective", "A collective alone on an idle node (nccl-tests algbw / busbw)");
   add_target(coll_app);

@@ -45,10 +45,18 @@ double parse_bytes(const std::string& text) {
 
 int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
   if (q.m <= 0 || q.n <= 0 || q.k <= 0) throw InputError("--m, --n and --k must be positive integers");
+  if (q.dtype != "bf16" && q.dtype != "fp8") throw InputError("--dtype " + q.dtype + ": valid: bf16, fp8");
   const sim::CostModel cost = cost_model(target);
+  const bool fp8 = q.dtype == "fp8";
+  if (const std::string why = fp8 ? cost.fp8_unsupported_reason() : ""; !why.empty()) {
+    throw InputError("--dtype fp8: " + why);
+  }
   const model::GemmShape shape{q.m, q.n, q.k};
-  const double bytes = model::gemm_bytes(shape, 2.0);  // bf16
-  const double seconds = cost.gemm_seconds(shape, bytes);
+  // fp8: e4m3 operands (1 byte), bf16 output.
+  const double operands =
+      static_cast<double>(q.m) * static_cast<double>(q.k) + static_cast<double>(q.k) * static_cast<double>(q.n);
+  const double bytes = (fp8 ? 1.0 : 2.0) * operands + 2.0 * static_cast<double>(q.m) * static_cast<double>(q.n);
+  const double seconds = cost.gemm_seconds(shape, bytes, fp8);
   const double flops = 2.0 * static_cast<double>(q.m) * static_cast<double>(q.n) * static_cast<double>(q.k);
   const sim::GemmTiling tiling = cost.gemm_tiling(shape);
   if (target.json) {
@@ -57,7 +65,7 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
     j["m"] = q.m;
     j["n"] = q.n;
     j["k"] = q.k;
-    j["dtype"] = "bf16";
+    j["dtype"] = q.dtype;
     j["time_s"] = seconds;
     j["tflops"] = flops / seconds / 1e12;
     j["tiles"] = tiling.tiles;
@@ -67,7 +75,7 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << "gemm M=" << q.m << " N=" << q.n << " K=" << q.k << " bf16 on " << cost.gpu().name << ": "
+  std::cout << "gemm M=" << q.m << " N=" << q.n << " K=" << q.k << " " << q.dtype << " on " << cost.gpu().name << ": "
             << model::format_number("%.3f", seconds * 1e6) << " us, "
             << model::format_number("%.1f", flops / seconds / 1e12) << " TFLOP/s (" << tiling.tiles
             << " tiles, split-K " << tiling.splits << ", " << tiling.waves << " waves, "

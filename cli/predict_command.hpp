@@ -14,6 +14,7 @@ struct PredictTarget {
 
 struct GemmQuery {
   int64_t m = 0, n = 0, k = 0;
+  std::string dtype = "bf16";  // bf16, or fp8 (e4m3 operands, bf16 output)
 };
 
 struct CollectiveQuery {

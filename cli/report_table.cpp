@@ -28,6 +28,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   if (w.phase == model::Phase::kGenerate) {
     shape += ", prompt " + std::to_string(w.context_len) + " + " + std::to_string(w.gen_len) + " new tokens";
   }
+  if (w.dtype == model::Dtype::kFp8) shape += ", fp8 GEMMs";
   if (w.cuda_graphs) shape += ", CUDA graphs";
   const std::string model =
       w.phase == model::Phase::kOps ? std::string() : s.arch.name + ", " + std::to_string(w.layers) + " layers, ";

@@ -114,7 +114,7 @@ void check_variant(const LayerContext& ctx, int tp) {
 LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
                             const Variant& variant) {
   if (workload.phase == Phase::kOps) {
-    return build_op_list_graph(workload.ops, tp, dtype_bytes(workload.dtype), variant.algorithm);
+    return build_op_list_graph(workload.ops, tp, workload.dtype, variant.algorithm);
   }
   LayerContext ctx;
   ctx.arch = arch;
@@ -132,6 +132,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   LayerGraph graph(tp);
   ProgramBuilder builder(graph, ctx.elem_bytes);
   builder.set_collective_algorithm(variant.algorithm);
+  builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
   DtpState dtp(static_cast<int>(2 * workload.layers));
   ModuleInput hidden;
   for (int64_t layer = 0; layer < workload.layers; ++layer) {

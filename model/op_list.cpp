@@ -99,10 +99,10 @@ std::vector<OpSpec> read_op_list(const YamlReader& in, const YAML::Node& ops) {
   return out;
 }
 
-LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, double elem_bytes,
-                               CollectiveAlgorithm algorithm) {
+LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm) {
   LayerGraph graph(tp);
-  ProgramBuilder b(graph, elem_bytes);
+  ProgramBuilder b(graph, dtype_bytes(dtype));
+  b.set_gemm_fp8(dtype == Dtype::kFp8);
   b.set_module(-1);  // no layer prefix in op names
   std::map<std::string, OpId> ids;
   for (const OpSpec& spec : ops) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/dtype.hpp"
 #include "model/layer_graph.hpp"
 #include "model/yaml_reader.hpp"
 
@@ -30,8 +31,8 @@ struct OpSpec {
 // Reads workload.ops; names must be unique and `after` may name only earlier ops.
 std::vector<OpSpec> read_op_list(const YamlReader& in, const YAML::Node& ops);
 
-// The rank program of an op list over `tp` ranks; collectives without their own algorithm use `algorithm`.
-LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, double elem_bytes,
-                               CollectiveAlgorithm algorithm);
+// The rank program of an op list over `tp` ranks (GEMMs in `dtype`, other tensors bf16); collectives
+// without their own algorithm use `algorithm`.
+LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm);
 
 }  // namespace tpsim::model

@@ -20,6 +20,8 @@ class ProgramBuilder {
   void set_layer(int layer) { layer_ = layer; }
   void set_module(int module) { module_ = module; }
   void set_collective_algorithm(CollectiveAlgorithm algorithm) { algorithm_ = algorithm; }
+  // GEMMs issued from now on read fp8 (e4m3) operands and write elem_bytes outputs.
+  void set_gemm_fp8(bool fp8) { gemm_fp8_ = fp8; }
   std::string prefix() const { return module_ < 0 ? std::string() : "L" + std::to_string(layer_) + "."; }
 
   // Issues `op` on its stream after the previous op of that stream and after `deps`.
@@ -41,6 +43,7 @@ class ProgramBuilder {
  private:
   LayerGraph& graph_;
   double elem_bytes_;
+  bool gemm_fp8_ = false;
   int layer_ = 0;
   int module_ = 0;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kAuto;

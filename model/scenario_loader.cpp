@@ -147,7 +147,7 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   if (keys.gen_len) w.gen_len = in.positive_int(node["gen_len"], "workload.gen_len");
   if (node["dtype"]) {
     const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
-    if (dtype != "bf16") in.fail(node["dtype"], "workload.dtype fp8 is not supported yet; supported: bf16");
+    w.dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
   }
   if (node["recompute"]) {
     in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});

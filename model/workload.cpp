@@ -25,6 +25,7 @@ Pass decode_pass(const Workload& workload, int64_t step) {
 double dtype_bytes(Dtype dtype) {
   switch (dtype) {
     case Dtype::kBf16:
+    case Dtype::kFp8:  // activations and communication stay bf16
       return 2.0;
   }
   return 2.0;
@@ -50,6 +51,8 @@ std::string to_string(Dtype dtype) {
   switch (dtype) {
     case Dtype::kBf16:
       return "bf16";
+    case Dtype::kFp8:
+      return "fp8";
   }
   return "bf16";
 }

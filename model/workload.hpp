@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/dtype.hpp"
 #include "model/op_list.hpp"
 
 namespace tpsim::model {
@@ -14,7 +15,6 @@ namespace tpsim::model {
 // context_len prompt tokens, then gen_len decode steps.
 // ops: a custom op list (op_list.hpp) instead of a model's layers.
 enum class Phase { kForward, kPrefill, kDecode, kGenerate, kOps };
-enum class Dtype { kBf16 };
 
 struct Workload {
   Phase phase = Phase::kForward;

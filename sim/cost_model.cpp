@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "model/input_error.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -34,11 +37,26 @@ GemmTiling CostModel::gemm_tiling(const model::GemmShape& shape) const {
   return t;
 }
 
-double CostModel::gemm_seconds(const model::GemmShape& shape, double bytes) const {
+std::string CostModel::fp8_unsupported_reason() const {
+  if (gpu_.peak_fp8_flops <= 0) return "GPU " + gpu_.name + " has no fp8 peak (peak_fp8_tflops) in its preset";
+  if (!profile_.gemm.fp8_efficiency) {
+    return "profile " + profile_.name + " has no gemm.fp8_efficiency (fit one on fp8 GEMM measurements)";
+  }
+  return "";
+}
+
+// Full-wave tensor-core rate of a GEMM in bf16 or fp8 (checked by fp8_unsupported_reason first).
+double CostModel::tensor_rate(bool fp8) const {
+  if (!fp8) return gpu_.peak_bf16_flops * profile_.gemm.efficiency;
+  if (const std::string why = fp8_unsupported_reason(); !why.empty()) throw InputError(why);
+  return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency;
+}
+
+double CostModel::gemm_seconds(const model::GemmShape& shape, double bytes, bool fp8) const {
   const GemmParams& g = profile_.gemm;
   const GemmTiling t = gemm_tiling(shape);
   const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  const double rate = gpu_.peak_bf16_flops * g.efficiency * t.wave_efficiency * t.tile_efficiency;
+  const double rate = tensor_rate(fp8) * t.wave_efficiency * t.tile_efficiency;
   const double compute_s = flops / rate;
   const double memory_s = bytes / (gpu_.hbm_Bps * g.hbm_efficiency);
   return g.overhead_s + std::max(compute_s, memory_s);
@@ -60,8 +78,7 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
     case model::OpKind::kGemm: {
       const GemmTiling t = gemm_tiling(op.gemm);
       k.overhead_s = profile_.gemm.overhead_s;
-      k.compute_s =
-          op.flops / (gpu_.peak_bf16_flops * profile_.gemm.efficiency * t.wave_efficiency * t.tile_efficiency);
+      k.compute_s = op.flops / (tensor_rate(op.fp8) * t.wave_efficiency * t.tile_efficiency);
       k.hbm_efficiency = profile_.gemm.hbm_efficiency;
       break;
     }

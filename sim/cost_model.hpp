@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "model/op.hpp"
 #include "sim/fabric.hpp"
@@ -46,7 +47,9 @@ class CostModel {
   double port_Bps() const { return fabric_.port_Bps; }
 
   GemmTiling gemm_tiling(const model::GemmShape& shape) const;
-  double gemm_seconds(const model::GemmShape& shape, double bytes) const;
+  double gemm_seconds(const model::GemmShape& shape, double bytes, bool fp8 = false) const;
+  // Why this GPU and profile cannot run fp8 GEMMs (no fp8 peak, no gemm.fp8_efficiency); empty if they can.
+  std::string fp8_unsupported_reason() const;
   double attention_seconds(double flops, double bytes) const;
   double memory_seconds(double bytes) const;
   // Cost of a kernel op alone on the GPU (GEMM, attention or memory-bound), and its duration.
@@ -60,6 +63,8 @@ class CostModel {
   double compute_share_during_comm(int concurrent_comm_kernels) const;
 
  private:
+  double tensor_rate(bool fp8) const;
+
   GpuSpec gpu_;
   CostProfile profile_;
   Fabric fabric_;

@@ -7,14 +7,16 @@
 namespace tpsim::sim {
 
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
-  in.expect_map(
-      node, "gpu",
-      {"name", "peak_bf16_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "pcie_GBps", "gpus_per_node"});
+  in.expect_map(node, "gpu",
+                {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
+                 "pcie_GBps", "gpus_per_node"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   GpuSpec gpu;
   gpu.name = in.string(node["name"], "gpu.name");
   gpu.peak_bf16_flops = in.positive_number(node["peak_bf16_tflops"], "gpu.peak_bf16_tflops") * 1e12;
+  gpu.peak_fp8_flops =
+      node["peak_fp8_tflops"] ? in.positive_number(node["peak_fp8_tflops"], "gpu.peak_fp8_tflops") * 1e12 : 0.0;
   gpu.hbm_Bps = in.positive_number(node["hbm_GBps"], "gpu.hbm_GBps") * 1e9;
   gpu.hbm_bytes = node["hbm_GB"] ? in.positive_number(node["hbm_GB"], "gpu.hbm_GB") * 1e9 : 0.0;
   gpu.sm_count = static_cast<int>(in.positive_int(node["sm_count"], "gpu.sm_count"));

@@ -12,6 +12,7 @@ namespace tpsim::sim {
 struct GpuSpec {
   std::string name;
   double peak_bf16_flops = 0;  // dense, FLOP/s
+  double peak_fp8_flops = 0;   // dense e4m3, FLOP/s (0: no FP8 tensor cores, or not given)
   double hbm_Bps = 0;          // bytes/s
   double hbm_bytes = 0;
   int sm_count = 0;

@@ -24,9 +24,10 @@ double fraction(const YamlReader& in, const YAML::Node& node, const std::string&
 
 void read_gemm(const YamlReader& in, const YAML::Node& node, GemmParams& g) {
   in.expect_map(node, "gemm",
-                {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split",
-                 "source", "fit"});
+                {"efficiency", "fp8_efficiency", "fp8_source", "hbm_efficiency", "overhead_us", "tile_m", "tile_n",
+                 "small_m_tile_m", "min_k_per_split", "source", "fit"});
   if (node["efficiency"]) g.efficiency = fraction(in, node["efficiency"], "gemm.efficiency");
+  if (node["fp8_efficiency"]) g.fp8_efficiency = fraction(in, node["fp8_efficiency"], "gemm.fp8_efficiency");
   if (node["hbm_efficiency"]) g.hbm_efficiency = fraction(in, node["hbm_efficiency"], "gemm.hbm_efficiency");
   if (node["overhead_us"]) g.overhead_s = in.non_negative_number(node["overhead_us"], "gemm.overhead_us") * 1e-6;
   if (node["tile_m"]) g.tile_m = static_cast<int>(in.positive_int(node["tile_m"], "gemm.tile_m"));

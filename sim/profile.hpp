@@ -10,7 +10,9 @@ namespace tpsim::sim {
 
 // GEMM kernels: tiles of tile_m x tile_n output per SM, split-K when tiles underfill the SMs.
 struct GemmParams {
-  double efficiency = 0.8;       // fraction of peak tensor FLOP/s a full wave of tiles reaches
+  double efficiency = 0.8;  // fraction of peak tensor FLOP/s a full wave of tiles reaches
+  // The same for fp8 GEMMs, of the fp8 peak; absent: the profile cannot run fp8.
+  std::optional<double> fp8_efficiency;
   double hbm_efficiency = 0.85;  // fraction of HBM bandwidth a memory-bound GEMM reaches
   double overhead_s = 1e-6;      // per kernel: launch gap, prologue and epilogue
   int tile_m = 128;

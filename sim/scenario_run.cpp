@@ -176,6 +176,11 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   }
   const CostModel cost(run.gpu, run.profile, run.fabric);
   const model::Workload& w = scenario.workload;
+  if (w.dtype == model::Dtype::kFp8) {
+    if (const std::string why = cost.fp8_unsupported_reason(); !why.empty()) {
+      model::YamlReader(scenario.file).fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
+    }
+  }
   const EngineOptions options{w.cuda_graphs ? 0.0 : run.profile.host_launch_s};
   for (const model::Variant& variant : scenario.variants) {
     run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)

@@ -280,6 +280,32 @@ TEST_CASE("the tree fit recovers NCCL tree latency and efficiency from the plan'
   CHECK(round_trip.tree->link_efficiency == Approx(0.8).epsilon(1e-5));
 }
 
+TEST_CASE("fp8 GEMM points fit gemm.fp8_efficiency; without them it follows the published fp8 / bf16 ratio") {
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  sim::CostProfile truth = test::profile_preset("h100-sxm");
+  truth.gemm.fp8_efficiency = 0.62;
+  const sim::CostModel cost(gpu, truth);
+  std::vector<calibrate::Measurement> points;
+  int line = 0;
+  for (int64_t size : {2048, 4096, 8192, 16384}) {
+    const double bytes = 1.0 * 2 * size * size + 2.0 * size * size;
+    const double t = cost.gemm_seconds({size, size, size}, bytes, true);
+    points.push_back(calibrate::parse_measurement(R"({"kind":"gemm","gpu":"h100-sxm","dtype":"fp8","m":)" +
+                                                      std::to_string(size) + R"(,"n":)" + std::to_string(size) +
+                                                      R"(,"k":)" + std::to_string(size) + R"(,"median_s":)" +
+                                                      model::format_number("%.12g", t) + "}",
+                                                  "fp8.jsonl:" + std::to_string(++line)));
+  }
+  const sim::CostProfile h100 = test::profile_preset("h100-sxm");
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu, &h100, "h100");
+  REQUIRE(fit.profile.gemm.fp8_efficiency);
+  CHECK(*fit.profile.gemm.fp8_efficiency == Approx(0.62).epsilon(1e-3));
+  CHECK(calibrate::profile_yaml(fit, "h100-sxm", {"fp8.jsonl"}).find("fp8_source: \"fitted on fp8 GEMMs") !=
+        std::string::npos);
+  // The shipped H100 profile: 70.9% / 80.3% of its bf16 efficiency (max-achievable matmul, gemm_mamf.csv).
+  CHECK(*h100.gemm.fp8_efficiency == Approx(h100.gemm.efficiency * 70.9 / 80.3).epsilon(1e-5));
+}
+
 TEST_CASE("the two-shot fit recovers step latency and link efficiency from exact two-shot times") {
   const double link = 450e9, latency = 7e-6, efficiency = 0.65;
   std::vector<calibrate::RingSample> samples;

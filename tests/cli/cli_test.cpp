@@ -176,7 +176,7 @@ TEST_CASE("tpsim validate prints measured against predicted for composites, and 
       << "\n"
       << R"({"kind":"overlap","gpu":"h100-sxm","m":1024,"n":1024,"k":1024,"dtype":"fp8","pattern":"copy_kernel","ranks":1,)"
       << R"("bytes":1048576,"gemm_alone_s":1e-5,"partner_alone_s":1e-5,"gemm_overlapped_s":1e-5,"baseline_s":2e-5,)"
-      << R"("median_s":1.5e-5})"
+      << R"("median_s":1.5e-5,"correct":false})"
       << "\n";
   const auto r = test::run_tpsim("validate " + path + " --json -");
   REQUIRE(r.exit_code == 0);
@@ -184,7 +184,7 @@ TEST_CASE("tpsim validate prints measured against predicted for composites, and 
   REQUIRE(j["points"].size() == 1);
   CHECK(j["points"][0]["configuration"] == "allgather_gemm 16384x3584x4096 tp8 16 chunks nccl");
   CHECK(j["points"][0]["measured_speedup"].get<double>() == Approx(0.0009 / 0.0007));
-  CHECK(j["skipped"][0]["why"] == "fp8 GEMMs are not modelled yet");
+  CHECK(j["skipped"][0]["why"] == "failed its correctness check when measured");
   CHECK(j["profile"] == "the default profile of h100-sxm");
 
   const auto table = test::run_tpsim("validate " + path);

@@ -142,7 +142,8 @@ workload:
   CHECK(s.workload.ops[1].bytes == 64.0 * 1024 * 1024);
   CHECK(s.workload.ops[2].stream == model::Stream::kComm);
   CHECK(s.variants.size() == 1);
-  const model::LayerGraph graph = model::build_op_list_graph(s.workload.ops, 4, 2.0, model::CollectiveAlgorithm::kAuto);
+  const model::LayerGraph graph =
+      model::build_op_list_graph(s.workload.ops, 4, model::Dtype::kBf16, model::CollectiveAlgorithm::kAuto);
   CHECK(graph.size() == 4);
   CHECK(graph.op(2).send_offset == 2);
   CHECK(graph.op(2).recv_offset == -2);

@@ -1,6 +1,11 @@
 // GEMM tiling and wave quantisation, roofline regimes, transport step costs.
 #include <catch2/catch.hpp>
 
+#include "model/graph_builder.hpp"
+#include "model/hf_config.hpp"
+#include "model/scenario.hpp"
+#include "sim/isolated_run.hpp"
+#include "sim/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -69,4 +74,68 @@ TEST_CASE("an SM comm kernel leaves the GPU the SMs it does not take") {
   CHECK(cost.compute_share_during_comm(0) == 1.0);
   CHECK(cost.compute_share_during_comm(1) == Approx((sms - taken) / sms));
   CHECK(cost.compute_share_during_comm(2) == Approx((sms - 2 * taken) / sms));
+}
+
+TEST_CASE("an fp8 GEMM runs at the fp8 peak x fp8 efficiency when compute-bound and reads 1-byte operands") {
+  const sim::CostModel cost = test::h100_cost();
+  const sim::GpuSpec& gpu = cost.gpu();
+  const sim::GemmParams& g = cost.profile().gemm;
+  REQUIRE(g.fp8_efficiency);
+  REQUIRE(gpu.peak_fp8_flops == Approx(1978.9e12));
+  const model::GemmShape big{8192, 8192, 8192};
+  const sim::GemmTiling t = cost.gemm_tiling(big);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  const double fp8_bytes = 1.0 * 2 * 8192 * 8192 + 2.0 * 8192 * 8192;
+  CHECK(
+      cost.gemm_seconds(big, fp8_bytes, true) ==
+      Approx(g.overhead_s + flops / (gpu.peak_fp8_flops * *g.fp8_efficiency * t.wave_efficiency * t.tile_efficiency)));
+  // A decode GEMM (M = 1) is memory-bound: its time follows the bytes, about half of bf16's.
+  const model::GemmShape decode{1, 12288, 5376};
+  const double operands = 5376.0 + 5376.0 * 12288;
+  const double fp8 = cost.gemm_seconds(decode, operands + 2.0 * 12288, true) - g.overhead_s;
+  const double bf16 = cost.gemm_seconds(decode, 2.0 * operands + 2.0 * 12288) - g.overhead_s;
+  CHECK(fp8 == Approx((operands + 2.0 * 12288) / (gpu.hbm_Bps * g.hbm_efficiency)));
+  CHECK(fp8 / bf16 == Approx(0.5).epsilon(1e-3));
+}
+
+TEST_CASE("workload.dtype fp8 makes the linear layers' GEMMs fp8 and leaves attention and communication bf16") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::forward_workload(1, 1024, 1);
+  const model::LayerGraph bf16 = model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp));
+  w.dtype = model::Dtype::kFp8;
+  const model::LayerGraph fp8 = model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp));
+  REQUIRE(bf16.size() == fp8.size());
+  int gemms = 0;
+  for (model::OpId id = 0; id < fp8.size(); ++id) {
+    const model::Op& a = bf16.op(id);
+    const model::Op& b = fp8.op(id);
+    INFO(b.name);
+    if (b.kind == model::OpKind::kGemm) {
+      ++gemms;
+      CHECK(b.fp8);
+      const double mn = static_cast<double>(b.gemm.m * b.gemm.n);
+      CHECK(b.bytes_read == Approx(a.bytes_read / 2));  // e4m3 operands
+      CHECK(b.bytes_written == Approx(2.0 * mn));       // bf16 output
+    } else {
+      CHECK_FALSE(b.fp8);
+      CHECK(b.bytes_read == a.bytes_read);
+      CHECK(b.tensor_bytes == a.tensor_bytes);
+    }
+  }
+  CHECK(gemms >= 4);
+  const sim::CostModel cost = test::h100_cost();
+  CHECK(sim::simulate(fp8, cost).makespan_s < sim::simulate(bf16, cost).makespan_s);
+}
+
+TEST_CASE("fp8 on a GPU without fp8 tensor cores is refused where the scenario asks for it") {
+  const std::string text =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: a100-sxm}\ncalibration: h100.yaml\n"
+      "workload: {phase: forward, batch: 1, seq_len: 512, dtype: fp8, layers: 1}\n"
+      "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  // The profile file resolves beside the scenario: place the scenario by the shipped profiles.
+  const std::string dir = std::string(TPSIM_SOURCE_DIR) + "/scenarios/presets/profiles/";
+  model::Scenario s = model::parse_scenario(text, dir + "t.yaml");
+  s.calibration.value = "h100-sxm.yaml";
+  CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:5:") &&
+                                              Catch::Contains("workload.dtype fp8: GPU a100-sxm has no fp8 peak"));
 }

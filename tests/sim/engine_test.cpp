@@ -160,7 +160,8 @@ workload:
 )",
                                                   "ops.yaml");
   const sim::CostModel cost = test::h100_cost();
-  const model::LayerGraph graph = model::build_op_list_graph(s.workload.ops, 8, 2.0, model::CollectiveAlgorithm::kAuto);
+  const model::LayerGraph graph =
+      model::build_op_list_graph(s.workload.ops, 8, model::Dtype::kBf16, model::CollectiveAlgorithm::kAuto);
   const sim::Timeline timeline = sim::simulate(graph, cost);
   const double gemm_s = cost.kernel_seconds(graph.op(0));
   const double ag_s = end_of(timeline, 1, 0);
