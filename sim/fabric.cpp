@@ -28,6 +28,7 @@ Fabric nvswitch_fabric(const GpuSpec& gpu) {
   f.max_gpus = gpu.gpus_per_node;
   f.gpus_per_node = gpu.gpus_per_node;
   f.port_Bps = gpu.nvlink_Bps;
+  f.in_switch_reduction = gpu.switch_reduction;
   return f;
 }
 

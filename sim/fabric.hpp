@@ -30,8 +30,8 @@ struct Fabric {
   double nic_Bps = 0;     // ib-rail: each GPU's NIC, one direction
 
   int node_of(int rank) const { return rank / gpus_per_node; }
-  // Whether ranks 0..ranks-1 span more than one node.
-  bool spans_nodes(int ranks) const { return ranks > gpus_per_node; }
+  // Whether ranks 0..ranks-1 span more than one node (only multi-node fabrics have several).
+  bool spans_nodes(int ranks) const { return nodes > 1 && ranks > gpus_per_node; }
 };
 
 // The NVSwitch node of a GPU: its NVLink port, gpus_per_node GPUs.

@@ -9,7 +9,7 @@ namespace tpsim::sim {
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",
                 {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
-                 "pcie_GBps", "gpus_per_node"});
+                 "pcie_GBps", "gpus_per_node", "switch_reduction"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   GpuSpec gpu;
@@ -24,6 +24,7 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   gpu.pcie_Bps = node["pcie_GBps"] ? in.positive_number(node["pcie_GBps"], "gpu.pcie_GBps") * 1e9 : 0.0;
   gpu.gpus_per_node =
       node["gpus_per_node"] ? static_cast<int>(in.positive_int(node["gpus_per_node"], "gpu.gpus_per_node")) : 8;
+  if (node["switch_reduction"]) gpu.switch_reduction = in.boolean(node["switch_reduction"], "gpu.switch_reduction");
   return gpu;
 }
 

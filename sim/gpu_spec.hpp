@@ -19,6 +19,7 @@ struct GpuSpec {
   double nvlink_Bps = 0;  // per GPU, one direction
   double pcie_Bps = 0;    // the GPU's PCIe x16 host interface, one direction (0: not given)
   int gpus_per_node = 8;
+  bool switch_reduction = true;  // its NVSwitch reduces in the switch (NVLS: third-generation NVSwitch on)
 };
 
 // Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.

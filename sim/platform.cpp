@@ -45,7 +45,7 @@ Platform build_platform(int gpus, const CostModel& cost) {
     for (int j = 0; j < gpus; ++j) {
       if (i == j) continue;
       std::vector<s4u::Link*> out = ports, in = ports;
-      if (fabric.node_of(i) != fabric.node_of(j)) out = in = nics;
+      if (!nics.empty() && fabric.node_of(i) != fabric.node_of(j)) out = in = nics;
       std::vector<s4u::LinkInRoute> route = {
           s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(out[i], s4u::LinkInRoute::Direction::UP),
           s4u::LinkInRoute(in[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};

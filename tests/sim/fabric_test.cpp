@@ -79,3 +79,11 @@ TEST_CASE("a scenario's topology is checked where it is written: unknown names a
   // The same layer over PCIe communicates far slower than over NVLink.
   CHECK(run.variants.front().metrics.comm_s > 5 * sim::run_scenario(nvswitch).variants.front().metrics.comm_s);
 }
+
+TEST_CASE("an A100's NVSwitch does not reduce in the switch: NVLS all-reduces run as rings there") {
+  const sim::CostModel a100(test::gpu_preset("a100-sxm"), test::profile_preset("h100-sxm"));
+  CHECK_FALSE(a100.fabric().in_switch_reduction);
+  model::Op op = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kNvls);
+  CHECK(sim::plan_communication(op, 8, a100).algorithm == CollectiveAlgorithm::kRing);
+  CHECK(test::h100_cost().fabric().in_switch_reduction);
+}

@@ -38,6 +38,8 @@ TEST_CASE("an ib-rail fabric has nodes of 8 GPUs with a 50 GB/s NIC each, and ot
   CHECK(f.spans_nodes(16));
   CHECK_FALSE(f.spans_nodes(8));
   CHECK(sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2, 25e9}, gpu).nic_Bps == Approx(25e9));
+  // One NVSwitch domain never spans nodes, whatever the rank count asked of it.
+  CHECK_FALSE(sim::nvswitch_fabric(gpu).spans_nodes(16));
   CHECK_THROWS_WITH(sim::resolve_fabric(sim::FabricRequest{"nvswitch", 2}, gpu),
                     "nodes: 2 needs topology ib-rail; nvswitch is one domain");
 }
