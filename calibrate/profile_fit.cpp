@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <tuple>
 
+#include "calibrate/composite_model.hpp"
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "calibrate/tree_fit.hpp"
@@ -175,6 +177,65 @@ void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out) {
   }
 }
 
+// Peer copies at two sizes or more: the copy engine's step latency and efficiency. Each copy's bytes
+// are scaled to the GPU's NVLink so that copies over links of other nominal rates share one line.
+void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const double link = gpu.nvlink_Bps;
+  std::vector<RingSample> samples;
+  for (const Measurement* m : points) {
+    const double nominal = m->spec_GBps > 0 ? m->spec_GBps * 1e9 : link;
+    samples.push_back({1, m->bytes * link / nominal, m->median_s});
+  }
+  out.fits.push_back(measure<sim::TransportParams>(
+      "copy_engine", points,
+      [&](const std::vector<size_t>& index) { return fit_copy_step(subset(samples, index), link).params; },
+      [&](const sim::TransportParams& p, size_t i) {
+        return p.step_latency_s + samples[i].tensor_bytes / (link * p.link_efficiency);
+      },
+      &out.profile.copy_engine));
+  out.copy_latency_fitted = true;
+}
+
+// The SMs an NCCL kernel takes from a concurrent GEMM, from overlap points (a GEMM beside a
+// collective): every count from 1 to half the GPU's SMs is simulated and the one whose predicted
+// overlapped GEMM times have the least squared log error is kept (an exhaustive search over integers).
+int fit_nccl_sms(const std::vector<const Measurement*>& points, const std::vector<size_t>& index,
+                 const sim::GpuSpec& gpu, const sim::CostProfile& base) {
+  int best = base.nccl_sms;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (int sms = 1; sms <= gpu.sm_count / 2; ++sms) {
+    sim::CostProfile profile = base;
+    profile.nccl_sms = sms;
+    const sim::CostModel cost(gpu, profile);
+    double error = 0;
+    for (size_t i : index) {
+      const double predicted = predict_composite(*points[i], cost, {}).gemm_overlapped_s;
+      error += std::pow(std::log(predicted / points[i]->gemm_overlapped_s), 2);
+    }
+    if (error < best_error) {
+      best_error = error;
+      best = sms;
+    }
+  }
+  return best;
+}
+
+void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const sim::CostProfile base = out.profile;
+  int sms = base.nccl_sms;
+  out.fits.push_back(measure<int>(
+      "nccl_sms", points, [&](const std::vector<size_t>& index) { return fit_nccl_sms(points, index, gpu, base); },
+      [&](const int& k, size_t i) {
+        sim::CostProfile profile = base;
+        profile.nccl_sms = k;
+        // The point's error is its overlapped GEMM time's, compared as a time below.
+        return predict_composite(*points[i], sim::CostModel(gpu, profile), {}).gemm_overlapped_s /
+               points[i]->gemm_overlapped_s * points[i]->median_s;
+      },
+      &sms));
+  out.profile.nccl_sms = sms;
+}
+
 // A transport fit of `kind` (ring, one_shot, nvls): the fitter and the closed form of its time.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
@@ -261,7 +322,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.host_launch_s = kAssumedHostLaunch_s;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees;
+  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees, overlaps;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
@@ -293,6 +354,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     }
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
     if (m.kind == "gemm" && m.dtype == "fp8") fp8_gemms.push_back(&m);
+    if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
@@ -343,9 +405,16 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else if (!out.profile.network) {
     out.not_fitted.push_back("network");
   }
-  if (!copies.empty()) {
-    // The link's nominal bandwidth: as the source states it, else the GPU preset's NVLink (tpsim-real
-    // cannot know it).
+  // GEMMs beside collectives the simulator can rebuild (fp8 ones need an fp8 rate).
+  std::vector<const Measurement*> sm_points;
+  for (const Measurement* m : overlaps) {
+    if (composite_not_modelled(*m, sim::CostModel(gpu, out.profile)).empty()) sm_points.push_back(m);
+  }
+  if (!sm_points.empty()) fit_sm_share(sm_points, gpu, out);
+  if (two_sizes(copies)) {
+    fit_copy_steps(copies, gpu, out);
+  } else if (!copies.empty()) {
+    // One size: the efficiency alone (its step latency stays assumed).
     auto nominal_GBps = [&gpu](const Measurement* m) { return m->spec_GBps > 0 ? m->spec_GBps : gpu.nvlink_Bps / 1e9; };
     double sum = 0;
     for (const Measurement* m : copies) sum += m->algbw_GBps() / nominal_GBps(m);
@@ -401,6 +470,13 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
       b += "      \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
     return b;
   };
+  const auto sms_source = [&]() -> std::string {
+    const ComponentFit* c = fit_of("nccl_sms");
+    if (!c) return fit.base.empty() ? "assumed (measure with real/ overlap)" : "as in " + fit.base;
+    return "fitted on " + std::to_string(c->errors.size()) +
+           " GEMMs beside collectives (overlapped GEMM time, max error " +
+           model::format_number("%.1f%%", c->max_abs_error_pct) + ")";
+  };
   std::string fp8;
   if (p.gemm.fp8_efficiency) {
     std::string source = fit.fp8_source.empty() ? "as in " + fit.base : fit.fp8_source;
@@ -429,8 +505,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   y += "nccl:\n  step_latency_us: " + model::format_number("%.6g", p.nccl.step_latency_s * 1e6) +
        "\n  link_efficiency: " + model::format_number("%.6g", p.nccl.link_efficiency) +
        "\n  sms: " + std::to_string(p.nccl_sms) +
-       "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms assumed (measure "
-       "with real/ overlap)\"\n";
+       "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms " + sms_source() + "\"\n";
   if (p.nccl_small) {
     y += "  small_messages:\n    step_latency_us: " + model::format_number("%.6g", p.nccl_small->step_latency_s * 1e6) +
          "\n    link_efficiency: " + model::format_number("%.6g", p.nccl_small->link_efficiency) +
@@ -438,8 +513,10 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   }
   y += fit_block("nccl");
   y += "copy_engine:\n  step_latency_us: " + model::format_number("%.6g", p.copy_engine.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + model::format_number("%.6g", p.copy_engine.link_efficiency) +
-       "\n  source: \"step latency assumed (measure with real/ memcpy)\"\n" + fit_block("copy_engine");
+       "\n  link_efficiency: " + model::format_number("%.6g", p.copy_engine.link_efficiency) + "\n  source: \"" +
+       (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")
+                                : std::string("step latency assumed (measure with real/ memcpy)")) +
+       "\"\n" + fit_block("copy_engine");
   y += "one_shot:\n  step_latency_us: " + model::format_number("%.6g", p.one_shot.step_latency_s * 1e6) +
        "\n  link_efficiency: " + model::format_number("%.6g", p.one_shot.link_efficiency) +
        "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +

@@ -32,6 +32,7 @@ struct ProfileFit {
   std::vector<ComponentFit> fits;
   std::vector<std::string> not_fitted;  // components that kept their defaults
   std::string fp8_source;               // how gemm.fp8_efficiency was found here (empty: kept from the base)
+  bool copy_latency_fitted = false;     // copy_engine.step_latency from copies of several sizes
   size_t other_gpu_points = 0;          // points of another GPU: only the network section takes them
   // All-reduces NCCL ran as rings with NVLS enabled (file:line): they set nvls.min_ranks.
   std::vector<std::string> nvls_declined;

@@ -160,6 +160,10 @@ RingFit fit_two_shot(const std::vector<RingSample>& samples, double link_Bps) {
                          [](const RingSample& s) { return (s.ranks - 1) * s.tensor_bytes / s.ranks; });
 }
 
+RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps) {
+  return fit_single_step(samples, link_Bps, "copy-engine", [](const RingSample& s) { return s.tensor_bytes; });
+}
+
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps) {
   // Each GPU moves the tensor once each way through the switch.
   return fit_single_step(samples, link_Bps, "NVLS", [](const RingSample& s) { return s.tensor_bytes; });

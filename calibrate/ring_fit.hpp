@@ -53,6 +53,9 @@ RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps);
 // reduce-scatter then a direct all-gather. Samples may mix rank counts.
 RingFit fit_two_shot(const std::vector<RingSample>& samples, double link_Bps);
 
+// Fits a copy-engine step: t = latency + S / (link_Bps * efficiency), one copy over one link.
+RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps);
+
 // Fits NVLS all-reduce: t = latency + S / (link_Bps * efficiency), each GPU moving the tensor once
 // each way through the switch.
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "calibrate/composite_validation.hpp"
+#include "calibrate/profile_fit.hpp"
 #include "model/input_error.hpp"
 #include "test_support.hpp"
 
@@ -158,4 +159,51 @@ TEST_CASE("the size holdout fits on the smaller half of each single-op group, th
   CHECK(small[4].m == 2048);
   CHECK(calibrate::fit_set(all, calibrate::Holdout::kKind).size() == 8);
   CHECK_THROWS_WITH(calibrate::parse_holdout("random"), "--holdout random: valid: none, kind, size");
+}
+
+TEST_CASE("GEMMs overlapped with collectives fit nccl.sms: the simulator's own slowdowns give back its SM count") {
+  sim::CostProfile truth = test::profile_preset("h100-sxm");
+  truth.nccl_sms = 24;
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), truth);
+  std::vector<Measurement> points;
+  for (const char* pattern : {"allreduce", "allgather", "reducescatter"}) {
+    for (int64_t size : {4096, 8192}) {
+      Measurement m = composite("overlap", pattern, size, size, size, 8);
+      m.bytes = 512.0 * (1 << 20);
+      m.origin = std::string(pattern) + std::to_string(size);
+      const calibrate::CompositePrediction p = calibrate::predict_composite(m, cost, {});
+      m.gemm_alone_s = p.gemm_alone_s;
+      m.partner_alone_s = p.partner_alone_s;
+      m.gemm_overlapped_s = p.gemm_overlapped_s;
+      m.median_s = m.p10_s = m.p90_s = p.time_s;
+      m.baseline_s = p.baseline_s;
+      REQUIRE(m.gemm_overlapped_s > m.gemm_alone_s);  // the collective slows the GEMM
+      points.push_back(m);
+    }
+  }
+  const sim::CostProfile h100 = test::profile_preset("h100-sxm");
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"), &h100, "h100");
+  CHECK(fit.profile.nccl_sms == 24);
+  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"overlap.jsonl"});
+  CHECK(yaml.find("sms fitted on 6 GEMMs beside collectives") != std::string::npos);
+}
+
+TEST_CASE("peer copies of several sizes fit the copy engine's step latency and efficiency") {
+  const double latency = 2.5e-6, efficiency = 0.85, link = 450e9;
+  std::vector<Measurement> points;
+  for (double mib : {1.0, 16.0, 256.0, 4096.0}) {
+    Measurement m;
+    m.kind = "memcpy";
+    m.gpu = "h100-sxm";
+    m.path = "peer";
+    m.bytes = mib * (1 << 20);
+    m.median_s = m.p10_s = m.p90_s = latency + m.bytes / (link * efficiency);
+    m.origin = "copy" + std::to_string(static_cast<int>(mib));
+    points.push_back(m);
+  }
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"));
+  CHECK(fit.profile.copy_engine.step_latency_s == Approx(latency).epsilon(1e-6));
+  CHECK(fit.profile.copy_engine.link_efficiency == Approx(efficiency).epsilon(1e-6));
+  CHECK(calibrate::profile_yaml(fit, "h100-sxm", {"c.jsonl"}).find("peer copies of several sizes") !=
+        std::string::npos);
 }
