@@ -170,10 +170,13 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     m.path = in.one_of("path", {"peer", "device", "copy_kernel"});
     m.bytes = in.positive("bytes");
     m.spec_GBps = in.positive_or("spec_GBps", 0);
+  } else if (m.kind == "launch") {
+    m.pattern = in.one_of("pattern", {"same_stream", "cross_stream"});
+    m.kernels = in.count("kernels", 1);
   } else if (m.kind == "overlap" || m.kind == "async_tp" || m.kind == "dtp") {
     read_composite(in, m);
   } else {
-    in.fail("unknown \"kind\" \"" + m.kind + "\"; valid: gemm, collective, memcpy, overlap, async_tp, dtp");
+    in.fail("unknown \"kind\" \"" + m.kind + "\"; valid: gemm, collective, memcpy, launch, overlap, async_tp, dtp");
   }
   return m;
 }
@@ -234,6 +237,9 @@ Json to_json(const Measurement& m) {
     if (m.nodes > 1) j["nodes"] = m.nodes;
     if (m.nic_GBps > 0) j["nic_GBps"] = m.nic_GBps;
     j["bytes"] = m.bytes;
+  } else if (m.kind == "launch") {
+    j["pattern"] = m.pattern;
+    j["kernels"] = m.kernels;
   } else if (m.kind == "memcpy") {
     j["path"] = m.path;
     j["bytes"] = m.bytes;

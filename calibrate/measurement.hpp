@@ -14,6 +14,9 @@ namespace tpsim::calibrate {
 // algorithm as run (ring, nvls, one_shot, two_shot, or unknown), ranks, bytes (the whole tensor); across
 // nodes also nodes (dividing ranks; default 1) and, when known, nic_GBps (each GPU's NIC, one direction).
 // kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
+// kind "launch": a chain of `kernels` empty kernels launched one by one (pattern same_stream), or
+// alternating between two streams, each waiting on the previous one's event (cross_stream); median_s
+// is the whole chain's time.
 // Composite kinds (real/ measures them; validate compares them with the simulator), each with its
 // baseline's median in baseline_s and the composite's own time in median_s / p10_s / p90_s:
 //   "overlap": a GEMM (m, n, k, dtype) concurrent with a partner (pattern: memcpy_device,
@@ -42,6 +45,7 @@ struct Measurement {
   std::string pattern;
   std::string transport;
   int chunks = 0;
+  int kernels = 0;  // launch
   int modules = 0;
   int delta = 0;
   double baseline_s = 0;

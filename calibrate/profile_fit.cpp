@@ -236,6 +236,30 @@ void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuS
   out.profile.nccl_sms = sms;
 }
 
+// Launch chains (tpsim-real launch): the host time per launched kernel from same-stream chains, and
+// per cross-stream wait from the extra time of chains alternating between two streams. Each is a
+// mean of per-kernel times; a chain's predicted time is kernels x (launch + its waits).
+void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out) {
+  const auto per_kernel = [](const Measurement* m) { return m->median_s / m->kernels; };
+  double same = 0, cross = 0;
+  int same_n = 0, cross_n = 0;
+  for (const Measurement* m : points) {
+    (m->pattern == "same_stream" ? same : cross) += per_kernel(m);
+    ++(m->pattern == "same_stream" ? same_n : cross_n);
+  }
+  if (same_n > 0) out.profile.host_launch_s = same / same_n;
+  if (same_n > 0 && cross_n > 0) out.profile.stream_wait_s = std::max(0.0, cross / cross_n - out.profile.host_launch_s);
+  ComponentFit c;
+  c.name = "launch";
+  for (const Measurement* m : points) {
+    const double waits = m->pattern == "cross_stream" ? 1.0 : 0.0;
+    const double predicted = m->kernels * (out.profile.host_launch_s + waits * out.profile.stream_wait_s);
+    c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
+    c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
+  }
+  out.fits.push_back(c);
+}
+
 // A transport fit of `kind` (ring, one_shot, nvls): the fitter and the closed form of its time.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
@@ -322,7 +346,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.host_launch_s = kAssumedHostLaunch_s;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees, overlaps;
+  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees, overlaps, launches;
   std::map<int, std::vector<const Measurement*>> rings;  // by rank count
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
@@ -355,6 +379,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
     if (m.kind == "gemm" && m.dtype == "fp8") fp8_gemms.push_back(&m);
     if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
+    if (m.kind == "launch") launches.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
@@ -401,10 +426,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   const auto widest = std::max_element(network.begin(), network.end(),
                                        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   if (widest != network.end() && two_sizes(widest->second)) {
-    fit_network(widest->second, out);
-  } else if (!out.profile.network) {
-    out.not_fitted.push_back("network");
+    fit_network(widest->second, out);  // optional, like nvls and two_shot: absent unless measured
   }
+  if (!launches.empty()) fit_launches(launches, out);
   // GEMMs beside collectives the simulator can rebuild (fp8 ones need an fp8 rate).
   std::vector<const Measurement*> sm_points;
   for (const Measurement* m : overlaps) {
@@ -558,8 +582,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "buffer over 8 steps, 8 channels\"\n" +
          fit_block("tree");
   }
-  y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
-       "\n  source: \"assumed (eager-mode launch of one kernel or NCCL call); workload.cuda_graphs removes it\"\n";
+  const ComponentFit* launch_fit = fit_of("launch");
+  y +=
+      "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
+      "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) + "\n  source: \"" +
+      (launch_fit ? std::string("chains of empty kernels on one stream and alternating between two (tpsim-real launch)")
+                  : std::string("assumed (eager-mode launch of one kernel or NCCL call; a cross-stream wait 0 until "
+                                "measured with tpsim-real launch)")) +
+      "; workload.cuda_graphs removes both\"\n" + (launch_fit ? fit_block("launch") : std::string());
   return y;
 }
 

@@ -19,6 +19,7 @@ int dispatch(const tpsim::real::RealOptions& o, const std::vector<std::string>& 
   if (o.command == "gemm") return run_gemm_bench(o, arguments);
   if (o.command == "collective") return run_collective_bench(o, arguments);
   if (o.command == "memcpy") return run_memcpy_bench(o, arguments);
+  if (o.command == "launch") return run_launch_bench(o, arguments);
   if (o.command == "overlap") return run_overlap_bench(o, arguments);
   if (o.command == "async-tp") return run_async_tp_bench(o, arguments);
   return run_dtp_bench(o, arguments);

@@ -53,6 +53,19 @@ class Runner {
       for (int r = 0; r < ranks_; ++r) instance(id, r).pending = static_cast<int>(op.deps.size());
     }
     comm_kernels_.assign(ranks_, 0);
+    // The host issues ops in program order: each costs a launch and a wait per dependency on another
+    // stream of the same rank; op `id` is launched once all of that before it (and its own) is done.
+    launched_s_.resize(count);
+    double host_s = 0;
+    for (OpId id = 0; id < count; ++id) {
+      const Op& op = graph.op(id);
+      int waits = 0;
+      for (const model::Dep& dep : op.deps) {
+        if (dep.rank_offset == 0 && graph.op(dep.op).stream != op.stream) ++waits;
+      }
+      host_s += options_.host_launch_s + waits * options_.stream_wait_s;
+      launched_s_[id] = host_s;
+    }
   }
 
   Timeline run() {
@@ -92,12 +105,10 @@ class Runner {
     launch(delay, kind, id, src, dst);
   }
 
-  // The host launches ops in program order, one every host_launch_s: op `id` is launched at
-  // (id + 1) x host_launch_s and cannot start earlier.
+  // An op cannot start before the host has launched it.
   void start(OpId id, int rank) {
-    const double launched_s = (static_cast<double>(id) + 1.0) * options_.host_launch_s;
-    const double wait_s = launched_s - s4u::Engine::get_clock();
-    if (options_.host_launch_s > 0 && wait_s > 0) {
+    const double wait_s = launched_s_[id] - s4u::Engine::get_clock();
+    if (wait_s > 0) {
       wait(wait_s, Completion::Kind::kLaunchGate, id, rank, rank);
       return;
     }
@@ -291,6 +302,7 @@ class Runner {
   std::vector<CommPlan> plans_;
   std::vector<std::vector<model::Dep>> successors_;
   std::vector<int> comm_kernels_;
+  std::vector<double> launched_s_;  // host time at which each op has been launched
   std::deque<Completion> completions_;
   std::vector<s4u::ActivityPtr> released_;
 };

@@ -14,7 +14,15 @@ namespace tpsim::sim {
 
 struct EngineOptions {
   double host_launch_s = 0;  // host time per launched op (0: CUDA graphs, or launches always ahead)
+  double stream_wait_s = 0;  // host time per wait on another stream's op (cudaStreamWaitEvent)
 };
+
+// Eager launches cost the profile's launch.host_us per op and launch.stream_wait_us per cross-stream
+// wait; a CUDA graph replays without either.
+inline EngineOptions launch_options(const CostProfile& profile, bool cuda_graphs) {
+  if (cuda_graphs) return {};
+  return EngineOptions{profile.host_launch_s, profile.stream_wait_s};
+}
 
 // Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp).
 // Throws std::logic_error if some op can never start (a deadlocked program).

@@ -77,6 +77,9 @@ struct CostProfile {
   // Host time to launch one kernel or communication call; a kernel cannot start before the host
   // has launched it and every op before it. CUDA graphs replay without it.
   double host_launch_s = 0;
+  // Host time of each wait an op needs on another stream's op (an event record and a
+  // cudaStreamWaitEvent); 0 until measured (tpsim-real launch). CUDA graphs replay without it.
+  double stream_wait_s = 0;
 };
 
 // Parses profile YAML text; `origin` names it in errors.

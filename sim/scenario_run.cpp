@@ -181,7 +181,7 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
       model::YamlReader(scenario.file).fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
     }
   }
-  const EngineOptions options{w.cuda_graphs ? 0.0 : run.profile.host_launch_s};
+  const EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   for (const model::Variant& variant : scenario.variants) {
     run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)
                                                : run_variant(scenario, variant, cost, options));

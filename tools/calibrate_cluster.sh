@@ -50,8 +50,10 @@ measure gemm "$real" gemm --shapes-file "$out/shapes.txt" --json "$out/gemm.json
 measure memcpy "$real" memcpy -b 1MiB -e 1GiB -f 4 --json "$out/memcpy.jsonl" "${gpu_args[@]}"
 measure overlap "$real" overlap --shape "${m}x${n}x${k}" --partner copy_kernel --partner memcpy_device \
   --bytes "$bytes" --json "$out/overlap.jsonl" "${gpu_args[@]}"
-singles=("$out/gemm.jsonl" "$out/memcpy.jsonl")
+measure launch "$real" launch --json "$out/launch.jsonl" "${gpu_args[@]}"
+singles=("$out/gemm.jsonl" "$out/memcpy.jsonl" "$out/launch.jsonl")
 composites=("$out/overlap.jsonl")
+sm_share=()  # GEMMs beside collectives: they fit nccl.sms
 if [ "$gpus" -ge 2 ]; then
   measure collective "$real" collective --op allreduce --op allgather --op reducescatter -b 8 -e 1GiB \
     --json "$out/collective.jsonl" "${gpu_args[@]}"
@@ -63,6 +65,7 @@ if [ "$gpus" -ge 2 ]; then
   measure dtp "$real" dtp --shape "${m}x${n}x$((k < n ? k : n))" --modules 8 --delta 1 --delta 2 --delta 4 \
     --json "$out/dtp.jsonl" "${gpu_args[@]}"
   singles+=("$out/collective.jsonl")
+  sm_share+=("$out/overlap_nccl.jsonl")
   composites+=("$out/overlap_nccl.jsonl" "$out/async_tp.jsonl" "$out/dtp.jsonl")
 fi
 
@@ -70,8 +73,9 @@ if [ -z "${TPSIM_DRY_RUN:-}" ]; then  # a suite that failed early wrote no file
   present() { for f in "$@"; do [ -f "$f" ] && echo "$f"; done; }
   mapfile -t singles < <(present "${singles[@]}")
   mapfile -t composites < <(present "${composites[@]}")
+  mapfile -t sm_share < <(present "${sm_share[@]}")
 fi
-run calibrate "$tpsim" calibrate "${singles[@]}" -o "$out/profile.yaml"
+run calibrate "$tpsim" calibrate "${singles[@]}" "${sm_share[@]}" -o "$out/profile.yaml"
 run validation "$tpsim" validate "${singles[@]}" "${composites[@]}" --profile "$out/profile.yaml"
 run validation-holdout "$tpsim" validate "${singles[@]}" "${composites[@]}" --holdout size
 if [ -z "${TPSIM_DRY_RUN:-}" ]; then

@@ -187,7 +187,13 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
       ->required()
       ->check(CLI::Range(1, 4096));
 
-  for (CLI::App* sub : {gemm, collective, memcpy, overlap, async_tp, dtp}) {
+  CLI::App* launch =
+      app.add_subcommand("launch", "Host time per kernel launch and per cross-stream wait: chains of empty kernels");
+  launch->add_option("--kernels", o.kernels, "Empty kernels per chain")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000000));
+
+  for (CLI::App* sub : {gemm, collective, memcpy, overlap, async_tp, dtp, launch}) {
     add_common(sub, o);
     add_launch(sub, o);
   }

@@ -73,6 +73,8 @@ struct RealOptions {
   std::vector<std::string> patterns;  // allgather_gemm, gemm_reducescatter
   std::vector<int> chunks;
   std::vector<std::string> transports;  // nccl, copy_engine
+  // launch
+  int kernels = 1000;  // empty kernels per chain
   // dtp
   int modules = 8;
   std::vector<int> deltas;

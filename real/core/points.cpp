@@ -64,6 +64,15 @@ calibrate::Measurement collective_point(const PointContext& c, Collective collec
   return m;
 }
 
+calibrate::Measurement launch_point(const PointContext& c, const std::string& pattern, int kernels) {
+  calibrate::Measurement m = base_point(c, "launch");
+  m.pattern = pattern;
+  m.kernels = kernels;
+  // The schema's time is the whole chain's; the timing summary is per chain already.
+  m.details["per_kernel_us"] = c.timing.median / kernels * 1e6;
+  return m;
+}
+
 calibrate::Measurement memcpy_point(const PointContext& c, const std::string& path, int64_t bytes) {
   calibrate::Measurement m = base_point(c, "memcpy");
   m.path = path;

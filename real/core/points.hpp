@@ -28,6 +28,8 @@ calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, 
 std::string algorithm_forced_by(const char* nccl_algo);
 calibrate::Measurement collective_point(const PointContext& c, Collective collective, int ranks, int64_t bytes,
                                         const std::string& dtype, bool in_place);
+// A launch chain: `kernels` empty kernels on one stream or alternating between two (pattern).
+calibrate::Measurement launch_point(const PointContext& c, const std::string& pattern, int kernels);
 calibrate::Measurement memcpy_point(const PointContext& c, const std::string& path, int64_t bytes);
 
 // An overlap point: `c.timing` is the pair together (start of both to end of the later).

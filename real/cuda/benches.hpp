@@ -21,5 +21,6 @@ int run_memcpy_bench(const RealOptions& options, const std::vector<std::string>&
 int run_overlap_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_async_tp_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_dtp_bench(const RealOptions& options, const std::vector<std::string>& arguments);
+int run_launch_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 
 }  // namespace tpsim::real

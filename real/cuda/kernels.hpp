@@ -20,6 +20,9 @@ void fill_uniform(void* data, ElementType type, int64_t count, uint64_t seed, ui
 // Copies `bytes` with `blocks` thread blocks (16-byte accesses; 0 blocks: one per SM of the device).
 void copy_with_kernel(void* dst, const void* src, size_t bytes, int blocks, cudaStream_t stream);
 
+// A kernel that does nothing: one block of one thread (what a launch costs, alone).
+void launch_empty_kernel(cudaStream_t stream);
+
 // out[i] = a[i] + b[i] (bf16); out may alias a or b.
 void add_bf16(void* out, const void* a, const void* b, int64_t count, cudaStream_t stream);
 // h[i] += all[i] - own[i] (bf16): the other ranks' share of a reduced partial, added late.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One GPU, one call: builds tpsim-real (TPSIM_REAL_ONLY) and measures what a single GPU can show:
 # the GEMM sweep over the shipped scenarios' shapes (bf16; fp8 on the large ones), HBM bandwidth through
-# the copy engine and an SM copy kernel, and a GEMM overlapped with each of them (single-GPU stand-ins
-# for communication contention). Writes JSON lines, logs and nvidia-smi's view under $OUT (default
+# the copy engine and an SM copy kernel, the host time per kernel launch and per cross-stream wait,
+# and a GEMM overlapped with each copy (single-GPU stand-ins for communication contention). Writes JSON lines, logs and nvidia-smi's view under $OUT (default
 # real/results/run), and prints a short summary last. Leaves the GPU's settings alone.
 # Prepare first, on a full build: real/scripts/prepare_device.sh (shapes file, .device/prefix).
 # Usage: [OUT=DIR] [TPSIM_GIT_REVISION=REV] real/scripts/measure_single_gpu.sh
@@ -58,6 +58,7 @@ measure gemm_fp8 gemm --dtype fp8 --shape 8192x8192x8192 --shape 8192x3584x4096 
 measure gemm_square gemm --shape 1024x1024x1024 --shape 2048x2048x2048 --shape 4096x4096x4096 \
   --shape 8192x8192x8192 --shape 16384x16384x16384
 measure memcpy memcpy --path device --path copy_kernel -b 1MiB -e 4GiB -f 4
+measure launch launch --kernels 2000
 for blocks in 16 32; do
   measure "overlap_blocks$blocks" overlap --shape 8192x8192x8192 --shape 8192x3584x4096 --shape 65536x3584x4096 \
     --partner memcpy_device --partner copy_kernel --bytes 1GiB --copy-blocks "$blocks"

@@ -207,3 +207,27 @@ TEST_CASE("peer copies of several sizes fit the copy engine's step latency and e
   CHECK(calibrate::profile_yaml(fit, "h100-sxm", {"c.jsonl"}).find("peer copies of several sizes") !=
         std::string::npos);
 }
+
+TEST_CASE("launch chains fit the host time per launch and per cross-stream wait") {
+  const auto chain = [](const std::string& pattern, int kernels, double seconds) {
+    Measurement m;
+    m.kind = "launch";
+    m.gpu = "h100-sxm";
+    m.pattern = pattern;
+    m.kernels = kernels;
+    m.median_s = m.p10_s = m.p90_s = seconds;
+    m.origin = pattern + std::to_string(kernels);
+    return m;
+  };
+  const std::vector<Measurement> points = {chain("same_stream", 1000, 3.2e-3), chain("same_stream", 2000, 6.4e-3),
+                                           chain("cross_stream", 1000, 5.0e-3)};
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"));
+  CHECK(fit.profile.host_launch_s == Approx(3.2e-6));
+  CHECK(fit.profile.stream_wait_s == Approx(1.8e-6));
+  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"launch.jsonl"});
+  CHECK(sim::parse_profile(yaml, "p").stream_wait_s == Approx(1.8e-6));
+  // Through the schema: a launch point's fields survive a round trip.
+  const Measurement back = calibrate::parse_measurement(calibrate::to_json(points[2]).dump(), "l");
+  CHECK(back.pattern == "cross_stream");
+  CHECK(back.kernels == 1000);
+}

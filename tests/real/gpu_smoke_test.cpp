@@ -27,6 +27,7 @@ std::vector<tpsim::calibrate::Measurement> run(std::vector<std::string> argv, co
     if (o.command == "collective") status = tpsim::real::run_collective_bench(o, argv);
     if (o.command == "async-tp") status = tpsim::real::run_async_tp_bench(o, argv);
     if (o.command == "dtp") status = tpsim::real::run_dtp_bench(o, argv);
+    if (o.command == "launch") status = tpsim::real::run_launch_bench(o, argv);
   } catch (const std::exception& error) {
     std::cerr << "FAILED: " << o.command << ": " << error.what() << "\n";
     ++failures;
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
   if (gemms.size() != 2) ++failures;
   run({"gemm", "--shape", "1024x1024x1024", "--dtype", "fp8"}, out("gemm_fp8.jsonl"));
   run({"memcpy", "--path", "device", "--path", "copy_kernel", "-b", "1MiB", "-e", "4MiB"}, out("memcpy.jsonl"));
+  const auto chains = run({"launch", "--kernels", "200"}, out("launch.jsonl"));
+  if (chains.size() != 2 || chains[0].median_s <= 0) ++failures;
   const auto overlaps = run({"overlap", "--shape", "2048x2048x2048", "--partner", "copy_kernel", "--partner",
                              "memcpy_device", "--bytes", "64MiB"},
                             out("overlap.jsonl"));

@@ -105,3 +105,9 @@ TEST_CASE("unknown flags, missing subcommands and missing required options are u
     CHECK(exit.code() == 0);
   }
 }
+
+TEST_CASE("launch takes a chain length of at least two kernels", "[real][options]") {
+  CHECK(parse_options({"tpsim-real", "launch"}).kernels == 1000);
+  CHECK(parse_options({"tpsim-real", "launch", "--kernels", "50"}).kernels == 50);
+  CHECK_THROWS_WITH(parse_options({"tpsim-real", "launch", "--kernels", "1"}), Catch::Contains("--kernels"));
+}

@@ -129,3 +129,13 @@ TEST_CASE("a collective point is of the algorithm NCCL_ALGO forces, else unknown
   CHECK(algorithm_forced_by("^NVLS") == "unknown");
   CHECK(algorithm_forced_by("CollnetDirect") == "unknown");
 }
+
+TEST_CASE("a launch point is the whole chain's time, its per-kernel time in the details", "[real][records]") {
+  const Measurement m = launch_point(context(), "cross_stream", 1000);
+  const Measurement back = round_trip(m);
+  CHECK(back.kind == "launch");
+  CHECK(back.pattern == "cross_stream");
+  CHECK(back.kernels == 1000);
+  CHECK(back.median_s == m.median_s);
+  CHECK(back.details["per_kernel_us"].get<double>() == Approx(m.median_s / 1000 * 1e6));
+}

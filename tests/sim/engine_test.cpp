@@ -170,3 +170,35 @@ workload:
   // While the all-gather's kernel runs the GEMM gets `share` of the SMs.
   CHECK(end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s)).epsilon(1e-9));
 }
+
+TEST_CASE("eager launches pay the host's launch time per op and its wait time per dependency on another stream") {
+  // Three tiny ops: a memory kernel, an all-reduce after it (comm stream: one cross-stream wait), a
+  // memory kernel after the all-reduce (compute stream: another). Host-bound: ops end near their launch.
+  model::LayerGraph graph(2);
+  model::ProgramBuilder b(graph, 2.0);
+  const model::OpId first = b.memory("first", 64, 64, 0, "", {});
+  const model::OpId reduce = b.collective("reduce", model::CollectiveKind::kAllReduce, 64, "", {first});
+  const model::OpId last = b.memory("last", 64, 64, 0, "", {reduce});
+  const sim::CostModel cost = simple_cost();
+  const double launch = 20e-6, wait = 7e-6;  // far above the ops' own times
+  const sim::Timeline eager = sim::simulate(graph, cost, sim::EngineOptions{launch, wait});
+  const sim::Timeline no_waits = sim::simulate(graph, cost, sim::EngineOptions{launch, 0});
+  const auto start_of = [](const sim::Timeline& t, model::OpId op) {
+    for (const auto& span : t.spans) {
+      if (span.op == op && span.rank == 0) return span.start_s;
+    }
+    return -1.0;
+  };
+  CHECK(start_of(eager, first) == Approx(launch));
+  CHECK(start_of(eager, reduce) == Approx(2 * launch + wait));
+  CHECK(start_of(eager, last) == Approx(3 * launch + 2 * wait));
+  CHECK(start_of(no_waits, last) == Approx(3 * launch));
+  // A CUDA graph replays without either.
+  sim::CostProfile profile = cost.profile();
+  profile.host_launch_s = launch;
+  profile.stream_wait_s = wait;
+  const sim::EngineOptions graphs = sim::launch_options(profile, true);
+  CHECK(graphs.host_launch_s == 0);
+  CHECK(graphs.stream_wait_s == 0);
+  CHECK(sim::launch_options(profile, false).stream_wait_s == wait);
+}
