@@ -46,7 +46,7 @@ struct ProfileFit {
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
                        const sim::CostProfile* base = nullptr, const std::string& base_name = "");
 
-// The profile as YAML, naming the measurement files and every fit's errors.
+// The profile as YAML, naming the measurement files and every fit's errors (profile_yaml.cpp).
 std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files);
 
 }  // namespace tpsim::calibrate

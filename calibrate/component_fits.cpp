@@ -1,0 +1,289 @@
+// The profile's component fits: GEMMs (bf16, fp8), collectives (ring protocols, one- and two-shot,
+// NVLS, tree, network), copies, launches and the SM share of NCCL kernels.
+#include "calibrate/component_fits.hpp"
+
+#include <Eigen/Dense>
+#include <limits>
+
+#include "calibrate/composite_model.hpp"
+#include "calibrate/fit_measure.hpp"
+#include "calibrate/gemm_fit.hpp"
+#include "calibrate/tree_fit.hpp"
+#include "model/input_error.hpp"
+#include "model/units.hpp"
+#include "sim/fabric.hpp"
+
+namespace tpsim::calibrate {
+
+void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  std::vector<GemmSample> samples;
+  for (const Measurement* m : points) samples.push_back({{m->m, m->n, m->k}, m->median_s});
+  sim::GemmParams params;
+  out.fits.push_back(measure<sim::GemmParams>(
+      "gemm", points,
+      [&](const std::vector<size_t>& index) {
+        std::vector<GemmSample> chosen;
+        for (size_t i : index) chosen.push_back(samples[i]);
+        return fit_gemm(chosen, gpu, sim::GemmParams{}).params;
+      },
+      [&](const sim::GemmParams& p, size_t i) {
+        sim::CostProfile profile;
+        profile.gemm = p;
+        const model::GemmShape& s = samples[i].shape;
+        return sim::CostModel(gpu, profile).gemm_seconds(s, model::gemm_bytes(s, 2.0));
+      },
+      &params));
+  out.profile.gemm = params;
+  out.profile.memory.hbm_efficiency = params.hbm_efficiency;
+  out.profile.memory.overhead_s = params.overhead_s;
+}
+
+namespace {
+
+// fp8 GEMMs: the fp8 peak's fraction a full wave reaches. With the bf16 fit's overhead, tiling and HBM
+// efficiency kept, a compute-bound point's time is overhead + c / efficiency (c: its FLOPs over the fp8
+// peak and its wave and tile efficiencies): relative-error least squares for 1 / efficiency (Eigen
+// QR) over the compute-bound points.
+double fit_fp8_efficiency(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu,
+                          const sim::CostProfile& profile) {
+  const sim::CostModel cost(gpu, profile);
+  std::vector<double> c, t;
+  for (const GemmSample& s : samples) {
+    const sim::GemmTiling tiling = cost.gemm_tiling(s.shape);
+    const double flops =
+        2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
+    const double unit = flops / (gpu.peak_fp8_flops * tiling.wave_efficiency * tiling.tile_efficiency);
+    const double memory_s = s.bytes / (gpu.hbm_Bps * profile.gemm.hbm_efficiency);
+    if (s.seconds - profile.gemm.overhead_s <= memory_s) continue;  // memory-bound: says nothing of the rate
+    c.push_back(unit);
+    t.push_back(s.seconds);
+  }
+  if (c.empty()) throw InputError("an fp8 GEMM fit needs compute-bound fp8 GEMMs; all of these are memory-bound");
+  Eigen::MatrixXd design(static_cast<Eigen::Index>(c.size()), 1);
+  Eigen::VectorXd target(static_cast<Eigen::Index>(c.size()));
+  for (size_t i = 0; i < c.size(); ++i) {
+    design(static_cast<Eigen::Index>(i), 0) = c[i] / t[i];
+    target(static_cast<Eigen::Index>(i)) = (t[i] - profile.gemm.overhead_s) / t[i];
+  }
+  return 1.0 / design.colPivHouseholderQr().solve(target)(0);
+}
+
+}  // namespace
+
+void fit_fp8_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  std::vector<GemmSample> samples;
+  for (const Measurement* m : points) {
+    const double mn = static_cast<double>(m->m) * static_cast<double>(m->n);
+    const double operands =
+        static_cast<double>(m->m) * static_cast<double>(m->k) + static_cast<double>(m->k) * static_cast<double>(m->n);
+    samples.push_back({{m->m, m->n, m->k}, m->median_s, operands * 1.0 + mn * 2.0});  // e4m3 in, bf16 out
+  }
+  const sim::CostProfile bf16 = out.profile;
+  double efficiency = 0;
+  out.fits.push_back(measure<double>(
+      "gemm_fp8", points,
+      [&](const std::vector<size_t>& index) {
+        std::vector<GemmSample> chosen;
+        for (size_t i : index) chosen.push_back(samples[i]);
+        return fit_fp8_efficiency(chosen, gpu, bf16);
+      },
+      [&](const double& e, size_t i) {
+        sim::CostProfile profile = bf16;
+        profile.gemm.fp8_efficiency = e;
+        return sim::CostModel(gpu, profile).gemm_seconds(samples[i].shape, samples[i].bytes, true);
+      },
+      &efficiency));
+  out.profile.gemm.fp8_efficiency = efficiency;
+  out.fp8_source = "fitted on fp8 GEMMs (e4m3 operands)";
+}
+
+namespace {
+
+// Where a GPU has no fp8 GEMM measurements: its bf16 efficiency times the ratio of its fp8 and bf16
+// max-achievable-matmul fractions of peak (gemm_mamf.csv; H200 and H800 share the H100 die, and
+// H200's bf16 fraction is not published: H100's is used).
+struct MamfFractions {
+  const char* gpu;
+  double bf16_pct;
+  double fp8_pct;
+};
+constexpr MamfFractions kMamf[] = {
+    {"h100-sxm", 80.3, 70.9}, {"h800-sxm", 80.3, 70.9}, {"h200-sxm", 80.3, 73.4}, {"b200", 77.6, 76.3}};
+
+}  // namespace
+
+void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out) {
+  for (const MamfFractions& f : kMamf) {
+    if (gpu.name != f.gpu) continue;
+    out.profile.gemm.fp8_efficiency = out.profile.gemm.efficiency * f.fp8_pct / f.bf16_pct;
+    out.fp8_source = "not fitted: the bf16 efficiency x " + model::format_number("%.1f", f.fp8_pct) + " / " +
+                     model::format_number("%.1f", f.bf16_pct) +
+                     ", the fp8 and bf16 max-achievable-matmul fractions of peak (gemm_mamf.csv)";
+  }
+}
+
+// Peer copies at two sizes or more: the copy engine's step latency and efficiency. Each copy's bytes
+// are scaled to the GPU's NVLink so that copies over links of other nominal rates share one line.
+void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const double link = gpu.nvlink_Bps;
+  std::vector<RingSample> samples;
+  for (const Measurement* m : points) {
+    const double nominal = m->spec_GBps > 0 ? m->spec_GBps * 1e9 : link;
+    samples.push_back({1, m->bytes * link / nominal, m->median_s});
+  }
+  out.fits.push_back(measure<sim::TransportParams>(
+      "copy_engine", points,
+      [&](const std::vector<size_t>& index) { return fit_copy_step(subset(samples, index), link).params; },
+      [&](const sim::TransportParams& p, size_t i) {
+        return p.step_latency_s + samples[i].tensor_bytes / (link * p.link_efficiency);
+      },
+      &out.profile.copy_engine));
+  out.copy_latency_fitted = true;
+}
+
+namespace {
+
+// The SMs an NCCL kernel takes from a concurrent GEMM, from overlap points (a GEMM beside a
+// collective): every count from 1 to half the GPU's SMs is simulated and the one whose predicted
+// overlapped GEMM times have the least squared log error is kept (an exhaustive search over integers).
+int fit_nccl_sms(const std::vector<const Measurement*>& points, const std::vector<size_t>& index,
+                 const sim::GpuSpec& gpu, const sim::CostProfile& base) {
+  int best = base.nccl_sms;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (int sms = 1; sms <= gpu.sm_count / 2; ++sms) {
+    sim::CostProfile profile = base;
+    profile.nccl_sms = sms;
+    const sim::CostModel cost(gpu, profile);
+    double error = 0;
+    for (size_t i : index) {
+      const double predicted = predict_composite(*points[i], cost, {}).gemm_overlapped_s;
+      error += std::pow(std::log(predicted / points[i]->gemm_overlapped_s), 2);
+    }
+    if (error < best_error) {
+      best_error = error;
+      best = sms;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const sim::CostProfile base = out.profile;
+  int sms = base.nccl_sms;
+  out.fits.push_back(measure<int>(
+      "nccl_sms", points, [&](const std::vector<size_t>& index) { return fit_nccl_sms(points, index, gpu, base); },
+      [&](const int& k, size_t i) {
+        sim::CostProfile profile = base;
+        profile.nccl_sms = k;
+        // The point's error is its overlapped GEMM time's, compared as a time below.
+        return predict_composite(*points[i], sim::CostModel(gpu, profile), {}).gemm_overlapped_s /
+               points[i]->gemm_overlapped_s * points[i]->median_s;
+      },
+      &sms));
+  out.profile.nccl_sms = sms;
+}
+
+// Launch chains (tpsim-real launch): the host time per launched kernel from same-stream chains, and
+// per cross-stream wait from the extra time of chains alternating between two streams. Each is a
+// mean of per-kernel times; a chain's predicted time is kernels x (launch + its waits).
+void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out) {
+  const auto per_kernel = [](const Measurement* m) { return m->median_s / m->kernels; };
+  double same = 0, cross = 0;
+  int same_n = 0, cross_n = 0;
+  for (const Measurement* m : points) {
+    if (m->pattern == "same_stream") {
+      same += per_kernel(m);
+      ++same_n;
+    } else {
+      cross += per_kernel(m);
+      ++cross_n;
+    }
+  }
+  if (same_n > 0) out.profile.host_launch_s = same / same_n;
+  if (same_n > 0 && cross_n > 0) out.profile.stream_wait_s = std::max(0.0, cross / cross_n - out.profile.host_launch_s);
+  ComponentFit c;
+  c.name = "launch";
+  for (const Measurement* m : points) {
+    const double waits = m->pattern == "cross_stream" ? 1.0 : 0.0;
+    const double predicted = m->kernels * (out.profile.host_launch_s + waits * out.profile.stream_wait_s);
+    c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
+    c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
+  }
+  out.fits.push_back(c);
+}
+
+// A transport fit of `kind` (ring, one_shot, nvls): the fitter and the closed form of its time.
+void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
+                   sim::TransportParams& target, ProfileFit& out) {
+  const std::vector<RingSample> samples = ring_samples(points);
+  const double link = gpu.nvlink_Bps;
+  const auto fit = [&](const std::vector<size_t>& index) {
+    const std::vector<RingSample> chosen = subset(samples, index);
+    if (name == "nccl") return fit_ring(chosen, link).params;
+    if (name == "one_shot") return fit_one_shot(chosen, link).params;
+    if (name == "two_shot") return fit_two_shot(chosen, link).params;
+    return fit_nvls(chosen, link).params;
+  };
+  const auto predict = [&](const sim::TransportParams& p, size_t i) {
+    const RingSample& s = samples[i];
+    const double bw = link * p.link_efficiency;
+    const double n = s.ranks;
+    if (name == "nccl") return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * bw));
+    if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
+    if (name == "two_shot") return 2 * (p.step_latency_s + (n - 1) * s.tensor_bytes / (n * bw));
+    return p.step_latency_s + s.tensor_bytes / bw;
+  };
+  out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
+}
+
+// The NCCL ring in one or two protocol regimes (LL / LL128 for small messages, Simple for large).
+void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const std::vector<RingSample> samples = ring_samples(points);
+  const auto fit = [&](const std::vector<size_t>& index) {
+    return fit_ring_regimes(subset(samples, index), gpu.nvlink_Bps);
+  };
+  const auto predict = [&](const RingRegimes& r, size_t i) {
+    return ring_regimes_seconds(r, samples[i], gpu.nvlink_Bps);
+  };
+  RingRegimes regimes;
+  out.fits.push_back(measure<RingRegimes>("nccl", points, fit, predict, &regimes));
+  out.profile.nccl = regimes.simple;
+  out.profile.nccl_small = regimes.has_small ? std::optional<sim::TransportParams>(regimes.small) : std::nullopt;
+}
+
+// The network transport of multi-node ring all-reduces (one rank and node count).
+void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out) {
+  const Measurement& first = *points.front();
+  const double rails = static_cast<double>(first.ranks / first.nodes);
+  const double nic_Bps = first.nic_GBps > 0 ? first.nic_GBps * 1e9 : sim::kDefaultRailNicBps;
+  const double node_nic_Bps = rails * nic_Bps;
+  const std::vector<RingSample> samples = ring_samples(points);
+  const auto fit = [&](const std::vector<size_t>& index) {
+    return fit_network_ring(subset(samples, index), node_nic_Bps).params;
+  };
+  const auto predict = [&](const sim::TransportParams& p, size_t i) {
+    const double n = samples[i].ranks;
+    return 2 * (n - 1) * (p.step_latency_s + samples[i].tensor_bytes / (n * node_nic_Bps * p.link_efficiency));
+  };
+  out.profile.network = sim::TransportParams{};
+  out.fits.push_back(measure<sim::TransportParams>("network", points, fit, predict, &*out.profile.network));
+}
+
+// NCCL's tree all-reduce, on every tree point of this GPU (any rank and node count).
+void fit_tree_section(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  std::vector<TreeSample> samples;
+  for (const Measurement* m : points) samples.push_back({m->ranks, m->nodes, m->nic_GBps * 1e9, m->bytes, m->median_s});
+  const sim::CostProfile base = out.profile;
+  const auto fit = [&](const std::vector<size_t>& index) {
+    std::vector<TreeSample> chosen;
+    for (size_t i : index) chosen.push_back(samples[i]);
+    return fit_tree(chosen, gpu, base).params;
+  };
+  const auto predict = [&](const sim::TransportParams& p, size_t i) { return tree_seconds(p, samples[i], gpu, base); };
+  out.profile.tree = sim::TransportParams{};
+  out.fits.push_back(measure<sim::TransportParams>("tree", points, fit, predict, &*out.profile.tree));
+}
+
+}  // namespace tpsim::calibrate

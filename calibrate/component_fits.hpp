@@ -1,0 +1,37 @@
+// The component fits fit_profile runs, each on the points of one kind: it sets its profile section in
+// `out.profile` and appends its per-point and held-out errors to `out.fits`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/measurement.hpp"
+#include "calibrate/profile_fit.hpp"
+#include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace tpsim::calibrate {
+
+// bf16 GEMMs: efficiency, HBM efficiency and overhead (the memory section follows the last two).
+void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// fp8 GEMMs: gemm.fp8_efficiency on the GPU's fp8 peak, the bf16 fit's other values kept.
+void fit_fp8_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// Without fp8 GEMMs: gemm.fp8_efficiency from the GPU's published fp8 / bf16 matmul fractions, if known.
+void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out);
+// Peer copies of two sizes or more: the copy engine's step latency and efficiency.
+void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// GEMMs overlapped with collectives: nccl.sms.
+void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// Launch chains: launch.host_us and launch.stream_wait_us.
+void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out);
+// All-reduces run as one_shot, two_shot or nvls (`name`): that transport's latency and efficiency.
+void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
+                   sim::TransportParams& target, ProfileFit& out);
+// Ring all-gathers / reduce-scatters of one rank count: the nccl section in one or two protocol regimes.
+void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// Ring all-reduces across nodes of one system: the network section.
+void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out);
+// All-reduces run as tree: the tree section.
+void fit_tree_section(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+
+}  // namespace tpsim::calibrate

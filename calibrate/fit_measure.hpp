@@ -1,0 +1,67 @@
+// What every component fit shares: its error at each point and held out (fitted on the even points,
+// evaluated on the odd ones), and the small helpers that turn measurements into fitter samples.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "calibrate/measurement.hpp"
+#include "calibrate/profile_fit.hpp"
+#include "calibrate/ring_fit.hpp"
+
+namespace tpsim::calibrate {
+
+// Each point's rank count, bytes and time, as the collective fitters take them.
+inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points) {
+  std::vector<RingSample> out;
+  for (const Measurement* m : points) out.push_back({m->ranks, m->bytes, m->median_s});
+  return out;
+}
+
+// Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time.
+template <typename Params>
+ComponentFit measure(const std::string& name, const std::vector<const Measurement*>& points,
+                     const std::function<Params(const std::vector<size_t>&)>& fit,
+                     const std::function<double(const Params&, size_t)>& predict, Params* fitted) {
+  std::vector<size_t> all(points.size()), even, odd;
+  for (size_t i = 0; i < points.size(); ++i) {
+    all[i] = i;
+    (i % 2 == 0 ? even : odd).push_back(i);
+  }
+  *fitted = fit(all);
+  ComponentFit c;
+  c.name = name;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const double error = 100.0 * (predict(*fitted, i) / points[i]->median_s - 1.0);
+    c.errors.push_back({points[i]->origin, error});
+    c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(error));
+  }
+  if (points.size() >= 4) {
+    const Params held = fit(even);
+    c.held_out_max_abs_error_pct = 0;
+    for (size_t i : odd) {
+      c.held_out_max_abs_error_pct =
+          std::max(c.held_out_max_abs_error_pct, std::abs(100.0 * (predict(held, i) / points[i]->median_s - 1.0)));
+    }
+  }
+  return c;
+}
+
+// A latency and an efficiency are only told apart by at least two message sizes.
+inline bool two_sizes(const std::vector<const Measurement*>& points) {
+  for (const Measurement* m : points) {
+    if (m->bytes != points.front()->bytes) return true;
+  }
+  return false;
+}
+
+inline std::vector<RingSample> subset(const std::vector<RingSample>& samples, const std::vector<size_t>& index) {
+  std::vector<RingSample> out;
+  for (size_t i : index) out.push_back(samples[i]);
+  return out;
+}
+
+}  // namespace tpsim::calibrate

@@ -1,0 +1,137 @@
+// The profile as YAML: every parameter, where it comes from, and each fit's errors.
+#include <string>
+
+#include "calibrate/profile_fit.hpp"
+#include "model/units.hpp"
+
+namespace tpsim::calibrate {
+
+std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files) {
+  const sim::CostProfile& p = fit.profile;
+  std::string files_text;
+  for (const std::string& f : files) files_text += (files_text.empty() ? "" : " ") + f;
+  std::string y = "# Cost profile for " + target_gpu + ", written by `tpsim calibrate " + files_text + " --gpu " +
+                  target_gpu + (fit.base.empty() ? "" : " --base " + fit.base) +
+                  "`.\n# Fractions of peak are relative to " + fit.profile.gpu +
+                  "'s preset; fitted values list their measurements' errors, the others say where they come from.\n";
+  y += "gpu: " + target_gpu + "\n";
+  const auto fit_of = [&](const std::string& name) -> const ComponentFit* {
+    for (const ComponentFit& c : fit.fits) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  };
+  const auto fit_block = [&](const std::string& name) {
+    const ComponentFit* c = fit_of(name);
+    if (!c && !fit.base.empty()) return "  fit: \"not fitted here: as in " + fit.base + "\"\n";
+    if (!c) return std::string("  source: \"not fitted: no measurements; default value\"\n");
+    std::string b = "  fit:\n    points: " + std::to_string(c->errors.size()) +
+                    "\n    max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
+    if (c->held_out_max_abs_error_pct >= 0) {
+      b += "    held_out_max_abs_error_pct: " + model::format_number("%.1f", c->held_out_max_abs_error_pct) + "\n";
+    }
+    b += "    error_pct_per_point:\n";
+    for (const PointError& e : c->errors)
+      b += "      \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
+    return b;
+  };
+  const auto sms_source = [&]() -> std::string {
+    const ComponentFit* c = fit_of("nccl_sms");
+    if (!c) return fit.base.empty() ? "assumed (measure with real/ overlap)" : "as in " + fit.base;
+    return "fitted on " + std::to_string(c->errors.size()) +
+           " GEMMs beside collectives (overlapped GEMM time, max error " +
+           model::format_number("%.1f%%", c->max_abs_error_pct) + ")";
+  };
+  std::string fp8;
+  if (p.gemm.fp8_efficiency) {
+    std::string source = fit.fp8_source.empty() ? "as in " + fit.base : fit.fp8_source;
+    if (const ComponentFit* c = fit_of("gemm_fp8")) {
+      source += ", " + std::to_string(c->errors.size()) + " points, max error " +
+                model::format_number("%.1f%%", c->max_abs_error_pct) +
+                (c->held_out_max_abs_error_pct >= 0
+                     ? ", held out " + model::format_number("%.1f%%", c->held_out_max_abs_error_pct)
+                     : std::string());
+    }
+    fp8 = "\n  fp8_efficiency: " + model::format_number("%.6g", *p.gemm.fp8_efficiency) + "\n  fp8_source: \"" +
+          source + "\"";
+  }
+  y += "gemm:\n  efficiency: " + model::format_number("%.6g", p.gemm.efficiency) + fp8 +
+       "\n  hbm_efficiency: " + model::format_number("%.6g", p.gemm.hbm_efficiency) +
+       "\n  overhead_us: " + model::format_number("%.6g", p.gemm.overhead_s * 1e6) +
+       "\n  tile_m: " + std::to_string(p.gemm.tile_m) + "\n  tile_n: " + std::to_string(p.gemm.tile_n) +
+       "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
+       "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" + fit_block("gemm");
+  y += "memory:\n  hbm_efficiency: " + model::format_number("%.6g", p.memory.hbm_efficiency) +
+       "\n  overhead_us: " + model::format_number("%.6g", p.memory.overhead_s * 1e6) +
+       "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
+  y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
+       "\n  source: \"not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on "
+       "H100 SXM, head dim 128\"\n";
+  y += "nccl:\n  step_latency_us: " + model::format_number("%.6g", p.nccl.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + model::format_number("%.6g", p.nccl.link_efficiency) +
+       "\n  sms: " + std::to_string(p.nccl_sms) +
+       "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms " + sms_source() + "\"\n";
+  if (p.nccl_small) {
+    y += "  small_messages:\n    step_latency_us: " + model::format_number("%.6g", p.nccl_small->step_latency_s * 1e6) +
+         "\n    link_efficiency: " + model::format_number("%.6g", p.nccl_small->link_efficiency) +
+         "\n    source: \"the low-latency protocol regime (LL / LL128) of the same fit: the faster regime runs\"\n";
+  }
+  y += fit_block("nccl");
+  y += "copy_engine:\n  step_latency_us: " + model::format_number("%.6g", p.copy_engine.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + model::format_number("%.6g", p.copy_engine.link_efficiency) + "\n  source: \"" +
+       (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")
+                                : std::string("step latency assumed (measure with real/ memcpy)")) +
+       "\"\n" + fit_block("copy_engine");
+  y += "one_shot:\n  step_latency_us: " + model::format_number("%.6g", p.one_shot.step_latency_s * 1e6) +
+       "\n  link_efficiency: " + model::format_number("%.6g", p.one_shot.link_efficiency) +
+       "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
+       "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
+  if (p.two_shot) {
+    y += "two_shot:\n  step_latency_us: " + model::format_number("%.6g", p.two_shot->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.two_shot->link_efficiency) +
+         "\n  max_bytes: " + model::format_number("%.0f", p.two_shot_max_bytes) +
+         "\n  source: \"all-reduce points run as two-shot (custom all-reduce kernels); max_bytes as one_shot's\"\n" +
+         fit_block("two_shot");
+  }
+  if (p.nvls) {
+    std::string min_ranks;
+    if (p.nvls_min_ranks > 2) {
+      std::string origins;
+      for (const std::string& o : fit.nvls_declined) origins += (origins.empty() ? "" : ", ") + o;
+      min_ranks =
+          "\n  min_ranks: " + std::to_string(p.nvls_min_ranks) + "\n  min_ranks_source: \"" +
+          (origins.empty() ? "as in " + fit.base : "NCCL ran rings with NVLS enabled at fewer ranks: " + origins) +
+          "\"";
+    }
+    y += "nvls:\n  step_latency_us: " + model::format_number("%.6g", p.nvls->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) + min_ranks +
+         "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
+         fit_block("nvls");
+  }
+  if (p.network) {
+    y += "network:\n  step_latency_us: " + model::format_number("%.6g", p.network->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.network->link_efficiency) +
+         "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "
+         "nodes, striped over every NIC of the node\"\n" +
+         fit_block("network");
+  }
+  if (p.tree) {
+    y += "tree:\n  step_latency_us: " + model::format_number("%.6g", p.tree->step_latency_s * 1e6) +
+         "\n  link_efficiency: " + model::format_number("%.6g", p.tree->link_efficiency) +
+         "\n  chunk_bytes: " + model::format_number("%.0f", p.tree_chunk_bytes) +
+         "\n  source: \"all-reduces run as NCCL's tree (every hop, NVLink and NIC); chunk_bytes assumed: NCCL's 4 MiB "
+         "buffer over 8 steps, 8 channels\"\n" +
+         fit_block("tree");
+  }
+  const ComponentFit* launch_fit = fit_of("launch");
+  y +=
+      "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
+      "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) + "\n  source: \"" +
+      (launch_fit ? std::string("chains of empty kernels on one stream and alternating between two (tpsim-real launch)")
+                  : std::string("assumed (eager-mode launch of one kernel or NCCL call; a cross-stream wait 0 until "
+                                "measured with tpsim-real launch)")) +
+      "; workload.cuda_graphs removes both\"\n" + (launch_fit ? fit_block("launch") : std::string());
+  return y;
+}
+
+}  // namespace tpsim::calibrate
