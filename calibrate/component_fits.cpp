@@ -256,7 +256,7 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
 // The network transport of multi-node ring all-reduces (one rank and node count).
 void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out) {
   const Measurement& first = *points.front();
-  const double rails = static_cast<double>(first.ranks / first.nodes);
+  const int rails = first.ranks / first.nodes;  // the schema checks that nodes divide ranks
   const double nic_Bps = first.nic_GBps > 0 ? first.nic_GBps * 1e9 : sim::kDefaultRailNicBps;
   const double node_nic_Bps = rails * nic_Bps;
   const std::vector<RingSample> samples = ring_samples(points);

@@ -36,7 +36,7 @@ UpTree up_tree(int nodes, int per_node, bool mirrored) {
   // Depths from the root down (breadth first), then levels from the deepest up.
   t.depth.assign(ranks, 0);
   std::vector<int> order = {t.root};
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (size_t i = 0; i < order.size(); ++i) {  // by index: the queue grows while it is walked
     for (int child : t.children[order[i]]) {
       t.depth[child] = t.depth[order[i]] + 1;
       order.push_back(child);
