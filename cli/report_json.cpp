@@ -49,11 +49,13 @@ Json scenario_json(const sim::ScenarioRun& run) {
   j["hardware"] = {{"gpu",
                     {{"name", g.name},
                      {"peak_bf16_flops", g.peak_bf16_flops},
+                     {"peak_fp8_flops", g.peak_fp8_flops},
                      {"hbm_Bps", g.hbm_Bps},
                      {"sm_count", g.sm_count},
                      {"nvlink_Bps", g.nvlink_Bps}}},
                    {"topology", s.topology.value},
-                   {"nodes", s.nodes}};
+                   {"nodes", s.nodes},
+                   {"nic_Bps", run.fabric.nic_Bps}};
   const sim::CostProfile& p = run.profile;
   j["calibration"] = {
       {"profile", p.name},
@@ -73,7 +75,17 @@ Json scenario_json(const sim::ScenarioRun& run) {
        {{"step_latency_s", p.one_shot.step_latency_s},
         {"link_efficiency", p.one_shot.link_efficiency},
         {"max_bytes", p.one_shot_max_bytes}}},
-      {"launch", {{"host_s", p.host_launch_s}}}};
+      {"launch", {{"host_s", p.host_launch_s}, {"stream_wait_s", p.stream_wait_s}}}};
+  const auto transport = [](const sim::TransportParams& t) {
+    return Json{{"step_latency_s", t.step_latency_s}, {"link_efficiency", t.link_efficiency}};
+  };
+  if (p.gemm.fp8_efficiency) j["calibration"]["gemm"]["fp8_efficiency"] = *p.gemm.fp8_efficiency;
+  if (p.nvls) {
+    j["calibration"]["nvls"] = transport(*p.nvls);
+    j["calibration"]["nvls"]["min_ranks"] = p.nvls_min_ranks;
+  }
+  if (p.network) j["calibration"]["network"] = transport(*p.network);
+  if (p.tree) j["calibration"]["tree"] = transport(*p.tree);
   const model::Workload& w = s.workload;
   Json workload;
   workload["phase"] = model::to_string(w.phase);

@@ -168,6 +168,18 @@ TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings a
   CHECK_THAT(one_domain.err, Contains("must be 2..8") && Contains("ib-rail spans nodes"));
 }
 
+TEST_CASE("a run's JSON names the fabric and the calibration sections it used") {
+  const auto r = test::run_tpsim("run scenarios/llama3-405b-ib-rail-tp16-forward.yaml --json -");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out)["scenario"];
+  CHECK(j["hardware"]["topology"] == "ib-rail");
+  CHECK(j["hardware"]["nodes"] == 2);
+  CHECK(j["hardware"]["nic_Bps"].get<double>() == Approx(50e9));
+  CHECK(j["calibration"]["network"]["link_efficiency"].get<double>() > 0.5);
+  CHECK(j["calibration"]["nvls"]["min_ranks"] == 6);
+  CHECK(j["calibration"]["launch"]["stream_wait_s"].get<double>() == 0);
+}
+
 TEST_CASE("tpsim validate prints measured against predicted for composites, and refuses files without any") {
   const std::string path = (std::filesystem::temp_directory_path() / "tpsim_validate_cli.jsonl").string();
   std::ofstream(path)
