@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
   add_target(coll_app);
   coll_app->add_option("--topology", collective_query.topology, "Topology")->capture_default_str();
   coll_app->add_option("--ranks", collective_query.ranks, "GPUs in the group")->capture_default_str();
+  coll_app->add_option("--nic-GBps", collective_query.nic_GBps, "ib-rail: each GPU's NIC, one direction (default 50)");
   coll_app->add_option("--kind", collective_query.kind, "allreduce, allgather, reducescatter, alltoall or sendrecv")
       ->capture_default_str();
   coll_app

@@ -93,9 +93,13 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
                      std::to_string(per_node) + " GPUs must fill whole nodes (a multiple of " +
                      std::to_string(per_node) + ")");
   }
+  if (q.nic_GBps < 0 || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
+    throw InputError("--nic-GBps: a positive NIC bandwidth, for --topology ib-rail only");
+  }
   sim::Fabric fabric;
   try {
-    fabric = sim::resolve_fabric(sim::FabricRequest{q.topology, multi_node ? q.ranks / per_node : 1}, on_node.gpu());
+    fabric = sim::resolve_fabric(sim::FabricRequest{q.topology, multi_node ? q.ranks / per_node : 1, q.nic_GBps * 1e9},
+                                 on_node.gpu());
   } catch (const InputError& error) {
     throw InputError(std::string("--topology: ") + error.what());
   }

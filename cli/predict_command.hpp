@@ -20,9 +20,10 @@ struct GemmQuery {
 struct CollectiveQuery {
   std::string topology = "nvswitch";
   int ranks = 8;
-  std::string kind = "allreduce";  // allreduce | allgather | reducescatter
+  std::string kind = "allreduce";  // allreduce | allgather | reducescatter | alltoall | sendrecv
   std::string bytes;               // "1048576", "64MiB", "2GB", ...
-  std::string algorithm = "auto";  // auto | ring | one_shot
+  std::string algorithm = "auto";  // auto | ring | one_shot | two_shot | nvls | tree
+  double nic_GBps = 0;             // ib-rail: each GPU's NIC, one direction (0: 50 GB/s)
 };
 
 int predict_gemm(const PredictTarget& target, const GemmQuery& query);

@@ -159,6 +159,15 @@ TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings a
   // The inter-node hop bounds it: busbw below the 8 x 50 GB/s of a node's NICs.
   CHECK(j["busbw_GBps"].get<double>() < 400.0);
   CHECK(j["busbw_GBps"].get<double>() > 300.0);
+  // 800 Gb/s NICs (ConnectX-8): the NIC-bound ring runs faster.
+  const auto cx8 = test::run_tpsim(
+      "predict collective --gpu b200 --topology ib-rail --ranks 32 --kind allreduce --bytes 4GiB --nic-GBps 100 "
+      "--json");
+  REQUIRE(cx8.exit_code == 0);
+  CHECK(nlohmann::json::parse(cx8.out)["busbw_GBps"].get<double>() > 1.5 * j["busbw_GBps"].get<double>());
+  const auto nic_on_nvswitch = test::run_tpsim("predict collective --nic-GBps 100 --bytes 1MiB");
+  CHECK(nic_on_nvswitch.exit_code == 2);
+  CHECK_THAT(nic_on_nvswitch.err, Contains("--nic-GBps") && Contains("ib-rail only"));
   const auto ragged = test::run_tpsim("predict collective --topology ib-rail --ranks 12 --kind allreduce --bytes 1MiB");
   CHECK(ragged.exit_code == 2);
   CHECK_THAT(ragged.err, Contains("--ranks 12: on ib-rail") && Contains("a multiple of 8"));
