@@ -21,11 +21,7 @@ void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec
   sim::GemmParams params;
   out.fits.push_back(measure<sim::GemmParams>(
       "gemm", points,
-      [&](const std::vector<size_t>& index) {
-        std::vector<GemmSample> chosen;
-        for (size_t i : index) chosen.push_back(samples[i]);
-        return fit_gemm(chosen, gpu, sim::GemmParams{}).params;
-      },
+      [&](const std::vector<size_t>& index) { return fit_gemm(subset(samples, index), gpu, sim::GemmParams{}).params; },
       [&](const sim::GemmParams& p, size_t i) {
         sim::CostProfile profile;
         profile.gemm = p;
@@ -46,13 +42,12 @@ namespace {
 // QR) over the compute-bound points.
 double fit_fp8_efficiency(const std::vector<GemmSample>& samples, const sim::GpuSpec& gpu,
                           const sim::CostProfile& profile) {
-  const sim::CostModel cost(gpu, profile);
+  sim::CostProfile at_full_rate = profile;
+  at_full_rate.gemm.fp8_efficiency = 1.0;
+  const sim::CostModel cost(gpu, at_full_rate);
   std::vector<double> c, t;
   for (const GemmSample& s : samples) {
-    const sim::GemmTiling tiling = cost.gemm_tiling(s.shape);
-    const double flops =
-        2.0 * static_cast<double>(s.shape.m) * static_cast<double>(s.shape.n) * static_cast<double>(s.shape.k);
-    const double unit = flops / (gpu.peak_fp8_flops * tiling.wave_efficiency * tiling.tile_efficiency);
+    const double unit = cost.gemm_compute_seconds(s.shape, true);
     const double memory_s = s.bytes / (gpu.hbm_Bps * profile.gemm.hbm_efficiency);
     if (s.seconds - profile.gemm.overhead_s <= memory_s) continue;  // memory-bound: says nothing of the rate
     c.push_back(unit);
@@ -73,20 +68,14 @@ double fit_fp8_efficiency(const std::vector<GemmSample>& samples, const sim::Gpu
 void fit_fp8_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
   std::vector<GemmSample> samples;
   for (const Measurement* m : points) {
-    const double mn = static_cast<double>(m->m) * static_cast<double>(m->n);
-    const double operands =
-        static_cast<double>(m->m) * static_cast<double>(m->k) + static_cast<double>(m->k) * static_cast<double>(m->n);
-    samples.push_back({{m->m, m->n, m->k}, m->median_s, operands * 1.0 + mn * 2.0});  // e4m3 in, bf16 out
+    const model::GemmShape shape{m->m, m->n, m->k};
+    samples.push_back({shape, m->median_s, model::gemm_bytes(shape, model::kFp8Bytes, model::kBf16Bytes)});
   }
   const sim::CostProfile bf16 = out.profile;
   double efficiency = 0;
   out.fits.push_back(measure<double>(
       "gemm_fp8", points,
-      [&](const std::vector<size_t>& index) {
-        std::vector<GemmSample> chosen;
-        for (size_t i : index) chosen.push_back(samples[i]);
-        return fit_fp8_efficiency(chosen, gpu, bf16);
-      },
+      [&](const std::vector<size_t>& index) { return fit_fp8_efficiency(subset(samples, index), gpu, bf16); },
       [&](const double& e, size_t i) {
         sim::CostProfile profile = bf16;
         profile.gemm.fp8_efficiency = e;
@@ -146,6 +135,8 @@ namespace {
 // The SMs an NCCL kernel takes from a concurrent GEMM, from overlap points (a GEMM beside a
 // collective): every count from 1 to half the GPU's SMs is simulated and the one whose predicted
 // overlapped GEMM times have the least squared log error is kept (an exhaustive search over integers).
+// NCCL runs one thread block per channel and caps channels at MAXCHANNELS (32 or 64, by release):
+// half the SMs (66 on H100) covers every count it can take.
 int fit_nccl_sms(const std::vector<const Measurement*>& points, const std::vector<size_t>& index,
                  const sim::GpuSpec& gpu, const sim::CostProfile& base) {
   int best = base.nccl_sms;
@@ -276,11 +267,7 @@ void fit_tree_section(const std::vector<const Measurement*>& points, const sim::
   std::vector<TreeSample> samples;
   for (const Measurement* m : points) samples.push_back({m->ranks, m->nodes, m->nic_GBps * 1e9, m->bytes, m->median_s});
   const sim::CostProfile base = out.profile;
-  const auto fit = [&](const std::vector<size_t>& index) {
-    std::vector<TreeSample> chosen;
-    for (size_t i : index) chosen.push_back(samples[i]);
-    return fit_tree(chosen, gpu, base).params;
-  };
+  const auto fit = [&](const std::vector<size_t>& index) { return fit_tree(subset(samples, index), gpu, base).params; };
   const auto predict = [&](const sim::TransportParams& p, size_t i) { return tree_seconds(p, samples[i], gpu, base); };
   out.profile.tree = sim::TransportParams{};
   out.fits.push_back(measure<sim::TransportParams>("tree", points, fit, predict, &*out.profile.tree));

@@ -11,8 +11,6 @@
 namespace tpsim::calibrate {
 namespace {
 
-constexpr double kBf16Bytes = 2.0;
-
 bool is_collective(const std::string& pattern) {
   return model::collective_kind_named(pattern).has_value();
 }
@@ -50,7 +48,7 @@ CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& 
   const int ranks = overlap_ranks(m);
   auto simulate = [&](bool gemm, bool partner, model::OpId* gemm_id) {
     model::LayerGraph graph(ranks);
-    model::ProgramBuilder b(graph, kBf16Bytes);
+    model::ProgramBuilder b(graph, model::kBf16Bytes);
     b.set_gemm_fp8(m.dtype == "fp8");
     b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
@@ -73,7 +71,7 @@ model::LayerContext async_context(const Measurement& m, bool chunked) {
   model::LayerContext ctx;
   ctx.tokens = m.m;
   ctx.local_tokens = m.m / m.ranks;
-  ctx.elem_bytes = kBf16Bytes;
+  ctx.elem_bytes = model::kBf16Bytes;
   ctx.variant.mode = model::TpMode::kAsync;
   ctx.variant.chunks = chunked ? m.chunks : 1;
   // real/ runs NCCL pipelines as rings of send/recv kernels and copy-engine ones as direct pulls.
@@ -88,7 +86,7 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
   const bool gather = m.pattern == "allgather_gemm";
   model::LayerGraph pipelined(m.ranks), baseline(m.ranks);
   {
-    model::ProgramBuilder b(pipelined, kBf16Bytes);
+    model::ProgramBuilder b(pipelined, model::kBf16Bytes);
     b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
     const model::LayerContext ctx = async_context(m, true);
@@ -99,17 +97,17 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
     }
   }
   {
-    model::ProgramBuilder b(baseline, kBf16Bytes);
+    model::ProgramBuilder b(baseline, model::kBf16Bytes);
     b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
     if (gather) {
       const model::OpId ag = b.collective("allgather", model::CollectiveKind::kAllGather,
-                                          static_cast<double>(m.m * m.k) * kBf16Bytes, "", {});
+                                          static_cast<double>(m.m * m.k) * model::kBf16Bytes, "", {});
       b.gemm("gemm", shape, {ag});
     } else {
       const model::OpId gemm = b.gemm("gemm", shape, {});
-      b.collective("reducescatter", model::CollectiveKind::kReduceScatter, static_cast<double>(m.m * m.n) * kBf16Bytes,
-                   "", {gemm});
+      b.collective("reducescatter", model::CollectiveKind::kReduceScatter,
+                   static_cast<double>(m.m * m.n) * model::kBf16Bytes, "", {gemm});
     }
   }
   CompositePrediction p;
@@ -123,11 +121,11 @@ CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel&
 // stands for blocking TP (each all-reduce waited for and added at once).
 double simulate_chain(const Measurement& m, int delta, const sim::CostModel& cost, const sim::EngineOptions& options) {
   model::LayerGraph graph(m.ranks);
-  model::ProgramBuilder b(graph, kBf16Bytes);
+  model::ProgramBuilder b(graph, model::kBf16Bytes);
   b.set_gemm_fp8(m.dtype == "fp8");
   b.set_module(-1);
   const model::GemmShape shape{m.m, m.n, m.k};
-  const double state = static_cast<double>(m.m * m.n) * kBf16Bytes;
+  const double state = static_cast<double>(m.m * m.n) * model::kBf16Bytes;
   const double elements = static_cast<double>(m.m * m.n);
   std::vector<model::OpId> reduced;
   for (int l = 0; l < m.modules; ++l) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "model/input_error.hpp"
+#include "model/op.hpp"
 #include "model/units.hpp"
 
 namespace tpsim::calibrate {
@@ -26,8 +27,7 @@ std::string configuration(const Measurement& m) {
 
 // The size a single-op point is ordered by within its group.
 double size_of(const Measurement& m) {
-  return m.kind == "gemm" ? 2.0 * static_cast<double>(m.m) * static_cast<double>(m.n) * static_cast<double>(m.k)
-                          : m.bytes;
+  return m.kind == "gemm" ? model::gemm_flops({m.m, m.n, m.k}) : m.bytes;
 }
 
 std::string group_of(const Measurement& m) {

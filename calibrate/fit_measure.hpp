@@ -58,8 +58,11 @@ inline bool two_sizes(const std::vector<const Measurement*>& points) {
   return false;
 }
 
-inline std::vector<RingSample> subset(const std::vector<RingSample>& samples, const std::vector<size_t>& index) {
-  std::vector<RingSample> out;
+// The samples at `index`, in its order: what a fit on part of the points takes.
+template <typename Sample>
+std::vector<Sample> subset(const std::vector<Sample>& samples, const std::vector<size_t>& index) {
+  std::vector<Sample> out;
+  out.reserve(index.size());
   for (size_t i : index) out.push_back(samples[i]);
   return out;
 }

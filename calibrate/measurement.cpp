@@ -129,11 +129,13 @@ bool Measurement::is_composite() const {
   return kind == "overlap" || kind == "async_tp" || kind == "dtp";
 }
 
+double bus_factor(const std::string& collective, int ranks) {
+  const double n = ranks;
+  return collective == "allreduce" ? 2.0 * (n - 1) / n : collective == "sendrecv" ? 1.0 : (n - 1) / n;
+}
+
 double Measurement::busbw_GBps() const {
-  const double r = ranks;
-  // nccl-tests factors: 2(n-1)/n all-reduce, (n-1)/n all-gather / reduce-scatter / all-to-all, 1 send/recv.
-  const double factor = collective == "allreduce" ? 2.0 * (r - 1) / r : collective == "sendrecv" ? 1.0 : (r - 1) / r;
-  return algbw_GBps() * factor;
+  return algbw_GBps() * bus_factor(collective, ranks);
 }
 
 Measurement parse_measurement(const std::string& line, const std::string& origin) {

@@ -70,6 +70,10 @@ struct Measurement {
                               // all-to-all) or 1 (send/recv), as nccl-tests defines it
 };
 
+// nccl-tests' bus factor of `collective` (a schema name) over `ranks`: 2(n-1)/n for all-reduce, (n-1)/n
+// for all-gather, reduce-scatter and all-to-all, 1 for send/recv (busbw = algbw x factor).
+double bus_factor(const std::string& collective, int ranks);
+
 // Reads a JSON-lines file; any bad line (not JSON, unknown kind, missing or non-positive field,
 // NaN) is an InputError naming file:line and the field.
 std::vector<Measurement> read_measurements(const std::string& path);

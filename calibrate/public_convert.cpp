@@ -5,6 +5,7 @@
 #include "calibrate/public_convert.hpp"
 
 #include "calibrate/csv_table.hpp"
+#include "model/op.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -57,7 +58,7 @@ std::vector<Measurement> gemms(const std::string& dir, const std::string& file) 
     m.k = static_cast<int64_t>(t.number(r, "k"));
     m.provenance = provenance(t, r, file, "");
     m.provenance["notes"] = t.at(r, "notes");
-    const double flops = 2.0 * static_cast<double>(m.m) * static_cast<double>(m.n) * static_cast<double>(m.k);
+    const double flops = model::gemm_flops({m.m, m.n, m.k});
     out.push_back(timed(m, flops / (t.number(r, "tflops") * 1e12)));
   }
   return out;
@@ -115,8 +116,7 @@ std::vector<Measurement> multinode_allreduce(const std::string& dir) {
           "for the H200 sweep); 16 GiB at 846 GB/s busbw is beyond the 682 GB/s of this B200 node's ring";
     }
     m.provenance["notes"] = t.at(r, "notes");
-    const double n = m.ranks;
-    const double algbw_GBps = t.number(r, "bw_GBps") * n / (2.0 * (n - 1));  // busbw = algbw x 2(n-1)/n
+    const double algbw_GBps = t.number(r, "bw_GBps") / bus_factor(m.collective, m.ranks);
     out.push_back(timed(m, m.bytes / (algbw_GBps * 1e9)));
   }
   return out;
@@ -135,9 +135,7 @@ std::vector<Measurement> nvls_vs_ring(const std::string& dir, const std::string&
     m.provenance["config"] = t.at(r, "config");
     m.provenance["notes"] = t.at(r, "notes");
     if (t.at(r, "config") == "NVLS enabled" && m.algorithm == "ring") m.details["nvls_declined"] = true;
-    const double n = m.ranks;
-    const double bus_factor = m.collective == "allreduce" ? 2.0 * (n - 1) / n : (n - 1) / n;
-    out.push_back(timed(m, m.bytes / (t.number(r, "busbw_GBps") / bus_factor * 1e9)));
+    out.push_back(timed(m, m.bytes / (t.number(r, "busbw_GBps") / bus_factor(m.collective, m.ranks) * 1e9)));
   }
   return out;
 }

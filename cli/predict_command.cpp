@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/measurement.hpp"
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 #include "model/program_builder.hpp"
@@ -52,12 +53,9 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
     throw InputError("--dtype fp8: " + why);
   }
   const model::GemmShape shape{q.m, q.n, q.k};
-  // fp8: e4m3 operands (1 byte), bf16 output.
-  const double operands =
-      static_cast<double>(q.m) * static_cast<double>(q.k) + static_cast<double>(q.k) * static_cast<double>(q.n);
-  const double bytes = (fp8 ? 1.0 : 2.0) * operands + 2.0 * static_cast<double>(q.m) * static_cast<double>(q.n);
+  const double bytes = model::gemm_bytes(shape, fp8 ? model::kFp8Bytes : model::kBf16Bytes, model::kBf16Bytes);
   const double seconds = cost.gemm_seconds(shape, bytes, fp8);
-  const double flops = 2.0 * static_cast<double>(q.m) * static_cast<double>(q.n) * static_cast<double>(q.k);
+  const double flops = model::gemm_flops(shape);
   const sim::GemmTiling tiling = cost.gemm_tiling(shape);
   if (target.json) {
     Json j;
@@ -109,16 +107,10 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
                      " on one " + cost.gpu().name + " " + fabric.name + " domain" +
                      (q.topology == "ib-rail" ? "" : " (ib-rail spans nodes)"));
   }
-  model::CollectiveKind kind;
-  double bus_factor;
-  const double n = q.ranks;
   const std::optional<model::CollectiveKind> named = model::collective_kind_named(q.kind);
   if (!named) throw InputError("--kind " + q.kind + ": valid: allreduce, allgather, reducescatter, alltoall, sendrecv");
-  kind = *named;
-  // nccl-tests' bus factors.
-  bus_factor = kind == model::CollectiveKind::kAllReduce  ? 2.0 * (n - 1) / n
-               : kind == model::CollectiveKind::kSendRecv ? 1.0
-                                                          : (n - 1) / n;
+  const model::CollectiveKind kind = *named;
+  const double bus_factor = calibrate::bus_factor(q.kind, q.ranks);  // nccl-tests' convention
   const std::optional<model::CollectiveAlgorithm> named_algorithm = model::collective_algorithm_named(q.algorithm);
   if (!named_algorithm) {
     throw InputError("--algorithm " + q.algorithm +

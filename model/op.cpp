@@ -4,7 +4,11 @@
 namespace tpsim::model {
 
 double gemm_bytes(const GemmShape& s, double elem_bytes) {
-  return elem_bytes * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+  return gemm_bytes(s, elem_bytes, elem_bytes);
+}
+
+double gemm_bytes(const GemmShape& s, double operand_bytes, double output_bytes) {
+  return operand_bytes * static_cast<double>(s.m * s.k + s.k * s.n) + output_bytes * static_cast<double>(s.m * s.n);
 }
 
 bool is_kernel(OpKind kind) {

@@ -39,8 +39,19 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
 
+// Element widths: bf16, and fp8 (e4m3), whose GEMMs write bf16.
+inline constexpr double kBf16Bytes = 2.0;
+inline constexpr double kFp8Bytes = 1.0;
+
 // HBM bytes of a GEMM that reads A [m, k] and B [k, n] once and writes C [m, n] once.
 double gemm_bytes(const GemmShape& shape, double elem_bytes);
+// The same with operands and output of different widths (fp8: kFp8Bytes operands, a kBf16Bytes output).
+double gemm_bytes(const GemmShape& shape, double operand_bytes, double output_bytes);
+
+// FLOPs of a GEMM: a multiply and an add per m x n x k.
+inline double gemm_flops(const GemmShape& s) {
+  return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+}
 
 struct Op {
   std::string name;  // e.g. "L3.attn.qkv_proj.piece2"

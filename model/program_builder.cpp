@@ -31,9 +31,8 @@ OpId ProgramBuilder::gemm(const std::string& name, GemmShape shape, const std::v
   op.name = name;
   op.kind = OpKind::kGemm;
   op.gemm = shape;
-  op.flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
+  op.flops = gemm_flops(shape);
   op.fp8 = gemm_fp8_;
-  constexpr double kFp8Bytes = 1.0;
   op.bytes_read = (gemm_fp8_ ? kFp8Bytes : elem_bytes_) * static_cast<double>(shape.m * shape.k + shape.k * shape.n);
   op.bytes_written = elem_bytes_ * static_cast<double>(shape.m * shape.n);
   op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +

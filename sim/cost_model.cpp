@@ -52,14 +52,15 @@ double CostModel::tensor_rate(bool fp8) const {
   return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency;
 }
 
+double CostModel::gemm_compute_seconds(const model::GemmShape& shape, bool fp8) const {
+  const GemmTiling t = gemm_tiling(shape);
+  return model::gemm_flops(shape) / (tensor_rate(fp8) * t.wave_efficiency * t.tile_efficiency);
+}
+
 double CostModel::gemm_seconds(const model::GemmShape& shape, double bytes, bool fp8) const {
   const GemmParams& g = profile_.gemm;
-  const GemmTiling t = gemm_tiling(shape);
-  const double flops = 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) * static_cast<double>(shape.k);
-  const double rate = tensor_rate(fp8) * t.wave_efficiency * t.tile_efficiency;
-  const double compute_s = flops / rate;
   const double memory_s = bytes / (gpu_.hbm_Bps * g.hbm_efficiency);
-  return g.overhead_s + std::max(compute_s, memory_s);
+  return g.overhead_s + std::max(gemm_compute_seconds(shape, fp8), memory_s);
 }
 
 double CostModel::attention_seconds(double flops, double bytes) const {
@@ -76,9 +77,8 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
   k.memory_bytes = op.bytes_read + op.bytes_written;
   switch (op.kind) {
     case model::OpKind::kGemm: {
-      const GemmTiling t = gemm_tiling(op.gemm);
       k.overhead_s = profile_.gemm.overhead_s;
-      k.compute_s = op.flops / (tensor_rate(op.fp8) * t.wave_efficiency * t.tile_efficiency);
+      k.compute_s = gemm_compute_seconds(op.gemm, op.fp8);
       k.hbm_efficiency = profile_.gemm.hbm_efficiency;
       break;
     }

@@ -48,6 +48,8 @@ class CostModel {
 
   GemmTiling gemm_tiling(const model::GemmShape& shape) const;
   double gemm_seconds(const model::GemmShape& shape, double bytes, bool fp8 = false) const;
+  // Its tensor-core time alone: FLOPs over the full-wave rate and the wave and tile efficiencies.
+  double gemm_compute_seconds(const model::GemmShape& shape, bool fp8) const;
   // Why this GPU and profile cannot run fp8 GEMMs (no fp8 peak, no gemm.fp8_efficiency); empty if they can.
   std::string fp8_unsupported_reason() const;
   double attention_seconds(double flops, double bytes) const;

@@ -1,6 +1,8 @@
 // nccl-tests conventions (src/*.cu of NVIDIA/nccl-tests: the *GetCollByteCount and *GetBw functions).
 #include "real/core/collective.hpp"
 
+#include "calibrate/measurement.hpp"
+
 #include "model/input_error.hpp"
 
 namespace tpsim::real {
@@ -31,18 +33,7 @@ std::string schema_name(Collective collective) {
 }
 
 double bus_factor(Collective collective, int ranks) {
-  const double n = ranks;
-  switch (collective) {
-    case Collective::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-    case Collective::kAllToAll:
-      return (n - 1) / n;
-    case Collective::kSendRecv:
-      return 1.0;
-  }
-  return 1.0;
+  return calibrate::bus_factor(schema_name(collective), ranks);
 }
 
 int64_t size_alignment(Collective collective, int ranks, int64_t element_bytes) {
