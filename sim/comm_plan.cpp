@@ -83,7 +83,11 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
 // NCCL's tree all-reduce: chains inside nodes, a double binary tree across them, every hop on the
 // profile's tree transport, the tensor in chunks of up to tree_chunk_bytes per tree.
 CommPlan tree_plan(const model::Op& op, int ranks, const CostModel& cost) {
-  constexpr int kMaxChunks = 64;  // beyond this the pipeline's fill and drain are under 4% of it
+  // Assumed pipeline depth. In these lockstep steps every chunk pays the hop latency that NCCL
+  // overlaps across its in-flight steps, so more chunks overcharge latency and fewer overcharge the
+  // 2 x height - 1 fill and drain steps (17 on 4 nodes of 8). The tree fit goes through this same plan,
+  // so a fitted tree section absorbs the choice.
+  constexpr int kMaxChunks = 64;
   CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kTree;
   plan.transport = plan.network = *cost.profile().tree;
@@ -93,7 +97,7 @@ CommPlan tree_plan(const model::Op& op, int ranks, const CostModel& cost) {
   const double per_tree = op.tensor_bytes / trees;
   const int chunks =
       static_cast<int>(std::clamp(std::ceil(per_tree / cost.profile().tree_chunk_bytes), 1.0, double{kMaxChunks}));
-  plan.schedule = std::make_shared<const PeerSchedule>(double_binary_tree(ranks / per_node, per_node, chunks));
+  plan.schedule = shared_double_binary_tree(ranks / per_node, per_node, chunks);
   plan.steps = static_cast<int>(plan.schedule->sends.size());
   plan.message_bytes = per_tree / chunks;
   return plan;

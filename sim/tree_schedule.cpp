@@ -2,6 +2,8 @@
 #include "sim/tree_schedule.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace tpsim::sim {
 namespace {
@@ -75,6 +77,15 @@ PeerSchedule double_binary_tree(int nodes, int per_node, int chunks) {
       }
     }
   }
+  return schedule;
+}
+
+std::shared_ptr<const PeerSchedule> shared_double_binary_tree(int nodes, int per_node, int chunks) {
+  // tpsim plans on one thread per process (simulations in forked children, sweeps in worker
+  // processes), so the cache is never shared across threads.
+  static std::map<std::tuple<int, int, int>, std::shared_ptr<const PeerSchedule>> built;
+  std::shared_ptr<const PeerSchedule>& schedule = built[{nodes, per_node, chunks}];
+  if (!schedule) schedule = std::make_shared<const PeerSchedule>(double_binary_tree(nodes, per_node, chunks));
   return schedule;
 }
 

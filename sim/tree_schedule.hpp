@@ -4,6 +4,7 @@
 // chunks: up the tree (reduce), then down it (broadcast), both phases in flight at once.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 namespace tpsim::sim {
@@ -17,5 +18,8 @@ struct PeerSchedule {
 
 // `nodes` x `per_node` ranks (rank = node x per_node + local GPU), `chunks` pipelined chunks per tree.
 PeerSchedule double_binary_tree(int nodes, int per_node, int chunks);
+// The same, built once per (nodes, per_node, chunks) in this process and shared by every plan that
+// asks (a graph's all-reduces of one size, and the auto rule trying the tree for each of them).
+std::shared_ptr<const PeerSchedule> shared_double_binary_tree(int nodes, int per_node, int chunks);
 
 }  // namespace tpsim::sim
