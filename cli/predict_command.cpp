@@ -2,6 +2,7 @@
 // reported with the nccl-tests conventions (algbw = bytes / time, busbw = algbw x 2(n-1)/n or (n-1)/n).
 #include "cli/predict_command.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -83,28 +84,22 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
 
 int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   const sim::CostModel on_node = cost_model(target);
-  // ib-rail: as many nodes as the ranks fill (ranks beyond one node must fill whole nodes).
+  // ib-rail: as many nodes as the ranks reach (the placement check below wants them filled).
   const int per_node = on_node.gpu().gpus_per_node;
-  const bool multi_node = q.topology == "ib-rail" && q.ranks > per_node;
-  if (multi_node && q.ranks % per_node != 0) {
-    throw InputError("--ranks " + std::to_string(q.ranks) + ": on ib-rail, more than one node's " +
-                     std::to_string(per_node) + " GPUs must fill whole nodes (a multiple of " +
-                     std::to_string(per_node) + ")");
-  }
+  const int nodes = q.topology == "ib-rail" ? std::max(1, (q.ranks + per_node - 1) / per_node) : 1;
   if (q.nic_GBps < 0 || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
     throw InputError("--nic-GBps: a positive NIC bandwidth, for --topology ib-rail only");
   }
   sim::Fabric fabric;
   try {
-    fabric = sim::resolve_fabric(sim::FabricRequest{q.topology, multi_node ? q.ranks / per_node : 1, q.nic_GBps * 1e9},
-                                 on_node.gpu());
+    fabric = sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9}, on_node.gpu());
   } catch (const InputError& error) {
     throw InputError(std::string("--topology: ") + error.what());
   }
   const sim::CostModel cost(on_node.gpu(), on_node.profile(), fabric);
-  if (q.ranks < 2 || q.ranks > fabric.max_gpus) {
-    throw InputError("--ranks " + std::to_string(q.ranks) + ": must be 2.." + std::to_string(fabric.max_gpus) +
-                     " on one " + cost.gpu().name + " " + fabric.name + " domain" +
+  if (q.ranks < 2) throw InputError("--ranks " + std::to_string(q.ranks) + ": a group needs 2 GPUs or more");
+  if (const std::string why = sim::group_placement_problem(fabric, q.ranks, cost.gpu().name); !why.empty()) {
+    throw InputError("--ranks " + std::to_string(q.ranks) + ": " + why +
                      (q.topology == "ib-rail" ? "" : " (ib-rail spans nodes)"));
   }
   const std::optional<model::CollectiveKind> named = model::collective_kind_named(q.kind);

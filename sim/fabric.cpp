@@ -23,6 +23,19 @@ const std::vector<std::string>& fabric_names() {
   return names;
 }
 
+std::string group_placement_problem(const Fabric& fabric, int ranks, const std::string& gpu_name) {
+  if (ranks > fabric.max_gpus) {
+    return "needs more GPUs than the " + std::to_string(fabric.max_gpus) + " " + gpu_name + " GPUs of " +
+           (fabric.nodes > 1 ? std::to_string(fabric.nodes) + " " + fabric.name + " nodes"
+                             : "one " + fabric.name + " domain");
+  }
+  if (fabric.spans_nodes(ranks) && ranks % fabric.gpus_per_node != 0) {
+    return "spans nodes, so it must fill them: a multiple of " + std::to_string(fabric.gpus_per_node) + " (GPUs per " +
+           fabric.name + " node)";
+  }
+  return "";
+}
+
 Fabric nvswitch_fabric(const GpuSpec& gpu) {
   Fabric f;
   f.max_gpus = gpu.gpus_per_node;

@@ -44,11 +44,11 @@ Platform build_platform(int gpus, const CostModel& cost) {
                     {s4u::LinkInRoute(hbm[i])}, false);
     for (int j = 0; j < gpus; ++j) {
       if (i == j) continue;
-      std::vector<s4u::Link*> out = ports, in = ports;
-      if (!nics.empty() && fabric.node_of(i) != fabric.node_of(j)) out = in = nics;
+      // Between nodes through the NICs, inside a node through the NVLink ports.
+      const std::vector<s4u::Link*>& links = !nics.empty() && fabric.node_of(i) != fabric.node_of(j) ? nics : ports;
       std::vector<s4u::LinkInRoute> route = {
-          s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(out[i], s4u::LinkInRoute::Direction::UP),
-          s4u::LinkInRoute(in[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
+          s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(links[i], s4u::LinkInRoute::Direction::UP),
+          s4u::LinkInRoute(links[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
       if (bridge) route.insert(route.begin() + 2, s4u::LinkInRoute(bridge));
       zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route,
                       false);

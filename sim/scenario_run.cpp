@@ -119,16 +119,8 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
     in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }
   const int tp = s.parallelism.tp;
-  if (tp > fabric.max_gpus) {
-    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " needs more GPUs than the " +
-                                 std::to_string(fabric.max_gpus) + " " + gpu.name + " GPUs of " +
-                                 (fabric.nodes > 1 ? std::to_string(fabric.nodes) + " " : "one ") + fabric.name +
-                                 (fabric.nodes > 1 ? " nodes" : " domain"));
-  }
-  if (fabric.spans_nodes(tp) && tp % fabric.gpus_per_node != 0) {
-    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) +
-                                 " spans nodes, so it must fill them: a multiple of " +
-                                 std::to_string(fabric.gpus_per_node) + " (GPUs per " + fabric.name + " node)");
+  if (const std::string why = group_placement_problem(fabric, tp, gpu.name); !why.empty()) {
+    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " " + why);
   }
   return fabric;
 }
@@ -167,6 +159,8 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
   run.fabric = check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
+  // Checked here, where the error can name the file and line; the plans would raise it inside the
+  // simulation process, which reports it without a location.
   if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
     model::YamlReader(scenario.file)
         .fail(scenario.calibration.node,

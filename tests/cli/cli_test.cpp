@@ -170,11 +170,12 @@ TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings a
   CHECK_THAT(nic_on_nvswitch.err, Contains("--nic-GBps") && Contains("ib-rail only"));
   const auto ragged = test::run_tpsim("predict collective --topology ib-rail --ranks 12 --kind allreduce --bytes 1MiB");
   CHECK(ragged.exit_code == 2);
-  CHECK_THAT(ragged.err, Contains("--ranks 12: on ib-rail") && Contains("a multiple of 8"));
+  CHECK_THAT(ragged.err, Contains("--ranks 12: spans nodes, so it must fill them: a multiple of 8"));
   const auto one_domain =
       test::run_tpsim("predict collective --topology nvswitch --ranks 16 --kind allreduce --bytes 1MiB");
   CHECK(one_domain.exit_code == 2);
-  CHECK_THAT(one_domain.err, Contains("must be 2..8") && Contains("ib-rail spans nodes"));
+  CHECK_THAT(one_domain.err, Contains("--ranks 16: needs more GPUs than the 8 h100-sxm GPUs of one nvswitch domain") &&
+                                 Contains("ib-rail spans nodes"));
 }
 
 TEST_CASE("a run's JSON names the fabric and the calibration sections it used") {
