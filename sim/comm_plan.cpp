@@ -128,10 +128,26 @@ CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& co
 
 namespace {
 
-// A scheduled plan alone on an idle fabric: per step, the slowest rank's NVLink port or NIC, each
-// carrying the larger of what the rank sends and receives there.
+// One rank's step alone: `local` messages through its NVLink port and `remote` through its NIC (every
+// rail's NIC for striped plans, one sender per node and step), each on its transport; the slower.
+double rank_step_seconds(const CommPlan& plan, const CostModel& cost, double local, double remote) {
+  double seconds = 0;
+  if (local > 0) {
+    seconds =
+        plan.transport.step_latency_s + local * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency);
+  }
+  if (remote > 0) {
+    const double rails = plan.stripes_rails ? plan.gpus_per_node : 1.0;
+    seconds = std::max(
+        seconds, plan.network.step_latency_s +
+                     remote * plan.message_bytes / (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
+  }
+  return seconds;
+}
+
+// A scheduled plan: per step, the slowest rank, each link carrying the larger of what the rank sends
+// and receives over it.
 double idle_schedule_seconds(const CommPlan& plan, const CostModel& cost) {
-  const double rails = plan.stripes_rails ? plan.gpus_per_node : 1.0;
   double total = 0;
   for (size_t step = 0; step < plan.schedule->sends.size(); ++step) {
     double step_s = 0;
@@ -139,16 +155,8 @@ double idle_schedule_seconds(const CommPlan& plan, const CostModel& cost) {
       double local_out = 0, local_in = 0, remote_out = 0, remote_in = 0;
       for (int dst : plan.schedule->sends[step][rank]) (plan.crosses_nodes(rank, dst) ? remote_out : local_out) += 1;
       for (int src : plan.schedule->recvs[step][rank]) (plan.crosses_nodes(src, rank) ? remote_in : local_in) += 1;
-      const double local = std::max(local_out, local_in), remote = std::max(remote_out, remote_in);
-      if (local > 0) {
-        step_s = std::max(step_s, plan.transport.step_latency_s +
-                                      local * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency));
-      }
-      if (remote > 0) {
-        step_s = std::max(
-            step_s, plan.network.step_latency_s +
-                        remote * plan.message_bytes / (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
-      }
+      step_s = std::max(step_s,
+                        rank_step_seconds(plan, cost, std::max(local_out, local_in), std::max(remote_out, remote_in)));
     }
     total += step_s;
   }
@@ -159,27 +167,17 @@ double idle_schedule_seconds(const CommPlan& plan, const CostModel& cost) {
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
   if (plan.schedule) return idle_schedule_seconds(plan, cost);
-  const auto port_seconds = [&](double messages) {
-    return plan.transport.step_latency_s +
-           messages * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency);
-  };
-  if (plan.gpus_per_node == 0) return plan.steps * port_seconds(static_cast<double>(plan.send_offsets.size()));
-  // Per step, each rank's sends inside its node share its NVLink port and those to other nodes its
-  // NIC (striped plans: every rail's NIC, one sender per node and step in a ring).
-  const double rails = plan.stripes_rails ? plan.gpus_per_node : 1.0;
-  double step_s = 0;
-  for (int rank = 0; rank < plan.ranks; ++rank) {
+  // Offset plans: every step alike, its time the slowest rank's (inside one node every rank is alike);
+  // a step that sends nothing still pays the transport's latency.
+  const int ranks_to_check = plan.gpus_per_node == 0 ? 1 : plan.ranks;
+  double step_s = plan.send_offsets.empty() ? plan.transport.step_latency_s : 0;
+  for (int rank = 0; rank < ranks_to_check; ++rank) {
     double local = 0, remote = 0;
     for (int offset : plan.send_offsets) {
       const int dst = ((rank + offset) % plan.ranks + plan.ranks) % plan.ranks;
       (plan.crosses_nodes(rank, dst) ? remote : local) += 1;
     }
-    if (local > 0 || remote == 0) step_s = std::max(step_s, port_seconds(local));
-    if (remote > 0) {
-      step_s = std::max(
-          step_s, plan.network.step_latency_s +
-                      remote * plan.message_bytes / (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
-    }
+    step_s = std::max(step_s, rank_step_seconds(plan, cost, local, remote));
   }
   return plan.steps * step_s;
 }
