@@ -34,9 +34,7 @@ struct Stats {
 
 // The point's system: its GPU in one NVSwitch node, or in m.nodes ib-rail nodes.
 sim::CostModel cost_of(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
-  if (m.nodes <= 1) return sim::CostModel(gpu, profile);
-  return sim::CostModel(gpu, profile,
-                        sim::resolve_fabric(sim::FabricRequest{"ib-rail", m.nodes, m.nic_GBps * 1e9}, gpu));
+  return sim::CostModel(gpu, profile, sim::measured_fabric(gpu, m.nodes, m.nic_GBps * 1e9));
 }
 
 double predict(const Measurement& m, const sim::CostModel& cost, std::string* algorithm) {

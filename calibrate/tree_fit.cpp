@@ -15,11 +15,8 @@ double tree_seconds(const sim::TransportParams& params, const TreeSample& sample
                     const sim::CostProfile& base) {
   sim::CostProfile profile = base;
   profile.tree = params;
-  const int nodes = std::max(sample.nodes, 1);
-  const sim::Fabric fabric = nodes > 1 ? sim::resolve_fabric(sim::FabricRequest{"ib-rail", nodes, sample.nic_Bps}, gpu)
-                                       : sim::nvswitch_fabric(gpu);
-  if (nodes > 1) profile.network = params;  // the tree plan runs every hop on the tree transport
-  const sim::CostModel cost(gpu, profile, fabric);
+  profile.network = params;  // the tree plan runs every hop on the tree transport
+  const sim::CostModel cost(gpu, profile, sim::measured_fabric(gpu, sample.nodes, sample.nic_Bps));
   model::Op op;
   op.kind = model::OpKind::kCollective;
   op.collective = model::CollectiveKind::kAllReduce;

@@ -23,6 +23,10 @@ const std::vector<std::string>& fabric_names() {
   return names;
 }
 
+Fabric measured_fabric(const GpuSpec& gpu, int nodes, double nic_Bps) {
+  return nodes > 1 ? resolve_fabric(FabricRequest{"ib-rail", nodes, nic_Bps}, gpu) : nvswitch_fabric(gpu);
+}
+
 std::string group_placement_problem(const Fabric& fabric, int ranks, const std::string& gpu_name) {
   if (ranks > fabric.max_gpus) {
     return "needs more GPUs than the " + std::to_string(fabric.max_gpus) + " " + gpu_name + " GPUs of " +

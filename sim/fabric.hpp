@@ -37,6 +37,10 @@ struct Fabric {
 // The NVSwitch node of a GPU: its NVLink port, gpus_per_node GPUs.
 Fabric nvswitch_fabric(const GpuSpec& gpu);
 
+// The fabric a measurement over `nodes` nodes ran on: one NVSwitch node, or ib-rail nodes with NICs
+// of `nic_Bps` (0: the default).
+Fabric measured_fabric(const GpuSpec& gpu, int nodes, double nic_Bps);
+
 // What hardware: says about the fabric besides the GPU.
 struct FabricRequest {
   std::string topology = "nvswitch";  // nvswitch | nvl72 | pcie | ib-rail
