@@ -39,19 +39,18 @@ void read_gemm(const YamlReader& in, const YAML::Node& node, GemmParams& g) {
   }
 }
 
-void read_transport(const YamlReader& in, const YAML::Node& node, const std::string& name, TransportParams& t,
-                    int* sms) {
+// A transport section: step latency and link efficiency, plus the section's own `extra` keys (read by
+// the caller); every section may say its source and fit.
+TransportParams read_transport(const YamlReader& in, const YAML::Node& node, const std::string& name, TransportParams t,
+                               const std::vector<std::string>& extra = {}) {
   std::vector<std::string> keys = {"step_latency_us", "link_efficiency", "source", "fit"};
-  if (sms) {
-    keys.push_back("sms");
-    keys.push_back("small_messages");
-  }
+  keys.insert(keys.end(), extra.begin(), extra.end());
   in.expect_map(node, name, keys);
   if (node["step_latency_us"]) {
     t.step_latency_s = in.non_negative_number(node["step_latency_us"], name + ".step_latency_us") * 1e-6;
   }
   if (node["link_efficiency"]) t.link_efficiency = fraction(in, node["link_efficiency"], name + ".link_efficiency");
-  if (sms && node["sms"]) *sms = static_cast<int>(in.non_negative_number(node["sms"], name + ".sms"));
+  return t;
 }
 
 }  // namespace
@@ -76,53 +75,27 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     in.expect_map(a, "attention", {"efficiency", "source"});
     if (a["efficiency"]) p.attention.efficiency = fraction(in, a["efficiency"], "attention.efficiency");
   }
-  if (root["nccl"]) {
-    read_transport(in, root["nccl"], "nccl", p.nccl, &p.nccl_sms);
-    if (const YAML::Node small = root["nccl"]["small_messages"]) {
-      p.nccl_small = TransportParams{};
-      read_transport(in, small, "nccl.small_messages", *p.nccl_small, nullptr);
-    }
+  if (const YAML::Node n = root["nccl"]) {
+    p.nccl = read_transport(in, n, "nccl", p.nccl, {"sms", "small_messages"});
+    if (n["sms"]) p.nccl_sms = static_cast<int>(in.non_negative_number(n["sms"], "nccl.sms"));
+    if (n["small_messages"]) p.nccl_small = read_transport(in, n["small_messages"], "nccl.small_messages", {});
   }
-  if (root["copy_engine"]) read_transport(in, root["copy_engine"], "copy_engine", p.copy_engine, nullptr);
+  if (root["copy_engine"]) p.copy_engine = read_transport(in, root["copy_engine"], "copy_engine", p.copy_engine);
   if (const YAML::Node o = root["one_shot"]) {
-    in.expect_map(o, "one_shot", {"step_latency_us", "link_efficiency", "max_bytes", "source", "fit"});
-    if (o["step_latency_us"]) {
-      p.one_shot.step_latency_s = in.non_negative_number(o["step_latency_us"], "one_shot.step_latency_us") * 1e-6;
-    }
-    if (o["link_efficiency"])
-      p.one_shot.link_efficiency = fraction(in, o["link_efficiency"], "one_shot.link_efficiency");
+    p.one_shot = read_transport(in, o, "one_shot", p.one_shot, {"max_bytes"});
     if (o["max_bytes"]) p.one_shot_max_bytes = in.non_negative_number(o["max_bytes"], "one_shot.max_bytes");
   }
   if (const YAML::Node t = root["two_shot"]) {
-    in.expect_map(t, "two_shot", {"step_latency_us", "link_efficiency", "max_bytes", "source", "fit"});
-    p.two_shot = TransportParams{};
-    if (t["step_latency_us"]) {
-      p.two_shot->step_latency_s = in.non_negative_number(t["step_latency_us"], "two_shot.step_latency_us") * 1e-6;
-    }
-    if (t["link_efficiency"])
-      p.two_shot->link_efficiency = fraction(in, t["link_efficiency"], "two_shot.link_efficiency");
+    p.two_shot = read_transport(in, t, "two_shot", {}, {"max_bytes"});
     if (t["max_bytes"]) p.two_shot_max_bytes = in.non_negative_number(t["max_bytes"], "two_shot.max_bytes");
   }
   if (const YAML::Node n = root["nvls"]) {
-    in.expect_map(n, "nvls", {"step_latency_us", "link_efficiency", "min_ranks", "min_ranks_source", "source", "fit"});
-    p.nvls = TransportParams{};
-    if (n["step_latency_us"]) {
-      p.nvls->step_latency_s = in.non_negative_number(n["step_latency_us"], "nvls.step_latency_us") * 1e-6;
-    }
-    if (n["link_efficiency"]) p.nvls->link_efficiency = fraction(in, n["link_efficiency"], "nvls.link_efficiency");
+    p.nvls = read_transport(in, n, "nvls", {}, {"min_ranks", "min_ranks_source"});
     if (n["min_ranks"]) p.nvls_min_ranks = static_cast<int>(in.positive_int(n["min_ranks"], "nvls.min_ranks"));
   }
-  if (root["network"]) {
-    p.network = TransportParams{};
-    read_transport(in, root["network"], "network", *p.network, nullptr);
-  }
+  if (root["network"]) p.network = read_transport(in, root["network"], "network", {});
   if (const YAML::Node t = root["tree"]) {
-    in.expect_map(t, "tree", {"step_latency_us", "link_efficiency", "chunk_bytes", "source", "fit"});
-    p.tree = TransportParams{};
-    if (t["step_latency_us"]) {
-      p.tree->step_latency_s = in.non_negative_number(t["step_latency_us"], "tree.step_latency_us") * 1e-6;
-    }
-    if (t["link_efficiency"]) p.tree->link_efficiency = fraction(in, t["link_efficiency"], "tree.link_efficiency");
+    p.tree = read_transport(in, t, "tree", {}, {"chunk_bytes"});
     if (t["chunk_bytes"]) p.tree_chunk_bytes = in.positive_number(t["chunk_bytes"], "tree.chunk_bytes");
   }
   if (const YAML::Node l = root["launch"]) {
