@@ -5,6 +5,15 @@
 #include "model/units.hpp"
 
 namespace tpsim::calibrate {
+namespace {
+
+// A transport's latency and efficiency as the first lines of its section (`indent` deep, no final newline).
+std::string transport_lines(const sim::TransportParams& t, const std::string& indent = "  ") {
+  return indent + "step_latency_us: " + model::format_number("%.6g", t.step_latency_s * 1e6) + "\n" + indent +
+         "link_efficiency: " + model::format_number("%.6g", t.link_efficiency);
+}
+
+}  // namespace
 
 std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files) {
   const sim::CostProfile& p = fit.profile;
@@ -67,28 +76,22 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
        "\n  source: \"not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on "
        "H100 SXM, head dim 128\"\n";
-  y += "nccl:\n  step_latency_us: " + model::format_number("%.6g", p.nccl.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + model::format_number("%.6g", p.nccl.link_efficiency) +
-       "\n  sms: " + std::to_string(p.nccl_sms) +
+  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) +
        "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms " + sms_source() + "\"\n";
   if (p.nccl_small) {
-    y += "  small_messages:\n    step_latency_us: " + model::format_number("%.6g", p.nccl_small->step_latency_s * 1e6) +
-         "\n    link_efficiency: " + model::format_number("%.6g", p.nccl_small->link_efficiency) +
+    y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") +
          "\n    source: \"the low-latency protocol regime (LL / LL128) of the same fit: the faster regime runs\"\n";
   }
   y += fit_block("nccl");
-  y += "copy_engine:\n  step_latency_us: " + model::format_number("%.6g", p.copy_engine.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + model::format_number("%.6g", p.copy_engine.link_efficiency) + "\n  source: \"" +
+  y += "copy_engine:\n" + transport_lines(p.copy_engine) + "\n  source: \"" +
        (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")
                                 : std::string("step latency assumed (measure with real/ memcpy)")) +
        "\"\n" + fit_block("copy_engine");
-  y += "one_shot:\n  step_latency_us: " + model::format_number("%.6g", p.one_shot.step_latency_s * 1e6) +
-       "\n  link_efficiency: " + model::format_number("%.6g", p.one_shot.link_efficiency) +
+  y += "one_shot:\n" + transport_lines(p.one_shot) +
        "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
        "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
   if (p.two_shot) {
-    y += "two_shot:\n  step_latency_us: " + model::format_number("%.6g", p.two_shot->step_latency_s * 1e6) +
-         "\n  link_efficiency: " + model::format_number("%.6g", p.two_shot->link_efficiency) +
+    y += "two_shot:\n" + transport_lines(*p.two_shot) +
          "\n  max_bytes: " + model::format_number("%.0f", p.two_shot_max_bytes) +
          "\n  source: \"all-reduce points run as two-shot (custom all-reduce kernels); max_bytes as one_shot's\"\n" +
          fit_block("two_shot");
@@ -103,22 +106,18 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
           (origins.empty() ? "as in " + fit.base : "NCCL ran rings with NVLS enabled at fewer ranks: " + origins) +
           "\"";
     }
-    y += "nvls:\n  step_latency_us: " + model::format_number("%.6g", p.nvls->step_latency_s * 1e6) +
-         "\n  link_efficiency: " + model::format_number("%.6g", p.nvls->link_efficiency) + min_ranks +
+    y += "nvls:\n" + transport_lines(*p.nvls) + min_ranks +
          "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
          fit_block("nvls");
   }
   if (p.network) {
-    y += "network:\n  step_latency_us: " + model::format_number("%.6g", p.network->step_latency_s * 1e6) +
-         "\n  link_efficiency: " + model::format_number("%.6g", p.network->link_efficiency) +
+    y += "network:\n" + transport_lines(*p.network) +
          "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "
          "nodes, striped over every NIC of the node\"\n" +
          fit_block("network");
   }
   if (p.tree) {
-    y += "tree:\n  step_latency_us: " + model::format_number("%.6g", p.tree->step_latency_s * 1e6) +
-         "\n  link_efficiency: " + model::format_number("%.6g", p.tree->link_efficiency) +
-         "\n  chunk_bytes: " + model::format_number("%.0f", p.tree_chunk_bytes) +
+    y += "tree:\n" + transport_lines(*p.tree) + "\n  chunk_bytes: " + model::format_number("%.0f", p.tree_chunk_bytes) +
          "\n  source: \"all-reduces run as NCCL's tree (every hop, NVLink and NIC); chunk_bytes assumed: NCCL's 4 MiB "
          "buffer over 8 steps, 8 channels\"\n" +
          fit_block("tree");
