@@ -149,6 +149,8 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
       ->required();
   collective->add_option("--dtype", o.collective_dtype, "float32 or bf16")->capture_default_str();
   collective->add_option("--placement", o.placement, "out, in or both (out-of-place, in-place)")->capture_default_str();
+  // Sanity bounds that catch a wrong unit or a typo, not hardware limits: up to 2^20 nodes; a NIC from
+  // 1 MB/s to 1 PB/s (today's are 25 to 100 GB/s).
   collective->add_option("--nodes", o.nodes, "Nodes the ranks span, as many GPUs each (recorded for the network fit)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
@@ -189,6 +191,8 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
 
   CLI::App* launch =
       app.add_subcommand("launch", "Host time per kernel launch and per cross-stream wait: chains of empty kernels");
+  // Two kernels at least: the cross-stream chain alternates between two streams. The upper bound only
+  // catches typos (a million launches take seconds).
   launch->add_option("--kernels", o.kernels, "Empty kernels per chain")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000000));

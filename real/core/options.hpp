@@ -74,7 +74,9 @@ struct RealOptions {
   std::vector<int> chunks;
   std::vector<std::string> transports;  // nccl, copy_engine
   // launch
-  int kernels = 1000;  // empty kernels per chain
+  // Empty kernels per chain: at 2-5 us per launch a chain lasts milliseconds, thousands of times the
+  // event timer's 0.5 us resolution (see min_sample_s).
+  int kernels = 1000;
   // dtp
   int modules = 8;
   std::vector<int> deltas;

@@ -58,7 +58,7 @@ measure gemm_fp8 gemm --dtype fp8 --shape 8192x8192x8192 --shape 8192x3584x4096 
 measure gemm_square gemm --shape 1024x1024x1024 --shape 2048x2048x2048 --shape 4096x4096x4096 \
   --shape 8192x8192x8192 --shape 16384x16384x16384
 measure memcpy memcpy --path device --path copy_kernel -b 1MiB -e 4GiB -f 4
-measure launch launch --kernels 2000
+measure launch launch
 for blocks in 16 32; do
   measure "overlap_blocks$blocks" overlap --shape 8192x8192x8192 --shape 8192x3584x4096 --shape 65536x3584x4096 \
     --partner memcpy_device --partner copy_kernel --bytes 1GiB --copy-blocks "$blocks"
