@@ -26,7 +26,7 @@ void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec
         sim::CostProfile profile;
         profile.gemm = p;
         const model::GemmShape& s = samples[i].shape;
-        return sim::CostModel(gpu, profile).gemm_seconds(s, model::gemm_bytes(s, 2.0));
+        return sim::CostModel(gpu, profile).gemm_seconds(s, model::gemm_bytes(s, model::kBf16Bytes));
       },
       &params));
   out.profile.gemm = params;
