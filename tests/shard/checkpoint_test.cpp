@@ -25,6 +25,21 @@ Matrix silu_times(const Matrix& gate, const Matrix& up) {
   return gate.unaryExpr([](float x) { return x / (1.0f + std::exp(-x)); }).cwiseProduct(up);
 }
 
+// Affinity statistics of a checkpoint over 8 probe tokens, and the forward pass's traces on them.
+struct ProbedCheckpoint {
+  AffinityTables tables;
+  std::vector<LayerTrace> traces;
+};
+
+ProbedCheckpoint probe(const Checkpoint& c, int vocab) {
+  const std::vector<int> tokens = probe_tokens(8, vocab);
+  AffinityOptions options;
+  options.sequence_length = 8;
+  ProbedCheckpoint out{affinity_statistics(c, tokens, options), {}};
+  forward(c, tokens, &out.traces, false);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("a permuted checkpoint computes the same logits, with q/k norms and with q/k/v biases") {
@@ -59,13 +74,9 @@ TEST_CASE("the first-order up score matches removing a small group contribution 
   const int64_t width = m.heads / m.kv_heads * m.head_dim, group = 1;
   const float epsilon = 1e-3f;  // the group's contribution, small: the first order dominates
   c.layers[0].o.middleCols(group * width, width) *= epsilon;
-  const std::vector<int> tokens = probe_tokens(8, m.vocab);
-  AffinityOptions options;
-  options.sequence_length = 8;
-  const AffinityTables t = affinity_statistics(c, tokens, options);
-
-  std::vector<LayerTrace> traces;
-  forward(c, tokens, &traces, false);
+  const ProbedCheckpoint probed = probe(c, m.vocab);
+  const AffinityTables& t = probed.tables;
+  const std::vector<LayerTrace>& traces = probed.traces;
   const LayerTrace& tr = traces[0];
   const LayerWeights& l = c.layers[0];
   const Matrix contribution =
@@ -83,13 +94,9 @@ TEST_CASE("the first-order down score matches removing a small neuron contributi
   Checkpoint c = read_checkpoint(write_tiny_checkpoint("tpsim_tiny_fd_down", m, 13));
   const int64_t neuron = 5, hd = m.head_dim, per_group = m.heads / m.kv_heads;
   c.layers[0].down.col(neuron) *= 1e-3f;
-  const std::vector<int> tokens = probe_tokens(8, m.vocab);
-  AffinityOptions options;
-  options.sequence_length = 8;
-  const AffinityTables t = affinity_statistics(c, tokens, options);
-
-  std::vector<LayerTrace> traces;
-  forward(c, tokens, &traces, false);
+  const ProbedCheckpoint probed = probe(c, m.vocab);
+  const AffinityTables& t = probed.tables;
+  const std::vector<LayerTrace>& traces = probed.traces;
   const LayerWeights& next = c.layers[1];
   const Matrix x = traces[1].x_attn;
   const Matrix removed = x - traces[0].act.col(neuron) * c.layers[0].down.col(neuron).transpose();
