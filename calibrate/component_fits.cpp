@@ -8,6 +8,7 @@
 #include "calibrate/composite_model.hpp"
 #include "calibrate/fit_measure.hpp"
 #include "calibrate/gemm_fit.hpp"
+#include "calibrate/profile_transfer.hpp"
 #include "calibrate/tree_fit.hpp"
 #include "model/input_error.hpp"
 #include "model/units.hpp"
@@ -86,29 +87,15 @@ void fit_fp8_gemms(const std::vector<const Measurement*>& points, const sim::Gpu
   out.fp8_source = "fitted on fp8 GEMMs (e4m3 operands)";
 }
 
-namespace {
-
-// Where a GPU has no fp8 GEMM measurements: its bf16 efficiency times the ratio of its fp8 and bf16
-// max-achievable-matmul fractions of peak (gemm_mamf.csv; H200 and H800 share the H100 die, and
-// H200's bf16 fraction is not published: H100's is used).
-struct MamfFractions {
-  const char* gpu;
-  double bf16_pct;
-  double fp8_pct;
-};
-constexpr MamfFractions kMamf[] = {
-    {"h100-sxm", 80.3, 70.9}, {"h800-sxm", 80.3, 70.9}, {"h200-sxm", 80.3, 73.4}, {"b200", 77.6, 76.3}};
-
-}  // namespace
-
+// Where a GPU has no fp8 GEMM measurements: its bf16 efficiency times the ratio of its published fp8
+// and bf16 max-achievable-matmul fractions of peak.
 void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out) {
-  for (const MamfFractions& f : kMamf) {
-    if (gpu.name != f.gpu) continue;
-    out.profile.gemm.fp8_efficiency = out.profile.gemm.efficiency * f.fp8_pct / f.bf16_pct;
-    out.fp8_source = "not fitted: the bf16 efficiency x " + model::format_number("%.1f", f.fp8_pct) + " / " +
-                     model::format_number("%.1f", f.bf16_pct) +
-                     ", the fp8 and bf16 max-achievable-matmul fractions of peak (gemm_mamf.csv)";
-  }
+  const std::optional<MamfFractions> f = mamf_fractions(gpu.name);
+  if (!f || !f->fp8_pct) return;
+  out.profile.gemm.fp8_efficiency = out.profile.gemm.efficiency * *f->fp8_pct / f->bf16_pct;
+  out.fp8_source = "not fitted: the bf16 efficiency x " + model::format_number("%.1f", *f->fp8_pct) + " / " +
+                   model::format_number("%.1f", f->bf16_pct) +
+                   ", the fp8 and bf16 max-achievable-matmul fractions of peak (gemm_mamf.csv)";
 }
 
 // Peer copies at two sizes or more: the copy engine's step latency and efficiency. Each copy's bytes

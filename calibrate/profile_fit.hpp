@@ -36,6 +36,11 @@ struct ProfileFit {
   size_t other_gpu_points = 0;          // points of another GPU: only the network section takes them
   // All-reduces NCCL ran as rings with NVLS enabled (file:line): they set nvls.min_ranks.
   std::vector<std::string> nvls_declined;
+  // Set when the profile was carried to another GPU (profile_transfer.hpp): how the GEMM efficiency
+  // was scaled, why the nvls section was dropped, the attention efficiency's source.
+  std::string gemm_source;
+  std::string nvls_absent;
+  std::string attention_source;
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points

@@ -69,13 +69,17 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  overhead_us: " + model::format_number("%.6g", p.gemm.overhead_s * 1e6) +
        "\n  tile_m: " + std::to_string(p.gemm.tile_m) + "\n  tile_n: " + std::to_string(p.gemm.tile_n) +
        "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
-       "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" + fit_block("gemm");
+       "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" +
+       (fit.gemm_source.empty() ? std::string() : "  source: \"" + fit.gemm_source + "\"\n") + fit_block("gemm");
   y += "memory:\n  hbm_efficiency: " + model::format_number("%.6g", p.memory.hbm_efficiency) +
        "\n  overhead_us: " + model::format_number("%.6g", p.memory.overhead_s * 1e6) +
        "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
-  y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
-       "\n  source: \"not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on "
-       "H100 SXM, head dim 128\"\n";
+  const std::string attention_source =
+      fit.attention_source.empty() ? "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal "
+                                     "BF16 forward on H100 SXM, head dim 128"
+                                   : fit.attention_source;
+  y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) + "\n  source: \"" +
+       attention_source + "\"\n";
   y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) +
        "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms " + sms_source() + "\"\n";
   if (p.nccl_small) {
@@ -110,6 +114,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
          fit_block("nvls");
   }
+  if (!fit.nvls_absent.empty()) y += "# no nvls section: " + fit.nvls_absent + "\n";
   if (p.network) {
     y += "network:\n" + transport_lines(*p.network) +
          "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "

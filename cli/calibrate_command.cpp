@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "calibrate/profile_fit.hpp"
+#include "calibrate/profile_transfer.hpp"
 #include "calibrate/public_convert.hpp"
 #include "calibrate/public_report.hpp"
 #include "cli/measurement_files.hpp"
@@ -20,7 +21,7 @@ int calibrate_fit(const CalibrateOptions& options) {
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
   const sim::GpuSpec gpu = gpu_preset(measured_on, "--measured-on");
   const std::string target = options.gpu.empty() ? measured_on : options.gpu;
-  gpu_preset(target, "--gpu");  // must exist
+  const sim::GpuSpec target_gpu = gpu_preset(target, "--gpu");
   std::optional<sim::CostProfile> base;
   std::string base_name;
   if (!options.base.empty()) {
@@ -33,7 +34,8 @@ int calibrate_fit(const CalibrateOptions& options) {
       base_name = options.base;
     }
   }
-  const calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu, base ? &*base : nullptr, base_name);
+  calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu, base ? &*base : nullptr, base_name);
+  calibrate::transfer_profile(fit, gpu, target_gpu);
   std::vector<std::string> names;
   for (const std::string& file : options.files) names.push_back(file);
   write_output(options.out, calibrate::profile_yaml(fit, target, names));

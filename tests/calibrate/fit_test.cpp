@@ -8,6 +8,7 @@
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/measurement.hpp"
 #include "calibrate/profile_fit.hpp"
+#include "calibrate/profile_transfer.hpp"
 #include "calibrate/public_convert.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "calibrate/tree_fit.hpp"
@@ -114,6 +115,38 @@ TEST_CASE("the shipped default profiles are the fit of the shipped measurement f
     CHECK(c.errors.size() > 0);
     CHECK(c.max_abs_error_pct < 25.0);  // the worst, the NCCL ring fit at the protocol switch, is 22.6%
   }
+}
+
+TEST_CASE("a profile carried to the A100 scales its GEMM efficiency by the matmul fractions, without fp8 or NVLS") {
+  const sim::GpuSpec h100 = test::gpu_preset("h100-sxm");
+  const sim::GpuSpec a100 = test::gpu_preset("a100-sxm");
+  calibrate::ProfileFit fit = calibrate::fit_profile(default_fit_set(), h100);
+  REQUIRE(fit.profile.gemm.fp8_efficiency);
+  REQUIRE(fit.profile.nvls);
+  const sim::CostProfile fitted = fit.profile;
+  calibrate::transfer_profile(fit, h100, a100);
+  // gemm_mamf.csv: torch.mm reaches 86.9% of A100's bf16 peak and 80.3% of H100's.
+  CHECK(fit.profile.gemm.efficiency == Approx(fitted.gemm.efficiency * 86.9 / 80.3));
+  CHECK(fit.profile.gemm.hbm_efficiency == fitted.gemm.hbm_efficiency);
+  CHECK_FALSE(fit.profile.gemm.fp8_efficiency);  // Ampere has no fp8 tensor cores
+  CHECK_FALSE(fit.profile.nvls);                 // second-generation NVSwitch: no in-switch reduction
+  CHECK(fit.profile.nccl.link_efficiency == fitted.nccl.link_efficiency);
+  const std::string yaml = calibrate::profile_yaml(fit, "a100-sxm", {"h100.jsonl"});
+  CHECK_THAT(yaml, Contains("86.9 / 80.3") && Contains("FlashAttention-2") && Contains("no nvls section"));
+  // The shipped a100 profile is this transfer of the default fit, and its large square GEMMs reach
+  // the published max-achievable 271.2 TFLOP/s within 1% (efficiency x peak = 86.9% of 312).
+  const sim::CostProfile shipped = test::profile_preset("a100-sxm");
+  CHECK(shipped.gemm.efficiency == Approx(fit.profile.gemm.efficiency).epsilon(1e-5));
+  CHECK_FALSE(shipped.nvls);
+  const model::GemmShape square{8192, 8192, 8192};
+  const sim::CostModel cost(a100, shipped);
+  const double tflops = model::gemm_flops(square) / cost.gemm_seconds(square, model::gemm_bytes(square, 2)) / 1e12;
+  CHECK(tflops == Approx(271.2).epsilon(0.01));
+  // Carrying a profile to the GPU it was measured on changes nothing.
+  calibrate::ProfileFit same = calibrate::fit_profile(default_fit_set(), h100);
+  calibrate::transfer_profile(same, h100, h100);
+  CHECK(same.profile.gemm.efficiency == fitted.gemm.efficiency);
+  CHECK(same.gemm_source.empty());
 }
 
 TEST_CASE("the shipped measurement files are the conversion of the public tables") {

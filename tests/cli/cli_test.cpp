@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -144,9 +145,17 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   const auto bad = test::run_tpsim("predict collective --bytes 12XB");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("--bytes 12XB: expected a positive size"));
-  const auto no_profile = test::run_tpsim("predict gemm --gpu a100-sxm --m 1 --n 1 --k 1");
-  CHECK(no_profile.exit_code == 2);
-  CHECK_THAT(no_profile.err, Contains("no default calibration profile") && Contains("h100-sxm"));
+}
+
+TEST_CASE("a scenario on an inline GPU without a profile file is refused with the profiles there are") {
+  const std::string path = temp_path("inline_gpu.yaml");
+  std::ofstream(path) << ("name: t\nmodel: llama-3.1-8b\nhardware:\n  gpu: {name: my-gpu, peak_bf16_tflops: 500, hbm_GBps: 3000,"
+                   " sm_count: 100, nvlink_GBps: 400}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
+                          "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}]\n");
+  const auto r = test::run_tpsim("run " + path);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("no default calibration profile for GPU 'my-gpu'") && Contains("h100-sxm") &&
+                        Contains("a100-sxm"));
 }
 
 TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings across them") {
