@@ -192,14 +192,14 @@ void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out
   out.fits.push_back(c);
 }
 
-// A transport fit of `kind` (ring, one_shot, nvls): the fitter and the closed form of its time.
+// A transport fit of `name` (a ring protocol, one_shot, two_shot, nvls): the fitter and its closed form.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
   const std::vector<RingSample> samples = ring_samples(points);
   const double link = gpu.nvlink_Bps;
   const auto fit = [&](const std::vector<size_t>& index) {
     const std::vector<RingSample> chosen = subset(samples, index);
-    if (name == "nccl") return fit_ring(chosen, link).params;
+    if (name.rfind("nccl", 0) == 0) return fit_ring(chosen, link).params;
     if (name == "one_shot") return fit_one_shot(chosen, link).params;
     if (name == "two_shot") return fit_two_shot(chosen, link).params;
     return fit_nvls(chosen, link).params;
@@ -208,7 +208,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
     const RingSample& s = samples[i];
     const double bw = link * p.link_efficiency;
     const double n = s.ranks;
-    if (name == "nccl") return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * bw));
+    if (name.rfind("nccl", 0) == 0) return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * bw));
     if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
     if (name == "two_shot") return 2 * (p.step_latency_s + (n - 1) * s.tensor_bytes / (n * bw));
     return p.step_latency_s + s.tensor_bytes / bw;

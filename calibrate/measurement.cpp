@@ -38,6 +38,7 @@ class LineReader {
   double positive_or(const std::string& key, double fallback) const {
     return j_.contains(key) && !j_.at(key).is_null() ? positive(key) : fallback;
   }
+  bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
   std::string text_or(const std::string& key, const std::string& fallback) const {
     return j_.contains(key) && !j_.at(key).is_null() ? text(key) : fallback;
   }
@@ -76,6 +77,7 @@ void read_gemm_shape(const LineReader& in, Measurement& m) {
 void read_collective(const LineReader& in, Measurement& m) {
   m.collective = in.one_of("collective", kCollectives);
   m.algorithm = in.text_or("algorithm", "unknown");
+  if (in.has("protocol")) m.protocol = in.one_of("protocol", {"simple", "ll", "ll128", "unknown"});
   m.ranks = in.count("ranks", 2);
   m.bytes = in.positive("bytes");
   m.nodes = in.count_or("nodes", 1, 1);
@@ -235,6 +237,7 @@ Json to_json(const Measurement& m) {
   } else if (m.kind == "collective") {
     j["collective"] = m.collective;
     j["algorithm"] = m.algorithm;
+    if (m.protocol != "unknown") j["protocol"] = m.protocol;
     j["ranks"] = m.ranks;
     if (m.nodes > 1) j["nodes"] = m.nodes;
     if (m.nic_GBps > 0) j["nic_GBps"] = m.nic_GBps;

@@ -11,7 +11,8 @@ namespace tpsim::calibrate {
 
 // kind "gemm": m, n, k, dtype.  kind "collective": collective (allreduce, allgather, reducescatter,
 // alltoall, sendrecv),
-// algorithm as run (ring, nvls, one_shot, two_shot, or unknown), ranks, bytes (the whole tensor); across
+// algorithm as run (ring, nvls, one_shot, two_shot, or unknown), protocol as run (simple, ll, ll128 when
+// NCCL_PROTO forced it, else unknown), ranks, bytes (the whole tensor); across
 // nodes also nodes (dividing ranks; default 1) and, when known, nic_GBps (each GPU's NIC, one direction).
 // kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
 // kind "launch": a chain of `kernels` empty kernels launched one by one (pattern same_stream), or
@@ -35,6 +36,7 @@ struct Measurement {
   // collective / memcpy
   std::string collective;
   std::string algorithm = "unknown";
+  std::string protocol = "unknown";  // collective: NCCL_PROTO as run
   int ranks = 0;
   int nodes = 1;        // collective: nodes the ranks fill, ranks / nodes GPUs each
   double nic_GBps = 0;  // collective across nodes: each GPU's NIC, one direction (0: not stated)

@@ -18,6 +18,13 @@ namespace {
 constexpr double kAssumedCopyEngineStepLatency_s = 3e-6;
 constexpr double kAssumedHostLaunch_s = 4e-6;
 
+// The points of the rank count with the most of them (none if empty).
+std::vector<const Measurement*> most_points(const std::map<int, std::vector<const Measurement*>>& by_ranks) {
+  const auto most = std::max_element(by_ranks.begin(), by_ranks.end(),
+                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  return most == by_ranks.end() ? std::vector<const Measurement*>{} : most->second;
+}
+
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
@@ -32,7 +39,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   out.profile.gpu = gpu.name;
   std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees, overlaps, launches;
-  std::map<int, std::vector<const Measurement*>> rings;  // by rank count
+  // Ring all-gathers / reduce-scatters by rank count: of unknown protocol, and by the protocol forced.
+  std::map<int, std::vector<const Measurement*>> rings;
+  std::map<std::string, std::map<int, std::vector<const Measurement*>>> forced_rings;
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
   int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
@@ -68,7 +77,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
-    if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) rings[m.ranks].push_back(&m);
+    if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) {
+      (m.protocol == "unknown" ? rings : forced_rings[m.protocol])[m.ranks].push_back(&m);
+    }
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
@@ -85,12 +96,22 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else {
     derive_fp8_efficiency(gpu, out);  // from this GPU's published fractions, where known
   }
-  // The ring fit needs one rank count: the one with the most points.
-  const auto ring = std::max_element(rings.begin(), rings.end(),
-                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  if (ring != rings.end() && two_sizes(ring->second)) {
-    fit_ring_protocols(ring->second, gpu, out);
-  } else {
+  // A ring fit needs one rank count: the one with the most points. Points of unknown protocol fit
+  // Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
+  const std::vector<const Measurement*> ring = most_points(rings);
+  if (two_sizes(ring)) fit_ring_protocols(ring, gpu, out);
+  for (const auto& [protocol, by_ranks] : forced_rings) {
+    const std::vector<const Measurement*> points = most_points(by_ranks);
+    if (!two_sizes(points)) continue;
+    if (protocol == "simple") {
+      fit_transport("nccl_simple", points, gpu, out.profile.nccl, out);
+      continue;
+    }
+    std::optional<sim::TransportParams>& regime = protocol == "ll" ? out.profile.nccl_ll : out.profile.nccl_ll128;
+    regime = sim::TransportParams{};
+    fit_transport("nccl_" + protocol, points, gpu, *regime, out);
+  }
+  if (!two_sizes(ring) && !(forced_rings.count("simple") && two_sizes(most_points(forced_rings.at("simple"))))) {
     out.not_fitted.push_back("nccl");
   }
   if (two_sizes(one_shot)) {

@@ -42,8 +42,9 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   if (from && to && from->bf16_pct != to->bf16_pct) {
     p.gemm.efficiency *= to->bf16_pct / from->bf16_pct;
     fit.gemm_source = "efficiency: the " + measured_on.name + " fit's x " + model::format_number("%.1f", to->bf16_pct) +
-                      " / " + model::format_number("%.1f", from->bf16_pct) + ", the bf16 max-achievable-matmul fractions of " +
-                      target.name + " and " + measured_on.name + " (gemm_mamf.csv); the other values as fitted";
+                      " / " + model::format_number("%.1f", from->bf16_pct) +
+                      ", the bf16 max-achievable-matmul fractions of " + target.name + " and " + measured_on.name +
+                      " (gemm_mamf.csv); the other values as fitted";
     if (p.gemm.fp8_efficiency && fit.fp8_source.rfind("not fitted", 0) == 0) derive_fp8_efficiency(target, fit);
   }
   if (target.peak_fp8_flops <= 0 && p.gemm.fp8_efficiency) {

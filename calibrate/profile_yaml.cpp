@@ -30,18 +30,20 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     }
     return nullptr;
   };
-  const auto fit_block = [&](const std::string& name) {
+  // A section's fit: its points' errors, `indent` deep (a section inside a section: 4 spaces).
+  const auto fit_block = [&](const std::string& name, const std::string& indent = "  ") {
     const ComponentFit* c = fit_of(name);
-    if (!c && !fit.base.empty()) return "  fit: \"not fitted here: as in " + fit.base + "\"\n";
-    if (!c) return std::string("  source: \"not fitted: no measurements; default value\"\n");
-    std::string b = "  fit:\n    points: " + std::to_string(c->errors.size()) +
-                    "\n    max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
+    if (!c && !fit.base.empty()) return indent + "fit: \"not fitted here: as in " + fit.base + "\"\n";
+    if (!c) return indent + "source: \"not fitted: no measurements; default value\"\n";
+    std::string b = indent + "fit:\n" + indent + "  points: " + std::to_string(c->errors.size()) + "\n" + indent +
+                    "  max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
     if (c->held_out_max_abs_error_pct >= 0) {
-      b += "    held_out_max_abs_error_pct: " + model::format_number("%.1f", c->held_out_max_abs_error_pct) + "\n";
+      b += indent + "  held_out_max_abs_error_pct: " + model::format_number("%.1f", c->held_out_max_abs_error_pct) +
+           "\n";
     }
-    b += "    error_pct_per_point:\n";
+    b += indent + "  error_pct_per_point:\n";
     for (const PointError& e : c->errors)
-      b += "      \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
+      b += indent + "    \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
     return b;
   };
   const auto sms_source = [&]() -> std::string {
@@ -80,13 +82,29 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                                    : fit.attention_source;
   y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) + "\n  source: \"" +
        attention_source + "\"\n";
-  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) +
-       "\n  source: \"ring all-gather / reduce-scatter points (Simple protocol regime); sms " + sms_source() + "\"\n";
+  // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
+  // points of unknown protocol (Simple and one low-latency regime, the faster running).
+  const bool simple_forced = fit_of("nccl_simple") != nullptr;
+  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) + "\n  source: \"" +
+       (simple_forced ? "ring all-gather / reduce-scatter points run with NCCL_PROTO=Simple"
+                      : "ring all-gather / reduce-scatter points (Simple protocol regime)") +
+       "; sms " + sms_source() + "\"\n";
   if (p.nccl_small) {
     y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") +
-         "\n    source: \"the low-latency protocol regime (LL / LL128) of the same fit: the faster regime runs\"\n";
+         "\n    source: \"the low-latency protocol regime (LL or LL128: the points do not say) of the ring fit on "
+         "points of unknown protocol: the faster regime runs\"\n" +
+         (simple_forced && fit_of("nccl") ? fit_block("nccl", "    ") : std::string());
   }
-  y += fit_block("nccl");
+  for (const auto& [key, regime] : {std::pair{"ll", &p.nccl_ll}, std::pair{"ll128", &p.nccl_ll128}}) {
+    if (!*regime) continue;
+    const std::string name = std::string("nccl_") + key;
+    y += std::string("  ") + key + ":\n" + transport_lines(**regime, "    ") + "\n    source: \"" +
+         (fit_of(name) ? "ring all-gather / reduce-scatter points run with NCCL_PROTO=" +
+                             std::string(key == std::string("ll") ? "LL" : "LL128")
+                       : "as in " + fit.base) +
+         "\"\n" + (fit_of(name) ? fit_block(name, "    ") : std::string());
+  }
+  y += fit_block(simple_forced ? "nccl_simple" : "nccl");
   y += "copy_engine:\n" + transport_lines(p.copy_engine) + "\n  source: \"" +
        (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")
                                 : std::string("step latency assumed (measure with real/ memcpy)")) +

@@ -48,6 +48,7 @@ double predict(const Measurement& m, const sim::CostModel& cost, std::string* al
   // The algorithm the point was measured with, when the source says; else what tpsim would pick.
   if (const auto algorithm = model::collective_algorithm_named(m.algorithm))
     builder.set_collective_algorithm(*algorithm);
+  if (const auto protocol = model::protocol_named(m.protocol)) builder.set_collective_protocol(*protocol);
   const model::OpId op = builder.collective("c", *model::collective_kind_named(m.collective), m.bytes, "", {});
   *algorithm = model::to_string(sim::plan_communication(graph.op(op), m.ranks, cost).algorithm);
   return sim::simulate(graph, cost).makespan_s;

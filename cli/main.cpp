@@ -135,7 +135,13 @@ int main(int argc, char** argv) {
       ->add_option("--bytes", collective_query.bytes,
                    "Tensor size (all-reduce input, all-gather output, reduce-scatter input): 1048576, 64MiB, 2GB")
       ->required();
-  coll_app->add_option("--algorithm", collective_query.algorithm, "auto, ring, one_shot or nvls (all-reduce)")
+  coll_app
+      ->add_option("--algorithm", collective_query.algorithm,
+                   "auto, ring, one_shot, two_shot, nvls or tree (all-reduce)")
+      ->capture_default_str();
+  coll_app
+      ->add_option("--protocol", collective_query.protocol,
+                   "NCCL protocol of ring steps: auto (the fastest the profile has), simple, ll or ll128")
       ->capture_default_str();
 
   tpsim::cli::CalibrateOptions calibrate;

@@ -112,14 +112,21 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
                      ": valid: " + model::join_names(model::collective_algorithm_names()));
   }
   const model::CollectiveAlgorithm algorithm = *named_algorithm;
+  const std::optional<model::Protocol> protocol = model::protocol_named(q.protocol);
+  if (!protocol)
+    throw InputError("--protocol " + q.protocol + ": valid: " + model::join_names(model::protocol_names()));
   const double bytes = parse_bytes(q.bytes);
   model::LayerGraph graph(q.ranks);
   model::ProgramBuilder builder(graph, 2.0);
   builder.set_collective_algorithm(algorithm);
+  builder.set_collective_protocol(*protocol);
   const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});
   const sim::CommPlan plan = sim::plan_communication(graph.op(op), q.ranks, cost);  // bad profiles throw here
   const double seconds = sim::simulate(graph, cost).makespan_s;
-  const std::string algorithm_name = model::to_string(plan.algorithm);
+  // Rings also name their protocol regime.
+  const bool ring = plan.algorithm == model::CollectiveAlgorithm::kRing;
+  const std::string algorithm_name =
+      model::to_string(plan.algorithm) + (ring ? " " + model::to_string(plan.protocol) : std::string());
   const double algbw = bytes / seconds / 1e9;
   if (target.json) {
     Json j;
@@ -129,7 +136,8 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     j["nodes"] = fabric.nodes;
     j["kind"] = q.kind;
     j["bytes"] = bytes;
-    j["algorithm"] = algorithm_name;
+    j["algorithm"] = model::to_string(plan.algorithm);
+    if (ring) j["protocol"] = model::to_string(plan.protocol);
     j["time_s"] = seconds;
     j["algbw_GBps"] = algbw;
     j["busbw_GBps"] = algbw * bus_factor;

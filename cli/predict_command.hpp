@@ -23,6 +23,7 @@ struct CollectiveQuery {
   std::string kind = "allreduce";  // allreduce | allgather | reducescatter | alltoall | sendrecv
   std::string bytes;               // "1048576", "64MiB", "2GB", ...
   std::string algorithm = "auto";  // auto | ring | one_shot | two_shot | nvls | tree
+  std::string protocol = "auto";   // auto | simple | ll | ll128 (NCCL_PROTO, ring steps)
   double nic_GBps = 0;             // ib-rail: each GPU's NIC, one direction (0: 50 GB/s)
 };
 

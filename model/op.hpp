@@ -67,6 +67,7 @@ struct Op {
   // kCollective: the full tensor (all-reduce input, all-gather output, reduce-scatter input).
   CollectiveKind collective = CollectiveKind::kAllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  Protocol protocol = Protocol::kAuto;  // ring steps only
   double tensor_bytes = 0;
   int group_size = 1;
   // kExchange: one step of a pipelined transfer.

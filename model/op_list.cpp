@@ -10,8 +10,8 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kOpKeys = {"name",  "kind",       "stream",    "m",    "n",         "k",
-                                          "bytes", "collective", "algorithm", "peer", "transport", "after"};
+const std::vector<std::string> kOpKeys = {"name",       "kind",      "stream",   "m",    "n",         "k",    "bytes",
+                                          "collective", "algorithm", "protocol", "peer", "transport", "after"};
 
 double read_bytes(const YamlReader& in, const YAML::Node& node, const std::string& what) {
   if (!node) in.fail(node, what + " needs bytes");
@@ -47,6 +47,14 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     if (node["algorithm"]) {
       op.algorithm = collective_algorithm_named(
           in.choice(node["algorithm"], context + ".algorithm", collective_algorithm_names()));
+    }
+    if (node["protocol"]) {
+      op.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
+    }
+  } else {
+    for (const char* key : {"algorithm", "protocol"}) {
+      if (node[key])
+        in.fail(node[key], context + "." + key + ": only a collective has one (this is a " + op.kind + ")");
     }
   }
   if (op.kind == "p2p") {
@@ -109,6 +117,7 @@ LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dty
     std::vector<OpId> deps;
     for (const std::string& name : spec.after) deps.push_back(ids.at(name));
     b.set_collective_algorithm(spec.algorithm.value_or(algorithm));
+    b.set_collective_protocol(spec.protocol);
     OpId id = 0;
     if (spec.kind == "gemm") {
       id = b.gemm(spec.name, GemmShape{spec.m, spec.n, spec.k}, deps);

@@ -23,6 +23,7 @@ struct OpSpec {
   double bytes = 0;             // collective (whole tensor), p2p (message), memcpy, elementwise
   CollectiveKind collective = CollectiveKind::kAllReduce;
   std::optional<CollectiveAlgorithm> algorithm;  // collective; else the variant's
+  Protocol protocol = Protocol::kAuto;           // collective: NCCL_PROTO for its ring steps
   int peer = 1;                                  // p2p: send to rank+peer, receive from rank-peer
   Transport transport = Transport::kCopyEngine;  // p2p
   std::vector<std::string> after;                // names of earlier ops it waits for

@@ -72,6 +72,7 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   op.stream = Stream::kComm;
   op.collective = kind;
   op.algorithm = algorithm_;
+  op.protocol = protocol_;
   op.tensor_bytes = tensor_bytes;
   op.group_size = tp();
   op.transport = Transport::kSm;

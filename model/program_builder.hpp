@@ -20,6 +20,7 @@ class ProgramBuilder {
   void set_layer(int layer) { layer_ = layer; }
   void set_module(int module) { module_ = module; }
   void set_collective_algorithm(CollectiveAlgorithm algorithm) { algorithm_ = algorithm; }
+  void set_collective_protocol(Protocol protocol) { protocol_ = protocol; }
   // GEMMs issued from now on read fp8 (e4m3) operands and write elem_bytes outputs.
   void set_gemm_fp8(bool fp8) { gemm_fp8_ = fp8; }
   std::string prefix() const { return module_ < 0 ? std::string() : "L" + std::to_string(layer_) + "."; }
@@ -47,6 +48,7 @@ class ProgramBuilder {
   int layer_ = 0;
   int module_ = 0;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kAuto;
+  Protocol protocol_ = Protocol::kAuto;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
 };
 

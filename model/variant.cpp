@@ -57,6 +57,34 @@ std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string&
   return std::nullopt;
 }
 
+std::string to_string(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kAuto:
+      return "auto";
+    case Protocol::kSimple:
+      return "simple";
+    case Protocol::kLL:
+      return "ll";
+    case Protocol::kLL128:
+      return "ll128";
+    case Protocol::kLowLatency:
+      return "low_latency";
+  }
+  return "auto";
+}
+
+const std::vector<std::string>& protocol_names() {
+  static const std::vector<std::string> names = {"auto", "simple", "ll", "ll128"};
+  return names;
+}
+
+std::optional<Protocol> protocol_named(const std::string& name) {
+  for (Protocol p : {Protocol::kAuto, Protocol::kSimple, Protocol::kLL, Protocol::kLL128}) {
+    if (to_string(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
 std::string to_string(ChunkOrder order) {
   return order == ChunkOrder::kRing ? "ring" : "direct";
 }

@@ -22,6 +22,12 @@ enum class ChunkOrder { kRing, kDirect };
 // send/recvs run (NCCL send/recv messages): a plan's outcome, never asked for by name.
 enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kPointToPoint };
 
+// NCCL's protocols for ring steps (NCCL_PROTO): Simple for large messages, LL and LL128 for small ones
+// (lower latency, lower bandwidth); auto runs the fastest regime the profile has. kLowLatency is a
+// plan's outcome, never asked for by name: the one low-latency regime fitted on measurements that do
+// not say whether LL or LL128 ran.
+enum class Protocol { kAuto, kSimple, kLL, kLL128, kLowLatency };
+
 struct Variant {
   std::string name;
   TpMode mode = TpMode::kSp;
@@ -43,6 +49,10 @@ std::string to_string(CollectiveAlgorithm algorithm);
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name);
 // Those names, for messages and choices.
 const std::vector<std::string>& collective_algorithm_names();
+std::string to_string(Protocol protocol);
+// "auto", "simple", "ll", "ll128"; nullopt for anything else.
+std::optional<Protocol> protocol_named(const std::string& name);
+const std::vector<std::string>& protocol_names();
 
 // Empty when `chunks` suits tp ranks, else why not: chunks must be 1, divide tp, or be a multiple of it.
 std::string check_chunks(int chunks, int tp);

@@ -36,14 +36,30 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.send_offsets = {1};
   plan.recv_offsets = {-1};
   plan.message_bytes = op.tensor_bytes / ranks;
-  plan.transport = cost.profile().nccl;
-  if (const auto& small = cost.profile().nccl_small) {
-    CommPlan low = plan;
-    low.transport = *small;
-    low.low_latency_protocol = true;
-    if (idle_seconds(low, cost) < idle_seconds(plan, cost)) return low;
+  const CostProfile& profile = cost.profile();
+  if (op.protocol != model::Protocol::kAuto) {
+    const TransportParams* forced = protocol_regime(profile, op.protocol);
+    if (!forced) {
+      throw InputError("protocol " + model::to_string(op.protocol) + ": the calibration profile (" + profile.name +
+                       ") has no nccl." + model::to_string(op.protocol) +
+                       " section; fit one with `tpsim calibrate` on ring collectives measured with that NCCL_PROTO, "
+                       "or use protocol auto or simple");
+    }
+    plan.transport = *forced;
+    plan.protocol = op.protocol;
+    return plan;
   }
-  return plan;
+  plan.transport = profile.nccl;  // Simple, unless a low-latency regime is faster at this size
+  CommPlan best = plan;
+  for (const model::Protocol p : {model::Protocol::kLowLatency, model::Protocol::kLL, model::Protocol::kLL128}) {
+    const TransportParams* regime = protocol_regime(profile, p);
+    if (!regime) continue;
+    CommPlan candidate = plan;
+    candidate.transport = *regime;
+    candidate.protocol = p;
+    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
+  }
+  return best;
 }
 
 CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
@@ -199,11 +215,15 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   }
   // One-shot, two-shot and NVLS move data over NVLink (or NVSwitch multicast) alone.
   const bool one_domain = !cost.fabric().spans_nodes(ranks);
+  // A forced protocol other than Simple: NCCL's rings only (NVLS and tree run Simple here).
+  const bool simple_allowed = op.protocol == model::Protocol::kAuto || op.protocol == model::Protocol::kSimple;
+  const bool custom_allowed = op.protocol == model::Protocol::kAuto;  // one-shot, two-shot: not NCCL
   const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value() &&
-                             cost.fabric().in_switch_reduction && one_domain;
+                             cost.fabric().in_switch_reduction && one_domain && simple_allowed;
   const bool two_shot_possible =
       op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value() && one_domain;
-  const bool tree_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().tree.has_value();
+  const bool tree_possible =
+      op.collective == CollectiveKind::kAllReduce && cost.profile().tree.has_value() && simple_allowed;
   switch (op.algorithm) {
     case CollectiveAlgorithm::kRing:
       return ring_plan(op, ranks, cost);
@@ -224,11 +244,11 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   CommPlan best = ring_plan(op, ranks, cost);
   if (op.collective != CollectiveKind::kAllReduce) return best;
   std::vector<CommPlan> candidates;
-  if (one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
+  if (custom_allowed && one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
     candidates.push_back(direct_plan(op, ranks, cost));
   }
   if (nvls_possible && ranks >= cost.profile().nvls_min_ranks) candidates.push_back(nvls_plan(op, ranks, cost));
-  if (two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
+  if (custom_allowed && two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
     candidates.push_back(two_shot_plan(op, ranks, cost));
   }
   if (tree_possible && !one_domain) candidates.push_back(tree_plan(op, ranks, cost));

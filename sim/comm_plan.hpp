@@ -19,10 +19,10 @@ struct CommPlan {
   std::vector<int> recv_offsets;  // and receives one from each of these
   // Plans whose peers differ by rank (trees): each step's peers of every rank, instead of offsets.
   std::shared_ptr<const PeerSchedule> schedule;
-  double message_bytes = 0;           // payload of one message
-  TransportParams transport;          // latency per step and link efficiency
-  bool low_latency_protocol = false;  // ring on NCCL's LL / LL128 regime (profile nccl.small_messages)
-  bool uses_sms = true;               // an SM-driven kernel (slows concurrent compute)
+  double message_bytes = 0;                             // payload of one message
+  TransportParams transport;                            // latency per step and link efficiency
+  model::Protocol protocol = model::Protocol::kSimple;  // ring steps: the NCCL protocol regime they run
+  bool uses_sms = true;                                 // an SM-driven kernel (slows concurrent compute)
   int ranks = 0;
   // Multi-node groups (ib-rail): rank r sits in node r / gpus_per_node; 0 when the group is one node.
   int gpus_per_node = 0;
@@ -44,6 +44,9 @@ struct CommPlan {
 // section and it is faster (one-shot, two-shot and NVLS need one NVLink domain; forced, they fall
 // back to the ring as NCCL and custom all-reduces do), and needs the profile's network section
 // (InputError otherwise). A forced tree without a tree section runs the ring.
+// Rings run the fastest protocol regime the profile has, or the op's forced protocol (NCCL_PROTO:
+// InputError when the profile has no such regime). A forced protocol asks for NCCL: `auto` then leaves
+// out the custom one-shot and two-shot kernels, and NVLS and tree (Simple only here) unless it is Simple.
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
 
 // The plan's time alone on an idle fabric: per step, the slowest rank's NVLink port or NIC.

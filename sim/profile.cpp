@@ -53,7 +53,33 @@ TransportParams read_transport(const YamlReader& in, const YAML::Node& node, con
   return t;
 }
 
+// An optional transport section (a protocol regime, two-shot, NVLS, network, tree): it has no default
+// values to fall back on, so both numbers must be given.
+TransportParams read_optional_transport(const YamlReader& in, const YAML::Node& node, const std::string& name,
+                                        const std::vector<std::string>& extra = {}) {
+  const TransportParams t = read_transport(in, node, name, {}, extra);
+  for (const char* key : {"step_latency_us", "link_efficiency"}) in.require(node, key, name);
+  return t;
+}
+
 }  // namespace
+
+const TransportParams* protocol_regime(const CostProfile& profile, model::Protocol protocol) {
+  const auto present = [](const std::optional<TransportParams>& t) { return t ? &*t : nullptr; };
+  switch (protocol) {
+    case model::Protocol::kSimple:
+      return &profile.nccl;
+    case model::Protocol::kLowLatency:
+      return present(profile.nccl_small);
+    case model::Protocol::kLL:
+      return present(profile.nccl_ll);
+    case model::Protocol::kLL128:
+      return present(profile.nccl_ll128);
+    case model::Protocol::kAuto:
+      break;
+  }
+  return nullptr;
+}
 
 CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
@@ -76,9 +102,11 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     if (a["efficiency"]) p.attention.efficiency = fraction(in, a["efficiency"], "attention.efficiency");
   }
   if (const YAML::Node n = root["nccl"]) {
-    p.nccl = read_transport(in, n, "nccl", p.nccl, {"sms", "small_messages"});
+    p.nccl = read_transport(in, n, "nccl", p.nccl, {"sms", "small_messages", "ll", "ll128"});
     if (n["sms"]) p.nccl_sms = static_cast<int>(in.non_negative_number(n["sms"], "nccl.sms"));
-    if (n["small_messages"]) p.nccl_small = read_transport(in, n["small_messages"], "nccl.small_messages", {});
+    if (n["small_messages"]) p.nccl_small = read_optional_transport(in, n["small_messages"], "nccl.small_messages");
+    if (n["ll"]) p.nccl_ll = read_optional_transport(in, n["ll"], "nccl.ll");
+    if (n["ll128"]) p.nccl_ll128 = read_optional_transport(in, n["ll128"], "nccl.ll128");
   }
   if (root["copy_engine"]) p.copy_engine = read_transport(in, root["copy_engine"], "copy_engine", p.copy_engine);
   if (const YAML::Node o = root["one_shot"]) {
@@ -86,16 +114,16 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     if (o["max_bytes"]) p.one_shot_max_bytes = in.non_negative_number(o["max_bytes"], "one_shot.max_bytes");
   }
   if (const YAML::Node t = root["two_shot"]) {
-    p.two_shot = read_transport(in, t, "two_shot", {}, {"max_bytes"});
+    p.two_shot = read_optional_transport(in, t, "two_shot", {"max_bytes"});
     if (t["max_bytes"]) p.two_shot_max_bytes = in.non_negative_number(t["max_bytes"], "two_shot.max_bytes");
   }
   if (const YAML::Node n = root["nvls"]) {
-    p.nvls = read_transport(in, n, "nvls", {}, {"min_ranks", "min_ranks_source"});
+    p.nvls = read_optional_transport(in, n, "nvls", {"min_ranks", "min_ranks_source"});
     if (n["min_ranks"]) p.nvls_min_ranks = static_cast<int>(in.positive_int(n["min_ranks"], "nvls.min_ranks"));
   }
-  if (root["network"]) p.network = read_transport(in, root["network"], "network", {});
+  if (root["network"]) p.network = read_optional_transport(in, root["network"], "network");
   if (const YAML::Node t = root["tree"]) {
-    p.tree = read_transport(in, t, "tree", {}, {"chunk_bytes"});
+    p.tree = read_optional_transport(in, t, "tree", {"chunk_bytes"});
     if (t["chunk_bytes"]) p.tree_chunk_bytes = in.positive_number(t["chunk_bytes"], "tree.chunk_bytes");
   }
   if (const YAML::Node l = root["launch"]) {

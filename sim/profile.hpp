@@ -43,9 +43,13 @@ struct CostProfile {
   MemoryParams memory;
   AttentionParams attention;
   TransportParams nccl;  // SM-driven kernels (NCCL collectives and send/recv): the Simple protocol
-  // NCCL's low-latency protocols (LL / LL128) for ring collectives: lower step latency, lower
-  // bandwidth; a ring runs whichever of the two is faster for its size, as NCCL's tuner picks.
+  // NCCL's low-latency protocols for ring steps: lower step latency, lower bandwidth. A ring runs the
+  // fastest regime the profile has for its size, as NCCL's tuner picks, or the one forced
+  // (NCCL_PROTO). nccl_ll and nccl_ll128 are fitted on measurements that name their protocol;
+  // nccl_small is the one low-latency regime fitted where they do not (LL or LL128, unknown which).
   std::optional<TransportParams> nccl_small;
+  std::optional<TransportParams> nccl_ll;
+  std::optional<TransportParams> nccl_ll128;
   int nccl_sms = 16;            // SMs an NCCL kernel occupies while it runs
   TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
   // One-shot all-reduce (every rank reads every peer's tensor in one step, as vLLM's custom
@@ -81,6 +85,10 @@ struct CostProfile {
   // cudaStreamWaitEvent); 0 until measured (tpsim-real launch). CUDA graphs replay without it.
   double stream_wait_s = 0;
 };
+
+// The ring regime of a protocol (kSimple: nccl; kLowLatency: nccl_small); nullptr where the profile
+// has none (kAuto has none).
+const TransportParams* protocol_regime(const CostProfile& profile, model::Protocol protocol);
 
 // Parses profile YAML text; `origin` names it in errors.
 CostProfile parse_profile(const std::string& text, const std::string& origin);

@@ -33,6 +33,7 @@ Json op_args(const model::Op& op, int ranks, const CostModel& cost) {
     args["tensor_bytes"] = op.tensor_bytes;
     args["group_size"] = op.group_size;
     args["algorithm"] = model::to_string(plan.algorithm);
+    if (plan.algorithm == model::CollectiveAlgorithm::kRing) args["protocol"] = model::to_string(plan.protocol);
     args["steps"] = plan.steps;
   } else {
     args["send_to"] = offset_text(op.send_offset);

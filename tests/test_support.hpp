@@ -40,10 +40,12 @@ inline model::Op collective_op(model::CollectiveKind kind, double bytes, model::
 
 // Time of one collective alone on an idle fabric, simulated.
 inline double simulate_collective(const sim::CostModel& cost, int ranks, model::CollectiveKind kind, double bytes,
-                                  model::CollectiveAlgorithm algorithm) {
+                                  model::CollectiveAlgorithm algorithm,
+                                  model::Protocol protocol = model::Protocol::kAuto) {
   model::LayerGraph graph(ranks);
   model::ProgramBuilder b(graph, 2.0);
   b.set_collective_algorithm(algorithm);
+  b.set_collective_protocol(protocol);
   b.collective("c", kind, bytes, "", {});
   return sim::simulate(graph, cost).makespan_s;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The calibrate-on-your-cluster workflow in one command, on a machine with GPUs and a full build:
 #   1. the scenario's GEMM shapes (tpsim-real shapes)
-#   2. measure: GEMMs, copies, single-GPU overlap; with 2+ GPUs also NCCL collectives, GEMM +
+#   2. measure: GEMMs, copies, single-GPU overlap; with 2+ GPUs also NCCL collectives (and all-gathers
+#      forced to LL and to LL128), GEMM +
 #      collective overlap, async-TP pipelines and DTP chains, on the scenario's own shapes
 #   3. fit a profile on the single-op points (tpsim calibrate)
 #   4. validate it on the composite points, with that profile and held out by size (tpsim validate)
@@ -57,6 +58,11 @@ sm_share=()  # GEMMs beside collectives: they fit nccl.sms
 if [ "$gpus" -ge 2 ]; then
   measure collective "$real" collective --op allreduce --op allgather --op reducescatter -b 8 -e 1GiB \
     --json "$out/collective.jsonl" "${gpu_args[@]}"
+  # Rings in each low-latency protocol (NCCL_PROTO, recorded per point): the nccl.ll / nccl.ll128 regimes.
+  measure collective_ll env NCCL_PROTO=LL "$real" collective --op allgather -b 8 -e 64MiB \
+    --json "$out/collective_ll.jsonl" "${gpu_args[@]}"
+  measure collective_ll128 env NCCL_PROTO=LL128 "$real" collective --op allgather -b 8 -e 256MiB \
+    --json "$out/collective_ll128.jsonl" "${gpu_args[@]}"
   measure overlap_nccl "$real" overlap --shape "${m}x${n}x${k}" --partner allgather --partner memcpy_peer \
     --bytes "$bytes" --json "$out/overlap_nccl.jsonl" "${gpu_args[@]}"
   measure async_tp "$real" async-tp --shape "${m}x${n}x${k}" --pattern allgather_gemm --pattern gemm_reducescatter \
@@ -64,7 +70,7 @@ if [ "$gpus" -ge 2 ]; then
     --json "$out/async_tp.jsonl" "${gpu_args[@]}"
   measure dtp "$real" dtp --shape "${m}x${n}x$((k < n ? k : n))" --modules 8 --delta 1 --delta 2 --delta 4 \
     --json "$out/dtp.jsonl" "${gpu_args[@]}"
-  singles+=("$out/collective.jsonl")
+  singles+=("$out/collective.jsonl" "$out/collective_ll.jsonl" "$out/collective_ll128.jsonl")
   sm_share+=("$out/overlap_nccl.jsonl")
   composites+=("$out/overlap_nccl.jsonl" "$out/async_tp.jsonl" "$out/dtp.jsonl")
 fi

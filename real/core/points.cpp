@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <vector>
 
 namespace tpsim::real {
 namespace {
@@ -41,22 +42,39 @@ calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, 
   return m;
 }
 
-std::string algorithm_forced_by(const char* nccl_algo) {
-  if (!nccl_algo) return "unknown";
-  std::string value(nccl_algo);
+namespace {
+
+// An NCCL environment choice (NCCL_ALGO, NCCL_PROTO) that names exactly one of `single`, in lower
+// case; "unknown" for anything else: a list, an exclusion (^...) or a name tpsim does not model leave
+// NCCL choosing.
+std::string forced_choice(const char* env_value, const std::vector<std::string>& single) {
+  if (!env_value) return "unknown";
+  std::string value(env_value);
   std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  if (value == "ring" || value == "tree" || value == "nvls") return value;
-  return "unknown";  // a list, an exclusion (^...) or another algorithm: NCCL still chooses
+  return std::find(single.begin(), single.end(), value) != single.end() ? value : "unknown";
+}
+
+}  // namespace
+
+std::string algorithm_forced_by(const char* nccl_algo) {
+  return forced_choice(nccl_algo, {"ring", "tree", "nvls"});
+}
+
+std::string protocol_forced_by(const char* nccl_proto) {
+  return forced_choice(nccl_proto, {"simple", "ll", "ll128"});
 }
 
 calibrate::Measurement collective_point(const PointContext& c, Collective collective, int ranks, int64_t bytes,
                                         const std::string& dtype, bool in_place) {
   calibrate::Measurement m = base_point(c, "collective");
   m.collective = schema_name(collective);
-  // NCCL chooses, unless NCCL_ALGO names one algorithm (recorded either way).
+  // NCCL chooses, unless NCCL_ALGO / NCCL_PROTO name one algorithm / protocol (recorded either way).
   const char* nccl_algo = std::getenv("NCCL_ALGO");
   m.algorithm = algorithm_forced_by(nccl_algo);
   if (nccl_algo) m.details["nccl_algo"] = nccl_algo;
+  const char* nccl_proto = std::getenv("NCCL_PROTO");
+  m.protocol = protocol_forced_by(nccl_proto);
+  if (nccl_proto) m.details["nccl_proto"] = nccl_proto;
   m.ranks = ranks;
   m.bytes = static_cast<double>(bytes);
   m.details["dtype"] = dtype;

@@ -26,6 +26,9 @@ calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, 
 // The measurement's algorithm under NCCL_ALGO (null: unset): ring, tree or nvls when it names one
 // (any case), else "unknown".
 std::string algorithm_forced_by(const char* nccl_algo);
+// The measurement's protocol under NCCL_PROTO (null: unset): simple, ll or ll128 when it names one
+// (any case), else "unknown".
+std::string protocol_forced_by(const char* nccl_proto);
 calibrate::Measurement collective_point(const PointContext& c, Collective collective, int ranks, int64_t bytes,
                                         const std::string& dtype, bool in_place);
 // A launch chain: `kernels` empty kernels on one stream or alternating between two (pattern).

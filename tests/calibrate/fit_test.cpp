@@ -180,6 +180,10 @@ TEST_CASE("a bad measurement line is rejected with its file, line and field") {
       R"({"kind":"collective","gpu":"b200","collective":"allreduce","ranks":12,"nodes":8,"bytes":1024,"median_s":1})");
   CHECK_THROWS_WITH(calibrate::read_measurements(path),
                     Contains(path + ":1: \"nodes\" must divide \"ranks\"") && Contains("got 8 nodes for 12 ranks"));
+  write(R"({"kind":"collective","gpu":"h100-sxm","collective":"allgather","ranks":8,"protocol":"LL","bytes":1024,)"
+        R"("median_s":1})");
+  CHECK_THROWS_WITH(calibrate::read_measurements(path),
+                    Contains(path + ":1: \"protocol\" must be one of simple, ll, ll128, unknown, got \"LL\""));
   write("not json\n");
   CHECK_THROWS_WITH(calibrate::read_measurements(path), Contains(path + ":1: not a JSON object"));
   write(R"({"kind":"gemm","gpu":"h100-sxm","m":64,"n":64,"k":64,"median_s":2e-5,"p10_s":3e-5})");
@@ -219,6 +223,55 @@ TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime fr
   std::vector<calibrate::RingSample> plain = samples;
   for (auto& s : plain) s.seconds = 7 * (6e-6 + s.tensor_bytes / (8 * link * 0.75));
   CHECK_FALSE(calibrate::fit_ring_regimes(plain, link).has_small);
+}
+
+TEST_CASE("ring points that name their NCCL protocol fit that regime, written back as nccl.ll and nccl.ll128") {
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const double link = gpu.nvlink_Bps, n = 8;
+  struct Regime {
+    const char* protocol;
+    double latency_s, efficiency;
+  };
+  const Regime regimes[] = {{"simple", 7e-6, 0.78}, {"ll", 1.5e-6, 0.3}, {"ll128", 3.5e-6, 0.7}};
+  std::vector<calibrate::Measurement> points;
+  int row = 0;
+  for (const Regime& r : regimes) {
+    for (double bytes : {65536.0, 1048576.0, 16777216.0, 268435456.0}) {
+      const double t = (n - 1) * (r.latency_s + bytes / (n * link * r.efficiency));
+      const std::string text = std::string(R"({"kind":"collective","gpu":"h100-sxm","collective":"allgather",)") +
+                               R"("algorithm":"ring","protocol":")" + r.protocol + R"(","ranks":8,"bytes":)" +
+                               model::format_number("%.0f", bytes) + R"(,"median_s":)" +
+                               model::format_number("%.12g", t) + "}";
+      points.push_back(calibrate::parse_measurement(text, "p.jsonl:" + std::to_string(++row)));
+    }
+  }
+  CHECK(points.front().protocol == "simple");
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu);
+  CHECK(fit.profile.nccl.step_latency_s == Approx(7e-6).epsilon(1e-6));
+  CHECK(fit.profile.nccl.link_efficiency == Approx(0.78).epsilon(1e-6));
+  REQUIRE(fit.profile.nccl_ll);
+  REQUIRE(fit.profile.nccl_ll128);
+  CHECK_FALSE(fit.profile.nccl_small);  // no point of unknown protocol
+  CHECK(fit.profile.nccl_ll->step_latency_s == Approx(1.5e-6).epsilon(1e-6));
+  CHECK(fit.profile.nccl_ll->link_efficiency == Approx(0.3).epsilon(1e-6));
+  CHECK(fit.profile.nccl_ll128->step_latency_s == Approx(3.5e-6).epsilon(1e-6));
+  CHECK(fit.profile.nccl_ll128->link_efficiency == Approx(0.7).epsilon(1e-6));
+  CHECK(std::find(fit.not_fitted.begin(), fit.not_fitted.end(), "nccl") == fit.not_fitted.end());
+  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"p.jsonl"});
+  CHECK_THAT(yaml, Contains("run with NCCL_PROTO=Simple") && Contains("  ll:\n    step_latency_us: 1.5\n") &&
+                       Contains("  ll128:\n    step_latency_us: 3.5\n") && Contains("NCCL_PROTO=LL128"));
+  const sim::CostProfile back = sim::parse_profile(yaml, "p.yaml");
+  REQUIRE(back.nccl_ll128);
+  CHECK(back.nccl_ll128->link_efficiency == Approx(0.7).epsilon(1e-5));
+  CHECK(back.nccl_ll->step_latency_s == Approx(1.5e-6).epsilon(1e-5));
+  // Simulated with the protocol each point names, the fitted profile gives back every time.
+  const sim::CostModel cost(gpu, fit.profile);
+  for (const calibrate::Measurement& m : points) {
+    INFO(m.origin);
+    const double t = test::simulate_collective(cost, 8, model::CollectiveKind::kAllGather, m.bytes,
+                                               model::CollectiveAlgorithm::kRing, *model::protocol_named(m.protocol));
+    CHECK(t == Approx(m.median_s).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("the network fit recovers a multi-node ring all-reduce's step latency and NIC efficiency") {

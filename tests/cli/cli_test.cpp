@@ -142,6 +142,19 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   REQUIRE(ag.exit_code == 0);
   const auto j = nlohmann::json::parse(ag.out);
   CHECK(j["busbw_GBps"].get<double>() == Approx(j["algbw_GBps"].get<double>() * 3 / 4));
+  CHECK(j["protocol"] == "simple");     // 64 MiB: Simple beats the low-latency regime
+  CHECK_FALSE(a.contains("protocol"));  // NVLS has none
+  const auto small = test::run_tpsim("predict collective --kind allgather --bytes 64KiB --json");
+  CHECK(nlohmann::json::parse(small.out)["protocol"] == "low_latency");
+  const auto forced = test::run_tpsim("predict collective --kind allgather --bytes 64KiB --protocol simple --json");
+  CHECK(nlohmann::json::parse(forced.out)["time_s"].get<double>() >
+        nlohmann::json::parse(small.out)["time_s"].get<double>());
+  const auto missing = test::run_tpsim("predict collective --kind allgather --bytes 64KiB --protocol ll128");
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Contains("no nccl.ll128 section"));
+  const auto bad_protocol = test::run_tpsim("predict collective --bytes 1MiB --protocol LL");
+  CHECK(bad_protocol.exit_code == 2);
+  CHECK_THAT(bad_protocol.err, Contains("--protocol LL: valid: auto, simple, ll, ll128"));
   const auto bad = test::run_tpsim("predict collective --bytes 12XB");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Contains("--bytes 12XB: expected a positive size"));
@@ -149,9 +162,10 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
 
 TEST_CASE("a scenario on an inline GPU without a profile file is refused with the profiles there are") {
   const std::string path = temp_path("inline_gpu.yaml");
-  std::ofstream(path) << ("name: t\nmodel: llama-3.1-8b\nhardware:\n  gpu: {name: my-gpu, peak_bf16_tflops: 500, hbm_GBps: 3000,"
-                   " sm_count: 100, nvlink_GBps: 400}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
-                          "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}]\n");
+  std::ofstream(path)
+      << ("name: t\nmodel: llama-3.1-8b\nhardware:\n  gpu: {name: my-gpu, peak_bf16_tflops: 500, hbm_GBps: 3000,"
+          " sm_count: 100, nvlink_GBps: 400}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
+          "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}]\n");
   const auto r = test::run_tpsim("run " + path);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains("no default calibration profile for GPU 'my-gpu'") && Contains("h100-sxm") &&

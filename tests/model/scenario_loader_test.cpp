@@ -133,7 +133,7 @@ workload:
   phase: ops
   ops:
     - {name: g, kind: gemm, m: 1024, n: 1024, k: 1024}
-    - {name: ag, kind: collective, collective: allgather, bytes: 64MiB, algorithm: ring}
+    - {name: ag, kind: collective, collective: allgather, bytes: 64MiB, algorithm: ring, protocol: ll128}
     - {name: x, kind: p2p, bytes: 1MiB, peer: 2, transport: sm, after: [g, ag]}
     - {name: add, kind: elementwise, bytes: 16MiB, after: [x]}
 )";
@@ -148,6 +148,12 @@ workload:
   CHECK(graph.op(2).send_offset == 2);
   CHECK(graph.op(2).recv_offset == -2);
   CHECK(graph.op(1).algorithm == model::CollectiveAlgorithm::kRing);
+  CHECK(graph.op(1).protocol == model::Protocol::kLL128);
+  CHECK(graph.op(0).protocol == model::Protocol::kAuto);
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "protocol: ll128", "protocol: LL128"), "ops.yaml"),
+                    Contains("ops.yaml:7:") && Contains("protocol") && Contains("auto, simple, ll, ll128"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "transport: sm,", "transport: sm, protocol: ll,"), "ops.yaml"),
+                    Contains("ops.yaml:8:") && Contains("only a collective has one (this is a p2p)"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "after: [g, ag]", "after: [g, later]"), "ops.yaml"),
                     Contains("ops.yaml:8:") && Contains("'later' is not an earlier op"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "bytes: 64MiB", "bytes: lots"), "ops.yaml"),

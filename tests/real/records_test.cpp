@@ -120,7 +120,8 @@ TEST_CASE("the JSON-lines file appears whole at the end, its lines in a .partial
   CHECK_THROWS_WITH(MeasurementLog((dir / "missing" / "x.jsonl").string()), Catch::Contains("cannot write here"));
 }
 
-TEST_CASE("a collective point is of the algorithm NCCL_ALGO forces, else unknown", "[real][records]") {
+TEST_CASE("a collective point is of the algorithm and protocol NCCL_ALGO and NCCL_PROTO force, else unknown",
+          "[real][records]") {
   CHECK(algorithm_forced_by(nullptr) == "unknown");
   CHECK(algorithm_forced_by("Tree") == "tree");
   CHECK(algorithm_forced_by("RING") == "ring");
@@ -128,6 +129,12 @@ TEST_CASE("a collective point is of the algorithm NCCL_ALGO forces, else unknown
   CHECK(algorithm_forced_by("Ring,Tree") == "unknown");  // NCCL still chooses between them
   CHECK(algorithm_forced_by("^NVLS") == "unknown");
   CHECK(algorithm_forced_by("CollnetDirect") == "unknown");
+  CHECK(protocol_forced_by(nullptr) == "unknown");
+  CHECK(protocol_forced_by("LL128") == "ll128");
+  CHECK(protocol_forced_by("LL") == "ll");
+  CHECK(protocol_forced_by("Simple") == "simple");
+  CHECK(protocol_forced_by("LL,LL128") == "unknown");  // NCCL still chooses between them
+  CHECK(protocol_forced_by("^LL128") == "unknown");
 }
 
 TEST_CASE("a launch point is the whole chain's time, its per-kernel time in the details", "[real][records]") {

@@ -65,6 +65,30 @@ TEST_CASE("every GPU preset loads and has a default profile") {
   CHECK(test::gpu_preset("h800-sxm").nvlink_Bps == Approx(test::gpu_preset("h100-sxm").nvlink_Bps * 200.0 / 450.0));
 }
 
+TEST_CASE("a profile with a bad value, an unknown key or a half-given section is refused with its location") {
+  const std::string good = "gpu: h100-sxm\nnccl:\n  step_latency_us: 6\n  link_efficiency: 0.75\n";
+  CHECK(sim::parse_profile(good, "p.yaml").nccl.link_efficiency == 0.75);
+  CHECK_THROWS_WITH(sim::parse_profile(good + "  ll:\n    step_latency_us: 1\n", "p.yaml"),
+                    Catch::Contains("p.yaml:6:") && Catch::Contains("needs the key 'link_efficiency'"));
+  CHECK_THROWS_WITH(sim::parse_profile(good + "nvls: {link_efficiency: 0.5}\n", "p.yaml"),
+                    Catch::Contains("p.yaml:5:") && Catch::Contains("step_latency_us"));
+  CHECK_THROWS_WITH(sim::parse_profile(good + "  ll129: {step_latency_us: 1, link_efficiency: 0.3}\n", "p.yaml"),
+                    Catch::Contains("p.yaml:5:") && Catch::Contains("ll129"));
+  CHECK_THROWS_WITH(
+      sim::parse_profile("gpu: h100-sxm\nnccl:\n  step_latency_us: 6\n  link_efficiency: 1.5\n", "p.yaml"),
+      Catch::Contains("p.yaml:4:") && Catch::Contains("link_efficiency"));
+  const sim::CostProfile both =
+      sim::parse_profile(good +
+                             "  ll: {step_latency_us: 1, link_efficiency: 0.3}\n  ll128: {step_latency_us: 3, "
+                             "link_efficiency: 0.7}\n",
+                         "p.yaml");
+  REQUIRE(both.nccl_ll);
+  REQUIRE(both.nccl_ll128);
+  CHECK(both.nccl_ll->step_latency_s == Approx(1e-6));
+  CHECK(sim::protocol_regime(both, model::Protocol::kLL128)->link_efficiency == 0.7);
+  CHECK(sim::protocol_regime(both, model::Protocol::kLowLatency) == nullptr);
+}
+
 TEST_CASE("a ring runs the low-latency protocol regime for small messages and Simple for large ones") {
   const sim::CostModel cost = test::h100_cost();
   REQUIRE(cost.profile().nccl_small);
@@ -73,9 +97,9 @@ TEST_CASE("a ring runs the low-latency protocol regime for small messages and Si
   op.collective = model::CollectiveKind::kAllGather;
   op.group_size = 8;
   op.tensor_bytes = 256 * 1024;
-  CHECK(sim::plan_communication(op, 8, cost).low_latency_protocol);
+  CHECK(sim::plan_communication(op, 8, cost).protocol == model::Protocol::kLowLatency);
   op.tensor_bytes = 512.0 * 1024 * 1024;
-  CHECK_FALSE(sim::plan_communication(op, 8, cost).low_latency_protocol);
+  CHECK(sim::plan_communication(op, 8, cost).protocol == model::Protocol::kSimple);
   // Whichever runs is the faster of the two on an idle node.
   for (double bytes : {64.0 * 1024, 4.0 * 1024 * 1024, 64.0 * 1024 * 1024}) {
     op.tensor_bytes = bytes;
@@ -85,6 +109,92 @@ TEST_CASE("a ring runs the low-latency protocol regime for small messages and Si
     const sim::CostModel simple(cost.gpu(), simple_only);
     CHECK(chosen <= sim::idle_seconds(sim::plan_communication(op, 8, simple), simple) * (1 + 1e-12));
   }
+}
+
+namespace {
+
+// A profile with three ring regimes whose crossovers are known: Simple 8 us / 0.8, LL128 4 us / 0.7,
+// LL 1 us / 0.25 (ratios like NCCL's: LL moves half its bytes as flags, LL128 one 16th).
+sim::CostModel three_protocol_cost() {
+  sim::CostProfile p = test::profile_preset("h100-sxm");
+  p.nccl = {8e-6, 0.8};
+  p.nccl_small.reset();
+  p.nccl_ll = sim::TransportParams{1e-6, 0.25};
+  p.nccl_ll128 = sim::TransportParams{4e-6, 0.7};
+  return sim::CostModel(test::gpu_preset("h100-sxm"), p);
+}
+
+model::Op ring_op(model::CollectiveKind kind, double bytes, model::Protocol protocol) {
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = kind;
+  op.algorithm = CollectiveAlgorithm::kRing;
+  op.protocol = protocol;
+  op.group_size = 8;
+  op.tensor_bytes = bytes;
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("each protocol regime's ring takes its closed form, and auto runs the fastest") {
+  const sim::CostModel cost = three_protocol_cost();
+  const double link = cost.gpu().nvlink_Bps;
+  const int n = 8;
+  const auto closed_form = [&](const sim::TransportParams& t, double bytes, int steps) {
+    return steps * (t.step_latency_s + bytes / n / (link * t.link_efficiency));
+  };
+  const std::pair<model::Protocol, sim::TransportParams> regimes[] = {{model::Protocol::kSimple, {8e-6, 0.8}},
+                                                                      {model::Protocol::kLL, {1e-6, 0.25}},
+                                                                      {model::Protocol::kLL128, {4e-6, 0.7}}};
+  for (double bytes : {32.0 * 1024, 1024.0 * 1024, 64.0 * 1024 * 1024}) {
+    INFO(bytes);
+    double fastest = 1e9;
+    for (const auto& [protocol, t] : regimes) {
+      const model::Op ag = ring_op(model::CollectiveKind::kAllGather, bytes, protocol);
+      const sim::CommPlan plan = sim::plan_communication(ag, n, cost);
+      CHECK(plan.protocol == protocol);
+      CHECK(sim::idle_seconds(plan, cost) == Approx(closed_form(t, bytes, n - 1)).epsilon(1e-12));
+      CHECK(simulate_collective(cost, n, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing,
+                                protocol) == Approx(closed_form(t, bytes, 2 * (n - 1))).epsilon(1e-6));
+      fastest = std::min(fastest, closed_form(t, bytes, n - 1));
+    }
+    const sim::CommPlan chosen =
+        sim::plan_communication(ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto), n, cost);
+    CHECK(sim::idle_seconds(chosen, cost) == Approx(fastest).epsilon(1e-12));
+  }
+  // Crossovers: LL up to where LL128's bandwidth repays its 3 us more per step, LL128 up to Simple's.
+  // LL vs LL128 per step: 1 + s/(0.25 B) = 4 + s/(0.7 B) -> s = 3 us x B / (1/0.25 - 1/0.7).
+  const double ll_to_ll128 = 8 * 3e-6 * link / (1 / 0.25 - 1 / 0.7);
+  const double ll128_to_simple = 8 * 4e-6 * link / (1 / 0.7 - 1 / 0.8);
+  const auto auto_protocol = [&](double bytes) {
+    return sim::plan_communication(ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto), n, cost)
+        .protocol;
+  };
+  CHECK(auto_protocol(ll_to_ll128 * 0.9) == model::Protocol::kLL);
+  CHECK(auto_protocol(ll_to_ll128 * 1.1) == model::Protocol::kLL128);
+  CHECK(auto_protocol(ll128_to_simple * 0.9) == model::Protocol::kLL128);
+  CHECK(auto_protocol(ll128_to_simple * 1.1) == model::Protocol::kSimple);
+}
+
+TEST_CASE("a forced protocol the profile has no regime for is refused, and it rules out non-NCCL kernels") {
+  const sim::CostModel h100 = test::h100_cost();  // Simple and an unnamed low-latency regime
+  const model::Op ll = ring_op(model::CollectiveKind::kAllGather, 1 << 20, model::Protocol::kLL);
+  CHECK_THROWS_WITH(sim::plan_communication(ll, 8, h100),
+                    Catch::Contains("protocol ll") && Catch::Contains("no nccl.ll section"));
+  // A 1 MiB all-reduce on auto runs a custom kernel or NVLS; with NCCL_PROTO=LL128 NCCL can only run
+  // its ring (NVLS is Simple only), and with Simple NVLS stays possible.
+  const sim::CostModel cost = three_protocol_cost();
+  model::Op ar = ring_op(model::CollectiveKind::kAllReduce, 1 << 20, model::Protocol::kAuto);
+  ar.algorithm = CollectiveAlgorithm::kAuto;
+  CHECK(sim::plan_communication(ar, 8, cost).algorithm != CollectiveAlgorithm::kRing);
+  ar.protocol = model::Protocol::kLL128;
+  const sim::CommPlan forced = sim::plan_communication(ar, 8, cost);
+  CHECK(forced.algorithm == CollectiveAlgorithm::kRing);
+  CHECK(forced.protocol == model::Protocol::kLL128);
+  ar.protocol = model::Protocol::kSimple;
+  ar.tensor_bytes = 256.0 * (1 << 20);
+  CHECK(sim::plan_communication(ar, 8, cost).algorithm == CollectiveAlgorithm::kNvls);
 }
 
 TEST_CASE("an all-to-all sends a 1/n block to every peer at once: latency + (n-1) S/n / (B eff)") {
