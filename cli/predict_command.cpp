@@ -41,7 +41,7 @@ double parse_bytes(const std::string& text) {
   try {
     return model::parse_bytes(text);
   } catch (const InputError& error) {
-    throw InputError("--bytes " + text + ": expected a positive size such as 1048576, 64KiB, 16MiB, 2GiB or 1.5GB");
+    throw InputError(std::string("--bytes: ") + error.what());
   }
 }
 

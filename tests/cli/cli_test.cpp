@@ -157,7 +157,13 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   CHECK_THAT(bad_protocol.err, Contains("--protocol LL: valid: auto, simple, ll, ll128"));
   const auto bad = test::run_tpsim("predict collective --bytes 12XB");
   CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.err, Contains("--bytes 12XB: expected a positive size"));
+  CHECK_THAT(bad.err, Contains("--bytes: '12XB' is not a size; expected a positive size"));
+  const auto huge = test::run_tpsim("predict collective --bytes 2PiB");
+  CHECK(huge.exit_code == 2);
+  CHECK_THAT(huge.err, Contains("--bytes: '2PiB' is not a size"));  // no PiB unit
+  const auto too_large = test::run_tpsim("predict collective --bytes 1e18");
+  CHECK(too_large.exit_code == 2);
+  CHECK_THAT(too_large.err, Contains("'1e18' is over the largest size tpsim simulates, 1 PiB"));
 }
 
 TEST_CASE("a scenario on an inline GPU without a profile file is refused with the profiles there are") {

@@ -29,6 +29,9 @@ TEST_CASE("sizes read with binary and decimal units, and bad ones say what is ac
   CHECK(parse_size("64KiB", "--sizes") == 65536);
   CHECK(parse_size("1GB", "--sizes") == 1000000000);
   CHECK(parse_size("4096", "--sizes") == 4096);
+  CHECK(parse_size("2TiB", "--sizes") == int64_t{2} << 40);
+  CHECK(parse_size("1TB", "--sizes") == 1000000000000);
+  CHECK_THROWS_WITH(parse_size("2048TiB", "--sizes"), Catch::Contains("over the largest size tpsim simulates, 1 PiB"));
   CHECK_THROWS_WITH(parse_size("lots", "--max-bytes"), Catch::StartsWith("--max-bytes lots: 'lots' is not a size"));
   CHECK_THROWS_WITH(parse_size("0", "--sizes"), Catch::Contains("is not a size"));
   CHECK_THROWS_WITH(parse_size("-5", "--sizes"), Catch::Contains("is not a size"));
