@@ -2,6 +2,7 @@
 #include "calibrate/measurement.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -129,6 +130,23 @@ double Measurement::speedup() const {
 
 bool Measurement::is_composite() const {
   return kind == "overlap" || kind == "async_tp" || kind == "dtp";
+}
+
+namespace {
+
+std::string single_choice(std::string value, const std::vector<std::string>& names) {
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return std::find(names.begin(), names.end(), value) != names.end() ? value : "unknown";
+}
+
+}  // namespace
+
+std::string algorithm_forced_by(const std::string& nccl_algo) {
+  return single_choice(nccl_algo, {"ring", "tree", "nvls"});
+}
+
+std::string protocol_forced_by(const std::string& nccl_proto) {
+  return single_choice(nccl_proto, {"simple", "ll", "ll128"});
 }
 
 double bus_factor(const std::string& collective, int ranks) {

@@ -72,6 +72,12 @@ struct Measurement {
                               // all-to-all) or 1 (send/recv), as nccl-tests defines it
 };
 
+// The schema's algorithm / protocol of a collective run under NCCL_ALGO / NCCL_PROTO = `value` (any
+// case): the one it names (ring, tree, nvls / simple, ll, ll128), else "unknown": a list, an exclusion
+// (^...) or a name tpsim does not model leaves NCCL choosing.
+std::string algorithm_forced_by(const std::string& nccl_algo);
+std::string protocol_forced_by(const std::string& nccl_proto);
+
 // nccl-tests' bus factor of `collective` (a schema name) over `ranks`: 2(n-1)/n for all-reduce, (n-1)/n
 // for all-gather, reduce-scatter and all-to-all, 1 for send/recv (busbw = algbw x factor).
 double bus_factor(const std::string& collective, int ranks);

@@ -18,6 +18,10 @@ struct Header {
   std::string device;
   std::string nccl_version;
   std::string arguments;  // the "# nThread ..." line
+  // NCCL_ALGO / NCCL_PROTO as NCCL logged them ("NCCL INFO NCCL_PROTO set by environment to LL",
+  // with NCCL_DEBUG=INFO); empty when unset or not logged.
+  std::string nccl_algo;
+  std::string nccl_proto;
 };
 
 std::string collective_named_in(const std::string& text) {
@@ -47,6 +51,17 @@ bool is_number(const std::string& w, double* value) {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+// An "NCCL INFO <VARIABLE> set by environment to <value>" line's value for `variable`, if it is one.
+bool environment_value(const std::string& line, const std::string& variable, std::string* value) {
+  const std::string marker = variable + " set by environment to ";
+  const size_t at = line.find(marker);
+  if (at == std::string::npos || line.find("NCCL INFO") == std::string::npos) return false;
+  const std::vector<std::string> rest = words(line.substr(at + marker.size()));
+  if (rest.empty()) return false;
+  *value = rest.front();
+  return true;
 }
 
 void read_header_line(const std::string& line, Header& h) {
@@ -94,6 +109,9 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       read_header_line(line, h);
       continue;
     }
+    if (environment_value(line, "NCCL_ALGO", &h.nccl_algo) || environment_value(line, "NCCL_PROTO", &h.nccl_proto)) {
+      continue;
+    }
     std::vector<std::string> w = words(line);
     double size = 0, count = 0;
     // Data rows start with two integers; anything else (NCCL INFO/WARN lines, messages) is skipped.
@@ -125,6 +143,8 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       m.kind = "collective";
       m.gpu = gpu;
       m.collective = h.collective;
+      m.algorithm = h.nccl_algo.empty() ? "unknown" : algorithm_forced_by(h.nccl_algo);
+      m.protocol = h.nccl_proto.empty() ? "unknown" : protocol_forced_by(h.nccl_proto);
       m.ranks = h.ranks;
       m.bytes = size;
       m.median_s = m.p10_s = m.p90_s = time_us * 1e-6;
@@ -146,6 +166,8 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       if (!h.device.empty()) m.provenance["device"] = h.device;
       if (!h.nccl_version.empty()) m.provenance["nccl_version"] = h.nccl_version;
       if (!h.arguments.empty()) m.provenance["arguments"] = h.arguments;
+      if (!h.nccl_algo.empty()) m.provenance["nccl_algo"] = h.nccl_algo;
+      if (!h.nccl_proto.empty()) m.provenance["nccl_proto"] = h.nccl_proto;
       m.provenance["spread"] = "nccl-tests prints a mean over its iterations: p10 = p90 = median";
       out.push_back(std::move(m));
     }

@@ -11,10 +11,16 @@
 namespace tpsim::model {
 
 double parse_bytes(const std::string& text) {
-  static const std::vector<std::pair<std::string, double>> kUnits = {
-      {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024}, {"TiB", 1024.0 * 1024 * 1024 * 1024},
-      {"KB", 1e3},     {"MB", 1e6},            {"GB", 1e9},                   {"TB", 1e12},
-      {"B", 1.0},      {"", 1.0}};
+  static const std::vector<std::pair<std::string, double>> kUnits = {{"KiB", 1024.0},
+                                                                     {"MiB", 1024.0 * 1024},
+                                                                     {"GiB", 1024.0 * 1024 * 1024},
+                                                                     {"TiB", 1024.0 * 1024 * 1024 * 1024},
+                                                                     {"KB", 1e3},
+                                                                     {"MB", 1e6},
+                                                                     {"GB", 1e9},
+                                                                     {"TB", 1e12},
+                                                                     {"B", 1.0},
+                                                                     {"", 1.0}};
   for (const auto& [suffix, scale] : kUnits) {
     if (text.size() <= suffix.size() || text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) {
       continue;
@@ -28,7 +34,8 @@ double parse_bytes(const std::string& text) {
       break;
     }
     if (used != digits.size() || !(value > 0) || !std::isfinite(value)) break;
-    if (value * scale > kMaxSimulatedBytes) throw InputError("'" + text + "' is over the largest size tpsim simulates, 1 PiB");
+    if (value * scale > kMaxSimulatedBytes)
+      throw InputError("'" + text + "' is over the largest size tpsim simulates, 1 PiB");
     return value * scale;
   }
   throw InputError("'" + text +

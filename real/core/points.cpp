@@ -1,10 +1,7 @@
 // Record construction; the field meanings are calibrate/measurement.hpp's.
 #include "real/core/points.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <vector>
 
 namespace tpsim::real {
 namespace {
@@ -42,26 +39,12 @@ calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, 
   return m;
 }
 
-namespace {
-
-// An NCCL environment choice (NCCL_ALGO, NCCL_PROTO) that names exactly one of `single`, in lower
-// case; "unknown" for anything else: a list, an exclusion (^...) or a name tpsim does not model leave
-// NCCL choosing.
-std::string forced_choice(const char* env_value, const std::vector<std::string>& single) {
-  if (!env_value) return "unknown";
-  std::string value(env_value);
-  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  return std::find(single.begin(), single.end(), value) != single.end() ? value : "unknown";
-}
-
-}  // namespace
-
 std::string algorithm_forced_by(const char* nccl_algo) {
-  return forced_choice(nccl_algo, {"ring", "tree", "nvls"});
+  return nccl_algo ? calibrate::algorithm_forced_by(nccl_algo) : "unknown";
 }
 
 std::string protocol_forced_by(const char* nccl_proto) {
-  return forced_choice(nccl_proto, {"simple", "ll", "ll128"});
+  return nccl_proto ? calibrate::protocol_forced_by(nccl_proto) : "unknown";
 }
 
 calibrate::Measurement collective_point(const PointContext& c, Collective collective, int ranks, int64_t bytes,

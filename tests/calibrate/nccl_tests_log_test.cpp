@@ -66,6 +66,28 @@ TEST_CASE("an older all_gather log without redop and root, across nodes, with un
   CHECK(m[0].busbw_GBps() == Approx(179.43).epsilon(2e-3));  // (n-1)/n for all-gather
 }
 
+TEST_CASE("a log run with NCCL_PROTO and NCCL_ALGO logged by NCCL records them as protocol and algorithm") {
+  const std::string body =
+      "# Collective test starting: all_gather_perf\n# nThread 1 nGpus 8\n" + rank_lines(8, 8) +
+      "    1048576        32768     float    none      -1    20.00   52.43   45.88      0    19.0  "
+      "55.19  48.29      0\n";
+  const std::string forced =
+      "node01:1:7 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n"
+      "node01:1:7 [0] NCCL INFO NCCL_ALGO set by environment to Ring\n";
+  const auto m = calibrate::parse_nccl_tests_log(forced + body, "x.log", "h100-sxm");
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].protocol == "ll128");
+  CHECK(m[0].algorithm == "ring");
+  CHECK(m[0].provenance["nccl_proto"] == "LL128");
+  // A list leaves NCCL choosing; no such line leaves both unknown.
+  const auto listed = calibrate::parse_nccl_tests_log(
+      "x [0] NCCL INFO NCCL_PROTO set by environment to LL,LL128\n" + body, "x.log", "h100-sxm");
+  CHECK(listed[0].protocol == "unknown");
+  const auto plain = calibrate::parse_nccl_tests_log(body, "x.log", "h100-sxm");
+  CHECK(plain[0].protocol == "unknown");
+  CHECK(plain[0].algorithm == "unknown");
+}
+
 TEST_CASE("wrong results are kept but marked incorrect; send/recv uses a bus factor of one") {
   const std::string log =
       "# Collective test starting: sendrecv_perf\n# nThread 1 nGpus 2\n" + rank_lines(2, 2) +
