@@ -35,16 +35,24 @@ std::string to_string(OpKind kind) {
   return "memory";
 }
 
-std::string to_string(Stream stream) {
-  switch (stream) {
-    case Stream::kCompute:
-      return "compute";
-    case Stream::kComm:
-      return "comm";
-    case Stream::kCopy:
-      return "copy_engine";
+const std::vector<std::string>& stream_names() {
+  static const std::vector<std::string> names = {"compute", "comm",  "copy",  "comm2",
+                                                 "copy2",   "comm3", "copy3", "comm4"};
+  return names;
+}
+
+std::optional<Stream> stream_named(const std::string& name) {
+  const std::vector<std::string>& names = stream_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<Stream>(i);
   }
-  return "compute";
+  return std::nullopt;
+}
+
+std::string to_string(Stream stream) {
+  if (stream == Stream::kCopy) return "copy_engine";  // the TP modes' copy-engine stream
+  const auto index = static_cast<size_t>(stream);
+  return index < stream_names().size() ? stream_names()[index] : "compute";
 }
 
 std::string to_string(CollectiveKind kind) {

@@ -21,9 +21,15 @@ enum class OpKind {
   kExchange,    // one point-to-point step: send to rank+send_offset, receive from rank+recv_offset
 };
 
-// The CUDA stream an op is issued on; ops on one stream of one GPU run in issue order.
+// The CUDA stream an op is issued on; ops on one stream of one GPU run in issue order, ops on
+// different streams concurrently. The TP modes use compute, comm (NCCL) and copy (copy engine); an op
+// list may also put communication on more streams (stream_named: comm2, copy2, comm3, copy3, comm4),
+// as several process groups or side streams do.
 enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2 };
-inline constexpr int kStreamCount = 3;
+inline constexpr int kStreamCount = 8;
+// A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4); nullopt else.
+std::optional<Stream> stream_named(const std::string& name);
+const std::vector<std::string>& stream_names();
 
 // All-to-all: every rank sends a 1/n block of its tensor to each peer; send/recv: every rank sends its
 // whole tensor to the next rank (a ring shift), as nccl-tests' sendrecv_perf does.

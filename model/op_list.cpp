@@ -71,8 +71,7 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     in.fail(node["stream"], context + ".stream: a gemm runs on the compute stream");
   }
   if (node["stream"]) {
-    const std::string s = in.choice(node["stream"], context + ".stream", {"compute", "comm", "copy"});
-    const Stream chosen = s == "compute" ? Stream::kCompute : s == "comm" ? Stream::kComm : Stream::kCopy;
+    const Stream chosen = *stream_named(in.choice(node["stream"], context + ".stream", stream_names()));
     const bool communication = op.kind == "collective" || op.kind == "p2p";
     if (communication && chosen == Stream::kCompute) {
       in.fail(node["stream"], context + ".stream: a " + op.kind + " runs on the comm or copy stream");
@@ -118,6 +117,7 @@ LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dty
     for (const std::string& name : spec.after) deps.push_back(ids.at(name));
     b.set_collective_algorithm(spec.algorithm.value_or(algorithm));
     b.set_collective_protocol(spec.protocol);
+    b.set_comm_stream(spec.stream);  // collectives and p2p steps: the stream read (or their default)
     OpId id = 0;
     if (spec.kind == "gemm") {
       id = b.gemm(spec.name, GemmShape{spec.m, spec.n, spec.k}, deps);

@@ -69,7 +69,7 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   Op op;
   op.name = name;
   op.kind = OpKind::kCollective;
-  op.stream = Stream::kComm;
+  op.stream = comm_stream_.value_or(Stream::kComm);
   op.collective = kind;
   op.algorithm = algorithm_;
   op.protocol = protocol_;
@@ -85,7 +85,7 @@ OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv
   Op op;
   op.name = name;
   op.kind = OpKind::kExchange;
-  op.stream = transport == Transport::kSm ? Stream::kComm : Stream::kCopy;
+  op.stream = comm_stream_.value_or(transport == Transport::kSm ? Stream::kComm : Stream::kCopy);
   op.send_offset = send_offset;
   op.recv_offset = recv_offset;
   op.message_bytes = bytes;

@@ -21,6 +21,9 @@ class ProgramBuilder {
   void set_module(int module) { module_ = module; }
   void set_collective_algorithm(CollectiveAlgorithm algorithm) { algorithm_ = algorithm; }
   void set_collective_protocol(Protocol protocol) { protocol_ = protocol; }
+  // The stream of the collectives and exchanges issued next (nullopt: comm, or copy for copy-engine
+  // exchanges): op lists put communication on streams of their own.
+  void set_comm_stream(std::optional<Stream> stream) { comm_stream_ = stream; }
   // GEMMs issued from now on read fp8 (e4m3) operands and write elem_bytes outputs.
   void set_gemm_fp8(bool fp8) { gemm_fp8_ = fp8; }
   std::string prefix() const { return module_ < 0 ? std::string() : "L" + std::to_string(layer_) + "."; }
@@ -49,6 +52,7 @@ class ProgramBuilder {
   int module_ = 0;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kAuto;
   Protocol protocol_ = Protocol::kAuto;
+  std::optional<Stream> comm_stream_;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
 };
 

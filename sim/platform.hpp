@@ -18,9 +18,9 @@ namespace tpsim::sim {
 inline constexpr double kWorkRate = 1e12;
 // The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
 inline constexpr double kClockRate = 1e9;
-// Power states 0..kMaxConcurrentComm: compute speed with that many SM comm kernels running (more
-// at once run at the last state's speed; TP programs overlap at most a collective and a DTP reduction).
-inline constexpr int kMaxConcurrentComm = 3;
+// Power states 0..kMaxConcurrentComm: compute speed with that many SM comm kernels running, one per
+// stream other than compute at most.
+inline constexpr int kMaxConcurrentComm = model::kStreamCount - 1;
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;

@@ -2,6 +2,8 @@
 // "modules" thread per GPU whose events carry the exposed communication charged to each module.
 #include "sim/trace_export.hpp"
 
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/comm_plan.hpp"
@@ -70,12 +72,16 @@ Json complete(const std::string& name, const std::string& category, int pid, int
 
 void add_pass(Json& events, const std::string& variant, const PassTrace& pass, int pid_base, const CostModel& cost) {
   const int ranks = pass.timeline.ranks;
+  std::array<bool, model::kStreamCount> used{};  // a track per stream the pass uses
+  used[static_cast<int>(model::Stream::kCompute)] = true;
+  for (const OpSpan& span : pass.timeline.spans) used[static_cast<int>(pass.graph.op(span.op).stream)] = true;
   for (int r = 0; r < ranks; ++r) {
     const int pid = pid_base + r;
     events.push_back(
         metadata("process_name", pid, 0, {{"name", variant + " / " + pass.label + " / GPU " + std::to_string(r)}}));
     events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
     for (int s = 0; s < model::kStreamCount; ++s) {
+      if (!used[s]) continue;
       events.push_back(
           metadata("thread_name", pid, s, {{"name", model::to_string(static_cast<model::Stream>(s)) + " stream"}}));
     }

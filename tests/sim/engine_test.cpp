@@ -171,6 +171,50 @@ workload:
   CHECK(end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s)).epsilon(1e-9));
 }
 
+TEST_CASE("collectives on two comm streams run at once, share the links and together take twice the SMs") {
+  const std::string text = R"(hardware: {gpu: h100-sxm}
+parallelism: {tp: 8}
+workload:
+  phase: ops
+  cuda_graphs: true
+  ops:
+    - {name: g, kind: gemm, m: 16384, n: 8192, k: 8192}
+    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}
+    - {name: b, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring, stream: comm2}
+)";
+  const sim::CostModel cost = test::h100_cost();
+  const auto run = [&](const std::string& scenario) {
+    const model::Scenario s = model::parse_scenario(scenario, "ops.yaml");
+    const model::LayerGraph graph =
+        model::build_op_list_graph(s.workload.ops, 8, model::Dtype::kBf16, model::CollectiveAlgorithm::kAuto);
+    return std::make_pair(graph, sim::simulate(graph, cost));
+  };
+  const auto [graph, both] = run(text);
+  CHECK(graph.op(2).stream == model::Stream(3));
+  const double gemm_s = cost.kernel_seconds(graph.op(0));
+  // One all-gather alone, beside nothing: the same op list without the GEMM and the second one.
+  const auto [alone_graph, alone] =
+      run(text.substr(0, text.find("    - {name: g")) +
+          "    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n");
+  const double one_s = end_of(alone, 0, 0);
+  const double a_s = end_of(both, 1, 0), b_s = end_of(both, 2, 0);
+  CHECK(a_s == Approx(b_s).epsilon(1e-9));  // symmetric: they start and end together
+  // Every step's two messages (one per ring, same direction) share each NVLink port; the latencies overlap.
+  const sim::TransportParams& nccl = cost.profile().nccl;
+  const double block_s = 256.0 * (1 << 20) / 8 / (cost.gpu().nvlink_Bps * nccl.link_efficiency);
+  CHECK(one_s == Approx(7 * (nccl.step_latency_s + block_s)).epsilon(1e-6));
+  CHECK(a_s == Approx(7 * (nccl.step_latency_s + 2 * block_s)).epsilon(1e-6));
+  // While both kernels run the GEMM keeps 1 - 2 x nccl.sms / SMs of the GPU, then all of it.
+  REQUIRE(a_s < gemm_s);
+  const double share = 1.0 - 2.0 * cost.profile().nccl_sms / cost.gpu().sm_count;
+  CHECK(end_of(both, 0, 0) == Approx(a_s + (gemm_s - share * a_s)).epsilon(1e-9));
+  // On one comm stream they run one after the other.
+  std::string serial = text;
+  serial.replace(serial.find(", stream: comm2"), std::string(", stream: comm2").size(), "");
+  const auto [serial_graph, in_order] = run(serial);
+  CHECK(end_of(in_order, 2, 0) == Approx(2 * end_of(in_order, 1, 0)).epsilon(1e-6));
+}
+
 TEST_CASE("eager launches pay the host's launch time per op and its wait time per dependency on another stream") {
   // Three tiny ops: a memory kernel, an all-reduce after it (comm stream: one cross-stream wait), a
   // memory kernel after the all-reduce (compute stream: another). Host-bound: ops end near their launch.
