@@ -4,6 +4,8 @@
 
 #include <Eigen/Dense>
 #include <limits>
+#include <map>
+#include <optional>
 
 #include "calibrate/composite_model.hpp"
 #include "calibrate/fit_measure.hpp"
@@ -167,26 +169,40 @@ void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuS
 // per cross-stream wait from the extra time of chains alternating between two streams. Each is a
 // mean of per-kernel times; a chain's predicted time is kernels x (launch + its waits).
 void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out) {
-  const auto per_kernel = [](const Measurement* m) { return m->median_s / m->kernels; };
-  double same = 0, cross = 0;
-  int same_n = 0, cross_n = 0;
+  // Mean time per kernel of each pattern's chains.
+  std::map<std::string, std::pair<double, int>> per_kernel;
   for (const Measurement* m : points) {
-    if (m->pattern == "same_stream") {
-      same += per_kernel(m);
-      ++same_n;
-    } else {
-      cross += per_kernel(m);
-      ++cross_n;
+    auto& [sum, count] = per_kernel[m->pattern];
+    sum += m->median_s / m->kernels;
+    ++count;
+  }
+  const auto mean = [&](const std::string& pattern) -> std::optional<double> {
+    const auto it = per_kernel.find(pattern);
+    if (it == per_kernel.end()) return std::nullopt;
+    return it->second.first / it->second.second;
+  };
+  // Eager chains are host-bound: a launch per kernel, and a wait more where it crosses streams.
+  if (const auto same = mean("same_stream")) {
+    out.launch_host_fitted = true;
+    out.profile.host_launch_s = *same;
+    if (const auto cross = mean("cross_stream")) out.profile.stream_wait_s = std::max(0.0, *cross - *same);
+  }
+  // Queued chains are GPU-bound: a kernel's own time, and a device-side wait more across streams.
+  const std::optional<double> gpu_kernel = mean("same_stream_queued");
+  if (gpu_kernel) {
+    if (const auto cross = mean("cross_stream_queued")) {
+      out.launch_gpu_fitted = true;
+      out.profile.gpu_wait_s = std::max(0.0, *cross - *gpu_kernel);
     }
   }
-  if (same_n > 0) out.profile.host_launch_s = same / same_n;
-  if (same_n > 0 && cross_n > 0) out.profile.stream_wait_s = std::max(0.0, cross / cross_n - out.profile.host_launch_s);
   ComponentFit c;
   c.name = "launch";
   for (const Measurement* m : points) {
-    const double waits = m->pattern == "cross_stream" ? 1.0 : 0.0;
-    const double predicted = m->kernels * (out.profile.host_launch_s + waits * out.profile.stream_wait_s);
-    c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
+    const bool queued = m->pattern.find("_queued") != std::string::npos;
+    const double waits = m->pattern.rfind("cross_stream", 0) == 0 ? 1.0 : 0.0;
+    const double per = queued ? gpu_kernel.value_or(0) + waits * out.profile.gpu_wait_s
+                              : out.profile.host_launch_s + waits * out.profile.stream_wait_s;
+    c.errors.push_back({m->origin, 100.0 * (m->kernels * per / m->median_s - 1.0)});
     c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
   }
   out.fits.push_back(c);

@@ -193,7 +193,7 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     m.bytes = in.positive("bytes");
     m.spec_GBps = in.positive_or("spec_GBps", 0);
   } else if (m.kind == "launch") {
-    m.pattern = in.one_of("pattern", {"same_stream", "cross_stream"});
+    m.pattern = in.one_of("pattern", {"same_stream", "cross_stream", "same_stream_queued", "cross_stream_queued"});
     m.kernels = in.count("kernels", 1);
   } else if (m.kind == "overlap" || m.kind == "async_tp" || m.kind == "dtp") {
     read_composite(in, m);

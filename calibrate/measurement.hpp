@@ -17,7 +17,8 @@ namespace tpsim::calibrate {
 // kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
 // kind "launch": a chain of `kernels` empty kernels launched one by one (pattern same_stream), or
 // alternating between two streams, each waiting on the previous one's event (cross_stream); median_s
-// is the whole chain's time.
+// is the whole chain's time. The _queued patterns time the same chains queued whole behind a busy
+// kernel before the GPU starts them: the GPU's own time per kernel and per wait, without the host's.
 // Composite kinds (real/ measures them; validate compares them with the simulator), each with its
 // baseline's median in baseline_s and the composite's own time in median_s / p10_s / p90_s:
 //   "overlap": a GEMM (m, n, k, dtype) concurrent with a partner (pattern: memcpy_device,

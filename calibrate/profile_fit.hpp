@@ -33,6 +33,8 @@ struct ProfileFit {
   std::vector<std::string> not_fitted;  // components that kept their defaults
   std::string fp8_source;               // how gemm.fp8_efficiency was found here (empty: kept from the base)
   bool copy_latency_fitted = false;     // copy_engine.step_latency from copies of several sizes
+  bool launch_host_fitted = false;      // launch.host_us / stream_wait_us from eager launch chains
+  bool launch_gpu_fitted = false;       // launch.gpu_wait_us from queued (GPU-bound) launch chains
   size_t other_gpu_points = 0;          // points of another GPU: only the network section takes them
   // All-reduces NCCL ran as rings with NVLS enabled (file:line): they set nvls.min_ranks.
   std::vector<std::string> nvls_declined;

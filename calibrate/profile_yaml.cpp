@@ -146,13 +146,21 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          fit_block("tree");
   }
   const ComponentFit* launch_fit = fit_of("launch");
-  y +=
-      "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
-      "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) + "\n  source: \"" +
-      (launch_fit ? std::string("chains of empty kernels on one stream and alternating between two (tpsim-real launch)")
-                  : std::string("assumed (eager-mode launch of one kernel or NCCL call; a cross-stream wait 0 until "
-                                "measured with tpsim-real launch)")) +
-      "; workload.cuda_graphs removes both\"\n" + (launch_fit ? fit_block("launch") : std::string());
+  const std::string host_source =
+      fit.launch_host_fitted
+          ? "host_us, stream_wait_us: chains of empty kernels launched one by one on one stream and alternating "
+            "between two (tpsim-real launch)"
+      : fit.base.empty() ? "host_us assumed (eager-mode launch of one kernel or NCCL call), stream_wait_us 0 until "
+                           "measured (tpsim-real launch)"
+                         : "host_us, stream_wait_us as in " + fit.base;
+  const std::string gpu_source = fit.launch_gpu_fitted
+                                     ? "gpu_wait_us: the same chains queued behind a busy kernel (GPU-bound)"
+                                     : "gpu_wait_us 0 until measured (tpsim-real launch)";
+  y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
+       "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) +
+       "\n  gpu_wait_us: " + model::format_number("%.6g", p.gpu_wait_s * 1e6) + "\n  source: \"" + host_source + "; " +
+       gpu_source + "; workload.cuda_graphs removes host_us and stream_wait_us\"\n" +
+       (launch_fit ? fit_block("launch") : std::string());
   return y;
 }
 

@@ -75,7 +75,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
        {{"step_latency_s", p.one_shot.step_latency_s},
         {"link_efficiency", p.one_shot.link_efficiency},
         {"max_bytes", p.one_shot_max_bytes}}},
-      {"launch", {{"host_s", p.host_launch_s}, {"stream_wait_s", p.stream_wait_s}}}};
+      {"launch", {{"host_s", p.host_launch_s}, {"stream_wait_s", p.stream_wait_s}, {"gpu_wait_s", p.gpu_wait_s}}}};
   const auto transport = [](const sim::TransportParams& t) {
     return Json{{"step_latency_s", t.step_latency_s}, {"link_efficiency", t.link_efficiency}};
   };

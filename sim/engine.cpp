@@ -5,6 +5,7 @@
 
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <memory>
@@ -21,6 +22,7 @@ using model::OpKind;
 
 struct Instance {
   int pending = 0;
+  double gate_s = 0;  // the earliest start its same-GPU dependencies on other streams allow (GPU wait)
   int step = -1;
   int flows_left = 0;
   double start_s = -1;
@@ -105,9 +107,10 @@ class Runner {
     launch(delay, kind, id, src, dst);
   }
 
-  // An op cannot start before the host has launched it.
+  // An op cannot start before the host has launched it, nor before the GPU has resolved its waits on
+  // other streams.
   void start(OpId id, int rank) {
-    const double wait_s = launched_s_[id] - s4u::Engine::get_clock();
+    const double wait_s = std::max(launched_s_[id], instance(id, rank).gate_s) - s4u::Engine::get_clock();
     if (wait_s > 0) {
       wait(wait_s, Completion::Kind::kLaunchGate, id, rank, rank);
       return;
@@ -271,7 +274,11 @@ class Runner {
     if (model::is_communication(op.kind) && plans_[id].uses_sms) change_comm_kernels(rank, -1);
     for (const model::Dep& succ : successors_[id]) {
       const int target = wrap(rank - succ.rank_offset);
-      if (--instance(succ.op, target).pending == 0) start(succ.op, target);
+      Instance& next = instance(succ.op, target);
+      if (succ.rank_offset == 0 && graph_.op(succ.op).stream != op.stream) {
+        next.gate_s = std::max(next.gate_s, self.end_s + options_.gpu_wait_s);
+      }
+      if (--next.pending == 0) start(succ.op, target);
     }
   }
 

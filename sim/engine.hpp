@@ -15,13 +15,16 @@ namespace tpsim::sim {
 struct EngineOptions {
   double host_launch_s = 0;  // host time per launched op (0: CUDA graphs, or launches always ahead)
   double stream_wait_s = 0;  // host time per wait on another stream's op (cudaStreamWaitEvent)
+  // GPU time from an op's end to the start of an op on another stream of its GPU that waits for it.
+  double gpu_wait_s = 0;
 };
 
 // Eager launches cost the profile's launch.host_us per op and launch.stream_wait_us per cross-stream
-// wait; a CUDA graph replays without either.
+// wait; a CUDA graph replays without either. Both pay launch.gpu_wait_us per cross-stream dependency
+// on the GPU (a graph's edge between branches is such a wait too).
 inline EngineOptions launch_options(const CostProfile& profile, bool cuda_graphs) {
-  if (cuda_graphs) return {};
-  return EngineOptions{profile.host_launch_s, profile.stream_wait_s};
+  if (cuda_graphs) return EngineOptions{0, 0, profile.gpu_wait_s};
+  return EngineOptions{profile.host_launch_s, profile.stream_wait_s, profile.gpu_wait_s};
 }
 
 // Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp).

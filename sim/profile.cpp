@@ -127,7 +127,8 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     if (t["chunk_bytes"]) p.tree_chunk_bytes = in.positive_number(t["chunk_bytes"], "tree.chunk_bytes");
   }
   if (const YAML::Node l = root["launch"]) {
-    in.expect_map(l, "launch", {"host_us", "stream_wait_us", "source", "fit"});
+    in.expect_map(l, "launch", {"host_us", "stream_wait_us", "gpu_wait_us", "source", "fit"});
+    if (l["gpu_wait_us"]) p.gpu_wait_s = in.non_negative_number(l["gpu_wait_us"], "launch.gpu_wait_us") * 1e-6;
     if (l["host_us"]) p.host_launch_s = in.non_negative_number(l["host_us"], "launch.host_us") * 1e-6;
     if (l["stream_wait_us"]) {
       p.stream_wait_s = in.non_negative_number(l["stream_wait_us"], "launch.stream_wait_us") * 1e-6;

@@ -84,6 +84,10 @@ struct CostProfile {
   // Host time of each wait an op needs on another stream's op (an event record and a
   // cudaStreamWaitEvent); 0 until measured (tpsim-real launch). CUDA graphs replay without it.
   double stream_wait_s = 0;
+  // GPU time between an op's end and the start of an op on another stream of the same GPU that waits
+  // for it (the event wait resolved on the device); 0 until measured (tpsim-real launch, its chains
+  // queued ahead of the GPU). Charged with or without CUDA graphs.
+  double gpu_wait_s = 0;
 };
 
 // The ring regime of a protocol (kSimple: nccl; kLowLatency: nccl_small); nullptr where the profile

@@ -48,6 +48,18 @@ __global__ void copy_kernel(uint4* dst, const uint4* src, int64_t vectors, char*
 
 __global__ void empty_kernel() {}
 
+__device__ uint64_t global_timer_ns() {
+  uint64_t t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(uint64_t nanoseconds) {
+  const uint64_t start = global_timer_ns();
+  while (global_timer_ns() - start < nanoseconds) {
+  }
+}
+
 __global__ void add_kernel(__nv_bfloat16* out, const __nv_bfloat16* a, const __nv_bfloat16* b, int64_t count) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count; i += int64_t{gridDim.x} * blockDim.x) {
     out[i] = __float2bfloat16_rn(__bfloat162float(a[i]) + __bfloat162float(b[i]));
@@ -108,6 +120,11 @@ void copy_with_kernel(void* dst, const void* src, size_t bytes, int blocks, cuda
 
 void launch_empty_kernel(cudaStream_t stream) {
   empty_kernel<<<1, 1, 0, stream>>>();
+  TPSIM_CUDA(cudaGetLastError());
+}
+
+void launch_spin_kernel(cudaStream_t stream, double seconds) {
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<uint64_t>(seconds * 1e9));
   TPSIM_CUDA(cudaGetLastError());
 }
 

@@ -22,6 +22,9 @@ void copy_with_kernel(void* dst, const void* src, size_t bytes, int blocks, cuda
 
 // A kernel that does nothing: one block of one thread (what a launch costs, alone).
 void launch_empty_kernel(cudaStream_t stream);
+// One thread that spins on the GPU's global timer for `seconds`: keeps a stream busy while the host
+// queues work behind it.
+void launch_spin_kernel(cudaStream_t stream, double seconds);
 
 // out[i] = a[i] + b[i] (bf16); out may alias a or b.
 void add_bf16(void* out, const void* a, const void* b, int64_t count, cudaStream_t stream);

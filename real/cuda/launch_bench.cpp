@@ -1,6 +1,10 @@
 // tpsim-real launch: the host time of launching kernels one by one, and of a wait on another stream's
 // event, from chains of empty kernels: on one stream, and alternating between two streams where each
-// kernel waits on the previous one's event (the pattern of a collective between two GEMMs).
+// kernel waits on the previous one's event (the pattern of a collective between two GEMMs). The same
+// chains queued whole behind a spinning kernel before the GPU reaches them give the GPU's own time
+// per kernel and per wait (patterns *_queued).
+#include <algorithm>
+
 #include "real/core/measurement_log.hpp"
 #include "real/core/points.hpp"
 #include "real/core/stats.hpp"
@@ -50,6 +54,14 @@ class TwoStreams {
   cudaEvent_t handoff_[2] = {nullptr, nullptr};
 };
 
+// Queued chains stay short enough that the host never waits for room in the launch queues (about a
+// thousand pending commands per stream; a cross-stream chain queues three per kernel), and start
+// behind a spin long enough for the host to queue them at up to 20 us per kernel and wait.
+constexpr int kMaxQueuedKernels = 200;
+double queue_ahead_seconds(int kernels) {
+  return 5e-3 + kernels * 20e-6;
+}
+
 }  // namespace
 
 int run_launch_bench(const RealOptions& o, const std::vector<std::string>& arguments) {
@@ -57,22 +69,29 @@ int run_launch_bench(const RealOptions& o, const std::vector<std::string>& argum
   TwoStreams streams(gpu.stream());
   MeasurementLog log(o.json_out);
   TextTable table({"pattern", "kernels", "median us", "us per kernel", "noise %"});
-  for (const bool cross : {false, true}) {
-    StreamRegion region(gpu.stream(), {streams.side()});
-    for (int w = 0; w < o.timing.warmup; ++w) streams.chain(o.kernels, cross);
-    TPSIM_CUDA(cudaDeviceSynchronize());
-    std::vector<double> seconds;
-    for (int s = 0; s < o.timing.samples; ++s) {
-      region.begin();
-      streams.chain(o.kernels, cross);
-      region.end();
-      seconds.push_back(region.seconds());
+  for (const bool queued : {false, true}) {
+    for (const bool cross : {false, true}) {
+      const int kernels = queued ? std::min(o.kernels, kMaxQueuedKernels) : o.kernels;
+      StreamRegion region(gpu.stream(), {streams.side()});
+      const auto one_chain = [&]() {
+        if (queued) launch_spin_kernel(gpu.stream(), queue_ahead_seconds(kernels));
+        region.begin();  // recorded behind the spin: the region starts when the GPU reaches the chain
+        streams.chain(kernels, cross);
+        region.end();
+      };
+      for (int w = 0; w < o.timing.warmup; ++w) one_chain();
+      TPSIM_CUDA(cudaDeviceSynchronize());
+      std::vector<double> seconds;
+      for (int s = 0; s < o.timing.samples; ++s) {
+        one_chain();
+        seconds.push_back(region.seconds());
+      }
+      PointContext c{gpu.gpu(), gpu.provenance_json(), summarize(seconds), 1, 0, true};
+      const std::string pattern = std::string(cross ? "cross_stream" : "same_stream") + (queued ? "_queued" : "");
+      log.add(launch_point(c, pattern, kernels));
+      table.add_row({pattern, std::to_string(kernels), fixed(c.timing.median * 1e6, 1),
+                     fixed(c.timing.median / kernels * 1e6, 2), fixed(100 * c.timing.spread(), 1)});
     }
-    PointContext c{gpu.gpu(), gpu.provenance_json(), summarize(seconds), 1, 0, true};
-    const std::string pattern = cross ? "cross_stream" : "same_stream";
-    log.add(launch_point(c, pattern, o.kernels));
-    table.add_row({pattern, std::to_string(o.kernels), fixed(c.timing.median * 1e6, 1),
-                   fixed(c.timing.median / o.kernels * 1e6, 2), fixed(100 * c.timing.spread(), 1)});
   }
   log.finish();
   print_report(o, "Launch chains on " + gpu.facts().name + "\n" + table.str());

@@ -208,7 +208,7 @@ TEST_CASE("peer copies of several sizes fit the copy engine's step latency and e
         std::string::npos);
 }
 
-TEST_CASE("launch chains fit the host time per launch and per cross-stream wait") {
+TEST_CASE("launch chains fit the host time per launch and per cross-stream wait, and the GPU's per wait") {
   const auto chain = [](const std::string& pattern, int kernels, double seconds) {
     Measurement m;
     m.kind = "launch";
@@ -224,8 +224,23 @@ TEST_CASE("launch chains fit the host time per launch and per cross-stream wait"
   const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"));
   CHECK(fit.profile.host_launch_s == Approx(3.2e-6));
   CHECK(fit.profile.stream_wait_s == Approx(1.8e-6));
+  CHECK(fit.profile.gpu_wait_s == 0);  // no queued chain: not measured
   const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"launch.jsonl"});
   CHECK(sim::parse_profile(yaml, "p").stream_wait_s == Approx(1.8e-6));
+  CHECK(yaml.find("gpu_wait_us 0 until measured") != std::string::npos);
+  // Chains queued behind a busy kernel are GPU-bound: 1.9 us per empty kernel, 1.1 us more per wait.
+  std::vector<Measurement> queued = points;
+  queued.push_back(chain("same_stream_queued", 1000, 1.9e-3));
+  queued.push_back(chain("cross_stream_queued", 1000, 3.0e-3));
+  const calibrate::ProfileFit both = calibrate::fit_profile(queued, test::gpu_preset("h100-sxm"));
+  CHECK(both.profile.host_launch_s == Approx(3.2e-6));
+  CHECK(both.profile.gpu_wait_s == Approx(1.1e-6));
+  const std::string both_yaml = calibrate::profile_yaml(both, "h100-sxm", {"launch.jsonl"});
+  CHECK(sim::parse_profile(both_yaml, "p").gpu_wait_s == Approx(1.1e-6));
+  CHECK(both_yaml.find("queued behind a busy kernel") != std::string::npos);
+  for (const calibrate::ComponentFit& c : both.fits) {
+    if (c.name == "launch") CHECK(c.max_abs_error_pct < 1e-6);  // each pattern's mean reproduces it
+  }
   // Through the schema: a launch point's fields survive a round trip.
   const Measurement back = calibrate::parse_measurement(calibrate::to_json(points[2]).dump(), "l");
   CHECK(back.pattern == "cross_stream");

@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   run({"gemm", "--shape", "1024x1024x1024", "--dtype", "fp8"}, out("gemm_fp8.jsonl"));
   run({"memcpy", "--path", "device", "--path", "copy_kernel", "-b", "1MiB", "-e", "4MiB"}, out("memcpy.jsonl"));
   const auto chains = run({"launch", "--kernels", "200"}, out("launch.jsonl"));
-  if (chains.size() != 2 || chains[0].median_s <= 0) ++failures;
+  // Eager and queued chains, each on one stream and across two.
+  if (chains.size() != 4 || chains[0].median_s <= 0 || chains[3].pattern != "cross_stream_queued") ++failures;
   const auto overlaps = run({"overlap", "--shape", "2048x2048x2048", "--partner", "copy_kernel", "--partner",
                              "memcpy_device", "--bytes", "64MiB"},
                             out("overlap.jsonl"));

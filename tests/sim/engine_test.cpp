@@ -246,3 +246,33 @@ TEST_CASE("eager launches pay the host's launch time per op and its wait time pe
   CHECK(graphs.stream_wait_s == 0);
   CHECK(sim::launch_options(profile, false).stream_wait_s == wait);
 }
+
+TEST_CASE("a GPU-side wait delays each op that waits for another stream's op on its GPU, graphs or not") {
+  // first (compute) -> reduce (comm) -> last (compute): two cross-stream dependencies on the GPU.
+  model::LayerGraph graph(2);
+  model::ProgramBuilder b(graph, 2.0);
+  const model::OpId first = b.memory("first", 1 << 20, 1 << 20, 0, "", {});
+  const model::OpId reduce = b.collective("reduce", model::CollectiveKind::kAllReduce, 1 << 20, "", {first});
+  const model::OpId last = b.memory("last", 1 << 20, 1 << 20, 0, "", {reduce});
+  const model::OpId after = b.memory("after", 1 << 20, 1 << 20, 0, "", {last});  // same stream: no wait
+  const sim::CostModel cost = simple_cost();
+  const double gpu_wait = 9e-6;
+  const sim::Timeline plain = sim::simulate(graph, cost);
+  const sim::Timeline waited = sim::simulate(graph, cost, sim::EngineOptions{0, 0, gpu_wait});
+  const auto span_of = [](const sim::Timeline& t, model::OpId op) {
+    for (const auto& span : t.spans) {
+      if (span.op == op && span.rank == 0) return std::make_pair(span.start_s, span.end_s);
+    }
+    return std::make_pair(-1.0, -1.0);
+  };
+  CHECK(span_of(waited, first).first == 0);
+  CHECK(span_of(waited, reduce).first == Approx(span_of(waited, first).second + gpu_wait));
+  CHECK(span_of(waited, last).first == Approx(span_of(waited, reduce).second + gpu_wait));
+  CHECK(span_of(waited, after).first == Approx(span_of(waited, last).second));
+  CHECK(waited.makespan_s == Approx(plain.makespan_s + 2 * gpu_wait));
+  // The profile's value is charged in eager mode and under CUDA graphs alike.
+  sim::CostProfile profile = cost.profile();
+  profile.gpu_wait_s = gpu_wait;
+  CHECK(sim::launch_options(profile, true).gpu_wait_s == gpu_wait);
+  CHECK(sim::launch_options(profile, false).gpu_wait_s == gpu_wait);
+}
