@@ -153,9 +153,10 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
       : fit.base.empty() ? "host_us assumed (eager-mode launch of one kernel or NCCL call), stream_wait_us 0 until "
                            "measured (tpsim-real launch)"
                          : "host_us, stream_wait_us as in " + fit.base;
-  const std::string gpu_source = fit.launch_gpu_fitted
-                                     ? "gpu_wait_us: the same chains queued behind a busy kernel (GPU-bound)"
-                                     : "gpu_wait_us 0 until measured (tpsim-real launch)";
+  const std::string gpu_source = fit.launch_gpu_fitted ? "gpu_wait_us: the same chains queued behind a busy kernel "
+                                                         "(GPU-bound)"
+                                 : fit.base.empty()    ? "gpu_wait_us 0 until measured (tpsim-real launch)"
+                                                       : "gpu_wait_us as in " + fit.base;
   y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
        "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) +
        "\n  gpu_wait_us: " + model::format_number("%.6g", p.gpu_wait_s * 1e6) + "\n  source: \"" + host_source + "; " +
