@@ -104,8 +104,12 @@ def curves(args, rows):
         series.setdefault(str(axis_value(row, args.by)), []).append((axis_value(row, args.x), row[column] * scale))
     fig, ax = plt.subplots(figsize=(7, 4.5))
     numeric_x = all(as_number(x) is not None for points in series.values() for x, _ in points)
+    # Names (GPUs, models) keep the order the sweep lists them in, not the alphabet's.
+    sweep_order = {}
+    for row in sorted(rows, key=lambda r: r.get("point_index", 0)):
+        sweep_order.setdefault(str(axis_value(row, args.x)), len(sweep_order))
     for name, points in series.items():
-        points.sort(key=lambda p: as_number(p[0]) if numeric_x else str(p[0]))
+        points.sort(key=lambda p: as_number(p[0]) if numeric_x else sweep_order[str(p[0])])
         xs = [as_number(x) if numeric_x else str(x) for x, _ in points]
         ax.plot(xs, [y for _, y in points], marker="o", label=f"{args.by} = {name}" if args.by != "variant" else name)
     if numeric_x and len({x for p in series.values() for x, _ in p}) > 2:
@@ -182,6 +186,7 @@ def main(argv):
             import matplotlib as mpl
 
             mpl.rcParams["svg.hashsalt"] = "tpsim"
+            mpl.rcParams["svg.fonttype"] = "none"  # labels as text: searchable, editable, smaller
         fig.savefig(args.out, dpi=120, metadata=metadata)
         print(f"tpsim plot: wrote {args.out}")
         return 0

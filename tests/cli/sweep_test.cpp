@@ -159,6 +159,25 @@ TEST_CASE("tpsim plot draws speedup curves and breakdowns, and names valid axes 
   CHECK_THAT(ambiguous.err, Contains("--where workload.batch=VALUE"));
 }
 
+TEST_CASE("a plot over named values (GPUs) keeps the sweep's order, not the alphabet's") {
+  const std::string root = scratch("plot_names");
+  fs::create_directories(root);
+  const std::string scenario = root + "/gpus.yaml";
+  std::ofstream(scenario) << "model: qwen3-0.6b\nhardware: {gpu: h100-sxm}\n"
+                             "workload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\nparallelism: {tp: 8}\n"
+                             "variants: [{name: sp, tp_mode: sp}, {name: async, tp_mode: async, chunks: 8}]\n"
+                             "sweep:\n  hardware.gpu: [h200-sxm, a100-sxm, b200]\n";
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/out").exit_code == 0);
+  REQUIRE(test::run_tpsim("plot " + root + "/out --x hardware.gpu -o " + root + "/p.svg").exit_code == 0);
+  const std::string svg = test::read_file(root + "/p.svg");
+  const size_t h200 = svg.find(">h200-sxm<"), a100 = svg.find(">a100-sxm<"), b200 = svg.find(">b200<");
+  REQUIRE(h200 != std::string::npos);
+  REQUIRE(a100 != std::string::npos);
+  REQUIRE(b200 != std::string::npos);
+  CHECK(h200 < a100);
+  CHECK(a100 < b200);
+}
+
 TEST_CASE("an invalid combination in a sweep is reported with its values and the rest complete") {
   const std::string root = scratch("invalid");
   fs::create_directories(root);
