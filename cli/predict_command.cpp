@@ -113,8 +113,9 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   }
   const model::CollectiveAlgorithm algorithm = *named_algorithm;
   const std::optional<model::Protocol> protocol = model::protocol_named(q.protocol);
-  if (!protocol)
+  if (!protocol) {
     throw InputError("--protocol " + q.protocol + ": valid: " + model::join_names(model::protocol_names()));
+  }
   const double bytes = parse_bytes(q.bytes);
   model::LayerGraph graph(q.ranks);
   model::ProgramBuilder builder(graph, 2.0);

@@ -53,8 +53,9 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     }
   } else {
     for (const char* key : {"algorithm", "protocol"}) {
-      if (node[key])
+      if (node[key]) {
         in.fail(node[key], context + "." + key + ": only a collective has one (this is a " + op.kind + ")");
+      }
     }
   }
   if (op.kind == "p2p") {

@@ -34,8 +34,9 @@ double parse_bytes(const std::string& text) {
       break;
     }
     if (used != digits.size() || !(value > 0) || !std::isfinite(value)) break;
-    if (value * scale > kMaxSimulatedBytes)
+    if (value * scale > kMaxSimulatedBytes) {
       throw InputError("'" + text + "' is over the largest size tpsim simulates, 1 PiB");
+    }
     return value * scale;
   }
   throw InputError("'" + text +

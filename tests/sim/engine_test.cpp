@@ -29,6 +29,15 @@ double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
   return 0;
 }
 
+// An op-list scenario's rank program over 8 GPUs, and its timeline.
+std::pair<model::LayerGraph, sim::Timeline> run_op_list(const std::string& scenario, const sim::CostModel& cost) {
+  const model::Scenario s = model::parse_scenario(scenario, "ops.yaml");
+  model::LayerGraph graph =
+      model::build_op_list_graph(s.workload.ops, 8, model::Dtype::kBf16, model::CollectiveAlgorithm::kAuto);
+  sim::Timeline timeline = sim::simulate(graph, cost);
+  return {std::move(graph), std::move(timeline)};
+}
+
 }  // namespace
 
 TEST_CASE("a ring all-gather on an idle node takes (n-1)(alpha + bytes/(n B))") {
@@ -149,7 +158,8 @@ TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its 
 }
 
 TEST_CASE("an op list runs a GEMM slowed by an overlapped NCCL all-gather, not by copy-engine steps") {
-  const model::Scenario s = model::parse_scenario(R"(hardware: {gpu: h100-sxm}
+  const sim::CostModel cost = test::h100_cost();
+  const auto [graph, timeline] = run_op_list(R"(hardware: {gpu: h100-sxm}
 parallelism: {tp: 8}
 workload:
   phase: ops
@@ -158,11 +168,7 @@ workload:
     - {name: g, kind: gemm, m: 8192, n: 8192, k: 8192}
     - {name: ag, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}
 )",
-                                                  "ops.yaml");
-  const sim::CostModel cost = test::h100_cost();
-  const model::LayerGraph graph =
-      model::build_op_list_graph(s.workload.ops, 8, model::Dtype::kBf16, model::CollectiveAlgorithm::kAuto);
-  const sim::Timeline timeline = sim::simulate(graph, cost);
+                                             cost);
   const double gemm_s = cost.kernel_seconds(graph.op(0));
   const double ag_s = end_of(timeline, 1, 0);
   REQUIRE(ag_s < gemm_s);
@@ -183,12 +189,7 @@ workload:
     - {name: b, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring, stream: comm2}
 )";
   const sim::CostModel cost = test::h100_cost();
-  const auto run = [&](const std::string& scenario) {
-    const model::Scenario s = model::parse_scenario(scenario, "ops.yaml");
-    const model::LayerGraph graph =
-        model::build_op_list_graph(s.workload.ops, 8, model::Dtype::kBf16, model::CollectiveAlgorithm::kAuto);
-    return std::make_pair(graph, sim::simulate(graph, cost));
-  };
+  const auto run = [&](const std::string& scenario) { return run_op_list(scenario, cost); };
   const auto [graph, both] = run(text);
   CHECK(graph.op(2).stream == model::Stream(3));
   const double gemm_s = cost.kernel_seconds(graph.op(0));
