@@ -43,6 +43,7 @@ struct ProfileFit {
   std::string gemm_source;
   std::string nvls_absent;
   std::string attention_source;
+  std::string attention_fp8_source;  // how attention.fp8_efficiency was found here (empty: from the base)
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points

@@ -47,9 +47,11 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
                       " (gemm_mamf.csv); the other values as fitted";
     if (p.gemm.fp8_efficiency && fit.fp8_source.rfind("not fitted", 0) == 0) derive_fp8_efficiency(target, fit);
   }
-  if (target.peak_fp8_flops <= 0 && p.gemm.fp8_efficiency) {
+  if (target.peak_fp8_flops <= 0) {  // no fp8 tensor cores: no fp8 GEMM or attention
     p.gemm.fp8_efficiency.reset();
     fit.fp8_source.clear();
+    p.attention.fp8_efficiency.reset();
+    fit.attention_fp8_source.clear();
   }
   if (!target.switch_reduction && p.nvls) {
     p.nvls.reset();

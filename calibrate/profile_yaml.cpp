@@ -80,8 +80,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
       fit.attention_source.empty() ? "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal "
                                      "BF16 forward on H100 SXM, head dim 128"
                                    : fit.attention_source;
+  std::string attention_fp8;
+  if (p.attention.fp8_efficiency) {
+    attention_fp8 = "  fp8_efficiency: " + model::format_number("%.6g", *p.attention.fp8_efficiency) +
+                    "\n  fp8_source: \"" +
+                    (fit.attention_fp8_source.empty() ? "as in " + fit.base : fit.attention_fp8_source) + "\"\n";
+  }
   y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) + "\n  source: \"" +
-       attention_source + "\"\n";
+       attention_source + "\"\n" + attention_fp8;
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
   // points of unknown protocol (Simple and one low-latency regime, the faster running).
   const bool simple_forced = fit_of("nccl_simple") != nullptr;

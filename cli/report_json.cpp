@@ -80,6 +80,10 @@ Json scenario_json(const sim::ScenarioRun& run) {
     return Json{{"step_latency_s", t.step_latency_s}, {"link_efficiency", t.link_efficiency}};
   };
   if (p.gemm.fp8_efficiency) j["calibration"]["gemm"]["fp8_efficiency"] = *p.gemm.fp8_efficiency;
+  if (p.attention.fp8_efficiency) j["calibration"]["attention"]["fp8_efficiency"] = *p.attention.fp8_efficiency;
+  if (p.nccl_small) j["calibration"]["nccl"]["small_messages"] = transport(*p.nccl_small);
+  if (p.nccl_ll) j["calibration"]["nccl"]["ll"] = transport(*p.nccl_ll);
+  if (p.nccl_ll128) j["calibration"]["nccl"]["ll128"] = transport(*p.nccl_ll128);
   if (p.nvls) {
     j["calibration"]["nvls"] = transport(*p.nvls);
     j["calibration"]["nvls"]["min_ranks"] = p.nvls_min_ranks;
@@ -95,6 +99,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
   if (w.phase == model::Phase::kGenerate) workload["gen_len"] = w.gen_len;
   workload["tokens_per_pass"] = model::primary_pass(w).tokens();
   workload["dtype"] = model::to_string(w.dtype);
+  workload["attention_dtype"] = model::to_string(w.attention_dtype);
   workload["layers"] = w.layers;
   workload["cuda_graphs"] = w.cuda_graphs;
   j["workload"] = workload;

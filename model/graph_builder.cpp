@@ -133,6 +133,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   ProgramBuilder builder(graph, ctx.elem_bytes);
   builder.set_collective_algorithm(variant.algorithm);
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
+  builder.set_attention_fp8(workload.attention_dtype == Dtype::kFp8);
   DtpState dtp(static_cast<int>(2 * workload.layers));
   ModuleInput hidden;
   for (int64_t layer = 0; layer < workload.layers; ++layer) {

@@ -19,6 +19,7 @@ OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, in
 
 OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
   const double e = b.elem_bytes();
+  const double qkv = b.attention_fp8() ? kFp8Bytes : e;  // Q, K, V and the KV cache; the output stays e
   const double batch = static_cast<double>(ctx.pass.batch);
   const double q = static_cast<double>(ctx.pass.new_tokens);
   const double c = static_cast<double>(ctx.pass.cached_tokens);
@@ -26,14 +27,16 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
   const double hkv = static_cast<double>(ctx.shard.kv_heads);
   const double d = static_cast<double>(ctx.arch.head_dim);
   const double flops = 4.0 * batch * hq * d * (q * c + q * q / 2.0);
-  const double q_and_o = batch * q * hq * d * e;
-  const double keys_values = 2.0 * batch * (c + q) * hkv * d * e;
-  const double cache_append = ctx.workload.is_inference() ? 2.0 * batch * q * hkv * d * e : 0.0;
+  const double queries = batch * q * hq * d * qkv;
+  const double output = batch * q * hq * d * e;
+  const double keys_values = 2.0 * batch * (c + q) * hkv * d * qkv;
+  const double cache_append = ctx.workload.is_inference() ? 2.0 * batch * q * hkv * d * qkv : 0.0;
   const std::string shape =
       "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
       " cached=" + std::to_string(ctx.pass.cached_tokens) + " heads=" + std::to_string(ctx.shard.q_heads) +
       " kv_heads=" + std::to_string(ctx.shard.kv_heads) + " d=" + std::to_string(ctx.arch.head_dim);
-  return b.attention("attn.core", flops, q_and_o + keys_values, q_and_o + cache_append, shape, {input});
+  return b.attention("attn.core", flops, queries + keys_values, output + cache_append,
+                     shape + (b.attention_fp8() ? " fp8" : ""), {input});
 }
 
 }  // namespace tpsim::model

@@ -66,7 +66,7 @@ struct Op {
   int layer = 0;
   int module = 0;            // 2 x layer for attention, 2 x layer + 1 for the FFN; -1 after the last layer
   GemmShape gemm;            // kGemm
-  bool fp8 = false;          // kGemm: e4m3 operands, bf16 output
+  bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
   double bytes_read = 0;     // HBM bytes read by a kernel
   double bytes_written = 0;  // HBM bytes written by a kernel

@@ -57,6 +57,7 @@ OpId ProgramBuilder::attention(const std::string& name, double flops, double rea
   Op op;
   op.name = name;
   op.kind = OpKind::kAttention;
+  op.fp8 = attention_fp8_;
   op.flops = flops;
   op.bytes_read = read_bytes;
   op.bytes_written = written_bytes;

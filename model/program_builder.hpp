@@ -26,6 +26,9 @@ class ProgramBuilder {
   void set_comm_stream(std::optional<Stream> stream) { comm_stream_ = stream; }
   // GEMMs issued from now on read fp8 (e4m3) operands and write elem_bytes outputs.
   void set_gemm_fp8(bool fp8) { gemm_fp8_ = fp8; }
+  // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
+  void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
+  bool attention_fp8() const { return attention_fp8_; }
   std::string prefix() const { return module_ < 0 ? std::string() : "L" + std::to_string(layer_) + "."; }
 
   // Issues `op` on its stream after the previous op of that stream and after `deps`.
@@ -48,6 +51,7 @@ class ProgramBuilder {
   LayerGraph& graph_;
   double elem_bytes_;
   bool gemm_fp8_ = false;
+  bool attention_fp8_ = false;
   int layer_ = 0;
   int module_ = 0;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kAuto;

@@ -15,8 +15,9 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
                                            "workload", "parallelism", "variants", "sweep"};
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps"};
-const std::vector<std::string> kWorkloadKeys = {"phase", "batch",     "seq_len", "context_len", "gen_len",
-                                                "dtype", "recompute", "layers",  "cuda_graphs", "ops"};
+const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
+                                                "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
+                                                "ops"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {
     "name", "tp_mode", "chunks", "transport", "order", "boundary_overlap", "delta", "dtp_collective", "collective"};
@@ -148,6 +149,10 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   if (node["dtype"]) {
     const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
     w.dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
+  }
+  if (node["attention_dtype"]) {
+    const std::string dtype = in.choice(node["attention_dtype"], "workload.attention_dtype", {"bf16", "fp8"});
+    w.attention_dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
   }
   if (node["recompute"]) {
     in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});

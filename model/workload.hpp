@@ -23,6 +23,9 @@ struct Workload {
   int64_t context_len = 0;  // decode: KV-cache length; generate: prompt length
   int64_t gen_len = 0;      // generate: new tokens per sequence
   Dtype dtype = Dtype::kBf16;
+  // The attention kernel's Q, K, V (and KV cache): fp8 runs FlashAttention-3's e4m3 path at the fp8
+  // peak and halves the K/V bytes it reads; its output stays bf16.
+  Dtype attention_dtype = Dtype::kBf16;
   int64_t layers = 0;        // decoder layers to simulate (resolved from "all")
   bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
   std::vector<OpSpec> ops;   // phase ops

@@ -45,6 +45,18 @@ std::string CostModel::fp8_unsupported_reason() const {
   return "";
 }
 
+std::string CostModel::fp8_attention_unsupported_reason() const {
+  if (gpu_.peak_fp8_flops <= 0) return "GPU " + gpu_.name + " has no fp8 peak (peak_fp8_tflops) in its preset";
+  if (!profile_.attention.fp8_efficiency) return "profile " + profile_.name + " has no attention.fp8_efficiency";
+  return "";
+}
+
+double CostModel::attention_rate(bool fp8) const {
+  if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency;
+  if (const std::string why = fp8_attention_unsupported_reason(); !why.empty()) throw InputError(why);
+  return gpu_.peak_fp8_flops * *profile_.attention.fp8_efficiency;
+}
+
 // Full-wave tensor-core rate of a GEMM in bf16 or fp8 (checked by fp8_unsupported_reason first).
 double CostModel::tensor_rate(bool fp8) const {
   if (!fp8) return gpu_.peak_bf16_flops * profile_.gemm.efficiency;
@@ -63,11 +75,6 @@ double CostModel::gemm_seconds(const model::GemmShape& shape, double bytes, bool
   return g.overhead_s + std::max(gemm_compute_seconds(shape, fp8), memory_s);
 }
 
-double CostModel::attention_seconds(double flops, double bytes) const {
-  const double compute_s = flops / (gpu_.peak_bf16_flops * profile_.attention.efficiency);
-  return profile_.gemm.overhead_s + std::max(compute_s, memory_seconds(bytes) - profile_.memory.overhead_s);
-}
-
 double CostModel::memory_seconds(double bytes) const {
   return profile_.memory.overhead_s + bytes / (gpu_.hbm_Bps * profile_.memory.hbm_efficiency);
 }
@@ -84,7 +91,7 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
     }
     case model::OpKind::kAttention:
       k.overhead_s = profile_.gemm.overhead_s;
-      k.compute_s = op.flops / (gpu_.peak_bf16_flops * profile_.attention.efficiency);
+      k.compute_s = op.flops / attention_rate(op.fp8);
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     case model::OpKind::kMemory:

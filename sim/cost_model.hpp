@@ -52,7 +52,8 @@ class CostModel {
   double gemm_compute_seconds(const model::GemmShape& shape, bool fp8) const;
   // Why this GPU and profile cannot run fp8 GEMMs (no fp8 peak, no gemm.fp8_efficiency); empty if they can.
   std::string fp8_unsupported_reason() const;
-  double attention_seconds(double flops, double bytes) const;
+  // Why they cannot run fp8 attention (no fp8 peak, no attention.fp8_efficiency); empty if they can.
+  std::string fp8_attention_unsupported_reason() const;
   double memory_seconds(double bytes) const;
   // Cost of a kernel op alone on the GPU (GEMM, attention or memory-bound), and its duration.
   KernelCost kernel_cost(const model::Op& op) const;
@@ -66,6 +67,7 @@ class CostModel {
 
  private:
   double tensor_rate(bool fp8) const;
+  double attention_rate(bool fp8) const;  // FLOP/s of the attention kernel
 
   GpuSpec gpu_;
   CostProfile profile_;

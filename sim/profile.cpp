@@ -98,8 +98,11 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     if (m["overhead_us"]) p.memory.overhead_s = in.non_negative_number(m["overhead_us"], "memory.overhead_us") * 1e-6;
   }
   if (const YAML::Node a = root["attention"]) {
-    in.expect_map(a, "attention", {"efficiency", "source"});
+    in.expect_map(a, "attention", {"efficiency", "fp8_efficiency", "fp8_source", "source"});
     if (a["efficiency"]) p.attention.efficiency = fraction(in, a["efficiency"], "attention.efficiency");
+    if (a["fp8_efficiency"]) {
+      p.attention.fp8_efficiency = fraction(in, a["fp8_efficiency"], "attention.fp8_efficiency");
+    }
   }
   if (const YAML::Node n = root["nccl"]) {
     p.nccl = read_transport(in, n, "nccl", p.nccl, {"sms", "small_messages", "ll", "ll128"});

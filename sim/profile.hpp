@@ -28,6 +28,8 @@ struct MemoryParams {
 
 struct AttentionParams {
   double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward
+  // The same for its fp8 (e4m3) path, of the fp8 peak; absent: the profile cannot run fp8 attention.
+  std::optional<double> fp8_efficiency;
 };
 
 // One transport's point-to-point steps: each step costs latency + bytes / (link bandwidth x efficiency).

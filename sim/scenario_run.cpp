@@ -175,6 +175,12 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
       model::YamlReader(scenario.file).fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
     }
   }
+  if (w.attention_dtype == model::Dtype::kFp8) {
+    if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {
+      model::YamlReader(scenario.file)
+          .fail(scenario.root["workload"]["attention_dtype"], "workload.attention_dtype fp8: " + why);
+    }
+  }
   const EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   for (const model::Variant& variant : scenario.variants) {
     run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)

@@ -139,3 +139,48 @@ TEST_CASE("fp8 on a GPU without fp8 tensor cores is refused where the scenario a
   CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:5:") &&
                                               Catch::Contains("workload.dtype fp8: GPU a100-sxm has no fp8 peak"));
 }
+
+TEST_CASE("fp8 attention runs at the fp8 peak and reads 1-byte Q, K and V; the A100 refuses it") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
+  const sim::CostModel cost = test::h100_cost();
+  // The shipped profiles: FlashAttention-3's fp8 best (about 1.2 PFLOP/s on H100) x its bf16
+  // causal-to-best ratio (600 / 740), over the 1978.9 TFLOP/s fp8 peak.
+  REQUIRE(cost.profile().attention.fp8_efficiency);
+  CHECK(*cost.profile().attention.fp8_efficiency == Approx(1200.0 / 1978.9 * 600 / 740).epsilon(1e-5));
+  const auto attention_of = [&](model::Workload w, model::Dtype dtype) {
+    w.attention_dtype = dtype;
+    const model::LayerGraph g = model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kTp));
+    for (const model::Op& op : g.ops()) {
+      if (op.kind == model::OpKind::kAttention) return op;
+    }
+    FAIL("no attention op");
+    return model::Op{};
+  };
+  // Prefill of 8192 tokens: compute-bound, faster by the ratio of the two rates.
+  const model::Workload prefill = test::forward_workload(1, 8192, 1);
+  const model::Op bf16 = attention_of(prefill, model::Dtype::kBf16);
+  const model::Op fp8 = attention_of(prefill, model::Dtype::kFp8);
+  CHECK(fp8.fp8);
+  CHECK(fp8.flops == bf16.flops);
+  const double h100_bf16 = 989.4e12 * 0.6, h100_fp8 = 1978.9e12 * *cost.profile().attention.fp8_efficiency;
+  CHECK(cost.kernel_cost(bf16).compute_s == Approx(bf16.flops / h100_bf16).epsilon(1e-3));
+  CHECK(cost.kernel_cost(fp8).compute_s == Approx(bf16.flops / h100_fp8).epsilon(1e-3));
+  // Decode at a 4096-token context: memory-bound on the KV cache, whose bytes halve.
+  const model::Workload decode = test::decode_workload(16, 4096, 1);
+  const model::Op kv16 = attention_of(decode, model::Dtype::kBf16);
+  const model::Op kv8 = attention_of(decode, model::Dtype::kFp8);
+  CHECK(kv8.bytes_read == Approx(kv16.bytes_read / 2));
+  const double output = 16.0 * 1 * (64.0 / 8) * 128 * 2;  // bf16 output of one token per sequence
+  const double appended = 2.0 * 16 * 1 * 128;             // one token's K and V per sequence, 1 byte
+  CHECK(kv8.bytes_written == Approx(output + appended));
+  CHECK(cost.kernel_seconds(kv8) < 0.6 * cost.kernel_seconds(kv16));
+  // A scenario on a GPU without fp8 tensor cores is refused at the key that asks for it.
+  const std::string text =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: a100-sxm}\n"
+      "workload: {phase: forward, batch: 1, seq_len: 512, layers: 1,\n  attention_dtype: fp8}\n"
+      "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  const model::Scenario s = model::parse_scenario(text, "t.yaml");
+  CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:5:") &&
+                                              Catch::Contains("workload.attention_dtype fp8: GPU a100-sxm has no fp8"));
+  CHECK_FALSE(test::profile_preset("a100-sxm").attention.fp8_efficiency);
+}
