@@ -129,6 +129,8 @@ int main(int argc, char** argv) {
   coll_app->add_option("--topology", collective_query.topology, "Topology")->capture_default_str();
   coll_app->add_option("--ranks", collective_query.ranks, "GPUs in the group")->capture_default_str();
   coll_app->add_option("--nic-GBps", collective_query.nic_GBps, "ib-rail: each GPU's NIC, one direction (default 50)");
+  coll_app->add_option("--oversubscription", collective_query.oversubscription,
+                       "ib-rail: the fat tree's oversubscription above the rail switches (default 1: non-blocking)");
   coll_app->add_option("--kind", collective_query.kind, "allreduce, allgather, reducescatter, alltoall or sendrecv")
       ->capture_default_str();
   coll_app

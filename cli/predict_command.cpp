@@ -90,9 +90,17 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   if (q.nic_GBps < 0 || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
     throw InputError("--nic-GBps: a positive NIC bandwidth, for --topology ib-rail only");
   }
+  if (q.oversubscription != 1 && q.topology != "ib-rail") {
+    throw InputError("--oversubscription: for --topology ib-rail only (the fat tree above its rail switches)");
+  }
+  if (!(q.oversubscription >= 1)) {
+    throw InputError("--oversubscription " + model::format_number("%g", q.oversubscription) +
+                     ": must be 1 (non-blocking) or more, e.g. 2 for 2:1");
+  }
   sim::Fabric fabric;
   try {
-    fabric = sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9}, on_node.gpu());
+    fabric =
+        sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9, q.oversubscription}, on_node.gpu());
   } catch (const InputError& error) {
     throw InputError(std::string("--topology: ") + error.what());
   }
@@ -135,6 +143,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     j["topology"] = q.topology;
     j["ranks"] = q.ranks;
     j["nodes"] = fabric.nodes;
+    if (fabric.oversubscription != 1) j["oversubscription"] = fabric.oversubscription;
     j["kind"] = q.kind;
     j["bytes"] = bytes;
     j["algorithm"] = model::to_string(plan.algorithm);

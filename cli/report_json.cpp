@@ -55,7 +55,8 @@ Json scenario_json(const sim::ScenarioRun& run) {
                      {"nvlink_Bps", g.nvlink_Bps}}},
                    {"topology", s.topology.value},
                    {"nodes", s.nodes},
-                   {"nic_Bps", run.fabric.nic_Bps}};
+                   {"nic_Bps", run.fabric.nic_Bps},
+                   {"oversubscription", run.fabric.oversubscription}};
   const sim::CostProfile& p = run.profile;
   j["calibration"] = {
       {"profile", p.name},

@@ -14,7 +14,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
                                            "workload", "parallelism", "variants", "sweep"};
-const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps"};
+const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps", "oversubscription"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
                                                 "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
                                                 "ops"};
@@ -297,6 +297,13 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   if (node["nic_GBps"]) {
     if (out.topology.value != "ib-rail") in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail");
     out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps");
+  }
+  if (const YAML::Node o = node["oversubscription"]) {
+    if (out.topology.value != "ib-rail") in.fail(o, "hardware.oversubscription needs topology: ib-rail");
+    out.oversubscription = in.positive_number(o, "hardware.oversubscription");
+    if (out.oversubscription < 1) {
+      in.fail(o, "hardware.oversubscription must be 1 (non-blocking) or more, e.g. 2 for a 2:1 fat tree");
+    }
   }
 }
 

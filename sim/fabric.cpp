@@ -51,6 +51,14 @@ Fabric nvswitch_fabric(const GpuSpec& gpu) {
 
 Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu) {
   const std::string& topology = request.topology;
+  if (request.oversubscription != 1 && topology != "ib-rail") {
+    throw InputError("oversubscription applies to topology ib-rail (the fat tree above its rail switches), not " +
+                     topology);
+  }
+  if (!(request.oversubscription >= 1)) {
+    throw InputError("oversubscription " + model::format_number("%g", request.oversubscription) +
+                     ": must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
+  }
   if (topology == "ib-rail") {
     Fabric f = nvswitch_fabric(gpu);
     f.kind = FabricKind::kIbRail;
@@ -58,6 +66,7 @@ Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu) {
     f.nodes = request.nodes;
     f.max_gpus = request.nodes * gpu.gpus_per_node;
     f.nic_Bps = request.nic_Bps > 0 ? request.nic_Bps : kDefaultRailNicBps;
+    f.oversubscription = request.oversubscription;
     return f;
   }
   if (request.nodes != 1) {

@@ -28,6 +28,10 @@ struct Fabric {
   int nodes = 1;
   int gpus_per_node = 8;  // GPUs behind one switch (the whole domain for single-node fabrics)
   double nic_Bps = 0;     // ib-rail: each GPU's NIC, one direction
+  // ib-rail: the fat tree's oversubscription above the rail (leaf) switches. Each leaf's uplink to the
+  // spine carries nodes x nic_Bps / oversubscription each way; only flows between different rails
+  // (local GPU i of one node to local GPU j != i of another) cross it. 1: non-blocking.
+  double oversubscription = 1;
 
   int node_of(int rank) const { return rank / gpus_per_node; }
   // Whether ranks 0..ranks-1 span more than one node (only multi-node fabrics have several).
@@ -46,10 +50,12 @@ struct FabricRequest {
   std::string topology = "nvswitch";  // nvswitch | nvl72 | pcie | ib-rail
   int nodes = 1;                      // ib-rail only
   double nic_Bps = 0;                 // ib-rail: 0 takes a 400 Gb/s NIC per GPU
+  double oversubscription = 1;        // ib-rail: above the leaves (1: non-blocking)
 };
 
 // Throws InputError (without a location: the caller adds it) for unknown names, a GPU the fabric
-// cannot hold (nvl72 needs NVLink 5), or nodes > 1 on a single-domain fabric.
+// cannot hold (nvl72 needs NVLink 5), nodes > 1 on a single-domain fabric, or an oversubscription
+// below 1 or off ib-rail.
 Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu);
 inline Fabric resolve_fabric(const std::string& topology, const GpuSpec& gpu) {
   return resolve_fabric(FabricRequest{topology}, gpu);

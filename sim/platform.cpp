@@ -31,12 +31,20 @@ Platform build_platform(int gpus, const CostModel& cost) {
   // On PCIe every peer flow also crosses the host bridge, shared by all of them.
   s4u::Link* bridge =
       fabric.bridge_Bps > 0 ? zone->create_link("host_bridge", fabric.bridge_Bps)->set_latency(0) : nullptr;
-  // Multi-node fabrics: a NIC per GPU into a non-blocking fat tree (rail-optimised: same-rail
-  // traffic stays under one leaf; cross-rail traffic crosses a spine with full bisection).
-  std::vector<s4u::Link*> nics;
+  // Multi-node fabrics: a NIC per GPU into a fat tree, rail-optimised: same-rail traffic stays under
+  // one leaf; cross-rail traffic crosses the spine, through each leaf's uplink when it is oversubscribed
+  // (non-blocking: no uplink link, nothing there can bind).
+  std::vector<s4u::Link*> nics, uplinks;
   if (fabric.spans_nodes(gpus)) {
     for (int i = 0; i < gpus; ++i) {
       nics.push_back(zone->create_split_duplex_link("nic" + std::to_string(i), fabric.nic_Bps)->set_latency(0));
+    }
+    if (fabric.oversubscription > 1) {
+      const double uplink_Bps = fabric.nodes * fabric.nic_Bps / fabric.oversubscription;
+      for (int rail = 0; rail < fabric.gpus_per_node; ++rail) {
+        uplinks.push_back(
+            zone->create_split_duplex_link("leaf_uplink" + std::to_string(rail), uplink_Bps)->set_latency(0));
+      }
     }
   }
   for (int i = 0; i < gpus; ++i) {
@@ -50,6 +58,11 @@ Platform build_platform(int gpus, const CostModel& cost) {
           s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(links[i], s4u::LinkInRoute::Direction::UP),
           s4u::LinkInRoute(links[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
       if (bridge) route.insert(route.begin() + 2, s4u::LinkInRoute(bridge));
+      const int rail_i = i % fabric.gpus_per_node, rail_j = j % fabric.gpus_per_node;
+      if (!uplinks.empty() && fabric.node_of(i) != fabric.node_of(j) && rail_i != rail_j) {
+        route.insert(route.begin() + 2, {s4u::LinkInRoute(uplinks[rail_i], s4u::LinkInRoute::Direction::UP),
+                                         s4u::LinkInRoute(uplinks[rail_j], s4u::LinkInRoute::Direction::DOWN)});
+      }
       zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route,
                       false);
     }

@@ -114,7 +114,7 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const model::YamlReader in(s.file);
   Fabric fabric;
   try {
-    fabric = resolve_fabric(FabricRequest{s.topology.value, s.nodes, s.nic_GBps * 1e9}, gpu);
+    fabric = resolve_fabric(FabricRequest{s.topology.value, s.nodes, s.nic_GBps * 1e9, s.oversubscription}, gpu);
   } catch (const InputError& error) {
     in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }

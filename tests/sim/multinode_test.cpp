@@ -90,6 +90,36 @@ TEST_CASE("an all-to-all across nodes is bound by each GPU's own NIC: (n - 8) bl
         Approx(expected).epsilon(1e-6));
 }
 
+TEST_CASE("an oversubscribed fat tree slows only cross-rail traffic: all-to-alls, not rail-aligned rings") {
+  const double latency = 5e-6, efficiency = 0.8;
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const auto cost_at = [&](double oversubscription) {
+    const sim::Fabric f = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2, 0, oversubscription}, gpu);
+    return sim::CostModel(gpu, with_network(latency, efficiency), f);
+  };
+  const double bytes = 256.0 * (1 << 20), block = bytes / 16;
+  const auto all_to_all = [&](double r) {
+    return test::simulate_collective(cost_at(r), 16, CollectiveKind::kAllToAll, bytes, CollectiveAlgorithm::kAuto);
+  };
+  // Each GPU sends 8 blocks to the other node: 1 on its own rail, 7 across rails. A leaf's uplink
+  // carries the cross-rail blocks of its rail's 2 GPUs, 14, at 2 NICs' rate / r: at 2:1 it binds
+  // (14 blocks at one NIC's rate against the NIC's own 8); at 1.5:1, 14 at 4/3 of a NIC, 10.5.
+  const double per_block = block / (50e9 * efficiency);
+  CHECK(all_to_all(1) == Approx(latency + 8 * per_block).epsilon(1e-6));
+  CHECK(all_to_all(2) == Approx(latency + 14 * per_block).epsilon(1e-6));
+  CHECK(all_to_all(1.5) == Approx(latency + 10.5 * per_block).epsilon(1e-6));
+  // Rings go rail to rail (striped over every NIC): no uplink on their way.
+  const double ring_1 =
+      test::simulate_collective(cost_at(1), 16, CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing);
+  const double ring_4 =
+      test::simulate_collective(cost_at(4), 16, CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing);
+  CHECK(ring_4 == Approx(ring_1).epsilon(1e-9));
+  CHECK_THROWS_WITH(sim::resolve_fabric(sim::FabricRequest{"nvswitch", 1, 0, 2}, gpu),
+                    Catch::Contains("oversubscription applies to topology ib-rail"));
+  CHECK_THROWS_WITH(sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2, 0, 0.5}, gpu),
+                    Catch::Contains("must be 1 (non-blocking) or more"));
+}
+
 TEST_CASE(
     "across nodes auto and forced one-shot, two-shot and NVLS all-reduces run as rings; inside a node they stay") {
   const sim::CostModel cost = rail("h200-sxm", 2, test::profile_preset("h200-sxm"));
@@ -141,4 +171,7 @@ TEST_CASE("a scenario spans ib-rail nodes with hardware.nodes; tp must fill them
                                           "variants: [{name: sp, tp_mode: sp}]\n",
                                           "t.yaml"),
                     Catch::StartsWith("t.yaml:3:") && Catch::Contains("nic_GBps needs topology: ib-rail"));
+  CHECK(sim::run_scenario(scenario("nodes: 2, oversubscription: 2", 16)).fabric.oversubscription == 2);
+  CHECK_THROWS_WITH(scenario("nodes: 2, oversubscription: 0.5", 16),
+                    Catch::StartsWith("t.yaml:3:") && Catch::Contains("must be 1 (non-blocking) or more"));
 }
