@@ -149,6 +149,34 @@ TEST_CASE("a profile carried to the A100 scales its GEMM efficiency by the matmu
   CHECK(same.gemm_source.empty());
 }
 
+TEST_CASE("a profile fitted on GEMMs alone marks every other section not fitted, with one source each") {
+  const auto gemms = calibrate::read_measurements(kMeasurements + "gemm_h100_bf16.jsonl");
+  const calibrate::ProfileFit fit = calibrate::fit_profile(gemms, test::gpu_preset("h100-sxm"));
+  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"gemm.jsonl"});
+  // Each top-level section's lines, split at the next unindented key.
+  size_t start = 0;
+  int sections = 0;
+  while (start < yaml.size()) {
+    size_t end = start;
+    do {
+      end = yaml.find('\n', end);
+      end = end == std::string::npos ? yaml.size() : end + 1;
+    } while (end < yaml.size() && (yaml[end] == ' ' || yaml[end] == '#'));
+    const std::string section = yaml.substr(start, end - start);
+    INFO(section);
+    size_t sources = 0;
+    for (size_t at = section.find("\n  source:"); at != std::string::npos; at = section.find("\n  source:", at + 1)) {
+      ++sources;
+    }
+    CHECK(sources <= 1);
+    ++sections;
+    start = end;
+  }
+  CHECK(sections > 8);
+  CHECK_THAT(yaml, Contains("fit: \"not fitted: no measurements; default value\""));
+  CHECK(sim::parse_profile(yaml, "p.yaml").gemm.efficiency == Approx(fit.profile.gemm.efficiency).epsilon(1e-5));
+}
+
 TEST_CASE("the shipped measurement files are the conversion of the public tables") {
   const auto converted = calibrate::convert_public_tables(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public");
   for (const auto& [name, measurements] : converted) {
