@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/input_error.hpp"
+
 namespace tpsim::sim {
 namespace {
 
@@ -47,7 +49,8 @@ bool read_all(int fd, void* data, size_t size) {
     write_all(fd, &count, sizeof count);
     write_all(fd, timeline.spans.data(), count * sizeof(OpSpan));
   } catch (const std::exception& error) {
-    status = 1;
+    // 2: bad input (a profile without a section an op needs), reported as such; 1: a failure.
+    status = dynamic_cast<const InputError*>(&error) ? 2 : 1;
     const std::string message = error.what();
     const uint64_t size = message.size();
     write_all(fd, &status, sizeof status);
@@ -68,6 +71,7 @@ Timeline read_timeline(int fd) {
       message.resize(size);
       read_all(fd, message.data(), size);
     }
+    if (status == 2) throw InputError(message);
     throw std::logic_error("simulation failed: " + message);
   }
   Timeline timeline;

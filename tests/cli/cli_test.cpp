@@ -166,6 +166,15 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   CHECK_THAT(too_large.err, Contains("'1e18' is over the largest size tpsim simulates, 1 PiB"));
 }
 
+TEST_CASE("an op list forcing a protocol its profile lacks is refused at that key") {
+  const std::string path = temp_path("protocol.yaml");
+  std::ofstream(path) << "hardware: {gpu: h100-sxm}\nparallelism: {tp: 8}\nworkload:\n  phase: ops\n  ops:\n"
+                         "    - {name: ag, kind: collective, collective: allgather, bytes: 1MiB, protocol: ll128}\n";
+  const auto r = test::run_tpsim("run " + path);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains(path + ":6:") && Contains("no nccl.ll128 section"));
+}
+
 TEST_CASE("a scenario on an inline GPU without a profile file is refused with the profiles there are") {
   const std::string path = temp_path("inline_gpu.yaml");
   std::ofstream(path)

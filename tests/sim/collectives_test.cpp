@@ -1,6 +1,7 @@
 // Collective algorithms: closed forms on an idle node, the auto rule, NVLS availability.
 #include <catch2/catch.hpp>
 
+#include "model/input_error.hpp"
 #include "model/program_builder.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/isolated_run.hpp"
@@ -182,6 +183,10 @@ TEST_CASE("a forced protocol the profile has no regime for is refused, and it ru
   const model::Op ll = ring_op(model::CollectiveKind::kAllGather, 1 << 20, model::Protocol::kLL);
   CHECK_THROWS_WITH(sim::plan_communication(ll, 8, h100),
                     Catch::Contains("protocol ll") && Catch::Contains("no nccl.ll section"));
+  // Raised inside the simulation process, it comes back as bad input, not as a failed simulation.
+  CHECK_THROWS_AS(simulate_collective(h100, 8, model::CollectiveKind::kAllGather, 1 << 20, CollectiveAlgorithm::kRing,
+                                      model::Protocol::kLL),
+                  InputError);
   // A 1 MiB all-reduce on auto runs a custom kernel or NVLS; with NCCL_PROTO=LL128 NCCL can only run
   // its ring (NVLS is Simple only), and with Simple NVLS stays possible.
   const sim::CostModel cost = three_protocol_cost();
