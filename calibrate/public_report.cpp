@@ -72,7 +72,7 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
     std::string key = m.gpu + " " + m.kind;
     if (m.kind == "collective") {
       key += " " + m.collective + (m.nodes > 1 ? " over " + std::to_string(m.nodes) + " ib-rail nodes" : "") +
-             " (measured as " + m.algorithm + ")";
+             " (measured as " + m.algorithm + (m.protocol != "unknown" ? ", protocol " + m.protocol : "") + ")";
     }
     groups[key].push_back(i);
   }
