@@ -133,10 +133,11 @@ int main(int argc, char** argv) {
                        "ib-rail: the fat tree's oversubscription above the rail switches (default 1: non-blocking)");
   coll_app->add_option("--kind", collective_query.kind, "allreduce, allgather, reducescatter, alltoall or sendrecv")
       ->capture_default_str();
-  coll_app
-      ->add_option("--bytes", collective_query.bytes,
-                   "Tensor size (all-reduce input, all-gather output, reduce-scatter input): 1048576, 64MiB, 2GB")
-      ->required();
+  coll_app->add_option("--bytes", collective_query.bytes,
+                       "Tensor size (all-reduce input, all-gather output, reduce-scatter input): 1048576, 64MiB, 2GB");
+  coll_app->add_option("-b,--min-bytes", collective_query.min_bytes, "Or a sweep, as nccl-tests: the smallest size");
+  coll_app->add_option("-e,--max-bytes", collective_query.max_bytes, "The largest size of the sweep");
+  coll_app->add_option("-f,--step-factor", collective_query.factor, "The sweep's size factor")->capture_default_str();
   coll_app
       ->add_option("--algorithm", collective_query.algorithm,
                    "auto, ring, one_shot, two_shot, nvls or tree (all-reduce)")

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/cost_model.hpp"
+
 namespace tpsim::cli {
 
 struct PredictTarget {
@@ -22,12 +24,17 @@ struct CollectiveQuery {
   int ranks = 8;
   std::string kind = "allreduce";  // allreduce | allgather | reducescatter | alltoall | sendrecv
   std::string bytes;               // "1048576", "64MiB", "2GB", ...
+  std::string min_bytes;           // or a sweep, as nccl-tests' -b, -e, -f
+  std::string max_bytes;
+  double factor = 2;
   std::string algorithm = "auto";  // auto | ring | one_shot | two_shot | nvls | tree
   std::string protocol = "auto";   // auto | simple | ll | ll128 (NCCL_PROTO, ring steps)
   double nic_GBps = 0;             // ib-rail: each GPU's NIC, one direction (0: 50 GB/s)
   double oversubscription = 1;     // ib-rail: the fat tree above the rail switches (1: non-blocking)
 };
 
+// The cost model of the target's GPU preset and profile (one NVSwitch node).
+sim::CostModel predict_cost_model(const PredictTarget& target);
 int predict_gemm(const PredictTarget& target, const GemmQuery& query);
 int predict_collective(const PredictTarget& target, const CollectiveQuery& query);
 

@@ -166,6 +166,35 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   CHECK_THAT(too_large.err, Contains("'1e18' is over the largest size tpsim simulates, 1 PiB"));
 }
 
+TEST_CASE("tpsim predict collective sweeps sizes as nccl-tests does, one row per size") {
+  const auto table = test::run_tpsim("predict collective --kind allgather -b 1MiB -e 64MiB -f 4");
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Contains("busbw (GB/s)") && Contains("1048576") && Contains("67108864"));
+  const auto sweep = test::run_tpsim("predict collective --kind allgather -b 1MiB -e 64MiB -f 4 --json");
+  REQUIRE(sweep.exit_code == 0);
+  const auto j = nlohmann::json::parse(sweep.out);
+  REQUIRE(j["points"].size() == 4);  // 1, 4, 16, 64 MiB
+  for (const auto& p : j["points"]) {
+    // Each row is the single-size prediction of its size.
+    const auto one = test::run_tpsim("predict collective --kind allgather --bytes " +
+                                     std::to_string(p["bytes"].get<int64_t>()) + " --json");
+    CHECK(nlohmann::json::parse(one.out)["time_s"].get<double>() == Approx(p["time_s"].get<double>()));
+    CHECK(p["busbw_GBps"].get<double>() == Approx(p["algbw_GBps"].get<double>() * 7 / 8));
+  }
+  const auto both = test::run_tpsim("predict collective --bytes 1MiB -b 1MiB -e 2MiB");
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Contains("not both"));
+  const auto half = test::run_tpsim("predict collective -b 1MiB");
+  CHECK(half.exit_code == 2);
+  CHECK_THAT(half.err, Contains("needs both -b MIN and -e MAX"));
+  const auto upside_down = test::run_tpsim("predict collective -b 2MiB -e 1MiB");
+  CHECK(upside_down.exit_code == 2);
+  CHECK_THAT(upside_down.err, Contains("is above -e"));
+  const auto flat = test::run_tpsim("predict collective -b 1MiB -e 2MiB -f 1");
+  CHECK(flat.exit_code == 2);
+  CHECK_THAT(flat.err, Contains("must be above 1"));
+}
+
 TEST_CASE("an op list forcing a protocol its profile lacks is refused at that key") {
   const std::string path = temp_path("protocol.yaml");
   std::ofstream(path) << "hardware: {gpu: h100-sxm}\nparallelism: {tp: 8}\nworkload:\n  phase: ops\n  ops:\n"

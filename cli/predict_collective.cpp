@@ -1,0 +1,176 @@
+// A collective simulated alone on an idle fabric, at one size or over an nccl-tests-style size sweep,
+// reported with nccl-tests' conventions (algbw = bytes / time, busbw = algbw x 2(n-1)/n, (n-1)/n or 1).
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/measurement.hpp"
+#include "cli/predict_command.hpp"
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+#include "model/program_builder.hpp"
+#include "model/units.hpp"
+#include "sim/comm_plan.hpp"
+#include "sim/isolated_run.hpp"
+
+namespace tpsim::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// More points than a sweep of 8 B to 1 PiB by doubling: a factor so close to 1 is a mistake.
+constexpr size_t kMaxSweepPoints = 128;
+
+struct Prediction {
+  double bytes = 0;
+  double seconds = 0;
+  sim::CommPlan plan;
+};
+
+// The fabric the query names, its ranks placed on it, checked.
+sim::CostModel fabric_cost(const sim::CostModel& on_node, const CollectiveQuery& q) {
+  // ib-rail: as many nodes as the ranks reach (the placement check below wants them filled).
+  const int per_node = on_node.gpu().gpus_per_node;
+  const int nodes = q.topology == "ib-rail" ? std::max(1, (q.ranks + per_node - 1) / per_node) : 1;
+  if (q.nic_GBps < 0 || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
+    throw InputError("--nic-GBps: a positive NIC bandwidth, for --topology ib-rail only");
+  }
+  if (q.oversubscription != 1 && q.topology != "ib-rail") {
+    throw InputError("--oversubscription: for --topology ib-rail only (the fat tree above its rail switches)");
+  }
+  if (!(q.oversubscription >= 1)) {
+    throw InputError("--oversubscription " + model::format_number("%g", q.oversubscription) +
+                     ": must be 1 (non-blocking) or more, e.g. 2 for 2:1");
+  }
+  sim::Fabric fabric;
+  try {
+    fabric =
+        sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9, q.oversubscription}, on_node.gpu());
+  } catch (const InputError& error) {
+    throw InputError(std::string("--topology: ") + error.what());
+  }
+  if (q.ranks < 2) throw InputError("--ranks " + std::to_string(q.ranks) + ": a group needs 2 GPUs or more");
+  if (const std::string why = sim::group_placement_problem(fabric, q.ranks, on_node.gpu().name); !why.empty()) {
+    throw InputError("--ranks " + std::to_string(q.ranks) + ": " + why +
+                     (q.topology == "ib-rail" ? "" : " (ib-rail spans nodes)"));
+  }
+  return sim::CostModel(on_node.gpu(), on_node.profile(), fabric);
+}
+
+// --bytes, or the sweep -b .. -e by -f (nccl-tests' options), one of the two.
+std::vector<double> query_sizes(const CollectiveQuery& q) {
+  const bool sweep = !q.min_bytes.empty() || !q.max_bytes.empty();
+  if (sweep == !q.bytes.empty()) {
+    throw InputError("give --bytes B, or a sweep -b MIN -e MAX [-f FACTOR] (as nccl-tests), not both");
+  }
+  if (!sweep) return {parse_bytes(q.bytes)};
+  if (q.min_bytes.empty() || q.max_bytes.empty()) throw InputError("a sweep needs both -b MIN and -e MAX");
+  const double low = parse_bytes(q.min_bytes), high = parse_bytes(q.max_bytes);
+  if (low > high) throw InputError("-b " + q.min_bytes + " is above -e " + q.max_bytes);
+  if (!(q.factor > 1)) throw InputError("-f " + model::format_number("%g", q.factor) + ": the step factor must be above 1");
+  std::vector<double> sizes;
+  for (double b = low; b <= high * (1 + 1e-12); b *= q.factor) {
+    sizes.push_back(std::round(b));
+    if (sizes.size() > kMaxSweepPoints) {
+      throw InputError("-f " + model::format_number("%g", q.factor) + ": more than " +
+                       std::to_string(kMaxSweepPoints) + " sizes from -b to -e; take a larger factor");
+    }
+  }
+  return sizes;
+}
+
+Prediction predict_one(const sim::CostModel& cost, const CollectiveQuery& q, model::CollectiveKind kind,
+                       model::CollectiveAlgorithm algorithm, model::Protocol protocol, double bytes) {
+  model::LayerGraph graph(q.ranks);
+  model::ProgramBuilder builder(graph, 2.0);
+  builder.set_collective_algorithm(algorithm);
+  builder.set_collective_protocol(protocol);
+  const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});
+  Prediction p;
+  p.bytes = bytes;
+  p.plan = sim::plan_communication(graph.op(op), q.ranks, cost);  // bad profiles throw here
+  p.seconds = sim::simulate(graph, cost).makespan_s;
+  return p;
+}
+
+bool is_ring(const sim::CommPlan& plan) {
+  return plan.algorithm == model::CollectiveAlgorithm::kRing;
+}
+
+// The algorithm run; rings also name their protocol regime.
+std::string run_as(const sim::CommPlan& plan) {
+  return model::to_string(plan.algorithm) + (is_ring(plan) ? " " + model::to_string(plan.protocol) : std::string());
+}
+
+Json point_json(const Prediction& p, double bus_factor) {
+  Json j;
+  j["bytes"] = p.bytes;
+  j["algorithm"] = model::to_string(p.plan.algorithm);
+  if (is_ring(p.plan)) j["protocol"] = model::to_string(p.plan.protocol);
+  j["time_s"] = p.seconds;
+  j["algbw_GBps"] = p.bytes / p.seconds / 1e9;
+  j["busbw_GBps"] = p.bytes / p.seconds / 1e9 * bus_factor;
+  return j;
+}
+
+}  // namespace
+
+int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
+  const sim::CostModel cost = fabric_cost(predict_cost_model(target), q);
+  const std::optional<model::CollectiveKind> kind = model::collective_kind_named(q.kind);
+  if (!kind) throw InputError("--kind " + q.kind + ": valid: allreduce, allgather, reducescatter, alltoall, sendrecv");
+  const std::optional<model::CollectiveAlgorithm> algorithm = model::collective_algorithm_named(q.algorithm);
+  if (!algorithm) {
+    throw InputError("--algorithm " + q.algorithm +
+                     ": valid: " + model::join_names(model::collective_algorithm_names()));
+  }
+  const std::optional<model::Protocol> protocol = model::protocol_named(q.protocol);
+  if (!protocol) {
+    throw InputError("--protocol " + q.protocol + ": valid: " + model::join_names(model::protocol_names()));
+  }
+  const std::vector<double> sizes = query_sizes(q);
+  const double bus_factor = calibrate::bus_factor(q.kind, q.ranks);  // nccl-tests' convention
+  std::vector<Prediction> points;
+  for (double bytes : sizes) points.push_back(predict_one(cost, q, *kind, *algorithm, *protocol, bytes));
+  const int nodes = cost.fabric().nodes;
+  if (target.json) {
+    Json j;
+    j["gpu"] = cost.gpu().name;
+    j["topology"] = q.topology;
+    j["ranks"] = q.ranks;
+    j["nodes"] = nodes;
+    if (cost.fabric().oversubscription != 1) j["oversubscription"] = cost.fabric().oversubscription;
+    j["kind"] = q.kind;
+    if (points.size() == 1) {
+      j.update(point_json(points.front(), bus_factor));
+    } else {
+      j["points"] = Json::array();
+      for (const Prediction& p : points) j["points"].push_back(point_json(p, bus_factor));
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  const std::string where = std::to_string(q.ranks) + " x " + cost.gpu().name + " (" + q.topology +
+                            (nodes > 1 ? ", " + std::to_string(nodes) + " nodes" : std::string());
+  if (points.size() == 1) {
+    const Prediction& p = points.front();
+    const double algbw = p.bytes / p.seconds / 1e9;
+    std::cout << q.kind << " of " << model::format_number("%.0f", p.bytes) << " bytes over " << where << ", "
+              << run_as(p.plan) << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
+              << model::format_number("%.2f", algbw) << " GB/s, busbw " << model::format_number("%.2f", algbw * bus_factor)
+              << " GB/s\n";
+    return 0;
+  }
+  std::cout << "# " << q.kind << " over " << where << "), predicted with profile " << cost.profile().name << "\n"
+            << "#        size (B)     time (us)   algbw (GB/s)   busbw (GB/s)  algorithm\n";
+  for (const Prediction& p : points) {
+    const double algbw = p.bytes / p.seconds / 1e9;
+    std::cout << model::format_number("%17.0f", p.bytes) << model::format_number("%14.2f", p.seconds * 1e6)
+              << model::format_number("%15.2f", algbw) << model::format_number("%15.2f", algbw * bus_factor) << "  "
+              << run_as(p.plan) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace tpsim::cli
