@@ -68,13 +68,14 @@ std::vector<double> query_sizes(const CollectiveQuery& q) {
   if (q.min_bytes.empty() || q.max_bytes.empty()) throw InputError("a sweep needs both -b MIN and -e MAX");
   const double low = parse_bytes(q.min_bytes), high = parse_bytes(q.max_bytes);
   if (low > high) throw InputError("-b " + q.min_bytes + " is above -e " + q.max_bytes);
-  if (!(q.factor > 1)) throw InputError("-f " + model::format_number("%g", q.factor) + ": the step factor must be above 1");
+  if (!(q.factor > 1))
+    throw InputError("-f " + model::format_number("%g", q.factor) + ": the step factor must be above 1");
   std::vector<double> sizes;
   for (double b = low; b <= high * (1 + 1e-12); b *= q.factor) {
     sizes.push_back(std::round(b));
     if (sizes.size() > kMaxSweepPoints) {
-      throw InputError("-f " + model::format_number("%g", q.factor) + ": more than " +
-                       std::to_string(kMaxSweepPoints) + " sizes from -b to -e; take a larger factor");
+      throw InputError("-f " + model::format_number("%g", q.factor) + ": more than " + std::to_string(kMaxSweepPoints) +
+                       " sizes from -b to -e; take a larger factor");
     }
   }
   return sizes;
@@ -158,8 +159,8 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     const double algbw = p.bytes / p.seconds / 1e9;
     std::cout << q.kind << " of " << model::format_number("%.0f", p.bytes) << " bytes over " << where << ", "
               << run_as(p.plan) << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
-              << model::format_number("%.2f", algbw) << " GB/s, busbw " << model::format_number("%.2f", algbw * bus_factor)
-              << " GB/s\n";
+              << model::format_number("%.2f", algbw) << " GB/s, busbw "
+              << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";
     return 0;
   }
   std::cout << "# " << q.kind << " over " << where << "), predicted with profile " << cost.profile().name << "\n"

@@ -29,6 +29,15 @@ double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
   return 0;
 }
 
+// An op-list scenario on 8 H100s, its ops to follow.
+const std::string kOpListHead = R"(hardware: {gpu: h100-sxm}
+parallelism: {tp: 8}
+workload:
+  phase: ops
+  cuda_graphs: true
+  ops:
+)";
+
 // An op-list scenario's rank program over 8 GPUs, and its timeline.
 std::pair<model::LayerGraph, sim::Timeline> run_op_list(const std::string& scenario, const sim::CostModel& cost) {
   const model::Scenario s = model::parse_scenario(scenario, "ops.yaml");
@@ -159,16 +168,11 @@ TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its 
 
 TEST_CASE("an op list runs a GEMM slowed by an overlapped NCCL all-gather, not by copy-engine steps") {
   const sim::CostModel cost = test::h100_cost();
-  const auto [graph, timeline] = run_op_list(R"(hardware: {gpu: h100-sxm}
-parallelism: {tp: 8}
-workload:
-  phase: ops
-  cuda_graphs: true
-  ops:
-    - {name: g, kind: gemm, m: 8192, n: 8192, k: 8192}
-    - {name: ag, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}
-)",
-                                             cost);
+  const auto [graph, timeline] =
+      run_op_list(kOpListHead +
+                      "    - {name: g, kind: gemm, m: 8192, n: 8192, k: 8192}\n"
+                      "    - {name: ag, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n",
+                  cost);
   const double gemm_s = cost.kernel_seconds(graph.op(0));
   const double ag_s = end_of(timeline, 1, 0);
   REQUIRE(ag_s < gemm_s);
@@ -178,16 +182,11 @@ workload:
 }
 
 TEST_CASE("collectives on two comm streams run at once, share the links and together take twice the SMs") {
-  const std::string text = R"(hardware: {gpu: h100-sxm}
-parallelism: {tp: 8}
-workload:
-  phase: ops
-  cuda_graphs: true
-  ops:
-    - {name: g, kind: gemm, m: 16384, n: 8192, k: 8192}
-    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}
-    - {name: b, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring, stream: comm2}
-)";
+  const std::string text =
+      kOpListHead +
+      "    - {name: g, kind: gemm, m: 16384, n: 8192, k: 8192}\n"
+      "    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n"
+      "    - {name: b, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring, stream: comm2}\n";
   const sim::CostModel cost = test::h100_cost();
   const auto run = [&](const std::string& scenario) { return run_op_list(scenario, cost); };
   const auto [graph, both] = run(text);
@@ -195,8 +194,7 @@ workload:
   const double gemm_s = cost.kernel_seconds(graph.op(0));
   // One all-gather alone, beside nothing: the same op list without the GEMM and the second one.
   const auto [alone_graph, alone] =
-      run(text.substr(0, text.find("    - {name: g")) +
-          "    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n");
+      run(kOpListHead + "    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n");
   const double one_s = end_of(alone, 0, 0);
   const double a_s = end_of(both, 1, 0), b_s = end_of(both, 2, 0);
   CHECK(a_s == Approx(b_s).epsilon(1e-9));  // symmetric: they start and end together
