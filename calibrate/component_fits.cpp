@@ -166,8 +166,9 @@ void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuS
 }
 
 // Launch chains (tpsim-real launch): the host time per launched kernel from same-stream chains, and
-// per cross-stream wait from the extra time of chains alternating between two streams. Each is a
-// mean of per-kernel times; a chain's predicted time is kernels x (launch + its waits).
+// per cross-stream wait from the extra time of chains alternating between two streams; the GPU's time
+// per cross-stream wait from the same chains queued ahead of the GPU. Each is a mean of per-kernel
+// times; a chain's predicted time is kernels x (launch or kernel + its waits).
 void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out) {
   // Mean time per kernel of each pattern's chains.
   std::map<std::string, std::pair<double, int>> per_kernel;

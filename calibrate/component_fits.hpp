@@ -22,7 +22,7 @@ void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out);
 void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // GEMMs overlapped with collectives: nccl.sms.
 void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
-// Launch chains: launch.host_us and launch.stream_wait_us.
+// Launch chains: launch.host_us, launch.stream_wait_us and launch.gpu_wait_us.
 void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out);
 // All-reduces run as one_shot, two_shot or nvls, or ring all-gathers / reduce-scatters of one rank count
 // run with one NCCL protocol (nccl_simple, nccl_ll, nccl_ll128) (`name`): that transport's latency and

@@ -34,7 +34,8 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   const auto fit_block = [&](const std::string& name, const std::string& indent = "  ") {
     const ComponentFit* c = fit_of(name);
     if (!c && !fit.base.empty()) return indent + "fit: \"not fitted here: as in " + fit.base + "\"\n";
-    if (!c) return indent + "fit: \"not fitted: no measurements; default value\"\n";  // `source` says what would be
+    // Not fitted: the section's source says what it would be fitted on.
+    if (!c) return indent + "fit: \"not fitted: no measurements; default value\"\n";
     std::string b = indent + "fit:\n" + indent + "  points: " + std::to_string(c->errors.size()) + "\n" + indent +
                     "  max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
     if (c->held_out_max_abs_error_pct >= 0) {
