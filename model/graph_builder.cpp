@@ -114,7 +114,7 @@ void check_variant(const LayerContext& ctx, int tp) {
 LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
                             const Variant& variant) {
   if (workload.phase == Phase::kOps) {
-    return build_op_list_graph(workload.ops, tp, workload.dtype, variant.algorithm);
+    return build_op_list_graph(workload.ops, tp, workload.dtype, variant.algorithm, variant.protocol);
   }
   LayerContext ctx;
   ctx.arch = arch;
@@ -132,6 +132,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   LayerGraph graph(tp);
   ProgramBuilder builder(graph, ctx.elem_bytes);
   builder.set_collective_algorithm(variant.algorithm);
+  builder.set_collective_protocol(variant.protocol);
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
   builder.set_attention_fp8(workload.attention_dtype == Dtype::kFp8);
   DtpState dtp(static_cast<int>(2 * workload.layers));

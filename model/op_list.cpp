@@ -107,7 +107,8 @@ std::vector<OpSpec> read_op_list(const YamlReader& in, const YAML::Node& ops) {
   return out;
 }
 
-LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm) {
+LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm,
+                               Protocol protocol) {
   LayerGraph graph(tp);
   ProgramBuilder b(graph, dtype_bytes(dtype));
   b.set_gemm_fp8(dtype == Dtype::kFp8);
@@ -117,7 +118,7 @@ LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dty
     std::vector<OpId> deps;
     for (const std::string& name : spec.after) deps.push_back(ids.at(name));
     b.set_collective_algorithm(spec.algorithm.value_or(algorithm));
-    b.set_collective_protocol(spec.protocol);
+    b.set_collective_protocol(spec.protocol != Protocol::kAuto ? spec.protocol : protocol);
     b.set_comm_stream(spec.stream);  // collectives and p2p steps: the stream read (or their default)
     OpId id = 0;
     if (spec.kind == "gemm") {

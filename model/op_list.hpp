@@ -33,7 +33,8 @@ struct OpSpec {
 std::vector<OpSpec> read_op_list(const YamlReader& in, const YAML::Node& ops);
 
 // The rank program of an op list over `tp` ranks (GEMMs in `dtype`, other tensors bf16); collectives
-// without their own algorithm use `algorithm`.
-LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm);
+// without their own algorithm or protocol use `algorithm` and `protocol` (the variant's).
+LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm,
+                               Protocol protocol = Protocol::kAuto);
 
 }  // namespace tpsim::model

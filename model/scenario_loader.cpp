@@ -19,8 +19,9 @@ const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq
                                                 "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
                                                 "ops"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
-const std::vector<std::string> kVariantKeys = {
-    "name", "tp_mode", "chunks", "transport", "order", "boundary_overlap", "delta", "dtp_collective", "collective"};
+const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
+                                               "order",      "boundary_overlap", "delta",  "dtp_collective",
+                                               "collective", "protocol"};
 const std::vector<std::string> kInlineModelKeys = {
     "name",     "model_type",        "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
     "head_dim", "num_hidden_layers", "vocab_size",  "hf_config"};
@@ -250,6 +251,9 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   if (node["collective"]) {
     v.algorithm = *collective_algorithm_named(
         in.choice(node["collective"], context + ".collective", collective_algorithm_names()));
+  }
+  if (node["protocol"]) {
+    v.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
   }
   if (v.mode == TpMode::kAsync) read_async_keys(in, node, context, tp, v);
   if (v.mode == TpMode::kDtp) read_dtp_keys(in, node, context, v);

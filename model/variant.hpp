@@ -39,6 +39,7 @@ struct Variant {
   int delta = 1;                                 // dtp only: modules between a reduction and its use
   bool dtp_allgather = false;                    // dtp only: all-gather the partials instead of all-reduce
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  Protocol protocol = Protocol::kAuto;  // NCCL_PROTO of its collectives' ring steps
 };
 
 std::string to_string(TpMode mode);

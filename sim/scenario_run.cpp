@@ -175,16 +175,20 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
       model::YamlReader(scenario.file).fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
     }
   }
-  // An op list's forced protocols need their regimes in the profile.
-  for (size_t i = 0; i < w.ops.size(); ++i) {
-    const model::Protocol p = w.ops[i].protocol;
-    if (p == model::Protocol::kAuto || protocol_regime(run.profile, p)) continue;
+  // Forced protocols (an op list's, a variant's) need their regimes in the profile.
+  const auto check_protocol = [&](model::Protocol p, const YAML::Node& at) {
+    if (p == model::Protocol::kAuto || protocol_regime(run.profile, p)) return;
     model::YamlReader(scenario.file)
-        .fail(scenario.root["workload"]["ops"][i]["protocol"],
-              "protocol " + model::to_string(p) + ": the calibration profile (" + run.profile.name + ") has no nccl." +
-                  model::to_string(p) +
-                  " section; fit one with `tpsim calibrate` on rings measured with that "
-                  "NCCL_PROTO, or use protocol auto or simple");
+        .fail(at, "protocol " + model::to_string(p) + ": the calibration profile (" + run.profile.name +
+                      ") has no nccl." + model::to_string(p) +
+                      " section; fit one with `tpsim calibrate` on rings measured with that NCCL_PROTO, or use "
+                      "protocol auto or simple");
+  };
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    check_protocol(w.ops[i].protocol, scenario.root["workload"]["ops"][i]["protocol"]);
+  }
+  for (size_t i = 0; i < scenario.variants.size(); ++i) {
+    check_protocol(scenario.variants[i].protocol, scenario.root["variants"][i]["protocol"]);
   }
   if (w.attention_dtype == model::Dtype::kFp8) {
     if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {

@@ -195,13 +195,21 @@ TEST_CASE("tpsim predict collective sweeps sizes as nccl-tests does, one row per
   CHECK_THAT(flat.err, Contains("must be above 1"));
 }
 
-TEST_CASE("an op list forcing a protocol its profile lacks is refused at that key") {
+TEST_CASE("an op list or a variant forcing a protocol its profile lacks is refused at that key") {
   const std::string path = temp_path("protocol.yaml");
   std::ofstream(path) << "hardware: {gpu: h100-sxm}\nparallelism: {tp: 8}\nworkload:\n  phase: ops\n  ops:\n"
                          "    - {name: ag, kind: collective, collective: allgather, bytes: 1MiB, protocol: ll128}\n";
   const auto r = test::run_tpsim("run " + path);
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.err, Contains(path + ":6:") && Contains("no nccl.ll128 section"));
+  // A variant's protocol is checked the same way, at its key.
+  const std::string variant = temp_path("variant_protocol.yaml");
+  std::ofstream(variant) << "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+                            "workload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\nparallelism: {tp: 8}\n"
+                            "variants:\n  - {name: sp, tp_mode: sp}\n  - {name: ll, tp_mode: sp, protocol: ll}\n";
+  const auto v = test::run_tpsim("run " + variant);
+  CHECK(v.exit_code == 2);
+  CHECK_THAT(v.err, Contains(variant + ":7:") && Contains("no nccl.ll section"));
 }
 
 TEST_CASE("a scenario on an inline GPU without a profile file is refused with the profiles there are") {

@@ -1,6 +1,7 @@
 // Scenario files: valid ones resolve; malformed ones fail with file:line:col and what is valid.
 #include <catch2/catch.hpp>
 
+#include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
 #include "model/scenario.hpp"
 
@@ -164,4 +165,35 @@ workload:
                     Contains("workload.batch does not apply to phase ops"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(ops, "phase: ops", "phase: forward"), "ops.yaml"),
                     Contains("needs the key 'model'"));
+}
+
+TEST_CASE("a variant's protocol reaches every collective of its layers, and an op list's ops without their own") {
+  const std::string text =
+      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\n"
+      "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp, collective: ring, protocol: ll128}]\n";
+  const model::Scenario s = model::parse_scenario(text, "v.yaml");
+  REQUIRE(s.variants.size() == 1);
+  CHECK(s.variants[0].protocol == model::Protocol::kLL128);
+  const model::LayerGraph graph = model::build_layer_graph(s.arch, s.workload, 8, s.variants[0]);
+  int collectives = 0;
+  for (const model::Op& op : graph.ops()) {
+    if (op.kind != model::OpKind::kCollective) continue;
+    ++collectives;
+    CHECK(op.protocol == model::Protocol::kLL128);
+  }
+  CHECK(collectives >= 2);
+  CHECK_THROWS_WITH(model::parse_scenario(replace(text, "protocol: ll128", "protocol: LL128"), "v.yaml"),
+                    Contains("v.yaml:5:") && Contains("auto, simple, ll, ll128"));
+  // Op lists: an op's own protocol wins, the others take the variant's.
+  model::OpSpec own, plain;
+  own.name = "own";
+  own.kind = plain.kind = "collective";
+  plain.name = "plain";
+  own.bytes = plain.bytes = 1 << 20;
+  own.stream = plain.stream = model::Stream::kComm;
+  own.protocol = model::Protocol::kSimple;
+  const model::LayerGraph ops = model::build_op_list_graph({own, plain}, 4, model::Dtype::kBf16,
+                                                           model::CollectiveAlgorithm::kRing, model::Protocol::kLL);
+  CHECK(ops.op(0).protocol == model::Protocol::kSimple);
+  CHECK(ops.op(1).protocol == model::Protocol::kLL);
 }
