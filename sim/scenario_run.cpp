@@ -175,9 +175,12 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
       model::YamlReader(scenario.file).fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
     }
   }
-  // Forced protocols (an op list's, a variant's) need their regimes in the profile.
-  const auto check_protocol = [&](model::Protocol p, const YAML::Node& at) {
-    if (p == model::Protocol::kAuto || protocol_regime(run.profile, p)) return;
+  // Forced protocols (an op list's, a variant's) need their regimes in the profile; the key's node is
+  // looked up only for a failure (variants may be implicit).
+  const auto lacks_regime = [&](model::Protocol p) {
+    return p != model::Protocol::kAuto && !protocol_regime(run.profile, p);
+  };
+  const auto refuse_protocol = [&](model::Protocol p, const YAML::Node& at) {
     model::YamlReader(scenario.file)
         .fail(at, "protocol " + model::to_string(p) + ": the calibration profile (" + run.profile.name +
                       ") has no nccl." + model::to_string(p) +
@@ -185,10 +188,14 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
                       "protocol auto or simple");
   };
   for (size_t i = 0; i < w.ops.size(); ++i) {
-    check_protocol(w.ops[i].protocol, scenario.root["workload"]["ops"][i]["protocol"]);
+    if (lacks_regime(w.ops[i].protocol)) {
+      refuse_protocol(w.ops[i].protocol, scenario.root["workload"]["ops"][i]["protocol"]);
+    }
   }
   for (size_t i = 0; i < scenario.variants.size(); ++i) {
-    check_protocol(scenario.variants[i].protocol, scenario.root["variants"][i]["protocol"]);
+    if (lacks_regime(scenario.variants[i].protocol)) {
+      refuse_protocol(scenario.variants[i].protocol, scenario.root["variants"][i]["protocol"]);
+    }
   }
   if (w.attention_dtype == model::Dtype::kFp8) {
     if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {
