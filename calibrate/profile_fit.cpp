@@ -111,21 +111,21 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   // A ring fit needs one rank count: the one with the most points. Points of unknown protocol fit
   // Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
   const std::vector<const Measurement*> ring = most_points(rings);
-  if (two_sizes(ring)) fit_ring_protocols(ring, gpu, out);
+  bool simple_fitted = two_sizes(ring);
+  if (simple_fitted) fit_ring_protocols(ring, gpu, out);
   for (const auto& [protocol, by_ranks] : forced_rings) {
     const std::vector<const Measurement*> points = most_points(by_ranks);
     if (!two_sizes(points)) continue;
     if (protocol == "simple") {
       fit_transport("nccl_simple", points, gpu, out.profile.nccl, out);
+      simple_fitted = true;
       continue;
     }
     std::optional<sim::TransportParams>& regime = protocol == "ll" ? out.profile.nccl_ll : out.profile.nccl_ll128;
     regime = sim::TransportParams{};
     fit_transport("nccl_" + protocol, points, gpu, *regime, out);
   }
-  if (!two_sizes(ring) && !(forced_rings.count("simple") && two_sizes(most_points(forced_rings.at("simple"))))) {
-    out.not_fitted.push_back("nccl");
-  }
+  if (!simple_fitted) out.not_fitted.push_back("nccl");
   if (two_sizes(one_shot)) {
     fit_transport("one_shot", one_shot, gpu, out.profile.one_shot, out);
   } else {

@@ -2,6 +2,8 @@
 // attention source.
 #include "calibrate/profile_transfer.hpp"
 
+#include <algorithm>
+
 #include "calibrate/component_fits.hpp"
 #include "model/units.hpp"
 
@@ -45,7 +47,10 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
                       " / " + model::format_number("%.1f", from->bf16_pct) +
                       ", the bf16 max-achievable-matmul fractions of " + target.name + " and " + measured_on.name +
                       " (gemm_mamf.csv); the other values as fitted";
-    if (p.gemm.fp8_efficiency && fit.fp8_source.rfind("not fitted", 0) == 0) derive_fp8_efficiency(target, fit);
+    // An fp8 efficiency derived from the bf16 one follows it; one fitted on fp8 GEMMs stays.
+    const bool fp8_fitted =
+        std::any_of(fit.fits.begin(), fit.fits.end(), [](const ComponentFit& c) { return c.name == "gemm_fp8"; });
+    if (p.gemm.fp8_efficiency && !fp8_fitted) derive_fp8_efficiency(target, fit);
   }
   if (target.peak_fp8_flops <= 0) {  // no fp8 tensor cores: no fp8 GEMM or attention
     p.gemm.fp8_efficiency.reset();

@@ -19,7 +19,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// More points than a sweep of 8 B to 1 PiB by doubling: a factor so close to 1 is a mistake.
+// The most sizes a sweep may have: 8 B to 1 PiB by doubling is 48, so more than 128 means a factor
+// too close to 1 to be meant.
 constexpr size_t kMaxSweepPoints = 128;
 
 struct Prediction {
@@ -36,20 +37,9 @@ sim::CostModel fabric_cost(const sim::CostModel& on_node, const CollectiveQuery&
   if (q.nic_GBps < 0 || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
     throw InputError("--nic-GBps: a positive NIC bandwidth, for --topology ib-rail only");
   }
-  if (q.oversubscription != 1 && q.topology != "ib-rail") {
-    throw InputError("--oversubscription: for --topology ib-rail only (the fat tree above its rail switches)");
-  }
-  if (!(q.oversubscription >= 1)) {
-    throw InputError("--oversubscription " + model::format_number("%g", q.oversubscription) +
-                     ": must be 1 (non-blocking) or more, e.g. 2 for 2:1");
-  }
-  sim::Fabric fabric;
-  try {
-    fabric =
-        sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9, q.oversubscription}, on_node.gpu());
-  } catch (const InputError& error) {
-    throw InputError(std::string("--topology: ") + error.what());
-  }
+  // resolve_fabric's errors name the topology or oversubscription they refuse.
+  const sim::Fabric fabric =
+      sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9, q.oversubscription}, on_node.gpu());
   if (q.ranks < 2) throw InputError("--ranks " + std::to_string(q.ranks) + ": a group needs 2 GPUs or more");
   if (const std::string why = sim::group_placement_problem(fabric, q.ranks, on_node.gpu().name); !why.empty()) {
     throw InputError("--ranks " + std::to_string(q.ranks) + ": " + why +

@@ -38,26 +38,27 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.message_bytes = op.tensor_bytes / ranks;
   const CostProfile& profile = cost.profile();
   if (op.protocol != model::Protocol::kAuto) {
-    const TransportParams* forced = protocol_regime(profile, op.protocol);
-    if (!forced) {
-      throw InputError("protocol " + model::to_string(op.protocol) + ": the calibration profile (" + profile.name +
-                       ") has no nccl." + model::to_string(op.protocol) +
-                       " section; fit one with `tpsim calibrate` on ring collectives measured with that NCCL_PROTO, "
-                       "or use protocol auto or simple");
+    if (const std::string why = protocol_unavailable_reason(profile, op.protocol); !why.empty()) {
+      throw InputError(why);
     }
+    const TransportParams* forced = protocol_regime(profile, op.protocol);
     plan.transport = *forced;
     plan.protocol = op.protocol;
     return plan;
   }
   plan.transport = profile.nccl;  // Simple, unless a low-latency regime is faster at this size
   CommPlan best = plan;
+  double best_s = idle_seconds(plan, cost);
   for (const model::Protocol p : {model::Protocol::kLowLatency, model::Protocol::kLL, model::Protocol::kLL128}) {
     const TransportParams* regime = protocol_regime(profile, p);
     if (!regime) continue;
     CommPlan candidate = plan;
     candidate.transport = *regime;
     candidate.protocol = p;
-    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
+    if (const double s = idle_seconds(candidate, cost); s < best_s) {
+      best = std::move(candidate);
+      best_s = s;
+    }
   }
   return best;
 }

@@ -37,18 +37,19 @@ GemmTiling CostModel::gemm_tiling(const model::GemmShape& shape) const {
   return t;
 }
 
-std::string CostModel::fp8_unsupported_reason() const {
+// Why fp8 work whose efficiency the profile gives as `efficiency` (named `key`) cannot run; empty if it can.
+std::string CostModel::fp8_reason(const std::optional<double>& efficiency, const std::string& key) const {
   if (gpu_.peak_fp8_flops <= 0) return "GPU " + gpu_.name + " has no fp8 peak (peak_fp8_tflops) in its preset";
-  if (!profile_.gemm.fp8_efficiency) {
-    return "profile " + profile_.name + " has no gemm.fp8_efficiency (fit one on fp8 GEMM measurements)";
-  }
+  if (!efficiency) return "profile " + profile_.name + " has no " + key;
   return "";
 }
 
+std::string CostModel::fp8_unsupported_reason() const {
+  return fp8_reason(profile_.gemm.fp8_efficiency, "gemm.fp8_efficiency (fit one on fp8 GEMM measurements)");
+}
+
 std::string CostModel::fp8_attention_unsupported_reason() const {
-  if (gpu_.peak_fp8_flops <= 0) return "GPU " + gpu_.name + " has no fp8 peak (peak_fp8_tflops) in its preset";
-  if (!profile_.attention.fp8_efficiency) return "profile " + profile_.name + " has no attention.fp8_efficiency";
-  return "";
+  return fp8_reason(profile_.attention.fp8_efficiency, "attention.fp8_efficiency");
 }
 
 double CostModel::attention_rate(bool fp8) const {

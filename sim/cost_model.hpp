@@ -68,6 +68,7 @@ class CostModel {
  private:
   double tensor_rate(bool fp8) const;
   double attention_rate(bool fp8) const;  // FLOP/s of the attention kernel
+  std::string fp8_reason(const std::optional<double>& efficiency, const std::string& key) const;
 
   GpuSpec gpu_;
   CostProfile profile_;

@@ -20,6 +20,12 @@ using model::Op;
 using model::OpId;
 using model::OpKind;
 
+// Whether `op` waits, on its own GPU, for op `dep` of another stream: the host records an event and
+// waits on it, and the GPU resolves that wait.
+bool waits_across_streams(const model::LayerGraph& graph, const Op& op, const model::Dep& dep) {
+  return dep.rank_offset == 0 && graph.op(dep.op).stream != op.stream;
+}
+
 struct Instance {
   int pending = 0;
   double gate_s = 0;  // the earliest start its same-GPU dependencies on other streams allow (GPU wait)
@@ -63,7 +69,7 @@ class Runner {
       const Op& op = graph.op(id);
       int waits = 0;
       for (const model::Dep& dep : op.deps) {
-        if (dep.rank_offset == 0 && graph.op(dep.op).stream != op.stream) ++waits;
+        if (waits_across_streams(graph, op, dep)) ++waits;
       }
       host_s += options_.host_launch_s + waits * options_.stream_wait_s;
       launched_s_[id] = host_s;
@@ -275,7 +281,7 @@ class Runner {
     for (const model::Dep& succ : successors_[id]) {
       const int target = wrap(rank - succ.rank_offset);
       Instance& next = instance(succ.op, target);
-      if (succ.rank_offset == 0 && graph_.op(succ.op).stream != op.stream) {
+      if (waits_across_streams(graph_, graph_.op(succ.op), model::Dep{id, succ.rank_offset})) {
         next.gate_s = std::max(next.gate_s, self.end_s + options_.gpu_wait_s);
       }
       if (--next.pending == 0) start(succ.op, target);

@@ -81,6 +81,14 @@ const TransportParams* protocol_regime(const CostProfile& profile, model::Protoc
   return nullptr;
 }
 
+std::string protocol_unavailable_reason(const CostProfile& profile, model::Protocol protocol) {
+  if (protocol == model::Protocol::kAuto || protocol_regime(profile, protocol)) return "";
+  const std::string name = model::to_string(protocol);
+  return "protocol " + name + ": the calibration profile (" + profile.name + ") has no nccl." + name +
+         " section; fit one with `tpsim calibrate` on rings measured with that NCCL_PROTO, or use protocol auto or "
+         "simple";
+}
+
 CostProfile parse_profile(const std::string& text, const std::string& origin) {
   const YamlReader in(origin);
   const YAML::Node root = in.parse_text(text);

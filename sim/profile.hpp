@@ -95,6 +95,8 @@ struct CostProfile {
 // The ring regime of a protocol (kSimple: nccl; kLowLatency: nccl_small); nullptr where the profile
 // has none (kAuto has none).
 const TransportParams* protocol_regime(const CostProfile& profile, model::Protocol protocol);
+// Why a forced `protocol` cannot run on `profile` (it has no such regime); empty when it can (auto too).
+std::string protocol_unavailable_reason(const CostProfile& profile, model::Protocol protocol);
 
 // Parses profile YAML text; `origin` names it in errors.
 CostProfile parse_profile(const std::string& text, const std::string& origin);

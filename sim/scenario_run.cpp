@@ -177,24 +177,15 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   }
   // Forced protocols (an op list's, a variant's) need their regimes in the profile; the key's node is
   // looked up only for a failure (variants may be implicit).
-  const auto lacks_regime = [&](model::Protocol p) {
-    return p != model::Protocol::kAuto && !protocol_regime(run.profile, p);
-  };
-  const auto refuse_protocol = [&](model::Protocol p, const YAML::Node& at) {
-    model::YamlReader(scenario.file)
-        .fail(at, "protocol " + model::to_string(p) + ": the calibration profile (" + run.profile.name +
-                      ") has no nccl." + model::to_string(p) +
-                      " section; fit one with `tpsim calibrate` on rings measured with that NCCL_PROTO, or use "
-                      "protocol auto or simple");
-  };
+  const model::YamlReader in(scenario.file);
   for (size_t i = 0; i < w.ops.size(); ++i) {
-    if (lacks_regime(w.ops[i].protocol)) {
-      refuse_protocol(w.ops[i].protocol, scenario.root["workload"]["ops"][i]["protocol"]);
+    if (const std::string why = protocol_unavailable_reason(run.profile, w.ops[i].protocol); !why.empty()) {
+      in.fail(scenario.root["workload"]["ops"][i]["protocol"], why);
     }
   }
   for (size_t i = 0; i < scenario.variants.size(); ++i) {
-    if (lacks_regime(scenario.variants[i].protocol)) {
-      refuse_protocol(scenario.variants[i].protocol, scenario.root["variants"][i]["protocol"]);
+    if (const std::string why = protocol_unavailable_reason(run.profile, scenario.variants[i].protocol); !why.empty()) {
+      in.fail(scenario.root["variants"][i]["protocol"], why);
     }
   }
   if (w.attention_dtype == model::Dtype::kFp8) {

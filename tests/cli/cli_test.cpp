@@ -251,6 +251,13 @@ TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings a
   CHECK(one_domain.exit_code == 2);
   CHECK_THAT(one_domain.err, Contains("--ranks 16: needs more GPUs than the 8 h100-sxm GPUs of one nvswitch domain") &&
                                  Contains("ib-rail spans nodes"));
+  const auto oversubscribed_switch = test::run_tpsim("predict collective --oversubscription 2 --bytes 1MiB");
+  CHECK(oversubscribed_switch.exit_code == 2);
+  CHECK_THAT(oversubscribed_switch.err, Contains("oversubscription applies to topology ib-rail"));
+  const auto below_one =
+      test::run_tpsim("predict collective --topology ib-rail --ranks 16 --oversubscription 0.5 --bytes 1MiB");
+  CHECK(below_one.exit_code == 2);
+  CHECK_THAT(below_one.err, Contains("oversubscription 0.5: must be 1 (non-blocking) or more"));
 }
 
 TEST_CASE("a run's JSON names the fabric and the calibration sections it used") {

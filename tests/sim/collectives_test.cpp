@@ -125,14 +125,10 @@ sim::CostModel three_protocol_cost() {
   return sim::CostModel(test::gpu_preset("h100-sxm"), p);
 }
 
+// A ring collective of `bytes` with its protocol forced (or auto).
 model::Op ring_op(model::CollectiveKind kind, double bytes, model::Protocol protocol) {
-  model::Op op;
-  op.kind = model::OpKind::kCollective;
-  op.collective = kind;
-  op.algorithm = CollectiveAlgorithm::kRing;
+  model::Op op = test::collective_op(kind, bytes, CollectiveAlgorithm::kRing);
   op.protocol = protocol;
-  op.group_size = 8;
-  op.tensor_bytes = bytes;
   return op;
 }
 
