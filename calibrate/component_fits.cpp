@@ -210,34 +210,39 @@ void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out
 }
 
 // A transport fit of `name` (a ring protocol, one_shot, two_shot, nvls): the fitter and its closed form.
+// NCCL's (the rings and NVLS) pay the profile's call latency on top.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
   const std::vector<RingSample> samples = ring_samples(points);
   const double link = gpu.nvlink_Bps;
+  const bool ring = name.rfind("nccl", 0) == 0;
+  const double call_s = ring || name == "nvls" ? out.profile.nccl_call_latency_s : 0.0;
   const auto fit = [&](const std::vector<size_t>& index) {
     const std::vector<RingSample> chosen = subset(samples, index);
-    if (name.rfind("nccl", 0) == 0) return fit_ring(chosen, link).params;
+    if (ring) return fit_ring(chosen, link, call_s).params;
     if (name == "one_shot") return fit_one_shot(chosen, link).params;
     if (name == "two_shot") return fit_two_shot(chosen, link).params;
-    return fit_nvls(chosen, link).params;
+    return fit_nvls(chosen, link, call_s).params;
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
     const RingSample& s = samples[i];
     const double bw = link * p.link_efficiency;
     const double n = s.ranks;
-    if (name.rfind("nccl", 0) == 0) return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * bw));
+    if (ring) return call_s + ring_steps(s) * (p.step_latency_s + s.tensor_bytes / (n * bw));
     if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
     if (name == "two_shot") return 2 * (p.step_latency_s + (n - 1) * s.tensor_bytes / (n * bw));
-    return p.step_latency_s + s.tensor_bytes / bw;
+    return call_s + p.step_latency_s + s.tensor_bytes / bw;
   };
   out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
 }
 
-// The NCCL ring in one or two protocol regimes (LL / LL128 for small messages, Simple for large).
+// The NCCL ring in one or two protocol regimes (LL / LL128 for small messages, Simple for large), and
+// the call latency where the points hold two step counts.
 void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
   const std::vector<RingSample> samples = ring_samples(points);
+  const double kept_call_s = out.profile.nccl_call_latency_s;
   const auto fit = [&](const std::vector<size_t>& index) {
-    return fit_ring_regimes(subset(samples, index), gpu.nvlink_Bps);
+    return fit_ring_regimes(subset(samples, index), gpu.nvlink_Bps, kept_call_s);
   };
   const auto predict = [&](const RingRegimes& r, size_t i) {
     return ring_regimes_seconds(r, samples[i], gpu.nvlink_Bps);
@@ -246,6 +251,37 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
   out.fits.push_back(measure<RingRegimes>("nccl", points, fit, predict, &regimes));
   out.profile.nccl = regimes.simple;
   out.profile.nccl_small = regimes.has_small ? std::optional<sim::TransportParams>(regimes.small) : std::nullopt;
+  out.profile.nccl_call_latency_s = regimes.call_latency_s;
+  if (regimes.call_latency_fitted) {
+    out.call_latency_source = "fitted with the ring's " +
+                              std::string(regimes.has_small ? "low-latency regime" : "line") +
+                              " on all-reduces beside all-gathers / reduce-scatters (two step counts)";
+  }
+}
+
+void fit_call_latency(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  const std::vector<RingSample> samples = ring_samples(points);
+  RingRegimes kept;
+  kept.simple = out.profile.nccl;
+  kept.has_small = out.profile.nccl_small.has_value();
+  if (kept.has_small) kept.small = *out.profile.nccl_small;
+  const auto fit = [&](const std::vector<size_t>& index) {
+    // Relative least squares of one constant: c = sum((t - g) / t^2) / sum(1 / t^2).
+    double numerator = 0, denominator = 0;
+    for (size_t i : index) {
+      const double t = samples[i].seconds;
+      numerator += (t - ring_regimes_seconds(kept, samples[i], gpu.nvlink_Bps)) / (t * t);
+      denominator += 1 / (t * t);
+    }
+    return std::max(0.0, numerator / denominator);
+  };
+  const auto predict = [&](const double& c, size_t i) {
+    return c + ring_regimes_seconds(kept, samples[i], gpu.nvlink_Bps);
+  };
+  out.fits.push_back(measure<double>("nccl_call_latency", points, fit, predict, &out.profile.nccl_call_latency_s));
+  out.call_latency_source = "fitted alone on ring all-reduces of one step count that run the low-latency regime, " +
+                            std::string("its per-step latencies and efficiencies kept from ") +
+                            (out.base.empty() ? "the defaults" : out.base);
 }
 
 // The network transport of multi-node ring all-reduces (one rank and node count).
@@ -254,13 +290,14 @@ void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out)
   const int rails = first.ranks / first.nodes;  // the schema checks that nodes divide ranks
   const double nic_Bps = first.nic_GBps > 0 ? first.nic_GBps * 1e9 : sim::kDefaultRailNicBps;
   const double node_nic_Bps = rails * nic_Bps;
+  const double call_s = out.profile.nccl_call_latency_s;
   const std::vector<RingSample> samples = ring_samples(points);
   const auto fit = [&](const std::vector<size_t>& index) {
-    return fit_network_ring(subset(samples, index), node_nic_Bps).params;
+    return fit_network_ring(subset(samples, index), node_nic_Bps, call_s).params;
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
     const double n = samples[i].ranks;
-    return 2 * (n - 1) * (p.step_latency_s + samples[i].tensor_bytes / (n * node_nic_Bps * p.link_efficiency));
+    return call_s + 2 * (n - 1) * (p.step_latency_s + samples[i].tensor_bytes / (n * node_nic_Bps * p.link_efficiency));
   };
   out.profile.network = sim::TransportParams{};
   out.fits.push_back(measure<sim::TransportParams>("network", points, fit, predict, &*out.profile.network));

@@ -29,8 +29,12 @@ void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out
 // efficiency.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out);
-// Ring all-gathers / reduce-scatters of one rank count: the nccl section in one or two protocol regimes.
+// Ring all-gathers / reduce-scatters (and ring all-reduces) of one rank count: the nccl section in one or
+// two protocol regimes, and nccl.call_latency where the points hold two step counts.
 void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// Ring all-reduces of one rank count, where no ring fit runs: nccl.call_latency alone, the profile's
+// ring regimes kept (the per-step costs of the same NVLink; the per-call cost of another software stack).
+void fit_call_latency(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // Ring all-reduces across nodes of one system: the network section.
 void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out);
 // All-reduces run as tree: the tree section.

@@ -14,10 +14,13 @@
 
 namespace tpsim::calibrate {
 
-// Each point's rank count, bytes and time, as the collective fitters take them.
+// Each point's rank count, bytes and time, as the collective fitters take them (with its ring steps:
+// an all-reduce ring runs twice an all-gather's).
 inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points) {
   std::vector<RingSample> out;
-  for (const Measurement* m : points) out.push_back({m->ranks, m->bytes, m->median_s});
+  for (const Measurement* m : points) {
+    out.push_back({m->ranks, m->bytes, m->median_s, m->collective == "allreduce" ? 2 * (m->ranks - 1) : 0});
+  }
   return out;
 }
 

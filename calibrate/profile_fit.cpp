@@ -8,6 +8,7 @@
 #include "calibrate/component_fits.hpp"
 #include "calibrate/composite_model.hpp"
 #include "calibrate/fit_measure.hpp"
+#include "calibrate/ring_fit.hpp"
 #include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
@@ -33,6 +34,17 @@ std::vector<const Measurement*> most_points(const std::map<int, std::vector<cons
   return most == by_ranks.end() ? std::vector<const Measurement*>{} : most->second;
 }
 
+// Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
+bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
+  if (!profile.nccl_small) return false;
+  const RingSample s{m.ranks, m.bytes, m.median_s, 2 * (m.ranks - 1)};
+  RingRegimes simple_only;
+  simple_only.simple = profile.nccl;
+  RingRegimes small_only;
+  small_only.simple = *profile.nccl_small;
+  return ring_regimes_seconds(small_only, s, gpu.nvlink_Bps) < ring_regimes_seconds(simple_only, s, gpu.nvlink_Bps);
+}
+
 }  // namespace
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
@@ -50,6 +62,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   // Ring all-gathers / reduce-scatters by rank count: of unknown protocol, and by the protocol forced.
   std::map<int, std::vector<const Measurement*>> rings;
   std::map<std::string, std::map<int, std::vector<const Measurement*>>> forced_rings;
+  // Ring all-reduces of unknown protocol by rank count: beside the all-gathers of their rank count they
+  // tell the call latency from the per-step latency (twice the steps); alone they fit the call latency.
+  std::map<int, std::vector<const Measurement*>> ring_reduces;
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
   int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
@@ -88,6 +103,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) {
       (m.protocol == "unknown" ? rings : forced_rings[m.protocol])[m.ranks].push_back(&m);
     }
+    if (m.collective == "allreduce" && m.algorithm == "ring") {
+      (m.protocol == "unknown" ? ring_reduces : forced_rings[m.protocol])[m.ranks].push_back(&m);
+    }
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
@@ -110,9 +128,22 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   // A ring fit needs one rank count: the one with the most points. Points of unknown protocol fit
   // Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
-  const std::vector<const Measurement*> ring = most_points(rings);
+  std::vector<const Measurement*> ring = most_points(rings);
   bool simple_fitted = two_sizes(ring);
-  if (simple_fitted) fit_ring_protocols(ring, gpu, out);
+  if (simple_fitted) {
+    const std::vector<const Measurement*>& reduces = ring_reduces[ring.front()->ranks];
+    ring.insert(ring.end(), reduces.begin(), reduces.end());
+    fit_ring_protocols(ring, gpu, out);
+  } else {
+    // The call latency alone, on the all-reduces that run the low-latency regime (latency-bound).
+    std::vector<const Measurement*> latency_bound;
+    for (const auto& [ranks, points] : ring_reduces) {
+      for (const Measurement* m : points) {
+        if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
+      }
+    }
+    if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
+  }
   for (const auto& [protocol, by_ranks] : forced_rings) {
     const std::vector<const Measurement*> points = most_points(by_ranks);
     if (!two_sizes(points)) continue;
@@ -175,7 +206,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (out.fits.empty()) {
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
-        "reduce-scatters, one-shot, two-shot, NVLS or tree all-reduces, ring all-reduces across nodes, or peer copies "
+        "reduce-scatters, ring all-reduces (the NCCL call latency), one-shot, two-shot, NVLS or tree all-reduces, ring "
+        "all-reduces across nodes, or peer copies "
         "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet), of " +
         gpu.name + " (" + std::to_string(out.other_gpu_points) +
         " points of other GPUs), each collective at two message sizes at least");

@@ -44,6 +44,7 @@ struct ProfileFit {
   std::string nvls_absent;
   std::string attention_source;
   std::string attention_fp8_source;  // how attention.fp8_efficiency was found here (empty: from the base)
+  std::string call_latency_source;   // how nccl.call_latency was found here (empty: kept)
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points

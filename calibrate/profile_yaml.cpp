@@ -31,12 +31,13 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     return nullptr;
   };
   // A section's fit: its points' errors, `indent` deep (a section inside a section: 4 spaces).
-  const auto fit_block = [&](const std::string& name, const std::string& indent = "  ") {
+  const auto fit_block = [&](const std::string& name, const std::string& indent = "  ",
+                             const std::string& key = "fit") {
     const ComponentFit* c = fit_of(name);
-    if (!c && !fit.base.empty()) return indent + "fit: \"not fitted here: as in " + fit.base + "\"\n";
+    if (!c && !fit.base.empty()) return indent + key + ": \"not fitted here: as in " + fit.base + "\"\n";
     // Not fitted: the section's source says what it would be fitted on.
-    if (!c) return indent + "fit: \"not fitted: no measurements; default value\"\n";
-    std::string b = indent + "fit:\n" + indent + "  points: " + std::to_string(c->errors.size()) + "\n" + indent +
+    if (!c) return indent + key + ": \"not fitted: no measurements; default value\"\n";
+    std::string b = indent + key + ":\n" + indent + "  points: " + std::to_string(c->errors.size()) + "\n" + indent +
                     "  max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
     if (c->held_out_max_abs_error_pct >= 0) {
       b += indent + "  held_out_max_abs_error_pct: " + model::format_number("%.1f", c->held_out_max_abs_error_pct) +
@@ -96,6 +97,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        (simple_forced ? "ring all-gather / reduce-scatter points run with NCCL_PROTO=Simple"
                       : "ring all-gather / reduce-scatter points (Simple protocol regime)") +
        "; sms " + sms_source() + "\"\n";
+  const std::string call_source =
+      !fit.call_latency_source.empty() ? fit.call_latency_source
+      : fit.base.empty() ? "not fitted: 0 (it needs ring all-reduces beside all-gathers or reduce-scatters of one rank "
+                           "count, two step counts)"
+                         : "as in " + fit.base;
+  y += "  call_latency_us: " + model::format_number("%.6g", p.nccl_call_latency_s * 1e6) +
+       "\n  call_latency_source: \"" + call_source + "\"\n" +
+       (fit_of("nccl_call_latency") ? fit_block("nccl_call_latency", "  ", "call_latency_fit") : std::string());
   if (p.nccl_small) {
     y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") +
          "\n    source: \"the low-latency protocol regime (LL or LL128: the points do not say) of the ring fit on "

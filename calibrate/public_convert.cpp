@@ -76,6 +76,11 @@ std::vector<Measurement> tokenweave(const std::string& dir) {
       m.algorithm = "nvls";
       m.provenance["algorithm"] =
           "inferred: NCCL runs NVLS for all-reduces from 2 MiB on 8 NVSwitch Hopper GPUs (stated for the H200 sweep)";
+    } else if (m.collective == "allreduce") {
+      m.algorithm = "ring";
+      m.provenance["algorithm"] =
+          "inferred: NCCL runs rings (LL) for all-reduces up to 1 MiB on 8 NVSwitch Hopper GPUs (stated for the H200 "
+          "sweep)";
     } else {
       m.algorithm = "unknown";
     }

@@ -64,7 +64,8 @@ std::string size_text(const Measurement& m) {
 
 std::string validation_report(const std::vector<Measurement>& measurements, const std::vector<bool>& validation_only,
                               const sim::GpuSpec& measured_on,
-                              const std::function<sim::GpuSpec(const std::string&)>& gpus) {
+                              const std::function<sim::GpuSpec(const std::string&)>& gpus,
+                              const sim::CostProfile* base) {
   std::map<std::string, std::vector<size_t>> groups;  // "gpu kind collective (as run)" -> points
   for (size_t i = 0; i < measurements.size(); ++i) {
     const Measurement& m = measurements[i];
@@ -95,9 +96,9 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       }
     }
   }
-  const ProfileFit all_fit = fit_profile(fitted, measured_on);
+  const ProfileFit all_fit = fit_profile(fitted, measured_on, base, "the base");
   const sim::CostProfile& all = all_fit.profile;
-  const sim::CostProfile half = fit_profile(even, measured_on).profile;
+  const sim::CostProfile half = fit_profile(even, measured_on, base, "the base").profile;
   // A point no fitter used (an algorithm tpsim does not fit, another system) is held out too.
   std::set<std::string> used;
   for (const ComponentFit& c : all_fit.fits) {

@@ -8,15 +8,18 @@
 
 #include "calibrate/measurement.hpp"
 #include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
 
 namespace tpsim::calibrate {
 
 // Markdown tables: GEMMs, then collectives by GPU and collective, each row with its source line.
 // `measured_on` gives the peaks the fractions are relative to; `gpus` resolves each point's GPU.
 // Points whose `validation_only` flag is set are never fitted: they are reported as held out, as are
-// points no fitter uses (algorithms tpsim does not fit, other systems).
+// points no fitter uses (algorithms tpsim does not fit, other systems). Both fits start from `base`
+// when given (sections the points do not fit keep its values), else from the built-in defaults.
 std::string validation_report(const std::vector<Measurement>& measurements, const std::vector<bool>& validation_only,
                               const sim::GpuSpec& measured_on,
-                              const std::function<sim::GpuSpec(const std::string&)>& gpus);
+                              const std::function<sim::GpuSpec(const std::string&)>& gpus,
+                              const sim::CostProfile* base = nullptr);
 
 }  // namespace tpsim::calibrate

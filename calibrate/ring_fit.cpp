@@ -4,71 +4,91 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <set>
 
 #include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
 namespace {
 
-struct Line {
-  double intercept = 0;
-  double slope = 0;
-  double max_abs_error_pct = 0;
+// Minimises sum(((offset_i + row_i . p) - t_i) / t_i)^2 with every entry of p non-negative (latencies
+// and inverse efficiencies): column-pivoting Householder QR on the free columns; the most negative
+// coefficient is fixed at 0 and the rest refitted, until none is negative (an active-set descent).
+Eigen::VectorXd relative_nonnegative_fit(const Eigen::MatrixXd& rows, const Eigen::VectorXd& offsets,
+                                         const Eigen::VectorXd& t) {
+  const Eigen::Index cols = rows.cols();
+  std::vector<bool> free(static_cast<size_t>(cols), true);
+  Eigen::VectorXd p = Eigen::VectorXd::Zero(cols);
+  const Eigen::VectorXd target = (t - offsets).cwiseQuotient(t);
+  for (;;) {
+    std::vector<Eigen::Index> index;
+    for (Eigen::Index c = 0; c < cols; ++c) {
+      if (free[static_cast<size_t>(c)]) index.push_back(c);
+    }
+    p.setZero();
+    if (index.empty()) return p;
+    Eigen::MatrixXd design(rows.rows(), static_cast<Eigen::Index>(index.size()));
+    for (Eigen::Index i = 0; i < rows.rows(); ++i) {
+      for (size_t j = 0; j < index.size(); ++j) design(i, static_cast<Eigen::Index>(j)) = rows(i, index[j]) / t(i);
+    }
+    const Eigen::VectorXd solution = design.colPivHouseholderQr().solve(target);
+    Eigen::Index worst = -1;
+    double lowest = 0;
+    for (size_t j = 0; j < index.size(); ++j) {
+      p(index[j]) = solution(static_cast<Eigen::Index>(j));
+      if (solution(static_cast<Eigen::Index>(j)) < lowest) {
+        lowest = solution(static_cast<Eigen::Index>(j));
+        worst = index[j];
+      }
+    }
+    if (worst < 0) return p;
+    free[static_cast<size_t>(worst)] = false;
+  }
+}
+
+// One ring line: its call latency (fitted or given), step latency and 1 / efficiency.
+struct RingLine {
+  double call_latency_s = 0;
+  double step_latency_s = 0;
+  double inverse_efficiency = 0;
+  bool call_latency_fitted = false;
 };
 
-// Minimises sum(((a + b x - t) / t)^2): least squares on rows [1/t, x/t] against 1, solved by
-// Eigen's column-pivoting Householder QR.
-Line fit_relative_line(const std::vector<double>& x, const std::vector<double>& t) {
-  Eigen::MatrixXd design(static_cast<Eigen::Index>(x.size()), 2);
-  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(x.size()));
-  for (size_t i = 0; i < x.size(); ++i) {
-    design(static_cast<Eigen::Index>(i), 0) = 1.0 / t[i];
-    design(static_cast<Eigen::Index>(i), 1) = x[i] / t[i];
-  }
-  const Eigen::Vector2d solution = design.colPivHouseholderQr().solve(ones);
-  Line line;
-  line.intercept = solution(0);
-  line.slope = solution(1);
-  for (size_t i = 0; i < x.size(); ++i) {
-    line.max_abs_error_pct =
-        std::max(line.max_abs_error_pct, 100.0 * std::abs((line.intercept + line.slope * x[i]) / t[i] - 1.0));
-  }
-  return line;
+size_t step_counts(const std::vector<RingSample>& samples) {
+  std::set<int> counts;
+  for (const RingSample& s : samples) counts.insert(ring_steps(s));
+  return counts.size();
 }
 
-}  // namespace
-
-RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps) {
-  if (samples.size() < 2) throw InputError("a ring fit needs at least two measurements");
-  const int n = samples.front().ranks;
-  std::vector<double> x, t;
-  for (const RingSample& s : samples) {
-    if (s.ranks != n) throw InputError("a ring fit needs samples of one rank count");
-    x.push_back(s.tensor_bytes);
-    t.push_back(s.seconds);
+// t = c + steps (L + S / (n B) k); c is fitted when the samples hold two step counts (and `fit_call`),
+// else given. Empty when the times do not grow with the size (no positive efficiency fits).
+std::optional<RingLine> fit_ring_line(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s,
+                                      bool fit_call) {
+  const bool with_call = fit_call && step_counts(samples) >= 2;
+  const auto n = static_cast<Eigen::Index>(samples.size());
+  Eigen::MatrixXd rows(n, with_call ? 3 : 2);
+  Eigen::VectorXd offsets(n), t(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const RingSample& s = samples[static_cast<size_t>(i)];
+    const double steps = ring_steps(s);
+    rows(i, 0) = steps;
+    rows(i, 1) = steps * s.tensor_bytes / (s.ranks * link_Bps);
+    if (with_call) rows(i, 2) = 1;
+    offsets(i) = with_call ? 0 : call_latency_s;
+    t(i) = s.seconds;
   }
-  // t = (n-1) latency + (n-1)/n S / (B eff): the intercept and slope give latency and efficiency.
-  const Line line = fit_relative_line(x, t);
-  RingFit fit;
-  fit.points = samples.size();
-  fit.params.step_latency_s = line.intercept / (n - 1);
-  fit.params.link_efficiency = (n - 1) / (n * link_Bps * line.slope);
-  fit.max_abs_error_pct = line.max_abs_error_pct;
-  return fit;
+  const Eigen::VectorXd p = relative_nonnegative_fit(rows, offsets, t);
+  if (!(p(1) > 0)) return std::nullopt;
+  return RingLine{with_call ? p(2) : call_latency_s, p(0), p(1), with_call};
 }
-
-RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps) {
-  // An all-reduce ring is two all-gather-like passes: half its time fits the one-pass form.
-  std::vector<RingSample> one_pass = samples;
-  for (RingSample& s : one_pass) s.seconds /= 2;
-  return fit_ring(one_pass, node_nic_Bps);
-}
-
-namespace {
 
 double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps) {
-  const double n = s.ranks;
-  return (n - 1) * (p.step_latency_s + s.tensor_bytes / (n * link_Bps * p.link_efficiency));
+  return ring_steps(s) * (p.step_latency_s + s.tensor_bytes / (s.ranks * link_Bps * p.link_efficiency));
+}
+
+sim::TransportParams transport_of(const RingLine& line) {
+  return {line.step_latency_s, 1.0 / line.inverse_efficiency};
 }
 
 double squared_relative_error(const RingRegimes& r, const std::vector<RingSample>& samples, double link_Bps) {
@@ -80,16 +100,55 @@ double squared_relative_error(const RingRegimes& r, const std::vector<RingSample
   return total;
 }
 
+void check_one_rank_count(const std::vector<RingSample>& samples, const std::string& what) {
+  if (samples.size() < 2) throw InputError("a " + what + " fit needs at least two measurements");
+  for (const RingSample& s : samples) {
+    if (s.ranks != samples.front().ranks) throw InputError("a " + what + " fit needs samples of one rank count");
+  }
+}
+
 }  // namespace
+
+RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
+  check_one_rank_count(samples, "ring");
+  const std::optional<RingLine> line = fit_ring_line(samples, link_Bps, call_latency_s, false);
+  if (!line) throw InputError("a ring fit needs times that grow with the message size; these do not");
+  RingFit fit;
+  fit.points = samples.size();
+  fit.params = transport_of(*line);
+  for (const RingSample& s : samples) {
+    fit.max_abs_error_pct =
+        std::max(fit.max_abs_error_pct,
+                 100.0 * std::abs((call_latency_s + ring_seconds(fit.params, s, link_Bps)) / s.seconds - 1.0));
+  }
+  return fit;
+}
+
+RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps, double call_latency_s) {
+  std::vector<RingSample> all_reduces = samples;  // two all-gather-like passes each
+  for (RingSample& s : all_reduces) s.steps = 2 * (s.ranks - 1);
+  return fit_ring(all_reduces, node_nic_Bps, call_latency_s);
+}
 
 double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps) {
   const double simple = ring_seconds(regimes.simple, sample, link_Bps);
-  return regimes.has_small ? std::min(simple, ring_seconds(regimes.small, sample, link_Bps)) : simple;
+  return regimes.call_latency_s +
+         (regimes.has_small ? std::min(simple, ring_seconds(regimes.small, sample, link_Bps)) : simple);
 }
 
-RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps) {
-  RingRegimes best;
-  best.simple = fit_ring(samples, link_Bps).params;
+RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
+  check_one_rank_count(samples, "ring");
+  // One regime: one line through every sample (the call latency with it where step counts differ).
+  const std::optional<RingLine> single = fit_ring_line(samples, link_Bps, call_latency_s, true);
+  if (!single) throw InputError("a ring fit needs times that grow with the message size; these do not");
+  const auto one_regime = [&] {
+    RingRegimes r;
+    r.simple = transport_of(*single);
+    r.call_latency_s = single->call_latency_s;
+    r.call_latency_fitted = single->call_latency_fitted;
+    return r;
+  };
+  RingRegimes best = one_regime();
   double best_error = squared_relative_error(best, samples, link_Bps);
   const double one_regime_error = best_error;
   std::vector<RingSample> sorted = samples;
@@ -99,12 +158,17 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
     if (sorted[split - 1].tensor_bytes == sorted[split].tensor_bytes) continue;  // split between sizes only
     const std::vector<RingSample> low(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(split));
     const std::vector<RingSample> high(sorted.begin() + static_cast<std::ptrdiff_t>(split), sorted.end());
+    // The call latency shows against the small messages' line, where latency dominates.
+    const std::optional<RingLine> small = fit_ring_line(low, link_Bps, call_latency_s, true);
+    if (!small) continue;
+    const std::optional<RingLine> simple = fit_ring_line(high, link_Bps, small->call_latency_s, false);
+    if (!simple) continue;
     RingRegimes candidate;
-    candidate.small = fit_ring(low, link_Bps).params;
-    candidate.simple = fit_ring(high, link_Bps).params;
-    candidate.has_small = candidate.small.step_latency_s > 0 && candidate.small.link_efficiency > 0 &&
-                          candidate.simple.link_efficiency > 0;
-    if (!candidate.has_small) continue;
+    candidate.small = transport_of(*small);
+    candidate.simple = transport_of(*simple);
+    candidate.has_small = true;
+    candidate.call_latency_s = small->call_latency_s;
+    candidate.call_latency_fitted = small->call_latency_fitted;
     const double error = squared_relative_error(candidate, samples, link_Bps);
     if (error < best_error) {
       best_error = error;
@@ -113,10 +177,7 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
   }
   // A second regime must cut the squared error by 10% (and one regime must not already be exact).
   const bool one_is_enough = one_regime_error < 1e-12 * static_cast<double>(samples.size());
-  if (best.has_small && (best_error > 0.9 * one_regime_error || one_is_enough)) {
-    best = RingRegimes{};
-    best.simple = fit_ring(samples, link_Bps).params;
-  }
+  if (best.has_small && (best_error > 0.9 * one_regime_error || one_is_enough)) best = one_regime();
   for (const RingSample& s : samples) {
     best.max_abs_error_pct =
         std::max(best.max_abs_error_pct, 100.0 * std::abs(ring_regimes_seconds(best, s, link_Bps) / s.seconds - 1.0));
@@ -126,21 +187,28 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
 
 namespace {
 
-// t = latency + x(s) / (link_Bps * efficiency): a relative-error line in x.
+// t = c + latency + x(s) / (link_Bps * efficiency): a relative-error line in x, c given.
 RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps, const std::string& what,
-                        double (*bytes_through_port)(const RingSample&)) {
+                        double (*bytes_through_port)(const RingSample&), double call_latency_s = 0) {
   if (samples.size() < 2) throw InputError("a " + what + " fit needs at least two measurements");
-  std::vector<double> x, t;
-  for (const RingSample& s : samples) {
-    x.push_back(bytes_through_port(s));
-    t.push_back(s.seconds);
+  const auto n = static_cast<Eigen::Index>(samples.size());
+  Eigen::MatrixXd rows(n, 2);
+  Eigen::VectorXd offsets = Eigen::VectorXd::Constant(n, call_latency_s), t(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    rows(i, 0) = 1;
+    rows(i, 1) = bytes_through_port(samples[static_cast<size_t>(i)]);
+    t(i) = samples[static_cast<size_t>(i)].seconds;
   }
-  const Line line = fit_relative_line(x, t);
+  const Eigen::VectorXd p = relative_nonnegative_fit(rows, offsets, t);
+  if (!(p(1) > 0)) throw InputError("a " + what + " fit needs times that grow with the message size; these do not");
   RingFit fit;
   fit.points = samples.size();
-  fit.params.step_latency_s = line.intercept;
-  fit.params.link_efficiency = 1.0 / (link_Bps * line.slope);
-  fit.max_abs_error_pct = line.max_abs_error_pct;
+  fit.params.step_latency_s = p(0);
+  fit.params.link_efficiency = 1.0 / (link_Bps * p(1));
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const double predicted = call_latency_s + p(0) + p(1) * rows(i, 1);
+    fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(predicted / t(i) - 1.0));
+  }
   return fit;
 }
 
@@ -164,9 +232,10 @@ RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps) {
   return fit_single_step(samples, link_Bps, "copy-engine", [](const RingSample& s) { return s.tensor_bytes; });
 }
 
-RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps) {
+RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
   // Each GPU moves the tensor once each way through the switch.
-  return fit_single_step(samples, link_Bps, "NVLS", [](const RingSample& s) { return s.tensor_bytes; });
+  return fit_single_step(
+      samples, link_Bps, "NVLS", [](const RingSample& s) { return s.tensor_bytes; }, call_latency_s);
 }
 
 }  // namespace tpsim::calibrate

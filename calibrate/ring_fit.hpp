@@ -1,5 +1,6 @@
 // Fits a transport's step latency and link efficiency to ring collective times:
-// t = (n - 1) * (latency + S / (n * link_Bps * efficiency)), linear in the tensor size S.
+// t = c + steps * (latency + S / (n * link_Bps * efficiency)), linear in the tensor size S, where c is
+// NCCL's per-call latency and steps n - 1 (all-gather, reduce-scatter) or 2 (n - 1) (all-reduce).
 #pragma once
 
 #include <string>
@@ -13,7 +14,13 @@ struct RingSample {
   int ranks = 0;
   double tensor_bytes = 0;  // the full (gathered / unscattered) tensor
   double seconds = 0;
+  int steps = 0;  // ring steps: 2 (n - 1) for an all-reduce; 0 means n - 1 (all-gather, reduce-scatter)
 };
+
+// The sample's ring steps.
+inline int ring_steps(const RingSample& s) {
+  return s.steps > 0 ? s.steps : s.ranks - 1;
+}
 
 struct RingFit {
   sim::TransportParams params;
@@ -21,29 +28,36 @@ struct RingFit {
   size_t points = 0;
 };
 
-// Weighted least squares on relative error; all samples must share one rank count.
-RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps);
+// Weighted least squares on relative error, the call latency c given; all samples must share one rank
+// count. A latency that would come out negative is 0 (the line through the origin).
+RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
 // Two protocol regimes of the ring, as NCCL runs them: a low-latency one (LL / LL128) for small
-// messages and Simple for large ones, each a latency / efficiency pair, the faster one running.
+// messages and Simple for large ones, each a latency / efficiency pair, the faster one running, after
+// the call latency that both pay.
 struct RingRegimes {
   sim::TransportParams small;
   sim::TransportParams simple;
   bool has_small = false;  // false: one regime fits as well (within 10% of its squared error)
+  double call_latency_s = 0;
+  bool call_latency_fitted = false;  // false: the given one was kept
   double max_abs_error_pct = 0;
 };
 
 // Tries every split of the samples by size into a small-message and a large-message line and keeps
-// the split whose min() of the two fits best; samples must share one rank count.
-RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps);
+// the split whose min() of the two fits best; samples must share one rank count. The call latency is
+// fitted with the small-message line (or the single line) when its samples hold two step counts
+// (all-reduces beside all-gathers): only there does it differ from the per-step latency, which a
+// message size cannot tell apart; otherwise `call_latency_s` is kept.
+RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
 // The time of a ring collective sample under given regimes (the faster one).
 double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps);
 
 // Fits the network transport of ring all-reduces across nodes, where each step's slowest hop is the
 // one between nodes, striped over the node's NICs (node_nic_Bps in all, one direction):
-// t = 2 (n - 1) (latency + S / (n * node_nic_Bps * efficiency)). Samples must share one rank count.
-RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps);
+// t = c + 2 (n - 1) (latency + S / (n * node_nic_Bps * efficiency)). Samples must share one rank count.
+RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps, double call_latency_s = 0);
 
 // Fits a one-shot all-reduce: t = latency + (n - 1) * S / (link_Bps * efficiency), each rank
 // reading the whole tensor S from each of its n - 1 peers in one step. Samples may mix rank counts.
@@ -56,8 +70,8 @@ RingFit fit_two_shot(const std::vector<RingSample>& samples, double link_Bps);
 // Fits a copy-engine step: t = latency + S / (link_Bps * efficiency), one copy over one link.
 RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps);
 
-// Fits NVLS all-reduce: t = latency + S / (link_Bps * efficiency), each GPU moving the tensor once
-// each way through the switch.
-RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps);
+// Fits NVLS all-reduce: t = c + latency + S / (link_Bps * efficiency), each GPU moving the tensor once
+// each way through the switch, c (NCCL's per-call latency) given.
+RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
 }  // namespace tpsim::calibrate

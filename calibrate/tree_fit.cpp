@@ -27,19 +27,24 @@ double tree_seconds(const sim::TransportParams& params, const TreeSample& sample
 
 RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu, const sim::CostProfile& base) {
   if (samples.size() < 2) throw InputError("a tree fit needs at least two measurements");
-  // t = steps L + work / eff: steps from a plan with unit latency and no transfer time, work from
-  // one with no latency at efficiency 1.
+  // t - c = steps L + work / eff: steps from a plan with unit latency and no transfer time, work from
+  // one with no latency at efficiency 1, both without the call latency.
   constexpr double kInstant = 1e30;
+  sim::CostProfile flat = base;
+  flat.nccl_call_latency_s = 0;
+  const double call_s = base.nccl_call_latency_s;
   const auto rows = static_cast<Eigen::Index>(samples.size());
   Eigen::MatrixXd design(rows, 2);
+  Eigen::VectorXd target(rows);
   for (Eigen::Index i = 0; i < rows; ++i) {
     const TreeSample& s = samples[static_cast<size_t>(i)];
-    const double steps = tree_seconds({1.0, kInstant}, s, gpu, base);
-    const double work = tree_seconds({0.0, 1.0}, s, gpu, base);
+    const double steps = tree_seconds({1.0, kInstant}, s, gpu, flat);
+    const double work = tree_seconds({0.0, 1.0}, s, gpu, flat);
     design(i, 0) = std::round(steps) / s.seconds;
     design(i, 1) = work / s.seconds;
+    target(i) = (s.seconds - call_s) / s.seconds;
   }
-  const Eigen::Vector2d solution = design.colPivHouseholderQr().solve(Eigen::VectorXd::Ones(rows));
+  const Eigen::Vector2d solution = design.colPivHouseholderQr().solve(target);
   RingFit fit;
   fit.points = samples.size();
   fit.params.step_latency_s = solution(0);

@@ -1,6 +1,7 @@
 // Fits NCCL's tree all-reduce (profile section `tree`): every hop's step latency and link efficiency,
 // from all-reduces run as tree. Its idle-fabric time, tpsim's closed form of the tree plan, is linear in
-// both: t = steps x latency + (sum over steps of the busiest port's or NIC's bytes / bandwidth) / efficiency.
+// both: t = c + steps x latency + (sum over steps of the busiest port's or NIC's bytes / bandwidth) /
+// efficiency, c the base profile's NCCL call latency.
 #pragma once
 
 #include <vector>
@@ -19,7 +20,7 @@ struct TreeSample {
   double seconds = 0;
 };
 
-// `base` supplies the chunk size; samples may mix systems (rank and node counts).
+// `base` supplies the chunk size and call latency; samples may mix systems (rank and node counts).
 RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu, const sim::CostProfile& base);
 
 // The tree plan's idle-fabric time under `params` for one sample's system.

@@ -16,24 +16,31 @@
 
 namespace tpsim::cli {
 
+namespace {
+
+// --base: a profile file, or a GPU preset's default profile (named so in the profile written).
+std::optional<sim::CostProfile> base_profile(const std::string& base, std::string& base_name) {
+  if (base.empty()) return std::nullopt;
+  if (model::find_preset("gpus", base, "yaml")) {
+    std::optional<sim::CostProfile> profile = sim::default_profile(base);
+    if (!profile) throw InputError("--base " + base + ": " + sim::no_default_profile_message(base));
+    base_name = "the default profile of " + base;
+    return profile;
+  }
+  base_name = base;
+  return sim::load_profile_file(base);
+}
+
+}  // namespace
+
 int calibrate_fit(const CalibrateOptions& options) {
   const std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on);
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
   const sim::GpuSpec gpu = gpu_preset(measured_on, "--measured-on");
   const std::string target = options.gpu.empty() ? measured_on : options.gpu;
   const sim::GpuSpec target_gpu = gpu_preset(target, "--gpu");
-  std::optional<sim::CostProfile> base;
   std::string base_name;
-  if (!options.base.empty()) {
-    if (model::find_preset("gpus", options.base, "yaml")) {
-      base = sim::default_profile(options.base);
-      if (!base) throw InputError("--base " + options.base + ": " + sim::no_default_profile_message(options.base));
-      base_name = "the default profile of " + options.base;
-    } else {
-      base = sim::load_profile_file(options.base);
-      base_name = options.base;
-    }
-  }
+  const std::optional<sim::CostProfile> base = base_profile(options.base, base_name);
   calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu, base ? &*base : nullptr, base_name);
   calibrate::transfer_profile(fit, gpu, target_gpu);
   std::vector<std::string> names;
@@ -69,9 +76,11 @@ int calibrate_report(const CalibrateOptions& options) {
   all.insert(all.end(), extra.begin(), extra.end());
   validation_only.resize(all.size(), true);
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
+  std::string base_name;
+  const std::optional<sim::CostProfile> base = base_profile(options.base, base_name);
   std::cout << calibrate::validation_report(
       all, validation_only, gpu_preset(measured_on, "--measured-on"),
-      [](const std::string& name) { return gpu_preset(name, "measurement gpu"); });
+      [](const std::string& name) { return gpu_preset(name, "measurement gpu"); }, base ? &*base : nullptr);
   return 0;
 }
 

@@ -180,6 +180,9 @@ int main(int argc, char** argv) {
       ->add_option("--validate-only", report.validation_only,
                    "Measurement files reported but never fitted (pure validation data)")
       ->check(CLI::ExistingFile);
+  report_app->add_option(
+      "--base", report.base,
+      "Both fits start from this profile file or GPU preset's default profile (as calibrate --base)");
 
   tpsim::cli::ValidateOptions validate;
   CLI::App* validate_app = app.add_subcommand(

@@ -37,6 +37,7 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.recv_offsets = {-1};
   plan.message_bytes = op.tensor_bytes / ranks;
   const CostProfile& profile = cost.profile();
+  plan.call_latency_s = profile.nccl_call_latency_s;
   if (op.protocol != model::Protocol::kAuto) {
     if (const std::string why = protocol_unavailable_reason(profile, op.protocol); !why.empty()) {
       throw InputError(why);
@@ -94,6 +95,7 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.algorithm = CollectiveAlgorithm::kNvls;
   plan.message_bytes = op.tensor_bytes / (ranks - 1);
   plan.transport = *cost.profile().nvls;
+  plan.call_latency_s = cost.profile().nccl_call_latency_s;
   return plan;
 }
 
@@ -108,6 +110,7 @@ CommPlan tree_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kTree;
   plan.transport = plan.network = *cost.profile().tree;
+  plan.call_latency_s = cost.profile().nccl_call_latency_s;
   plan.stripes_rails = plan.gpus_per_node > 0;
   const int per_node = plan.gpus_per_node > 0 ? plan.gpus_per_node : ranks;
   const int trees = ranks > per_node ? 2 : 1;
@@ -126,6 +129,7 @@ CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& co
   CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kPointToPoint;
   plan.steps = 1;
+  plan.call_latency_s = cost.profile().nccl_call_latency_s;
   if (op.collective == CollectiveKind::kSendRecv) {
     plan.send_offsets = {1};
     plan.recv_offsets = {-1};
@@ -183,7 +187,7 @@ double idle_schedule_seconds(const CommPlan& plan, const CostModel& cost) {
 }  // namespace
 
 double idle_seconds(const CommPlan& plan, const CostModel& cost) {
-  if (plan.schedule) return idle_schedule_seconds(plan, cost);
+  if (plan.schedule) return plan.call_latency_s + idle_schedule_seconds(plan, cost);
   // Offset plans: every step alike, its time the slowest rank's (inside one node every rank is alike);
   // a step that sends nothing still pays the transport's latency.
   const int ranks_to_check = plan.gpus_per_node == 0 ? 1 : plan.ranks;
@@ -196,7 +200,7 @@ double idle_seconds(const CommPlan& plan, const CostModel& cost) {
     }
     step_s = std::max(step_s, rank_step_seconds(plan, cost, local, remote));
   }
-  return plan.steps * step_s;
+  return plan.call_latency_s + plan.steps * step_s;
 }
 
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {

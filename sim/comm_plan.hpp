@@ -21,6 +21,7 @@ struct CommPlan {
   std::shared_ptr<const PeerSchedule> schedule;
   double message_bytes = 0;                             // payload of one message
   TransportParams transport;                            // latency per step and link efficiency
+  double call_latency_s = 0;                            // once, before the first step (NCCL's per-call latency)
   model::Protocol protocol = model::Protocol::kSimple;  // ring steps: the NCCL protocol regime they run
   bool uses_sms = true;                                 // an SM-driven kernel (slows concurrent compute)
   int ranks = 0;
@@ -47,9 +48,13 @@ struct CommPlan {
 // Rings run the fastest protocol regime the profile has, or the op's forced protocol (NCCL_PROTO:
 // InputError when the profile has no such regime). A forced protocol asks for NCCL: `auto` then leaves
 // out the custom one-shot and two-shot kernels, and NVLS and tree (Simple only here) unless it is Simple.
+// NCCL's collective calls (rings, NVLS, tree, all-to-all, send/recv) pay the profile's nccl call latency
+// once; the custom one-shot / two-shot kernels and async-TP exchange steps (device-side steps of one
+// pipeline, on SMs or copy engines) pay their per-step latency only.
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
 
-// The plan's time alone on an idle fabric: per step, the slowest rank's NVLink port or NIC.
+// The plan's time alone on an idle fabric: its call latency, then per step the slowest rank's NVLink
+// port or NIC.
 double idle_seconds(const CommPlan& plan, const CostModel& cost);
 
 }  // namespace tpsim::sim

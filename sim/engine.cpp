@@ -37,7 +37,7 @@ struct Instance {
 
 // What an activity's completion means.
 struct Completion {
-  enum class Kind { kLaunchGate, kKernelOverhead, kKernel, kFlowLatency, kFlow } kind = Kind::kKernel;
+  enum class Kind { kLaunchGate, kKernelOverhead, kKernel, kCallLatency, kFlowLatency, kFlow } kind = Kind::kKernel;
   OpId op = 0;
   int src = 0;  // kernel: its rank
   int dst = 0;
@@ -132,6 +132,11 @@ class Runner {
       return;
     }
     if (plans_[id].uses_sms) change_comm_kernels(rank, +1);
+    // The call's own latency comes first; a rank is not at step 0 (no flow can start) until it is over.
+    if (plans_[id].call_latency_s > 0) {
+      wait(plans_[id].call_latency_s, Completion::Kind::kCallLatency, id, rank, rank);
+      return;
+    }
     enter_step(id, rank, 0);
   }
 
@@ -255,6 +260,9 @@ class Runner {
         break;
       case Completion::Kind::kKernel:
         finish(done.op, done.src);
+        break;
+      case Completion::Kind::kCallLatency:
+        enter_step(done.op, done.src, 0);
         break;
       case Completion::Kind::kFlowLatency:
         start_transfer(done.op, done.src, done.dst);

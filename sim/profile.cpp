@@ -113,8 +113,13 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
     }
   }
   if (const YAML::Node n = root["nccl"]) {
-    p.nccl = read_transport(in, n, "nccl", p.nccl, {"sms", "small_messages", "ll", "ll128"});
+    p.nccl = read_transport(
+        in, n, "nccl", p.nccl,
+        {"sms", "call_latency_us", "call_latency_source", "call_latency_fit", "small_messages", "ll", "ll128"});
     if (n["sms"]) p.nccl_sms = static_cast<int>(in.non_negative_number(n["sms"], "nccl.sms"));
+    if (n["call_latency_us"]) {
+      p.nccl_call_latency_s = in.non_negative_number(n["call_latency_us"], "nccl.call_latency_us") * 1e-6;
+    }
     if (n["small_messages"]) p.nccl_small = read_optional_transport(in, n["small_messages"], "nccl.small_messages");
     if (n["ll"]) p.nccl_ll = read_optional_transport(in, n["ll"], "nccl.ll");
     if (n["ll128"]) p.nccl_ll128 = read_optional_transport(in, n["ll128"], "nccl.ll128");

@@ -52,7 +52,12 @@ struct CostProfile {
   std::optional<TransportParams> nccl_small;
   std::optional<TransportParams> nccl_ll;
   std::optional<TransportParams> nccl_ll128;
-  int nccl_sms = 16;            // SMs an NCCL kernel occupies while it runs
+  int nccl_sms = 16;  // SMs an NCCL kernel occupies while it runs
+  // Paid once per NCCL collective call (ring, NVLS, tree, all-to-all, send/recv) before its first step,
+  // as NCCL's own tuning model adds a base latency per call to its per-step latencies; the SMs are held
+  // meanwhile. Fitted where ring points hold two step counts (nccl.call_latency_us); measured through a
+  // framework (torch.distributed) it holds that framework's per-call cost too.
+  double nccl_call_latency_s = 0;
   TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
   // One-shot all-reduce (every rank reads every peer's tensor in one step, as vLLM's custom
   // all-reduce does); `auto` uses it for all-reduces up to one_shot_max_bytes when it is faster.

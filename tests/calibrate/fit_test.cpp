@@ -33,6 +33,24 @@ std::vector<calibrate::Measurement> default_fit_set() {
   return all;
 }
 
+// Two ring regimes (low-latency, Simple) and a call latency, as exact all-gather times on 8 ranks
+// from 256 KiB to 1 GiB by doubling.
+std::vector<calibrate::RingSample> two_regime_gathers(sim::TransportParams small, sim::TransportParams simple,
+                                                      double call_latency_s, double link) {
+  calibrate::RingRegimes truth;
+  truth.has_small = true;
+  truth.small = small;
+  truth.simple = simple;
+  truth.call_latency_s = call_latency_s;
+  std::vector<calibrate::RingSample> samples;
+  for (double mib = 0.25; mib <= 1024; mib *= 2) {
+    calibrate::RingSample s{8, mib * 1024 * 1024, 0};
+    s.seconds = calibrate::ring_regimes_seconds(truth, s, link);
+    samples.push_back(s);
+  }
+  return samples;
+}
+
 }  // namespace
 
 TEST_CASE("the ring fit recovers step latency and link efficiency from exact ring times") {
@@ -187,6 +205,15 @@ TEST_CASE("the shipped measurement files are the conversion of the public tables
   }
   const auto gemm = calibrate::read_measurements(kMeasurements + "gemm_h100_bf16.jsonl");
   CHECK(gemm.front().tflops() == Approx(176.62));  // 1024^3 at 176.62 TFLOP/s in the source table
+  // NCCL all-reduces of the TokenWeave rows: ring up to 1 MiB, NVLS from 2 MiB (the H200 sweep's
+  // statement of what NCCL runs on 8 NVSwitch Hopper GPUs), each saying it was inferred.
+  for (const calibrate::Measurement& m :
+       calibrate::read_measurements(kMeasurements + "collectives_h100_latency.jsonl")) {
+    if (m.collective != "allreduce" || m.provenance.value("tool", "") != "nccl") continue;
+    INFO(m.origin);
+    CHECK(m.algorithm == (m.bytes <= 1024.0 * 1024 ? "ring" : "nvls"));
+    CHECK(m.provenance.value("algorithm", "").rfind("inferred: ", 0) == 0);
+  }
 }
 
 TEST_CASE("a bad measurement line is rejected with its file, line and field") {
@@ -231,16 +258,7 @@ TEST_CASE("a malformed CSV table is rejected with its file and line") {
 
 TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime from exact times") {
   const double link = 450e9;
-  calibrate::RingRegimes truth;
-  truth.has_small = true;
-  truth.small = {2e-6, 0.3};
-  truth.simple = {6e-6, 0.75};
-  std::vector<calibrate::RingSample> samples;
-  for (double mib = 0.25; mib <= 1024; mib *= 2) {
-    calibrate::RingSample s{8, mib * 1024 * 1024, 0};
-    s.seconds = calibrate::ring_regimes_seconds(truth, s, link);
-    samples.push_back(s);
-  }
+  const std::vector<calibrate::RingSample> samples = two_regime_gathers({2e-6, 0.3}, {6e-6, 0.75}, 0, link);
   const calibrate::RingRegimes fit = calibrate::fit_ring_regimes(samples, link);
   REQUIRE(fit.has_small);
   CHECK(fit.small.step_latency_s == Approx(2e-6).epsilon(1e-6));
@@ -251,6 +269,73 @@ TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime fr
   std::vector<calibrate::RingSample> plain = samples;
   for (auto& s : plain) s.seconds = 7 * (6e-6 + s.tensor_bytes / (8 * link * 0.75));
   CHECK_FALSE(calibrate::fit_ring_regimes(plain, link).has_small);
+}
+
+TEST_CASE("all-reduces beside all-gathers tell NCCL's call latency from the per-step latency; one step count cannot") {
+  const double link = 450e9;
+  calibrate::RingRegimes truth;
+  truth.has_small = true;
+  truth.small = {1e-6, 0.3};
+  truth.simple = {3e-6, 0.75};
+  truth.call_latency_s = 20e-6;
+  const std::vector<calibrate::RingSample> gathers = two_regime_gathers(truth.small, truth.simple, 20e-6, link);
+  std::vector<calibrate::RingSample> with_reduces = gathers;
+  for (double mib : {0.25, 0.5, 1.0}) {
+    calibrate::RingSample s{8, mib * 1024 * 1024, 0, 14};  // an all-reduce ring: 2 (n - 1) steps
+    s.seconds = calibrate::ring_regimes_seconds(truth, s, link);
+    with_reduces.push_back(s);
+  }
+  const calibrate::RingRegimes fit = calibrate::fit_ring_regimes(with_reduces, link);
+  REQUIRE(fit.has_small);
+  CHECK(fit.call_latency_fitted);
+  CHECK(fit.call_latency_s == Approx(20e-6).epsilon(1e-6));
+  CHECK(fit.small.step_latency_s == Approx(1e-6).epsilon(1e-6));
+  CHECK(fit.small.link_efficiency == Approx(0.3).epsilon(1e-6));
+  CHECK(fit.simple.step_latency_s == Approx(3e-6).epsilon(1e-6));
+  CHECK(fit.simple.link_efficiency == Approx(0.75).epsilon(1e-6));
+  // All-gathers alone (7 steps each) keep the given call latency; the per-step latencies absorb the
+  // rest (c / 7 each), which fits them as exactly.
+  const calibrate::RingRegimes kept = calibrate::fit_ring_regimes(gathers, link, 6e-6);
+  CHECK_FALSE(kept.call_latency_fitted);
+  CHECK(kept.call_latency_s == 6e-6);
+  CHECK(kept.small.step_latency_s == Approx(1e-6 + 14e-6 / 7).epsilon(1e-6));
+  CHECK(kept.max_abs_error_pct < 1e-6);
+}
+
+TEST_CASE("ring all-reduces without all-gathers fit the call latency alone over the base, where latency shows") {
+  const sim::GpuSpec gpu = test::gpu_preset("h200-sxm");
+  const sim::CostProfile base = test::profile_preset("h100-sxm");
+  REQUIRE(base.nccl_small);
+  const double call = 37e-6;
+  calibrate::RingRegimes regimes;
+  regimes.simple = base.nccl;
+  regimes.small = *base.nccl_small;
+  regimes.has_small = true;
+  regimes.call_latency_s = call;
+  std::vector<calibrate::Measurement> points;
+  for (double bytes : {32768.0, 131072.0, 524288.0, 1048576.0, 8589934592.0}) {
+    calibrate::Measurement m;
+    m.kind = "collective";
+    m.gpu = gpu.name;
+    m.collective = "allreduce";
+    m.algorithm = "ring";
+    m.ranks = 8;
+    m.bytes = bytes;
+    m.median_s = calibrate::ring_regimes_seconds(regimes, {8, bytes, 0, 14}, gpu.nvlink_Bps);
+    if (bytes > 1e9) m.median_s *= 1.1;  // a Simple-regime point off by 10%: it must not move the call latency
+    m.origin = "m.jsonl:" + std::to_string(points.size() + 1);
+    points.push_back(m);
+  }
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu, &base, "base.yaml");
+  CHECK(fit.profile.nccl_call_latency_s == Approx(call).epsilon(1e-9));
+  CHECK(fit.profile.nccl.step_latency_s == base.nccl.step_latency_s);  // the base's per-step costs stay
+  const auto c = std::find_if(fit.fits.begin(), fit.fits.end(),
+                              [](const calibrate::ComponentFit& f) { return f.name == "nccl_call_latency"; });
+  REQUIRE(c != fit.fits.end());
+  CHECK(c->errors.size() == 4);  // the 8 GiB all-reduce runs Simple: latency does not show there
+  const std::string yaml = calibrate::profile_yaml(fit, gpu.name, {"m.jsonl"});
+  CHECK(yaml.find("  call_latency_us: 37\n  call_latency_source: \"fitted alone") != std::string::npos);
+  CHECK(sim::parse_profile(yaml, "p.yaml").nccl_call_latency_s == Approx(call).epsilon(1e-6));
 }
 
 TEST_CASE("ring points that name their NCCL protocol fit that regime, written back as nccl.ll and nccl.ll128") {

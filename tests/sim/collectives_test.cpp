@@ -12,12 +12,14 @@ using model::CollectiveAlgorithm;
 
 using test::simulate_collective;
 
-TEST_CASE("an NVLS all-reduce moves the tensor once each way: latency + S / (B eff)") {
+TEST_CASE("an NVLS all-reduce moves the tensor once each way: call latency + latency + S / (B eff)") {
   const sim::CostModel cost(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
   REQUIRE(cost.profile().nvls);
   const double bytes = 256.0 * 1024 * 1024;
   const sim::TransportParams& nvls = *cost.profile().nvls;
-  const double expected = nvls.step_latency_s + bytes / (cost.gpu().nvlink_Bps * nvls.link_efficiency);
+  REQUIRE(cost.profile().nccl_call_latency_s > 0);
+  const double expected =
+      cost.profile().nccl_call_latency_s + nvls.step_latency_s + bytes / (cost.gpu().nvlink_Bps * nvls.link_efficiency);
   CHECK(simulate_collective(cost, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kNvls) ==
         Approx(expected).epsilon(1e-6));
 }
@@ -88,6 +90,10 @@ TEST_CASE("a profile with a bad value, an unknown key or a half-given section is
   CHECK(both.nccl_ll->step_latency_s == Approx(1e-6));
   CHECK(sim::protocol_regime(both, model::Protocol::kLL128)->link_efficiency == 0.7);
   CHECK(sim::protocol_regime(both, model::Protocol::kLowLatency) == nullptr);
+  CHECK(sim::parse_profile(good, "p.yaml").nccl_call_latency_s == 0);  // absent: none
+  CHECK(sim::parse_profile(good + "  call_latency_us: 12\n", "p.yaml").nccl_call_latency_s == Approx(12e-6));
+  CHECK_THROWS_WITH(sim::parse_profile(good + "  call_latency_us: -1\n", "p.yaml"),
+                    Catch::Contains("p.yaml:5:") && Catch::Contains("call_latency_us"));
 }
 
 TEST_CASE("a ring runs the low-latency protocol regime for small messages and Simple for large ones") {
@@ -115,9 +121,12 @@ TEST_CASE("a ring runs the low-latency protocol regime for small messages and Si
 namespace {
 
 // A profile with three ring regimes whose crossovers are known: Simple 8 us / 0.8, LL128 4 us / 0.7,
-// LL 1 us / 0.25 (ratios like NCCL's: LL moves half its bytes as flags, LL128 one 16th).
+// LL 1 us / 0.25 (ratios like NCCL's: LL moves half its bytes as flags, LL128 one 16th), each call
+// 5 us before its first step.
+constexpr double kCallLatency_s = 5e-6;
 sim::CostModel three_protocol_cost() {
   sim::CostProfile p = test::profile_preset("h100-sxm");
+  p.nccl_call_latency_s = kCallLatency_s;
   p.nccl = {8e-6, 0.8};
   p.nccl_small.reset();
   p.nccl_ll = sim::TransportParams{1e-6, 0.25};
@@ -139,7 +148,7 @@ TEST_CASE("each protocol regime's ring takes its closed form, and auto runs the 
   const double link = cost.gpu().nvlink_Bps;
   const int n = 8;
   const auto closed_form = [&](const sim::TransportParams& t, double bytes, int steps) {
-    return steps * (t.step_latency_s + bytes / n / (link * t.link_efficiency));
+    return kCallLatency_s + steps * (t.step_latency_s + bytes / n / (link * t.link_efficiency));
   };
   const std::pair<model::Protocol, sim::TransportParams> regimes[] = {{model::Protocol::kSimple, {8e-6, 0.8}},
                                                                       {model::Protocol::kLL, {1e-6, 0.25}},
@@ -198,22 +207,23 @@ TEST_CASE("a forced protocol the profile has no regime for is refused, and it ru
   CHECK(sim::plan_communication(ar, 8, cost).algorithm == CollectiveAlgorithm::kNvls);
 }
 
-TEST_CASE("an all-to-all sends a 1/n block to every peer at once: latency + (n-1) S/n / (B eff)") {
+TEST_CASE("an all-to-all sends a 1/n block to every peer at once: call latency + latency + (n-1) S/n / (B eff)") {
   const sim::CostModel cost = test::h100_cost();
   const auto& nccl = cost.profile().nccl;
   const double bytes = 256.0 * (1 << 20), link = cost.gpu().nvlink_Bps * nccl.link_efficiency;
   for (int n : {2, 4, 8}) {
-    const double expected = nccl.step_latency_s + (n - 1) * (bytes / n) / link;
+    const double expected = cost.profile().nccl_call_latency_s + nccl.step_latency_s + (n - 1) * (bytes / n) / link;
     CHECK(simulate_collective(cost, n, model::CollectiveKind::kAllToAll, bytes, CollectiveAlgorithm::kAuto) ==
           Approx(expected).epsilon(1e-6));
   }
 }
 
-TEST_CASE("a send/recv ring shift moves the whole tensor to the next rank: latency + S / (B eff)") {
+TEST_CASE("a send/recv ring shift moves the whole tensor to the next rank: call latency + latency + S / (B eff)") {
   const sim::CostModel cost = test::h100_cost();
   const auto& nccl = cost.profile().nccl;
   const double bytes = 64.0 * (1 << 20);
-  const double expected = nccl.step_latency_s + bytes / (cost.gpu().nvlink_Bps * nccl.link_efficiency);
+  const double expected =
+      cost.profile().nccl_call_latency_s + nccl.step_latency_s + bytes / (cost.gpu().nvlink_Bps * nccl.link_efficiency);
   for (int n : {2, 8}) {
     CHECK(simulate_collective(cost, n, model::CollectiveKind::kSendRecv, bytes, CollectiveAlgorithm::kRing) ==
           Approx(expected).epsilon(1e-6));

@@ -17,7 +17,8 @@ sim::CostModel simple_cost() {
   sim::CostProfile profile = test::profile_preset("h100-sxm");
   profile.nccl = {5e-6, 0.8};
   profile.copy_engine = {5e-6, 0.8};
-  profile.nccl_sms = 33;  // a quarter of 132 SMs
+  profile.nccl_sms = 33;            // a quarter of 132 SMs
+  profile.nccl_call_latency_s = 0;  // steps alone (its own test below)
   return sim::CostModel(gpu, profile);
 }
 
@@ -62,6 +63,39 @@ TEST_CASE("a ring all-gather on an idle node takes (n-1)(alpha + bytes/(n B))") 
     INFO("n = " << n);
     CHECK(timeline.makespan_s == Approx(expected).epsilon(1e-9));
   }
+}
+
+TEST_CASE("an NCCL call waits its call latency before its first step, holding its SMs; a copy-engine step does not") {
+  sim::CostProfile profile = simple_cost().profile();
+  profile.nccl_call_latency_s = 1e-3;
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);
+  const int n = 8;
+  const double bytes = 64.0 * 1024 * 1024;
+  const double link = cost.gpu().nvlink_Bps * 0.8;
+  {
+    model::LayerGraph graph(n);
+    model::ProgramBuilder b(graph, 2.0);
+    b.collective("ag", model::CollectiveKind::kAllGather, bytes, "", {});
+    CHECK(sim::simulate(graph, cost).makespan_s == Approx(1e-3 + (n - 1) * (5e-6 + bytes / (n * link))).epsilon(1e-9));
+  }
+  {
+    model::LayerGraph graph(n);
+    model::ProgramBuilder b(graph, 2.0);
+    b.exchange("ce", 1, -1, bytes, Transport::kCopyEngine, "", {});
+    CHECK(sim::simulate(graph, cost).makespan_s == Approx(5e-6 + bytes / link).epsilon(1e-9));
+  }
+  // A GEMM beside a call of a few bytes runs on 1 - sms / SMs of the GPU during its call latency.
+  model::LayerGraph graph(n);
+  model::ProgramBuilder b(graph, 2.0);
+  const model::OpId gemm = b.gemm("g", {16384, 8192, 8192}, {});
+  b.collective("ag", model::CollectiveKind::kAllGather, 64, "", {});
+  const sim::Timeline timeline = sim::simulate(graph, cost);
+  const double gemm_s = cost.kernel_seconds(graph.op(gemm));
+  REQUIRE(gemm_s > 2e-3);
+  const double share = 1.0 - 33.0 / cost.gpu().sm_count;
+  const double comm_end = end_of(timeline, 1, 0);
+  CHECK(comm_end == Approx(1e-3 + (n - 1) * (5e-6 + 8.0 / link)).epsilon(1e-9));
+  CHECK(end_of(timeline, gemm, 0) == Approx(comm_end + (gemm_s - share * comm_end)).epsilon(1e-9));
 }
 
 TEST_CASE("a ring all-reduce takes twice the steps of an all-gather") {
@@ -201,8 +235,9 @@ TEST_CASE("collectives on two comm streams run at once, share the links and toge
   // Every step's two messages (one per ring, same direction) share each NVLink port; the latencies overlap.
   const sim::TransportParams& nccl = cost.profile().nccl;
   const double block_s = 256.0 * (1 << 20) / 8 / (cost.gpu().nvlink_Bps * nccl.link_efficiency);
-  CHECK(one_s == Approx(7 * (nccl.step_latency_s + block_s)).epsilon(1e-6));
-  CHECK(a_s == Approx(7 * (nccl.step_latency_s + 2 * block_s)).epsilon(1e-6));
+  const double call_s = cost.profile().nccl_call_latency_s;
+  CHECK(one_s == Approx(call_s + 7 * (nccl.step_latency_s + block_s)).epsilon(1e-6));
+  CHECK(a_s == Approx(call_s + 7 * (nccl.step_latency_s + 2 * block_s)).epsilon(1e-6));
   // While both kernels run the GEMM keeps 1 - 2 x nccl.sms / SMs of the GPU, then all of it.
   REQUIRE(a_s < gemm_s);
   const double share = 1.0 - 2.0 * cost.profile().nccl_sms / cost.gpu().sm_count;

@@ -22,7 +22,7 @@ sim::CostModel on(const std::string& topology, const std::string& gpu_name) {
 
 }  // namespace
 
-TEST_CASE("on PCIe every ring step shares the host bridge: (n-1) (latency + S/n / (eff x bridge / n))") {
+TEST_CASE("on PCIe every ring step shares the host bridge: c + (n-1) (latency + S/n / (eff x bridge / n))") {
   const sim::CostModel cost = on("pcie", "h100-sxm");
   const sim::Fabric& f = cost.fabric();
   CHECK(f.port_Bps == Approx(63e9));
@@ -32,7 +32,7 @@ TEST_CASE("on PCIe every ring step shares the host bridge: (n-1) (latency + S/n 
   for (int n : {4, 8}) {
     // n flows at once, one per GPU: each gets the smaller of its port and its share of the bridge.
     const double per_flow = std::min(f.port_Bps, f.bridge_Bps / n) * nccl.link_efficiency;
-    const double expected = (n - 1) * (nccl.step_latency_s + bytes / n / per_flow);
+    const double expected = cost.profile().nccl_call_latency_s + (n - 1) * (nccl.step_latency_s + bytes / n / per_flow);
     CHECK(test::simulate_collective(cost, n, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
           Approx(expected).epsilon(1e-6));
   }

@@ -22,6 +22,7 @@ sim::CostModel rail(const std::string& gpu_name, int nodes, const sim::CostProfi
 sim::CostProfile with_network(double latency_s, double efficiency) {
   sim::CostProfile p = test::profile_preset("h100-sxm");
   p.network = sim::TransportParams{latency_s, efficiency};
+  p.nccl_call_latency_s = 0;  // the steps alone (the engine's tests charge the call latency)
   return p;
 }
 

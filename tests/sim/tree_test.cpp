@@ -67,11 +67,11 @@ TEST_CASE("the double binary tree moves every chunk of both trees up once per no
   CHECK(s.sends.size() == static_cast<size_t>(chunks - 1 + 2 * 9));
 }
 
-TEST_CASE("a tiny tree all-reduce across nodes takes 2 x (chain + tree depth) hop latencies") {
+TEST_CASE("a tiny tree all-reduce across nodes takes its call latency and 2 x (chain + tree depth) hop latencies") {
   const double latency = 6e-6;
   const sim::CostModel cost = rail_with_tree(4, latency, 0.9);
   const double t = test::simulate_collective(cost, 32, CollectiveKind::kAllReduce, 64, CollectiveAlgorithm::kTree);
-  CHECK(t == Approx(2 * (7 + 2) * latency).epsilon(1e-3));
+  CHECK(t == Approx(cost.profile().nccl_call_latency_s + 2 * (7 + 2) * latency).epsilon(1e-3));
   // The ring pays 2 (n - 1) network latencies instead.
   const double ring = test::simulate_collective(cost, 32, CollectiveKind::kAllReduce, 64, CollectiveAlgorithm::kRing);
   CHECK(ring > 2 * 31 * cost.profile().network->step_latency_s);

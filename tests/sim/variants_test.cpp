@@ -71,6 +71,7 @@ TEST_CASE("async TP gains vanish when communication is negligible") {
   gpu.hbm_Bps *= 1e4;
   sim::CostProfile profile = test::profile_preset("h100-sxm");
   profile.nccl.step_latency_s = 0;
+  profile.nccl_call_latency_s = 0;
   profile.copy_engine.step_latency_s = 0;
   const sim::CostModel cost(gpu, profile);
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
