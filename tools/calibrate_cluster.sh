@@ -58,6 +58,10 @@ sm_share=()  # GEMMs beside collectives: they fit nccl.sms
 if [ "$gpus" -ge 2 ]; then
   measure collective "$real" collective --op allreduce --op allgather --op reducescatter -b 8 -e 1GiB \
     --json "$out/collective.jsonl" "${gpu_args[@]}"
+  # All-reduces run as rings (NCCL_ALGO, recorded per point): beside the all-gathers (half their steps)
+  # they tell NCCL's per-call latency (nccl.call_latency_us) from its per-step latency.
+  measure collective_ring_allreduce env NCCL_ALGO=Ring "$real" collective --op allreduce -b 8 -e 64MiB \
+    --json "$out/collective_ring_allreduce.jsonl" "${gpu_args[@]}"
   # Rings in each low-latency protocol (NCCL_PROTO, recorded per point): the nccl.ll / nccl.ll128 regimes.
   measure collective_ll env NCCL_PROTO=LL "$real" collective --op allgather -b 8 -e 64MiB \
     --json "$out/collective_ll.jsonl" "${gpu_args[@]}"
@@ -70,7 +74,8 @@ if [ "$gpus" -ge 2 ]; then
     --json "$out/async_tp.jsonl" "${gpu_args[@]}"
   measure dtp "$real" dtp --shape "${m}x${n}x$((k < n ? k : n))" --modules 8 --delta 1 --delta 2 --delta 4 \
     --json "$out/dtp.jsonl" "${gpu_args[@]}"
-  singles+=("$out/collective.jsonl" "$out/collective_ll.jsonl" "$out/collective_ll128.jsonl")
+  singles+=("$out/collective.jsonl" "$out/collective_ring_allreduce.jsonl" "$out/collective_ll.jsonl"
+    "$out/collective_ll128.jsonl")
   sm_share+=("$out/overlap_nccl.jsonl")
   composites+=("$out/overlap_nccl.jsonl" "$out/async_tp.jsonl" "$out/dtp.jsonl")
 fi

@@ -270,6 +270,7 @@ TEST_CASE("a run's JSON names the fabric and the calibration sections it used") 
   CHECK(j["calibration"]["network"]["link_efficiency"].get<double>() > 0.5);
   CHECK(j["calibration"]["nvls"]["min_ranks"] == 6);
   CHECK(j["calibration"]["launch"]["stream_wait_s"].get<double>() == 0);
+  CHECK(j["calibration"]["nccl"]["call_latency_s"].get<double>() > 0);  // the b200 profile's, from the H100 fit
 }
 
 TEST_CASE("tpsim validate prints measured against predicted for composites, and refuses files without any") {

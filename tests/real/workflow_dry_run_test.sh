@@ -16,7 +16,8 @@ expect "async-tp --shape 65536x3584x4096 --pattern allgather_gemm --pattern gemm
 expect "dtp --shape 65536x3584x3584"
 expect "launch --json $out/launch.jsonl"
 expect "env NCCL_PROTO=LL128 .*collective --op allgather"
-expect "calibrate $out/gemm.jsonl $out/memcpy.jsonl $out/launch.jsonl $out/collective.jsonl $out/collective_ll.jsonl $out/collective_ll128.jsonl $out/overlap_nccl.jsonl -o $out/profile.yaml"
+expect "env NCCL_ALGO=Ring .*collective --op allreduce"
+expect "calibrate $out/gemm.jsonl $out/memcpy.jsonl $out/launch.jsonl $out/collective.jsonl $out/collective_ring_allreduce.jsonl $out/collective_ll.jsonl $out/collective_ll128.jsonl $out/overlap_nccl.jsonl -o $out/profile.yaml"
 expect "validate .*async_tp.jsonl .*--holdout size"
 [ "$(grep -vc '^#' "$out/shapes.txt")" -eq 8 ] || { echo "FAILED: expected 8 shapes in $out/shapes.txt" >&2; exit 1; }
 echo "workflow plan ok"
