@@ -11,6 +11,7 @@
 #include "calibrate/measurement.hpp"
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/ring_fit.hpp"
+#include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
 
@@ -24,7 +25,9 @@ inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*
   return out;
 }
 
-// Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time.
+// Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time. A fit
+// the points cannot support is an InputError naming them (file:line); a held-out fit the even points
+// cannot support leaves the held-out error unset.
 template <typename Params>
 ComponentFit measure(const std::string& name, const std::vector<const Measurement*>& points,
                      const std::function<Params(const std::vector<size_t>&)>& fit,
@@ -34,7 +37,14 @@ ComponentFit measure(const std::string& name, const std::vector<const Measuremen
     all[i] = i;
     (i % 2 == 0 ? even : odd).push_back(i);
   }
-  *fitted = fit(all);
+  try {
+    *fitted = fit(all);
+  } catch (const InputError& e) {
+    std::string origins;
+    for (size_t i = 0; i < points.size() && i < 3; ++i) origins += (i ? ", " : "") + points[i]->origin;
+    if (points.size() > 3) origins += " and " + std::to_string(points.size() - 3) + " more";
+    throw InputError(origins + ": the " + name + " fit: " + e.what());
+  }
   ComponentFit c;
   c.name = name;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -43,7 +53,12 @@ ComponentFit measure(const std::string& name, const std::vector<const Measuremen
     c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(error));
   }
   if (points.size() >= 4) {
-    const Params held = fit(even);
+    Params held;
+    try {
+      held = fit(even);
+    } catch (const InputError&) {
+      return c;  // the even points alone cannot be fitted: no held-out error
+    }
     c.held_out_max_abs_error_pct = 0;
     for (size_t i : odd) {
       c.held_out_max_abs_error_pct =

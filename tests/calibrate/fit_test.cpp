@@ -425,6 +425,18 @@ TEST_CASE("multi-node points fit only the network section, one system at a time,
   CHECK(sim::parse_profile(yaml, "p.yaml").network->link_efficiency == Approx(efficiency).epsilon(1e-5));
 }
 
+TEST_CASE("ring times that do not grow with the message size are refused, naming the points") {
+  std::vector<calibrate::Measurement> points;
+  for (const auto& [bytes, seconds] : {std::pair{1e6, 5e-5}, std::pair{8e6, 4e-5}}) {
+    points.push_back(calibrate::parse_measurement(
+        R"({"kind":"collective","gpu":"h100-sxm","collective":"allgather","algorithm":"ring","ranks":8,"bytes":)" +
+            model::format_number("%.0f", bytes) + R"(,"median_s":)" + model::format_number("%.9g", seconds) + "}",
+        "m.jsonl:" + std::to_string(points.size() + 1)));
+  }
+  CHECK_THROWS_WITH(calibrate::fit_profile(points, test::gpu_preset("h100-sxm")),
+                    Contains("m.jsonl:1, m.jsonl:2: the nccl fit") && Contains("grow with the message size"));
+}
+
 TEST_CASE("points of another GPU fit nothing but the network section; one message size fits no latency") {
   const auto line = [](const std::string& gpu, double bytes, double seconds) {
     return R"({"kind":"collective","gpu":")" + gpu +
