@@ -279,9 +279,10 @@ void fit_call_latency(const std::vector<const Measurement*>& points, const sim::
     return c + ring_regimes_seconds(kept, samples[i], gpu.nvlink_Bps);
   };
   out.fits.push_back(measure<double>("nccl_call_latency", points, fit, predict, &out.profile.nccl_call_latency_s));
-  out.call_latency_source = "fitted alone on ring all-reduces of one step count that run the low-latency regime, " +
-                            std::string("its per-step latencies and efficiencies kept from ") +
-                            (out.base.empty() ? "the defaults" : out.base);
+  out.call_latency_source =
+      "fitted alone on ring all-reduces that run the low-latency regime (no all-gather / reduce-scatter ring to fit "
+      "beside them), its per-step latencies and efficiencies kept from " +
+      (out.base.empty() ? std::string("the defaults") : out.base);
 }
 
 // The network transport of multi-node ring all-reduces (one rank and node count).
