@@ -66,6 +66,18 @@ TEST_CASE("the ring fit recovers step latency and link efficiency from exact rin
   CHECK(fit.max_abs_error_pct < 1e-6);
 }
 
+TEST_CASE("a ring fit whose line would cross zero above zero bytes takes no latency rather than a negative one") {
+  const double link = 450e9, efficiency = 0.7;
+  std::vector<calibrate::RingSample> samples;
+  for (double mib : {4.0, 32.0, 256.0}) {
+    const double bytes = mib * 1024 * 1024;
+    samples.push_back({8, bytes, 7 * bytes / (8 * link * efficiency) - 0.1e-6});  // intercept -0.1 us
+  }
+  const calibrate::RingFit fit = calibrate::fit_ring(samples, link);
+  CHECK(fit.params.step_latency_s == 0);
+  CHECK(fit.params.link_efficiency == Approx(efficiency).epsilon(0.02));
+}
+
 TEST_CASE("the GEMM fit recovers efficiency, HBM efficiency and overhead from model-generated times") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   sim::CostProfile truth;
