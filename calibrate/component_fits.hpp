@@ -24,15 +24,14 @@ void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::Gp
 void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // Launch chains: launch.host_us, launch.stream_wait_us and launch.gpu_wait_us.
 void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out);
-// All-reduces run as one_shot, two_shot or nvls, or ring all-gathers / reduce-scatters of one rank count
-// run with one NCCL protocol (nccl_simple, nccl_ll, nccl_ll128) (`name`): that transport's latency and
-// efficiency.
+// All-reduces run as one_shot, two_shot or nvls, or rings (any collective, any rank count) run with one
+// NCCL protocol (nccl_simple, nccl_ll, nccl_ll128) (`name`): that transport's latency and efficiency.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out);
-// Ring all-gathers / reduce-scatters (and ring all-reduces) of one rank count: the nccl section in one or
+// Ring all-gathers / reduce-scatters (and ring all-reduces), any rank count: the nccl section in one or
 // two protocol regimes, and nccl.call_latency where the points hold two step counts.
 void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
-// Ring all-reduces of one rank count, where no ring fit runs: nccl.call_latency alone, the profile's
+// Ring all-reduces, where no ring fit runs: nccl.call_latency alone, the profile's
 // ring regimes kept (the per-step costs of the same NVLink; the per-call cost of another software stack).
 void fit_call_latency(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // Ring all-reduces across nodes of one system: the network section.

@@ -27,13 +27,6 @@ constexpr const char* kFa3Fp8Source =
     "not fitted: FlashAttention-3 (Shah et al. 2024) reaches close to 1.2 PFLOP/s in fp8 on H100 SXM at its best; x "
     "600 / 740, its bf16 causal-to-best ratio, over the 1978.9 TFLOP/s fp8 peak";
 
-// The points of the rank count with the most of them (none if empty).
-std::vector<const Measurement*> most_points(const std::map<int, std::vector<const Measurement*>>& by_ranks) {
-  const auto most = std::max_element(by_ranks.begin(), by_ranks.end(),
-                                     [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  return most == by_ranks.end() ? std::vector<const Measurement*>{} : most->second;
-}
-
 // Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
 bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
   if (!profile.nccl_small) return false;
@@ -59,12 +52,12 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   out.profile.gpu = gpu.name;
   std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees, overlaps, launches;
-  // Ring all-gathers / reduce-scatters by rank count: of unknown protocol, and by the protocol forced.
-  std::map<int, std::vector<const Measurement*>> rings;
-  std::map<std::string, std::map<int, std::vector<const Measurement*>>> forced_rings;
-  // Ring all-reduces of unknown protocol by rank count: beside the all-gathers of their rank count they
-  // tell the call latency from the per-step latency (twice the steps); alone they fit the call latency.
-  std::map<int, std::vector<const Measurement*>> ring_reduces;
+  // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
+  std::vector<const Measurement*> rings;
+  std::map<std::string, std::vector<const Measurement*>> forced_rings;
+  // Ring all-reduces of unknown protocol: beside the all-gathers they tell the call latency from the
+  // per-step latency (twice the steps); alone they fit the call latency.
+  std::vector<const Measurement*> ring_reduces;
   // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
   int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
@@ -101,10 +94,10 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.kind != "collective") continue;
     const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
     if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) {
-      (m.protocol == "unknown" ? rings : forced_rings[m.protocol])[m.ranks].push_back(&m);
+      (m.protocol == "unknown" ? rings : forced_rings[m.protocol]).push_back(&m);
     }
     if (m.collective == "allreduce" && m.algorithm == "ring") {
-      (m.protocol == "unknown" ? ring_reduces : forced_rings[m.protocol])[m.ranks].push_back(&m);
+      (m.protocol == "unknown" ? ring_reduces : forced_rings[m.protocol]).push_back(&m);
     }
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
@@ -126,26 +119,22 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else {
     derive_fp8_efficiency(gpu, out);  // from this GPU's published fractions, where known
   }
-  // A ring fit needs one rank count: the one with the most points. Points of unknown protocol fit
-  // Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
-  std::vector<const Measurement*> ring = most_points(rings);
-  bool simple_fitted = two_sizes(ring);
+  // One ring line across rank counts (steps and per-step bytes follow n). Points of unknown protocol
+  // fit Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
+  bool simple_fitted = two_sizes(rings);
   if (simple_fitted) {
-    const std::vector<const Measurement*>& reduces = ring_reduces[ring.front()->ranks];
-    ring.insert(ring.end(), reduces.begin(), reduces.end());
+    std::vector<const Measurement*> ring = rings;
+    ring.insert(ring.end(), ring_reduces.begin(), ring_reduces.end());
     fit_ring_protocols(ring, gpu, out);
   } else {
     // The call latency alone, on the all-reduces that run the low-latency regime (latency-bound).
     std::vector<const Measurement*> latency_bound;
-    for (const auto& [ranks, points] : ring_reduces) {
-      for (const Measurement* m : points) {
-        if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
-      }
+    for (const Measurement* m : ring_reduces) {
+      if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
     }
     if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
   }
-  for (const auto& [protocol, by_ranks] : forced_rings) {
-    const std::vector<const Measurement*> points = most_points(by_ranks);
+  for (const auto& [protocol, points] : forced_rings) {
     if (!two_sizes(points)) continue;
     if (protocol == "simple") {
       fit_transport("nccl_simple", points, gpu, out.profile.nccl, out);

@@ -100,17 +100,20 @@ double squared_relative_error(const RingRegimes& r, const std::vector<RingSample
   return total;
 }
 
-void check_one_rank_count(const std::vector<RingSample>& samples, const std::string& what) {
+void check_two_points(const std::vector<RingSample>& samples, const std::string& what) {
   if (samples.size() < 2) throw InputError("a " + what + " fit needs at least two measurements");
-  for (const RingSample& s : samples) {
-    if (s.ranks != samples.front().ranks) throw InputError("a " + what + " fit needs samples of one rank count");
-  }
+}
+
+// Each ring step's message: the tensor over the ranks. Its size, not the tensor's, decides which
+// protocol regime is faster, whatever the rank count.
+double step_message_bytes(const RingSample& s) {
+  return s.tensor_bytes / s.ranks;
 }
 
 }  // namespace
 
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
-  check_one_rank_count(samples, "ring");
+  check_two_points(samples, "ring");
   const std::optional<RingLine> line = fit_ring_line(samples, link_Bps, call_latency_s, false);
   if (!line) throw InputError("a ring fit needs times that grow with the message size; these do not");
   RingFit fit;
@@ -137,7 +140,7 @@ double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample
 }
 
 RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
-  check_one_rank_count(samples, "ring");
+  check_two_points(samples, "ring");
   // One regime: one line through every sample (the call latency with it where step counts differ).
   const std::optional<RingLine> single = fit_ring_line(samples, link_Bps, call_latency_s, true);
   if (!single) throw InputError("a ring fit needs times that grow with the message size; these do not");
@@ -152,10 +155,11 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
   double best_error = squared_relative_error(best, samples, link_Bps);
   const double one_regime_error = best_error;
   std::vector<RingSample> sorted = samples;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const RingSample& a, const RingSample& b) { return a.tensor_bytes < b.tensor_bytes; });
+  std::stable_sort(sorted.begin(), sorted.end(), [](const RingSample& a, const RingSample& b) {
+    return step_message_bytes(a) < step_message_bytes(b);
+  });
   for (size_t split = 2; split + 2 <= sorted.size(); ++split) {
-    if (sorted[split - 1].tensor_bytes == sorted[split].tensor_bytes) continue;  // split between sizes only
+    if (step_message_bytes(sorted[split - 1]) == step_message_bytes(sorted[split])) continue;  // between sizes only
     const std::vector<RingSample> low(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(split));
     const std::vector<RingSample> high(sorted.begin() + static_cast<std::ptrdiff_t>(split), sorted.end());
     // The call latency shows against the small messages' line, where latency dominates.

@@ -28,8 +28,8 @@ struct RingFit {
   size_t points = 0;
 };
 
-// Weighted least squares on relative error, the call latency c given; all samples must share one rank
-// count. A latency that would come out negative is 0 (the line through the origin).
+// Weighted least squares on relative error, the call latency c given; samples may mix rank counts. A
+// latency that would come out negative is 0 (the line through the origin).
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
 // Two protocol regimes of the ring, as NCCL runs them: a low-latency one (LL / LL128) for small
@@ -44,11 +44,11 @@ struct RingRegimes {
   double max_abs_error_pct = 0;
 };
 
-// Tries every split of the samples by size into a small-message and a large-message line and keeps
-// the split whose min() of the two fits best; samples must share one rank count. The call latency is
-// fitted with the small-message line (or the single line) when its samples hold two step counts
-// (all-reduces beside all-gathers): only there does it differ from the per-step latency, which a
-// message size cannot tell apart; otherwise `call_latency_s` is kept.
+// Tries every split of the samples by step message size (tensor / ranks) into a small-message and a
+// large-message line and keeps the split whose min() of the two fits best; samples may mix rank
+// counts. The call latency is fitted with the small-message line (or the single line) when its samples
+// hold two step counts (all-reduces beside all-gathers, or two rank counts): only there does it differ
+// from the per-step latency, which a message size cannot tell apart; otherwise `call_latency_s` is kept.
 RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
 // The time of a ring collective sample under given regimes (the faster one).
@@ -56,7 +56,7 @@ double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample
 
 // Fits the network transport of ring all-reduces across nodes, where each step's slowest hop is the
 // one between nodes, striped over the node's NICs (node_nic_Bps in all, one direction):
-// t = c + 2 (n - 1) (latency + S / (n * node_nic_Bps * efficiency)). Samples must share one rank count.
+// t = c + 2 (n - 1) (latency + S / (n * node_nic_Bps * efficiency)).
 RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps, double call_latency_s = 0);
 
 // Fits a one-shot all-reduce: t = latency + (n - 1) * S / (link_Bps * efficiency), each rank

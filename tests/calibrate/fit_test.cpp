@@ -314,6 +314,23 @@ TEST_CASE("all-reduces beside all-gathers tell NCCL's call latency from the per-
   CHECK(kept.max_abs_error_pct < 1e-6);
 }
 
+TEST_CASE("all-gathers at two rank counts fit one ring line across them, and their step counts tell the call latency") {
+  const double link = 450e9, call = 12e-6, latency = 2e-6, efficiency = 0.75;
+  std::vector<calibrate::RingSample> samples;
+  for (int n : {4, 8}) {
+    for (double mib : {8.0, 64.0, 512.0}) {
+      const double bytes = mib * 1024 * 1024;
+      samples.push_back({n, bytes, call + (n - 1) * (latency + bytes / (n * link * efficiency))});
+    }
+  }
+  const calibrate::RingRegimes fit = calibrate::fit_ring_regimes(samples, link);
+  CHECK_FALSE(fit.has_small);
+  CHECK(fit.call_latency_fitted);
+  CHECK(fit.call_latency_s == Approx(call).epsilon(1e-6));
+  CHECK(fit.simple.step_latency_s == Approx(latency).epsilon(1e-6));
+  CHECK(fit.simple.link_efficiency == Approx(efficiency).epsilon(1e-6));
+}
+
 TEST_CASE("ring all-reduces without all-gathers fit the call latency alone over the base, where latency shows") {
   const sim::GpuSpec gpu = test::gpu_preset("h200-sxm");
   const sim::CostProfile base = test::profile_preset("h100-sxm");
