@@ -120,6 +120,11 @@ std::vector<Measurement> multinode_allreduce(const std::string& dir) {
           "inferred: the same tool and NCCL (2.27.7) run NVLS for all-reduces from 2 MiB on 8 NVSwitch H200s (stated "
           "for the H200 sweep); 16 GiB at 846 GB/s busbw is beyond the 682 GB/s of this B200 node's ring "
           "(nvls_vs_ring_b200.csv)";
+    } else if (m.nodes == 1 && m.algorithm == "unknown") {
+      m.algorithm = "ring";
+      m.provenance["algorithm"] =
+          "inferred: the same tool and NCCL (2.27.7) run rings (LL) for all-reduces up to 1 MiB on 8 NVSwitch H200s "
+          "(stated for the H200 sweep)";
     }
     m.provenance["notes"] = t.at(r, "notes");
     const double algbw_GBps = t.number(r, "bw_GBps") / bus_factor(m.collective, m.ranks);
