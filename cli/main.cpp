@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   coll_app->add_option("-f,--step-factor", collective_query.factor, "The sweep's size factor")->capture_default_str();
   coll_app
       ->add_option("--algorithm", collective_query.algorithm,
-                   "auto, ring, one_shot, two_shot, nvls or tree (all-reduce)")
+                   "auto, ring, one_shot (oneshot), two_shot (twoshot), nvls or tree (all-reduce)")
       ->capture_default_str();
   coll_app
       ->add_option("--protocol", collective_query.protocol,

@@ -100,6 +100,7 @@ Json point_json(const Prediction& p, double bus_factor) {
   j["algorithm"] = model::to_string(p.plan.algorithm);
   if (is_ring(p.plan)) j["protocol"] = model::to_string(p.plan.protocol);
   j["time_s"] = p.seconds;
+  j["call_latency_s"] = p.plan.call_latency_s;  // NCCL's per-call latency, inside time_s
   j["algbw_GBps"] = p.bytes / p.seconds / 1e9;
   j["busbw_GBps"] = p.bytes / p.seconds / 1e9 * bus_factor;
   return j;
@@ -148,12 +149,18 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     const Prediction& p = points.front();
     const double algbw = p.bytes / p.seconds / 1e9;
     std::cout << q.kind << " of " << model::format_number("%.0f", p.bytes) << " bytes over " << where << ", "
-              << run_as(p.plan) << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
+              << run_as(p.plan)
+              << (p.plan.call_latency_s > 0
+                      ? ", NCCL call latency " + model::format_number("%.1f", p.plan.call_latency_s * 1e6) + " us"
+                      : std::string())
+              << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
               << model::format_number("%.2f", algbw) << " GB/s, busbw "
               << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";
     return 0;
   }
-  std::cout << "# " << q.kind << " over " << where << "), predicted with profile " << cost.profile().name << "\n"
+  std::cout << "# " << q.kind << " over " << where << "), predicted with profile " << cost.profile().name
+            << "; NCCL algorithms pay a call latency of "
+            << model::format_number("%.1f", cost.profile().nccl_call_latency_s * 1e6) << " us per call\n"
             << "#        size (B)     time (us)   algbw (GB/s)   busbw (GB/s)  algorithm\n";
   for (const Prediction& p : points) {
     const double algbw = p.bytes / p.seconds / 1e9;

@@ -49,6 +49,9 @@ const std::vector<std::string>& collective_algorithm_names() {
 }
 
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name) {
+  // The spellings without an underscore, as `tpsim predict --algorithm oneshot|twoshot` takes them.
+  if (name == "oneshot") return CollectiveAlgorithm::kDirect;
+  if (name == "twoshot") return CollectiveAlgorithm::kTwoShot;
   for (CollectiveAlgorithm a :
        {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect,
         CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kTree}) {

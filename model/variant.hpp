@@ -46,7 +46,7 @@ std::string to_string(TpMode mode);
 std::string to_string(Transport transport);
 std::string to_string(ChunkOrder order);
 std::string to_string(CollectiveAlgorithm algorithm);
-// "auto", "ring", "one_shot", "two_shot", "nvls", "tree"; nullopt for anything else.
+// "auto", "ring", "one_shot" (or "oneshot"), "two_shot" (or "twoshot"), "nvls", "tree"; nullopt for anything else.
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name);
 // Those names, for messages and choices.
 const std::vector<std::string>& collective_algorithm_names();

@@ -146,6 +146,11 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   CHECK_FALSE(a.contains("protocol"));  // NVLS has none
   const auto small = test::run_tpsim("predict collective --kind allgather --bytes 64KiB --json");
   CHECK(nlohmann::json::parse(small.out)["protocol"] == "low_latency");
+  // The NCCL call latency is part of the time (the h200 profile's own for NVLS on H200s).
+  CHECK(a["call_latency_s"].get<double>() > 0);
+  CHECK(a["call_latency_s"].get<double>() < a["time_s"].get<double>());
+  const auto two_shot = test::run_tpsim("predict collective --kind allreduce --bytes 1MiB --algorithm twoshot --json");
+  CHECK(nlohmann::json::parse(two_shot.out)["call_latency_s"].get<double>() == 0);  // a custom kernel, not NCCL
   const auto forced = test::run_tpsim("predict collective --kind allgather --bytes 64KiB --protocol simple --json");
   CHECK(nlohmann::json::parse(forced.out)["time_s"].get<double>() >
         nlohmann::json::parse(small.out)["time_s"].get<double>());
