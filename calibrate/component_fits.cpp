@@ -228,7 +228,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
     const RingSample& s = samples[i];
     const double bw = link * p.link_efficiency;
     const double n = s.ranks;
-    if (ring) return call_s + ring_steps(s) * (p.step_latency_s + s.tensor_bytes / (n * bw));
+    if (ring) return ring_seconds(p, s, link, call_s);
     if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
     if (name == "two_shot") return 2 * (p.step_latency_s + (n - 1) * s.tensor_bytes / (n * bw));
     return call_s + p.step_latency_s + s.tensor_bytes / bw;
@@ -297,8 +297,7 @@ void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out)
     return fit_network_ring(subset(samples, index), node_nic_Bps, call_s).params;
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
-    const double n = samples[i].ranks;
-    return call_s + 2 * (n - 1) * (p.step_latency_s + samples[i].tensor_bytes / (n * node_nic_Bps * p.link_efficiency));
+    return ring_seconds(p, samples[i], node_nic_Bps, call_s);  // all-reduces: 2 (n - 1) steps each
   };
   out.profile.network = sim::TransportParams{};
   out.fits.push_back(measure<sim::TransportParams>("network", points, fit, predict, &*out.profile.network));

@@ -50,7 +50,6 @@ CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& 
     model::LayerGraph graph(ranks);
     model::ProgramBuilder b(graph, model::kBf16Bytes);
     b.set_gemm_fp8(m.dtype == "fp8");
-    b.set_gemm_fp8(m.dtype == "fp8");
     b.set_module(-1);
     if (gemm) *gemm_id = b.gemm("gemm", shape, {});
     if (partner) add_partner(b, m);

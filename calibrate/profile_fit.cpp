@@ -31,11 +31,7 @@ constexpr const char* kFa3Fp8Source =
 bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
   if (!profile.nccl_small) return false;
   const RingSample s{m.ranks, m.bytes, m.median_s, 2 * (m.ranks - 1)};
-  RingRegimes simple_only;
-  simple_only.simple = profile.nccl;
-  RingRegimes small_only;
-  small_only.simple = *profile.nccl_small;
-  return ring_regimes_seconds(small_only, s, gpu.nvlink_Bps) < ring_regimes_seconds(simple_only, s, gpu.nvlink_Bps);
+  return ring_seconds(*profile.nccl_small, s, gpu.nvlink_Bps) < ring_seconds(profile.nccl, s, gpu.nvlink_Bps);
 }
 
 }  // namespace
@@ -132,6 +128,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     for (const Measurement* m : ring_reduces) {
       if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
     }
+    // Two at least: one point would fit the constant exactly and say nothing of its error.
     if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
   }
   for (const auto& [protocol, points] : forced_rings) {

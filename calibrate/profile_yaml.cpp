@@ -94,13 +94,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   // points of unknown protocol (Simple and one low-latency regime, the faster running).
   const bool simple_forced = fit_of("nccl_simple") != nullptr;
   y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) + "\n  source: \"" +
-       (simple_forced ? "ring all-gather / reduce-scatter points run with NCCL_PROTO=Simple"
-                      : "ring all-gather / reduce-scatter points (Simple protocol regime)") +
+       (simple_forced ? "ring points run with NCCL_PROTO=Simple"
+                      : "ring all-gather / reduce-scatter points, and ring all-reduces beside them (Simple protocol "
+                        "regime)") +
        "; sms " + sms_source() + "\"\n";
   const std::string call_source =
       !fit.call_latency_source.empty() ? fit.call_latency_source
-      : fit.base.empty() ? "not fitted: 0 (it needs ring all-reduces beside all-gathers or reduce-scatters of one rank "
-                           "count, two step counts)"
+      : fit.base.empty() ? "not fitted: 0 (it needs ring points of two step counts: all-reduces beside all-gathers "
+                           "or reduce-scatters, or two rank counts)"
                          : "as in " + fit.base;
   y += "  call_latency_us: " + model::format_number("%.6g", p.nccl_call_latency_s * 1e6) +
        "\n  call_latency_source: \"" + call_source + "\"\n" +
@@ -115,8 +116,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     if (!*regime) continue;
     const std::string name = std::string("nccl_") + key;
     y += std::string("  ") + key + ":\n" + transport_lines(**regime, "    ") + "\n    source: \"" +
-         (fit_of(name) ? "ring all-gather / reduce-scatter points run with NCCL_PROTO=" +
-                             std::string(key == std::string("ll") ? "LL" : "LL128")
+         (fit_of(name) ? "ring points run with NCCL_PROTO=" + std::string(key == std::string("ll") ? "LL" : "LL128")
                        : "as in " + fit.base) +
          "\"\n" + (fit_of(name) ? fit_block(name, "    ") : std::string());
   }

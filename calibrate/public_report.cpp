@@ -40,11 +40,11 @@ sim::CostModel cost_of(const Measurement& m, const sim::GpuSpec& gpu, const sim:
 double predict(const Measurement& m, const sim::CostModel& cost, std::string* algorithm) {
   if (m.kind == "gemm") {
     const model::GemmShape s{m.m, m.n, m.k};
-    return cost.gemm_seconds(s, model::gemm_bytes(s, 2.0));
+    return cost.gemm_seconds(s, model::gemm_bytes(s, model::kBf16Bytes));
   }
   if (m.kind == "memcpy") return cost.step_seconds(model::Transport::kCopyEngine, m.bytes);
   model::LayerGraph graph(m.ranks);
-  model::ProgramBuilder builder(graph, 2.0);
+  model::ProgramBuilder builder(graph, model::kBf16Bytes);
   // The algorithm the point was measured with, when the source says; else what tpsim would pick.
   if (const auto algorithm = model::collective_algorithm_named(m.algorithm))
     builder.set_collective_algorithm(*algorithm);

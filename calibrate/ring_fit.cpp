@@ -83,10 +83,6 @@ std::optional<RingLine> fit_ring_line(const std::vector<RingSample>& samples, do
   return RingLine{with_call ? p(2) : call_latency_s, p(0), p(1), with_call};
 }
 
-double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps) {
-  return ring_steps(s) * (p.step_latency_s + s.tensor_bytes / (s.ranks * link_Bps * p.link_efficiency));
-}
-
 sim::TransportParams transport_of(const RingLine& line) {
   return {line.step_latency_s, 1.0 / line.inverse_efficiency};
 }
@@ -112,6 +108,11 @@ double step_message_bytes(const RingSample& s) {
 
 }  // namespace
 
+double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps, double call_latency_s) {
+  return call_latency_s +
+         ring_steps(s) * (p.step_latency_s + s.tensor_bytes / (s.ranks * link_Bps * p.link_efficiency));
+}
+
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
   check_two_points(samples, "ring");
   const std::optional<RingLine> line = fit_ring_line(samples, link_Bps, call_latency_s, false);
@@ -122,7 +123,7 @@ RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double
   for (const RingSample& s : samples) {
     fit.max_abs_error_pct =
         std::max(fit.max_abs_error_pct,
-                 100.0 * std::abs((call_latency_s + ring_seconds(fit.params, s, link_Bps)) / s.seconds - 1.0));
+                 100.0 * std::abs(ring_seconds(fit.params, s, link_Bps, call_latency_s) / s.seconds - 1.0));
   }
   return fit;
 }

@@ -51,6 +51,10 @@ struct RingRegimes {
 // from the per-step latency, which a message size cannot tell apart; otherwise `call_latency_s` is kept.
 RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
+// A ring collective sample's time in one regime, after `call_latency_s`: c + steps (L + S / (n B eff)).
+double ring_seconds(const sim::TransportParams& params, const RingSample& sample, double link_Bps,
+                    double call_latency_s = 0);
+
 // The time of a ring collective sample under given regimes (the faster one).
 double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps);
 

@@ -74,7 +74,7 @@ std::vector<double> query_sizes(const CollectiveQuery& q) {
 Prediction predict_one(const sim::CostModel& cost, const CollectiveQuery& q, model::CollectiveKind kind,
                        model::CollectiveAlgorithm algorithm, model::Protocol protocol, double bytes) {
   model::LayerGraph graph(q.ranks);
-  model::ProgramBuilder builder(graph, 2.0);
+  model::ProgramBuilder builder(graph, model::kBf16Bytes);
   builder.set_collective_algorithm(algorithm);
   builder.set_collective_protocol(protocol);
   const model::OpId op = builder.collective(q.kind, kind, bytes, "", {});

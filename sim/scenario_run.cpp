@@ -125,6 +125,41 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   return fabric;
 }
 
+// That the profile has what the scenario asks for (a network section across nodes, fp8 rates, the
+// forced protocols' regimes), each refused at its key. Checked here, where the error can name the file
+// and line; the plans would raise it inside the simulation process, which reports it without one.
+void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& run, const CostModel& cost) {
+  const model::YamlReader in(scenario.file);
+  if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
+    in.fail(scenario.calibration.node,
+            "calibration: profile " + run.profile.name +
+                " has no network section, and tp=" + std::to_string(scenario.parallelism.tp) + " spans " +
+                run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
+  }
+  const model::Workload& w = scenario.workload;
+  if (w.dtype == model::Dtype::kFp8) {
+    if (const std::string why = cost.fp8_unsupported_reason(); !why.empty()) {
+      in.fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
+    }
+  }
+  if (w.attention_dtype == model::Dtype::kFp8) {
+    if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {
+      in.fail(scenario.root["workload"]["attention_dtype"], "workload.attention_dtype fp8: " + why);
+    }
+  }
+  // The key's node is looked up only for a failure (variants may be implicit).
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    if (const std::string why = protocol_unavailable_reason(run.profile, w.ops[i].protocol); !why.empty()) {
+      in.fail(scenario.root["workload"]["ops"][i]["protocol"], why);
+    }
+  }
+  for (size_t i = 0; i < scenario.variants.size(); ++i) {
+    if (const std::string why = protocol_unavailable_reason(run.profile, scenario.variants[i].protocol); !why.empty()) {
+      in.fail(scenario.root["variants"][i]["protocol"], why);
+    }
+  }
+}
+
 Metrics decode_total(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
                      const EngineOptions& options, bool every_step, std::vector<PassTrace>* traces) {
   // The prefill produces the first new token; each decode step one more.
@@ -159,41 +194,9 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
   run.fabric = check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
-  // Checked here, where the error can name the file and line; the plans would raise it inside the
-  // simulation process, which reports it without a location.
-  if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
-    model::YamlReader(scenario.file)
-        .fail(scenario.calibration.node,
-              "calibration: profile " + run.profile.name +
-                  " has no network section, and tp=" + std::to_string(scenario.parallelism.tp) + " spans " +
-                  run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
-  }
   const CostModel cost(run.gpu, run.profile, run.fabric);
+  check_profile_covers(scenario, run, cost);
   const model::Workload& w = scenario.workload;
-  if (w.dtype == model::Dtype::kFp8) {
-    if (const std::string why = cost.fp8_unsupported_reason(); !why.empty()) {
-      model::YamlReader(scenario.file).fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
-    }
-  }
-  // Forced protocols (an op list's, a variant's) need their regimes in the profile; the key's node is
-  // looked up only for a failure (variants may be implicit).
-  const model::YamlReader in(scenario.file);
-  for (size_t i = 0; i < w.ops.size(); ++i) {
-    if (const std::string why = protocol_unavailable_reason(run.profile, w.ops[i].protocol); !why.empty()) {
-      in.fail(scenario.root["workload"]["ops"][i]["protocol"], why);
-    }
-  }
-  for (size_t i = 0; i < scenario.variants.size(); ++i) {
-    if (const std::string why = protocol_unavailable_reason(run.profile, scenario.variants[i].protocol); !why.empty()) {
-      in.fail(scenario.root["variants"][i]["protocol"], why);
-    }
-  }
-  if (w.attention_dtype == model::Dtype::kFp8) {
-    if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {
-      model::YamlReader(scenario.file)
-          .fail(scenario.root["workload"]["attention_dtype"], "workload.attention_dtype fp8: " + why);
-    }
-  }
   const EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   for (const model::Variant& variant : scenario.variants) {
     run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)
