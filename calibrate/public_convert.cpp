@@ -159,11 +159,12 @@ std::vector<Measurement> small_allreduce(const std::string& dir) {
     // Rows whose GPU or message size the source does not state are left out.
     if (t.at(r, "gpu") != "H100" || t.at(r, "message_bytes").empty()) continue;
     Measurement m = collective_row(t, r, file, "implementation", "allreduce");
-    // vLLM's custom all-reduce in one stage (one-shot) or two (two-shot), and PyTorch's symmetric-
-    // memory two-shot; the others (pynccl, multimem) do not say how they ran.
+    // vLLM's custom all-reduce in one stage (one-shot) or two (two-shot), PyTorch's symmetric-memory
+    // two-shot and multimem kernels; pynccl is NCCL, whose algorithm the source does not say.
     const std::string implementation = t.at(r, "implementation");
     m.algorithm = implementation == "ca_1stage"                                            ? "one_shot"
                   : implementation == "ca_2stage" || implementation == "symm_mem_two_shot" ? "two_shot"
+                  : implementation == "symm_mem_multimem"                                  ? "multimem"
                                                                                            : "unknown";
     out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
   }

@@ -1,5 +1,6 @@
 // The validation tables: each measurement simulated alone (collectives on an idle node, or idle
-// ib-rail nodes for multi-node points; auto algorithm) with the in-sample and the held-out profile.
+// ib-rail nodes for multi-node points; as measured, else as NCCL chooses) with the in-sample and the
+// held-out profile.
 #include "calibrate/public_report.hpp"
 #include "model/units.hpp"
 
@@ -45,9 +46,13 @@ double predict(const Measurement& m, const sim::CostModel& cost, std::string* al
   if (m.kind == "memcpy") return cost.step_seconds(model::Transport::kCopyEngine, m.bytes);
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder builder(graph, model::kBf16Bytes);
-  // The algorithm the point was measured with, when the source says; else what tpsim would pick.
-  if (const auto algorithm = model::collective_algorithm_named(m.algorithm))
+  // The algorithm the point was measured with, when the source says; NCCL's choice when it does not; for a
+  // kernel tpsim does not model (multimem), the fastest plan the profile has (auto) stands in.
+  if (const auto algorithm = model::collective_algorithm_named(m.algorithm)) {
     builder.set_collective_algorithm(*algorithm);
+  } else if (m.algorithm != "unknown") {
+    builder.set_collective_algorithm(model::CollectiveAlgorithm::kAuto);
+  }
   if (const auto protocol = model::protocol_named(m.protocol)) builder.set_collective_protocol(*protocol);
   const model::OpId op = builder.collective("c", *model::collective_kind_named(m.collective), m.bytes, "", {});
   *algorithm = model::to_string(sim::plan_communication(graph.op(op), m.ranks, cost).algorithm);

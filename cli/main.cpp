@@ -140,11 +140,13 @@ int main(int argc, char** argv) {
   coll_app->add_option("-f,--step-factor", collective_query.factor, "The sweep's size factor")->capture_default_str();
   coll_app
       ->add_option("--algorithm", collective_query.algorithm,
-                   "auto, ring, one_shot (oneshot), two_shot (twoshot), nvls or tree (all-reduce)")
+                   "nccl (what NCCL's tuner runs), auto (the fastest the profile has, custom kernels included), "
+                   "ring, one_shot (oneshot), two_shot (twoshot), nvls or tree (all-reduce)")
       ->capture_default_str();
   coll_app
       ->add_option("--protocol", collective_query.protocol,
-                   "NCCL protocol of ring steps: auto (the fastest the profile has), simple, ll or ll128")
+                   "NCCL_PROTO: auto (NCCL's choice; with --algorithm auto the fastest regime the profile has), "
+                   "simple, ll or ll128")
       ->capture_default_str();
 
   tpsim::cli::CalibrateOptions calibrate;

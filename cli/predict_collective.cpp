@@ -85,20 +85,28 @@ Prediction predict_one(const sim::CostModel& cost, const CollectiveQuery& q, mod
   return p;
 }
 
-bool is_ring(const sim::CommPlan& plan) {
-  return plan.algorithm == model::CollectiveAlgorithm::kRing;
-}
-
-// The algorithm run; rings also name their protocol regime.
+// What ran, the profile section that costs it, and why it is not NCCL's own choice where it is not.
 std::string run_as(const sim::CommPlan& plan) {
-  return model::to_string(plan.algorithm) + (is_ring(plan) ? " " + model::to_string(plan.protocol) : std::string());
+  std::string text = sim::ran_as(plan) + " [" + sim::costed_by(plan) + "]";
+  if (!plan.deviation.empty()) text += " (" + plan.deviation + ")";
+  return text;
 }
 
 Json point_json(const Prediction& p, double bus_factor) {
   Json j;
   j["bytes"] = p.bytes;
   j["algorithm"] = model::to_string(p.plan.algorithm);
-  if (is_ring(p.plan)) j["protocol"] = model::to_string(p.plan.protocol);
+  if (p.plan.nccl_run) {
+    j["protocol"] = model::to_string(p.plan.nccl_run->protocol);
+  } else if (p.plan.algorithm == model::CollectiveAlgorithm::kRing) {
+    j["protocol"] = model::to_string(p.plan.protocol);
+  }
+  j["costed_by"] = sim::costed_by(p.plan);
+  if (p.plan.nccl_choice) {
+    j["nccl_choice"] = sim::nccl_option_name(p.plan.nccl_choice->algorithm, p.plan.nccl_choice->protocol);
+    j["nccl_estimate_s"] = p.plan.nccl_choice->predicted_s;  // NCCL's own model's time, for comparison
+  }
+  if (!p.plan.deviation.empty()) j["deviation"] = p.plan.deviation;
   j["time_s"] = p.seconds;
   j["call_latency_s"] = p.plan.call_latency_s;  // NCCL's per-call latency, inside time_s
   j["algbw_GBps"] = p.bytes / p.seconds / 1e9;

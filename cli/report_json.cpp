@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/collective_summary.hpp"
+
 namespace tpsim::cli {
 namespace {
 
@@ -143,6 +145,28 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v) {
   r["ops_per_gpu"] = graph.size();
   r["matmul_flops_per_gpu"] = graph.matmul_flops();
   r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+  r["collectives"] = Json::array();
+  for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
+    Json g;
+    g["pass"] = c.pass;
+    g["collective"] = model::to_string(c.kind);
+    g["tensor_bytes"] = c.tensor_bytes;
+    g["ranks"] = c.ranks;
+    g["count"] = c.count;
+    g["algorithm"] = model::to_string(c.plan.algorithm);
+    if (c.plan.nccl_run) {
+      g["protocol"] = model::to_string(c.plan.nccl_run->protocol);
+    } else if (c.plan.algorithm == model::CollectiveAlgorithm::kRing) {
+      g["protocol"] = model::to_string(c.plan.protocol);
+    }
+    g["ran_as"] = sim::ran_as(c.plan);
+    g["costed_by"] = sim::costed_by(c.plan);
+    if (c.plan.nccl_choice) {
+      g["nccl_choice"] = sim::nccl_option_name(c.plan.nccl_choice->algorithm, c.plan.nccl_choice->protocol);
+    }
+    if (!c.plan.deviation.empty()) g["deviation"] = c.plan.deviation;
+    r["collectives"].push_back(g);
+  }
   return r;
 }
 

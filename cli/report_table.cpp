@@ -1,7 +1,9 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
 #include "model/units.hpp"
+#include "sim/collective_summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -12,6 +14,32 @@ std::string pad(const std::string& text, size_t width, bool left) {
   if (text.size() >= width) return text;
   const std::string fill(width - text.size(), ' ');
   return left ? text + fill : fill + text;
+}
+
+// One line per variant with collectives: what each group of them ran as; then why any did not run NCCL's
+// own choice.
+std::string collectives_notes(const sim::ScenarioRun& run) {
+  std::string out;
+  std::vector<std::string> deviations;
+  for (const sim::VariantRun& v : run.variants) {
+    std::string line;
+    std::vector<std::string> seen;
+    for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
+      const std::string item = model::to_string(c.kind) + " " + sim::human_bytes(c.tensor_bytes) + " " +
+                               sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
+      if (std::find(seen.begin(), seen.end(), item) != seen.end()) continue;
+      seen.push_back(item);
+      line += (line.empty() ? "" : ", ") + item;
+      if (!c.plan.deviation.empty() &&
+          std::find(deviations.begin(), deviations.end(), c.plan.deviation) == deviations.end()) {
+        deviations.push_back(c.plan.deviation);
+      }
+    }
+    if (!line.empty()) out += "  " + v.variant.name + ": " + line + "\n";
+  }
+  if (!out.empty()) out = "collectives as run [costed by profile section]:\n" + out;
+  for (const std::string& d : deviations) out += "note: " + d + "\n";
+  return out;
 }
 
 }  // namespace
@@ -67,6 +95,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
     }
     out += "\n";
   }
+  out += collectives_notes(run);
   return out;
 }
 

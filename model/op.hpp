@@ -72,7 +72,7 @@ struct Op {
   double bytes_written = 0;  // HBM bytes written by a kernel
   // kCollective: the full tensor (all-reduce input, all-gather output, reduce-scatter input).
   CollectiveKind collective = CollectiveKind::kAllReduce;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kNccl;
   Protocol protocol = Protocol::kAuto;  // ring steps only
   double tensor_bytes = 0;
   int group_size = 1;

@@ -54,7 +54,7 @@ class ProgramBuilder {
   bool attention_fp8_ = false;
   int layer_ = 0;
   int module_ = 0;
-  CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kAuto;
+  CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;
   std::optional<Stream> comm_stream_;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};

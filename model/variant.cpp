@@ -25,6 +25,8 @@ std::string to_string(Transport transport) {
 
 std::string to_string(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
+    case CollectiveAlgorithm::kNccl:
+      return "nccl";
     case CollectiveAlgorithm::kAuto:
       return "auto";
     case CollectiveAlgorithm::kRing:
@@ -44,7 +46,7 @@ std::string to_string(CollectiveAlgorithm algorithm) {
 }
 
 const std::vector<std::string>& collective_algorithm_names() {
-  static const std::vector<std::string> names = {"auto", "ring", "one_shot", "two_shot", "nvls", "tree"};
+  static const std::vector<std::string> names = {"nccl", "auto", "ring", "one_shot", "two_shot", "nvls", "tree"};
   return names;
 }
 
@@ -52,9 +54,9 @@ std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string&
   // The spellings without an underscore, as `tpsim predict --algorithm oneshot|twoshot` takes them.
   if (name == "oneshot") return CollectiveAlgorithm::kDirect;
   if (name == "twoshot") return CollectiveAlgorithm::kTwoShot;
-  for (CollectiveAlgorithm a :
-       {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect,
-        CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls, CollectiveAlgorithm::kTree}) {
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kNccl, CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
+                                CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls,
+                                CollectiveAlgorithm::kTree}) {
     if (to_string(a) == name) return a;
   }
   return std::nullopt;

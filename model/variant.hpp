@@ -12,15 +12,16 @@ enum class TpMode { kTp, kSp, kAsync, kDtp, kNoComm };
 enum class Transport { kSm, kCopyEngine };
 // ring: shards are relayed rank to rank; direct: each shard moves straight from its owner.
 enum class ChunkOrder { kRing, kDirect };
-// How a collective moves its data: ring steps, one direct step to every peer (one-shot), NVLS
-// (NVSwitch in-switch reduction, all-reduce only), or the fastest of those the hardware and size
-// allow on an idle node (auto, as NCCL's tuner and vLLM's custom all-reduce choose).
-// kDirect is the one-shot all-reduce (each rank reads every peer's whole tensor in one step);
-// kTwoShot the two-shot one (a direct reduce-scatter, then a direct all-gather), as custom
-// all-reduce kernels (vLLM, TensorRT-LLM) run them. kTree is NCCL's double binary tree all-reduce
-// (chains inside nodes, two binary trees across them, pipelined in chunks). kPointToPoint is how all-to-alls and
-// send/recvs run (NCCL send/recv messages): a plan's outcome, never asked for by name.
-enum class CollectiveAlgorithm { kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kPointToPoint };
+// How a collective moves its data. kNccl (the default) is what NCCL runs: its tuner's choice of ring,
+// tree or NVLS and of protocol for the size, rank count and fabric (see sim/nccl_tuner.hpp). kAuto is
+// the fastest plan the calibration profile has on an idle fabric, custom kernels included. The others
+// are asked for by name: kRing (NCCL_ALGO=Ring), kDirect the one-shot all-reduce (each rank reads every
+// peer's whole tensor in one step) and kTwoShot the two-shot one (a direct reduce-scatter, then a
+// direct all-gather), as custom all-reduce kernels (vLLM, TensorRT-LLM) run them; kNvls (NVSwitch
+// in-switch reduction), kTree NCCL's double binary tree all-reduce (chains inside nodes, two binary trees
+// across them, pipelined in chunks). kPointToPoint is how all-to-alls and send/recvs run (NCCL
+// send/recv messages): a plan's outcome, never asked for by name.
+enum class CollectiveAlgorithm { kNccl, kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kPointToPoint };
 
 // NCCL's protocols for ring steps (NCCL_PROTO): Simple for large messages, LL and LL128 for small ones
 // (lower latency, lower bandwidth); auto runs the fastest regime the profile has. kLowLatency is a
@@ -38,7 +39,7 @@ struct Variant {
   bool boundary_overlap = false;                 // async only: all-gather before the RMSNorm
   int delta = 1;                                 // dtp only: modules between a reduction and its use
   bool dtp_allgather = false;                    // dtp only: all-gather the partials instead of all-reduce
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kNccl;
   Protocol protocol = Protocol::kAuto;  // NCCL_PROTO of its collectives' ring steps
 };
 
@@ -46,7 +47,7 @@ std::string to_string(TpMode mode);
 std::string to_string(Transport transport);
 std::string to_string(ChunkOrder order);
 std::string to_string(CollectiveAlgorithm algorithm);
-// "auto", "ring", "one_shot" (or "oneshot"), "two_shot" (or "twoshot"), "nvls", "tree"; nullopt for anything else.
+// "nccl", "auto", "ring", "one_shot" (or "oneshot"), "two_shot" (or "twoshot"), "nvls", "tree"; nullopt else.
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name);
 // Those names, for messages and choices.
 const std::vector<std::string>& collective_algorithm_names();

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "model/input_error.hpp"
+#include "sim/nccl_tuner.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -203,6 +205,181 @@ double idle_seconds(const CommPlan& plan, const CostModel& cost) {
   return plan.call_latency_s + plan.steps * step_s;
 }
 
+namespace {
+
+bool is_all_reduce(const model::Op& op) {
+  return op.collective == CollectiveKind::kAllReduce;
+}
+
+// Why the profile and fabric cannot run `algorithm` for `op` as tpsim models it; empty when they can.
+std::string unavailable_reason(CollectiveAlgorithm algorithm, const model::Op& op, int ranks, const CostModel& cost) {
+  const CostProfile& profile = cost.profile();
+  const bool one_domain = !cost.fabric().spans_nodes(ranks);
+  const std::string name = model::to_string(algorithm);
+  const auto missing = [&](const std::string& section) {
+    return "the calibration profile (" + profile.name + ") has no " + section +
+           " section; fit one with `tpsim calibrate` on collectives run as " + name + ", or choose another algorithm";
+  };
+  switch (algorithm) {
+    case CollectiveAlgorithm::kDirect:
+      if (!one_domain) return name + " needs one NVLink domain, and " + std::to_string(ranks) + " ranks span nodes";
+      return "";
+    case CollectiveAlgorithm::kTwoShot:
+      if (!is_all_reduce(op)) return name + " is an all-reduce kernel";
+      if (!one_domain) return name + " needs one NVLink domain, and " + std::to_string(ranks) + " ranks span nodes";
+      return profile.two_shot ? "" : missing("two_shot");
+    case CollectiveAlgorithm::kNvls:
+      if (!is_all_reduce(op)) return "NVLS all-gathers and reduce-scatters are not modelled (all-reduces are)";
+      if (!cost.fabric().in_switch_reduction) return "the fabric has no NVSwitch that reduces (NVLS)";
+      if (!one_domain) return "NVLS across nodes (NVLS-tree) is not modelled";
+      return profile.nvls ? "" : missing("nvls");
+    case CollectiveAlgorithm::kTree:
+      if (!is_all_reduce(op)) return "NCCL's tree runs all-reduces only";
+      return profile.tree ? "" : missing("tree");
+    default:
+      return "";
+  }
+}
+
+CommPlan plan_of(CollectiveAlgorithm algorithm, const model::Op& op, int ranks, const CostModel& cost) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kDirect:
+      return direct_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kTwoShot:
+      return two_shot_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kNvls:
+      return nvls_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kTree:
+      return tree_plan(op, ranks, cost);
+    default:
+      return ring_plan(op, ranks, cost);
+  }
+}
+
+// The profile distinguishes NCCL's protocols (fitted on points that name them), so that NCCL's protocol
+// choice decides which regime costs a ring.
+bool has_labelled_protocols(const CostProfile& profile) {
+  return profile.nccl_ll.has_value() || profile.nccl_ll128.has_value();
+}
+
+// A ring running NCCL's `protocol`, costed by the profile's regime for it; where the profile fitted its
+// regimes on points that do not name their protocol (nccl.small_messages), by the faster of them, as
+// fitted. Empty when the profile has no regime that stands for the protocol.
+std::optional<CommPlan> ring_running(model::Protocol protocol, const model::Op& op, int ranks, const CostModel& cost) {
+  if (op.protocol != model::Protocol::kAuto) return ring_plan(op, ranks, cost);  // forced: its regime, or an error
+  const CostProfile& profile = cost.profile();
+  model::Op as_run = op;
+  if (const TransportParams* own = protocol_regime(profile, protocol);
+      own && (protocol != model::Protocol::kSimple || !profile.nccl_small)) {
+    as_run.protocol = protocol;
+    return ring_plan(as_run, ranks, cost);
+  }
+  if (!profile.nccl_small) return std::nullopt;
+  as_run.protocol = model::Protocol::kAuto;  // the faster of small_messages and Simple
+  return ring_plan(as_run, ranks, cost);
+}
+
+// NCCL's choice among `allowed` algorithms (NCCL_ALGO), its protocol forced or not (NCCL_PROTO), run as
+// the first pair in NCCL's ranking that the profile and fabric can cost; the plan records NCCL's own
+// choice and, where it differs, why.
+CommPlan nccl_plan(const model::Op& op, int ranks, const CostModel& cost,
+                   const std::vector<CollectiveAlgorithm>& allowed) {
+  const NcclSystem system = nccl_system(cost.gpu(), cost.fabric(), ranks);
+  std::vector<NcclOption> ranking;
+  for (const NcclOption& o : nccl_ranking(system, op.collective, op.tensor_bytes, op.protocol)) {
+    if (std::find(allowed.begin(), allowed.end(), o.algorithm) != allowed.end()) ranking.push_back(o);
+  }
+  if (ranking.empty()) {
+    throw InputError("NCCL has no " + model::to_string(op.collective) + " algorithm among those asked for here");
+  }
+  std::string first_reason;
+  for (const NcclOption& option : ranking) {
+    std::string reason = unavailable_reason(option.algorithm, op, ranks, cost);
+    std::optional<CommPlan> plan;
+    if (reason.empty()) {
+      if (option.algorithm == CollectiveAlgorithm::kRing) {
+        plan = ring_running(option.protocol, op, ranks, cost);
+        if (!plan) reason = protocol_unavailable_reason(cost.profile(), option.protocol);
+      } else {
+        plan = plan_of(option.algorithm, op, ranks, cost);
+      }
+    }
+    if (plan) {
+      plan->nccl_choice = ranking.front();
+      plan->nccl_run = option;
+      if (&option != &ranking.front()) {
+        plan->deviation = "NCCL runs " + nccl_option_name(ranking.front().algorithm, ranking.front().protocol) +
+                          " here, but " + first_reason + "; ran " +
+                          nccl_option_name(option.algorithm, option.protocol) + ", NCCL's next choice";
+      }
+      return *plan;
+    }
+    if (first_reason.empty()) first_reason = reason;
+  }
+  throw InputError(first_reason);
+}
+
+// `auto`: the fastest plan the profile has on an idle fabric, custom kernels included.
+CommPlan fastest_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  const bool one_domain = !cost.fabric().spans_nodes(ranks);
+  // A forced protocol other than Simple: NCCL's rings only (NVLS and tree run Simple here).
+  const bool simple_allowed = op.protocol == model::Protocol::kAuto || op.protocol == model::Protocol::kSimple;
+  const bool custom_allowed = op.protocol == model::Protocol::kAuto;  // one-shot, two-shot: not NCCL
+  const auto possible = [&](CollectiveAlgorithm a) { return unavailable_reason(a, op, ranks, cost).empty(); };
+  CommPlan best = ring_plan(op, ranks, cost);
+  if (!is_all_reduce(op)) return best;
+  std::vector<CommPlan> candidates;
+  if (custom_allowed && one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
+    candidates.push_back(direct_plan(op, ranks, cost));
+  }
+  if (simple_allowed && possible(CollectiveAlgorithm::kNvls) && ranks >= cost.profile().nvls_min_ranks) {
+    candidates.push_back(nvls_plan(op, ranks, cost));
+  }
+  if (custom_allowed && possible(CollectiveAlgorithm::kTwoShot) &&
+      op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
+    candidates.push_back(two_shot_plan(op, ranks, cost));
+  }
+  if (simple_allowed && possible(CollectiveAlgorithm::kTree) && !one_domain) {
+    candidates.push_back(tree_plan(op, ranks, cost));
+  }
+  for (CommPlan& candidate : candidates) {
+    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
+  }
+  return best;
+}
+
+}  // namespace
+
+std::string ran_as(const CommPlan& plan) {
+  if (plan.nccl_run) return nccl_option_name(plan.nccl_run->algorithm, plan.nccl_run->protocol);
+  if (plan.algorithm == CollectiveAlgorithm::kRing) {
+    return "ring/" + model::to_string(plan.protocol);
+  }
+  return model::to_string(plan.algorithm);
+}
+
+std::string costed_by(const CommPlan& plan) {
+  std::string section;
+  switch (plan.algorithm) {
+    case CollectiveAlgorithm::kRing:
+      section = plan.protocol == model::Protocol::kSimple       ? "nccl"
+                : plan.protocol == model::Protocol::kLowLatency ? "nccl.small_messages"
+                                                                : "nccl." + model::to_string(plan.protocol);
+      break;
+    case CollectiveAlgorithm::kDirect:
+      section = "one_shot";
+      break;
+    case CollectiveAlgorithm::kPointToPoint:
+      section = "nccl";
+      break;
+    default:
+      section = model::to_string(plan.algorithm);
+  }
+  if (!plan.uses_sms) section = "copy_engine";
+  if (plan.gpus_per_node > 0 && plan.algorithm != CollectiveAlgorithm::kTree) section += " + network";
+  return section;
+}
+
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
   if (ranks < 2) return CommPlan{};
   if (op.kind == model::OpKind::kExchange) {
@@ -218,49 +395,26 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
   if (op.collective == CollectiveKind::kAllToAll || op.collective == CollectiveKind::kSendRecv) {
     return point_to_point_plan(op, ranks, cost);  // one way to run them, whatever was asked
   }
-  // One-shot, two-shot and NVLS move data over NVLink (or NVSwitch multicast) alone.
-  const bool one_domain = !cost.fabric().spans_nodes(ranks);
-  // A forced protocol other than Simple: NCCL's rings only (NVLS and tree run Simple here).
-  const bool simple_allowed = op.protocol == model::Protocol::kAuto || op.protocol == model::Protocol::kSimple;
-  const bool custom_allowed = op.protocol == model::Protocol::kAuto;  // one-shot, two-shot: not NCCL
-  const bool nvls_possible = op.collective == CollectiveKind::kAllReduce && cost.profile().nvls.has_value() &&
-                             cost.fabric().in_switch_reduction && one_domain && simple_allowed;
-  const bool two_shot_possible =
-      op.collective == CollectiveKind::kAllReduce && cost.profile().two_shot.has_value() && one_domain;
-  const bool tree_possible =
-      op.collective == CollectiveKind::kAllReduce && cost.profile().tree.has_value() && simple_allowed;
   switch (op.algorithm) {
-    case CollectiveAlgorithm::kRing:
-      return ring_plan(op, ranks, cost);
-    case CollectiveAlgorithm::kDirect:
-      return one_domain ? direct_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
-    case CollectiveAlgorithm::kNvls:
-      // Forced where the hardware has none, or for other collectives: NCCL falls back to the ring.
-      return nvls_possible ? nvls_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
-    case CollectiveAlgorithm::kTwoShot:
-      // Without a measured two-shot (or for another collective) the ring runs.
-      return two_shot_possible ? two_shot_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
-    case CollectiveAlgorithm::kTree:
-      return tree_possible ? tree_plan(op, ranks, cost) : ring_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kNccl:
+      return nccl_plan(op, ranks, cost,
+                       {CollectiveAlgorithm::kTree, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kNvls});
     case CollectiveAlgorithm::kAuto:
     case CollectiveAlgorithm::kPointToPoint:  // only all-to-alls and send/recvs, handled above
+      return fastest_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kRing:
+      // NCCL_ALGO=Ring: NCCL's protocol where the profile tells protocols apart, else its regimes as fitted.
+      if (op.protocol == model::Protocol::kAuto && has_labelled_protocols(cost.profile())) {
+        return nccl_plan(op, ranks, cost, {CollectiveAlgorithm::kRing});
+      }
+      return ring_plan(op, ranks, cost);
+    default:
       break;
   }
-  CommPlan best = ring_plan(op, ranks, cost);
-  if (op.collective != CollectiveKind::kAllReduce) return best;
-  std::vector<CommPlan> candidates;
-  if (custom_allowed && one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
-    candidates.push_back(direct_plan(op, ranks, cost));
+  if (const std::string why = unavailable_reason(op.algorithm, op, ranks, cost); !why.empty()) {
+    throw InputError("algorithm " + model::to_string(op.algorithm) + ": " + why);
   }
-  if (nvls_possible && ranks >= cost.profile().nvls_min_ranks) candidates.push_back(nvls_plan(op, ranks, cost));
-  if (custom_allowed && two_shot_possible && op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
-    candidates.push_back(two_shot_plan(op, ranks, cost));
-  }
-  if (tree_possible && !one_domain) candidates.push_back(tree_plan(op, ranks, cost));
-  for (CommPlan& candidate : candidates) {
-    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
-  }
-  return best;
+  return plan_of(op.algorithm, op, ranks, cost);
 }
 
 }  // namespace tpsim::sim

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/op.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/nccl_tuner.hpp"
 #include "sim/tree_schedule.hpp"
 
 namespace tpsim::sim {
@@ -30,28 +33,45 @@ struct CommPlan {
   TransportParams network;     // flows between nodes
   bool stripes_rails = false;  // NCCL's channels spread each inter-node ring hop over every rail's NIC
 
+  // Where the algorithm was chosen as NCCL chooses (`nccl`, or a ring whose protocol NCCL picks): NCCL's own
+  // choice, and why the plan differs from it when the profile or fabric cannot cost that choice.
+  std::optional<NcclOption> nccl_choice;
+  std::optional<NcclOption> nccl_run;  // the pair of NCCL's ranking that ran (its first, unless `deviation`)
+  std::string deviation;
+
   bool crosses_nodes(int src, int dst) const { return gpus_per_node > 0 && src / gpus_per_node != dst / gpus_per_node; }
   const TransportParams& flow_transport(int src, int dst) const {
     return crosses_nodes(src, dst) ? network : transport;
   }
 };
 
-// The plan of `op` over `ranks` ranks; `auto` collectives take the fastest plan on an idle fabric:
-// for all-reduces, the ring, one-shot up to the profile's one_shot_max_bytes, two-shot up to its
-// two_shot_max_bytes where the profile has it, and NVLS where the profile has it (from its
-// min_ranks, as NCCL chooses); rings for all-gathers and
-// reduce-scatters. All-to-alls and send/recvs always run as one step of NCCL point-to-point messages.
-// A group that spans nodes runs rings, or all-reduces as NCCL's tree where the profile has a tree
-// section and it is faster (one-shot, two-shot and NVLS need one NVLink domain; forced, they fall
-// back to the ring as NCCL and custom all-reduces do), and needs the profile's network section
-// (InputError otherwise). A forced tree without a tree section runs the ring.
-// Rings run the fastest protocol regime the profile has, or the op's forced protocol (NCCL_PROTO:
-// InputError when the profile has no such regime). A forced protocol asks for NCCL: `auto` then leaves
-// out the custom one-shot and two-shot kernels, and NVLS and tree (Simple only here) unless it is Simple.
+// The plan of `op` over `ranks` ranks. `nccl` collectives (the default) run what NCCL's tuner chooses for
+// the size, ranks and fabric (sim/nccl_tuner.hpp): the first of its ranked (algorithm, protocol) pairs that
+// the profile and fabric can cost, NCCL's own first choice recorded, and the reason when it could not be
+// run. `auto` collectives take the fastest plan on an idle fabric: for all-reduces, the ring, one-shot up
+// to the profile's one_shot_max_bytes, two-shot up to its two_shot_max_bytes where the profile has it,
+// NVLS where the profile has it (from its min_ranks), and tree across nodes where it has a tree section;
+// rings for all-gathers and reduce-scatters. A forced algorithm runs, or throws InputError naming what is
+// missing (a profile section, an NVSwitch that reduces, one NVLink domain). All-to-alls and send/recvs
+// always run as one step of NCCL point-to-point messages. A group that spans nodes needs the profile's
+// network section (InputError otherwise).
+// Rings cost their steps with the profile's regime for the protocol that runs: a forced protocol's
+// (NCCL_PROTO: InputError when the profile has no such regime), NCCL's choice where the profile has
+// labelled LL / LL128 regimes, else the faster of its unlabelled regimes (nccl.small_messages and Simple),
+// as they were fitted. A forced protocol asks for NCCL: `auto` then leaves out the custom one-shot and
+// two-shot kernels, and NVLS and tree (Simple only here) unless it is Simple.
 // NCCL's collective calls (rings, NVLS, tree, all-to-all, send/recv) pay the profile's nccl call latency
 // once; the custom one-shot / two-shot kernels and async-TP exchange steps (device-side steps of one
 // pipeline, on SMs or copy engines) pay their per-step latency only.
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost);
+
+// What ran, as NCCL's logs name it ("ring/LL", "nvls/Simple", "tree/LL128") where NCCL chose it; else
+// the algorithm, and for rings the regime that costs them ("ring/simple", "ring/low_latency"); custom
+// kernels and point-to-point messages by name ("one_shot", "two_shot", "point_to_point").
+std::string ran_as(const CommPlan& plan);
+// The profile section whose parameters cost the plan's steps: "nccl" (Simple), "nccl.small_messages",
+// "nccl.ll", "nccl.ll128", "one_shot", "two_shot", "nvls", "tree", "copy_engine" (and "network" across nodes).
+std::string costed_by(const CommPlan& plan);
 
 // The plan's time alone on an idle fabric: its call latency, then per step the slowest rank's NVLink
 // port or NIC.

@@ -48,15 +48,20 @@ struct Completion {
 
 class Runner {
  public:
-  Runner(const model::LayerGraph& graph, const CostModel& cost, const Platform& platform, const EngineOptions& options)
-      : graph_(graph), cost_(cost), platform_(platform), options_(options), ranks_(graph.tp()) {
+  Runner(const model::LayerGraph& graph, const CostModel& cost, const Platform& platform, const EngineOptions& options,
+         std::shared_ptr<const std::vector<CommPlan>> plans)
+      : graph_(graph),
+        cost_(cost),
+        platform_(platform),
+        options_(options),
+        ranks_(graph.tp()),
+        shared_plans_(std::move(plans)),
+        plans_(*shared_plans_) {
     const size_t count = graph.size();
     instances_.resize(count * ranks_);
-    plans_.resize(count);
     successors_.resize(count);
     for (OpId id = 0; id < count; ++id) {
       const Op& op = graph.op(id);
-      if (model::is_communication(op.kind)) plans_[id] = plan_communication(op, ranks_, cost_);
       for (const model::Dep& dep : op.deps) successors_[dep.op].push_back(model::Dep{id, dep.rank_offset});
       for (int r = 0; r < ranks_; ++r) instance(id, r).pending = static_cast<int>(op.deps.size());
     }
@@ -299,6 +304,7 @@ class Runner {
   Timeline collect() {
     Timeline timeline;
     timeline.ranks = ranks_;
+    timeline.plans = shared_plans_;
     timeline.spans.reserve(instances_.size());
     for (OpId id = 0; id < graph_.size(); ++id) {
       for (int r = 0; r < ranks_; ++r) {
@@ -320,7 +326,8 @@ class Runner {
   EngineOptions options_;
   int ranks_;
   std::vector<Instance> instances_;
-  std::vector<CommPlan> plans_;
+  std::shared_ptr<const std::vector<CommPlan>> shared_plans_;
+  const std::vector<CommPlan>& plans_;
   std::vector<std::vector<model::Dep>> successors_;
   std::vector<int> comm_kernels_;
   std::vector<double> launched_s_;  // host time at which each op has been launched
@@ -330,7 +337,18 @@ class Runner {
 
 }  // namespace
 
-Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
+std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost) {
+  auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (model::is_communication(op.kind)) (*plans)[id] = plan_communication(op, graph.tp(), cost);
+  }
+  return plans;
+}
+
+Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options,
+                                  std::shared_ptr<const std::vector<CommPlan>> plans) {
+  if (!plans) plans = plan_program(graph, cost);
   xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char name[] = "tpsim";
@@ -338,7 +356,7 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   s4u::Engine engine(&argc, argv);
   configure_engine(engine);
   const Platform platform = build_platform(graph.tp(), cost);
-  Runner runner(graph, cost, platform, options);
+  Runner runner(graph, cost, platform, options, std::move(plans));
   return runner.run();
 }
 

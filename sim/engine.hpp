@@ -5,7 +5,11 @@
 // GPU's power state so a concurrent GEMM slows by the SM share they take.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "model/layer_graph.hpp"
+#include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/platform.hpp"
 #include "sim/timeline.hpp"
@@ -27,9 +31,15 @@ inline EngineOptions launch_options(const CostProfile& profile, bool cuda_graphs
   return EngineOptions{profile.host_launch_s, profile.stream_wait_s, profile.gpu_wait_s};
 }
 
-// Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp).
+// The plan of every communication op of `graph` as the engine runs it, indexed by op id (a default plan
+// for kernels). Throws InputError where the profile or fabric cannot run an op's collective.
+std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost);
+
+// Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp),
+// with `plans` from plan_program (made here when null); the timeline holds them.
 // Throws std::logic_error if some op can never start (a deadlocked program).
 Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost,
-                                  const EngineOptions& options = {});
+                                  const EngineOptions& options = {},
+                                  std::shared_ptr<const std::vector<CommPlan>> plans = nullptr);
 
 }  // namespace tpsim::sim

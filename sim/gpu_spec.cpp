@@ -1,6 +1,8 @@
 // GPU presets: typed reading with unit conversion at input (TFLOP/s, GB/s to SI).
 #include "sim/gpu_spec.hpp"
 
+#include <cmath>
+
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 
@@ -9,7 +11,7 @@ namespace tpsim::sim {
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",
                 {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
-                 "pcie_GBps", "gpus_per_node", "switch_reduction"});
+                 "pcie_GBps", "gpus_per_node", "switch_reduction", "compute_capability"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   GpuSpec gpu;
@@ -25,6 +27,14 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   gpu.gpus_per_node =
       node["gpus_per_node"] ? static_cast<int>(in.positive_int(node["gpus_per_node"], "gpu.gpus_per_node")) : 8;
   if (node["switch_reduction"]) gpu.switch_reduction = in.boolean(node["switch_reduction"], "gpu.switch_reduction");
+  if (const YAML::Node cc = node["compute_capability"]) {
+    const double value = in.positive_number(cc, "gpu.compute_capability");
+    if (value < 7.0 || value >= 20.0) {
+      in.fail(cc,
+              "gpu.compute_capability " + cc.Scalar() + ": a CUDA compute capability from 7.0 (e.g. 8.0, 9.0, 10.0)");
+    }
+    gpu.compute_capability = static_cast<int>(std::lround(value * 10));
+  }
   return gpu;
 }
 

@@ -20,6 +20,9 @@ struct GpuSpec {
   double pcie_Bps = 0;    // the GPU's PCIe x16 host interface, one direction (0: not given)
   int gpus_per_node = 8;
   bool switch_reduction = true;  // its NVSwitch reduces in the switch (NVLS: third-generation NVSwitch on)
+  // CUDA compute capability x 10 (80 Ampere, 90 Hopper, 100 Blackwell); 0 when not given. NCCL's tuner
+  // constants are per architecture.
+  int compute_capability = 0;
 };
 
 // Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.

@@ -37,11 +37,11 @@ bool read_all(int fd, void* data, size_t size) {
   return true;
 }
 
-[[noreturn]] void run_child(int fd, const model::LayerGraph& graph, const CostModel& cost,
-                            const EngineOptions& options) {
+[[noreturn]] void run_child(int fd, const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options,
+                            std::shared_ptr<const std::vector<CommPlan>> plans) {
   uint8_t status = 0;
   try {
-    const Timeline timeline = simulate_in_this_process(graph, cost, options);
+    const Timeline timeline = simulate_in_this_process(graph, cost, options, std::move(plans));
     const uint64_t count = timeline.spans.size();
     write_all(fd, &status, sizeof status);
     write_all(fd, &timeline.ranks, sizeof timeline.ranks);
@@ -90,13 +90,16 @@ Timeline read_timeline(int fd) {
 }  // namespace
 
 Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
+  // Planned here, so that bad input (a collective the profile cannot run) is reported before forking and
+  // the timeline carries the plans the child ran.
+  std::shared_ptr<const std::vector<CommPlan>> plans = plan_program(graph, cost);
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   const pid_t child = ::fork();
   if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (child == 0) {
     ::close(fds[0]);
-    run_child(fds[1], graph, cost, options);
+    run_child(fds[1], graph, cost, options, plans);
   }
   ::close(fds[1]);
   Timeline timeline;
@@ -108,6 +111,7 @@ Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const E
     throw;
   }
   ::close(fds[0]);
+  timeline.plans = std::move(plans);
   int wstatus = 0;
   ::waitpid(child, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {

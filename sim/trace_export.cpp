@@ -18,7 +18,7 @@ std::string offset_text(int offset) {
   return "rank" + std::string(offset >= 0 ? "+" : "") + std::to_string(offset);
 }
 
-Json op_args(const model::Op& op, int ranks, const CostModel& cost) {
+Json op_args(const model::Op& op, const CommPlan& plan) {
   Json args;
   args["kind"] = model::to_string(op.kind);
   args["shape"] = op.shape;
@@ -29,13 +29,16 @@ Json op_args(const model::Op& op, int ranks, const CostModel& cost) {
     args["bytes_written"] = op.bytes_written;
     return args;
   }
-  const CommPlan plan = plan_communication(op, ranks, cost);
   if (op.kind == model::OpKind::kCollective) {
     args["collective"] = model::to_string(op.collective);
     args["tensor_bytes"] = op.tensor_bytes;
     args["group_size"] = op.group_size;
     args["algorithm"] = model::to_string(plan.algorithm);
-    if (plan.algorithm == model::CollectiveAlgorithm::kRing) args["protocol"] = model::to_string(plan.protocol);
+    args["ran_as"] = ran_as(plan);
+    args["costed_by"] = costed_by(plan);
+    if (plan.nccl_choice)
+      args["nccl_choice"] = nccl_option_name(plan.nccl_choice->algorithm, plan.nccl_choice->protocol);
+    if (!plan.deviation.empty()) args["deviation"] = plan.deviation;
     args["steps"] = plan.steps;
   } else {
     args["send_to"] = offset_text(op.send_offset);
@@ -70,7 +73,7 @@ Json complete(const std::string& name, const std::string& category, int pid, int
   return event;
 }
 
-void add_pass(Json& events, const std::string& variant, const PassTrace& pass, int pid_base, const CostModel& cost) {
+void add_pass(Json& events, const std::string& variant, const PassTrace& pass, int pid_base) {
   const int ranks = pass.timeline.ranks;
   std::array<bool, model::kStreamCount> used{};  // a track per stream the pass uses
   used[static_cast<int>(model::Stream::kCompute)] = true;
@@ -90,7 +93,8 @@ void add_pass(Json& events, const std::string& variant, const PassTrace& pass, i
   for (const OpSpan& span : pass.timeline.spans) {
     const model::Op& op = pass.graph.op(span.op);
     events.push_back(complete(op.name, model::to_string(op.kind), pid_base + span.rank, static_cast<int>(op.stream),
-                              span.start_s, span.end_s, op_args(op, ranks, cost)));
+                              span.start_s, span.end_s,
+                              op_args(op, pass.timeline.plans ? (*pass.timeline.plans)[span.op] : CommPlan{})));
   }
   for (const ModuleSpan& m : module_exposure(pass.graph, pass.timeline)) {
     const std::string name = m.module < 0 ? "final" : "module " + std::to_string(m.module);
@@ -102,12 +106,11 @@ void add_pass(Json& events, const std::string& variant, const PassTrace& pass, i
 }  // namespace
 
 std::string chrome_trace_json(const ScenarioRun& run) {
-  const CostModel cost(run.gpu, run.profile, run.fabric);
   Json events = Json::array();
   for (size_t v = 0; v < run.variants.size(); ++v) {
     const VariantRun& variant = run.variants[v];
     for (size_t p = 0; p < variant.passes.size(); ++p) {
-      add_pass(events, variant.variant.name, variant.passes[p], static_cast<int>(v * 1000 + p * 100), cost);
+      add_pass(events, variant.variant.name, variant.passes[p], static_cast<int>(v * 1000 + p * 100));
     }
   }
   Json trace;

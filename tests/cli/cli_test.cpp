@@ -142,10 +142,15 @@ TEST_CASE("tpsim predict gives one op's time with nccl-tests bandwidths") {
   REQUIRE(ag.exit_code == 0);
   const auto j = nlohmann::json::parse(ag.out);
   CHECK(j["busbw_GBps"].get<double>() == Approx(j["algbw_GBps"].get<double>() * 3 / 4));
-  CHECK(j["protocol"] == "simple");     // 64 MiB: Simple beats the low-latency regime
-  CHECK_FALSE(a.contains("protocol"));  // NVLS has none
+  CHECK(j["protocol"] == "simple");  // 64 MiB: NCCL runs Simple, costed by the Simple regime
+  CHECK(j["costed_by"] == "nccl");
+  CHECK(a["protocol"] == "simple");  // NVLS runs Simple
+  CHECK(a["costed_by"] == "nvls");
+  CHECK(a["nccl_choice"] == "nvls/Simple");
   const auto small = test::run_tpsim("predict collective --kind allgather --bytes 64KiB --json");
-  CHECK(nlohmann::json::parse(small.out)["protocol"] == "low_latency");
+  const auto s = nlohmann::json::parse(small.out);
+  CHECK(s["protocol"] == "ll");  // NCCL's LL, costed by the profile's unlabelled low-latency regime
+  CHECK(s["costed_by"] == "nccl.small_messages");
   // The NCCL call latency is part of the time (the h200 profile's own for NVLS on H200s).
   CHECK(a["call_latency_s"].get<double>() > 0);
   CHECK(a["call_latency_s"].get<double>() < a["time_s"].get<double>());

@@ -38,23 +38,47 @@ TEST_CASE("auto never picks a slower all-reduce than a forced algorithm") {
   }
 }
 
-TEST_CASE("NVLS applies to all-reduces on GPUs whose profile has it, else the ring runs") {
+TEST_CASE("a forced NVLS runs all-reduces where the profile has it, and is refused elsewhere naming why") {
   const sim::CostModel h200(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
-  model::Op op;
-  op.kind = model::OpKind::kCollective;
-  op.collective = model::CollectiveKind::kAllGather;
+  model::Op op = test::collective_op(model::CollectiveKind::kAllGather, 1e9, CollectiveAlgorithm::kNvls);
   op.group_size = 8;
-  op.tensor_bytes = 1e9;
-  op.algorithm = CollectiveAlgorithm::kNvls;
-  CHECK(sim::plan_communication(op, 8, h200).algorithm == CollectiveAlgorithm::kRing);
+  CHECK_THROWS_WITH(sim::plan_communication(op, 8, h200), Catch::Contains("NVLS all-gathers"));
   op.collective = model::CollectiveKind::kAllReduce;
   CHECK(sim::plan_communication(op, 8, h200).algorithm == CollectiveAlgorithm::kNvls);
   sim::CostProfile without = test::profile_preset("h200-sxm");
   without.nvls.reset();
   const sim::CostModel plain(test::gpu_preset("h200-sxm"), without);
-  CHECK(sim::plan_communication(op, 8, plain).algorithm == CollectiveAlgorithm::kRing);
+  CHECK_THROWS_WITH(sim::plan_communication(op, 8, plain), Catch::Contains("no nvls section"));
   op.algorithm = CollectiveAlgorithm::kAuto;
   CHECK(sim::plan_communication(op, 8, plain).algorithm == CollectiveAlgorithm::kRing);
+}
+
+TEST_CASE("nccl runs NCCL's choice, and where the profile cannot cost it NCCL's next choice, saying why") {
+  const sim::CostModel h200(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
+  model::Op op = test::collective_op(model::CollectiveKind::kAllReduce, 64e6, CollectiveAlgorithm::kNccl);
+  sim::CommPlan plan = sim::plan_communication(op, 8, h200);
+  CHECK(plan.algorithm == CollectiveAlgorithm::kNvls);
+  REQUIRE(plan.nccl_choice);
+  CHECK(plan.nccl_choice->algorithm == CollectiveAlgorithm::kNvls);
+  CHECK(plan.deviation.empty());
+  sim::CostProfile without = test::profile_preset("h200-sxm");
+  without.nvls.reset();
+  plan = sim::plan_communication(op, 8, sim::CostModel(test::gpu_preset("h200-sxm"), without));
+  CHECK(plan.algorithm == CollectiveAlgorithm::kRing);
+  CHECK(plan.nccl_choice->algorithm == CollectiveAlgorithm::kNvls);
+  CHECK_THAT(plan.deviation, Catch::Contains("NCCL runs nvls/Simple") && Catch::Contains("no nvls section"));
+}
+
+TEST_CASE("nccl never runs the custom one-shot or two-shot kernels that auto may pick") {
+  const sim::CostModel cost = test::h100_cost();
+  for (double bytes : {8e3, 256e3, 2e6, 8e6}) {
+    INFO(bytes);
+    const model::Op op = test::collective_op(model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kNccl);
+    const CollectiveAlgorithm a = sim::plan_communication(op, 8, cost).algorithm;
+    CHECK((a == CollectiveAlgorithm::kRing || a == CollectiveAlgorithm::kNvls));
+  }
+  const model::Op small = test::collective_op(model::CollectiveKind::kAllReduce, 64e3, CollectiveAlgorithm::kAuto);
+  CHECK(sim::plan_communication(small, 8, cost).algorithm == CollectiveAlgorithm::kDirect);
 }
 
 TEST_CASE("every GPU preset loads and has a default profile") {
@@ -143,7 +167,7 @@ model::Op ring_op(model::CollectiveKind kind, double bytes, model::Protocol prot
 
 }  // namespace
 
-TEST_CASE("each protocol regime's ring takes its closed form, and auto runs the fastest") {
+TEST_CASE("each protocol regime's ring takes its closed form; auto runs the fastest, a ring NCCL's choice") {
   const sim::CostModel cost = three_protocol_cost();
   const double link = cost.gpu().nvlink_Bps;
   const int n = 8;
@@ -165,8 +189,9 @@ TEST_CASE("each protocol regime's ring takes its closed form, and auto runs the 
                                 protocol) == Approx(closed_form(t, bytes, 2 * (n - 1))).epsilon(1e-6));
       fastest = std::min(fastest, closed_form(t, bytes, n - 1));
     }
-    const sim::CommPlan chosen =
-        sim::plan_communication(ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto), n, cost);
+    model::Op fastest_op = ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto);
+    fastest_op.algorithm = CollectiveAlgorithm::kAuto;
+    const sim::CommPlan chosen = sim::plan_communication(fastest_op, n, cost);
     CHECK(sim::idle_seconds(chosen, cost) == Approx(fastest).epsilon(1e-12));
   }
   // Crossovers: LL up to where LL128's bandwidth repays its 3 us more per step, LL128 up to Simple's.
@@ -174,13 +199,24 @@ TEST_CASE("each protocol regime's ring takes its closed form, and auto runs the 
   const double ll_to_ll128 = 8 * 3e-6 * link / (1 / 0.25 - 1 / 0.7);
   const double ll128_to_simple = 8 * 4e-6 * link / (1 / 0.7 - 1 / 0.8);
   const auto auto_protocol = [&](double bytes) {
-    return sim::plan_communication(ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto), n, cost)
-        .protocol;
+    model::Op op = ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto);
+    op.algorithm = CollectiveAlgorithm::kAuto;
+    return sim::plan_communication(op, n, cost).protocol;
   };
   CHECK(auto_protocol(ll_to_ll128 * 0.9) == model::Protocol::kLL);
   CHECK(auto_protocol(ll_to_ll128 * 1.1) == model::Protocol::kLL128);
   CHECK(auto_protocol(ll128_to_simple * 0.9) == model::Protocol::kLL128);
   CHECK(auto_protocol(ll128_to_simple * 1.1) == model::Protocol::kSimple);
+  // A forced ring (NCCL_ALGO=Ring) runs the protocol NCCL's tuner picks, costed by that regime.
+  for (double bytes : {64e3, 8e6, 512e6}) {
+    const sim::CommPlan ring =
+        sim::plan_communication(ring_op(model::CollectiveKind::kAllGather, bytes, model::Protocol::kAuto), n, cost);
+    REQUIRE(ring.nccl_run);
+    CHECK(ring.protocol == ring.nccl_run->protocol);
+    const auto ranked =
+        sim::nccl_ranking(sim::nccl_system(cost.gpu(), cost.fabric(), n), model::CollectiveKind::kAllGather, bytes);
+    CHECK(ring.protocol == ranked.front().protocol);
+  }
 }
 
 TEST_CASE("a forced protocol the profile has no regime for is refused, and it rules out non-NCCL kernels") {
@@ -240,13 +276,12 @@ TEST_CASE("a two-shot all-reduce is two steps of a 1/n block to every peer: 2 (l
     CHECK(simulate_collective(cost, n, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kTwoShot) ==
           Approx(expected).epsilon(1e-6));
   }
-  // Without a two_shot section (a profile that never measured it) the forced two-shot runs as a ring.
+  // Without a two_shot section (a profile that never measured it) a forced two-shot is refused, naming it.
   sim::CostProfile without = cost.profile();
   without.two_shot.reset();
   const sim::CostModel ring_only(cost.gpu(), without);
-  CHECK(
-      simulate_collective(ring_only, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kTwoShot) ==
-      Approx(simulate_collective(ring_only, 8, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kRing)));
+  const model::Op op = test::collective_op(model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kTwoShot);
+  CHECK_THROWS_WITH(sim::plan_communication(op, 8, ring_only), Catch::Contains("no two_shot section"));
 }
 
 TEST_CASE("auto runs NVLS only from the profile's nvls.min_ranks, as NCCL chooses; a forced NVLS runs below it") {

@@ -38,16 +38,16 @@ TEST_CASE("on PCIe every ring step shares the host bridge: c + (n-1) (latency + 
   }
 }
 
-TEST_CASE("PCIe has no in-switch reduction: auto and forced NVLS all-reduces run as rings") {
+TEST_CASE("PCIe has no in-switch reduction: a forced NVLS is refused, auto and nccl all-reduces run without it") {
   const sim::CostModel pcie = on("pcie", "h200-sxm");
-  model::Op op;
-  op.kind = model::OpKind::kCollective;
-  op.collective = CollectiveKind::kAllReduce;
-  op.tensor_bytes = 1 << 30;
-  op.algorithm = CollectiveAlgorithm::kNvls;
-  CHECK(sim::plan_communication(op, 8, pcie).algorithm == CollectiveAlgorithm::kRing);
+  model::Op op = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kNvls);
+  CHECK_THROWS_WITH(sim::plan_communication(op, 8, pcie), Catch::Contains("no NVSwitch that reduces"));
   op.algorithm = CollectiveAlgorithm::kAuto;
   CHECK(sim::plan_communication(op, 8, pcie).algorithm != CollectiveAlgorithm::kNvls);
+  op.algorithm = CollectiveAlgorithm::kNccl;
+  const sim::CommPlan nccl = sim::plan_communication(op, 8, pcie);
+  CHECK(nccl.algorithm == CollectiveAlgorithm::kRing);
+  CHECK(nccl.deviation.empty());  // NCCL itself has no NVLS there
 }
 
 TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs; a 16-GPU ring runs at the NVLink-5 port rate") {
@@ -80,10 +80,12 @@ TEST_CASE("a scenario's topology is checked where it is written: unknown names a
   CHECK(run.variants.front().metrics.comm_s > 5 * sim::run_scenario(nvswitch).variants.front().metrics.comm_s);
 }
 
-TEST_CASE("an A100's NVSwitch does not reduce in the switch: NVLS all-reduces run as rings there") {
+TEST_CASE("an A100's NVSwitch does not reduce in the switch: NVLS is refused there, and NCCL does not pick it") {
   const sim::CostModel a100(test::gpu_preset("a100-sxm"), test::profile_preset("h100-sxm"));
   CHECK_FALSE(a100.fabric().in_switch_reduction);
   model::Op op = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kNvls);
+  CHECK_THROWS_WITH(sim::plan_communication(op, 8, a100), Catch::Contains("no NVSwitch that reduces"));
+  op.algorithm = CollectiveAlgorithm::kNccl;
   CHECK(sim::plan_communication(op, 8, a100).algorithm == CollectiveAlgorithm::kRing);
   CHECK(test::h100_cost().fabric().in_switch_reduction);
 }

@@ -19,6 +19,7 @@ TEST_CASE("auto picks the one-shot all-reduce for small messages and NVLS for la
   op.kind = model::OpKind::kCollective;
   op.collective = model::CollectiveKind::kAllReduce;
   op.group_size = 8;
+  op.algorithm = model::CollectiveAlgorithm::kAuto;
   op.tensor_bytes = 16 * 1024;
   CHECK(sim::plan_communication(op, 8, cost).algorithm == model::CollectiveAlgorithm::kDirect);
   op.tensor_bytes = 64.0 * 1024 * 1024;

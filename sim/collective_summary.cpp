@@ -1,0 +1,45 @@
+// Grouping of the collectives in simulated passes by how they ran.
+#include "sim/collective_summary.hpp"
+
+#include <cmath>
+
+#include "model/units.hpp"
+
+namespace tpsim::sim {
+
+std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes) {
+  std::vector<CollectiveRun> groups;
+  for (const PassTrace& pass : passes) {
+    if (!pass.timeline.plans) continue;
+    for (model::OpId id = 0; id < pass.graph.size(); ++id) {
+      const model::Op& op = pass.graph.op(id);
+      if (op.kind != model::OpKind::kCollective) continue;
+      const CommPlan& plan = (*pass.timeline.plans)[id];
+      const std::string how = ran_as(plan) + costed_by(plan) + plan.deviation;
+      bool found = false;
+      for (CollectiveRun& g : groups) {
+        if (g.pass == pass.label && g.kind == op.collective && g.tensor_bytes == op.tensor_bytes &&
+            g.ranks == pass.graph.tp() && ran_as(g.plan) + costed_by(g.plan) + g.plan.deviation == how) {
+          ++g.count;
+          found = true;
+          break;
+        }
+      }
+      if (!found) groups.push_back({pass.label, op.collective, op.tensor_bytes, pass.graph.tp(), plan, 1});
+    }
+  }
+  return groups;
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  const bool whole = std::abs(bytes - std::round(bytes)) < 1e-9;
+  return model::format_number(whole ? "%.0f" : "%.3g", bytes) + " " + units[u];
+}
+
+}  // namespace tpsim::sim
