@@ -2,6 +2,8 @@
 // NVLS, tree, network), copies, launches and the SM share of NCCL kernels.
 #include "calibrate/component_fits.hpp"
 
+#include "sim/nccl_tuner.hpp"
+
 #include <Eigen/Dense>
 #include <limits>
 #include <map>
@@ -283,6 +285,27 @@ void fit_call_latency(const std::vector<const Measurement*>& points, const sim::
       "fitted alone on ring all-reduces that run the low-latency regime (no all-gather / reduce-scatter ring to fit "
       "beside them), its per-step latencies and efficiencies kept from " +
       (out.base.empty() ? std::string("the defaults") : out.base);
+}
+
+void fit_call_latency_with_regime(const std::string& protocol, const std::vector<const Measurement*>& points,
+                                  const sim::GpuSpec& gpu, ProfileFit& out) {
+  const std::vector<RingSample> samples = ring_samples(points);
+  const double link = gpu.nvlink_Bps;
+  const double nccl_step_s = sim::nccl_ring_step_latency_s(true, *model::protocol_named(protocol));
+  const auto fit = [&](const std::vector<size_t>& index) {
+    return fit_ring_and_call(subset(samples, index), link, nccl_step_s);
+  };
+  const auto predict = [&](const RingCallFit& f, size_t i) {
+    return ring_seconds(f.params, samples[i], link, f.call_latency_s);
+  };
+  RingCallFit fitted;
+  out.fits.push_back(measure<RingCallFit>("nccl_call_latency", points, fit, predict, &fitted));
+  out.profile.nccl_call_latency_s = fitted.call_latency_s;
+  out.call_latency_source = "fitted with the ring's " + protocol + " regime (points that name their protocol)" +
+                            (fitted.step_latency_fitted ? std::string(" on two step counts")
+                                                        : ", its per-step latency held at NCCL's own " +
+                                                              model::format_number("%.1f", nccl_step_s * 1e6) +
+                                                              " us (one step count cannot tell the two apart)");
 }
 
 // The network transport of multi-node ring all-reduces (one rank and node count).

@@ -34,6 +34,11 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
 // Ring all-reduces, where no ring fit runs: nccl.call_latency alone, the profile's
 // ring regimes kept (the per-step costs of the same NVLink; the per-call cost of another software stack).
 void fit_call_latency(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
+// Ring points of one NCCL protocol ("ll", "ll128", "simple"), where no other fit told the call latency:
+// nccl.call_latency with that regime's line, the step latency NCCL's own per-step constant where the
+// points hold one step count.
+void fit_call_latency_with_regime(const std::string& protocol, const std::vector<const Measurement*>& points,
+                                  const sim::GpuSpec& gpu, ProfileFit& out);
 // Ring all-reduces across nodes of one system: the network section.
 void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out);
 // All-reduces run as tree: the tree section.

@@ -131,6 +131,16 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     // Two at least: one point would fit the constant exactly and say nothing of its error.
     if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
   }
+  // Points that name their protocol tell the call latency where nothing above did: with the
+  // lowest-latency regime measured.
+  if (out.call_latency_source.empty()) {
+    for (const char* protocol : {"ll", "ll128", "simple"}) {
+      const auto found = forced_rings.find(protocol);
+      if (found == forced_rings.end() || !two_sizes(found->second)) continue;
+      fit_call_latency_with_regime(protocol, found->second, gpu, out);
+      break;
+    }
+  }
   for (const auto& [protocol, points] : forced_rings) {
     if (!two_sizes(points)) continue;
     if (protocol == "simple") {
@@ -143,10 +153,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     fit_transport("nccl_" + protocol, points, gpu, *regime, out);
   }
   if (!simple_fitted) out.not_fitted.push_back("nccl");
-  if (two_sizes(one_shot)) {
-    fit_transport("one_shot", one_shot, gpu, out.profile.one_shot, out);
-  } else {
-    out.not_fitted.push_back("one_shot");
+  if (two_sizes(one_shot)) {  // optional, like two_shot and nvls: absent unless measured (or in the base)
+    out.profile.one_shot = sim::TransportParams{};
+    fit_transport("one_shot", one_shot, gpu, *out.profile.one_shot, out);
   }
   if (two_sizes(two_shot)) {
     out.profile.two_shot = sim::TransportParams{};

@@ -28,7 +28,10 @@ struct ComponentFit {
 
 struct ProfileFit {
   sim::CostProfile profile;
-  std::string base;  // where unfitted sections come from: empty for the built-in defaults
+  std::string base;  // where unfitted sections come from, for people: empty when every section is fitted or sourced
+  // The base as a profile's `base:` key names it (a GPU preset, or a profile file relative to the output);
+  // empty: none.
+  std::string base_ref;
   std::vector<ComponentFit> fits;
   std::vector<std::string> not_fitted;  // components that kept their defaults
   std::string fp8_source;               // how gemm.fp8_efficiency was found here (empty: kept from the base)

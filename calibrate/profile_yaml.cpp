@@ -7,6 +7,11 @@
 namespace tpsim::calibrate {
 namespace {
 
+// Not fitted (no measurement tells tile shapes): the shapes CUTLASS's default Hopper and Ampere bf16
+// kernels use, and the split-K rule of cuBLAS's heuristics as tpsim models them.
+constexpr const char* kTileSource =
+    "assumed: 128 x 256 output tiles per SM (64-row tiles for M <= 64), split-K while each split keeps 1024 of K";
+
 // A transport's latency and efficiency as the first lines of its section (`indent` deep, no final newline).
 std::string transport_lines(const sim::TransportParams& t, const std::string& indent = "  ") {
   return indent + "step_latency_us: " + model::format_number("%.6g", t.step_latency_s * 1e6) + "\n" + indent +
@@ -24,6 +29,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                   "`.\n# Fractions of peak are relative to " + fit.profile.gpu +
                   "'s preset; fitted values list their measurements' errors, the others say where they come from.\n";
   y += "gpu: " + target_gpu + "\n";
+  if (!fit.base_ref.empty()) y += "base: " + fit.base_ref + "\n";
   const auto fit_of = [&](const std::string& name) -> const ComponentFit* {
     for (const ComponentFit& c : fit.fits) {
       if (c.name == name) return &c;
@@ -31,13 +37,18 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     return nullptr;
   };
   // A section's fit: its points' errors, `indent` deep (a section inside a section: 4 spaces).
-  const auto fit_block = [&](const std::string& name, const std::string& indent = "  ",
-                             const std::string& key = "fit") {
+  // A section's fit: the values it fitted and its points' errors, `indent` deep (a section inside a
+  // section: 4 spaces).
+  const auto fit_block = [&](const std::string& name, const std::vector<std::string>& values,
+                             const std::string& indent = "  ", const std::string& key = "fit") {
     const ComponentFit* c = fit_of(name);
     if (!c && !fit.base.empty()) return indent + key + ": \"not fitted here: as in " + fit.base + "\"\n";
     // Not fitted: the section's source says what it would be fitted on.
-    if (!c) return indent + key + ": \"not fitted: no measurements; default value\"\n";
-    std::string b = indent + key + ":\n" + indent + "  points: " + std::to_string(c->errors.size()) + "\n" + indent +
+    if (!c) return indent + key + ": \"not fitted: no measurements\"\n";
+    std::string list;
+    for (const std::string& v : values) list += (list.empty() ? "" : ", ") + v;
+    std::string b = indent + key + ":\n" + indent + "  values: [" + list + "]\n" + indent +
+                    "  points: " + std::to_string(c->errors.size()) + "\n" + indent +
                     "  max_abs_error_pct: " + model::format_number("%.1f", c->max_abs_error_pct) + "\n";
     if (c->held_out_max_abs_error_pct >= 0) {
       b += indent + "  held_out_max_abs_error_pct: " + model::format_number("%.1f", c->held_out_max_abs_error_pct) +
@@ -50,7 +61,9 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   };
   const auto sms_source = [&]() -> std::string {
     const ComponentFit* c = fit_of("nccl_sms");
-    if (!c) return fit.base.empty() ? "assumed (measure with real/ overlap)" : "as in " + fit.base;
+    if (!c)
+      return fit.base.empty() ? "assumed: NCCL's 16 channels at one block each (measure with real/ overlap)"
+                              : "as in " + fit.base;
     return "fitted on " + std::to_string(c->errors.size()) +
            " GEMMs beside collectives (overlapped GEMM time, max error " +
            model::format_number("%.1f%%", c->max_abs_error_pct) + ")";
@@ -73,11 +86,16 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  overhead_us: " + model::format_number("%.6g", p.gemm.overhead_s * 1e6) +
        "\n  tile_m: " + std::to_string(p.gemm.tile_m) + "\n  tile_n: " + std::to_string(p.gemm.tile_n) +
        "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
-       "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n" +
-       (fit.gemm_source.empty() ? std::string() : "  source: \"" + fit.gemm_source + "\"\n") + fit_block("gemm");
+       "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n  tile_source: \"" +
+       (fit.base.empty() ? std::string(kTileSource) : "as in " + fit.base) + "\"\n" +
+       (fit.gemm_source.empty() ? std::string() : "  efficiency_source: \"" + fit.gemm_source + "\"\n") +
+       fit_block("gemm", {"efficiency", "hbm_efficiency", "overhead_us"});
   y += "memory:\n  hbm_efficiency: " + model::format_number("%.6g", p.memory.hbm_efficiency) +
        "\n  overhead_us: " + model::format_number("%.6g", p.memory.overhead_s * 1e6) +
-       "\n  source: \"the memory-bound rows of the GEMM fit\"\n";
+       "\n  source: \"the memory-bound rows of the GEMM fit\"\n" +
+       (fit_of("gemm") ? "  fit:\n    values: [hbm_efficiency, overhead_us]\n    points: " +
+                             std::to_string(fit_of("gemm")->errors.size()) + "\n"
+                       : fit_block("gemm", {}));
   const std::string attention_source =
       fit.attention_source.empty() ? "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal "
                                      "BF16 forward on H100 SXM, head dim 128"
@@ -93,11 +111,12 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
   // points of unknown protocol (Simple and one low-latency regime, the faster running).
   const bool simple_forced = fit_of("nccl_simple") != nullptr;
-  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) + "\n  source: \"" +
+  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) + "\n  sms_source: \"" +
+       sms_source() + "\"\n  source: \"" +
        (simple_forced ? "ring points run with NCCL_PROTO=Simple"
                       : "ring all-gather / reduce-scatter points, and ring all-reduces beside them (Simple protocol "
                         "regime)") +
-       "; sms " + sms_source() + "\"\n";
+       "\"\n";
   const std::string call_source =
       !fit.call_latency_source.empty() ? fit.call_latency_source
       : fit.base.empty() ? "not fitted: 0 (it needs ring points of two step counts: all-reduces beside all-gathers "
@@ -105,12 +124,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                          : "as in " + fit.base;
   y += "  call_latency_us: " + model::format_number("%.6g", p.nccl_call_latency_s * 1e6) +
        "\n  call_latency_source: \"" + call_source + "\"\n" +
-       (fit_of("nccl_call_latency") ? fit_block("nccl_call_latency", "  ", "call_latency_fit") : std::string());
+       (fit_of("nccl_call_latency") ? fit_block("nccl_call_latency", {"call_latency_us"}, "  ", "call_latency_fit")
+                                    : std::string());
   if (p.nccl_small) {
     y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") +
          "\n    source: \"the low-latency protocol regime (LL or LL128: the points do not say) of the ring fit on "
          "points of unknown protocol: the faster regime runs\"\n" +
-         (simple_forced && fit_of("nccl") ? fit_block("nccl", "    ") : std::string());
+         (simple_forced && fit_of("nccl") ? fit_block("nccl", {"step_latency_us", "link_efficiency"}, "    ")
+                                          : std::string());
   }
   for (const auto& [key, regime] : {std::pair{"ll", &p.nccl_ll}, std::pair{"ll128", &p.nccl_ll128}}) {
     if (!*regime) continue;
@@ -118,21 +139,30 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     y += std::string("  ") + key + ":\n" + transport_lines(**regime, "    ") + "\n    source: \"" +
          (fit_of(name) ? "ring points run with NCCL_PROTO=" + std::string(key == std::string("ll") ? "LL" : "LL128")
                        : "as in " + fit.base) +
-         "\"\n" + (fit_of(name) ? fit_block(name, "    ") : std::string());
+         "\"\n" + (fit_of(name) ? fit_block(name, {"step_latency_us", "link_efficiency"}, "    ") : std::string());
   }
-  y += fit_block(simple_forced ? "nccl_simple" : "nccl");
+  y += fit_block(simple_forced ? "nccl_simple" : "nccl", {"step_latency_us", "link_efficiency"});
   y += "copy_engine:\n" + transport_lines(p.copy_engine) + "\n  source: \"" +
        (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")
                                 : std::string("step latency assumed (measure with real/ memcpy)")) +
-       "\"\n" + fit_block("copy_engine");
-  y += "one_shot:\n" + transport_lines(p.one_shot) +
-       "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
-       "\n  source: \"max_bytes is vLLM's custom all-reduce default limit of 8 MiB\"\n" + fit_block("one_shot");
+       "\"\n" +
+       fit_block("copy_engine", fit.copy_latency_fitted ? std::vector<std::string>{"step_latency_us", "link_efficiency"}
+                                                        : std::vector<std::string>{"link_efficiency"});
+  if (p.one_shot) {
+    y += "one_shot:\n" + transport_lines(*p.one_shot) +
+         "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
+         "\n  max_bytes_source: \"vLLM's custom all-reduce default limit of 8 MiB\"\n  source: \"all-reduce points run "
+         "as "
+         "one-shot (custom all-reduce kernels)\"\n" +
+         fit_block("one_shot", {"step_latency_us", "link_efficiency"});
+  }
   if (p.two_shot) {
     y += "two_shot:\n" + transport_lines(*p.two_shot) +
          "\n  max_bytes: " + model::format_number("%.0f", p.two_shot_max_bytes) +
-         "\n  source: \"all-reduce points run as two-shot (custom all-reduce kernels); max_bytes as one_shot's\"\n" +
-         fit_block("two_shot");
+         "\n  max_bytes_source: \"as one_shot's: vLLM's custom all-reduce default limit of 8 MiB\"\n  source: "
+         "\"all-reduce "
+         "points run as two-shot (custom all-reduce kernels)\"\n" +
+         fit_block("two_shot", {"step_latency_us", "link_efficiency"});
   }
   if (p.nvls) {
     std::string min_ranks;
@@ -146,22 +176,25 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     }
     y += "nvls:\n" + transport_lines(*p.nvls) + min_ranks +
          "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
-         fit_block("nvls");
+         fit_block("nvls", {"step_latency_us", "link_efficiency"});
   }
   if (!fit.nvls_absent.empty()) y += "# no nvls section: " + fit.nvls_absent + "\n";
   if (p.network) {
     y += "network:\n" + transport_lines(*p.network) +
          "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "
          "nodes, striped over every NIC of the node\"\n" +
-         fit_block("network");
+         fit_block("network", {"step_latency_us", "link_efficiency"});
   }
   if (p.tree) {
     y += "tree:\n" + transport_lines(*p.tree) + "\n  chunk_bytes: " + model::format_number("%.0f", p.tree_chunk_bytes) +
-         "\n  source: \"all-reduces run as NCCL's tree (every hop, NVLink and NIC); chunk_bytes assumed: NCCL's 4 MiB "
-         "buffer over 8 steps, 8 channels\"\n" +
-         fit_block("tree");
+         "\n  chunk_bytes_source: \"assumed: NCCL's 4 MiB buffer over 8 steps, 8 channels\"\n  source: \"all-reduces "
+         "run as NCCL's tree (every hop, NVLink and NIC)\"\n" +
+         fit_block("tree", {"step_latency_us", "link_efficiency"});
   }
   const ComponentFit* launch_fit = fit_of("launch");
+  std::vector<std::string> launch_values;
+  if (fit.launch_host_fitted) launch_values = {"host_us", "stream_wait_us"};
+  if (fit.launch_gpu_fitted) launch_values.emplace_back("gpu_wait_us");
   const std::string host_source =
       fit.launch_host_fitted
           ? "host_us, stream_wait_us: chains of empty kernels launched one by one on one stream and alternating "
@@ -177,7 +210,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) +
        "\n  gpu_wait_us: " + model::format_number("%.6g", p.gpu_wait_s * 1e6) + "\n  source: \"" + host_source + "; " +
        gpu_source + "; workload.cuda_graphs removes host_us and stream_wait_us\"\n" +
-       (launch_fit ? fit_block("launch") : std::string());
+       (launch_fit ? fit_block("launch", launch_values) : std::string());
   return y;
 }
 

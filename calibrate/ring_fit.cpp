@@ -128,6 +128,36 @@ RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double
   return fit;
 }
 
+RingCallFit fit_ring_and_call(const std::vector<RingSample>& samples, double link_Bps, double step_latency_s) {
+  check_two_points(samples, "ring");
+  RingCallFit out;
+  if (step_counts(samples) >= 2) {
+    const std::optional<RingLine> line = fit_ring_line(samples, link_Bps, 0, true);
+    if (!line) throw InputError("a ring fit needs times that grow with the message size; these do not");
+    out.params = transport_of(*line);
+    out.call_latency_s = line->call_latency_s;
+    out.step_latency_fitted = true;
+    return out;
+  }
+  // t = c + steps L0 + steps S / (n B) k: c and k fitted, L0 given.
+  const auto n = static_cast<Eigen::Index>(samples.size());
+  Eigen::MatrixXd rows(n, 2);
+  Eigen::VectorXd offsets(n), t(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const RingSample& s = samples[static_cast<size_t>(i)];
+    const double steps = ring_steps(s);
+    rows(i, 0) = 1;
+    rows(i, 1) = steps * s.tensor_bytes / (s.ranks * link_Bps);
+    offsets(i) = steps * step_latency_s;
+    t(i) = s.seconds;
+  }
+  const Eigen::VectorXd p = relative_nonnegative_fit(rows, offsets, t);
+  if (!(p(1) > 0)) throw InputError("a ring fit needs times that grow with the message size; these do not");
+  out.params = {step_latency_s, 1.0 / p(1)};
+  out.call_latency_s = p(0);
+  return out;
+}
+
 RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps, double call_latency_s) {
   std::vector<RingSample> all_reduces = samples;  // two all-gather-like passes each
   for (RingSample& s : all_reduces) s.steps = 2 * (s.ranks - 1);

@@ -58,6 +58,17 @@ double ring_seconds(const sim::TransportParams& params, const RingSample& sample
 // The time of a ring collective sample under given regimes (the faster one).
 double ring_regimes_seconds(const RingRegimes& regimes, const RingSample& sample, double link_Bps);
 
+// A ring line with its call latency fitted: c, the per-step latency and the efficiency where the samples
+// hold two step counts (all-reduces beside all-gathers, or two rank counts); with one step count c and
+// the efficiency, the per-step latency held at `step_latency_s` (one step count cannot tell the two
+// apart). A latency that would come out negative is 0.
+struct RingCallFit {
+  sim::TransportParams params;
+  double call_latency_s = 0;
+  bool step_latency_fitted = false;
+};
+RingCallFit fit_ring_and_call(const std::vector<RingSample>& samples, double link_Bps, double step_latency_s);
+
 // Fits the network transport of ring all-reduces across nodes, where each step's slowest hop is the
 // one between nodes, striped over the node's NICs (node_nic_Bps in all, one direction):
 // t = c + 2 (n - 1) (latency + S / (n * node_nic_Bps * efficiency)).

@@ -18,17 +18,35 @@ namespace tpsim::cli {
 
 namespace {
 
-// --base: a profile file, or a GPU preset's default profile (named so in the profile written).
-std::optional<sim::CostProfile> base_profile(const std::string& base, std::string& base_name) {
-  if (base.empty()) return std::nullopt;
-  if (model::find_preset("gpus", base, "yaml")) {
-    std::optional<sim::CostProfile> profile = sim::default_profile(base);
+// What --base names: its profile, the name the written profile says it came from, and the `base:` key
+// that lets the written profile name it.
+struct Base {
+  std::optional<sim::CostProfile> profile;
+  std::string name;  // for people ("the default profile of h100-sxm")
+  std::string ref;   // a GPU preset, or the file relative to the output's folder; empty: none
+};
+
+// --base: "none", a GPU preset's default profile, a profile file, or (empty) the default profile of the GPU
+// the measurements ran on, where it has one.
+Base base_profile(const std::string& base, const std::string& measured_on, const std::string& out) {
+  if (base == "none") return {};
+  const std::string preset = base.empty() ? measured_on : base;
+  if (model::find_preset("gpus", preset, "yaml")) {
+    std::optional<sim::CostProfile> profile = sim::default_profile(preset);
+    if (!profile && base.empty()) return {};
     if (!profile) throw InputError("--base " + base + ": " + sim::no_default_profile_message(base));
-    base_name = "the default profile of " + base;
-    return profile;
+    return {profile, "the default profile of " + preset, preset};
   }
-  base_name = base;
-  return sim::load_profile_file(base);
+  // A shipped preset's file (scenarios/presets/profiles/h100-sxm.yaml) is named as that preset.
+  const std::filesystem::path path(base);
+  if (path.parent_path().generic_string().ends_with("presets/profiles") &&
+      model::find_preset("profiles", path.stem().string(), "yaml")) {
+    return {sim::load_profile_file(base), base, path.stem().string()};
+  }
+  const std::filesystem::path out_dir =
+      out == "-" ? std::filesystem::current_path() : std::filesystem::absolute(out).parent_path();
+  return {sim::load_profile_file(base), base,
+          std::filesystem::relative(std::filesystem::absolute(base), out_dir).generic_string()};
 }
 
 }  // namespace
@@ -39,9 +57,16 @@ int calibrate_fit(const CalibrateOptions& options) {
   const sim::GpuSpec gpu = gpu_preset(measured_on, "--measured-on");
   const std::string target = options.gpu.empty() ? measured_on : options.gpu;
   const sim::GpuSpec target_gpu = gpu_preset(target, "--gpu");
-  std::string base_name;
-  const std::optional<sim::CostProfile> base = base_profile(options.base, base_name);
-  calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu, base ? &*base : nullptr, base_name);
+  const Base base = base_profile(options.base, measured_on, options.out);
+  calibrate::ProfileFit fit = calibrate::fit_profile(all, gpu, base.profile ? &*base.profile : nullptr, base.name);
+  if (!base.profile && !fit.not_fitted.empty()) {
+    std::string missing;
+    for (const std::string& name : fit.not_fitted) missing += (missing.empty() ? "" : ", ") + name;
+    throw InputError("these measurements fit no " + missing + " section, and no base profile gives one (" +
+                     measured_on + " has no default profile" + (options.base == "none" ? ", and --base none" : "") +
+                     "): name one with --base (a GPU preset, e.g. h100-sxm, or a profile file)");
+  }
+  fit.base_ref = base.ref;
   calibrate::transfer_profile(fit, gpu, target_gpu);
   std::vector<std::string> names;
   for (const std::string& file : options.files) names.push_back(file);
@@ -51,8 +76,8 @@ int calibrate_fit(const CalibrateOptions& options) {
               << " fit nothing here (only multi-node points fit the network section whatever their GPU)\n";
   }
   for (const std::string& name : fit.not_fitted) {
-    std::cerr << "calibrate: no measurements for " << name << ": its "
-              << (base ? "values from " + base_name : std::string("default values")) << " stay (the profile says so)\n";
+    std::cerr << "calibrate: no measurements for " << name << ": its values from " << base.name
+              << " stay (the profile says so)\n";
   }
   return 0;
 }
@@ -76,11 +101,11 @@ int calibrate_report(const CalibrateOptions& options) {
   all.insert(all.end(), extra.begin(), extra.end());
   validation_only.resize(all.size(), true);
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
-  std::string base_name;
-  const std::optional<sim::CostProfile> base = base_profile(options.base, base_name);
+  const Base base = base_profile(options.base, measured_on, "-");
   std::cout << calibrate::validation_report(
       all, validation_only, gpu_preset(measured_on, "--measured-on"),
-      [](const std::string& name) { return gpu_preset(name, "measurement gpu"); }, base ? &*base : nullptr);
+      [](const std::string& name) { return gpu_preset(name, "measurement gpu"); },
+      base.profile ? &*base.profile : nullptr);
   return 0;
 }
 

@@ -155,15 +155,18 @@ int main(int argc, char** argv) {
   calibrate_app->require_subcommand(0, 1);
   calibrate_app
       ->add_option("measurements", calibrate.files,
-                   "Measurement JSON-lines files, or nccl-tests stdout logs (with --measured-on)")
+                   "Measurement JSON-lines files, or nccl-tests stdout logs (their GPU from their device lines, "
+                   "and what NCCL ran from NCCL's tuner where they do not say)")
       ->check(CLI::ExistingFile);
   calibrate_app->add_option("--gpu", calibrate.gpu, "GPU preset the profile is for (default: --measured-on)");
   calibrate_app->add_option("--measured-on", calibrate.measured_on,
-                            "GPU preset the measurements ran on (default: the GEMM points' GPU)");
+                            "GPU preset the measurements ran on (default: the GEMM points' GPU, or the GPU the "
+                            "measurements name most)");
   calibrate_app->add_option("-o,--out", calibrate.out, "Output profile YAML, or - for stdout")->capture_default_str();
   calibrate_app->add_option("--base", calibrate.base,
-                            "Sections the measurements do not fit come from this profile file, or from this GPU "
-                            "preset's default profile (default: built-in defaults)");
+                            "Sections the measurements do not fit come from this profile file, this GPU preset's "
+                            "default profile, or none (default: the measured GPU's default profile, where it has one; "
+                            "without a base every section must be fitted)");
   std::string convert_dir, convert_out;
   CLI::App* convert_app = calibrate_app->add_subcommand(
       "convert", "Convert the public CSV tables (calibrate/data/public) into measurement files");
@@ -174,7 +177,7 @@ int main(int argc, char** argv) {
   tpsim::cli::CalibrateOptions report;
   CLI::App* report_app = calibrate_app->add_subcommand(
       "report", "Predicted against measured for every measurement, in-sample and held out (markdown)");
-  report_app->add_option("measurements", report.files, "Measurement JSON-lines files")
+  report_app->add_option("measurements", report.files, "Measurement JSON-lines files, or nccl-tests logs")
       ->required()
       ->check(CLI::ExistingFile);
   report_app->add_option("--measured-on", report.measured_on, "GPU preset the measurements ran on");
@@ -184,7 +187,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   report_app->add_option(
       "--base", report.base,
-      "Both fits start from this profile file or GPU preset's default profile (as calibrate --base)");
+      "Both fits start from this profile file, GPU preset's default profile, or none (as calibrate --base)");
 
   tpsim::cli::ValidateOptions validate;
   CLI::App* validate_app = app.add_subcommand(

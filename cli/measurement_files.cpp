@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "calibrate/nccl_inference.hpp"
 #include "calibrate/nccl_tests_log.hpp"
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
@@ -34,17 +35,17 @@ sim::GpuSpec gpu_preset(const std::string& name, const std::string& what) {
   return sim::read_gpu_spec(reader, reader.parse_text(std::string(*text)));
 }
 
-// Measurement files, or nccl-tests logs (recognised by their header) attributed to `log_gpu`.
+// Measurement files, or nccl-tests logs (recognised by their header) attributed to `log_gpu`, or where it
+// is empty to the GPU their device lines name, NCCL's algorithm and protocol inferred where they do not say.
 std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files, const std::string& log_gpu) {
   std::vector<calibrate::Measurement> all;
   for (const std::string& file : files) {
     const std::string text = read_text(file);
     std::vector<calibrate::Measurement> some;
     if (calibrate::looks_like_nccl_tests_log(text)) {
-      if (log_gpu.empty()) {
-        throw InputError(file + ": an nccl-tests log names no tpsim GPU preset: pass --measured-on (e.g. h100-sxm)");
-      }
+      // The GPU its device lines name (or --measured-on); what NCCL ran where the log does not say.
       some = calibrate::parse_nccl_tests_log(text, file, log_gpu);
+      if (!some.empty()) calibrate::infer_nccl_choices(some, gpu_preset(some.front().gpu, file + ": its GPU"));
     } else {
       some = calibrate::read_measurements(file);
     }

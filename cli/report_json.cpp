@@ -77,16 +77,16 @@ Json scenario_json(const sim::ScenarioRun& run) {
         {"call_latency_s", p.nccl_call_latency_s}}},
       {"copy_engine",
        {{"step_latency_s", p.copy_engine.step_latency_s}, {"link_efficiency", p.copy_engine.link_efficiency}}},
-      {"one_shot",
-       {{"step_latency_s", p.one_shot.step_latency_s},
-        {"link_efficiency", p.one_shot.link_efficiency},
-        {"max_bytes", p.one_shot_max_bytes}}},
       {"launch", {{"host_s", p.host_launch_s}, {"stream_wait_s", p.stream_wait_s}, {"gpu_wait_s", p.gpu_wait_s}}}};
   const auto transport = [](const sim::TransportParams& t) {
     return Json{{"step_latency_s", t.step_latency_s}, {"link_efficiency", t.link_efficiency}};
   };
   if (p.gemm.fp8_efficiency) j["calibration"]["gemm"]["fp8_efficiency"] = *p.gemm.fp8_efficiency;
   if (p.attention.fp8_efficiency) j["calibration"]["attention"]["fp8_efficiency"] = *p.attention.fp8_efficiency;
+  if (p.one_shot) {
+    j["calibration"]["one_shot"] = transport(*p.one_shot);
+    j["calibration"]["one_shot"]["max_bytes"] = p.one_shot_max_bytes;
+  }
   if (p.nccl_small) j["calibration"]["nccl"]["small_messages"] = transport(*p.nccl_small);
   if (p.nccl_ll) j["calibration"]["nccl"]["ll"] = transport(*p.nccl_ll);
   if (p.nccl_ll128) j["calibration"]["nccl"]["ll128"] = transport(*p.nccl_ll128);
@@ -96,6 +96,14 @@ Json scenario_json(const sim::ScenarioRun& run) {
   }
   if (p.network) j["calibration"]["network"] = transport(*p.network);
   if (p.tree) j["calibration"]["tree"] = transport(*p.tree);
+  // Every value the run uses that no measurement fitted, with its stated source.
+  j["calibration"]["assumed"] = Json::array();
+  for (const auto& [key, source] : sim::assumed_values(p)) {
+    j["calibration"]["assumed"].push_back({{"value", key}, {"as_written", source.value}, {"source", source.source}});
+  }
+  if (run.scenario.calibration_as_is && p.gpu != run.gpu.name) {
+    j["calibration"]["transfer"] = "as_is: fitted for " + p.gpu + ", run unchanged on " + run.gpu.name;
+  }
   const model::Workload& w = s.workload;
   Json workload;
   workload["phase"] = model::to_string(w.phase);

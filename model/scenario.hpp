@@ -31,12 +31,13 @@ struct Scenario {
   std::string file;       // the scenario file as given
   std::string model_ref;  // preset name, hf_config path, or "inline"
   ArchSpec arch;
-  LocatedRef gpu;               // hardware.gpu: preset name or inline mapping
-  LocatedRef topology;          // hardware.topology
-  int nodes = 1;                // hardware.nodes (ib-rail)
-  double nic_GBps = 0;          // hardware.nic_GBps (ib-rail): each GPU's NIC, one direction; 0: the preset's
-  double oversubscription = 1;  // hardware.oversubscription (ib-rail): above the rail switches; 1: non-blocking
-  LocatedRef calibration;       // "default" or a profile file
+  LocatedRef gpu;                  // hardware.gpu: preset name or inline mapping
+  LocatedRef topology;             // hardware.topology
+  int nodes = 1;                   // hardware.nodes (ib-rail)
+  double nic_GBps = 0;             // hardware.nic_GBps (ib-rail): each GPU's NIC, one direction; 0: the preset's
+  double oversubscription = 1;     // hardware.oversubscription (ib-rail): above the rail switches; 1: non-blocking
+  LocatedRef calibration;          // "default", a GPU preset's profile, or a profile file
+  bool calibration_as_is = false;  // calibration.transfer: as_is (a profile of another GPU, unchanged)
   Workload workload;
   Parallelism parallelism;
   std::vector<Variant> variants;  // the first is the baseline

@@ -235,6 +235,27 @@ void reject_foreign_keys(const YamlReader& in, const YAML::Node& node, const std
   }
 }
 
+// calibration: default, a GPU preset's profile, a profile file, or {profile: ..., transfer: as_is}. Without
+// the key, errors about the default profile point at the GPU that needs one.
+void read_calibration(const YamlReader& in, const YAML::Node& root, Scenario& out) {
+  const YAML::Node node = root["calibration"];
+  if (!node) {
+    out.calibration = LocatedRef{"default", out.gpu.node};
+    return;
+  }
+  if (!node.IsMap()) {
+    out.calibration = LocatedRef{in.string(node, "calibration"), node};
+    return;
+  }
+  in.expect_map(node, "calibration", {"profile", "transfer"});
+  in.require(node, "profile", "calibration");
+  out.calibration = LocatedRef{in.string(node["profile"], "calibration.profile"), node["profile"]};
+  if (node["transfer"]) {
+    // as_is: a profile fitted on another GPU runs unchanged (tpsim calibrate --gpu carries one over instead).
+    out.calibration_as_is = in.choice(node["transfer"], "calibration.transfer", {"as_is"}) == "as_is";
+  }
+}
+
 Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, int tp) {
   const std::string context = "variants[" + std::to_string(index) + "]";
   in.expect_map(node, context, kVariantKeys);
@@ -343,9 +364,7 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
   if (root["model"]) read_model(in, root["model"], out);
   read_hardware(in, root["hardware"], out);
-  // Without a calibration key, errors about the default profile point at the GPU that needs one.
-  out.calibration = root["calibration"] ? LocatedRef{in.string(root["calibration"], "calibration"), root["calibration"]}
-                                        : LocatedRef{"default", out.gpu.node};
+  read_calibration(in, root, out);
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
   if (root["variants"]) {

@@ -76,7 +76,7 @@ CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
   }
   // All-reduce: every peer's whole tensor; all-gather / reduce-scatter: one 1/n block per peer.
   plan.message_bytes = op.collective == CollectiveKind::kAllReduce ? op.tensor_bytes : op.tensor_bytes / ranks;
-  plan.transport = cost.profile().one_shot;
+  plan.transport = *cost.profile().one_shot;
   return plan;
 }
 
@@ -223,7 +223,7 @@ std::string unavailable_reason(CollectiveAlgorithm algorithm, const model::Op& o
   switch (algorithm) {
     case CollectiveAlgorithm::kDirect:
       if (!one_domain) return name + " needs one NVLink domain, and " + std::to_string(ranks) + " ranks span nodes";
-      return "";
+      return profile.one_shot ? "" : missing("one_shot");
     case CollectiveAlgorithm::kTwoShot:
       if (!is_all_reduce(op)) return name + " is an all-reduce kernel";
       if (!one_domain) return name + " needs one NVLink domain, and " + std::to_string(ranks) + " ranks span nodes";
@@ -329,7 +329,8 @@ CommPlan fastest_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan best = ring_plan(op, ranks, cost);
   if (!is_all_reduce(op)) return best;
   std::vector<CommPlan> candidates;
-  if (custom_allowed && one_domain && op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
+  if (custom_allowed && possible(CollectiveAlgorithm::kDirect) &&
+      op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
     candidates.push_back(direct_plan(op, ranks, cost));
   }
   if (simple_allowed && possible(CollectiveAlgorithm::kNvls) && ranks >= cost.profile().nvls_min_ranks) {

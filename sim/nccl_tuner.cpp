@@ -295,6 +295,11 @@ std::vector<NcclOption> nccl_ranking(const NcclSystem& s, CollectiveKind kind, d
   return options;
 }
 
+double nccl_ring_step_latency_s(bool nvlink, Protocol protocol) {
+  const int p = protocol == Protocol::kLL ? kLL : protocol == Protocol::kLL128 ? kLL128 : kSimple;
+  return kHwLatency_us[nvlink ? kNvlink : kPci][kRing][p] * 1e-6;
+}
+
 std::string nccl_option_name(CollectiveAlgorithm algorithm, Protocol protocol) {
   const std::string proto = protocol == Protocol::kLL       ? "LL"
                             : protocol == Protocol::kLL128  ? "LL128"

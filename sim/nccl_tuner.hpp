@@ -54,6 +54,9 @@ NcclSystem nccl_system(const GpuSpec& gpu, const Fabric& fabric, int ranks);
 std::vector<NcclOption> nccl_ranking(const NcclSystem& system, model::CollectiveKind kind, double bytes,
                                      model::Protocol protocol = model::Protocol::kAuto);
 
+// NCCL's own latency per ring step of `protocol` (kLL, kLL128, kSimple) over NVLink or PCIe (hwLat).
+double nccl_ring_step_latency_s(bool nvlink, model::Protocol protocol);
+
 // "ring/LL", "nvls/Simple", ... as NCCL's logs name them.
 std::string nccl_option_name(model::CollectiveAlgorithm algorithm, model::Protocol protocol);
 

@@ -1,8 +1,11 @@
 // A calibration profile: every cost-model parameter, fitted from measurements or stated with a source.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "model/scenario.hpp"
 
@@ -38,9 +41,19 @@ struct TransportParams {
   double link_efficiency = 0.75;
 };
 
+// Where one profile value comes from: fitted on measurements, or the source its profile states (a
+// publication, an assumption, a base profile).
+struct ValueSource {
+  std::string value;  // as written
+  bool fitted = false;
+  std::string source;
+};
+
 struct CostProfile {
   std::string name;  // "default (h100-sxm)" or the file
   std::string gpu;   // the GPU preset it was fitted for
+  // "gemm.efficiency" -> where it comes from, for every value the profile (or its base) gives.
+  std::map<std::string, ValueSource> sources;
   GemmParams gemm;
   MemoryParams memory;
   AttentionParams attention;
@@ -61,7 +74,8 @@ struct CostProfile {
   TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
   // One-shot all-reduce (every rank reads every peer's tensor in one step, as vLLM's custom
   // all-reduce does); `auto` uses it for all-reduces up to one_shot_max_bytes when it is faster.
-  TransportParams one_shot{6e-6, 0.84};
+  // Absent unless measured.
+  std::optional<TransportParams> one_shot;
   double one_shot_max_bytes = 8.0 * 1024 * 1024;
   // Two-shot all-reduce (a direct reduce-scatter then a direct all-gather: two steps of a 1/n block
   // to and from every peer), as custom all-reduce kernels run it; `auto` uses it up to
@@ -103,7 +117,9 @@ const TransportParams* protocol_regime(const CostProfile& profile, model::Protoc
 // Why a forced `protocol` cannot run on `profile` (it has no such regime); empty when it can (auto too).
 std::string protocol_unavailable_reason(const CostProfile& profile, model::Protocol protocol);
 
-// Parses profile YAML text; `origin` names it in errors.
+// Parses profile YAML text; `origin` names it in errors (and is where a base file is looked for). A
+// profile gives every required value (gemm, memory, attention, nccl, copy_engine, launch) or names its
+// `base:` (a GPU preset's default profile, or a profile file), whose values it overrides key by key.
 CostProfile parse_profile(const std::string& text, const std::string& origin);
 // The embedded default profile of a GPU preset, if there is one.
 std::optional<CostProfile> default_profile(const std::string& gpu_name);
@@ -112,7 +128,13 @@ CostProfile load_profile_file(const std::string& path);
 // The error for a GPU without a default profile, listing those that have one.
 std::string no_default_profile_message(const std::string& gpu_name);
 
-// calibration: default (the embedded profile of `gpu_name`) or a profile file path.
+// calibration: default (the embedded profile of `gpu_name`), a GPU preset's name (its default profile),
+// or a profile file path relative to the scenario. A profile fitted for another GPU than `gpu_name` is
+// refused, unless the scenario says `transfer: as_is` (the run then reports it); `tpsim calibrate --gpu`
+// carries a profile over to another GPU with what their published figures say.
 CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name);
+
+// The values of `profile` that are not fitted, with their sources ("attention.efficiency" -> ...).
+std::vector<std::pair<std::string, ValueSource>> assumed_values(const CostProfile& profile);
 
 }  // namespace tpsim::sim

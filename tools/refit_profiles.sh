@@ -15,7 +15,7 @@ fit=(calibrate/data/measurements/gemm_h100_bf16.jsonl calibrate/data/measurement
      calibrate/data/measurements/small_allreduce_h100.jsonl calibrate/data/measurements/p2p_bandwidth.jsonl
      calibrate/data/measurements/allreduce_multinode_busbw.jsonl)
 for gpu in h100-sxm h800-sxm a100-sxm; do
-  "$tpsim" calibrate "${fit[@]}" --measured-on h100-sxm --gpu "$gpu" -o "scenarios/presets/profiles/$gpu.yaml"
+  "$tpsim" calibrate "${fit[@]}" --measured-on h100-sxm --gpu "$gpu" --base none -o "scenarios/presets/profiles/$gpu.yaml"
 done
 # H200: the H100 fit, except NVLS, fitted on the H200 sweep's NVLS rows and the NVLS rows of the
 # NVLS-on/off table (NCCL 2.27 on H200 streams faster than the H100 rows), whose 4-GPU ring with NVLS
@@ -30,7 +30,7 @@ done
 "$tpsim" calibrate calibrate/data/measurements/gemm_b200_bf16.jsonl calibrate/data/measurements/nvls_vs_ring_b200.jsonl \
   --measured-on b200 --gpu b200 \
   --base scenarios/presets/profiles/h100-sxm.yaml -o scenarios/presets/profiles/b200.yaml
-"$tpsim" calibrate report "${fit[@]}" --validate-only calibrate/data/measurements/allreduce_h200_busbw.jsonl \
+"$tpsim" calibrate report "${fit[@]}" --base none --validate-only calibrate/data/measurements/allreduce_h200_busbw.jsonl \
   calibrate/data/measurements/nvls_vs_ring_h200.jsonl calibrate/data/measurements/nvls_vs_ring_b200.jsonl \
   --measured-on h100-sxm > /tmp/tpsim_report.md
 # The H200 tables again against the h200 profile's own fit (as above: the H100 fit as its base).

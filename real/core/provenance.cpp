@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <optional>
+
+#include "calibrate/device_names.hpp"
 
 #ifndef TPSIM_VERSION
 #define TPSIM_VERSION "unknown"
@@ -72,16 +75,10 @@ std::string nccl_version_text(int code) {
 }
 
 std::string gpu_preset_for_device(const std::string& device_name) {
-  std::string lower = device_name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  auto has = [&lower](const char* part) { return lower.find(part) != std::string::npos; };
-  if (has("h200")) return "h200-sxm";
-  if (has("h800")) return "h800";
-  if (has("h100") && !has("pcie")) return "h100-sxm";
-  if (has("a100") && !has("pcie")) return "a100-sxm";
-  if (has("b200")) return "b200";
+  if (std::optional<std::string> preset = calibrate::gpu_preset_of_device(device_name)) return *preset;
   std::string slug;
-  for (char c : lower) slug += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  for (char c : device_name)
+    slug += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
   return slug;
 }
 

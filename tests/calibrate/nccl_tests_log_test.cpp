@@ -1,8 +1,11 @@
 // nccl-tests logs of several shapes import to the right sizes, times, ranks and bus bandwidths.
 #include <catch2/catch.hpp>
 
+#include "calibrate/device_names.hpp"
+#include "calibrate/nccl_inference.hpp"
 #include "calibrate/nccl_tests_log.hpp"
 #include "model/input_error.hpp"
+#include "test_support.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;
@@ -109,4 +112,90 @@ TEST_CASE("text that is not an nccl-tests log, or lacks what it needs, is reject
                     Contains("number of GPUs"));
   CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log("# nThread 1\n" + rank_lines(8, 8), "all_reduce.log", "h100-sxm"),
                     Contains("no result rows"));
+}
+
+TEST_CASE("device names map to the GPU presets that describe them, and other parts to none") {
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA H100 80GB HBM3") == "h100-sxm");
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA H200") == "h200-sxm");
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA H800") == "h800-sxm");
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA B200") == "b200");
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA A100-SXM4-80GB") == "a100-sxm");
+  for (const char* other : {"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A100-SXM4-40GB",
+                            "NVIDIA A100-PCIE-40GB", "NVIDIA GH200 480GB", "NVIDIA L40S", "Tesla V100-SXM2-32GB"}) {
+    INFO(other);
+    CHECK_FALSE(calibrate::gpu_preset_of_device(other));
+  }
+  // A log's GPU comes from its device lines when no preset is given.
+  const std::string log = "# Collective test starting: all_gather_perf\n# nThread 1 nGpus 8\n" + rank_lines(8, 8) +
+                          "    1048576        32768     float    none      -1    20.00   52.43   45.88      0    19.0  "
+                          "55.19  48.29      0\n";
+  CHECK(calibrate::parse_nccl_tests_log(log, "x.log", "")[0].gpu == "h100-sxm");
+}
+
+TEST_CASE("a log whose ranks run on different GPUs is refused at the line of the second one") {
+  std::string log = "# Collective test starting: all_gather_perf\n# nThread 1 nGpus 8\n" + rank_lines(8, 8) +
+                    "    1048576        32768     float    none      -1    20.00   52.43   45.88      0    19.0  "
+                    "55.19  48.29      0\n";
+  const size_t last = log.rfind("NVIDIA H100 80GB HBM3");
+  log.replace(last, 21, "NVIDIA H200");
+  CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log(log, "x.log", ""),
+                    Contains("x.log:10: ranks run on different GPUs") && Contains("NVIDIA H200"));
+}
+
+TEST_CASE("an old all_reduce log (redop without root, the largest error instead of #wrong) imports by its header") {
+  const std::string log =
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8388608 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "#\n# Using devices\n" +
+      rank_lines(8, 8) +
+      "#\n#                                                     out-of-place                       in-place\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "     8388608       2097152   float     sum    88.00   95.33  166.82  1e-07    87.00   96.42  168.74  2e-02\n";
+  const auto m = calibrate::parse_nccl_tests_log(log, "all_reduce_perf.log", "");
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].median_s == Approx(88e-6));
+  CHECK(m[1].median_s == Approx(87e-6));
+  CHECK(m[0].correct);        // a float sum's error of 1e-7
+  CHECK_FALSE(m[1].correct);  // 2% off is wrong
+  CHECK(m[0].busbw_GBps() == Approx(166.82).epsilon(2e-3));
+}
+
+TEST_CASE(
+    "a log row with a non-finite or negative time, a fractional size or a negative #wrong is refused at its line") {
+  const std::string head = "# Collective test starting: all_gather_perf\n# nThread 1 nGpus 8\n" + rank_lines(8, 8);
+  const auto row = [&](const std::string& size, const std::string& time, const std::string& wrong) {
+    return head + "    " + size + "        32768     float    none      -1    " + time + "   52.43   45.88      " +
+           wrong + "    19.0  55.19  48.29      0\n";
+  };
+  CHECK(calibrate::parse_nccl_tests_log(row("1048576", "20.0", "0"), "x.log", "").size() == 2);
+  CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log(row("1048576", "nan", "0"), "x.log", ""),
+                    Contains("x.log:11: column 6 is not a time"));
+  CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log(row("1048576", "inf", "0"), "x.log", ""), Contains("x.log:11:"));
+  CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log(row("1048576", "-3", "0"), "x.log", ""), Contains("x.log:11:"));
+  CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log(row("1048576.5", "20.0", "0"), "x.log", ""),
+                    Contains("x.log:11: column 1 is not a size"));
+  CHECK_THROWS_WITH(calibrate::parse_nccl_tests_log(row("1048576", "20.0", "-1"), "x.log", ""),
+                    Contains("x.log:11: column 9 is not a count of wrong elements"));
+}
+
+TEST_CASE("what a log does not name is NCCL's tuner choice; a forced algorithm keeps it and takes NCCL's protocol") {
+  const std::string body =
+      "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 8\n" + rank_lines(8, 8) +
+      "       65536        16384     float     sum      -1    20.00    3.28    5.73      0    19.0  "
+      "3.45  6.04      0\n"
+      "    67108864     16777216     float     sum      -1   400.00  167.77  293.60      0   399.0  "
+      "168.19  294.34      0\n";
+  const sim::GpuSpec h100 = test::gpu_preset("h100-sxm");
+  auto plain = calibrate::parse_nccl_tests_log(body, "x.log", "");
+  calibrate::infer_nccl_choices(plain, h100);
+  CHECK(plain[0].algorithm == "ring");  // 64 KiB: ring/LL
+  CHECK(plain[0].protocol == "ll");
+  CHECK(plain[2].algorithm == "nvls");  // 64 MiB: NVLS/Simple
+  CHECK(plain[2].protocol == "simple");
+  CHECK_THAT(plain[0].provenance["nccl_choice"].get<std::string>(), Contains("ring/LL"));
+  auto ring =
+      calibrate::parse_nccl_tests_log("x [0] NCCL INFO NCCL_ALGO set by environment to Ring\n" + body, "x.log", "");
+  calibrate::infer_nccl_choices(ring, h100);
+  CHECK(ring[2].algorithm == "ring");   // forced
+  CHECK(ring[2].protocol == "simple");  // NCCL's protocol for a 64 MiB ring
 }

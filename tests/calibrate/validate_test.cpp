@@ -185,7 +185,7 @@ TEST_CASE("GEMMs overlapped with collectives fit nccl.sms: the simulator's own s
   const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"), &h100, "h100");
   CHECK(fit.profile.nccl_sms == 24);
   const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"overlap.jsonl"});
-  CHECK(yaml.find("sms fitted on 6 GEMMs beside collectives") != std::string::npos);
+  CHECK(yaml.find("sms_source: \"fitted on 6 GEMMs beside collectives") != std::string::npos);
 }
 
 TEST_CASE("peer copies of several sizes fit the copy engine's step latency and efficiency") {

@@ -93,17 +93,18 @@ TEST_CASE("every GPU preset loads and has a default profile") {
 }
 
 TEST_CASE("a profile with a bad value, an unknown key or a half-given section is refused with its location") {
-  const std::string good = "gpu: h100-sxm\nnccl:\n  step_latency_us: 6\n  link_efficiency: 0.75\n";
+  const std::string good = "gpu: h100-sxm\nbase: h100-sxm\nnccl:\n  step_latency_us: 6\n  link_efficiency: 0.75\n";
   CHECK(sim::parse_profile(good, "p.yaml").nccl.link_efficiency == 0.75);
   CHECK_THROWS_WITH(sim::parse_profile(good + "  ll:\n    step_latency_us: 1\n", "p.yaml"),
-                    Catch::Contains("p.yaml:6:") && Catch::Contains("needs the key 'link_efficiency'"));
-  CHECK_THROWS_WITH(sim::parse_profile(good + "nvls: {link_efficiency: 0.5}\n", "p.yaml"),
-                    Catch::Contains("p.yaml:5:") && Catch::Contains("step_latency_us"));
+                    Catch::Contains("p.yaml:7:") && Catch::Contains("needs the key 'link_efficiency'"));
+  CHECK_THROWS_WITH(sim::parse_profile("gpu: h100-sxm\nbase: a100-sxm\nnvls: {link_efficiency: 0.5}\n", "p.yaml"),
+                    Catch::Contains("p.yaml:3:") && Catch::Contains("step_latency_us"));  // a100-sxm has no nvls
   CHECK_THROWS_WITH(sim::parse_profile(good + "  ll129: {step_latency_us: 1, link_efficiency: 0.3}\n", "p.yaml"),
-                    Catch::Contains("p.yaml:5:") && Catch::Contains("ll129"));
+                    Catch::Contains("p.yaml:6:") && Catch::Contains("ll129"));
   CHECK_THROWS_WITH(
-      sim::parse_profile("gpu: h100-sxm\nnccl:\n  step_latency_us: 6\n  link_efficiency: 1.5\n", "p.yaml"),
-      Catch::Contains("p.yaml:4:") && Catch::Contains("link_efficiency"));
+      sim::parse_profile("gpu: h100-sxm\nbase: h100-sxm\nnccl:\n  step_latency_us: 6\n  link_efficiency: 1.5\n",
+                         "p.yaml"),
+      Catch::Contains("p.yaml:5:") && Catch::Contains("link_efficiency"));
   const sim::CostProfile both =
       sim::parse_profile(good +
                              "  ll: {step_latency_us: 1, link_efficiency: 0.3}\n  ll128: {step_latency_us: 3, "
@@ -113,11 +114,13 @@ TEST_CASE("a profile with a bad value, an unknown key or a half-given section is
   REQUIRE(both.nccl_ll128);
   CHECK(both.nccl_ll->step_latency_s == Approx(1e-6));
   CHECK(sim::protocol_regime(both, model::Protocol::kLL128)->link_efficiency == 0.7);
-  CHECK(sim::protocol_regime(both, model::Protocol::kLowLatency) == nullptr);
-  CHECK(sim::parse_profile(good, "p.yaml").nccl_call_latency_s == 0);  // absent: none
+  const sim::CostProfile base = *sim::default_profile("h100-sxm");
+  // What the file does not give comes from its base, key by key: the unlabelled regime, the call latency.
+  CHECK(sim::protocol_regime(both, model::Protocol::kLowLatency)->link_efficiency == base.nccl_small->link_efficiency);
+  CHECK(sim::parse_profile(good, "p.yaml").nccl_call_latency_s == base.nccl_call_latency_s);
   CHECK(sim::parse_profile(good + "  call_latency_us: 12\n", "p.yaml").nccl_call_latency_s == Approx(12e-6));
   CHECK_THROWS_WITH(sim::parse_profile(good + "  call_latency_us: -1\n", "p.yaml"),
-                    Catch::Contains("p.yaml:5:") && Catch::Contains("call_latency_us"));
+                    Catch::Contains("p.yaml:6:") && Catch::Contains("call_latency_us"));
 }
 
 TEST_CASE("a ring runs the low-latency protocol regime for small messages and Simple for large ones") {

@@ -37,7 +37,7 @@ TEST_CASE("a one-shot all-reduce takes latency + (n-1) S / (B eff) on an idle no
   model::ProgramBuilder b(graph, 2.0);
   b.set_collective_algorithm(model::CollectiveAlgorithm::kDirect);
   b.collective("ar", model::CollectiveKind::kAllReduce, bytes, "", {});
-  const sim::TransportParams& t = cost.profile().one_shot;
+  const sim::TransportParams& t = *cost.profile().one_shot;
   const double expected = t.step_latency_s + (n - 1) * bytes / (cost.gpu().nvlink_Bps * t.link_efficiency);
   CHECK(sim::simulate(graph, cost).makespan_s == Approx(expected).epsilon(1e-6));
 }
