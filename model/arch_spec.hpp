@@ -9,7 +9,7 @@ namespace tpsim::model {
 
 struct ArchSpec {
   std::string name;          // preset name or config path
-  std::string model_type;    // Hugging Face "model_type" (llama, qwen2, qwen3, ...)
+  std::string model_type;    // Hugging Face "model_type": llama, mistral, qwen2 or qwen3
   int64_t hidden = 0;        // hidden_size
   int64_t intermediate = 0;  // intermediate_size (FFN width of one SwiGLU branch)
   int64_t heads = 0;         // num_attention_heads (query heads)
@@ -18,7 +18,7 @@ struct ArchSpec {
   int64_t layers = 0;        // num_hidden_layers
   int64_t vocab = 0;         // vocab_size
   bool qk_norm = false;      // Qwen3: RMSNorm on q and k heads before RoPE
-  bool qkv_bias = false;     // Qwen2: bias on the q/k/v projections
+  bool qkv_bias = false;     // Qwen2: bias on the q/k/v projections (built into the model type)
   std::string source;        // where the numbers come from
 };
 

@@ -1,4 +1,5 @@
-// Reads a Hugging Face config.json (or an embedded model preset in the same format) into an ArchSpec.
+// Reads a Hugging Face config.json (or an embedded model preset in the same format) into an ArchSpec;
+// refuses model_types and architecture keys tpsim does not model (docs/scenarios.md, "model").
 #pragma once
 
 #include <string>

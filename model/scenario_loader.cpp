@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "model/hf_config.hpp"
+#include "model/inline_model.hpp"
 #include "model/input_error.hpp"
 #include "model/scenario.hpp"
 #include "model/yaml_reader.hpp"
@@ -22,43 +23,11 @@ const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
                                                "order",      "boundary_overlap", "delta",  "dtp_collective",
                                                "collective", "protocol"};
-const std::vector<std::string> kInlineModelKeys = {
-    "name",     "model_type",        "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
-    "head_dim", "num_hidden_layers", "vocab_size",  "hf_config"};
 
 std::string resolve_relative(const std::string& scenario_file, const std::string& path) {
   const std::filesystem::path p(path);
   if (p.is_absolute()) return path;
   return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
-}
-
-ArchSpec read_inline_model(const YamlReader& in, const YAML::Node& node) {
-  in.expect_map(node, "model", kInlineModelKeys);
-  ArchSpec arch;
-  arch.name = node["name"] ? in.string(node["name"], "model.name") : "inline";
-  arch.model_type = node["model_type"] ? in.string(node["model_type"], "model.model_type") : "llama";
-  for (const char* key :
-       {"hidden_size", "intermediate_size", "num_attention_heads", "num_hidden_layers", "vocab_size"}) {
-    in.require(node, key, "an inline model");
-  }
-  arch.hidden = in.positive_int(node["hidden_size"], "model.hidden_size");
-  arch.intermediate = in.positive_int(node["intermediate_size"], "model.intermediate_size");
-  arch.heads = in.positive_int(node["num_attention_heads"], "model.num_attention_heads");
-  arch.layers = in.positive_int(node["num_hidden_layers"], "model.num_hidden_layers");
-  arch.vocab = in.positive_int(node["vocab_size"], "model.vocab_size");
-  arch.kv_heads = node["num_key_value_heads"]
-                      ? in.positive_int(node["num_key_value_heads"], "model.num_key_value_heads")
-                      : arch.heads;
-  if (arch.heads % arch.kv_heads != 0) {
-    in.fail(node["num_key_value_heads"], "model.num_key_value_heads must divide num_attention_heads");
-  }
-  if (!node["head_dim"] && arch.hidden % arch.heads != 0) {
-    in.fail(node["num_attention_heads"], "model.num_attention_heads must divide hidden_size when head_dim is absent");
-  }
-  arch.head_dim = node["head_dim"] ? in.positive_int(node["head_dim"], "model.head_dim") : arch.hidden / arch.heads;
-  arch.qk_norm = arch.model_type == "qwen3";
-  arch.source = in.file() + " (inline)";
-  return arch;
 }
 
 void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {

@@ -9,16 +9,13 @@
 #include "model/presets.hpp"
 
 namespace tpsim::model {
-namespace {
 
-std::string show(const YAML::Node& node) {
+std::string YamlReader::show(const YAML::Node& node) {
   if (node.IsScalar()) return "'" + node.Scalar() + "'";
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a mapping";
   return "nothing";
 }
-
-}  // namespace
 
 YAML::Node YamlReader::parse_text(const std::string& text) const {
   try {

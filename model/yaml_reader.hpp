@@ -21,6 +21,8 @@ class YamlReader {
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const;
   std::string where(const YAML::Node& at) const;
+  // A node as messages show it: 'scalar', a list, a mapping or nothing.
+  static std::string show(const YAML::Node& node);
 
   // Requires a mapping whose keys are all in `allowed`; `context` names it ("workload").
   void expect_map(const YAML::Node& node, const std::string& context, const std::vector<std::string>& allowed) const;

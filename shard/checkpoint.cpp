@@ -71,13 +71,19 @@ class WeightReader {
   std::string origin_;
 };
 
+// The key's value, or `fallback` when it is absent or null (load_hf_config_file checked its type).
+template <typename T>
+T value_or(const nlohmann::json& j, const char* key, T fallback) {
+  return j.contains(key) && !j.at(key).is_null() ? j.at(key).get<T>() : fallback;
+}
+
 void read_extras(const std::string& config_path, Checkpoint& c) {
   std::ifstream in(config_path);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) throw InputError(config_path + ": not JSON");
-  c.rms_eps = j.value("rms_norm_eps", 1e-6);
-  c.rope_theta = j.value("rope_theta", 10000.0);
-  c.tied_embeddings = j.value("tie_word_embeddings", false);
+  c.rms_eps = value_or(j, "rms_norm_eps", 1e-6);
+  c.rope_theta = value_or(j, "rope_theta", 10000.0);
+  c.tied_embeddings = value_or(j, "tie_word_embeddings", false);
 }
 
 }  // namespace

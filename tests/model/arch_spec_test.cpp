@@ -41,14 +41,15 @@ TEST_CASE("a config.json file is read and its errors name the file, line and col
   {
     std::ofstream out(path);
     out << "{\n  \"hidden_size\": 2048,\n  \"intermediate_size\": \"big\",\n  \"num_attention_heads\": 16,\n"
-           "  \"num_hidden_layers\": 4,\n  \"vocab_size\": 1000\n}\n";
+           "  \"num_hidden_layers\": 4,\n  \"vocab_size\": 1000,\n  \"model_type\": \"llama\"\n}\n";
   }
   CHECK_THROWS_WITH(model::load_hf_config_file(path),
                     Contains(path + ":3:3") && Contains("intermediate_size") && Contains("positive integer"));
   {
     std::ofstream out(path);
     out << "{\n  \"hidden_size\": 2048,\n  \"intermediate_size\": 8192,\n  \"num_attention_heads\": 16,\n"
-           "  \"num_key_value_heads\": 4,\n  \"num_hidden_layers\": 4,\n  \"vocab_size\": 1000\n}\n";
+           "  \"num_key_value_heads\": 4,\n  \"num_hidden_layers\": 4,\n  \"vocab_size\": 1000,\n"
+           "  \"model_type\": \"llama\"\n}\n";
   }
   const model::ArchSpec arch = model::load_hf_config_file(path);
   CHECK(arch.head_dim == 2048 / 16);

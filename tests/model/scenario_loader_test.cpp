@@ -102,6 +102,35 @@ TEST_CASE("an inline model mapping and an hf_config path are both accepted") {
   CHECK_THROWS_WITH(model::parse_scenario(hf, "dir/s.yaml"), Contains("dir/s.yaml:2:20:") && Contains("no such file"));
 }
 
+TEST_CASE("an inline model without model_type is a Llama layer, and one with a type follows the config.json rules") {
+  const std::string shapes =
+      "hidden_size: 1024, intermediate_size: 4096, num_attention_heads: 16, num_hidden_layers: 4, vocab_size: 1000";
+  const model::Scenario plain =
+      model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: {" + shapes + "}"), "s.yaml");
+  CHECK(plain.arch.model_type == "llama");
+  CHECK_FALSE(plain.arch.qk_norm);
+  CHECK_FALSE(plain.arch.qkv_bias);
+  const model::Scenario qwen3 = model::parse_scenario(
+      replace(kValid, "model: llama-3.1-8b", "model: {model_type: qwen3, " + shapes + "}"), "s.yaml");
+  CHECK(qwen3.arch.qk_norm);
+  const model::Scenario qwen2 = model::parse_scenario(
+      replace(kValid, "model: llama-3.1-8b", "model: {model_type: qwen2, " + shapes + "}"), "s.yaml");
+  CHECK(qwen2.arch.qkv_bias);
+  // "model: {model_type: " is 20 characters: the value starts at column 21 of line 2.
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: {model_type: gemma2, " + shapes + "}"),
+                            "s.yaml"),
+      Contains("s.yaml:2:21:") && Contains("\"gemma2\" is not modelled") &&
+          Contains("valid: llama, mistral, qwen2, qwen3"));
+  const std::string deep = replace(shapes, "num_hidden_layers: 4", "num_hidden_layers: 1025");
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: {" + deep + "}"), "s.yaml"),
+                    Contains("s.yaml:2:") && Contains("num_hidden_layers is 1025, above tpsim's limit of 1024"));
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: {" + shapes + ", sliding_window: 4096}"),
+                            "s.yaml"),
+      Contains("unknown key 'sliding_window' in model") && Contains("valid keys: name, model_type"));
+}
+
 TEST_CASE("a malformed inference workload is rejected with what is valid") {
   const std::string decode = R"(model: llama-3.1-8b
 hardware: {gpu: h100-sxm}

@@ -123,3 +123,14 @@ TEST_CASE("checkpoints with a wrong tensor shape, and tokens outside the vocabul
   CHECK_THROWS_WITH(read_calibration_tokens(tokens, false, 40), Catch::Contains("token 1 is 99, outside"));
   CHECK(read_calibration_tokens(tokens, true, 256).size() == 8);
 }
+
+TEST_CASE("a checkpoint config's null norm epsilon, RoPE base and tying read as transformers' defaults") {
+  const std::string dir = write_tiny_checkpoint("tpsim_tiny_nulls", TinyModel{}, 1);
+  std::ofstream(dir + "/config.json") << R"({"model_type": "qwen3", "hidden_size": 16, "intermediate_size": 24,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "num_hidden_layers": 2, "vocab_size": 40,
+    "rms_norm_eps": null, "rope_theta": null, "tie_word_embeddings": null})";
+  const Checkpoint c = read_checkpoint(dir);
+  CHECK(c.rms_eps == 1e-6);
+  CHECK(c.rope_theta == 10000);
+  CHECK_FALSE(c.tied_embeddings);
+}

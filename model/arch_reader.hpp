@@ -1,0 +1,41 @@
+// Reads an ArchSpec from a model config's keys (a config.json or a scenario's inline mapping): the
+// model_type allow-list, the shape keys with their types and limits, and the rules between them.
+// Where the keys come from and how an error is located is the ArchSource's business.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/arch_spec.hpp"
+
+namespace tpsim::model {
+
+// The Hugging Face model_types whose layers tpsim builds: llama, mistral, qwen2, qwen3.
+const std::vector<std::string>& modelled_model_types();
+
+// A model config's keys with typed, located access. A key whose value is null counts as absent.
+class ArchSource {
+ public:
+  virtual ~ArchSource() = default;
+  virtual bool has(const std::string& key) const = 0;
+  // The value as an integer (saturated to the int64 range), or nothing when it is not an integer.
+  virtual std::optional<int64_t> integer(const std::string& key) const = 0;
+  // The value as text, or nothing when it is not a string.
+  virtual std::optional<std::string> text(const std::string& key) const = 0;
+  // The value as the user wrote it, for messages.
+  virtual std::string shown(const std::string& key) const = 0;
+  // Throws InputError located at the key's value (at the whole config when the key is absent).
+  [[noreturn]] virtual void fail(const std::string& key, const std::string& what) const = 0;
+};
+
+// What an absent model_type means: a config.json must name it (transformers refuses one that does
+// not); a scenario's inline mapping of shapes is a Llama-style layer.
+enum class MissingModelType { kRefuse, kLlama };
+
+// model_type, the shape keys, head_dim and the KV grouping, and the flags the model_type implies
+// (QK-norm, q/k/v biases). Leaves name and source to the caller.
+ArchSpec read_arch(const ArchSource& source, MissingModelType missing);
+
+}  // namespace tpsim::model

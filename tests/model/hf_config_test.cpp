@@ -1,0 +1,205 @@
+// config.json reading: the model_type allow-list, refused architecture keys, key types and shape limits,
+// on configs with the keys of the Hugging Face Hub's (tests/model/hf_configs/).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/arch_reader.hpp"
+#include "model/hf_config.hpp"
+#include "model/hf_keys.hpp"
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kConfigs = std::string(TPSIM_SOURCE_DIR) + "/tests/model/hf_configs/";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A Hub config with some keys set (values as JSON text), written one key per line.
+std::string edited(const std::string& file, const std::vector<std::pair<std::string, std::string>>& keys) {
+  nlohmann::json config = nlohmann::json::parse(read_text(kConfigs + file));
+  for (const auto& [key, value] : keys) config[key] = nlohmann::json::parse(value);
+  return config.dump(2);
+}
+
+std::string llama_with(const std::string& key, const std::string& value) {
+  return edited("llama-3.1-8b.json", {{key, value}});
+}
+
+model::ArchSpec parse(const std::string& text) {
+  return model::parse_hf_config(text, "c.json", "c");
+}
+
+// "c.json:line:col:" of the key's quoted name, where errors about the key point.
+std::string at_key(const std::string& text, const std::string& key) {
+  const size_t at = text.find("\"" + key + "\"");
+  REQUIRE(at != std::string::npos);
+  const size_t line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+  const size_t line_start = text.rfind('\n', at);
+  const size_t column = line_start == std::string::npos ? at + 1 : at - line_start;
+  return "c.json:" + std::to_string(line) + ":" + std::to_string(column) + ":";
+}
+
+// Refused at the key, naming it with its value, and saying what it means and that it is not modelled.
+void check_refused(const std::string& key, const std::string& value, const std::string& meaning) {
+  const std::string text = llama_with(key, value);
+  INFO(key);
+  CHECK_THROWS_WITH(parse(text), Contains(at_key(text, key)) && Contains("\"" + key + "\": " + value) &&
+                                     Contains(meaning) && Contains("does not model yet"));
+}
+
+}  // namespace
+
+TEST_CASE("tpsim models llama, mistral, qwen2 and qwen3, and every model preset is one of them") {
+  const std::vector<std::string> modelled = {"llama", "mistral", "qwen2", "qwen3"};
+  CHECK(model::modelled_model_types() == modelled);
+  for (const std::string& name : model::preset_names("models")) {
+    const model::ArchSpec arch = model::load_model_preset(name);
+    INFO(name);
+    CHECK(std::find(modelled.begin(), modelled.end(), arch.model_type) != modelled.end());
+  }
+}
+
+TEST_CASE("the Hub configs of Llama 3.1, Qwen2, Qwen3 and Mistral v0.3 load with their shapes and flags") {
+  const model::ArchSpec llama = model::load_hf_config_file(kConfigs + "llama-3.1-8b.json");
+  CHECK(llama.head_dim == 4096 / 32);
+  CHECK_FALSE(llama.qkv_bias);
+  CHECK_FALSE(llama.qk_norm);
+  // Qwen2 carries a sliding_window that use_sliding_window: false turns off, and built-in q/k/v biases.
+  const model::ArchSpec qwen2 = model::load_hf_config_file(kConfigs + "qwen2-7b.json");
+  CHECK(qwen2.kv_heads == 4);
+  CHECK(qwen2.qkv_bias);
+  const model::ArchSpec qwen3 = model::load_hf_config_file(kConfigs + "qwen3-8b.json");
+  CHECK(qwen3.head_dim == 128);
+  CHECK(qwen3.qk_norm);
+  const model::ArchSpec mistral = model::load_hf_config_file(kConfigs + "mistral-7b-v0.3.json");
+  CHECK(mistral.model_type == "mistral");
+  CHECK(mistral.vocab == 32768);
+}
+
+TEST_CASE("a config.json of an unmodelled model_type is refused at the key with the valid ones") {
+  const std::string gemma = llama_with("model_type", "\"gemma2\"");
+  CHECK_THROWS_WITH(parse(gemma), Contains(at_key(gemma, "model_type")) && Contains("\"gemma2\" is not modelled") &&
+                                      Contains("valid: llama, mistral, qwen2, qwen3"));
+  const std::string number = llama_with("model_type", "5");
+  CHECK_THROWS_WITH(parse(number), Contains(at_key(number, "model_type")) && Contains("must be a string, got 5"));
+}
+
+TEST_CASE("a config.json without model_type is refused, as transformers refuses it") {
+  nlohmann::json config = nlohmann::json::parse(read_text(kConfigs + "llama-3.1-8b.json"));
+  config.erase("model_type");
+  CHECK_THROWS_WITH(parse(config.dump(2)),
+                    Contains("c.json: missing key \"model_type\"") && Contains("llama, mistral, qwen2, qwen3"));
+}
+
+TEST_CASE("a sliding window in effect is refused by name: Mistral v0.1's, and Qwen's from max_window_layers on") {
+  const std::string mistral_path = kConfigs + "mistral-7b-v0.1.json";
+  const std::string mistral = read_text(mistral_path);
+  CHECK_THROWS_WITH(model::parse_hf_config(mistral, "c.json", "m"),
+                    Contains(at_key(mistral, "sliding_window")) && Contains("\"sliding_window\": 4096") &&
+                        Contains("sliding-window attention") && Contains("does not model yet"));
+  // Qwen2 applies the window to layers max_window_layers.. num_hidden_layers - 1 (28 layers).
+  CHECK_NOTHROW(parse(edited("qwen2-7b.json", {{"use_sliding_window", "true"}, {"max_window_layers", "28"}})));
+  const std::string qwen = edited("qwen2-7b.json", {{"use_sliding_window", "true"}, {"max_window_layers", "20"}});
+  CHECK_THROWS_WITH(parse(qwen), Contains(at_key(qwen, "sliding_window")) && Contains("\"sliding_window\": 131072"));
+  CHECK_NOTHROW(parse(edited("mistral-7b-v0.1.json", {{"sliding_window", "null"}})));
+}
+
+TEST_CASE("hybrid and linear attention keys are refused by name") {
+  const std::string next = read_text(kConfigs + "qwen3-next-80b-a3b.json");
+  CHECK_THROWS_WITH(parse(next), Contains("\"full_attention_interval\": 4") && Contains("hybrid stack"));
+  for (const char* key : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                          "linear_value_head_dim", "linear_conv_kernel_dim"}) {
+    check_refused(key, "16", "linear-attention");
+  }
+  check_refused("layer_types", R"(["full_attention","linear_attention"])", "other than full_attention");
+  check_refused("layer_types", R"(["sliding_attention","full_attention"])", "other than full_attention");
+  CHECK_NOTHROW(parse(llama_with("layer_types", R"(["full_attention","full_attention"])")));
+}
+
+TEST_CASE("MoE keys are refused by name, and 0 or null means no experts") {
+  const std::string qwen3_moe = read_text(kConfigs + "qwen3-30b-a3b.json");
+  CHECK_THROWS_WITH(parse(qwen3_moe),
+                    Contains(at_key(qwen3_moe, "num_experts")) && Contains("\"num_experts\": 128") && Contains("MoE"));
+  for (const char* key :
+       {"num_experts", "num_local_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+        "n_shared_experts", "shared_expert_intermediate_size", "decoder_sparse_step", "first_k_dense_replace"}) {
+    check_refused(key, "8", "MoE");
+    CHECK_NOTHROW(parse(llama_with(key, "0")));
+    CHECK_NOTHROW(parse(llama_with(key, "null")));
+  }
+}
+
+TEST_CASE("multi-head latent attention keys are refused by name") {
+  // DeepSeek-V2-Lite is MoE as well; the first refused key in the table order names it.
+  CHECK_THROWS_WITH(model::load_hf_config_file(kConfigs + "deepseek-v2-lite.json"),
+                    Contains("\"n_routed_experts\": 64"));
+  for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"}) {
+    check_refused(key, "64", "multi-head latent attention");
+  }
+  CHECK_NOTHROW(parse(llama_with("q_lora_rank", "null")));  // DeepSeek-V2-Lite's: no query compression
+}
+
+TEST_CASE("o_proj and MLP biases are refused, and false biases or tied embeddings are accepted") {
+  check_refused("attention_bias", "true", "q/k/v/o projections");
+  check_refused("mlp_bias", "true", "gate/up/down projections");
+  CHECK_NOTHROW(parse(llama_with("attention_bias", "false")));
+  // Tied embeddings share the embedding and LM-head weights; no TP layer changes.
+  CHECK(parse(llama_with("tie_word_embeddings", "true")).hidden == 4096);
+}
+
+TEST_CASE("a mistyped known key is refused at its location with the type it needs") {
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* needs;
+  };
+  for (const Case& c : {Case{"rms_norm_eps", R"("x")", "rms_norm_eps must be a positive number"},
+                        Case{"rope_theta", "-1", "rope_theta must be a positive number"},
+                        Case{"tie_word_embeddings", R"("yes")", "tie_word_embeddings must be true or false"},
+                        Case{"use_sliding_window", "1", "use_sliding_window must be true or false"},
+                        Case{"sliding_window", R"("4k")", "sliding_window must be a positive integer"},
+                        Case{"max_window_layers", "-2", "max_window_layers must be an integer >= 0"},
+                        Case{"max_position_embeddings", "0", "max_position_embeddings must be a positive integer"},
+                        Case{"hidden_act", "5", "hidden_act must be a string"},
+                        Case{"rope_scaling", "3", "rope_scaling must be an object"},
+                        Case{"layer_types", R"("full_attention")", "layer_types must be a list of strings"},
+                        Case{"hidden_size", "4096.0", "hidden_size must be a positive integer"},
+                        Case{"num_key_value_heads", R"("8")", "num_key_value_heads must be a positive integer"}}) {
+    const std::string text = llama_with(c.key, c.value);
+    INFO(c.key);
+    CHECK_THROWS_WITH(parse(text), Contains(at_key(text, c.key)) && Contains(c.needs));
+  }
+}
+
+TEST_CASE("shape values are range-checked before narrowing: huge, wrapped and negative values name the limit") {
+  const int64_t layer_limit = 1024;  // docs/scenarios.md
+  CHECK(parse(llama_with("num_hidden_layers", std::to_string(layer_limit))).layers == layer_limit);
+  const std::string deep = llama_with("num_hidden_layers", std::to_string(layer_limit + 1));
+  CHECK_THROWS_WITH(parse(deep), Contains(at_key(deep, "num_hidden_layers")) &&
+                                     Contains("num_hidden_layers is 1025, above tpsim's limit of 1024"));
+  // 2^64 - 1 and 2^63 would wrap to -1 and INT64_MIN in an int64; both are refused as too large.
+  const std::string hidden_limit = std::to_string(int64_t{1} << 17);
+  for (const char* huge : {"18446744073709551615", "9223372036854775808"}) {
+    CHECK_THROWS_WITH(parse(llama_with("hidden_size", huge)), Contains("above tpsim's limit of " + hidden_limit));
+  }
+  CHECK_THROWS_WITH(parse(llama_with("vocab_size", "-4")), Contains("vocab_size must be a positive integer, got -4"));
+  CHECK_THROWS_WITH(parse(llama_with("head_dim", "1e30")), Contains("head_dim must be a positive integer"));
+}
+
+TEST_CASE("docs/scenarios.md names every modelled model_type and every refused key") {
+  const std::string docs = read_text(std::string(TPSIM_SOURCE_DIR) + "/docs/scenarios.md");
+  for (const std::string& type : model::modelled_model_types()) CHECK_THAT(docs, Contains("`" + type + "`"));
+  for (const std::string& key : model::unmodelled_keys()) CHECK_THAT(docs, Contains("`" + key + "`"));
+}
