@@ -1,6 +1,9 @@
 // The simulator's side of a composite measurement (overlap, async_tp, dtp from real/): the same
 // experiment built as rank programs, simulated with a cost model, and its times read off the same way
-// real/ measures them (each part alone, together, the baseline).
+// real/ measures them (each part alone, together, the baseline). Async-TP pipelines and DTP chains are
+// built by the code scenarios run (model/async_tp.*, model/dtp.*): the pipeline of tp_mode async against
+// tp_mode sp's all-gather + GEMM or GEMM + reduce-scatter, the chain of GEMM modules of tp_mode dtp with
+// the point's delta against delta 0 (blocking TP).
 // Not modelled (reported as skipped with the reason): fp8 GEMMs where the GPU or profile has no fp8
 // rate, async-TP chunk counts that do not divide.
 #pragma once
@@ -8,6 +11,7 @@
 #include <string>
 
 #include "calibrate/measurement.hpp"
+#include "model/layer_graph.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
 
@@ -30,5 +34,8 @@ std::string composite_not_modelled(const Measurement& m, const sim::CostModel& c
 // Predicts a composite measurement (InputError if composite_not_modelled says why).
 CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& cost,
                                       const sim::EngineOptions& options);
+
+// The rank programs an async_tp or dtp point is predicted from: the measured run, or its baseline.
+model::LayerGraph composite_graph(const Measurement& m, bool baseline);
 
 }  // namespace tpsim::calibrate

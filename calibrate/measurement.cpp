@@ -110,7 +110,12 @@ void read_composite(const LineReader& in, Measurement& m) {
     m.pattern = "chain";
     m.ranks = in.count("ranks", 2);
     m.modules = in.count("modules", 1);
-    m.delta = in.count("delta", 1);
+    if (in.text_or("delta_convention", "") != kDtpDeltaConvention) {
+      in.fail("a dtp point without \"delta_convention\": \"" + std::string(kDtpDeltaConvention) +
+              "\" was written by an older tpsim-real, whose delta D is a scenario's D - 1 and whose chain reduced "
+              "every module instead of ending with a final all-reduce; measure it again with this tpsim-real");
+    }
+    m.delta = in.count("delta", 0);
   }
 }
 
@@ -234,6 +239,7 @@ void write_composite_fields(const Measurement& m, Json& j) {
   } else {
     j["modules"] = m.modules;
     j["delta"] = m.delta;
+    j["delta_convention"] = kDtpDeltaConvention;
   }
   j["baseline_s"] = m.baseline_s;
 }

@@ -26,8 +26,13 @@ namespace tpsim::calibrate {
 //     partner_alone_s, gemm_overlapped_s; baseline_s = gemm_alone_s + partner_alone_s.
 //   "async_tp": pattern allgather_gemm or gemm_reducescatter of the unsharded GEMM m x n x k over
 //     `ranks` GPUs in `chunks` chunks over `transport` (nccl, copy_engine); baseline: unchunked.
-//   "dtp": a chain of `modules` GEMMs (per-rank m x n x k) whose all-reduces are waited for `delta`
-//     modules later, over `ranks` GPUs; baseline: each all-reduce blocks.
+//   "dtp": a chain of `modules` GEMMs (per-rank m x n x k) over `ranks` GPUs run as a scenario's
+//     tp_mode dtp runs its modules with that `delta` (model/dtp_schedule.hpp: module j's all-reduce is
+//     added by module j + 1 + delta; delta 0 is blocking TP); baseline: blocking TP. Lines carry
+//     "delta_convention": "scenario"; older lines counted delta from 1 for blocking TP and ran another
+//     chain, and are refused.
+inline constexpr const char* kDtpDeltaConvention = "scenario";
+
 struct Measurement {
   std::string kind;
   std::string gpu;

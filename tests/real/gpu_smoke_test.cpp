@@ -82,7 +82,13 @@ int main(int argc, char** argv) {
     run({"async-tp", "--pattern", "allgather_gemm", "--pattern", "gemm_reducescatter", "--transport", "nccl",
          "--transport", "copy_engine", "--chunks", n, "--shape", "1024x1024x512"},
         out("async_tp.jsonl"));
-    run({"dtp", "--delta", "1", "--delta", "2", "--modules", "4", "--shape", "512x1024x512"}, out("dtp.jsonl"));
+    const auto dtp_points =
+        run({"dtp", "--delta", "0", "--delta", "1", "--modules", "4", "--shape", "512x1024x512"}, out("dtp.jsonl"));
+    // delta 0 is blocking TP timed against itself: a speedup of 1 up to noise (a third either way allowed).
+    if (dtp_points.size() != 2 || dtp_points[0].speedup() < 0.75 || dtp_points[0].speedup() > 1.33) {
+      std::cerr << "FAILED: dtp --delta 0 should time blocking TP twice\n";
+      ++failures;
+    }
   } else {
     std::cout << "one GPU: the collective, async-tp and dtp runs need two and were not run\n";
   }
