@@ -69,7 +69,7 @@ CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& 
 }
 
 // async_tp points as a scenario's layers run them: the pipelined run is tp_mode async (real/ runs NCCL
-// pipelines as rings of send/recv steps, copy-engine ones as direct pulls), its baseline tp_mode sp.
+// pipelines as rings of send/recv calls, copy-engine ones as direct pulls), its baseline tp_mode sp.
 model::LayerContext async_context(const Measurement& m, bool pipelined) {
   model::LayerContext ctx;
   ctx.tokens = m.m;
@@ -128,6 +128,7 @@ model::LayerGraph composite_graph(const Measurement& m, bool baseline) {
     return graph;
   }
   b.set_module(-1);
+  b.set_exchanges_as_nccl_calls(m.transport == "nccl");
   const model::LayerContext ctx = async_context(m, !baseline);
   if (m.pattern == "allgather_gemm") {
     model::gather_then_gemm(b, ctx, "ag_gemm", shape, std::nullopt);

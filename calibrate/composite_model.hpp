@@ -3,7 +3,8 @@
 // real/ measures them (each part alone, together, the baseline). Async-TP pipelines and DTP chains are
 // built by the code scenarios run (model/async_tp.*, model/dtp.*): the pipeline of tp_mode async against
 // tp_mode sp's all-gather + GEMM or GEMM + reduce-scatter, the chain of GEMM modules of tp_mode dtp with
-// the point's delta against delta 0 (blocking TP).
+// the point's delta against delta 0 (blocking TP). real/'s NCCL pipelines issue one ncclSend/ncclRecv
+// group per step, so each of their steps is an NCCL send/recv call paying NCCL's per-call latency.
 // Not modelled (reported as skipped with the reason): fp8 GEMMs where the GPU or profile has no fp8
 // rate, async-TP chunk counts that do not divide.
 #pragma once

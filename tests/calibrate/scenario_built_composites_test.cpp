@@ -1,7 +1,7 @@
 // tpsim validate builds async-TP pipelines and DTP chains with the scenario code (model/async_tp.*,
 // model/dtp.*). The builders it used before are kept here as the reference: where the two describe the
 // same experiment they simulate the same times; where they differ, the difference is the one intended
-// (the DTP chain's end).
+// (the DTP chain's end, NCCL's per-call latency on each send/recv step of real/'s NCCL pipelines).
 #include <catch2/catch.hpp>
 
 #include "calibrate/composite_model.hpp"
@@ -96,6 +96,12 @@ Measurement dtp_point(int modules, int delta) {
   return m;
 }
 
+sim::CostModel cost_with_call_latency(double seconds) {
+  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  profile.nccl_call_latency_s = seconds;
+  return sim::CostModel(test::gpu_preset("h100-sxm"), profile);
+}
+
 }  // namespace
 
 TEST_CASE("validate's blocking DTP baseline is the hand-written one, to the nanosecond") {
@@ -123,7 +129,7 @@ TEST_CASE("validate's DTP chain runs every module whose share is added when the 
   }
 }
 
-TEST_CASE("validate's async-TP pipelines and baselines are the hand-written ones") {
+TEST_CASE("validate's async-TP pipelines and baselines are the hand-written ones where no NCCL call is made per step") {
   const sim::CostModel cost = test::h100_cost();
   for (const char* transport : {"nccl", "copy_engine"}) {
     for (const char* pattern : {"allgather_gemm", "gemm_reducescatter"}) {
@@ -134,8 +140,34 @@ TEST_CASE("validate's async-TP pipelines and baselines are the hand-written ones
       const double baseline = sim::simulate(calibrate::composite_graph(m, true), cost, kOptions).makespan_s;
       CHECK(baseline ==
             Approx(sim::simulate(hand_written_async_baseline(m), cost, kOptions).makespan_s).epsilon(1e-12));
+      if (m.transport != "copy_engine") continue;
       const double pipelined = sim::simulate(calibrate::composite_graph(m, false), cost, kOptions).makespan_s;
       CHECK(pipelined == Approx(sim::simulate(hand_written_pipeline(m), cost, kOptions).makespan_s).epsilon(1e-12));
     }
   }
+}
+
+TEST_CASE("real/'s NCCL pipeline steps are send/recv calls: each pays NCCL's call latency, none when it is zero") {
+  Measurement m = test::composite("async_tp", "allgather_gemm", 2048, 3584, 4096, 8);
+  m.chunks = 16;
+  m.transport = "nccl";
+  const model::LayerGraph built = calibrate::composite_graph(m, false);
+  int calls = 0;
+  for (const model::Op& op : built.ops()) {
+    if (op.kind != model::OpKind::kCollective) continue;
+    CHECK(op.collective == model::CollectiveKind::kSendRecv);
+    ++calls;
+  }
+  const int steps = (m.ranks - 1) * (m.chunks / m.ranks);  // each piece of each other rank's shard, one hop each
+  CHECK(calls == steps);
+  const sim::CostModel free_calls = cost_with_call_latency(0);
+  const double device_steps = sim::simulate(hand_written_pipeline(m), free_calls, kOptions).makespan_s;
+  CHECK(sim::simulate(built, free_calls, kOptions).makespan_s == Approx(device_steps).epsilon(1e-12));
+  // Small GEMM pieces: the ring's calls follow one another on the communication stream, so the latency
+  // adds up along it: at least one call's worth, at most every call's.
+  const double latency = 20e-6;
+  const double with_calls = sim::simulate(built, cost_with_call_latency(latency), kOptions).makespan_s;
+  const double without = sim::simulate(hand_written_pipeline(m), cost_with_call_latency(latency), kOptions).makespan_s;
+  CHECK(with_calls >= without + latency * (1 - 1e-9));
+  CHECK(with_calls <= without + steps * latency * (1 + 1e-9));
 }
