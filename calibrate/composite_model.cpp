@@ -117,6 +117,10 @@ CompositePrediction predict_composite(const Measurement& m, const sim::CostModel
   return p;
 }
 
+sim::EngineOptions composite_engine_options(const sim::CostProfile& profile) {
+  return sim::launch_options(profile, true);
+}
+
 model::LayerGraph composite_graph(const Measurement& m, bool baseline) {
   if (m.kind != "async_tp" && m.kind != "dtp") throw InputError(m.origin + ": not an async_tp or dtp point");
   model::LayerGraph graph(m.ranks);

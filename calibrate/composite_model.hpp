@@ -36,6 +36,11 @@ std::string composite_not_modelled(const Measurement& m, const sim::CostModel& c
 CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& cost,
                                       const sim::EngineOptions& options);
 
+// How the engine runs a composite's programs: tpsim-real queues each iteration whole behind a spinning
+// kernel before the GPU starts it, so its times hold no host launch or stream-wait time (as a CUDA
+// graph's replay), only the GPU's own wait between streams.
+sim::EngineOptions composite_engine_options(const sim::CostProfile& profile);
+
 // The rank programs an async_tp or dtp point is predicted from: the measured run, or its baseline.
 model::LayerGraph composite_graph(const Measurement& m, bool baseline);
 

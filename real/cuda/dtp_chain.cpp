@@ -14,12 +14,6 @@ int slots_for(int delta) {
   return delta + 1;
 }
 
-cudaEvent_t ordering_event() {
-  cudaEvent_t e = nullptr;
-  TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  return e;
-}
-
 }  // namespace
 
 DtpChain::DtpChain(Rank& rank, const DtpConfig& config, uint64_t seed)
@@ -60,11 +54,11 @@ void* DtpChain::slot(const DeviceBuffer& buffer, int module) const {
 
 void DtpChain::begin() {
   TPSIM_CUDA(cudaMemcpyAsync(h_.get(), h0_.get(), h_.bytes(), cudaMemcpyDeviceToDevice, rank_.compute));
-  region_.begin();
+  region_.begin([this](cudaStream_t stream) { enqueue_barrier(rank_, stream); });
 }
 
-void DtpChain::end() {
-  region_.end();
+bool DtpChain::end() {
+  return region_.end();
 }
 
 double DtpChain::elapsed_s() const {

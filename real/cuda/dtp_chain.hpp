@@ -8,7 +8,8 @@
 //     before its GEMM; the last delta + 1 modules reduce nothing (no module would add it), and an
 //     all-reduce of H ends the chain (the final reduction of a dtp pass).
 // The same chain is run with its all-reduces on the compute stream (nothing overlaps) as the reference:
-// the overlapped chain must give the same H.
+// the overlapped chain must give the same H. Each run is queued whole behind a spinning kernel, after a
+// barrier across ranks (real/core/queue_ahead.hpp).
 #pragma once
 
 #include <memory>
@@ -17,8 +18,8 @@
 #include "model/dtp_schedule.hpp"
 #include "real/core/gemm_shapes.hpp"
 #include "real/cuda/comm_team.hpp"
-#include "real/cuda/event_timer.hpp"
 #include "real/cuda/gemm_op.hpp"
+#include "real/cuda/queued_region.hpp"
 
 namespace tpsim::real {
 
@@ -36,9 +37,11 @@ class DtpChain {
   DtpChain(const DtpChain&) = delete;
   DtpChain& operator=(const DtpChain&) = delete;
 
-  // Resets H to the chain's input (outside any timed region), then records the start.
+  // Resets H to the chain's input (outside any timed region), then queues the barrier, the spin and
+  // the start.
   void begin();
-  void end();
+  // Returns whether the iteration was late (queued_region.hpp).
+  bool end();
   double elapsed_s() const;
 
   // The chain with delta 0.
@@ -62,7 +65,7 @@ class DtpChain {
   std::vector<DeviceBuffer> weights_;
   std::vector<cudaEvent_t> produced_, arrived_;
   cudaEvent_t residual_done_ = nullptr;
-  StreamRegion region_;
+  QueuedRegion region_;
 };
 
 }  // namespace tpsim::real

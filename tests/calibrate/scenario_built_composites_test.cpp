@@ -104,6 +104,17 @@ sim::CostModel cost_with_call_latency(double seconds) {
 
 }  // namespace
 
+TEST_CASE("validate simulates composites without host launch time, as tpsim-real queues them behind a spin") {
+  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  profile.host_launch_s = 4e-6;
+  profile.stream_wait_s = 1.5e-6;
+  profile.gpu_wait_s = 1e-6;
+  const sim::EngineOptions options = calibrate::composite_engine_options(profile);
+  CHECK(options.host_launch_s == 0);
+  CHECK(options.stream_wait_s == 0);
+  CHECK(options.gpu_wait_s == 1e-6);
+}
+
 TEST_CASE("validate's blocking DTP baseline is the hand-written one, to the nanosecond") {
   const sim::CostModel cost = test::h100_cost();
   const Measurement m = dtp_point(8, 2);

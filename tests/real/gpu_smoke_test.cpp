@@ -37,6 +37,17 @@ std::vector<tpsim::calibrate::Measurement> run(std::vector<std::string> argv, co
   for (const auto& p : points) {
     if (!p.correct) std::cerr << "FAILED: " << o.command << ": a point failed its correctness check\n";
     failures += p.correct ? 0 : 1;
+    // NVML's view with every point: recorded, or why not (printed: a GPU machine should have NVML).
+    if (!p.gpu_state.recorded) std::cout << o.command << ": GPU state not recorded: " << p.gpu_state.why_not << "\n";
+    if (!p.gpu_state.recorded && p.gpu_state.why_not.empty()) {
+      std::cerr << "FAILED: " << o.command << ": a point carries no gpu_state\n";
+      ++failures;
+    }
+    // Composites are queued behind a spin: each says how many samples were late.
+    if (p.is_composite() && !p.details.contains("late_samples")) {
+      std::cerr << "FAILED: " << o.command << ": a composite point lacks details.late_samples\n";
+      ++failures;
+    }
   }
   if (status != 0) {
     std::cerr << "FAILED: " << o.command << " exited " << status << "\n";

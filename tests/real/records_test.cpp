@@ -19,7 +19,8 @@ PointContext context() {
   Provenance p = host_provenance({"tpsim-real", "gemm", "--shape", "64x64x64"});
   p.device.name = "NVIDIA H200";
   p.device.sm_count = 132;
-  return PointContext{"h200-sxm", to_json(p), summarize({1e-3, 1.1e-3, 0.9e-3, 1.05e-3}), 4, 2e-3, true};
+  return PointContext{"h200-sxm", to_json(p),  summarize({1e-3, 1.1e-3, 0.9e-3, 1.05e-3}), 4, 2e-3, true,
+                      {},         std::nullopt};
 }
 
 Measurement round_trip(const Measurement& m) {
