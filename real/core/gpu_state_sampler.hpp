@@ -20,7 +20,9 @@ calibrate::GpuState summarize_gpu_state(const std::vector<GpuReading>& readings,
 
 class GpuStateSampler {
  public:
-  // Every 50 ms: a few readings on the shortest points, about twenty a second on long ones.
+  // Every 50 ms (assumed): a few readings on the shortest points, twenty a second on long ones. NVML's
+  // power reading is itself an average over 1 s on Ampere and newer GPUs (its API reference for
+  // nvmlDeviceGetPowerUsage, A100 excepted), so faster polling would add little.
   static constexpr double kPeriodS = 0.05;
 
   GpuStateSampler(const NvmlReader& nvml, std::vector<std::string> pci_bus_ids, double period_s = kPeriodS);

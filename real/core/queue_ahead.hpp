@@ -30,10 +30,14 @@ std::vector<QueuedAction> queued_iteration_plan(int other_streams, bool barrier)
 
 class QueueAhead {
  public:
-  // Before the first iteration: room for a thousand launches at 5 us.
+  // Before the first iteration (a warm-up): room for a thousand launches at 5 us, above the 4 us per
+  // launch the default profiles assume (launch.host_us).
   static constexpr double kFirstSpinS = 5e-3;
+  // Assumed: slack for a host thread that stalls while it queues. Twice the longest enqueue covers the
+  // enqueue varying by as much again; a late sample doubles the margin, so a slower host gets more.
   static constexpr double kMarginS = 1e-3;
-  // A spin never lasts longer: a GPU that idles this long between samples has clocked down anyway.
+  // A bound that only catches a runaway: the longest chain (4096 modules, about six calls each at 5 us)
+  // queues in about 0.12 s.
   static constexpr double kMaxSpinS = 1.0;
 
   double spin_s() const { return spin_s_; }
