@@ -1,9 +1,11 @@
-// Rank programs of the composite experiments, mirroring real/'s streams and dependencies.
+// Rank programs of the composite experiments: overlap pairs on the program builder's streams, async-TP
+// pipelines and DTP chains from the scenario code (model/async_tp.*, model/dtp.*).
 #include "calibrate/composite_model.hpp"
 
 #include <algorithm>
 
 #include "model/async_tp.hpp"
+#include "model/dtp.hpp"
 #include "model/input_error.hpp"
 #include "model/program_builder.hpp"
 #include "sim/isolated_run.hpp"
@@ -66,85 +68,29 @@ CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& 
   return p;
 }
 
-model::LayerContext async_context(const Measurement& m, bool chunked) {
+// async_tp points as a scenario's layers run them: the pipelined run is tp_mode async (real/ runs NCCL
+// pipelines as rings of send/recv calls, copy-engine ones as direct pulls), its baseline tp_mode sp.
+model::LayerContext async_context(const Measurement& m, bool pipelined) {
   model::LayerContext ctx;
   ctx.tokens = m.m;
   ctx.local_tokens = m.m / m.ranks;
   ctx.elem_bytes = model::kBf16Bytes;
-  ctx.variant.mode = model::TpMode::kAsync;
-  ctx.variant.chunks = chunked ? m.chunks : 1;
-  // real/ runs NCCL pipelines as rings of send/recv kernels and copy-engine ones as direct pulls.
+  ctx.variant.mode = pipelined ? model::TpMode::kAsync : model::TpMode::kSp;
+  ctx.variant.chunks = m.chunks;
   ctx.variant.transport = m.transport == "nccl" ? model::Transport::kSm : model::Transport::kCopyEngine;
   ctx.variant.order = m.transport == "nccl" ? model::ChunkOrder::kRing : model::ChunkOrder::kDirect;
   return ctx;
 }
 
-CompositePrediction predict_async_tp(const Measurement& m, const sim::CostModel& cost,
-                                     const sim::EngineOptions& options) {
-  const model::GemmShape shape{m.m, m.n, m.k};
-  const bool gather = m.pattern == "allgather_gemm";
-  model::LayerGraph pipelined(m.ranks), baseline(m.ranks);
-  {
-    model::ProgramBuilder b(pipelined, model::kBf16Bytes);
-    b.set_gemm_fp8(m.dtype == "fp8");
-    b.set_module(-1);
-    const model::LayerContext ctx = async_context(m, true);
-    if (gather) {
-      model::async_gather_gemm(b, ctx, "ag_gemm", shape, std::nullopt, std::nullopt);
-    } else {
-      model::async_gemm_scatter(b, ctx, "gemm_rs", shape, {});
-    }
-  }
-  {
-    model::ProgramBuilder b(baseline, model::kBf16Bytes);
-    b.set_gemm_fp8(m.dtype == "fp8");
-    b.set_module(-1);
-    if (gather) {
-      const model::OpId ag = b.collective("allgather", model::CollectiveKind::kAllGather,
-                                          static_cast<double>(m.m * m.k) * model::kBf16Bytes, "", {});
-      b.gemm("gemm", shape, {ag});
-    } else {
-      const model::OpId gemm = b.gemm("gemm", shape, {});
-      b.collective("reducescatter", model::CollectiveKind::kReduceScatter,
-                   static_cast<double>(m.m * m.n) * model::kBf16Bytes, "", {gemm});
-    }
-  }
-  CompositePrediction p;
-  p.time_s = sim::simulate(pipelined, cost, options).makespan_s;
-  p.baseline_s = sim::simulate(baseline, cost, options).makespan_s;
-  return p;
-}
-
-// real/'s DTP chain: module l's GEMM, its all-reduce on the communication stream, its own partial
-// added at once, and the others' share of module l + 1 - delta added before the next GEMM. delta 0
-// stands for blocking TP (each all-reduce waited for and added at once).
-double simulate_chain(const Measurement& m, int delta, const sim::CostModel& cost, const sim::EngineOptions& options) {
-  model::LayerGraph graph(m.ranks);
-  model::ProgramBuilder b(graph, model::kBf16Bytes);
-  b.set_gemm_fp8(m.dtype == "fp8");
-  b.set_module(-1);
-  const model::GemmShape shape{m.m, m.n, m.k};
-  const double state = static_cast<double>(m.m * m.n) * model::kBf16Bytes;
-  const double elements = static_cast<double>(m.m * m.n);
-  std::vector<model::OpId> reduced;
-  for (int l = 0; l < m.modules; ++l) {
-    const std::string name = "module" + std::to_string(l);
-    const model::OpId gemm = b.gemm(name + ".gemm", shape, {});
-    reduced.push_back(b.collective(name + ".allreduce", model::CollectiveKind::kAllReduce, state, "", {gemm}));
-    if (delta == 0) {
-      b.memory(name + ".add", 2 * state, state, elements, "", {reduced.back()});
-      continue;
-    }
-    b.memory(name + ".add_own", 2 * state, state, elements, "", {gemm});
-    if (l + 1 - delta >= 0) {
-      b.memory(name + ".add_late", 3 * state, state, 2 * elements, "", {reduced[static_cast<size_t>(l + 1 - delta)]});
-    }
-  }
-  for (int j = std::max(0, m.modules + 1 - delta); delta > 0 && j < m.modules; ++j) {
-    b.memory("tail.add_late" + std::to_string(j), 3 * state, state, 2 * elements, "",
-             {reduced[static_cast<size_t>(j)]});
-  }
-  return sim::simulate(graph, cost, options).makespan_s;
+// dtp points: tp_mode dtp with the point's delta over a residual stream of width N (delta 0: blocking TP).
+model::LayerContext chain_context(const Measurement& m, int delta) {
+  model::LayerContext ctx;
+  ctx.tokens = ctx.local_tokens = m.m;
+  ctx.arch.hidden = m.n;
+  ctx.elem_bytes = model::kBf16Bytes;
+  ctx.variant.mode = model::TpMode::kDtp;
+  ctx.variant.delta = delta;
+  return ctx;
 }
 
 }  // namespace
@@ -165,11 +111,35 @@ CompositePrediction predict_composite(const Measurement& m, const sim::CostModel
                                       const sim::EngineOptions& options) {
   if (const std::string why = composite_not_modelled(m, cost); !why.empty()) throw InputError(m.origin + ": " + why);
   if (m.kind == "overlap") return predict_overlap(m, cost, options);
-  if (m.kind == "async_tp") return predict_async_tp(m, cost, options);
   CompositePrediction p;
-  p.time_s = simulate_chain(m, m.delta, cost, options);
-  p.baseline_s = simulate_chain(m, 0, cost, options);
+  p.time_s = sim::simulate(composite_graph(m, false), cost, options).makespan_s;
+  p.baseline_s = sim::simulate(composite_graph(m, true), cost, options).makespan_s;
   return p;
+}
+
+sim::EngineOptions composite_engine_options(const sim::CostProfile& profile) {
+  return sim::launch_options(profile, true);
+}
+
+model::LayerGraph composite_graph(const Measurement& m, bool baseline) {
+  if (m.kind != "async_tp" && m.kind != "dtp") throw InputError(m.origin + ": not an async_tp or dtp point");
+  model::LayerGraph graph(m.ranks);
+  model::ProgramBuilder b(graph, model::kBf16Bytes);
+  b.set_gemm_fp8(m.dtype == "fp8");
+  const model::GemmShape shape{m.m, m.n, m.k};
+  if (m.kind == "dtp") {
+    model::build_module_chain(b, chain_context(m, baseline ? 0 : m.delta), shape, m.modules);
+    return graph;
+  }
+  b.set_module(-1);
+  b.set_exchanges_as_nccl_calls(m.transport == "nccl");
+  const model::LayerContext ctx = async_context(m, !baseline);
+  if (m.pattern == "allgather_gemm") {
+    model::gather_then_gemm(b, ctx, "ag_gemm", shape, std::nullopt);
+  } else {
+    model::gemm_then_scatter(b, ctx, "gemm_rs", shape, {});
+  }
+  return graph;
 }
 
 }  // namespace tpsim::calibrate

@@ -110,8 +110,53 @@ void read_composite(const LineReader& in, Measurement& m) {
     m.pattern = "chain";
     m.ranks = in.count("ranks", 2);
     m.modules = in.count("modules", 1);
-    m.delta = in.count("delta", 1);
+    if (in.text_or("delta_convention", "") != kDtpDeltaConvention) {
+      in.fail("a dtp point without \"delta_convention\": \"" + std::string(kDtpDeltaConvention) +
+              "\" was written by an older tpsim-real, whose delta D is a scenario's D - 1 and whose chain reduced "
+              "every module instead of ending with a final all-reduce; measure it again with this tpsim-real");
+    }
+    m.delta = in.count("delta", 0);
   }
+}
+
+Spread read_spread(const LineReader& in, const Json& state, const std::string& key) {
+  const std::string where = "gpu_state." + key;
+  if (!state.contains(key) || !state.at(key).is_object()) in.fail("\"" + where + "\" must be a JSON object");
+  Spread s;
+  double* values[] = {&s.min, &s.median, &s.max};
+  const char* names[] = {"min", "median", "max"};
+  for (int i = 0; i < 3; ++i) {
+    const Json& v = state.at(key).contains(names[i]) ? state.at(key).at(names[i]) : Json();
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      in.fail("\"" + where + "." + names[i] + "\" must be a non-negative number, got " + v.dump());
+    }
+    *values[i] = v.get<double>();
+  }
+  if (s.min > s.median || s.median > s.max) in.fail("\"" + where + "\" needs min <= median <= max");
+  return s;
+}
+
+GpuState read_gpu_state(const LineReader& in, const Json& state) {
+  if (!state.is_object()) in.fail("\"gpu_state\" must be a JSON object");
+  GpuState g;
+  const Json recorded = state.value("recorded", Json());
+  if (!recorded.is_boolean()) in.fail("\"gpu_state.recorded\" must be true or false");
+  g.recorded = recorded.get<bool>();
+  if (!g.recorded) {
+    const Json why = state.value("why", Json("not recorded"));
+    if (!why.is_string()) in.fail("\"gpu_state.why\" must be a string, got " + why.dump());
+    g.why_not = why.get<std::string>();
+    return g;
+  }
+  const Json readings = state.value("readings", Json());
+  if (!readings.is_number_integer() || readings.get<int64_t>() < 1) {
+    in.fail("\"gpu_state.readings\" must be an integer of at least 1, got " + readings.dump());
+  }
+  g.readings = readings.get<int>();
+  g.sm_clock_mhz = read_spread(in, state, "sm_clock_mhz");
+  g.power_W = read_spread(in, state, "power_W");
+  g.temperature_C = read_spread(in, state, "temperature_C");
+  return g;
 }
 
 }  // namespace
@@ -179,6 +224,7 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     if (!j["correct"].is_boolean()) in.fail("\"correct\" must be true or false");
     m.correct = j["correct"].get<bool>();
   }
+  if (j.contains("gpu_state")) m.gpu_state = read_gpu_state(in, j["gpu_state"]);
   if (j.contains("provenance")) m.provenance = j["provenance"];
   if (j.contains("details")) {
     if (!j["details"].is_object()) in.fail("\"details\" must be a JSON object");
@@ -234,8 +280,22 @@ void write_composite_fields(const Measurement& m, Json& j) {
   } else {
     j["modules"] = m.modules;
     j["delta"] = m.delta;
+    j["delta_convention"] = kDtpDeltaConvention;
   }
   j["baseline_s"] = m.baseline_s;
+}
+
+Json spread_json(const Spread& s) {
+  return Json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
+}
+
+Json gpu_state_json(const GpuState& g) {
+  if (!g.recorded) return Json{{"recorded", false}, {"why", g.why_not}};
+  return Json{{"recorded", true},
+              {"readings", g.readings},
+              {"sm_clock_mhz", spread_json(g.sm_clock_mhz)},
+              {"power_W", spread_json(g.power_W)},
+              {"temperature_C", spread_json(g.temperature_C)}};
 }
 
 }  // namespace
@@ -276,6 +336,7 @@ Json to_json(const Measurement& m) {
   if (m.is_composite()) j["speedup"] = m.speedup();
   if (m.kind == "collective") j["busbw_GBps"] = m.busbw_GBps();
   j["correct"] = m.correct;
+  if (m.gpu_state.recorded || !m.gpu_state.why_not.empty()) j["gpu_state"] = gpu_state_json(m.gpu_state);
   if (!m.details.empty()) j["details"] = m.details;
   j["provenance"] = m.provenance;
   return j;

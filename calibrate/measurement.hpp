@@ -26,8 +26,31 @@ namespace tpsim::calibrate {
 //     partner_alone_s, gemm_overlapped_s; baseline_s = gemm_alone_s + partner_alone_s.
 //   "async_tp": pattern allgather_gemm or gemm_reducescatter of the unsharded GEMM m x n x k over
 //     `ranks` GPUs in `chunks` chunks over `transport` (nccl, copy_engine); baseline: unchunked.
-//   "dtp": a chain of `modules` GEMMs (per-rank m x n x k) whose all-reduces are waited for `delta`
-//     modules later, over `ranks` GPUs; baseline: each all-reduce blocks.
+//   "dtp": a chain of `modules` GEMMs (per-rank m x n x k) over `ranks` GPUs run as a scenario's
+//     tp_mode dtp runs its modules with that `delta` (model/dtp_schedule.hpp: module j's all-reduce is
+//     added by module j + 1 + delta; delta 0 is blocking TP); baseline: blocking TP. Lines carry
+//     "delta_convention": "scenario"; older lines counted delta from 1 for blocking TP and ran another
+//     chain, and are refused.
+// Every kind may carry gpu_state: what NVML said about the GPUs while the point was timed.
+inline constexpr const char* kDtpDeltaConvention = "scenario";
+
+// Smallest, median and largest of a quantity over a point's readings.
+struct Spread {
+  double min = 0, median = 0, max = 0;
+};
+
+// The GPUs' state while a point was timed, read from NVML every few tens of milliseconds by tpsim-real.
+// Not recorded: `why_not` says why (NVML missing or failing); empty in files that do not have it
+// (other tools, tpsim-real before it recorded this).
+struct GpuState {
+  bool recorded = false;
+  std::string why_not;
+  int readings = 0;
+  Spread sm_clock_mhz;
+  Spread power_W;
+  Spread temperature_C;
+};
+
 struct Measurement {
   std::string kind;
   std::string gpu;
@@ -60,6 +83,7 @@ struct Measurement {
   double p10_s = 0;
   double p90_s = 0;
   bool correct = true;
+  GpuState gpu_state;
   nlohmann::ordered_json provenance = nlohmann::ordered_json::object();
   // What the point adds beyond the schema (noise, sample counts, the correctness check's error, ...).
   nlohmann::ordered_json details = nlohmann::ordered_json::object();

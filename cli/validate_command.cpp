@@ -41,7 +41,7 @@ int run_validate(const ValidateOptions& o) {
   const calibrate::Holdout holdout = calibrate::parse_holdout(o.holdout);
   std::string described;
   const sim::CostProfile profile = choose_profile(o, all, holdout, &described);
-  const sim::EngineOptions options = sim::launch_options(profile, false);  // real/ launches kernels one by one
+  const sim::EngineOptions options = calibrate::composite_engine_options(profile);
   const calibrate::CompositeValidation v = calibrate::validate_composites(
       all, [&](const std::string& gpu) { return sim::CostModel(gpu_preset(gpu, "measurement gpu"), profile); },
       options);

@@ -36,6 +36,29 @@ ChunkPlan plan_chunks(int64_t tokens, int tp, int chunks) {
   return plan;
 }
 
+bool fused_async(const Variant& variant) {
+  return variant.mode == TpMode::kAsync && !(variant.chunks == 1 && variant.transport == Transport::kSm);
+}
+
+std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                   GemmShape full, std::optional<OpId> local_shard) {
+  if (fused_async(ctx.variant)) return async_gather_gemm(builder, ctx, name, full, local_shard, std::nullopt);
+  const double bytes = static_cast<double>(full.m * full.k) * builder.elem_bytes();
+  const std::vector<OpId> deps = local_shard ? std::vector<OpId>{*local_shard} : std::vector<OpId>{};
+  const OpId gathered =
+      builder.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape_text(full.m, full.k), deps);
+  return {builder.gemm(name, full, {gathered})};
+}
+
+std::vector<OpId> gemm_then_scatter(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                    GemmShape full, const std::vector<OpId>& inputs) {
+  if (fused_async(ctx.variant)) return async_gemm_scatter(builder, ctx, name, full, inputs);
+  const OpId product = builder.gemm(name, full, inputs);
+  const double bytes = static_cast<double>(full.m * full.n) * builder.elem_bytes();
+  return {builder.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes,
+                             shape_text(full.m, full.n), {product})};
+}
+
 std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                     GemmShape full, std::optional<OpId> local_shard,
                                     const std::optional<PieceNorm>& piece_norm) {

@@ -24,6 +24,22 @@ struct ChunkPlan {
 
 ChunkPlan plan_chunks(int64_t tokens, int tp, int chunks);
 
+// Whether the variant pipelines AG+GEMM and GEMM+RS in chunks: async, except one chunk over SMs (that
+// is sp's blocking collectives).
+bool fused_async(const Variant& variant);
+
+// A column-parallel GEMM of N columns over all tokens (full.m) of a sequence-sharded [local_tokens, K]
+// input, under sp or async: the all-gather then the GEMM, or the chunked pipeline. Returns the ops that
+// produce the output.
+std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                   GemmShape full, std::optional<OpId> local_shard);
+
+// A row-parallel GEMM of N columns over all tokens reduced to the rank's [local_tokens, N] shard, under
+// sp or async: the GEMM then the reduce-scatter, or the chunked pipeline. Returns the ops that finish
+// the shard.
+std::vector<OpId> gemm_then_scatter(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                    GemmShape full, const std::vector<OpId>& inputs);
+
 // Norm applied to each gathered piece when the all-gather is issued before the RMSNorm.
 struct PieceNorm {
   std::string name;

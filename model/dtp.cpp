@@ -9,7 +9,7 @@ ModuleInput DtpState::before_module(ProgramBuilder& b, const LayerContext& ctx, 
     ++next_;
     return residual;
   }
-  const int source = k - 1 - ctx.variant.delta;
+  const int source = schedule(ctx).peer_share_before(k);
   if (source < 0 || !reductions_[source]) return residual;
   const int tp = b.tp();
   const double tensor = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
@@ -22,12 +22,22 @@ ModuleInput DtpState::before_module(ProgramBuilder& b, const LayerContext& ctx, 
   return ModuleInput{add};
 }
 
+ModuleInput DtpState::reduce_into_residual(ProgramBuilder& b, const LayerContext& ctx, const std::string& module,
+                                           const std::string& gemm_name, OpId product, const ModuleInput& residual) {
+  if (active(ctx)) return after_module(b, ctx, module, product, residual);
+  const int64_t hidden = ctx.arch.hidden;
+  const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
+  const OpId reduced = b.collective(gemm_name + ".all_reduce", CollectiveKind::kAllReduce, bytes,
+                                    shape_text(ctx.tokens, hidden), {product});
+  return ModuleInput{residual_add(b, module + ".residual", ctx.local_tokens, hidden, {reduced}, residual.ready)};
+}
+
 ModuleInput DtpState::after_module(ProgramBuilder& b, const LayerContext& ctx, const std::string& module, OpId product,
                                    const ModuleInput& residual) {
   const int k = next_++;
   const int64_t hidden = ctx.arch.hidden;
   const OpId own = residual_add(b, module + ".residual_own", ctx.tokens, hidden, {product}, residual.ready);
-  if (k + 1 + ctx.variant.delta < modules_) {
+  if (schedule(ctx).reduces(k)) {
     const double tensor = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
     const std::string shape = shape_text(ctx.tokens, hidden);
     reductions_[k] =
@@ -40,9 +50,24 @@ ModuleInput DtpState::after_module(ProgramBuilder& b, const LayerContext& ctx, c
 }
 
 void DtpState::final_reduction(ProgramBuilder& b, const LayerContext& ctx, OpId normed) {
+  if (!schedule(ctx).final_reduction()) return;
   const double tensor = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
   b.collective("final.all_reduce", CollectiveKind::kAllReduce, tensor, shape_text(ctx.tokens, ctx.arch.hidden),
                {normed});
+}
+
+void build_module_chain(ProgramBuilder& b, const LayerContext& ctx, GemmShape gemm, int modules) {
+  DtpState dtp(modules);
+  ModuleInput residual;
+  for (int m = 0; m < modules; ++m) {
+    b.set_layer(m);
+    b.set_module(m);
+    residual = dtp.before_module(b, ctx, residual);
+    const OpId product = b.gemm("module.gemm", gemm, residual.deps());
+    residual = dtp.reduce_into_residual(b, ctx, "module", "module.gemm", product, residual);
+  }
+  b.set_module(-1);
+  if (residual.ready) dtp.final_reduction(b, ctx, *residual.ready);
 }
 
 }  // namespace tpsim::model

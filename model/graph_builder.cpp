@@ -13,27 +13,19 @@
 namespace tpsim::model {
 namespace {
 
-bool fused_async(const LayerContext& ctx) {
-  return ctx.variant.mode == TpMode::kAsync && !(ctx.variant.chunks == 1 && ctx.variant.transport == Transport::kSm);
-}
-
 // Column-parallel GEMM with its input norm; returns the ops producing the GEMM output.
 std::vector<OpId> norm_and_column_gemm(ProgramBuilder& b, const LayerContext& ctx, const std::string& norm_name,
                                        const std::string& gemm_name, int64_t out_cols, const ModuleInput& input) {
   const int64_t hidden = ctx.arch.hidden;
   const GemmShape full{ctx.tokens, out_cols, hidden};
-  if (fused_async(ctx) && ctx.variant.boundary_overlap) {
+  if (fused_async(ctx.variant) && ctx.variant.boundary_overlap) {
     return async_gather_gemm(b, ctx, gemm_name, full, input.ready, PieceNorm{norm_name});
   }
   const OpId normed = rms_norm(b, norm_name, ctx.local_tokens, hidden, input.deps());
-  if (fused_async(ctx)) return async_gather_gemm(b, ctx, gemm_name, full, normed, std::nullopt);
-  std::vector<OpId> gemm_deps{normed};
   if (ctx.variant.mode == TpMode::kSp || ctx.variant.mode == TpMode::kAsync) {
-    const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
-    gemm_deps = {b.collective(gemm_name + ".all_gather", CollectiveKind::kAllGather, bytes,
-                              shape_text(ctx.tokens, hidden), {normed})};
+    return gather_then_gemm(b, ctx, gemm_name, full, normed);
   }
-  return {b.gemm(gemm_name, full, gemm_deps)};
+  return {b.gemm(gemm_name, full, {normed})};
 }
 
 // Row-parallel GEMM, its reduction and the residual add; returns the new residual stream.
@@ -43,28 +35,14 @@ ModuleInput row_gemm_reduce_residual(ProgramBuilder& b, const LayerContext& ctx,
   const int64_t hidden = ctx.arch.hidden;
   const GemmShape full{ctx.tokens, hidden, in_cols};
   const std::string name = module + (module == "attn" ? ".o_proj" : ".down_proj");
-  const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
-  const std::string shape = shape_text(ctx.tokens, hidden);
   std::vector<OpId> reduced;
-  if (fused_async(ctx)) {
-    reduced = async_gemm_scatter(b, ctx, name, full, inputs);
+  if (ctx.variant.mode == TpMode::kSp || ctx.variant.mode == TpMode::kAsync) {
+    reduced = gemm_then_scatter(b, ctx, name, full, inputs);
   } else {
     const OpId product = b.gemm(name, full, inputs);
-    switch (ctx.variant.mode) {
-      case TpMode::kDtp:
-        if (ctx.variant.delta > 0) return dtp.after_module(b, ctx, module, product, residual);
-        [[fallthrough]];  // delta 0 is blocking TP
-      case TpMode::kTp:
-        reduced = {b.collective(name + ".all_reduce", CollectiveKind::kAllReduce, bytes, shape, {product})};
-        break;
-      case TpMode::kSp:
-      case TpMode::kAsync:
-        reduced = {b.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes, shape, {product})};
-        break;
-      case TpMode::kNoComm:
-        reduced = {product};
-        break;
-    }
+    // tp and dtp (delta 0 is blocking TP): the all-reduce, now or delta modules later.
+    if (ctx.variant.mode != TpMode::kNoComm) return dtp.reduce_into_residual(b, ctx, module, name, product, residual);
+    reduced = {product};
   }
   return ModuleInput{residual_add(b, module + ".residual", ctx.local_tokens, hidden, reduced, residual.ready)};
 }
@@ -146,7 +124,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   }
   builder.set_module(-1);
   const OpId normed = rms_norm(builder, "final.norm", ctx.local_tokens, arch.hidden, hidden.deps());
-  if (variant.mode == TpMode::kDtp && variant.delta > 0) dtp.final_reduction(builder, ctx, normed);
+  dtp.final_reduction(builder, ctx, normed);
   return graph;
 }
 

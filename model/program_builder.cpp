@@ -1,6 +1,8 @@
 // Op constructors with FLOP and byte counts, and same-stream ordering.
 #include "model/program_builder.hpp"
 
+#include "model/input_error.hpp"
+
 namespace tpsim::model {
 
 std::string shape_text(int64_t rows, int64_t cols) {
@@ -83,6 +85,14 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
 
 OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv_offset, double bytes,
                               Transport transport, const std::string& shape, const std::vector<OpId>& deps) {
+  if (exchanges_as_nccl_calls_ && transport == Transport::kSm) {
+    if (send_offset != 1 || recv_offset != -1) {
+      throw InputError(name +
+                       ": NCCL send/recv calls are modelled as ring steps (send to rank+1, receive from "
+                       "rank-1); use ring order");
+    }
+    return collective(name, CollectiveKind::kSendRecv, bytes, shape, deps);
+  }
   Op op;
   op.name = name;
   op.kind = OpKind::kExchange;

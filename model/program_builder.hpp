@@ -24,6 +24,10 @@ class ProgramBuilder {
   // The stream of the collectives and exchanges issued next (nullopt: comm, or copy for copy-engine
   // exchanges): op lists put communication on streams of their own.
   void set_comm_stream(std::optional<Stream> stream) { comm_stream_ = stream; }
+  // Exchanges over SMs issued next are NCCL calls (ncclSend to rank+1 and ncclRecv from rank-1 in one
+  // group, as tpsim-real's NCCL async-TP pipelines run them): send/recv collectives, each paying NCCL's
+  // per-call latency; only ring steps can be.
+  void set_exchanges_as_nccl_calls(bool calls) { exchanges_as_nccl_calls_ = calls; }
   // GEMMs issued from now on read fp8 (e4m3) operands and write elem_bytes outputs.
   void set_gemm_fp8(bool fp8) { gemm_fp8_ = fp8; }
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
@@ -51,6 +55,7 @@ class ProgramBuilder {
   LayerGraph& graph_;
   double elem_bytes_;
   bool gemm_fp8_ = false;
+  bool exchanges_as_nccl_calls_ = false;
   bool attention_fp8_ = false;
   int layer_ = 0;
   int module_ = 0;

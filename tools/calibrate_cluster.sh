@@ -72,7 +72,8 @@ if [ "$gpus" -ge 2 ]; then
   measure async_tp "$real" async-tp --shape "${m}x${n}x${k}" --pattern allgather_gemm --pattern gemm_reducescatter \
     --chunks "$gpus" --chunks $((2 * gpus)) --transport nccl --transport copy_engine \
     --json "$out/async_tp.jsonl" "${gpu_args[@]}"
-  measure dtp "$real" dtp --shape "${m}x${n}x$((k < n ? k : n))" --modules 8 --delta 1 --delta 2 --delta 4 \
+  # delta as a scenario's tp_mode dtp means it; 0 is blocking TP timed against itself (a speedup of 1).
+  measure dtp "$real" dtp --shape "${m}x${n}x$((k < n ? k : n))" --modules 8 --delta 0 --delta 1 --delta 3 \
     --json "$out/dtp.jsonl" "${gpu_args[@]}"
   singles+=("$out/collective.jsonl" "$out/collective_ring_allreduce.jsonl" "$out/collective_ll.jsonl"
     "$out/collective_ll128.jsonl")

@@ -182,12 +182,14 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
       ->check(CLI::PositiveNumber);
   async_tp->add_option("--transport", o.transports, "nccl (send/recv) or copy_engine (peer copies); repeatable");
 
-  CLI::App* dtp = app.add_subcommand("dtp", "A chain of GEMM modules whose all-reduces are waited for delta later");
+  CLI::App* dtp = app.add_subcommand(
+      "dtp",
+      "A chain of GEMM modules run as tp_mode dtp runs them: module m's all-reduce is added by module m+1+delta");
   add_shapes(dtp, raw, "Per-rank module GEMM (N is the residual width, K <= N the rank's input slice)");
   dtp->add_option("--modules", o.modules, "Modules in the chain")->capture_default_str()->check(CLI::Range(1, 4096));
-  dtp->add_option("--delta", o.deltas, "Modules until an all-reduce is waited for; repeatable")
+  dtp->add_option("--delta", o.deltas, "A scenario's dtp delta (0: blocking TP); repeatable")
       ->required()
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(0, 4096));
 
   CLI::App* launch =
       app.add_subcommand("launch", "Host time per kernel launch and per cross-stream wait: chains of empty kernels");

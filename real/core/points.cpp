@@ -14,12 +14,14 @@ calibrate::Measurement base_point(const PointContext& c, const std::string& kind
   m.p10_s = c.timing.p10;
   m.p90_s = c.timing.p90;
   m.correct = c.correct;
+  m.gpu_state = c.gpu_state;
   m.provenance = c.provenance;
   m.details["noise"] = c.timing.spread();
   m.details["samples"] = c.timing.samples;
   m.details["launches_per_sample"] = c.launches_per_sample;
   m.details["min_s"] = c.timing.min;
   m.details["check_error"] = c.check_error;
+  if (c.late_samples) m.details["late_samples"] = *c.late_samples;
   return m;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "calibrate/measurement.hpp"
@@ -20,6 +21,9 @@ struct PointContext {
   int launches_per_sample = 1;
   double check_error = 0;  // relative error of the correctness check
   bool correct = true;
+  calibrate::GpuState gpu_state;  // NVML's view of the GPUs while the point was timed
+  // Queued iterations (composites) whose start the GPU reached before the host had queued them all.
+  std::optional<int> late_samples;
 };
 
 calibrate::Measurement gemm_point(const PointContext& c, const GemmCase& shape, const std::string& dtype);

@@ -1,6 +1,7 @@
 // tpsim-real async-tp: for each pattern, transport and chunk count, the chunked pipeline against the
-// unchunked baseline (NCCL collective and whole GEMM), both timed per iteration (a sample is the
-// slowest rank's iteration), and the pipeline's output checked against the baseline's.
+// unchunked baseline (NCCL collective and whole GEMM), both timed per iteration queued behind a barrier
+// and a spin (a sample is the slowest rank's iteration), and the pipeline's output checked against the
+// baseline's.
 #include <cmath>
 
 #include "model/input_error.hpp"
@@ -11,7 +12,9 @@
 #include "real/cuda/async_tp_pipeline.hpp"
 #include "real/cuda/benches.hpp"
 #include "real/cuda/cuda_check.hpp"
+#include "real/cuda/device_info.hpp"
 #include "real/cuda/gemm_check.hpp"
+#include "real/cuda/team_samples.hpp"
 
 namespace tpsim::real {
 namespace {
@@ -19,62 +22,48 @@ namespace {
 using Pipelines = std::vector<std::unique_ptr<AsyncTpPipeline>>;
 
 // One pipelined iteration on every rank: the NCCL pipeline from each rank's thread, the copy-engine
-// one step by step from this thread. Returns each local rank's seconds.
-std::vector<double> pipelined_iteration(CommTeam& team, Pipelines& pipes, const std::string& transport) {
-  std::vector<double> seconds(pipes.size());
+// one step by step from this thread (behind one barrier for all ranks, queued from here too).
+std::vector<IterationTime> pipelined_iteration(CommTeam& team, Pipelines& pipes, const std::string& transport) {
+  std::vector<IterationTime> times(pipes.size());
   if (transport == "nccl") {
     team.run([&](Rank& rank) {
       AsyncTpPipeline& p = *pipes[rank.local_index];
-      p.begin();
+      p.begin(true);
       p.enqueue_nccl_pipeline();
-      p.end();
-      seconds[rank.local_index] = p.elapsed_s();
+      const bool late = p.end();
+      times[rank.local_index] = {p.elapsed_s(), late};
     });
-    return seconds;
+    return times;
   }
   std::vector<AsyncTpPipeline*> peers;
   for (auto& p : pipes) peers.push_back(p.get());
+  team.enqueue_barrier_all();
   for (AsyncTpPipeline* p : peers) {
     TPSIM_CUDA(cudaSetDevice(p->rank().device));
-    p->begin();
+    p->begin(false);
   }
   for (int step = 0; step < AsyncTpPipeline::copy_engine_steps(team.size()); ++step) {
     for (AsyncTpPipeline* p : peers) p->enqueue_copy_engine_step(step, peers);
   }
+  std::vector<bool> late(peers.size());
   for (size_t i = 0; i < peers.size(); ++i) {
     TPSIM_CUDA(cudaSetDevice(peers[i]->rank().device));
-    peers[i]->end();
+    late[i] = peers[i]->end();
   }
-  for (size_t i = 0; i < peers.size(); ++i) seconds[i] = peers[i]->elapsed_s();
-  return seconds;
+  for (size_t i = 0; i < peers.size(); ++i) times[i] = {peers[i]->elapsed_s(), late[i]};
+  return times;
 }
 
-// Samples of the slowest rank: `iteration` returns each local rank's seconds.
-std::vector<double> sample_slowest(CommTeam& team, const TimingOptions& timing,
-                                   const std::function<std::vector<double>()>& iteration) {
-  std::vector<std::vector<double>> per_rank(team.local_ranks().size());
-  for (int s = -timing.warmup; s < timing.samples; ++s) {
-    const std::vector<double> seconds = iteration();
-    if (s < 0) continue;
-    for (size_t i = 0; i < seconds.size(); ++i) per_rank[i].push_back(seconds[i]);
-  }
-  std::vector<double> slowest = elementwise_max(per_rank);
-  if (!team.single_process()) {
-    team.run([&](Rank& rank) { slowest = team.max_over_ranks(rank, slowest); });
-  }
-  return slowest;
-}
-
-std::vector<double> baseline_iteration(CommTeam& team, Pipelines& pipes) {
-  std::vector<double> seconds(pipes.size());
+std::vector<IterationTime> baseline_iteration(CommTeam& team, Pipelines& pipes) {
+  std::vector<IterationTime> times(pipes.size());
   team.run([&](Rank& rank) {
     AsyncTpPipeline& p = *pipes[rank.local_index];
-    p.begin();
+    p.begin(true);
     p.enqueue_baseline();
-    p.end();
-    seconds[rank.local_index] = p.elapsed_s();
+    const bool late = p.end();
+    times[rank.local_index] = {p.elapsed_s(), late};
   });
-  return seconds;
+  return times;
 }
 
 // Runs both once on poisoned outputs and returns the largest relative difference over the ranks.
@@ -119,21 +108,19 @@ int run_async_tp_bench(const RealOptions& o, const std::vector<std::string>& arg
           team.run(
               [&](Rank& rank) { pipes[rank.local_index] = std::make_unique<AsyncTpPipeline>(rank, config, o.seed); });
           const double error = check_pipeline(team, pipes, transport, o.seed);
-          const Summary baseline =
-              summarize(sample_slowest(team, o.timing, [&] { return baseline_iteration(team, pipes); }));
+          GpuStateSampler gpu_state = sample_gpu_state(team.local_devices());
+          const TeamSamples baseline = sample_team(team, o.timing, [&] { return baseline_iteration(team, pipes); });
+          const TeamSamples pipelined =
+              sample_team(team, o.timing, [&] { return pipelined_iteration(team, pipes, transport); });
           PointContext c{
-              team.gpu(),
-              team.provenance_json(),
-              summarize(sample_slowest(team, o.timing, [&] { return pipelined_iteration(team, pipes, transport); })),
-              1,
-              error,
-              within(error, kBf16Tolerance)};
+              team.gpu(), team.provenance_json(),        summarize(pipelined.slowest), 1,
+              error,      within(error, kBf16Tolerance), gpu_state.finish(),           baseline.late + pipelined.late};
           all_correct = all_correct && c.correct;
           const calibrate::Measurement m =
-              async_tp_point(c, shape, o.dtype, pattern, team.size(), chunks, transport, baseline);
+              async_tp_point(c, shape, o.dtype, pattern, team.size(), chunks, transport, summarize(baseline.slowest));
           log.add(m);
           table.add_row({pattern, std::to_string(shape.m), std::to_string(shape.n), std::to_string(shape.k), transport,
-                         std::to_string(chunks), fixed(baseline.median * 1e6, 1), fixed(c.timing.median * 1e6, 1),
+                         std::to_string(chunks), fixed(m.baseline_s * 1e6, 1), fixed(c.timing.median * 1e6, 1),
                          fixed(m.speedup(), 3), fixed(100 * c.timing.spread(), 1), c.correct ? "ok" : "FAILED"});
         }
       }

@@ -11,13 +11,6 @@ int wrap(int value, int ranks) {
   return ((value % ranks) + ranks) % ranks;
 }
 
-// An ordering event between streams (no timing).
-cudaEvent_t make_event() {
-  cudaEvent_t e = nullptr;
-  TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  return e;
-}
-
 }  // namespace
 
 std::string check_async_tp(const AsyncTpConfig& c) {
@@ -59,11 +52,11 @@ AsyncTpPipeline::AsyncTpPipeline(Rank& rank, const AsyncTpConfig& config, uint64
   fill_uniform(w_.get(), config.operands, s.n * s.k, seed + 1000 + static_cast<uint64_t>(r), 0, rank.compute);
   TPSIM_CUDA(cudaStreamSynchronize(rank.compute));
   for (int i = 0; i < config.chunks; ++i) {
-    arrived_.push_back(make_event());
-    computed_.push_back(make_event());
-    summed_.push_back(make_event());
+    arrived_.push_back(ordering_event());
+    computed_.push_back(ordering_event());
+    summed_.push_back(ordering_event());
   }
-  pulled_ = make_event();
+  pulled_ = ordering_event();
 }
 
 AsyncTpPipeline::~AsyncTpPipeline() {
@@ -114,12 +107,13 @@ void AsyncTpPipeline::poison_outputs() {
   }
 }
 
-void AsyncTpPipeline::begin() {
-  region_.begin();
+void AsyncTpPipeline::begin(bool barrier) {
+  if (!barrier) return region_.begin();
+  region_.begin([this](cudaStream_t stream) { enqueue_barrier(rank_, stream); });
 }
 
-void AsyncTpPipeline::end() {
-  region_.end();
+bool AsyncTpPipeline::end() {
+  return region_.end();
 }
 
 double AsyncTpPipeline::elapsed_s() const {

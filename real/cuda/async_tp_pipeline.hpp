@@ -11,6 +11,7 @@
 // Baselines: the NCCL collective, then (or after) the whole GEMM, on one stream.
 // The NCCL pipelines are enqueued by each rank's own thread; the copy-engine ones, which wait on other
 // GPUs' events, by one thread for all ranks, step by step, so every event is recorded before it is waited on.
+// Each run is queued whole behind a barrier across ranks and a spinning kernel (real/core/queue_ahead.hpp).
 #pragma once
 
 #include <memory>
@@ -19,8 +20,8 @@
 
 #include "real/core/gemm_shapes.hpp"
 #include "real/cuda/comm_team.hpp"
-#include "real/cuda/event_timer.hpp"
 #include "real/cuda/gemm_op.hpp"
+#include "real/cuda/queued_region.hpp"
 
 namespace tpsim::real {
 
@@ -49,10 +50,12 @@ class AsyncTpPipeline {
   Rank& rank() { return rank_; }
   // Fills with NaN the outputs, and the gathered shards, that the next runs must overwrite.
   void poison_outputs();
-  // Records the start on the compute stream and makes the other streams wait for it.
-  void begin();
-  // Joins the other streams into the compute stream and records the stop.
-  void end();
+  // Queues a barrier across ranks (unless the caller queued one for every rank), the spin and the start
+  // on the compute stream; the other streams wait for it.
+  void begin(bool barrier);
+  // Joins the other streams into the compute stream and records the stop; true when late
+  // (queued_region.hpp).
+  bool end();
   double elapsed_s() const;
 
   void enqueue_baseline();
@@ -77,7 +80,7 @@ class AsyncTpPipeline {
   DeviceBuffer x_, w_, y_, baseline_, out_, send_, recv_, slots_, shard_;
   std::vector<cudaEvent_t> arrived_, computed_, summed_;
   cudaEvent_t pulled_ = nullptr;  // copy engine, GEMM+RS: every pull into this rank's slots is done
-  StreamRegion region_;
+  QueuedRegion region_;
 };
 
 }  // namespace tpsim::real

@@ -13,6 +13,7 @@
 #include "real/cuda/benches.hpp"
 #include "real/cuda/collective_ops.hpp"
 #include "real/cuda/comm_team.hpp"
+#include "real/cuda/device_info.hpp"
 #include "real/cuda/event_timer.hpp"
 #include "real/cuda/gemm_check.hpp"
 
@@ -112,6 +113,7 @@ int run_collective_bench(const RealOptions& o, const std::vector<std::string>& a
         }
         if (!in_place && o.placement == "in") continue;
         std::vector<PointResult> results(team.local_ranks().size());
+        GpuStateSampler gpu_state = sample_gpu_state(team.local_devices());
         team.run([&](Rank& rank) {
           const CollectiveCall c{
               collective, type,
@@ -121,8 +123,8 @@ int run_collective_bench(const RealOptions& o, const std::vector<std::string>& a
         });
         const PointResult& r = results.front();
         const double tolerance = type == ElementType::kBf16 ? kBf16Tolerance : kFloat32Tolerance;
-        PointContext c{team.gpu(), team.provenance_json(),    summarize(r.seconds), r.launches,
-                       r.error,    within(r.error, tolerance)};
+        PointContext c{team.gpu(), team.provenance_json(),     summarize(r.seconds), r.launches,
+                       r.error,    within(r.error, tolerance), gpu_state.finish(),   std::nullopt};
         all_correct = all_correct && c.correct;
         calibrate::Measurement m = collective_point(c, collective, team.size(), bytes, o.collective_dtype, in_place);
         m.nodes = o.nodes;

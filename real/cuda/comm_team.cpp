@@ -31,6 +31,8 @@ std::unique_ptr<Rank> make_rank(int rank, int device) {
   TPSIM_CUDA(cudaStreamCreateWithFlags(&r->copy, cudaStreamNonBlocking));
   TPSIM_CUBLAS(cublasLtCreate(&r->lt));
   r->workspace = DeviceBuffer(device, kGemmWorkspaceBytes);
+  r->barrier_word = DeviceBuffer(device, sizeof(float));
+  TPSIM_CUDA(cudaMemset(r->barrier_word.get(), 0, sizeof(float)));
   return r;
 }
 
@@ -154,6 +156,26 @@ std::vector<double> CommTeam::max_over_ranks(Rank& rank, const std::vector<doubl
 
 double CommTeam::worst_error_over_ranks(Rank& rank, double error) {
   return max_over_ranks(rank, {std::isnan(error) ? INFINITY : error}).front();
+}
+
+void enqueue_barrier(Rank& rank, cudaStream_t stream) {
+  TPSIM_NCCL(
+      ncclAllReduce(rank.barrier_word.get(), rank.barrier_word.get(), 1, ncclFloat32, ncclSum, rank.comm, stream));
+}
+
+void CommTeam::enqueue_barrier_all() {
+  TPSIM_NCCL(ncclGroupStart());
+  for (auto& r : ranks_) {
+    TPSIM_CUDA(cudaSetDevice(r->device));
+    enqueue_barrier(*r, r->compute);
+  }
+  TPSIM_NCCL(ncclGroupEnd());
+}
+
+std::vector<int> CommTeam::local_devices() const {
+  std::vector<int> devices;
+  for (const auto& r : ranks_) devices.push_back(r->device);
+  return devices;
 }
 
 bool CommTeam::enable_peer_access() {

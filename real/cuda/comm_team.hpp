@@ -29,7 +29,12 @@ struct Rank {
   cudaStream_t copy = nullptr;
   cublasLtHandle_t lt = nullptr;
   DeviceBuffer workspace;
+  DeviceBuffer barrier_word;  // one float that barriers all-reduce
 };
+
+// Queues a barrier across all ranks on `stream`: an all-reduce of one element, which no rank's GPU
+// leaves before every rank's has reached it. Every rank calls it, each from its own thread or process.
+void enqueue_barrier(Rank& rank, cudaStream_t stream);
 
 class CommTeam {
  public:
@@ -56,6 +61,10 @@ class CommTeam {
   double worst_error_over_ranks(Rank& rank, double error);
   // Enables direct peer access between every pair of local GPUs; false if some pair cannot.
   bool enable_peer_access();
+  // A barrier across all ranks on every local rank's compute stream, queued from this one thread (one
+  // NCCL group): for iterations one thread enqueues for all local GPUs.
+  void enqueue_barrier_all();
+  std::vector<int> local_devices() const;
 
  private:
   std::vector<std::unique_ptr<Rank>> ranks_;

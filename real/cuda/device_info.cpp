@@ -47,6 +47,16 @@ bool enable_peer_access(int device, int peer) {
   return true;
 }
 
+GpuStateSampler sample_gpu_state(const std::vector<int>& devices) {
+  std::vector<std::string> bus_ids;
+  for (int device : devices) {
+    char id[32] = {};  // "0000:3b:00.0"
+    TPSIM_CUDA(cudaDeviceGetPCIBusId(id, sizeof id, device));
+    bus_ids.emplace_back(id);
+  }
+  return GpuStateSampler(system_nvml(), bus_ids);
+}
+
 int visible_device_count() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;

@@ -1,6 +1,6 @@
-// tpsim-real dtp: for each delay, the DTP chain with its all-reduces overlapped against blocking TP
-// over the same modules; the overlapped chain's result is checked against the same DTP function run
-// without overlap.
+// tpsim-real dtp: for each delta (a scenario's tp_mode dtp delta), the DTP chain with its all-reduces
+// overlapped against blocking TP over the same modules, both queued per iteration behind a barrier and a
+// spin; the overlapped chain's result is checked against the same DTP function run without overlap.
 #include <cmath>
 
 #include "model/input_error.hpp"
@@ -10,31 +10,28 @@
 #include "real/core/text_table.hpp"
 #include "real/cuda/benches.hpp"
 #include "real/cuda/cuda_check.hpp"
+#include "real/cuda/device_info.hpp"
 #include "real/cuda/dtp_chain.hpp"
 #include "real/cuda/gemm_check.hpp"
+#include "real/cuda/team_samples.hpp"
 
 namespace tpsim::real {
 namespace {
 
 using Chains = std::vector<std::unique_ptr<DtpChain>>;
 
-// Samples of the slowest rank of `enqueue` run as one timed iteration per sample.
-std::vector<double> time_chain(CommTeam& team, Chains& chains, const TimingOptions& timing,
-                               const std::function<void(DtpChain&)>& enqueue) {
-  std::vector<std::vector<double>> per_rank(chains.size());
+// One queued iteration of `enqueue` on every rank.
+std::vector<IterationTime> chain_iteration(CommTeam& team, Chains& chains,
+                                           const std::function<void(DtpChain&)>& enqueue) {
+  std::vector<IterationTime> times(chains.size());
   team.run([&](Rank& rank) {
     DtpChain& chain = *chains[rank.local_index];
-    std::vector<double> seconds;
-    for (int s = -timing.warmup; s < timing.samples; ++s) {
-      chain.begin();
-      enqueue(chain);
-      chain.end();
-      const double elapsed = chain.elapsed_s();
-      if (s >= 0) seconds.push_back(elapsed);
-    }
-    per_rank[rank.local_index] = team.max_over_ranks(rank, seconds);
+    chain.begin();
+    enqueue(chain);
+    const bool late = chain.end();
+    times[rank.local_index] = {chain.elapsed_s(), late};
   });
-  return per_rank.front();
+  return times;
 }
 
 // The overlapped chain's H against the non-overlapped one's, worst over ranks.
@@ -76,19 +73,20 @@ int run_dtp_bench(const RealOptions& o, const std::vector<std::string>& argument
       Chains chains(team.local_ranks().size());
       team.run([&](Rank& rank) { chains[rank.local_index] = std::make_unique<DtpChain>(rank, config, o.seed); });
       const double error = check_chain(team, chains, o.seed);
-      const Summary blocking =
-          summarize(time_chain(team, chains, o.timing, [](DtpChain& c) { c.enqueue_blocking_tp(); }));
-      PointContext c{team.gpu(),
-                     team.provenance_json(),
-                     summarize(time_chain(team, chains, o.timing, [](DtpChain& chain) { chain.enqueue_dtp(true); })),
-                     1,
-                     error,
-                     within(error, kBf16Tolerance)};
+      GpuStateSampler gpu_state = sample_gpu_state(team.local_devices());
+      const TeamSamples blocking = sample_team(
+          team, o.timing, [&] { return chain_iteration(team, chains, [](DtpChain& c) { c.enqueue_blocking_tp(); }); });
+      const TeamSamples delayed = sample_team(
+          team, o.timing, [&] { return chain_iteration(team, chains, [](DtpChain& c) { c.enqueue_dtp(true); }); });
+      PointContext c{
+          team.gpu(), team.provenance_json(),        summarize(delayed.slowest), 1,
+          error,      within(error, kBf16Tolerance), gpu_state.finish(),         blocking.late + delayed.late};
       all_correct = all_correct && c.correct;
-      const calibrate::Measurement m = dtp_point(c, shape, o.dtype, team.size(), o.modules, delta, blocking);
+      const calibrate::Measurement m =
+          dtp_point(c, shape, o.dtype, team.size(), o.modules, delta, summarize(blocking.slowest));
       log.add(m);
       table.add_row({std::to_string(shape.m), std::to_string(shape.n), std::to_string(shape.k),
-                     std::to_string(o.modules), std::to_string(delta), fixed(blocking.median * 1e6, 1),
+                     std::to_string(o.modules), std::to_string(delta), fixed(m.baseline_s * 1e6, 1),
                      fixed(c.timing.median * 1e6, 1), fixed(m.speedup(), 3), fixed(100 * c.timing.spread(), 1),
                      c.correct ? "ok" : "FAILED"});
     }

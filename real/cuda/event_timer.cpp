@@ -8,6 +8,12 @@
 
 namespace tpsim::real {
 
+cudaEvent_t ordering_event() {
+  cudaEvent_t e = nullptr;
+  TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
 EventPair::EventPair() {
   TPSIM_CUDA(cudaEventCreate(&start_));
   TPSIM_CUDA(cudaEventCreate(&stop_));
@@ -27,11 +33,7 @@ double EventPair::seconds() const {
 
 StreamRegion::StreamRegion(cudaStream_t main, std::vector<cudaStream_t> helpers)
     : main_(main), helpers_(std::move(helpers)) {
-  for (size_t i = 0; i < helpers_.size(); ++i) {
-    cudaEvent_t e = nullptr;
-    TPSIM_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    joins_.push_back(e);
-  }
+  for (size_t i = 0; i < helpers_.size(); ++i) joins_.push_back(ordering_event());
 }
 
 StreamRegion::~StreamRegion() {

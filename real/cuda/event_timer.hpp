@@ -23,6 +23,9 @@ TimedRun time_launches(cudaStream_t stream, const TimingOptions& timing, const s
 TimedRun time_launches(cudaStream_t stream, const TimingOptions& timing, int launches,
                        const std::function<void(int)>& launch);
 
+// An event that orders work between streams (no timing).
+cudaEvent_t ordering_event();
+
 // An event pair on a stream, for the regions the helpers above do not fit (several streams).
 class EventPair {
  public:

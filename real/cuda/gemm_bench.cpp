@@ -6,6 +6,7 @@
 #include "real/core/points.hpp"
 #include "real/core/text_table.hpp"
 #include "real/cuda/benches.hpp"
+#include "real/cuda/device_info.hpp"
 #include "real/cuda/event_timer.hpp"
 #include "real/cuda/gemm_buffers.hpp"
 #include "real/cuda/gemm_check.hpp"
@@ -35,14 +36,16 @@ int run_gemm_bench(const RealOptions& o, const std::vector<std::string>& argumen
     TPSIM_CUDA(cudaMemsetAsync(sets[0].y.get(), 0xFF, op.y_bytes(), gpu.stream()));
     op.run(sets[0].x.get(), sets[0].w.get(), sets[0].y.get(), gpu.stream());
     TPSIM_CUDA(cudaStreamSynchronize(gpu.stream()));
-    PointContext c{gpu.gpu(), gpu.provenance_json(), {}, 1, 0, true};
+    PointContext c{gpu.gpu(), gpu.provenance_json(), {}, 1, 0, true, {}, std::nullopt};
     c.check_error = check_gemm(op, sets[0].x.get(), sets[0].w.get(), sets[0].y.get(), o.seed);
     c.correct = within(c.check_error, kBf16Tolerance);
     all_correct = all_correct && c.correct;
+    GpuStateSampler gpu_state = sample_gpu_state({gpu.device()});
     const TimedRun run = time_launches(gpu.stream(), o.timing, [&](int i) {
       const GemmBuffers& b = sets[static_cast<size_t>(i) % sets.size()];
       op.run(b.x.get(), b.w.get(), b.y.get(), gpu.stream());
     });
+    c.gpu_state = gpu_state.finish();
     c.timing = summarize(run.seconds);
     c.launches_per_sample = run.launches;
     const calibrate::Measurement m = gemm_point(c, shape, o.dtype);

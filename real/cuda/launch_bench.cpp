@@ -11,6 +11,7 @@
 #include "real/core/text_table.hpp"
 #include "real/cuda/benches.hpp"
 #include "real/cuda/cuda_check.hpp"
+#include "real/cuda/device_info.hpp"
 #include "real/cuda/event_timer.hpp"
 #include "real/cuda/gpu_session.hpp"
 #include "real/cuda/kernels.hpp"
@@ -82,12 +83,14 @@ int run_launch_bench(const RealOptions& o, const std::vector<std::string>& argum
       };
       for (int w = 0; w < o.timing.warmup; ++w) one_chain();
       TPSIM_CUDA(cudaDeviceSynchronize());
+      GpuStateSampler gpu_state = sample_gpu_state({gpu.device()});
       std::vector<double> seconds;
       for (int s = 0; s < o.timing.samples; ++s) {
         one_chain();
         seconds.push_back(region.seconds());
       }
-      PointContext c{gpu.gpu(), gpu.provenance_json(), summarize(seconds), 1, 0, true};
+      PointContext c{gpu.gpu(), gpu.provenance_json(), summarize(seconds), 1, 0,
+                     true,      gpu_state.finish(),    std::nullopt};
       const std::string pattern = std::string(cross ? "cross_stream" : "same_stream") + (queued ? "_queued" : "");
       log.add(launch_point(c, pattern, kernels));
       table.add_row({pattern, std::to_string(kernels), fixed(c.timing.median * 1e6, 1),

@@ -67,13 +67,16 @@ int run_memcpy_bench(const RealOptions& o, const std::vector<std::string>& argum
       TPSIM_CUDA(cudaSetDevice(gpu.device()));
       copy_once(path, dst[0].get(), target.device, src[0].get(), gpu.device(), bytes, o.copy_blocks, gpu.stream());
       TPSIM_CUDA(cudaStreamSynchronize(gpu.stream()));
-      PointContext c{gpu.gpu(), gpu.provenance_json(), {}, 1, 0, copy_arrived(src[0].get(), dst[0].get(), bytes)};
+      PointContext c{gpu.gpu(), gpu.provenance_json(), {}, 1, 0, copy_arrived(src[0].get(), dst[0].get(), bytes),
+                     {},        std::nullopt};
       c.check_error = c.correct ? 0.0 : 1.0;
       all_correct = all_correct && c.correct;
+      GpuStateSampler gpu_state = sample_gpu_state({gpu.device()});
       const TimedRun run = time_launches(gpu.stream(), o.timing, [&](int i) {
         const size_t s = static_cast<size_t>(i) % src.size();
         copy_once(path, dst[s].get(), target.device, src[s].get(), gpu.device(), bytes, o.copy_blocks, gpu.stream());
       });
+      c.gpu_state = gpu_state.finish();
       c.timing = summarize(run.seconds);
       c.launches_per_sample = run.launches;
       calibrate::Measurement m = memcpy_point(c, path, size);

@@ -1,6 +1,7 @@
 // tpsim-real overlap: a GEMM on one stream and a partner on another, alone and together. Partners on
 // one GPU (copy engine: memcpy_device; SMs: copy_kernel) stand in for communication's contention;
 // memcpy_peer and collectives need two GPUs. Every rank of a collective runs the GEMM too, as under TP.
+// Every sample is queued behind a spinning kernel (and, for collectives, a barrier across ranks).
 #include <algorithm>
 #include <cmath>
 
@@ -118,7 +119,9 @@ OverlapResult team_overlap(CommTeam& team, const GemmCase& shape, Collective col
         [&] { return check_collective_outputs(c, recv.get(), o.seed); }, o.seed);
     r.error = team.worst_error_over_ranks(rank, error);
     OverlapSamples s = time_overlap(
-        rank.compute, rank.comm_stream, o.timing, [&](int i) { g.launch(i, rank.compute); }, launch_partner);
+        rank.compute, rank.comm_stream, o.timing, [&](int i) { g.launch(i, rank.compute); }, launch_partner,
+        [&rank](cudaStream_t stream) { enqueue_barrier(rank, stream); });
+    r.samples.late = static_cast<int>(team.max_over_ranks(rank, {static_cast<double>(s.late)}).front());
     r.samples.gemm_alone = team.max_over_ranks(rank, s.gemm_alone);
     r.samples.partner_alone = team.max_over_ranks(rank, s.partner_alone);
     r.samples.gemm_together = team.max_over_ranks(rank, s.gemm_together);
@@ -143,6 +146,8 @@ int run_overlap_bench(const RealOptions& o, const std::vector<std::string>& argu
   for (const GemmCase& shape : o.shapes) {
     for (const std::string& partner : o.partners) {
       const bool collective = partner != "memcpy_device" && partner != "copy_kernel" && partner != "memcpy_peer";
+      GpuStateSampler gpu_state =
+          sample_gpu_state(collective ? team->local_devices() : std::vector<int>{gpu->device()});
       const OverlapResult r = collective ? team_overlap(*team, shape, parse_collective(partner), o)
                                          : single_gpu_overlap(*gpu, shape, partner, o);
       const OverlapTimes t{summarize(r.samples.gemm_alone), summarize(r.samples.partner_alone),
@@ -152,7 +157,9 @@ int run_overlap_bench(const RealOptions& o, const std::vector<std::string>& argu
                      summarize(r.samples.together),
                      1,
                      r.error,
-                     within(r.error, kBf16Tolerance)};
+                     within(r.error, kBf16Tolerance),
+                     gpu_state.finish(),
+                     r.samples.late};
       all_correct = all_correct && c.correct;
       const int ranks = collective ? team->size() : partner == "memcpy_peer" ? 2 : 1;
       calibrate::Measurement m = overlap_point(c, shape, o.dtype, partner, o.sizes.sizes.front(), ranks, t);

@@ -1,33 +1,42 @@
-// The together-run: the partner's stream waits on an event recorded at the start on the GEMM's stream.
+// The alone and together runs as queued regions: the together-run's partner stream waits for the start
+// on the GEMM's stream, and a mark after the GEMM times the GEMM's part.
 #include "real/cuda/overlap_timer.hpp"
-
-#include <algorithm>
-
-#include "real/cuda/cuda_check.hpp"
-#include "real/cuda/event_timer.hpp"
 
 namespace tpsim::real {
 
 OverlapSamples time_overlap(cudaStream_t gemm_stream, cudaStream_t partner_stream, const TimingOptions& timing,
-                            const std::function<void(int)>& gemm, const std::function<void(int)>& partner) {
+                            const std::function<void(int)>& gemm, const std::function<void(int)>& partner,
+                            const Barrier& barrier) {
   OverlapSamples out;
-  out.gemm_alone = time_launches(gemm_stream, timing, 1, gemm).seconds;
-  out.partner_alone = time_launches(partner_stream, timing, 1, partner).seconds;
-  const EventPair gemm_events, partner_events;
-  for (int s = -timing.warmup; s < timing.samples; ++s) {
-    TPSIM_CUDA(cudaEventRecord(gemm_events.start(), gemm_stream));
-    TPSIM_CUDA(cudaStreamWaitEvent(partner_stream, gemm_events.start(), 0));
-    gemm(s + timing.warmup);
-    partner(s + timing.warmup);
-    TPSIM_CUDA(cudaEventRecord(gemm_events.stop(), gemm_stream));
-    TPSIM_CUDA(cudaEventRecord(partner_events.stop(), partner_stream));
-    TPSIM_CUDA(cudaEventSynchronize(partner_events.stop()));
-    const double gemm_s = gemm_events.seconds();
-    float partner_ms = 0;
-    TPSIM_CUDA(cudaEventElapsedTime(&partner_ms, gemm_events.start(), partner_events.stop()));
+  QueuedRegion gemm_alone(gemm_stream, {}), partner_alone(partner_stream, {});
+  QueuedRegion together(gemm_stream, {partner_stream});
+  // Each run waits for the previous one's end (seconds() does): the alone runs must not overlap.
+  auto run = [&](QueuedRegion& region, const std::function<void()>& work, bool* late) {
+    region.begin(barrier);
+    work();
+    *late = region.end() || *late;
+    return region.seconds();
+  };
+  for (int s = -timing.warmup, i = 0; s < timing.samples; ++s, ++i) {
+    bool late = false;
+    const double gemm_s = run(
+        gemm_alone, [&] { gemm(i); }, &late);
+    const double partner_s = run(
+        partner_alone, [&] { partner(i); }, &late);
+    const double together_s = run(
+        together,
+        [&] {
+          gemm(i);
+          together.mark();
+          partner(i);
+        },
+        &late);
     if (s < 0) continue;  // warm-up
-    out.gemm_together.push_back(gemm_s);
-    out.together.push_back(std::max(gemm_s, static_cast<double>(partner_ms) * 1e-3));
+    out.gemm_alone.push_back(gemm_s);
+    out.partner_alone.push_back(partner_s);
+    out.gemm_together.push_back(together.seconds_to_mark());
+    out.together.push_back(together_s);
+    out.late += late ? 1 : 0;
   }
   return out;
 }

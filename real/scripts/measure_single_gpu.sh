@@ -2,8 +2,13 @@
 # One GPU, one call: builds tpsim-real (TPSIM_REAL_ONLY) and measures what a single GPU can show:
 # the GEMM sweep over the shipped scenarios' shapes (bf16; fp8 on the large ones), HBM bandwidth through
 # the copy engine and an SM copy kernel, the host time per kernel launch and per cross-stream wait,
-# and a GEMM overlapped with each copy (single-GPU stand-ins for communication contention). Writes JSON lines, logs and nvidia-smi's view under $OUT (default
-# real/results/run), and prints a short summary last. Leaves the GPU's settings alone.
+# and a GEMM overlapped with each copy (single-GPU stand-ins for communication contention), each overlap
+# sample queued whole behind a spinning kernel. Every point records NVML's SM clock, power and
+# temperature while it was timed (gpu_state), or why not. Writes JSON lines, logs and nvidia-smi's view
+# under $OUT (default real/results/run), and prints a short summary last: how many points recorded their
+# GPU state and how many queued samples were late. Leaves the GPU's settings alone.
+# Not measurable on one GPU (needs two or more): collectives, GEMM + collective overlap, async-TP
+# pipelines and DTP chains (tools/calibrate_cluster.sh runs them; docs/real.md lists what is unmeasured).
 # Prepare first, on a full build: real/scripts/prepare_device.sh (shapes file, .device/prefix).
 # Usage: [OUT=DIR] [TPSIM_GIT_REVISION=REV] real/scripts/measure_single_gpu.sh
 set -euo pipefail
@@ -63,5 +68,9 @@ for blocks in 16 32; do
   measure "overlap_blocks$blocks" overlap --shape 8192x8192x8192 --shape 8192x3584x4096 --shape 65536x3584x4096 \
     --partner memcpy_device --partner copy_kernel --bytes 1GiB --copy-blocks "$blocks"
 done
+echo "== GPU state: $(cat "$out"/*.jsonl | grep -c '"gpu_state":{"recorded":true') points recorded it," \
+  "$(cat "$out"/*.jsonl | grep -c '"gpu_state":{"recorded":false') did not" \
+  "($(cat "$out"/*.jsonl | grep -o '"why":"[^"]*"' | sort -u | head -1))"
+echo "== late queued samples: $(cat "$out"/*.jsonl | grep -o '"late_samples":[0-9]*' | awk -F: '{s += $2} END {print s + 0}')"
 echo "== done: status $status; files in $out"
 exit "$status"

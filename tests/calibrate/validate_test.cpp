@@ -4,26 +4,16 @@
 
 #include "calibrate/composite_validation.hpp"
 #include "calibrate/profile_fit.hpp"
+#include "composite_points.hpp"
 #include "model/input_error.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
 using calibrate::Measurement;
 
-namespace {
+using test::composite;
 
-Measurement composite(const std::string& kind, const std::string& pattern, int64_t m, int64_t n, int64_t k, int ranks) {
-  Measurement x;
-  x.kind = kind;
-  x.gpu = "h100-sxm";
-  x.pattern = pattern;
-  x.m = m;
-  x.n = n;
-  x.k = k;
-  x.ranks = ranks;
-  x.origin = kind + "/" + pattern;
-  return x;
-}
+namespace {
 
 // A set covering every composite kind and transport, its times written by the simulator itself.
 std::vector<Measurement> simulated_measurements(const sim::CostModel& cost, const sim::EngineOptions& options) {

@@ -37,6 +37,17 @@ std::vector<tpsim::calibrate::Measurement> run(std::vector<std::string> argv, co
   for (const auto& p : points) {
     if (!p.correct) std::cerr << "FAILED: " << o.command << ": a point failed its correctness check\n";
     failures += p.correct ? 0 : 1;
+    // NVML's view with every point: recorded, or why not (printed: a GPU machine should have NVML).
+    if (!p.gpu_state.recorded) std::cout << o.command << ": GPU state not recorded: " << p.gpu_state.why_not << "\n";
+    if (!p.gpu_state.recorded && p.gpu_state.why_not.empty()) {
+      std::cerr << "FAILED: " << o.command << ": a point carries no gpu_state\n";
+      ++failures;
+    }
+    // Composites are queued behind a spin: each says how many samples were late.
+    if (p.is_composite() && !p.details.contains("late_samples")) {
+      std::cerr << "FAILED: " << o.command << ": a composite point lacks details.late_samples\n";
+      ++failures;
+    }
   }
   if (status != 0) {
     std::cerr << "FAILED: " << o.command << " exited " << status << "\n";
@@ -82,7 +93,13 @@ int main(int argc, char** argv) {
     run({"async-tp", "--pattern", "allgather_gemm", "--pattern", "gemm_reducescatter", "--transport", "nccl",
          "--transport", "copy_engine", "--chunks", n, "--shape", "1024x1024x512"},
         out("async_tp.jsonl"));
-    run({"dtp", "--delta", "1", "--delta", "2", "--modules", "4", "--shape", "512x1024x512"}, out("dtp.jsonl"));
+    const auto dtp_points =
+        run({"dtp", "--delta", "0", "--delta", "1", "--modules", "4", "--shape", "512x1024x512"}, out("dtp.jsonl"));
+    // delta 0 is blocking TP timed against itself: a speedup of 1 up to noise (a third either way allowed).
+    if (dtp_points.size() != 2 || dtp_points[0].speedup() < 0.75 || dtp_points[0].speedup() > 1.33) {
+      std::cerr << "FAILED: dtp --delta 0 should time blocking TP twice\n";
+      ++failures;
+    }
   } else {
     std::cout << "one GPU: the collective, async-tp and dtp runs need two and were not run\n";
   }

@@ -78,9 +78,11 @@ TEST_CASE("overlap, async-tp and dtp take their partners, patterns and delays", 
   CHECK_THROWS_WITH(parse_options({"tpsim-real", "async-tp", "--pattern", "gemm_allreduce", "--chunks", "8"}),
                     "--pattern gemm_allreduce: valid: allgather_gemm, gemm_reducescatter");
 
-  const auto dtp = parse_options({"tpsim-real", "dtp", "--delta", "2", "--delta", "4", "--modules", "16"});
-  CHECK(dtp.deltas == std::vector<int>{2, 4});
+  // A scenario's dtp delta: 0 is blocking TP.
+  const auto dtp = parse_options({"tpsim-real", "dtp", "--delta", "0", "--delta", "4", "--modules", "16"});
+  CHECK(dtp.deltas == std::vector<int>{0, 4});
   CHECK(dtp.modules == 16);
+  CHECK_THROWS_WITH(parse_options({"tpsim-real", "dtp", "--delta", "-1"}), Catch::Contains("--delta"));
 }
 
 TEST_CASE("multi-process launches need a rank and a count, and one way to meet", "[real][options]") {

@@ -19,7 +19,8 @@ PointContext context() {
   Provenance p = host_provenance({"tpsim-real", "gemm", "--shape", "64x64x64"});
   p.device.name = "NVIDIA H200";
   p.device.sm_count = 132;
-  return PointContext{"h200-sxm", to_json(p), summarize({1e-3, 1.1e-3, 0.9e-3, 1.05e-3}), 4, 2e-3, true};
+  return PointContext{"h200-sxm", to_json(p),  summarize({1e-3, 1.1e-3, 0.9e-3, 1.05e-3}), 4, 2e-3, true,
+                      {},         std::nullopt};
 }
 
 Measurement round_trip(const Measurement& m) {
@@ -83,6 +84,16 @@ TEST_CASE("composite points read back with their baselines and speedups", "[real
   CHECK(dtp.modules == 12);
   CHECK(dtp.delta == 3);
   CHECK(dtp.baseline_s == Approx(3e-3));
+  CHECK(tpsim::calibrate::to_json(dtp)["delta_convention"] == "scenario");
+  CHECK(round_trip(dtp_point(context(), shape, "bf16", 8, 12, 0, summarize({3e-3}))).delta == 0);
+}
+
+TEST_CASE("dtp lines of the older delta convention are refused, not reinterpreted", "[real][records]") {
+  const std::string old = R"({"kind":"dtp","gpu":"h200-sxm","m":64,"n":64,"k":64,"median_s":1e-3,"baseline_s":2e-3,)"
+                          R"("pattern":"chain","ranks":8,"modules":8,"delta":1})";
+  CHECK_THROWS_WITH(tpsim::calibrate::parse_measurement(old, "old.jsonl:4"),
+                    Catch::StartsWith("old.jsonl:4: a dtp point without \"delta_convention\": \"scenario\" was "
+                                      "written by an older tpsim-real, whose delta D is a scenario's D - 1"));
 }
 
 TEST_CASE("composite lines missing their baseline or with an unknown pattern are refused by name", "[real][records]") {
