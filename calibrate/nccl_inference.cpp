@@ -23,9 +23,8 @@ void infer_nccl_choices(std::vector<Measurement>& points, const sim::GpuSpec& gp
       if (forced && o.algorithm != *forced) continue;
       m.algorithm = model::to_string(o.algorithm);
       m.protocol = model::to_string(o.protocol);
-      m.provenance["nccl_choice"] =
-          "inferred: NCCL 2.27's tuner (as tpsim models it) runs " + sim::nccl_option_name(o.algorithm, o.protocol) +
-          " here";
+      m.provenance["nccl_choice"] = "inferred: NCCL 2.27's tuner (as tpsim models it) runs " +
+                                    sim::nccl_option_name(o.algorithm, o.protocol) + " here";
       break;
     }
   }

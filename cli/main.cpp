@@ -29,6 +29,7 @@ struct RunOptions {
   std::string json_out;
   std::string trace_out;
   bool quiet = false;
+  bool require_fit = false;
 };
 
 int run_command(const RunOptions& options) {
@@ -43,6 +44,7 @@ int run_command(const RunOptions& options) {
   std::string table;
   for (size_t i = 0; i < points.size(); ++i) {
     runs.push_back({points[i].values, tpsim::sim::run_scenario(points[i].scenario)});
+    if (options.require_fit) tpsim::sim::require_memory_fit(runs.back().run);
     if (points.size() > 1) {
       table += "point " + std::to_string(i + 1) + "/" + std::to_string(points.size()) + ":";
       for (const auto& [axis, value] : points[i].values) table += " " + axis + "=" + value;
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
                       "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
                       "thread per stream");
   run_app->add_flag("-q,--quiet", run.quiet, "Do not print the table");
+  run_app->add_flag("--require-fit", run.require_fit,
+                    "Refuse (exit 2, nothing written) a variant whose memory per GPU exceeds the GPU's HBM");
 
   tpsim::cli::SweepOptions sweep;
   CLI::App* sweep_app =
@@ -94,6 +98,8 @@ int main(int argc, char** argv) {
       "--shard", sweep.shard,
       "Run only shard i of N (i/N, 1-based): points whose index mod N is i-1 (one Slurm array task each)");
   sweep_app->add_flag("!--no-progress", sweep.progress, "Do not show progress (shown only on a terminal)");
+  sweep_app->add_flag("--require-fit", sweep.require_fit,
+                      "A point with a variant whose memory per GPU exceeds the GPU's HBM fails, with the numbers");
 
   std::vector<std::string> merge_dirs;
   std::string merge_out;

@@ -10,6 +10,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+constexpr const char* kReserveSource =
+    "assumed: the CUDA context (about 0.5 GiB on Hopper), NCCL's buffers and cuBLAS's workspace of one rank";
+
 Json variant_json(const model::Variant& v) {
   Json j;
   j["name"] = v.name;
@@ -124,7 +127,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
   return j;
 }
 
-Json result_row(const AxisValues& values, const sim::VariantRun& v) {
+Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::GpuSpec& gpu) {
   const sim::Metrics& m = v.metrics;
   const model::LayerGraph& graph = v.passes.front().graph;
   Json r;
@@ -153,6 +156,19 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v) {
   r["ops_per_gpu"] = graph.size();
   r["matmul_flops_per_gpu"] = graph.matmul_flops();
   r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+  if (v.memory) {
+    const model::MemoryFootprint& m = *v.memory;
+    const std::optional<bool> fits = sim::fits_memory(v, gpu);
+    r["memory_per_gpu_bytes"] = m.total_bytes();
+    r["fits_memory"] = fits ? Json(*fits) : Json();
+    r["memory"] = {{"weights_bytes", m.weights_bytes},
+                   {"kv_cache_bytes", m.kv_cache_bytes},
+                   {"activation_bytes", m.activation_bytes},
+                   {"buffer_bytes", m.buffer_bytes},
+                   {"reserve_bytes", m.reserve_bytes},
+                   {"reserve_source", kReserveSource},
+                   {"hbm_bytes", gpu.hbm_bytes}};
+  }
   r["collectives"] = Json::array();
   for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
     Json g;
@@ -183,7 +199,8 @@ std::string result_json(const std::vector<PointRun>& points) {
   root["scenario"] = scenario_json(points.front().run);
   root["results"] = Json::array();
   for (const PointRun& point : points) {
-    for (const sim::VariantRun& v : point.run.variants) root["results"].push_back(result_row(point.values, v));
+    for (const sim::VariantRun& v : point.run.variants)
+      root["results"].push_back(result_row(point.values, v, point.run.gpu));
   }
   return root.dump(2) + "\n";
 }

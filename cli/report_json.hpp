@@ -19,8 +19,9 @@ struct PointRun {
   sim::ScenarioRun run;
 };
 
-// One result row: the point's axis values (under "point", when any), the variant and its metrics.
-nlohmann::ordered_json result_row(const AxisValues& values, const sim::VariantRun& variant);
+// One result row: the point's axis values (under "point", when any), the variant, its metrics and its
+// memory per GPU against `gpu`'s HBM.
+nlohmann::ordered_json result_row(const AxisValues& values, const sim::VariantRun& variant, const sim::GpuSpec& gpu);
 
 // The resolved inputs of a run (model, hardware, profile, workload, parallelism, variants).
 nlohmann::ordered_json scenario_json(const sim::ScenarioRun& run);

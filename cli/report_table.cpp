@@ -75,6 +75,9 @@ std::string comparison_table(const sim::ScenarioRun& run) {
                                       "overlap", "speedup",    "tokens/s"};
   if (ttft) headers.emplace_back("TTFT ms");
   if (tpot) headers.emplace_back("TPOT ms");
+  const bool memory = run.variants.front().memory.has_value();
+  if (memory) headers.emplace_back("mem GB");
+  bool over = false;
   out += pad("variant", name_width, true);
   for (const auto& h : headers) out += "  " + pad(h, 11, false);
   out += "\n";
@@ -90,10 +93,19 @@ std::string comparison_table(const sim::ScenarioRun& run) {
                                       model::format_number("%.0f", v.tokens_per_s)};
     if (ttft) cells.push_back(v.ttft_s ? model::format_number("%.3f", *v.ttft_s * 1e3) : std::string("-"));
     if (tpot) cells.push_back(v.tpot_s ? model::format_number("%.3f", *v.tpot_s * 1e3) : std::string("-"));
+    if (memory) {
+      const bool fits = sim::fits_memory(v, run.gpu).value_or(true);
+      over = over || !fits;
+      cells.push_back(model::format_number("%.1f", v.memory->total_bytes() / 1e9) + (fits ? "" : "!"));
+    }
     for (const std::string& cell : cells) {
       out += "  " + pad(cell, 11, false);
     }
     out += "\n";
+  }
+  if (over) {
+    out += "! above " + run.gpu.name + "'s " + model::format_number("%.0f", run.gpu.hbm_bytes / 1e9) +
+           " GB of HBM per GPU: this variant does not fit (--require-fit refuses it)\n";
   }
   out += collectives_notes(run);
   return out;

@@ -39,14 +39,15 @@ std::string describe(const model::SweepPlan& plan, size_t index) {
 }
 
 // The child: simulate one point and send {"rows": [...]} or {"error": "..."} as one line.
-[[noreturn]] void run_point(int fd, const model::SweepPlan& plan, size_t index) {
+[[noreturn]] void run_point(int fd, const model::SweepPlan& plan, size_t index, bool require_fit) {
   if (const char* crash = std::getenv("TPSIM_TEST_CRASH_POINT"); crash && std::to_string(index) == crash) std::abort();
   Json message;
   try {
     const sim::ScenarioRun run = sim::run_scenario(plan.point(index));
+    if (require_fit) sim::require_memory_fit(run);
     const model::AxisValues values = plan.values(index);
     message["rows"] = Json::array();
-    for (const sim::VariantRun& v : run.variants) message["rows"].push_back(result_row(values, v));
+    for (const sim::VariantRun& v : run.variants) message["rows"].push_back(result_row(values, v, run.gpu));
   } catch (const std::exception& error) {
     message["error"] = error.what();
   }
@@ -61,7 +62,7 @@ std::string describe(const model::SweepPlan& plan, size_t index) {
   _exit(0);
 }
 
-Worker start_worker(const model::SweepPlan& plan, size_t index) {
+Worker start_worker(const model::SweepPlan& plan, size_t index, bool require_fit) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   std::cout.flush();
@@ -70,7 +71,7 @@ Worker start_worker(const model::SweepPlan& plan, size_t index) {
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
-    run_point(fds[1], plan, index);
+    run_point(fds[1], plan, index, require_fit);
   }
   ::close(fds[1]);
   return Worker{pid, fds[0], index, {}};
@@ -138,13 +139,13 @@ void collect(Worker& worker, const model::SweepPlan& plan, SweepJournal& journal
   journal.append(JournalEntry{worker.index, plan.values(worker.index), message["rows"]});
 }
 
-void run_workers(const std::vector<size_t>& todo, const model::SweepPlan& plan, int jobs, SweepJournal& journal,
-                 Progress& progress, std::vector<std::string>& failures) {
+void run_workers(const std::vector<size_t>& todo, const model::SweepPlan& plan, int jobs, bool require_fit,
+                 SweepJournal& journal, Progress& progress, std::vector<std::string>& failures) {
   std::vector<Worker> running;
   size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-      running.push_back(start_worker(plan, todo[next]));
+      running.push_back(start_worker(plan, todo[next], require_fit));
       ++next;
     }
     std::vector<pollfd> fds;
@@ -217,7 +218,7 @@ int run_sweep(const SweepOptions& options) {
       progress.point_done();
     }
   }
-  run_workers(runnable, plan, options.jobs, journal, progress, failures);
+  run_workers(runnable, plan, options.jobs, options.require_fit, journal, progress, failures);
   progress.finish();
 
   std::map<size_t, JournalEntry> results;

@@ -13,6 +13,7 @@ struct SweepOptions {
   int jobs = 1;
   std::string shard;  // "i/N" (1-based), or empty for all points
   bool progress = true;
+  bool require_fit = false;  // a point whose variants do not all fit the GPU's HBM fails
 };
 
 // Returns the exit code: 0 when every point of the shard is done, 3 if some crashed.

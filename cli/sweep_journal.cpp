@@ -155,9 +155,10 @@ void write_results(const std::string& dir, const std::map<size_t, JournalEntry>&
   if (!entries.empty()) {
     for (const auto& [axis, value] : entries.begin()->second.values) axes.push_back(axis);
   }
-  const std::vector<std::string> columns = {"variant",      "tp_mode",        "chunks",  "time_s", "compute_s",
-                                            "comm_s",       "exposed_comm_s", "overlap", "idle_s", "speedup",
-                                            "tokens_per_s", "ttft_s",         "tpot_s"};
+  const std::vector<std::string> columns = {
+      "variant",    "tp_mode", "chunks",  "time_s",       "compute_s", "comm_s", "exposed_comm_s",
+      "overlap",    "idle_s",  "speedup", "tokens_per_s", "ttft_s",    "tpot_s", "memory_per_gpu_bytes",
+      "fits_memory"};
   std::string csv = "point";
   for (const auto& axis : axes) csv += "," + csv_cell(axis);
   for (const auto& column : columns) csv += "," + column;

@@ -95,6 +95,14 @@ ArchSpec read_arch(const ArchSource& source, MissingModelType missing) {
   arch.layers = positive_int(source, kLayers);
   arch.vocab = positive_int(source, kVocab);
   arch.kv_heads = positive_int_or(source, kKvHeads, arch.heads);
+  // Absent: untied, the default of every modelled model_type's config class (LlamaConfig, Qwen2Config, ...).
+  if (source.has("tie_word_embeddings")) {
+    const std::optional<bool> tied = source.flag("tie_word_embeddings");
+    if (!tied)
+      source.fail("tie_word_embeddings",
+                  "tie_word_embeddings must be true or false, got " + source.shown("tie_word_embeddings"));
+    arch.tied_embeddings = *tied;
+  }
   if (arch.heads % arch.kv_heads != 0) {
     source.fail(kKvHeads.key, "num_key_value_heads (" + std::to_string(arch.kv_heads) +
                                   ") must divide num_attention_heads (" + std::to_string(arch.heads) + ")");

@@ -24,6 +24,8 @@ class ArchSource {
   virtual std::optional<int64_t> integer(const std::string& key) const = 0;
   // The value as text, or nothing when it is not a string.
   virtual std::optional<std::string> text(const std::string& key) const = 0;
+  // The value as true or false, or nothing when it is not a boolean.
+  virtual std::optional<bool> flag(const std::string& key) const = 0;
   // The value as the user wrote it, for messages.
   virtual std::string shown(const std::string& key) const = 0;
   // Throws InputError located at the key's value (at the whole config when the key is absent).

@@ -65,6 +65,12 @@ class JsonSource final : public ArchSource {
     return value.get<std::string>();
   }
 
+  std::optional<bool> flag(const std::string& key) const override {
+    const auto& value = doc_.at(key);
+    if (!value.is_boolean()) return std::nullopt;
+    return value.get<bool>();
+  }
+
   std::string shown(const std::string& key) const override {
     return doc_.contains(key) ? doc_.at(key).dump() : "nothing";
   }

@@ -6,9 +6,17 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kInlineModelKeys = {
-    "name",     "model_type",        "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads",
-    "head_dim", "num_hidden_layers", "vocab_size",  "hf_config"};
+const std::vector<std::string> kInlineModelKeys = {"name",
+                                                   "model_type",
+                                                   "hidden_size",
+                                                   "intermediate_size",
+                                                   "num_attention_heads",
+                                                   "num_key_value_heads",
+                                                   "head_dim",
+                                                   "num_hidden_layers",
+                                                   "vocab_size",
+                                                   "tie_word_embeddings",
+                                                   "hf_config"};
 
 // The keys of an inline model mapping, located by their YAML marks.
 class YamlSource final : public ArchSource {
@@ -28,6 +36,13 @@ class YamlSource final : public ArchSource {
     const YAML::Node node = map_[key];
     if (!node.IsScalar()) return std::nullopt;
     return node.Scalar();
+  }
+
+  std::optional<bool> flag(const std::string& key) const override {
+    bool value = false;
+    const YAML::Node node = map_[key];
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) return std::nullopt;
+    return value;
   }
 
   std::string shown(const std::string& key) const override { return YamlReader::show(map_[key]); }

@@ -29,7 +29,8 @@ constexpr int64_t kMaxRanks = 65536;
 // What a profile without a base must give.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& required_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
-      {"gemm", {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split"}},
+      {"gemm",
+       {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split"}},
       {"memory", {"hbm_efficiency", "overhead_us"}},
       {"attention", {"efficiency"}},
       {"nccl", {"step_latency_us", "link_efficiency", "sms", "call_latency_us"}},
@@ -127,8 +128,8 @@ class ProfileReader {
   void record_sources(CostProfile& p, const YAML::Node& node, const std::string& section,
                       const std::map<std::string, std::string>& own_sources = {},
                       const YAML::Node& parent_fit = YAML::Node()) const {
-    const std::string section_source =
-        node["source"] ? in_.string(node["source"], section + ".source") : "given in " + in_.file() + " without a source";
+    const std::string section_source = node["source"] ? in_.string(node["source"], section + ".source")
+                                                      : "given in " + in_.file() + " without a source";
     const YAML::Node fit = node["fit"] ? node["fit"] : parent_fit;
     std::string fit_text;
     std::vector<std::string> fitted;
@@ -154,8 +155,7 @@ class ProfileReader {
       ValueSource v{entry.second.Scalar(), false, own.empty() ? section_source : own};
       if (!own.empty()) {
         v.fitted = own.rfind("fitted", 0) == 0;
-      } else if (!fit_text.empty() &&
-                 (!fit_lists || std::find(fitted.begin(), fitted.end(), key) != fitted.end())) {
+      } else if (!fit_text.empty() && (!fit_lists || std::find(fitted.begin(), fitted.end(), key) != fitted.end())) {
         v.fitted = true;
         v.source = fit_text;
       }

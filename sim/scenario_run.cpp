@@ -5,6 +5,8 @@
 
 #include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
+#include "model/memory_footprint.hpp"
+#include "model/units.hpp"
 #include "model/yaml_reader.hpp"
 #include "sim/isolated_run.hpp"
 
@@ -188,6 +190,27 @@ Metrics decode_total(const model::Scenario& s, const model::Variant& v, const Co
   return scaled_sum(scaled_sum(f0, w0, f1, w1), 1.0, f2, w2);
 }
 
+std::optional<bool> fits_memory(const VariantRun& variant, const GpuSpec& gpu) {
+  if (!variant.memory || gpu.hbm_bytes <= 0) return std::nullopt;
+  return variant.memory->total_bytes() <= gpu.hbm_bytes;
+}
+
+void require_memory_fit(const ScenarioRun& run) {
+  for (const VariantRun& v : run.variants) {
+    const std::optional<bool> fits = fits_memory(v, run.gpu);
+    if (fits.value_or(true)) {
+      if (v.memory && !fits) {
+        throw InputError(run.scenario.file + ": --require-fit: GPU " + run.gpu.name +
+                         " gives no hbm_GB, so whether the variants fit cannot be told");
+      }
+      continue;
+    }
+    throw InputError(run.scenario.file + ": --require-fit: variant " + v.variant.name + " needs " +
+                     model::format_number("%.1f", v.memory->total_bytes() / 1e9) + " GB per GPU, above " +
+                     run.gpu.name + "'s " + model::format_number("%.0f", run.gpu.hbm_bytes / 1e9) + " GB of HBM");
+  }
+}
+
 ScenarioRun run_scenario(const model::Scenario& scenario) {
   ScenarioRun run;
   run.scenario = scenario;
@@ -203,7 +226,12 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
                                                : run_variant(scenario, variant, cost, options));
   }
   const double baseline = run.variants.front().metrics.time_s;
-  for (VariantRun& v : run.variants) v.speedup = baseline / v.metrics.time_s;
+  for (VariantRun& v : run.variants) {
+    v.speedup = baseline / v.metrics.time_s;
+    if (w.phase != model::Phase::kOps) {
+      v.memory = model::memory_footprint(scenario.arch, w, v.variant, scenario.parallelism.tp);
+    }
+  }
   return run;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/layer_graph.hpp"
+#include "model/memory_footprint.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
@@ -33,6 +34,8 @@ struct VariantRun {
   std::optional<double> ttft_s;   // prefill, generate: time to first token
   std::optional<double> tpot_s;   // decode, generate: mean time per output token (one decode step)
   int64_t passes_simulated = 0;
+  // Per GPU: weights, KV cache, activations, buffers (model workloads; op lists have none).
+  std::optional<model::MemoryFootprint> memory;
 };
 
 struct ScenarioRun {
@@ -48,6 +51,14 @@ struct ScenarioRun {
 Fabric check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 
 ScenarioRun run_scenario(const model::Scenario& scenario);
+
+// Whether the variant's memory fits the GPU's HBM; nullopt where either is unknown (an op list, or a GPU
+// without hbm_GB).
+std::optional<bool> fits_memory(const VariantRun& variant, const GpuSpec& gpu);
+
+// Throws InputError naming the first variant whose memory does not fit the GPU (or cannot be told to):
+// what `--require-fit` asks for.
+void require_memory_fit(const ScenarioRun& run);
 
 // The chunk counts `chunks: auto` tries for the scenario's primary pass, smallest first.
 std::vector<int> chunk_candidates(const model::Scenario& scenario);

@@ -2,10 +2,13 @@
 """Plots tpsim results: speedup (or time, exposed communication, tokens/s) curves over a sweep axis,
 one line per variant or per value of another axis; or a stacked breakdown of one point's time.
 
-Input: a `tpsim sweep` output folder (or its results.jsonl), or a `tpsim run --json` file.
+Input: a `tpsim sweep` output folder (its results.jsonl, or its results.csv), or a `tpsim run --json` file.
+Points whose memory per GPU does not fit the GPU's HBM are drawn hollow.
 Run through `tpsim plot ...` or directly: python3 tools/tpsim_plot.py RESULTS --x AXIS ...
 """
 import argparse
+import csv
+import io
 import json
 import os
 import sys
@@ -24,22 +27,74 @@ class PlotError(Exception):
     pass
 
 
+# results.csv columns that are numbers; the columns between "point" and "variant" are the sweep's axes.
+CSV_NUMBERS = {"chunks", "time_s", "compute_s", "comm_s", "exposed_comm_s", "overlap", "idle_s", "speedup",
+               "tokens_per_s", "ttft_s", "tpot_s", "memory_per_gpu_bytes"}
+
+
+def csv_rows(text, path):
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if not header or header[0] != "point" or "variant" not in header:
+        raise PlotError(f"{path}: not a tpsim results.csv (its first columns are point, the axes, variant)")
+    axes = header[1:header.index("variant")]
+    rows = []
+    for number, cells in enumerate(reader, start=2):
+        if len(cells) != len(header):
+            raise PlotError(f"{path}:{number}: {len(cells)} cells, the header has {len(header)}")
+        row = {"point_index": int(cells[0]) if cells[0].isdigit() else 0, "point": dict(zip(axes, cells[1:len(axes) + 1]))}
+        for name, cell in zip(header[len(axes) + 1:], cells[len(axes) + 1:]):
+            if cell == "":
+                continue
+            if name in CSV_NUMBERS:
+                try:
+                    row[name] = float(cell)
+                except ValueError:
+                    raise PlotError(f"{path}:{number}: {name} is not a number: '{cell}'") from None
+            elif name == "fits_memory":
+                row[name] = cell == "true"
+            else:
+                row[name] = cell
+        rows.append(row)
+    return rows
+
+
+def sweep_title(path):
+    title = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    info = os.path.join(os.path.dirname(os.path.abspath(path)), "sweep.json")
+    if os.path.exists(info):
+        with open(info, encoding="utf-8") as f:
+            title = json.load(f).get("scenario", title)
+    return title
+
+
 def load_rows(path):
     """Rows as dicts with their sweep point under "point" (empty without a sweep), and a title."""
     if os.path.isdir(path):
         path = os.path.join(path, "results.jsonl")
     if not os.path.exists(path):
-        raise PlotError(f"{path}: no such file (give a sweep --out folder, its results.jsonl, or a run --json file)")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+        raise PlotError(f"{path}: no such file (give a sweep --out folder, its results.jsonl or results.csv, or a "
+                        "run --json file)")
     try:
-        if path.endswith(".jsonl"):
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-            info = os.path.join(os.path.dirname(os.path.abspath(path)), "sweep.json")
-            title = os.path.basename(os.path.dirname(os.path.abspath(path)))
-            if os.path.exists(info):
-                with open(info, encoding="utf-8") as f:
-                    title = json.load(f).get("scenario", title)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as error:
+        raise PlotError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise PlotError(f"{path}: cannot read it ({error.strerror})") from None
+    try:
+        if path.endswith(".csv"):
+            rows, title = csv_rows(text, path), sweep_title(path)
+        elif path.endswith(".jsonl"):
+            rows = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise PlotError(f"{path}:{number}: a result row is a JSON object, not {type(row).__name__}")
+                rows.append(row)
+            title = sweep_title(path)
         else:
             doc = json.loads(text)
             rows = doc["results"]
@@ -49,8 +104,31 @@ def load_rows(path):
     if not rows:
         raise PlotError(f"{path}: no result rows")
     for row in rows:
+        if not isinstance(row, dict) or not isinstance(row.get("point", {}), dict):
+            raise PlotError(f"{path}: not tpsim results (a row is not an object with a point)")
         row.setdefault("point", {})
     return rows, title
+
+
+def number_of(row, column):
+    value = row.get(column)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PlotError(f"{column} of variant {row.get('variant')} is not a number: {value!r}")
+    return value
+
+
+def subtitle(args, rows):
+    """What the figure shows: the filters, the baseline of speedups."""
+    parts = []
+    if args.where:
+        parts.append("where " + ", ".join(args.where))
+    if args.y == "speedup":
+        first = min(rows, key=lambda r: r.get("point_index", 0))
+        baseline = next((r["variant"] for r in rows if r.get("point_index", 0) == first.get("point_index", 0)), None)
+        parts.append(f"baseline: {baseline}")
+    if any(r.get("fits_memory") is False for r in rows):
+        parts.append("hollow: above the GPU's HBM")
+    return "; ".join(parts)
 
 
 def axis_value(row, axis):
@@ -101,19 +179,25 @@ def curves(args, rows):
         if column not in row:
             raise PlotError(f"--y {args.y}: these results have no {column} (valid here: "
                             + ", ".join(k for k, (c, _, _) in Y_COLUMNS.items() if c in row) + ")")
-        series.setdefault(str(axis_value(row, args.by)), []).append((axis_value(row, args.x), row[column] * scale))
+        series.setdefault(str(axis_value(row, args.by)), []).append(
+            (axis_value(row, args.x), number_of(row, column) * scale, row.get("fits_memory") is not False))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    numeric_x = all(as_number(x) is not None for points in series.values() for x, _ in points)
+    numeric_x = all(as_number(x) is not None for points in series.values() for x, _, _ in points)
     # Names (GPUs, models) keep the order the sweep lists them in, not the alphabet's.
     sweep_order = {}
     for row in sorted(rows, key=lambda r: r.get("point_index", 0)):
         sweep_order.setdefault(str(axis_value(row, args.x)), len(sweep_order))
     for name, points in series.items():
         points.sort(key=lambda p: as_number(p[0]) if numeric_x else sweep_order[str(p[0])])
-        xs = [as_number(x) if numeric_x else str(x) for x, _ in points]
-        ax.plot(xs, [y for _, y in points], marker="o", label=f"{args.by} = {name}" if args.by != "variant" else name)
-    if numeric_x and len({x for p in series.values() for x, _ in p}) > 2:
-        values = sorted({as_number(x) for p in series.values() for x, _ in p})
+        xs = [as_number(x) if numeric_x else str(x) for x, _, _ in points]
+        line, = ax.plot(xs, [y for _, y, _ in points], marker="o",
+                        label=f"{args.by} = {name}" if args.by != "variant" else name)
+        over = [(x, y) for x, (_, y, fits) in zip(xs, points) if not fits]
+        if over:  # drawn hollow: the point does not fit the GPU's memory
+            ax.plot([x for x, _ in over], [y for _, y in over], linestyle="none", marker="o", markersize=9,
+                    markerfacecolor="white", markeredgecolor=line.get_color(), zorder=3)
+    if numeric_x and len({x for p in series.values() for x, _, _ in p}) > 2:
+        values = sorted({as_number(x) for p in series.values() for x, _, _ in p})
         if values[0] > 0 and values[-1] / values[0] >= 16:
             ax.set_xscale("log", base=2)
             ax.set_xticks(values)
@@ -122,7 +206,8 @@ def curves(args, rows):
         ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
     ax.set_xlabel(args.x)
     ax.set_ylabel(label)
-    ax.set_title(args.title)
+    note = subtitle(args, rows)
+    ax.set_title(args.title + (f"\n{note}" if note else ""), fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend()
     return fig
@@ -137,9 +222,9 @@ def breakdown(args, rows):
     if not chosen:
         raise PlotError(f"--point {index}: no such point (valid: {', '.join(map(str, indexes))})")
     names = [r["variant"] for r in chosen]
-    compute = [r["compute_s"] * 1e3 for r in chosen]
-    exposed = [r["exposed_comm_s"] * 1e3 for r in chosen]
-    idle = [max(0.0, r["time_s"] * 1e3 - c - e) for r, c, e in zip(chosen, compute, exposed)]
+    compute = [number_of(r, "compute_s") * 1e3 for r in chosen]
+    exposed = [number_of(r, "exposed_comm_s") * 1e3 for r in chosen]
+    idle = [max(0.0, number_of(r, "time_s") * 1e3 - c - e) for r, c, e in zip(chosen, compute, exposed)]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.bar(names, compute, label="compute")
     ax.bar(names, exposed, bottom=compute, label="exposed communication")
@@ -167,6 +252,9 @@ def main(argv):
     try:
         if not args.out.endswith((".png", ".svg")):
             raise PlotError(f"-o {args.out}: the output must end in .png or .svg")
+        out_dir = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(out_dir):
+            raise PlotError(f"-o {args.out}: no folder {out_dir}")
         rows, title = load_rows(args.results)
         args.title = args.title or title
         rows = filtered(rows, args.where)
@@ -187,7 +275,10 @@ def main(argv):
 
             mpl.rcParams["svg.hashsalt"] = "tpsim"
             mpl.rcParams["svg.fonttype"] = "none"  # labels as text: searchable, editable, smaller
-        fig.savefig(args.out, dpi=120, metadata=metadata)
+        try:
+            fig.savefig(args.out, dpi=120, metadata=metadata)
+        except OSError as error:
+            raise PlotError(f"-o {args.out}: cannot write it ({error.strerror})") from None
         print(f"tpsim plot: wrote {args.out}")
         return 0
     except PlotError as error:

@@ -35,8 +35,8 @@ std::string all_reduce_log() {
       "# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
       "validation: 1 graph: 0\n#\n# Using devices\n";
   for (int r = 0; r < kRanks; ++r) {
-    log += "#  Rank  " + std::to_string(r) + " Group  0 Pid  41234 on    node01 device  " + std::to_string(r) +
-           " [0x" + std::to_string(18 + r) + "] NVIDIA H100 80GB HBM3\n";
+    log += "#  Rank  " + std::to_string(r) + " Group  0 Pid  41234 on    node01 device  " + std::to_string(r) + " [0x" +
+           std::to_string(18 + r) + "] NVIDIA H100 80GB HBM3\n";
   }
   log += "node01:41234:41234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n#\n";
   log +=
@@ -110,7 +110,8 @@ TEST_CASE("calibrate report prints each row of an nccl-tests log, predicted as N
 TEST_CASE("calibrate refuses a log of a GPU without a preset, naming the device and the flag that attributes it") {
   const std::string dir = temp_folder();
   std::string text = all_reduce_log();
-  for (size_t at = text.find("NVIDIA H100 80GB HBM3"); at != std::string::npos; at = text.find("NVIDIA H100 80GB HBM3")) {
+  for (size_t at = text.find("NVIDIA H100 80GB HBM3"); at != std::string::npos;
+       at = text.find("NVIDIA H100 80GB HBM3")) {
     text.replace(at, 21, "NVIDIA L40S");
   }
   std::ofstream(dir + "/all_reduce_perf.log") << text;
@@ -124,8 +125,8 @@ TEST_CASE("calibrate refuses a log of a GPU without a preset, naming the device 
 
 TEST_CASE("calibrate without a base refuses measurements that leave a required section unfitted, naming them") {
   const std::string dir = temp_folder();
-  const auto run = test::run_tpsim("calibrate calibrate/data/measurements/gemm_h100_bf16.jsonl --base none -o " + dir +
-                                   "/p.yaml");
+  const auto run =
+      test::run_tpsim("calibrate calibrate/data/measurements/gemm_h100_bf16.jsonl --base none -o " + dir + "/p.yaml");
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.err, Contains("fit no nccl, copy_engine section") && Contains("--base"));
   CHECK_FALSE(std::filesystem::exists(dir + "/p.yaml"));

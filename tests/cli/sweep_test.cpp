@@ -192,3 +192,55 @@ TEST_CASE("an invalid combination in a sweep is reported with its values and the
              Contains("point 1 parallelism.tp=8: invalid: " + scenario + ":7:23:") && Contains("28 query heads"));
   CHECK(journal_lines(root + "/out") == 2);
 }
+
+TEST_CASE(
+    "a variant above the GPU's HBM is marked in the table, JSON and CSV, drawn hollow, and refused by --require-fit") {
+  const std::string root = scratch("memory");
+  fs::create_directories(root);
+  const std::string scenario = root + "/big.yaml";
+  // 256 sequences of 8192 tokens through Llama-3.1-70B's layer at TP 8: about 150 GB of activations per GPU.
+  std::ofstream(scenario) << "name: big\nmodel: llama-3.1-70b\nhardware: {gpu: h100-sxm}\n"
+                             "workload: {phase: prefill, batch: 1, seq_len: 8192, layers: 1}\nparallelism: {tp: 8}\n"
+                             "variants: [{name: tp, tp_mode: tp}, {name: sp, tp_mode: sp}]\n"
+                             "sweep:\n  workload.batch: [1, 256]\n";
+  const auto table = test::run_tpsim("run " + scenario);
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Contains("mem GB") && Contains("! above h100-sxm's 80 GB of HBM per GPU"));
+  const auto refused = test::run_tpsim("run " + scenario + " --require-fit --json " + root + "/r.json");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.err, Contains("--require-fit: variant tp needs") && Contains("above h100-sxm's 80 GB of HBM"));
+  CHECK_FALSE(fs::exists(root + "/r.json"));
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/out").exit_code == 0);
+  const std::string csv = test::read_file(root + "/out/results.csv");
+  CHECK_THAT(csv, Contains("memory_per_gpu_bytes,fits_memory") && Contains(",true\n") && Contains(",false\n"));
+  // The CSV plots like the JSON lines; the point above the HBM is drawn hollow, and the figure says so.
+  REQUIRE(test::run_tpsim("plot " + root + "/out/results.csv --x workload.batch -o " + root + "/p.svg").exit_code == 0);
+  const std::string svg = test::read_file(root + "/p.svg");
+  CHECK_THAT(svg, Contains("hollow: above the GPU") && Contains("baseline: tp"));
+  const auto failed = test::run_tpsim("sweep " + scenario + " -o " + root + "/strict --require-fit");
+  CHECK(failed.exit_code != 0);
+  CHECK_THAT(failed.err, Contains("point 1 workload.batch=256") && Contains("--require-fit"));
+}
+
+TEST_CASE(
+    "tpsim plot refuses unreadable results with one line: bad bytes, non-object rows, text for numbers, no folder") {
+  const std::string root = scratch("plot_errors");
+  fs::create_directories(root);
+  std::ofstream(root + "/bytes.jsonl") << "\xff\xfe{}\n";
+  std::ofstream(root + "/list.jsonl") << "[1, 2]\n";
+  std::ofstream(root + "/text.jsonl") << R"({"variant": "a", "point": {"x": "1"}, "speedup": "fast"})"
+                                      << "\n";
+  for (const auto& [file, message] :
+       std::vector<std::pair<std::string, std::string>>{{"bytes.jsonl", "not UTF-8"},
+                                                        {"list.jsonl", "a result row is a JSON object"},
+                                                        {"text.jsonl", "is not a number"}}) {
+    INFO(file);
+    const auto r = test::run_tpsim("plot " + root + "/" + file + " --x x -o " + root + "/p.png");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Contains(message));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  const auto folder = test::run_tpsim("plot " + root + "/text.jsonl --x x -o " + root + "/missing/p.png");
+  CHECK(folder.exit_code == 2);
+  CHECK_THAT(folder.err, Contains("no folder"));
+}

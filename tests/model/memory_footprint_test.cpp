@@ -1,0 +1,66 @@
+// Memory per GPU: weights, KV cache, activations and TP-mode buffers, from the shapes they are made of.
+#include <catch2/catch.hpp>
+
+#include "model/memory_footprint.hpp"
+#include "model/presets.hpp"
+#include "model/scenario.hpp"
+
+using namespace tpsim;
+
+namespace {
+
+model::Scenario scenario(const std::string& workload, const std::string& model = "llama-3.1-8b") {
+  return model::parse_scenario("model: " + model + "\nhardware: {gpu: h100-sxm}\nworkload: " + workload +
+                                   "\nparallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}, {name: sp, tp_mode: sp}, "
+                                   "{name: dtp, tp_mode: dtp, delta: 2}]\n",
+                               "t.yaml");
+}
+
+}  // namespace
+
+TEST_CASE("weights per GPU are the layers' parameters over tp plus the vocab-parallel embedding and LM head") {
+  const model::Scenario s = scenario("{phase: forward, batch: 1, seq_len: 512, layers: all}");
+  const model::ArchSpec& a = s.arch;  // Llama-3.1-8B: 4096 hidden, 14336 FFN, 32 heads, 8 KV heads of 128, untied
+  const double tp = 8, hd = 128;
+  const double linear = a.hidden * (a.heads / tp + 2 * a.kv_heads / tp) * hd + a.heads / tp * hd * a.hidden +
+                        3.0 * a.hidden * a.intermediate / tp;
+  const double per_layer = linear * 2 + 2.0 * a.hidden * 2;  // bf16 weights, two bf16 norms
+  const double embeddings = 2 * (a.vocab / tp) * a.hidden * 2 + a.hidden * 2;  // embedding, LM head, final norm
+  const model::MemoryFootprint m = model::memory_footprint(a, s.workload, s.variants[0], 8);
+  CHECK(m.weights_bytes == Approx(a.layers * per_layer + embeddings));
+  // About 8 billion parameters over 8 GPUs in bf16: about 2 GB each.
+  CHECK(m.weights_bytes / 1e9 == Approx(8.03 * 2 / 8).epsilon(0.02));
+  CHECK(m.kv_cache_bytes == 0);  // a forward pass keeps no cache
+  // fp8 linear layers hold one byte per parameter.
+  model::Workload fp8 = s.workload;
+  fp8.dtype = model::Dtype::kFp8;
+  CHECK(model::memory_footprint(a, fp8, s.variants[0], 8).weights_bytes == Approx(a.layers * (linear + 2.0 * a.hidden * 2) + embeddings));
+  // A tied LM head is the embedding: one copy.
+  model::ArchSpec tied = a;
+  tied.tied_embeddings = true;
+  CHECK(m.weights_bytes - model::memory_footprint(tied, s.workload, s.variants[0], 8).weights_bytes ==
+        Approx((a.vocab / tp) * a.hidden * 2));
+}
+
+TEST_CASE("a generate's KV cache holds K and V of every layer for the prompt and every new token") {
+  const model::Scenario s = scenario("{phase: generate, batch: 8, context_len: 2048, gen_len: 256, layers: all}");
+  const model::ArchSpec& a = s.arch;
+  const model::MemoryFootprint m = model::memory_footprint(a, s.workload, s.variants[0], 8);
+  // 8 KV heads over 8 GPUs: one each.
+  CHECK(m.kv_cache_bytes == Approx(2.0 * a.layers * 1 * 128 * 8 * (2048 + 256) * 2));
+  model::Workload fp8 = s.workload;
+  fp8.attention_dtype = model::Dtype::kFp8;
+  CHECK(model::memory_footprint(a, fp8, s.variants[0], 8).kv_cache_bytes == Approx(m.kv_cache_bytes / 2));
+}
+
+TEST_CASE("sequence parallelism shards the residual stream, and DTP holds delta + 1 partials in flight") {
+  const model::Scenario s = scenario("{phase: forward, batch: 2, seq_len: 4096, layers: 2}");
+  const double tokens = 2 * 4096, hidden = 4096;
+  const model::MemoryFootprint tp = model::memory_footprint(s.arch, s.workload, s.variants[0], 8);
+  const model::MemoryFootprint sp = model::memory_footprint(s.arch, s.workload, s.variants[1], 8);
+  const model::MemoryFootprint dtp = model::memory_footprint(s.arch, s.workload, s.variants[2], 8);
+  CHECK(tp.activation_bytes - sp.activation_bytes == Approx(tokens * hidden * (1 - 1.0 / 8) * 2));
+  CHECK(dtp.buffer_bytes == Approx(3 * tokens * hidden * 2));
+  CHECK(tp.buffer_bytes == 0);
+  CHECK(tp.total_bytes() == Approx(tp.weights_bytes + tp.activation_bytes + model::kRuntimeReserveBytes));
+}
