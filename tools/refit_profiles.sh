@@ -30,12 +30,5 @@ done
 "$tpsim" calibrate calibrate/data/measurements/gemm_b200_bf16.jsonl calibrate/data/measurements/nvls_vs_ring_b200.jsonl \
   --measured-on b200 --gpu b200 \
   --base scenarios/presets/profiles/h100-sxm.yaml -o scenarios/presets/profiles/b200.yaml
-"$tpsim" calibrate report "${fit[@]}" --base none --validate-only calibrate/data/measurements/allreduce_h200_busbw.jsonl \
-  calibrate/data/measurements/nvls_vs_ring_h200.jsonl calibrate/data/measurements/nvls_vs_ring_b200.jsonl \
-  --measured-on h100-sxm > /tmp/tpsim_report.md
-# The H200 tables again against the h200 profile's own fit (as above: the H100 fit as its base).
-"$tpsim" calibrate report calibrate/data/measurements/allreduce_h200_busbw.jsonl \
-  calibrate/data/measurements/nvls_vs_ring_h200.jsonl --measured-on h200-sxm \
-  --base scenarios/presets/profiles/h100-sxm.yaml > /tmp/tpsim_report_h200.md
-echo "profiles written; validation tables in /tmp/tpsim_report.md and /tmp/tpsim_report_h200.md (copy into" \
-  "docs/validation.md)"
+echo "profiles written; tools/update_docs.sh refreshes the validation tables of docs/validation.md" \
+  "(tools/doc_tables.py validation-h100, validation-h200, validation-summary)"

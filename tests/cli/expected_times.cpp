@@ -1,0 +1,50 @@
+// Invariants of a scenario run, and the refusing writer of tests/cli/expected_times.json.
+#include "cli/expected_times.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <stdexcept>
+
+namespace tpsim::test {
+namespace {
+
+constexpr double kRelTol = 1e-12;
+
+}  // namespace
+
+std::vector<std::string> broken_invariants(const std::string& point, const std::vector<sim::VariantRun>& variants) {
+  std::vector<std::string> broken;
+  double fastest_with_comm = 1e300;
+  std::optional<double> nocomm;
+  for (const sim::VariantRun& v : variants) {
+    const sim::Metrics& m = v.metrics;
+    const std::string where = point + ", variant " + v.variant.name + ": ";
+    if (!(m.time_s > 0)) broken.push_back(where + "time_s " + std::to_string(m.time_s) + " is not positive");
+    if (!(m.compute_s <= m.time_s * (1 + kRelTol))) broken.push_back(where + "compute_s exceeds time_s");
+    if (!(m.exposed_comm_s <= m.comm_s * (1 + kRelTol))) broken.push_back(where + "exposed_comm_s exceeds comm_s");
+    if (v.variant.mode == model::TpMode::kNoComm) {
+      nocomm = m.time_s;
+      if (m.comm_s != 0) broken.push_back(where + "nocomm communicates (comm_s " + std::to_string(m.comm_s) + ")");
+    } else {
+      fastest_with_comm = std::min(fastest_with_comm, m.time_s);
+    }
+  }
+  if (nocomm && *nocomm > fastest_with_comm) {
+    broken.push_back(point + ": nocomm is slower than the fastest variant that communicates");
+  }
+  return broken;
+}
+
+void record_expected_times(const std::string& path, const nlohmann::ordered_json& times,
+                           const std::vector<std::string>& broken) {
+  if (!broken.empty()) {
+    std::string message = "TPSIM_UPDATE_EXPECTED: not re-recording " + path + ": " + std::to_string(broken.size()) +
+                          " invariant(s) failed in this run (fix the model first):";
+    for (const std::string& line : broken) message += "\n  " + line;
+    throw std::runtime_error(message);
+  }
+  std::ofstream(path) << times.dump(2) << "\n";
+}
+
+}  // namespace tpsim::test

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Prints one of the markdown tables that README.md and docs/*.md quote, from tpsim runs of the shipped
+scenarios or from `tpsim calibrate report` on the shipped measurement files.
+
+  tools/doc_tables.py TABLE      (tpsim: $TPSIM, else build/cli/tpsim)
+
+The docs name the command above each table (`<!-- output of: tools/doc_tables.py TABLE -->`);
+tools/doc_outputs.py checks that they still agree.
+"""
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TPSIM = os.environ.get("TPSIM", str(ROOT / "build/cli/tpsim"))
+MEASUREMENTS = "calibrate/data/measurements/"
+
+
+def tpsim(*args):
+    return subprocess.run([TPSIM, *args], cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
+
+
+def results(scenario):
+    """The JSON of `tpsim run` on scenarios/SCENARIO.yaml, or on SCENARIO where it is a path to a .yaml file."""
+    path = scenario if scenario.endswith(".yaml") else f"scenarios/{scenario}.yaml"
+    return json.loads(tpsim("run", path, "--json", "-"))
+
+
+def results_of(scenarios):
+    """results() of each scenario, run side by side."""
+    with concurrent.futures.ThreadPoolExecutor() as pool:
+        return list(pool.map(results, scenarios))
+
+
+def by_variant(rows):
+    return {r["variant"]: r for r in rows}
+
+
+def ms(seconds, digits=1):
+    return f"{seconds * 1e3:.{digits}f}"
+
+
+def header(*columns):
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
+def row(*cells):
+    print("| " + " | ".join(str(c) for c in cells) + " |")
+
+
+def generate():
+    header("model, batch", "variant", "TTFT ms", "TPOT ms", "tokens/s", "exposed comm ms", "speedup",
+           "TPOT gap to nocomm closed")
+    runs = [("70B", 1), ("70B", 8), ("70B", 32), ("8B", 1), ("8B", 32)]
+    for (model, batch), d in zip(runs, results_of(f"llama3-{m.lower()}-tp8-generate-b{b}" for m, b in runs)):
+        tp, nocomm = by_variant(d["results"])["tp"]["tpot_s"], by_variant(d["results"])["nocomm"]["tpot_s"]
+        for i, r in enumerate(d["results"]):
+            exposed = ms(r["exposed_comm_s"]) if r["exposed_comm_s"] > 0 else "0"
+            closed = f"{100 * (tp - r['tpot_s']) / (tp - nocomm):.0f}%" if r["variant"] != "tp" else ""
+            row(f"{model}, {batch}" if i == 0 else "", r["variant"], ms(r["ttft_s"]), ms(r["tpot_s"], 3),
+                f"{r['tokens_per_s']:.0f}", exposed, f"{r['speedup']:.3f}x", closed)
+
+
+def decode_delta():
+    header("model", "collective", "tp", "dtp1", "dtp2", "dtp4", "nocomm")
+    models = ["qwen3-0.6b", "danube3-500m"]
+    with tempfile.TemporaryDirectory() as scratch:
+        one_shot = []  # the same scenarios with every variant's all-reduces run as custom one-shot kernels
+        for model in models:
+            text = (ROOT / f"scenarios/{model}-tp4-decode-delta.yaml").read_text()
+            one_shot.append(f"{scratch}/{model}-one-shot.yaml")
+            Path(one_shot[-1]).write_text(re.sub(r"tp_mode: (\w+)", r"tp_mode: \1, collective: one_shot", text))
+        runs = results_of([f"{model}-tp4-decode-delta" for model in models] + one_shot)
+    for d, collective in zip(runs, ["nccl"] * len(models) + ["one_shot"] * len(models)):
+        row(d["scenario"]["model"]["name"], collective, *(ms(r["tpot_s"], 3) for r in d["results"]))
+
+
+def prefill():
+    header("prompt tokens", "tp ms", "all-reduce (exposed) ms", "all-reduce share", "nocomm ms")
+    points = {}
+    for r in results("llama3-70b-tp8-prefill-sweep")["results"]:
+        points.setdefault(int(r["point"]["workload.seq_len"]), {})[r["variant"]] = r
+    for tokens, v in points.items():
+        tp, nocomm = v["tp"], v["nocomm"]
+        share = f"{100 * tp['exposed_comm_s'] / tp['time_s']:.0f}%"
+        row(f"{tokens:,}", ms(tp["time_s"]), ms(tp["exposed_comm_s"]), share, ms(nocomm["time_s"]))
+
+
+def published():
+    # Published: the async-TP feature request (shared/seeds), quoting TorchTitan on 8 H100s: "up to ~29%"
+    # forward speedup for Llama-3-8B and ~20% for Llama-3-70B over SP.
+    header("model", "sp ms", "async (8 chunks, copy engine) ms", "predicted speedup", "published", "nocomm ceiling")
+    models = [("8b", "Llama-3.1-8B", "~1.29x"), ("70b", "Llama-3.1-70B", "~1.20x")]
+    for (model, label, quoted), d in zip(models, results_of(f"llama3-{m}-tp8-forward" for m, _, _ in models)):
+        v = by_variant(d["results"])
+        layers = d["scenario"]["model"]["num_hidden_layers"]
+        row(f"{label}, {layers} layers", ms(v["sp"]["time_s"]), ms(v["async"]["time_s"]),
+            f"**{v['async']['speedup']:.2f}x**", quoted, f"{v['nocomm']['speedup']:.2f}x")
+
+
+def gpu_generations():
+    header("GPU", "sp ms", "async-ce", "dtp1", "nocomm")
+    points = {}
+    for r in results("llama3-70b-tp8-gpu-generations")["results"]:
+        points.setdefault(r["point"]["hardware.gpu"], {})[r["variant"]] = r
+    for gpu, v in points.items():
+        row(gpu, ms(v["sp"]["time_s"], 2), *(f"{v[name]['speedup']:.2f}x" for name in ["async-ce", "dtp1", "nocomm"]))
+
+
+def report_h100():
+    """The report of the H100 fit: fitted on the H100 rows, every other GPU's rows held out."""
+    fit = ["gemm_h100_bf16", "collectives_h100_latency", "small_allreduce_h100", "p2p_bandwidth",
+           "allreduce_multinode_busbw"]
+    validate = ["allreduce_h200_busbw", "nvls_vs_ring_h200", "nvls_vs_ring_b200"]
+    return tpsim("calibrate", "report", *(MEASUREMENTS + f + ".jsonl" for f in fit), "--base", "none",
+                 "--validate-only", *(MEASUREMENTS + f + ".jsonl" for f in validate), "--measured-on", "h100-sxm")
+
+
+def report_h200():
+    """The report of the h200 profile's own fit over the H100 fit."""
+    return tpsim("calibrate", "report", MEASUREMENTS + "allreduce_h200_busbw.jsonl",
+                 MEASUREMENTS + "nvls_vs_ring_h200.jsonl", "--measured-on", "h200-sxm", "--base",
+                 "scenarios/presets/profiles/h100-sxm.yaml")
+
+
+def validation_h100():
+    sys.stdout.write(report_h100())
+
+
+def validation_h200():
+    sys.stdout.write(re.sub(r"^### ", "#### ", report_h200(), flags=re.M))  # under its section heading
+
+
+def validation_summary():
+    """One row per table of both reports: its points and its error line."""
+    header("fit", "table", "points", "in-sample mean", "max", "held-out mean", "max")
+    with concurrent.futures.ThreadPoolExecutor() as pool:
+        reports = list(pool.map(lambda report: report(), [report_h100, report_h200]))
+    for fit, report in zip(["H100", "h200"], reports):
+        for table in report.split("### ")[1:]:
+            title, body = table.split("\n", 1)
+            points = sum(1 for line in body.split("\n") if line.startswith("| ") and not line.startswith("| size |"))
+            errors = []
+            for part in ["In-sample", "Held-out"]:
+                found = re.search(part + r": mean \|error\| (\S+), max (\S+)\.", body)
+                errors += found.groups() if found else ["-", "-"]
+            row(fit, title, points, *errors)
+
+
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published,
+          "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
+          "validation-summary": validation_summary}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in TABLES:
+        sys.exit("usage: tools/doc_tables.py " + "|".join(TABLES))
+    TABLES[sys.argv[1]]()
