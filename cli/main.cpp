@@ -11,6 +11,7 @@
 #include "cli/predict_command.hpp"
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
+#include "cli/run_command.hpp"
 #include "cli/shard_command.hpp"
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
@@ -22,52 +23,12 @@
 #include "sim/scenario_run.hpp"
 #include "sim/trace_export.hpp"
 
-namespace {
-
-struct RunOptions {
-  std::string scenario;
-  std::string json_out;
-  std::string trace_out;
-  bool quiet = false;
-  bool require_fit = false;
-};
-
-int run_command(const RunOptions& options) {
-  const tpsim::model::Scenario base = tpsim::model::load_scenario(options.scenario);
-  const std::vector<tpsim::model::SweepPoint> points = tpsim::model::expand_sweep(base);
-  if (points.size() > 1 && !options.trace_out.empty()) {
-    throw tpsim::InputError(options.scenario + ": --trace shows one run, but the sweep has " +
-                            std::to_string(points.size()) + " points; remove the sweep block to trace one");
-  }
-  // Simulate and render everything before writing anything, so an error leaves no partial outputs.
-  std::vector<tpsim::cli::PointRun> runs;
-  std::string table;
-  for (size_t i = 0; i < points.size(); ++i) {
-    runs.push_back({points[i].values, tpsim::sim::run_scenario(points[i].scenario)});
-    if (options.require_fit) tpsim::sim::require_memory_fit(runs.back().run);
-    if (points.size() > 1) {
-      table += "point " + std::to_string(i + 1) + "/" + std::to_string(points.size()) + ":";
-      for (const auto& [axis, value] : points[i].values) table += " " + axis + "=" + value;
-      table += "\n";
-    }
-    table += tpsim::cli::comparison_table(runs.back().run);
-  }
-  const std::string json = options.json_out.empty() ? "" : tpsim::cli::result_json(runs);
-  const std::string trace = options.trace_out.empty() ? "" : tpsim::sim::chrome_trace_json(runs.front().run);
-  if (!options.json_out.empty()) tpsim::cli::write_output(options.json_out, json);
-  if (!options.trace_out.empty()) tpsim::cli::write_output(options.trace_out, trace);
-  if (!options.quiet && options.json_out != "-" && options.trace_out != "-") std::cout << table;
-  return 0;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   CLI::App app{"tpsim: simulate tensor-parallel Transformer layers (TP, SP, async TP) on modelled GPU clusters"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tpsim 0.1.0");
 
-  RunOptions run;
+  tpsim::cli::RunOptions run;
   CLI::App* run_app = app.add_subcommand("run", "Simulate every variant of a scenario and print the comparison table");
   run_app
       ->add_option("scenario", run.scenario,
@@ -79,6 +40,14 @@ int main(int argc, char** argv) {
                       "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
                       "thread per stream");
   run_app->add_flag("-q,--quiet", run.quiet, "Do not print the table");
+  run_app->add_option("--csv", run.csv_out, "Write one CSV row per point and variant to FILE, or - for stdout");
+  run_app->add_flag("--breakdown", run.breakdown,
+                    "Print where each variant's time goes: by module (attention, FFN) and by kind (GEMM, attention, "
+                    "memory-bound, communication, exposed communication)");
+  run_app->add_flag("--critical-path", run.critical_path,
+                    "Print the chain of ops and waits that decides each variant's time, each with its share (and "
+                    "the whole chain in --json)");
+  run_app->add_flag("!--no-progress", run.progress, "Do not show progress (shown only on a terminal, after 2 s)");
   run_app->add_flag("--require-fit", run.require_fit,
                     "Refuse (exit 2, nothing written) a variant whose memory per GPU exceeds the GPU's HBM");
 
@@ -273,7 +242,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (run_app->parsed()) return run_command(run);
+    if (run_app->parsed()) return tpsim::cli::run_command(run);
     if (sweep_app->parsed()) return tpsim::cli::run_sweep(sweep);
     if (merge_app->parsed()) return tpsim::cli::merge_sweeps(merge_dirs, merge_out);
     if (plot_app->parsed()) return tpsim::cli::run_plot(plot_app->remaining());

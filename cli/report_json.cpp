@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/breakdown.hpp"
 #include "sim/collective_summary.hpp"
+#include "sim/critical_path.hpp"
 
 namespace tpsim::cli {
 namespace {
@@ -149,7 +151,10 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   r["overlap"] = m.overlap;
   r["idle_s"] = m.idle_s;
   r["speedup"] = v.speedup;
-  r["tokens_per_s"] = v.tokens_per_s;
+  r["tokens_per_s"] = v.tokens_per_s;  // by the TP group
+  r["tokens_per_s_per_gpu"] = v.tokens_per_s / graph.tp();
+  r["model_flops_per_gpu"] = m.model_flops;
+  r["mfu"] = v.mfu;
   if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
   if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
   r["passes_simulated"] = v.passes_simulated;
@@ -168,6 +173,28 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
                    {"reserve_bytes", m.reserve_bytes},
                    {"reserve_source", kReserveSource},
                    {"hbm_bytes", gpu.hbm_bytes}};
+  }
+  r["breakdown"] = Json::array();
+  for (const sim::PassTrace& pass : v.passes) {
+    for (const sim::BreakdownRow& b : sim::breakdown(pass)) {
+      r["breakdown"].push_back({{"pass", pass.label},
+                                {"module", b.module},
+                                {"gemm_s", b.gemm_s},
+                                {"attention_s", b.attention_s},
+                                {"memory_s", b.memory_s},
+                                {"communication_s", b.communication_s},
+                                {"exposed_comm_s", b.exposed_comm_s}});
+    }
+  }
+  if (sim::is_op_list(v.passes.front())) {  // each op's times
+    r["ops"] = Json::array();
+    for (const sim::OpTiming& t : sim::op_timings(v.passes.front())) {
+      r["ops"].push_back({{"name", t.name},
+                          {"stream", t.stream},
+                          {"start_s", t.start_s},
+                          {"end_s", t.end_s},
+                          {"duration_s", t.end_s - t.start_s}});
+    }
   }
   r["collectives"] = Json::array();
   for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
@@ -194,13 +221,36 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   return r;
 }
 
-std::string result_json(const std::vector<PointRun>& points) {
+Json critical_path_json(const sim::VariantRun& v) {
+  Json passes = Json::array();
+  for (const sim::PassTrace& pass : v.passes) {
+    const std::vector<sim::PathLink> path = sim::critical_path(pass);
+    Json by_kind = Json::object();
+    for (const auto& [kind, share] : sim::critical_path_by_kind(path)) by_kind[kind] = share;
+    Json links = Json::array();
+    for (const sim::PathLink& link : path) {
+      links.push_back({{"op", link.op},
+                       {"kind", link.kind},
+                       {"rank", link.rank},
+                       {"start_s", link.start_s},
+                       {"end_s", link.end_s},
+                       {"share", link.share}});
+    }
+    passes.push_back({{"pass", pass.label}, {"by_kind", by_kind}, {"links", links}});
+  }
+  return passes;
+}
+
+std::string result_json(const std::vector<PointRun>& points, bool critical_path) {
   Json root;
   root["scenario"] = scenario_json(points.front().run);
   root["results"] = Json::array();
   for (const PointRun& point : points) {
-    for (const sim::VariantRun& v : point.run.variants)
-      root["results"].push_back(result_row(point.values, v, point.run.gpu));
+    for (const sim::VariantRun& v : point.run.variants) {
+      Json row = result_row(point.values, v, point.run.gpu);
+      if (critical_path) row["critical_path"] = critical_path_json(v);
+      root["results"].push_back(std::move(row));
+    }
   }
   return root.dump(2) + "\n";
 }

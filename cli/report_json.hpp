@@ -28,6 +28,7 @@ nlohmann::ordered_json scenario_json(const sim::ScenarioRun& run);
 
 // {"scenario": resolved inputs of the first point, "results": one row per point and variant}; rows
 // of a sweep carry their point's axis values under "point".
-std::string result_json(const std::vector<PointRun>& points);
+// With `critical_path`, each row also holds its passes' critical paths (every link).
+std::string result_json(const std::vector<PointRun>& points, bool critical_path = false);
 
 }  // namespace tpsim::cli

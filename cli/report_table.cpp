@@ -1,7 +1,9 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
 #include "model/units.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/collective_summary.hpp"
+#include "sim/critical_path.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,7 +44,67 @@ std::string collectives_notes(const sim::ScenarioRun& run) {
   return out;
 }
 
+// Milliseconds with three decimals, right-aligned to `width`.
+std::string ms(double seconds, size_t width = 10) {
+  return pad(model::format_number("%.3f", seconds * 1e3), width, false);
+}
+
 }  // namespace
+
+std::string op_times_table(const sim::ScenarioRun& run) {
+  std::string out;
+  for (const sim::VariantRun& v : run.variants) {
+    if (!sim::is_op_list(v.passes.front())) continue;
+    const std::vector<sim::OpTiming> ops = sim::op_timings(v.passes.front());
+    size_t width = 4;
+    for (const sim::OpTiming& t : ops) width = std::max(width, t.name.size());
+    out += "ops of " + v.variant.name + " on GPU 0 (every GPU runs the same):\n" + pad("op", width, true) +
+           "  stream    start ms    end ms  duration ms\n";
+    for (const sim::OpTiming& t : ops) {
+      out += pad(t.name, width, true) + "  " + pad(t.stream, 6, true) + ms(t.start_s, 10) + ms(t.end_s, 10) +
+             ms(t.end_s - t.start_s, 13) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string breakdown_table(const sim::ScenarioRun& run) {
+  std::string out;
+  for (const sim::VariantRun& v : run.variants) {
+    for (const sim::PassTrace& pass : v.passes) {
+      out += "breakdown of " + v.variant.name + " (" + pass.label +
+             "), ms per GPU, op times summed (overlapped work counts in each kind):\n" +
+             "module           gemm   attention      memory  communication  exposed comm\n";
+      for (const sim::BreakdownRow& b : sim::breakdown(pass)) {
+        out += pad(b.module, 9, true) + ms(b.gemm_s, 11) + ms(b.attention_s, 12) + ms(b.memory_s, 12) +
+               ms(b.communication_s, 15) + ms(b.exposed_comm_s, 14) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
+std::string critical_path_table(const sim::ScenarioRun& run) {
+  constexpr size_t kTopGroups = 8;
+  std::string out;
+  for (const sim::VariantRun& v : run.variants) {
+    for (const sim::PassTrace& pass : v.passes) {
+      const std::vector<sim::PathLink> path = sim::critical_path(pass);
+      out += "critical path of " + v.variant.name + " (" + pass.label + ", " +
+             model::format_number("%.3f", pass.timeline.makespan_s * 1e3) + " ms, " + std::to_string(path.size()) +
+             " links):";
+      for (const auto& [kind, share] : sim::critical_path_by_kind(path)) {
+        out += " " + kind + " " + model::format_number("%.1f%%", share * 100);
+      }
+      out += "\n";
+      for (const sim::PathGroup& g : sim::critical_path_groups(path, kTopGroups)) {
+        out += "  " + pad(model::format_number("%.1f%%", g.share * 100), 6, false) + "  " + g.name +
+               (g.count > 1 ? " (x" + std::to_string(g.count) + ")" : std::string()) + "\n";
+      }
+    }
+  }
+  return out;
+}
 
 std::string comparison_table(const sim::ScenarioRun& run) {
   const auto& s = run.scenario;
@@ -71,26 +133,29 @@ std::string comparison_table(const sim::ScenarioRun& run) {
                                  : v.variant.name;
   };
   for (const auto& v : run.variants) name_width = std::max(name_width, label(v).size());
-  std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms",
-                                      "overlap", "speedup",    "tokens/s"};
+  const bool ops = w.phase == model::Phase::kOps;
+  std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms", "overlap", "speedup"};
+  if (!ops) headers.insert(headers.end(), {"tok/s/TP", "tok/s/GPU"});
+  headers.emplace_back("MFU");
   if (ttft) headers.emplace_back("TTFT ms");
   if (tpot) headers.emplace_back("TPOT ms");
   const bool memory = run.variants.front().memory.has_value();
   if (memory) headers.emplace_back("mem GB");
   bool over = false;
-  out += pad("variant", name_width, true);
-  for (const auto& h : headers) out += "  " + pad(h, 11, false);
-  out += "\n";
+  std::vector<std::vector<std::string>> rows;
   for (const auto& v : run.variants) {
     const sim::Metrics& m = v.metrics;
-    out += pad(label(v), name_width, true);
     std::vector<std::string> cells = {model::format_number("%.3f", m.time_s * 1e3),
                                       model::format_number("%.3f", m.compute_s * 1e3),
                                       model::format_number("%.3f", m.comm_s * 1e3),
                                       model::format_number("%.3f", m.exposed_comm_s * 1e3),
                                       m.comm_s > 0 ? model::format_number("%.1f%%", m.overlap * 100) : std::string("-"),
-                                      model::format_number("%.3fx", v.speedup),
-                                      model::format_number("%.0f", v.tokens_per_s)};
+                                      model::format_number("%.3fx", v.speedup)};
+    if (!ops) {
+      cells.push_back(model::format_number("%.0f", v.tokens_per_s));
+      cells.push_back(model::format_number("%.0f", v.tokens_per_s / run.scenario.parallelism.tp));
+    }
+    cells.push_back(model::format_number("%.1f%%", v.mfu * 100));
     if (ttft) cells.push_back(v.ttft_s ? model::format_number("%.3f", *v.ttft_s * 1e3) : std::string("-"));
     if (tpot) cells.push_back(v.tpot_s ? model::format_number("%.3f", *v.tpot_s * 1e3) : std::string("-"));
     if (memory) {
@@ -98,9 +163,20 @@ std::string comparison_table(const sim::ScenarioRun& run) {
       over = over || !fits;
       cells.push_back(model::format_number("%.1f", v.memory->total_bytes() / 1e9) + (fits ? "" : "!"));
     }
-    for (const std::string& cell : cells) {
-      out += "  " + pad(cell, 11, false);
-    }
+    rows.push_back(std::move(cells));
+  }
+  // Each column as wide as its widest cell or header.
+  std::vector<size_t> widths(headers.size());
+  for (size_t c = 0; c < headers.size(); ++c) {
+    widths[c] = headers[c].size();
+    for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
+  }
+  out += pad("variant", name_width, true);
+  for (size_t c = 0; c < headers.size(); ++c) out += "  " + pad(headers[c], widths[c], false);
+  out += "\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += pad(label(run.variants[i]), name_width, true);
+    for (size_t c = 0; c < headers.size(); ++c) out += "  " + pad(rows[i][c], widths[c], false);
     out += "\n";
   }
   if (over) {

@@ -1,6 +1,8 @@
 // Journal lines, torn-line recovery, fingerprints, and the CSV / JSON-lines result files.
 #include "cli/sweep_journal.hpp"
 
+#include "cli/results_csv.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -83,15 +85,6 @@ size_t parse_lines(const std::string& text, const std::string& path, JournalFile
   return good;
 }
 
-std::string csv_cell(const Json& value) {
-  if (value.is_null()) return "";
-  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 }  // namespace
 
 std::string fingerprint_of(const std::string& bytes) {
@@ -151,31 +144,19 @@ JournalFile read_journal(const std::string& dir) {
 }
 
 void write_results(const std::string& dir, const std::map<size_t, JournalEntry>& entries) {
-  std::vector<std::string> axes;
-  if (!entries.empty()) {
-    for (const auto& [axis, value] : entries.begin()->second.values) axes.push_back(axis);
-  }
-  const std::vector<std::string> columns = {
-      "variant",    "tp_mode", "chunks",  "time_s",       "compute_s", "comm_s", "exposed_comm_s",
-      "overlap",    "idle_s",  "speedup", "tokens_per_s", "ttft_s",    "tpot_s", "memory_per_gpu_bytes",
-      "fits_memory"};
-  std::string csv = "point";
-  for (const auto& axis : axes) csv += "," + csv_cell(axis);
-  for (const auto& column : columns) csv += "," + column;
-  csv += "\n";
+  std::vector<CsvPoint> points;
   std::string jsonl;
   for (const auto& [index, entry] : entries) {
+    CsvPoint point{index, entry.values, {}};
     for (const auto& row : entry.rows) {
-      csv += std::to_string(index);
-      for (const auto& [axis, value] : entry.values) csv += "," + csv_cell(Json(value));
-      for (const auto& column : columns) csv += "," + csv_cell(row.contains(column) ? row[column] : Json());
-      csv += "\n";
+      point.rows.push_back(row);
       Json line = row;
       line["point_index"] = index;
       jsonl += line.dump() + "\n";
     }
+    points.push_back(std::move(point));
   }
-  write_output(dir + "/results.csv", csv);
+  write_output(dir + "/results.csv", results_csv(points));
   write_output(dir + "/results.jsonl", jsonl);
 }
 

@@ -18,12 +18,9 @@ class LayerGraph {
   const Op& op(OpId id) const { return ops_.at(id); }
   size_t size() const { return ops_.size(); }
 
-  // Appends an op; its deps must name ops already added (so ids are a topological order).
+  // Appends an op; its deps must name ops already added (so ids are a topological order and the
+  // graph is acyclic by construction): std::logic_error otherwise, a builder bug.
   OpId add(Op op);
-
-  // Throws std::logic_error if the dependency graph has a cycle or an op no path from a
-  // root reaches (checked with Boost.Graph); a builder bug, not bad input.
-  void check_well_formed() const;
 
   // Sum of GEMM and attention FLOPs of one rank: identical across TP variants.
   double matmul_flops() const;

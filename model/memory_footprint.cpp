@@ -43,7 +43,8 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
     const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
     const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
-    m.kv_cache_bytes = 2.0 * layers * static_cast<double>(s.kv_heads) * hd * static_cast<double>(w.batch) * context * kv_bytes;
+    m.kv_cache_bytes =
+        2.0 * layers * static_cast<double>(s.kv_heads) * hd * static_cast<double>(w.batch) * context * kv_bytes;
   }
   const double tokens = pass_tokens(w);
   const bool sequence_sharded = v.mode == TpMode::kSp || v.mode == TpMode::kAsync;

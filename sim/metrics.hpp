@@ -13,6 +13,7 @@ struct Metrics {
   double exposed_comm_s = 0;  // communication in flight while the compute stream is idle, mean over GPUs
   double overlap = 0;         // hidden share of communication: 1 - exposed / comm (0 without comm)
   double idle_s = 0;          // neither computing nor communicating, mean over GPUs
+  double model_flops = 0;     // GEMM and attention FLOPs one GPU runs (what MFU counts)
 };
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);

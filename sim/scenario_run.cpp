@@ -20,6 +20,7 @@ Metrics scaled_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
   m.comm_s = wa * a.comm_s + wb * b.comm_s;
   m.exposed_comm_s = wa * a.exposed_comm_s + wb * b.exposed_comm_s;
   m.idle_s = wa * a.idle_s + wb * b.idle_s;
+  m.model_flops = wa * a.model_flops + wb * b.model_flops;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
   return m;
 }
@@ -211,7 +212,7 @@ void require_memory_fit(const ScenarioRun& run) {
   }
 }
 
-ScenarioRun run_scenario(const model::Scenario& scenario) {
+ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started) {
   ScenarioRun run;
   run.scenario = scenario;
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
@@ -222,12 +223,14 @@ ScenarioRun run_scenario(const model::Scenario& scenario) {
   const model::Workload& w = scenario.workload;
   const EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   for (const model::Variant& variant : scenario.variants) {
+    if (started) started(variant, run.variants.size());
     run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)
                                                : run_variant(scenario, variant, cost, options));
   }
   const double baseline = run.variants.front().metrics.time_s;
   for (VariantRun& v : run.variants) {
     v.speedup = baseline / v.metrics.time_s;
+    v.mfu = v.metrics.model_flops / (v.metrics.time_s * run.gpu.peak_bf16_flops);
     if (w.phase != model::Phase::kOps) {
       v.memory = model::memory_footprint(scenario.arch, w, v.variant, scenario.parallelism.tp);
     }

@@ -4,6 +4,7 @@
 // for a quadratic in the step index; tests measure the error of that shortcut against every step.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +31,9 @@ struct VariantRun {
   std::vector<PassTrace> passes;  // the simulated passes shown in traces
   Metrics metrics;                // of the whole workload (a generate sums prefill and decode steps)
   double speedup = 1.0;           // baseline time / this time
-  double tokens_per_s = 0;        // processed (forward, prefill) or generated (decode, generate) tokens / time
+  double tokens_per_s = 0;        // processed (forward, prefill) or generated (decode, generate) tokens / time,
+                                  // by the whole TP group
+  double mfu = 0;                 // model FLOPs per GPU (GEMMs, attention) / (time x the bf16 dense peak)
   std::optional<double> ttft_s;   // prefill, generate: time to first token
   std::optional<double> tpot_s;   // decode, generate: mean time per output token (one decode step)
   int64_t passes_simulated = 0;
@@ -50,7 +53,10 @@ struct ScenarioRun {
 // fabric; throws InputError located at hardware.topology.
 Fabric check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 
-ScenarioRun run_scenario(const model::Scenario& scenario);
+// Called before each variant is simulated (its index among the scenario's variants): progress reports.
+using VariantStarted = std::function<void(const model::Variant&, size_t)>;
+
+ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started = {});
 
 // Whether the variant's memory fits the GPU's HBM; nullopt where either is unknown (an op list, or a GPU
 // without hbm_GB).

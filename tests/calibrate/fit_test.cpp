@@ -369,7 +369,7 @@ TEST_CASE("ring all-reduces without all-gathers fit the call latency alone over 
 
 TEST_CASE("ring points that name their NCCL protocol fit that regime, written back as nccl.ll and nccl.ll128") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
-  const double link = gpu.nvlink_Bps, n = 8;
+  const double link = gpu.nvlink_Bps;
   struct Regime {
     const char* protocol;
     double latency_s, efficiency;

@@ -363,3 +363,41 @@ TEST_CASE("tpsim shard affinity, layout and apply chain into a permuted checkpoi
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("not a whole number of uint32 token ids") != std::string::npos);
 }
+
+TEST_CASE("tpsim run --csv writes the sweep's columns, one row per point and variant, with per-GPU tokens and MFU") {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("tpsim_csv_" + std::to_string(::getpid()))).string();
+  const auto run =
+      test::run_tpsim("run scenarios/llama3-70b-tp8-prefill-sweep.yaml --csv " + out + ".csv --json " + out + ".json");
+  REQUIRE(run.exit_code == 0);
+  const std::string csv = test::read_file(out + ".csv");
+  CHECK_THAT(csv, Contains("point,workload.seq_len,variant,tp_mode,chunks,time_s") &&
+                      Contains("tokens_per_s,tokens_per_s_per_gpu,mfu"));
+  const auto json = nlohmann::json::parse(test::read_file(out + ".json"));
+  const size_t rows = json["results"].size();
+  CHECK(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')) == rows + 1);
+  for (const auto& r : json["results"]) {
+    CHECK(r["tokens_per_s_per_gpu"].get<double>() == Approx(r["tokens_per_s"].get<double>() / 8));
+    CHECK(r["mfu"].get<double>() > 0);
+    CHECK(r["breakdown"].size() >= 3);  // attention, ffn, total at least
+  }
+  std::filesystem::remove(out + ".csv");
+  std::filesystem::remove(out + ".json");
+}
+
+TEST_CASE("an op-list run prints each op's start, end and duration, and --critical-path the chain that sets the time") {
+  const auto run = test::run_tpsim("run scenarios/ops-gemm-allgather-overlap.yaml --critical-path --json -");
+  REQUIRE(run.exit_code == 0);
+  const auto json = nlohmann::json::parse(run.out);
+  const auto& row = json["results"][0];
+  REQUIRE(row.contains("ops"));
+  for (const auto& op : row["ops"]) {
+    CHECK(op["duration_s"].get<double>() == Approx(op["end_s"].get<double>() - op["start_s"].get<double>()));
+  }
+  const auto& path = row["critical_path"][0];
+  double shares = 0;
+  for (const auto& link : path["links"]) shares += link["share"].get<double>();
+  CHECK(shares == Approx(1.0));
+  const auto table = test::run_tpsim("run scenarios/ops-gemm-allgather-overlap.yaml --critical-path");
+  CHECK_THAT(table.out, Contains("ops of ops on GPU 0") && Contains("start ms") && Contains("critical path of ops"));
+}

@@ -10,10 +10,11 @@ using namespace tpsim;
 namespace {
 
 model::Scenario scenario(const std::string& workload, const std::string& model = "llama-3.1-8b") {
-  return model::parse_scenario("model: " + model + "\nhardware: {gpu: h100-sxm}\nworkload: " + workload +
-                                   "\nparallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}, {name: sp, tp_mode: sp}, "
-                                   "{name: dtp, tp_mode: dtp, delta: 2}]\n",
-                               "t.yaml");
+  return model::parse_scenario(
+      "model: " + model + "\nhardware: {gpu: h100-sxm}\nworkload: " + workload +
+          "\nparallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}, {name: sp, tp_mode: sp}, "
+          "{name: dtp, tp_mode: dtp, delta: 2}]\n",
+      "t.yaml");
 }
 
 }  // namespace
@@ -24,7 +25,7 @@ TEST_CASE("weights per GPU are the layers' parameters over tp plus the vocab-par
   const double tp = 8, hd = 128;
   const double linear = a.hidden * (a.heads / tp + 2 * a.kv_heads / tp) * hd + a.heads / tp * hd * a.hidden +
                         3.0 * a.hidden * a.intermediate / tp;
-  const double per_layer = linear * 2 + 2.0 * a.hidden * 2;  // bf16 weights, two bf16 norms
+  const double per_layer = linear * 2 + 2.0 * a.hidden * 2;                    // bf16 weights, two bf16 norms
   const double embeddings = 2 * (a.vocab / tp) * a.hidden * 2 + a.hidden * 2;  // embedding, LM head, final norm
   const model::MemoryFootprint m = model::memory_footprint(a, s.workload, s.variants[0], 8);
   CHECK(m.weights_bytes == Approx(a.layers * per_layer + embeddings));
@@ -34,7 +35,8 @@ TEST_CASE("weights per GPU are the layers' parameters over tp plus the vocab-par
   // fp8 linear layers hold one byte per parameter.
   model::Workload fp8 = s.workload;
   fp8.dtype = model::Dtype::kFp8;
-  CHECK(model::memory_footprint(a, fp8, s.variants[0], 8).weights_bytes == Approx(a.layers * (linear + 2.0 * a.hidden * 2) + embeddings));
+  CHECK(model::memory_footprint(a, fp8, s.variants[0], 8).weights_bytes ==
+        Approx(a.layers * (linear + 2.0 * a.hidden * 2) + embeddings));
   // A tied LM head is the embedding: one copy.
   model::ArchSpec tied = a;
   tied.tied_embeddings = true;

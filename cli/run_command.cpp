@@ -1,0 +1,95 @@
+// Simulates and renders everything before writing anything, so an error leaves no partial outputs.
+#include "cli/run_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "cli/output_file.hpp"
+#include "cli/report_json.hpp"
+#include "cli/report_table.hpp"
+#include "cli/results_csv.hpp"
+#include "model/input_error.hpp"
+#include "model/sweep.hpp"
+#include "sim/scenario_run.hpp"
+#include "sim/trace_export.hpp"
+
+namespace tpsim::cli {
+namespace {
+
+// A line on stderr, rewritten in place, once the run has lasted this long (and only on a terminal).
+constexpr std::chrono::seconds kProgressAfter{2};
+
+class Progress {
+ public:
+  explicit Progress(bool wanted) : shown_(wanted && ::isatty(STDERR_FILENO)) {}
+  ~Progress() {
+    if (written_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+  void update(const std::string& text) {
+    if (!shown_ || std::chrono::steady_clock::now() - start_ < kProgressAfter) return;
+    std::cerr << "\r\033[Ktpsim: " << text << std::flush;
+    written_ = true;
+  }
+
+ private:
+  bool shown_;
+  bool written_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+std::string point_heading(size_t i, const std::vector<model::SweepPoint>& points) {
+  std::string text = "point " + std::to_string(i + 1) + "/" + std::to_string(points.size()) + ":";
+  for (const auto& [axis, value] : points[i].values) text += " " + axis + "=" + value;
+  return text;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  const model::Scenario base = model::load_scenario(options.scenario);
+  const std::vector<model::SweepPoint> points = model::expand_sweep(base);
+  if (points.size() > 1 && !options.trace_out.empty()) {
+    throw InputError(options.scenario + ": --trace shows one run, but the sweep has " + std::to_string(points.size()) +
+                     " points; remove the sweep block to trace one");
+  }
+  std::vector<PointRun> runs;
+  std::string table;
+  Progress progress(options.progress);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string where = points.size() > 1 ? point_heading(i, points) + " " : std::string();
+    const sim::VariantStarted started = [&](const model::Variant& v, size_t index) {
+      progress.update(where + "variant " + v.name + " (" + std::to_string(index + 1) + "/" +
+                      std::to_string(points[i].scenario.variants.size()) + ")");
+    };
+    runs.push_back({points[i].values, sim::run_scenario(points[i].scenario, started)});
+    const sim::ScenarioRun& run = runs.back().run;
+    if (options.require_fit) sim::require_memory_fit(run);
+    if (points.size() > 1) table += point_heading(i, points) + "\n";
+    table += comparison_table(run) + op_times_table(run);
+    if (options.breakdown) table += breakdown_table(run);
+    if (options.critical_path) table += critical_path_table(run);
+  }
+  const std::string json = options.json_out.empty() ? "" : result_json(runs, options.critical_path);
+  const std::string trace = options.trace_out.empty() ? "" : sim::chrome_trace_json(runs.front().run);
+  std::string csv;
+  if (!options.csv_out.empty()) {
+    std::vector<CsvPoint> rows;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      CsvPoint point{i, runs[i].values, {}};
+      for (const sim::VariantRun& v : runs[i].run.variants) point.rows.push_back(result_row(runs[i].values, v, runs[i].run.gpu));
+      rows.push_back(std::move(point));
+    }
+    csv = results_csv(rows);
+  }
+  if (!options.json_out.empty()) write_output(options.json_out, json);
+  if (!options.trace_out.empty()) write_output(options.trace_out, trace);
+  if (!options.csv_out.empty()) write_output(options.csv_out, csv);
+  const bool stdout_taken = options.json_out == "-" || options.trace_out == "-" || options.csv_out == "-";
+  if (!options.quiet && !stdout_taken) std::cout << table;
+  return 0;
+}
+
+}  // namespace tpsim::cli
