@@ -79,7 +79,8 @@ int run_command(const RunOptions& options) {
     std::vector<CsvPoint> rows;
     for (size_t i = 0; i < runs.size(); ++i) {
       CsvPoint point{i, runs[i].values, {}};
-      for (const sim::VariantRun& v : runs[i].run.variants) point.rows.push_back(result_row(runs[i].values, v, runs[i].run.gpu));
+      for (const sim::VariantRun& v : runs[i].run.variants)
+        point.rows.push_back(result_row(runs[i].values, v, runs[i].run.gpu));
       rows.push_back(std::move(point));
     }
     csv = results_csv(rows);

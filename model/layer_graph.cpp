@@ -1,6 +1,7 @@
 // LayerGraph storage: ops appended in a topological order, and sums over them.
 #include "model/layer_graph.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace tpsim::model {
@@ -12,6 +13,25 @@ OpId LayerGraph::add(Op op) {
   }
   ops_.push_back(std::move(op));
   return id;
+}
+
+std::vector<OpId> LayerGraph::data_inputs(OpId id) const {
+  std::vector<OpId> inputs;
+  for (const Dep& dep : ops_.at(id).deps) {
+    const bool seen = std::find(inputs.begin(), inputs.end(), dep.op) != inputs.end();
+    if (dep.data && dep.rank_offset == 0 && !seen) inputs.push_back(dep.op);
+  }
+  return inputs;
+}
+
+std::vector<std::vector<OpId>> LayerGraph::consumers() const {
+  std::vector<std::vector<OpId>> readers(ops_.size());
+  for (OpId id = 0; id < ops_.size(); ++id) {
+    for (const OpId input : data_inputs(id)) {
+      if (readers[input].empty() || readers[input].back() != id) readers[input].push_back(id);
+    }
+  }
+  return readers;
 }
 
 double LayerGraph::matmul_flops() const {

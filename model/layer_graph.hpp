@@ -22,6 +22,11 @@ class LayerGraph {
   // graph is acyclic by construction): std::logic_error otherwise, a builder bug.
   OpId add(Op op);
 
+  // Tensor identities: the ops whose outputs op `id` reads on its own rank (its data dependencies
+  // without rank offset), and for every op the ops that read its output, in issue order.
+  std::vector<OpId> data_inputs(OpId id) const;
+  std::vector<std::vector<OpId>> consumers() const;
+
   // Sum of GEMM and attention FLOPs of one rank: identical across TP variants.
   double matmul_flops() const;
   // Bytes one rank sends over the whole program.

@@ -35,7 +35,7 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
       "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
       " cached=" + std::to_string(ctx.pass.cached_tokens) + " heads=" + std::to_string(ctx.shard.q_heads) +
       " kv_heads=" + std::to_string(ctx.shard.kv_heads) + " d=" + std::to_string(ctx.arch.head_dim);
-  return b.attention("attn.core", flops, queries + keys_values, output + cache_append,
+  return b.attention("attn.core", flops, queries + keys_values, output + cache_append, output,
                      shape + (b.attention_fp8() ? " fp8" : ""), {input});
 }
 

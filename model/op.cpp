@@ -11,6 +11,20 @@ double gemm_bytes(const GemmShape& s, double operand_bytes, double output_bytes)
   return operand_bytes * static_cast<double>(s.m * s.k + s.k * s.n) + output_bytes * static_cast<double>(s.m * s.n);
 }
 
+double produced_bytes(const Op& op) {
+  switch (op.kind) {
+    case OpKind::kGemm:
+    case OpKind::kAttention:
+    case OpKind::kMemory:
+      return op.bytes_written;
+    case OpKind::kCollective:
+      return op.collective == CollectiveKind::kReduceScatter ? op.tensor_bytes / op.group_size : op.tensor_bytes;
+    case OpKind::kExchange:
+      return op.recv_offset != 0 ? op.message_bytes : 0.0;
+  }
+  return 0.0;
+}
+
 bool is_kernel(OpKind kind) {
   return kind == OpKind::kGemm || kind == OpKind::kAttention || kind == OpKind::kMemory;
 }

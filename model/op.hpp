@@ -35,10 +35,12 @@ const std::vector<std::string>& stream_names();
 // whole tensor to the next rank (a ring shift), as nccl-tests' sendrecv_perf does.
 enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
 
-// A dependency on op `op` of rank (this rank + rank_offset) mod tp.
+// A dependency on op `op` of rank (this rank + rank_offset) mod tp. A data dependency reads the
+// tensor that op produces; an ordering one only follows it on the same stream.
 struct Dep {
   OpId op = 0;
   int rank_offset = 0;
+  bool data = true;
 };
 
 struct GemmShape {
@@ -82,8 +84,16 @@ struct Op {
   double message_bytes = 0;
   Transport transport = Transport::kSm;  // kCollective always uses kSm
   std::vector<Dep> deps;                 // includes the previous op on the same stream
-  std::string shape;                     // human-readable shape for traces and reports
+  // The tensor the op produces, read by the ops that depend on it with data dependencies: a kernel's
+  // output, a collective's result on this rank, an exchange's received message.
+  double output_bytes = 0;
+  std::string shape;  // human-readable shape for traces and reports
 };
+
+// Bytes of the tensor `op` produces (the output_bytes the builder records): a kernel's written bytes, an
+// all-reduce's tensor, an all-gather's gathered tensor, a reduce-scatter's shard, an exchange's message
+// when it receives one.
+double produced_bytes(const Op& op);
 
 bool is_kernel(OpKind kind);
 bool is_communication(OpKind kind);

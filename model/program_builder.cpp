@@ -18,7 +18,8 @@ OpId ProgramBuilder::issue(Op op, const std::vector<OpId>& deps) {
 
 OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   auto& last = last_on_stream_[static_cast<int>(op.stream)];
-  if (last) deps.push_back(Dep{*last, 0});
+  if (last) deps.push_back(Dep{*last, 0, false});
+  if (op.output_bytes == 0) op.output_bytes = produced_bytes(op);
   op.deps = std::move(deps);
   op.layer = layer_;
   op.module = module_;
@@ -55,7 +56,7 @@ OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double w
 }
 
 OpId ProgramBuilder::attention(const std::string& name, double flops, double read_bytes, double written_bytes,
-                               const std::string& shape, const std::vector<OpId>& deps) {
+                               double output_bytes, const std::string& shape, const std::vector<OpId>& deps) {
   Op op;
   op.name = name;
   op.kind = OpKind::kAttention;
@@ -63,6 +64,7 @@ OpId ProgramBuilder::attention(const std::string& name, double flops, double rea
   op.flops = flops;
   op.bytes_read = read_bytes;
   op.bytes_written = written_bytes;
+  op.output_bytes = output_bytes;
   op.shape = shape;
   return issue(std::move(op), deps);
 }

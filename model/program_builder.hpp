@@ -44,7 +44,8 @@ class ProgramBuilder {
   OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
-  OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes,
+  // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone.
+  OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes, double output_bytes,
                  const std::string& shape, const std::vector<OpId>& deps);
   OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
                   const std::vector<OpId>& deps);

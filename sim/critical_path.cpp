@@ -2,9 +2,9 @@
 #include "sim/critical_path.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dag_shortest_paths.hpp>
+#include <cctype>
 #include <map>
 
 namespace tpsim::sim {
@@ -61,8 +61,7 @@ std::vector<PathLink> critical_path(const PassTrace& pass) {
   std::vector<double> waiting(count + 1);
   std::vector<Vertex> previous(count + 1);
   for (size_t v = 0; v <= count; ++v) previous[v] = v;
-  boost::dag_shortest_paths(g, source,
-                            boost::distance_map(waiting.data()).predecessor_map(previous.data()));
+  boost::dag_shortest_paths(g, source, boost::distance_map(waiting.data()).predecessor_map(previous.data()));
   size_t last = 0;
   for (size_t i = 1; i < count; ++i) {
     if (t.spans[i].end_s > t.spans[last].end_s) last = i;
@@ -72,7 +71,8 @@ std::vector<PathLink> critical_path(const PassTrace& pass) {
   for (size_t v = last; v != source; v = previous[v]) {
     const OpSpan& span = t.spans[v];
     const model::Op& op = graph.op(span.op);
-    reversed.push_back({op.name, kind_of(op), span.rank, span.start_s, span.end_s, (span.end_s - span.start_s) / total});
+    reversed.push_back(
+        {op.name, kind_of(op), span.rank, span.start_s, span.end_s, (span.end_s - span.start_s) / total});
     const double before = previous[v] == source ? 0.0 : t.spans[previous[v]].end_s;
     if (span.start_s > before) {
       reversed.push_back({"", "wait", span.rank, before, span.start_s, (span.start_s - before) / total});

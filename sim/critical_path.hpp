@@ -12,12 +12,12 @@
 namespace tpsim::sim {
 
 struct PathLink {
-  std::string op;      // the op's name; empty for a wait
-  std::string kind;    // gemm, attention, memory, collective, exchange, or wait
+  std::string op;    // the op's name; empty for a wait
+  std::string kind;  // gemm, attention, memory, collective, exchange, or wait
   int rank = 0;
   double start_s = 0;
   double end_s = 0;
-  double share = 0;    // of the pass time
+  double share = 0;  // of the pass time
 };
 
 // From time 0 to the pass's last end: ops and the waits between them, in time order; their durations

@@ -1,0 +1,59 @@
+// How a TP mode moves activations around a layer's linears: one strategy object per mode (tp, sp,
+// async with its options, dtp, nocomm) that the layer builders call, so they never test the mode.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/layer_ops.hpp"
+
+namespace tpsim::model {
+
+// A column-parallel linear and its input RMSNorm: the norm of the residual stream, then a GEMM of
+// out_cols local columns over the full hidden width.
+struct ColumnLinear {
+  std::string norm_name;  // e.g. "attn.norm"
+  std::string gemm_name;  // e.g. "attn.qkv_proj"
+  int64_t out_cols = 0;
+};
+
+// A row-parallel linear closing a module: a GEMM of in_cols local rows to the hidden width, the
+// reduction of its partial sums across ranks, and the residual add.
+struct RowLinear {
+  std::string module;     // "attn" or "ffn": names the residual add
+  std::string gemm_name;  // e.g. "attn.o_proj"
+  int64_t in_cols = 0;
+};
+
+class TpStrategy {
+ public:
+  virtual ~TpStrategy() = default;
+
+  // Whether the residual stream between modules holds tokens / tp rows on each rank.
+  virtual bool shards_sequence(int64_t tokens, int tp) const = 0;
+  // Refuses (InputError) a pass the mode cannot split.
+  virtual void check(const LayerContext& ctx) const;
+
+  // Called before each module, in order: the stream the module reads (dtp adds late partials here).
+  virtual ModuleInput enter_module(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& residual);
+  // The column-parallel linear over the module input: returns the ops producing its [tokens, out_cols] output.
+  virtual std::vector<OpId> column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                           const ModuleInput& input) = 0;
+  // The row-parallel linear over `inputs` ([tokens, in_cols]), reduced into the residual stream.
+  virtual ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                  const std::vector<OpId>& inputs, const ModuleInput& residual) = 0;
+  // After the pass's final norm `normed` (dtp's closing all-reduce).
+  virtual void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed);
+};
+
+// The strategy of `variant` for one pass over `modules` modules (two per decoder layer).
+std::unique_ptr<TpStrategy> make_tp_strategy(const Variant& variant, int modules);
+
+// Shared by the strategies: the input RMSNorm over the rank's rows of the residual stream.
+OpId norm_of(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, const ModuleInput& input);
+// Shared by the strategies: the full GEMM shape of a linear over all tokens of the pass.
+GemmShape column_shape(const LayerContext& ctx, const ColumnLinear& linear);
+GemmShape row_shape(const LayerContext& ctx, const RowLinear& linear);
+
+}  // namespace tpsim::model
