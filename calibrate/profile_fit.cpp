@@ -27,6 +27,14 @@ constexpr const char* kFa3Fp8Source =
     "not fitted: FlashAttention-3 (Shah et al. 2024) reaches close to 1.2 PFLOP/s in fp8 on H100 SXM at its best; x "
     "600 / 740, its bf16 causal-to-best ratio, over the 1978.9 TFLOP/s fp8 peak";
 
+// Not fitted: FlashAttention-3's backward (Shah et al. 2024, backward speed, head dim 128, H100 SXM5)
+// runs at 501 TFLOP/s at 2k tokens and 542 at 4k, counting 2.5 times the forward's FLOPs: about 500 of
+// the 989.4 TFLOP/s bf16 peak.
+constexpr double kFa3BackwardEfficiency = 500.0 / 989.4;
+constexpr const char* kFa3BackwardSource =
+    "not fitted: FlashAttention-3 (Shah et al. 2024) backward, head dim 128 on H100 SXM: about 500 TFLOP/s at 2k "
+    "tokens (501; 542 at 4k), of the 989.4 TFLOP/s bf16 peak";
+
 // Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
 bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
   if (!profile.nccl_small) return false;
@@ -105,6 +113,10 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.gemm.fp8_efficiency = kept_fp8;
   } else {
     out.not_fitted.push_back("gemm");
+  }
+  if (!base) {
+    out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
+    out.attention_backward_source = kFa3BackwardSource;
   }
   if (!base && gpu.peak_fp8_flops > 0) {
     out.profile.attention.fp8_efficiency = kFa3Fp8Efficiency;

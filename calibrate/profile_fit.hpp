@@ -46,8 +46,10 @@ struct ProfileFit {
   std::string gemm_source;
   std::string nvls_absent;
   std::string attention_source;
-  std::string attention_fp8_source;  // how attention.fp8_efficiency was found here (empty: from the base)
-  std::string call_latency_source;   // how nccl.call_latency was found here (empty: kept)
+  std::string attention_fp8_source;
+  std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)  // how
+                                          // attention.fp8_efficiency was found here (empty: from the base)
+  std::string call_latency_source;        // how nccl.call_latency was found here (empty: kept)
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points

@@ -106,6 +106,12 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                     "\n  fp8_source: \"" +
                     (fit.attention_fp8_source.empty() ? "as in " + fit.base : fit.attention_fp8_source) + "\"\n";
   }
+  if (p.attention.backward_efficiency) {
+    attention_fp8 += "  backward_efficiency: " + model::format_number("%.6g", *p.attention.backward_efficiency) +
+                     "\n  backward_source: \"" +
+                     (fit.attention_backward_source.empty() ? "as in " + fit.base : fit.attention_backward_source) +
+                     "\"\n";
+  }
   y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) + "\n  source: \"" +
        attention_source + "\"\n" + attention_fp8;
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of

@@ -113,7 +113,14 @@ Json scenario_json(const sim::ScenarioRun& run) {
   Json workload;
   workload["phase"] = model::to_string(w.phase);
   workload["batch"] = w.batch;
-  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill) workload["seq_len"] = w.seq_len;
+  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill || w.phase == model::Phase::kTrain) {
+    workload["seq_len"] = w.seq_len;
+  }
+  if (w.phase == model::Phase::kTrain) {
+    workload["microbatches"] = w.microbatches;
+    workload["recompute"] = w.recompute == model::Recompute::kFull ? "full" : "none";
+    workload["optimizer"] = w.optimizer ? "adamw" : "none";
+  }
   if (w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate) workload["context_len"] = w.context_len;
   if (w.phase == model::Phase::kGenerate) workload["gen_len"] = w.gen_len;
   workload["tokens_per_pass"] = model::primary_pass(w).tokens();
@@ -170,6 +177,8 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
                    {"kv_cache_bytes", m.kv_cache_bytes},
                    {"activation_bytes", m.activation_bytes},
                    {"buffer_bytes", m.buffer_bytes},
+                   {"gradient_bytes", m.gradient_bytes},
+                   {"optimizer_bytes", m.optimizer_bytes},
                    {"reserve_bytes", m.reserve_bytes},
                    {"reserve_source", kReserveSource},
                    {"hbm_bytes", gpu.hbm_bytes}};

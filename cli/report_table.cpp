@@ -112,8 +112,13 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   const model::Workload& w = s.workload;
   std::string shape =
       w.phase == model::Phase::kOps ? "(" + std::to_string(w.ops.size()) + " ops)" : "batch " + std::to_string(w.batch);
-  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill)
+  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill || w.phase == model::Phase::kTrain)
     shape += " x seq " + std::to_string(w.seq_len);
+  if (w.phase == model::Phase::kTrain) {
+    shape += " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "");
+    if (w.recompute == model::Recompute::kFull) shape += ", full recomputation";
+    if (!w.optimizer) shape += ", no optimizer";
+  }
   if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);
   if (w.phase == model::Phase::kGenerate) {
     shape += ", prompt " + std::to_string(w.context_len) + " + " + std::to_string(w.gen_len) + " new tokens";

@@ -1,6 +1,6 @@
 // Builds one TP rank's program for a stack of dense decoder layers under a variant (tp, sp, async,
-// dtp, nocomm) for one pass (a forward / prefill over whole sequences, or one decode step).
-// Ignores: embedding and LM head, the backward pass, and QKV bias adds (fused into the GEMM).
+// dtp, nocomm) for one pass (a forward / prefill over whole sequences, one decode step, or a training
+// step's micro-batches). Ignores: embedding and LM head, and QKV bias adds (fused into the GEMM).
 #pragma once
 
 #include "model/arch_spec.hpp"

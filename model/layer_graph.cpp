@@ -42,6 +42,15 @@ double LayerGraph::matmul_flops() const {
   return total;
 }
 
+double LayerGraph::model_flops() const {
+  double total = 0;
+  for (const Op& op : ops_) {
+    const bool matmul = op.kind == OpKind::kGemm || op.kind == OpKind::kAttention;
+    if (matmul && op.stage != OpStage::kRecompute) total += op.flops;
+  }
+  return total;
+}
+
 double LayerGraph::wire_bytes_per_rank() const {
   double total = 0;
   for (const Op& op : ops_) total += model::wire_bytes_per_rank(op);

@@ -29,6 +29,8 @@ class LayerGraph {
 
   // Sum of GEMM and attention FLOPs of one rank: identical across TP variants.
   double matmul_flops() const;
+  // The same without recomputed ops: the FLOPs the model needs, which MFU counts.
+  double model_flops() const;
   // Bytes one rank sends over the whole program.
   double wire_bytes_per_rank() const;
 

@@ -39,4 +39,23 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
                      shape + (b.attention_fp8() ? " fp8" : ""), {input});
 }
 
+OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const double e = b.elem_bytes();
+  const double batch = static_cast<double>(ctx.pass.batch);
+  const double q = static_cast<double>(ctx.pass.new_tokens);
+  const double c = static_cast<double>(ctx.pass.cached_tokens);
+  const double hq = static_cast<double>(ctx.shard.q_heads);
+  const double hkv = static_cast<double>(ctx.shard.kv_heads);
+  const double d = static_cast<double>(ctx.arch.head_dim);
+  const double flops = 2.5 * 4.0 * batch * hq * d * (q * c + q * q / 2.0);
+  const double query_side = batch * q * hq * d * e;             // one of Q, O, dO, dQ
+  const double key_side = 2.0 * batch * (c + q) * hkv * d * e;  // K and V, or their gradients
+  const std::string shape = "b=" + std::to_string(ctx.pass.batch) + " seq=" + std::to_string(ctx.pass.new_tokens) +
+                            " heads=" + std::to_string(ctx.shard.q_heads) +
+                            " kv_heads=" + std::to_string(ctx.shard.kv_heads) +
+                            " d=" + std::to_string(ctx.arch.head_dim);
+  return b.attention("attn.core.backward", flops, 3.0 * query_side + key_side, query_side + key_side,
+                     query_side + key_side, shape, deps);
+}
+
 }  // namespace tpsim::model

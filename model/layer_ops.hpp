@@ -29,4 +29,9 @@ OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, in
 // the new K, V appended to the cache in inference phases.
 OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input);
 
+// FlashAttention's backward over the same pass: 2.5 times the forward's FLOPs (five matmuls to the
+// forward's two, as FlashAttention-2 counts them); reads Q, K, V, the output and its gradient, writes
+// the gradients of Q, K and V.
+OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps);
+
 }  // namespace tpsim::model

@@ -3,26 +3,13 @@
 
 #include <algorithm>
 
+#include "model/activation_memory.hpp"
+#include "model/graph_builder.hpp"
 #include "model/op.hpp"
+#include "model/parameter_count.hpp"
 
 namespace tpsim::model {
 namespace {
-
-// Parameters of one decoder layer's linear layers on one rank: q/k/v, o, gate/up/down.
-double linear_parameters(const ArchSpec& a, const TpShard& s) {
-  const double hd = static_cast<double>(a.head_dim), hidden = static_cast<double>(a.hidden);
-  const double qkv_width = static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd;
-  return hidden * qkv_width + static_cast<double>(s.q_heads) * hd * hidden + 3.0 * hidden * static_cast<double>(s.ffn);
-}
-
-// The rest of a layer, replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).
-double small_parameters(const ArchSpec& a, const TpShard& s) {
-  const double hd = static_cast<double>(a.head_dim);
-  double p = 2.0 * static_cast<double>(a.hidden);  // two RMSNorms
-  if (a.qk_norm) p += 2.0 * hd;
-  if (a.qkv_bias) p += static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd;
-  return p;
-}
 
 // The largest number of tokens one pass of the workload runs (a generate's prefill).
 double pass_tokens(const Workload& w) {
@@ -36,10 +23,10 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   const double layers = static_cast<double>(w.layers);
   const double linear_bytes = w.dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
   const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
-  const double vocab_rows = static_cast<double>((a.vocab + tp - 1) / tp);  // vocab-parallel
   MemoryFootprint m;
-  m.weights_bytes = layers * (linear_parameters(a, s) * linear_bytes + small_parameters(a, s) * kBf16Bytes) +
-                    (a.tied_embeddings ? 1.0 : 2.0) * vocab_rows * hidden * kBf16Bytes + hidden * kBf16Bytes;
+  m.weights_bytes =
+      layers * (linear_parameters_per_layer(a, s) * linear_bytes + small_parameters_per_layer(a, s) * kBf16Bytes) +
+      embedding_parameters_per_rank(a, tp) * kBf16Bytes;
   if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
     const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
     const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
@@ -58,6 +45,16 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
     m.buffer_bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers
   } else if (v.mode == TpMode::kDtp) {
     m.buffer_bytes = static_cast<double>(v.delta + 1) * tokens * hidden * kBf16Bytes;  // partials in flight
+  }
+  if (w.phase == Phase::kTrain) {
+    // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
+    const double params = layer_parameters_per_rank(a, s, w.layers) + embedding_parameters_per_rank(a, tp);
+    m.gradient_bytes = 4.0 * params;
+    m.optimizer_bytes = 12.0 * params;
+    Workload one = w;
+    one.microbatches = 1;
+    one.optimizer = false;
+    m.activation_bytes += saved_activation_peak_bytes(build_layer_graph(a, one, tp, v));
   }
   return m;
 }

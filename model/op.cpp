@@ -25,6 +25,20 @@ double produced_bytes(const Op& op) {
   return 0.0;
 }
 
+std::string to_string(OpStage stage) {
+  switch (stage) {
+    case OpStage::kForward:
+      return "forward";
+    case OpStage::kBackward:
+      return "backward";
+    case OpStage::kRecompute:
+      return "recompute";
+    case OpStage::kOptimizer:
+      return "optimizer";
+  }
+  return "forward";
+}
+
 bool is_kernel(OpKind kind) {
   return kind == OpKind::kGemm || kind == OpKind::kAttention || kind == OpKind::kMemory;
 }

@@ -43,6 +43,11 @@ struct Dep {
   bool data = true;
 };
 
+// Which part of a step an op belongs to: a pass's forward, a training step's backward, the forward
+// re-run for recomputation before a layer's backward, or the optimizer.
+enum class OpStage : uint8_t { kForward, kBackward, kRecompute, kOptimizer };
+std::string to_string(OpStage stage);
+
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
@@ -66,7 +71,8 @@ struct Op {
   OpKind kind = OpKind::kMemory;
   Stream stream = Stream::kCompute;
   int layer = 0;
-  int module = 0;            // 2 x layer for attention, 2 x layer + 1 for the FFN; -1 after the last layer
+  int module = 0;  // 2 x layer for attention, 2 x layer + 1 for the FFN; -1 after the last layer
+  OpStage stage = OpStage::kForward;
   GemmShape gemm;            // kGemm
   bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)

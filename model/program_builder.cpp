@@ -23,6 +23,7 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   op.deps = std::move(deps);
   op.layer = layer_;
   op.module = module_;
+  op.stage = stage_;
   op.name = prefix() + op.name;
   const OpId id = graph_.add(std::move(op));
   last = id;

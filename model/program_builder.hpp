@@ -16,9 +16,14 @@ class ProgramBuilder {
   ProgramBuilder(LayerGraph& graph, double elem_bytes) : graph_(graph), elem_bytes_(elem_bytes) {}
 
   int tp() const { return graph_.tp(); }
+  const LayerGraph& graph() const { return graph_; }
   double elem_bytes() const { return elem_bytes_; }
   void set_layer(int layer) { layer_ = layer; }
   void set_module(int module) { module_ = module; }
+  // The stage of the ops issued next; recomputed ops are named "L<layer>.recompute.<op>".
+  void set_stage(OpStage stage) { stage_ = stage; }
+  // Prepended to every name issued next (a micro-batch's "mb2.").
+  void set_name_prefix(std::string prefix) { name_prefix_ = std::move(prefix); }
   void set_collective_algorithm(CollectiveAlgorithm algorithm) { algorithm_ = algorithm; }
   void set_collective_protocol(Protocol protocol) { protocol_ = protocol; }
   // The stream of the collectives and exchanges issued next (nullopt: comm, or copy for copy-engine
@@ -33,7 +38,10 @@ class ProgramBuilder {
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
   void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
   bool attention_fp8() const { return attention_fp8_; }
-  std::string prefix() const { return module_ < 0 ? std::string() : "L" + std::to_string(layer_) + "."; }
+  std::string prefix() const {
+    const std::string recompute = stage_ == OpStage::kRecompute ? "recompute." : "";
+    return name_prefix_ + (module_ < 0 ? std::string() : "L" + std::to_string(layer_) + ".") + recompute;
+  }
 
   // Issues `op` on its stream after the previous op of that stream and after `deps`.
   OpId issue(Op op, const std::vector<OpId>& deps);
@@ -60,6 +68,8 @@ class ProgramBuilder {
   bool attention_fp8_ = false;
   int layer_ = 0;
   int module_ = 0;
+  OpStage stage_ = OpStage::kForward;
+  std::string name_prefix_;
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;
   std::optional<Stream> comm_stream_;

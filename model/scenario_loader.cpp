@@ -18,7 +18,7 @@ const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware"
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps", "oversubscription"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
                                                 "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
-                                                "ops"};
+                                                "ops",   "microbatches",    "optimizer"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
                                                "order",      "boundary_overlap", "delta",  "dtp_collective",
@@ -61,6 +61,7 @@ PhaseKeys keys_of(Phase phase) {
   switch (phase) {
     case Phase::kForward:
     case Phase::kPrefill:
+    case Phase::kTrain:
       return {true, false, false};
     case Phase::kDecode:
       return {false, true, false};
@@ -72,16 +73,38 @@ PhaseKeys keys_of(Phase phase) {
   return {true, false, false};
 }
 
+// microbatches, recompute and optimizer: phase train's, refused on other phases.
+void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) {
+  for (const char* key : {"microbatches", "recompute", "optimizer"}) {
+    if (node[key] && w.phase != Phase::kTrain) {
+      in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
+    }
+  }
+  if (w.phase != Phase::kTrain) return;
+  if (w.dtype == Dtype::kFp8) {
+    in.fail(node["dtype"],
+            "workload.dtype fp8 in phase train needs fp8 recipes (their quantisation kernels), not "
+            "modelled yet; use bf16");
+  }
+  if (node["microbatches"]) w.microbatches = in.positive_int(node["microbatches"], "workload.microbatches");
+  if (node["recompute"]) {
+    const std::string recompute = in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
+    if (recompute == "selective") {
+      in.fail(node["recompute"], "workload.recompute selective is not modelled yet; use none or full");
+    }
+    w.recompute = recompute == "full" ? Recompute::kFull : Recompute::kNone;
+  }
+  if (node["optimizer"]) {
+    w.optimizer = in.choice(node["optimizer"], "workload.optimizer", {"adamw", "none"}) == "adamw";
+  }
+}
+
 void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   in.expect_map(node, "workload", kWorkloadKeys);
   Workload& w = out.workload;
   const std::string phase = node["phase"] ? in.choice(node["phase"], "workload.phase",
                                                       {"forward", "prefill", "train", "decode", "generate", "ops"})
                                           : "forward";
-  if (phase == "train") {
-    in.fail(node["phase"],
-            "workload.phase train is not supported yet; supported: forward, prefill, decode, generate, ops");
-  }
   if (phase == "ops") {
     w.phase = Phase::kOps;
     for (const auto& entry : node) {
@@ -99,6 +122,7 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   if (!out.arch.hidden) in.fail(node, "the scenario needs a model for phase " + phase);
   w.phase = phase == "forward"   ? Phase::kForward
             : phase == "prefill" ? Phase::kPrefill
+            : phase == "train"   ? Phase::kTrain
             : phase == "decode"  ? Phase::kDecode
                                  : Phase::kGenerate;
   in.require(node, "batch", "workload");
@@ -109,8 +133,9 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   for (const auto& [key, needed] : lengths) {
     if (needed) in.require(node, key, "workload with phase " + phase);
     if (!needed && node[key]) {
-      in.fail(node[key], std::string("workload.") + key + " does not apply to phase " + phase +
-                             " (forward, prefill: seq_len; decode: context_len; generate: context_len, gen_len)");
+      in.fail(node[key],
+              std::string("workload.") + key + " does not apply to phase " + phase +
+                  " (forward, prefill, train: seq_len; decode: context_len; generate: context_len, gen_len)");
     }
   }
   if (keys.seq_len) w.seq_len = in.positive_int(node["seq_len"], "workload.seq_len");
@@ -124,12 +149,7 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     const std::string dtype = in.choice(node["attention_dtype"], "workload.attention_dtype", {"bf16", "fp8"});
     w.attention_dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
   }
-  if (node["recompute"]) {
-    in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
-    if (node["recompute"].Scalar() != "none") {
-      in.fail(node["recompute"], "workload.recompute applies to phase train, which is not supported yet; use none");
-    }
-  }
+  read_train_keys(in, node, w);
   if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");
   w.layers = out.arch.layers;
   if (node["layers"] && !(node["layers"].IsScalar() && node["layers"].Scalar() == "all")) {

@@ -1,6 +1,9 @@
 // sp and async TP: the residual stream sharded on the sequence, gathered for column-parallel GEMMs and
-// scattered after row-parallel ones, as blocking collectives or as async_tp.hpp's pipelines.
+// scattered after row-parallel ones, as blocking collectives or as async_tp.hpp's pipelines; in the
+// backward the other way round (the gradient of an all-gather is a reduce-scatter and vice versa).
 #include "model/sequence_parallel.hpp"
+
+#include <algorithm>
 
 #include "model/async_tp.hpp"
 #include "model/input_error.hpp"
@@ -14,22 +17,59 @@ class SequenceParallelStrategy : public TpStrategy {
   void check(const LayerContext& ctx) const override {
     const int tp = ctx.shard.tp;
     if (ctx.tokens % tp != 0) {
-      throw InputError("variant " + ctx.variant.name + ": tokens of a pass (batch x new tokens = " +
-                       std::to_string(ctx.tokens) + ") must be divisible by tp=" + std::to_string(tp) +
-                       " to shard the sequence; use tp_mode tp or dtp");
+      throw InputError(
+          "variant " + ctx.variant.name + ": tokens of a pass (batch x new tokens = " + std::to_string(ctx.tokens) +
+          ") must be divisible by tp=" + std::to_string(tp) + " to shard the sequence; use tp_mode tp or dtp");
     }
   }
   // gather_then_gemm and gemm_then_scatter run the blocking collectives, or the pipelines when the
-  // variant is fused async TP.
-  std::vector<OpId> column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                                   const ModuleInput& input) override {
-    return gather_then_gemm(b, ctx, linear.gemm_name, column_shape(ctx, linear), norm_of(b, ctx, linear, input));
+  // variant is fused async TP. The weight gradient reads the gathered input, which autograd saves.
+  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                              const ModuleInput& input) override {
+    const OpId normed = norm_of(b, ctx, linear, input);
+    const std::vector<OpId> output = gather_then_gemm(b, ctx, linear.gemm_name, column_shape(ctx, linear), normed);
+    return {output, gemm_inputs(b, output, normed)};
   }
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
     const std::vector<OpId> reduced = gemm_then_scatter(b, ctx, linear.gemm_name, row_shape(ctx, linear), inputs);
     return ModuleInput{
         residual_add(b, linear.module + ".residual", ctx.local_tokens, ctx.arch.hidden, reduced, residual.ready)};
+  }
+  // The output gradient is sharded like the stream: all-gathered (or pipelined into the data-gradient
+  // GEMM), and the gathered gradient feeds the weight gradient.
+  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
+    const GemmShape forward = row_shape(ctx, linear);
+    const std::vector<OpId> dgrad =
+        gather_then_gemm(b, ctx, linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad.ready);
+    weight_gradient(b, linear.gemm_name, forward, gemm_inputs(b, dgrad, grad.ready), saved_input);
+    return dgrad;
+  }
+  // The data gradient's partial sums are reduce-scattered to the rank's rows while wgrad runs.
+  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                       const ModuleInput& module_input) override {
+    const GemmShape forward = column_shape(ctx, linear);
+    const std::vector<OpId> reduced =
+        gemm_then_scatter(b, ctx, linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+    weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+    return norm_backward(b, ctx, linear, reduced, module_input);
+  }
+
+ protected:
+  // The GEMM's gathered input, which the weight gradient reads: the all-gather feeding a blocking GEMM,
+  // or every unit a pipeline's pieces read (the received steps, the local shard, or their normed pieces).
+  static std::vector<OpId> gemm_inputs(const ProgramBuilder& b, const std::vector<OpId>& gemm,
+                                       std::optional<OpId> local) {
+    std::vector<OpId> inputs;
+    for (const OpId piece : gemm) {
+      for (const OpId input : b.graph().data_inputs(piece)) {
+        if (std::find(inputs.begin(), inputs.end(), input) == inputs.end()) inputs.push_back(input);
+      }
+    }
+    if (inputs.empty() && local) inputs.push_back(*local);
+    return inputs;
   }
 };
 
@@ -41,11 +81,12 @@ class AsyncStrategy final : public SequenceParallelStrategy {
     SequenceParallelStrategy::check(ctx);
     plan_chunks(ctx.tokens, ctx.shard.tp, ctx.variant.chunks);
   }
-  std::vector<OpId> column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                                   const ModuleInput& input) override {
+  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                              const ModuleInput& input) override {
     if (fused_async(ctx.variant) && ctx.variant.boundary_overlap) {
-      return async_gather_gemm(b, ctx, linear.gemm_name, column_shape(ctx, linear), input.ready,
-                               PieceNorm{linear.norm_name});
+      const std::vector<OpId> pieces = async_gather_gemm(b, ctx, linear.gemm_name, column_shape(ctx, linear),
+                                                         input.ready, PieceNorm{linear.norm_name});
+      return {pieces, gemm_inputs(b, pieces, input.ready)};
     }
     return SequenceParallelStrategy::column_forward(b, ctx, linear, input);
   }

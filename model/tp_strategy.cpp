@@ -1,12 +1,30 @@
 // The strategies whose linears are plain GEMMs: tp (all-reduce after each row-parallel GEMM), dtp (that
-// all-reduce delta modules later) and nocomm (no communication); and the factory of all modes.
+// all-reduce delta modules later) and nocomm (no communication); the helpers every strategy shares; and
+// the factory of all modes.
 #include "model/tp_strategy.hpp"
 
 #include "model/dtp.hpp"
+#include "model/input_error.hpp"
 #include "model/sequence_parallel.hpp"
 
 namespace tpsim::model {
 namespace {
+
+// tp, dtp and nocomm: the norm, then the GEMM on the rank's (replicated) rows.
+ColumnOutput plain_column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                  const ModuleInput& input) {
+  const OpId normed = norm_of(b, ctx, linear, input);
+  return {{b.gemm(linear.gemm_name, column_shape(ctx, linear), {normed})}, {normed}};
+}
+
+// tp, dtp and nocomm: the output gradient is whole on every rank; no communication.
+std::vector<OpId> plain_row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                     const ModuleInput& grad, const std::vector<OpId>& saved_input) {
+  const GemmShape forward = row_shape(ctx, linear);
+  const OpId dgrad = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad.deps());
+  weight_gradient(b, linear.gemm_name, forward, grad.deps(), saved_input);
+  return {dgrad};
+}
 
 // tp and dtp: the residual stream is replicated; each row-parallel output is all-reduced, at once
 // (tp, dtp with delta 0) or delta modules later (dtp), as DtpState schedules it.
@@ -14,12 +32,19 @@ class AllReduceStrategy final : public TpStrategy {
  public:
   explicit AllReduceStrategy(int modules) : dtp_(modules) {}
   bool shards_sequence(int64_t /*tokens*/, int /*tp*/) const override { return false; }
+  void check(const LayerContext& ctx) const override {
+    if (ctx.workload.phase == Phase::kTrain && ctx.variant.mode == TpMode::kDtp && ctx.variant.delta > 0) {
+      throw InputError("variant " + ctx.variant.name +
+                       ": tp_mode dtp with delta > 0 has no backward modelled yet, so phase train cannot run it; "
+                       "use delta 0 (blocking tp), tp, sp or async");
+    }
+  }
   ModuleInput enter_module(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& residual) override {
     return dtp_.before_module(b, ctx, residual);
   }
-  std::vector<OpId> column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                                   const ModuleInput& input) override {
-    return {b.gemm(linear.gemm_name, column_shape(ctx, linear), {norm_of(b, ctx, linear, input)})};
+  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                              const ModuleInput& input) override {
+    return plain_column_forward(b, ctx, linear, input);
   }
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
@@ -28,6 +53,22 @@ class AllReduceStrategy final : public TpStrategy {
   }
   void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed) override {
     dtp_.final_reduction(b, ctx, normed);
+  }
+  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
+    return plain_row_backward(b, ctx, linear, grad, saved_input);
+  }
+  // Each rank's input gradient is a partial sum over its columns: all-reduced while wgrad runs.
+  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                       const ModuleInput& module_input) override {
+    const GemmShape forward = column_shape(ctx, linear);
+    const OpId partial = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+    const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
+    const OpId reduced = b.collective(linear.gemm_name + ".dgrad.all_reduce", CollectiveKind::kAllReduce, bytes,
+                                      shape_text(ctx.tokens, ctx.arch.hidden), {partial});
+    weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+    return norm_backward(b, ctx, linear, {reduced}, module_input);
   }
 
  private:
@@ -38,10 +79,11 @@ class AllReduceStrategy final : public TpStrategy {
 // norms and residuals run on tokens / tp whenever the tokens divide.
 class NoCommStrategy final : public TpStrategy {
  public:
+  bool communicates() const override { return false; }
   bool shards_sequence(int64_t tokens, int tp) const override { return tokens % tp == 0; }
-  std::vector<OpId> column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                                   const ModuleInput& input) override {
-    return {b.gemm(linear.gemm_name, column_shape(ctx, linear), {norm_of(b, ctx, linear, input)})};
+  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                              const ModuleInput& input) override {
+    return plain_column_forward(b, ctx, linear, input);
   }
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
@@ -49,14 +91,25 @@ class NoCommStrategy final : public TpStrategy {
     return ModuleInput{
         residual_add(b, linear.module + ".residual", ctx.local_tokens, ctx.arch.hidden, {product}, residual.ready)};
   }
+  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
+    return plain_row_backward(b, ctx, linear, grad, saved_input);
+  }
+  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                       const ModuleInput& module_input) override {
+    const GemmShape forward = column_shape(ctx, linear);
+    const OpId partial = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+    weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+    return norm_backward(b, ctx, linear, {partial}, module_input);
+  }
 };
 
 }  // namespace
 
 void TpStrategy::check(const LayerContext& /*ctx*/) const {}
 
-ModuleInput TpStrategy::enter_module(ProgramBuilder& /*b*/, const LayerContext& /*ctx*/,
-                                     const ModuleInput& residual) {
+ModuleInput TpStrategy::enter_module(ProgramBuilder& /*b*/, const LayerContext& /*ctx*/, const ModuleInput& residual) {
   return residual;
 }
 
@@ -72,6 +125,30 @@ GemmShape column_shape(const LayerContext& ctx, const ColumnLinear& linear) {
 
 GemmShape row_shape(const LayerContext& ctx, const RowLinear& linear) {
   return GemmShape{ctx.tokens, ctx.arch.hidden, linear.in_cols};
+}
+
+GemmShape data_gradient_shape(GemmShape forward) {
+  return GemmShape{forward.m, forward.k, forward.n};
+}
+
+GemmShape weight_gradient_shape(GemmShape forward) {
+  return GemmShape{forward.k, forward.n, forward.m};
+}
+
+OpId weight_gradient(ProgramBuilder& b, const std::string& gemm_name, GemmShape forward,
+                     const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input) {
+  std::vector<OpId> deps = grad_out;
+  deps.insert(deps.end(), saved_input.begin(), saved_input.end());
+  return b.gemm(gemm_name + ".wgrad", weight_gradient_shape(forward), deps);
+}
+
+OpId norm_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, std::vector<OpId> grad,
+                   const ModuleInput& module_input) {
+  if (module_input.ready) grad.push_back(*module_input.ready);
+  const int64_t rows = ctx.local_tokens;
+  const double bytes = static_cast<double>(rows * ctx.arch.hidden) * b.elem_bytes();
+  return b.memory(linear.norm_name + ".backward", 2.0 * bytes + static_cast<double>(ctx.arch.hidden) * b.elem_bytes(),
+                  bytes, 6.0 * static_cast<double>(rows * ctx.arch.hidden), shape_text(rows, ctx.arch.hidden), grad);
 }
 
 std::unique_ptr<TpStrategy> make_tp_strategy(const Variant& variant, int modules) {

@@ -26,10 +26,19 @@ struct RowLinear {
   int64_t in_cols = 0;
 };
 
+// A column-parallel linear's forward: the ops producing its [tokens, out_cols] output, and those
+// producing the GEMM's input (what its weight gradient reads).
+struct ColumnOutput {
+  std::vector<OpId> output;
+  std::vector<OpId> gemm_input;
+};
+
 class TpStrategy {
  public:
   virtual ~TpStrategy() = default;
 
+  // Whether the mode communicates at all (nocomm does not, not even the optimizer's norm all-reduce).
+  virtual bool communicates() const { return true; }
   // Whether the residual stream between modules holds tokens / tp rows on each rank.
   virtual bool shards_sequence(int64_t tokens, int tp) const = 0;
   // Refuses (InputError) a pass the mode cannot split.
@@ -37,14 +46,26 @@ class TpStrategy {
 
   // Called before each module, in order: the stream the module reads (dtp adds late partials here).
   virtual ModuleInput enter_module(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& residual);
-  // The column-parallel linear over the module input: returns the ops producing its [tokens, out_cols] output.
-  virtual std::vector<OpId> column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                                           const ModuleInput& input) = 0;
+  // The column-parallel linear over the module input.
+  virtual ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                      const ModuleInput& input) = 0;
   // The row-parallel linear over `inputs` ([tokens, in_cols]), reduced into the residual stream.
   virtual ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                                   const std::vector<OpId>& inputs, const ModuleInput& residual) = 0;
   // After the pass's final norm `normed` (dtp's closing all-reduce).
   virtual void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed);
+
+  // Backward of row_forward: `grad` is the residual stream's gradient (rows as the stream holds them);
+  // gathers it where the forward scattered, runs the data-gradient GEMM (returned: the gradient of the
+  // [tokens, in_cols] input) and the weight-gradient GEMM, which reads `saved_input`.
+  virtual std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                         const ModuleInput& grad, const std::vector<OpId>& saved_input) = 0;
+  // Backward of column_forward: the data-gradient GEMM of `grad_out`, its partial sums reduced to the
+  // stream's rows (all-reduce, reduce-scatter or its pipeline) while the weight-gradient GEMM runs, then
+  // the norm's backward over `module_input`. Returns the gradient of the module input through this branch.
+  virtual OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                               const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                               const ModuleInput& module_input) = 0;
 };
 
 // The strategy of `variant` for one pass over `modules` modules (two per decoder layer).
@@ -55,5 +76,15 @@ OpId norm_of(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& lin
 // Shared by the strategies: the full GEMM shape of a linear over all tokens of the pass.
 GemmShape column_shape(const LayerContext& ctx, const ColumnLinear& linear);
 GemmShape row_shape(const LayerContext& ctx, const RowLinear& linear);
+// The backward GEMMs of a forward GEMM [m, k] x [k, n]: the data gradient [m, n] x [n, k] and the
+// weight gradient [k, m] x [m, n], each with the forward's FLOPs.
+GemmShape data_gradient_shape(GemmShape forward);
+GemmShape weight_gradient_shape(GemmShape forward);
+// The weight-gradient GEMM of `forward` named <gemm>.wgrad, reading the output gradient and the saved input.
+OpId weight_gradient(ProgramBuilder& b, const std::string& gemm_name, GemmShape forward,
+                     const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input);
+// RMSNorm's backward over the rank's rows: reads the input and the output gradient, writes the input's.
+OpId norm_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, std::vector<OpId> grad,
+                   const ModuleInput& module_input);
 
 }  // namespace tpsim::model

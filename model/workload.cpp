@@ -7,6 +7,7 @@ Pass primary_pass(const Workload& workload) {
   switch (workload.phase) {
     case Phase::kForward:
     case Phase::kPrefill:
+    case Phase::kTrain:
       return Pass{workload.batch, workload.seq_len, 0};
     case Phase::kDecode:
       return Pass{workload.batch, 1, workload.context_len};
@@ -43,6 +44,8 @@ std::string to_string(Phase phase) {
       return "generate";
     case Phase::kOps:
       return "ops";
+    case Phase::kTrain:
+      return "train";
   }
   return "forward";
 }

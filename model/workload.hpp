@@ -14,7 +14,12 @@ namespace tpsim::model {
 // decode: one new token per sequence over a KV cache of context_len; generate: a prefill of
 // context_len prompt tokens, then gen_len decode steps.
 // ops: a custom op list (op_list.hpp) instead of a model's layers.
-enum class Phase { kForward, kPrefill, kDecode, kGenerate, kOps };
+// train: one training step of the TP group (train_step.hpp): forward and backward per micro-batch,
+// then the optimizer.
+enum class Phase { kForward, kPrefill, kDecode, kGenerate, kOps, kTrain };
+// What a training step keeps for the backward: every saved activation (none), or only each layer's
+// input, the layer's forward re-run before its backward (full).
+enum class Recompute { kNone, kFull };
 
 struct Workload {
   Phase phase = Phase::kForward;
@@ -29,8 +34,13 @@ struct Workload {
   int64_t layers = 0;        // decoder layers to simulate (resolved from "all")
   bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
   std::vector<OpSpec> ops;   // phase ops
+  // train only: micro-batches of `batch` sequences accumulated into one step, recomputation, and
+  // whether the step ends with clipping and AdamW.
+  int64_t microbatches = 1;
+  Recompute recompute = Recompute::kNone;
+  bool optimizer = true;
 
-  bool is_inference() const { return phase != Phase::kForward; }
+  bool is_inference() const { return phase != Phase::kForward && phase != Phase::kTrain; }
 };
 
 // One pass through the layers: each of `batch` sequences adds `new_tokens` after `cached_tokens`

@@ -52,6 +52,18 @@ std::string CostModel::fp8_attention_unsupported_reason() const {
   return fp8_reason(profile_.attention.fp8_efficiency, "attention.fp8_efficiency");
 }
 
+std::string CostModel::attention_backward_unsupported_reason() const {
+  if (profile_.attention.backward_efficiency) return "";
+  return "profile " + profile_.name +
+         " has no attention.backward_efficiency (FlashAttention's backward), which phase train needs; add it or base "
+         "the profile on a preset";
+}
+
+double CostModel::attention_backward_rate() const {
+  if (const std::string why = attention_backward_unsupported_reason(); !why.empty()) throw InputError(why);
+  return gpu_.peak_bf16_flops * *profile_.attention.backward_efficiency;
+}
+
 double CostModel::attention_rate(bool fp8) const {
   if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency;
   if (const std::string why = fp8_attention_unsupported_reason(); !why.empty()) throw InputError(why);
@@ -92,7 +104,8 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
     }
     case model::OpKind::kAttention:
       k.overhead_s = profile_.gemm.overhead_s;
-      k.compute_s = op.flops / attention_rate(op.fp8);
+      k.compute_s =
+          op.flops / (op.stage == model::OpStage::kBackward ? attention_backward_rate() : attention_rate(op.fp8));
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     case model::OpKind::kMemory:

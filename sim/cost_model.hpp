@@ -54,6 +54,8 @@ class CostModel {
   std::string fp8_unsupported_reason() const;
   // Why they cannot run fp8 attention (no fp8 peak, no attention.fp8_efficiency); empty if they can.
   std::string fp8_attention_unsupported_reason() const;
+  // Empty when the profile can run attention's backward, else why not.
+  std::string attention_backward_unsupported_reason() const;
   double memory_seconds(double bytes) const;
   // Cost of a kernel op alone on the GPU (GEMM, attention or memory-bound), and its duration.
   KernelCost kernel_cost(const model::Op& op) const;
@@ -67,7 +69,8 @@ class CostModel {
 
  private:
   double tensor_rate(bool fp8) const;
-  double attention_rate(bool fp8) const;  // FLOP/s of the attention kernel
+  double attention_rate(bool fp8) const;   // FLOP/s of the attention kernel
+  double attention_backward_rate() const;  // FLOP/s of its backward
   std::string fp8_reason(const std::optional<double>& efficiency, const std::string& key) const;
 
   GpuSpec gpu_;

@@ -100,7 +100,7 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
   }
   Metrics m;
   m.time_s = timeline.makespan_s;
-  m.model_flops = graph.matmul_flops();
+  m.model_flops = graph.model_flops();
   for (int r = 0; r < timeline.ranks; ++r) {
     const Intervals busy_compute = merged(compute[r]);
     const Intervals busy_comm = merged(comm[r]);

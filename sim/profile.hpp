@@ -33,6 +33,9 @@ struct AttentionParams {
   double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward
   // The same for its fp8 (e4m3) path, of the fp8 peak; absent: the profile cannot run fp8 attention.
   std::optional<double> fp8_efficiency;
+  // The same for FlashAttention's backward (of 2.5 times the forward's FLOPs); absent: the profile
+  // cannot run phase train.
+  std::optional<double> backward_efficiency;
 };
 
 // One transport's point-to-point steps: each step costs latency + bytes / (link bandwidth x efficiency).

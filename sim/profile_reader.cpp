@@ -239,10 +239,15 @@ class ProfileReader {
       record_sources(p, m, "memory");
     }
     if (const YAML::Node a = root["attention"]) {
-      in_.expect_map(a, "attention", {"efficiency", "fp8_efficiency", "fp8_source", "source", "fit"});
+      in_.expect_map(
+          a, "attention",
+          {"efficiency", "fp8_efficiency", "fp8_source", "backward_efficiency", "backward_source", "source", "fit"});
       if (a["efficiency"]) p.attention.efficiency = fraction(a["efficiency"], "attention.efficiency");
       if (a["fp8_efficiency"]) p.attention.fp8_efficiency = fraction(a["fp8_efficiency"], "attention.fp8_efficiency");
-      record_sources(p, a, "attention", {{"fp8_efficiency", "fp8_source"}});
+      if (a["backward_efficiency"]) {
+        p.attention.backward_efficiency = fraction(a["backward_efficiency"], "attention.backward_efficiency");
+      }
+      record_sources(p, a, "attention", {{"fp8_efficiency", "fp8_source"}, {"backward_efficiency", "backward_source"}});
     }
     if (root["nccl"]) read_nccl(p, root["nccl"]);
     if (const YAML::Node c = root["copy_engine"]) {

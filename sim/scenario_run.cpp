@@ -55,6 +55,9 @@ VariantRun run_variant(const model::Scenario& scenario, const model::Variant& va
     case model::Phase::kForward:
       v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
       break;
+    case model::Phase::kTrain:
+      v.tokens_per_s = static_cast<double>(primary.tokens() * w.microbatches) / v.metrics.time_s;
+      break;
     case model::Phase::kPrefill:
       v.ttft_s = v.metrics.time_s;
       v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
@@ -148,6 +151,11 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
   if (w.attention_dtype == model::Dtype::kFp8) {
     if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {
       in.fail(scenario.root["workload"]["attention_dtype"], "workload.attention_dtype fp8: " + why);
+    }
+  }
+  if (w.phase == model::Phase::kTrain) {
+    if (const std::string why = cost.attention_backward_unsupported_reason(); !why.empty()) {
+      in.fail(scenario.calibration.node, "calibration: " + why);
     }
   }
   // The key's node is looked up only for a failure (variants may be implicit).

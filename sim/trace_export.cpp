@@ -23,6 +23,7 @@ Json op_args(const model::Op& op, const CommPlan& plan) {
   args["kind"] = model::to_string(op.kind);
   args["shape"] = op.shape;
   args["module"] = op.module;
+  args["stage"] = model::to_string(op.stage);
   if (model::is_kernel(op.kind)) {
     args["flops"] = op.flops;
     args["bytes_read"] = op.bytes_read;

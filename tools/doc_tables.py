@@ -104,6 +104,23 @@ def published():
             f"**{v['async']['speedup']:.2f}x**", quoted, f"{v['nocomm']['speedup']:.2f}x")
 
 
+def train():
+    # Published: TorchTitan's async-TP runs (shared/data/async_tp_torchtitan.csv): Llama3-8B, local batch 8 x 8192
+    # tokens, TP=8, words per second per GPU 4401 (SP) and 4725 (async); a step of 65536 tokens per TP group
+    # takes 65536 / (8 x wps) seconds. The forward times are the table's, the forward speedup 597 / 464.
+    header("Llama-3.1-8B, batch 8 x 8192, TP=8", "sp", "async", "async gain", "published sp", "published async",
+           "published gain")
+    step = by_variant(results("llama3-8b-tp8-train")["results"])
+    forward = by_variant(results("llama3-8b-tp8-forward")["results"])
+    published_sp, published_async = 65536 / (8 * 4401), 65536 / (8 * 4725)
+    row("forward ms", ms(forward["sp"]["time_s"]), ms(forward["async"]["time_s"]),
+        f"{forward['sp']['time_s'] / forward['async']['time_s']:.2f}x", "597", "464", f"{597 / 464:.2f}x")
+    row("step ms (forward, backward, AdamW)", ms(step["sp"]["time_s"]), ms(step["async"]["time_s"]),
+        f"**{step['sp']['time_s'] / step['async']['time_s']:.2f}x**", ms(published_sp), ms(published_async),
+        f"{published_sp / published_async:.2f}x")
+    row("MFU", f"{100 * step['sp']['mfu']:.1f}%", f"{100 * step['async']['mfu']:.1f}%", "", "25.8%", "27.7%", "")
+
+
 def gpu_generations():
     header("GPU", "sp ms", "async-ce", "dtp1", "nocomm")
     points = {}
@@ -153,7 +170,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "train": train,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

@@ -66,3 +66,29 @@ TEST_CASE("sequence parallelism shards the residual stream, and DTP holds delta 
   CHECK(tp.buffer_bytes == 0);
   CHECK(tp.total_bytes() == Approx(tp.weights_bytes + tp.activation_bytes + model::kRuntimeReserveBytes));
 }
+
+TEST_CASE("a training step holds fp32 gradients and AdamW state for every parameter, and its saved activations") {
+  const model::Scenario s = scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2}");
+  const model::Scenario r = scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2, recompute: full}");
+  const model::MemoryFootprint m = model::memory_footprint(s.arch, s.workload, s.variants[0], 8);
+  const model::MemoryFootprint full = model::memory_footprint(r.arch, r.workload, r.variants[0], 8);
+  const model::MemoryFootprint forward = model::memory_footprint(
+      s.arch, scenario("{phase: forward, batch: 1, seq_len: 1024, layers: 2}").workload, s.variants[0], 8);
+  // Parameters: the bf16 weights are 2 bytes each; gradients 4, master weights and two moments 12.
+  const double params = forward.weights_bytes / 2;
+  CHECK(m.gradient_bytes == Approx(4 * params));
+  CHECK(m.optimizer_bytes == Approx(12 * params));
+  // Saved for the backward under tp (no recomputation), per layer: the attention module's input, its
+  // normed input, QKV, rotated Q and K, the attention output; the FFN's input, normed input, gate/up and
+  // SwiGLU output. The first layer's input (the embedding's output) is not modelled; the final norm's
+  // backward reads the last residual and the normed output.
+  const double t = 1024, h = 4096, d = 128, hq = 4, hkv = 1, f = 14336.0 / 8;
+  const double attention = t * (h + h + (hq + 2 * hkv) * d + (hq + hkv) * d + hq * d);
+  const double ffn = t * (h + h + 2 * f + f);
+  const double saved = 2 * (2 * (attention + ffn) - t * h + 2 * t * h);
+  CHECK(m.activation_bytes - forward.activation_bytes == Approx(saved));
+  // Full recomputation keeps each layer's input (the second's: one residual), the final norm's two,
+  // and one layer's recomputed set (all of it but the attention input, which the forward kept).
+  const double recomputed = 2 * (t * h + 2 * t * h + (attention + ffn - t * h));
+  CHECK(full.activation_bytes - forward.activation_bytes == Approx(recomputed));
+}

@@ -226,3 +226,21 @@ TEST_CASE("a variant's protocol reaches every collective of its layers, and an o
   CHECK(ops.op(0).protocol == model::Protocol::kSimple);
   CHECK(ops.op(1).protocol == model::Protocol::kLL);
 }
+
+TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and refuses what it does not model") {
+  const std::string train = replace(kValid, "phase: prefill", "phase: train");
+  const model::Scenario s = model::parse_scenario(
+      replace(train, "layers: 2", "layers: 2\n  microbatches: 4\n  recompute: full\n  optimizer: none"), "s.yaml");
+  CHECK(s.workload.phase == model::Phase::kTrain);
+  CHECK(s.workload.microbatches == 4);
+  CHECK(s.workload.recompute == model::Recompute::kFull);
+  CHECK_FALSE(s.workload.optimizer);
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "layers: 2", "layers: 2\n  microbatches: 4"), "s.yaml"),
+                    Contains("s.yaml:9:17:") && Contains("applies only to phase train"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  recompute: selective"), "s.yaml"),
+                    Contains("s.yaml:9:14:") && Contains("selective is not modelled yet"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8"), "s.yaml"),
+                    Contains("fp8 recipes") && Contains("use bf16"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  optimizer: sgd"), "s.yaml"),
+                    Contains("adamw, none"));
+}

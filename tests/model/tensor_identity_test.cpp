@@ -46,7 +46,8 @@ TEST_CASE("same-stream ordering is not a data dependency: a GEMM's consumers are
   const model::OpId qk_norm = find_op(g, "L0.attn.qk_norm");
   CHECK(g.consumers()[qkv] == std::vector<model::OpId>{qk_norm});
   const model::TpShard s = model::shard_for_tp(arch, 4);
-  CHECK(g.op(qkv).output_bytes == Approx(512.0 * static_cast<double>((s.q_heads + 2 * s.kv_heads) * arch.head_dim) * 2));
+  CHECK(g.op(qkv).output_bytes ==
+        Approx(512.0 * static_cast<double>((s.q_heads + 2 * s.kv_heads) * arch.head_dim) * 2));
   // The norm after it follows on the compute stream, but only the attention core reads the RoPE output.
   const model::OpId rope = find_op(g, "L0.attn.rope");
   CHECK(g.consumers()[rope] == std::vector<model::OpId>{find_op(g, "L0.attn.core")});

@@ -137,3 +137,22 @@ variants:
   CHECK(chosen.metrics.time_s == best);
   CHECK(chosen.variant.chunks == best_chunks);
 }
+
+TEST_CASE("a training step's micro-batches run one after the other: two take twice one, without the optimizer") {
+  const sim::CostModel cost = test::h100_cost();
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::forward_workload(1, 2048, 2);
+  w.phase = model::Phase::kTrain;
+  w.optimizer = false;
+  const double one = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
+  w.microbatches = 2;
+  const double two = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
+  CHECK(two == Approx(2.0 * one).epsilon(1e-9));
+  // The step is its forward and then a backward with more work than the forward (twice the GEMM FLOPs,
+  // the same bytes moved), and the optimizer adds time after the last backward.
+  const model::Workload forward = test::forward_workload(1, 2048, 2);
+  CHECK(one > 2.0 * simulate_time(arch, forward, 8, test::variant(TpMode::kSp), cost));
+  w.microbatches = 1;
+  w.optimizer = true;
+  CHECK(simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost) > one);
+}

@@ -1,0 +1,18 @@
+// Parameters one TP rank holds: a decoder layer's sharded linears, its replicated small tensors, and the
+// vocab-parallel embedding and LM head.
+#pragma once
+
+#include "model/arch_spec.hpp"
+
+namespace tpsim::model {
+
+// q/k/v, o, gate/up/down of one layer on one rank.
+double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
+// Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).
+double small_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
+// Both, for `layers` layers.
+double layer_parameters_per_rank(const ArchSpec& arch, const TpShard& shard, int64_t layers);
+// The embedding and LM head (one matrix when tied), split over the vocabulary, and the final norm.
+double embedding_parameters_per_rank(const ArchSpec& arch, int tp);
+
+}  // namespace tpsim::model

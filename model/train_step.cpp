@@ -1,0 +1,87 @@
+// The training step's op order: micro-batches in turn (forward, backward), then clipping and AdamW.
+#include "model/train_step.hpp"
+
+#include "model/decoder_layer.hpp"
+#include "model/parameter_count.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// Bytes per parameter of the optimizer's state (mixed precision, as Megatron and FSDP2 keep it):
+// fp32 master weights, fp32 gradients, two fp32 Adam moments, and the bf16 weights the GEMMs read.
+constexpr double kFp32 = 4.0;
+
+// Gradient clipping (its norm over the local gradients, the all-reduce of the squared norm across the
+// TP group, the scaling) and AdamW: torch.optim.AdamW reads weight, gradient and both moments and
+// writes weight and moments; the bf16 copy of the weights is written after it.
+void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicates) {
+  const double p = layer_parameters_per_rank(ctx.arch, ctx.shard, ctx.workload.layers);
+  const std::string shape = std::to_string(static_cast<int64_t>(p)) + " params";
+  const OpId norm = b.memory("optimizer.grad_norm", kFp32 * p, 0.0, 2.0 * p, shape, {});
+  const OpId total = communicates ? b.collective("optimizer.grad_norm.all_reduce", CollectiveKind::kAllReduce, kFp32,
+                                                 "[1]", {norm})
+                                  : norm;
+  const OpId clipped = b.memory("optimizer.clip", kFp32 * p, kFp32 * p, p, shape, {total});
+  b.memory("optimizer.adamw", 4.0 * kFp32 * p, 3.0 * kFp32 * p + kBf16Bytes * p, 12.0 * p, shape, {clipped});
+}
+
+// One micro-batch: forward through every layer, then backward in reverse.
+void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
+  const int64_t layers = ctx.workload.layers;
+  const bool full_recompute = ctx.workload.recompute == Recompute::kFull;
+  std::vector<SavedModule> saved(static_cast<size_t>(2 * layers));
+  std::vector<ModuleInput> layer_input(static_cast<size_t>(layers));
+  ModuleInput hidden;
+  b.set_stage(OpStage::kForward);
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    b.set_layer(static_cast<int>(layer));
+    layer_input[layer] = hidden;
+    SavedModule* attn = full_recompute ? nullptr : &saved[2 * layer];
+    SavedModule* ffn = full_recompute ? nullptr : &saved[2 * layer + 1];
+    b.set_module(static_cast<int>(2 * layer));
+    hidden = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), attn);
+    b.set_module(static_cast<int>(2 * layer + 1));
+    hidden = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), ffn);
+  }
+  b.set_module(-1);
+  const int64_t rows = ctx.local_tokens;
+  const OpId normed = rms_norm(b, "final.norm", rows, ctx.arch.hidden, hidden.deps());
+  b.set_stage(OpStage::kBackward);
+  // The loss gradient enters through the final norm's backward (the LM head is not modelled yet).
+  const double bytes = static_cast<double>(rows * ctx.arch.hidden) * b.elem_bytes();
+  ModuleInput grad{b.memory("final.norm.backward", 2.0 * bytes, bytes, 6.0 * static_cast<double>(rows * ctx.arch.hidden),
+                            shape_text(rows, ctx.arch.hidden), {normed, *hidden.ready})};
+  for (int64_t layer = layers - 1; layer >= 0; --layer) {
+    b.set_layer(static_cast<int>(layer));
+    if (full_recompute) {
+      // The layer's forward again from its saved input, its collectives too, before its backward.
+      b.set_stage(OpStage::kRecompute);
+      b.set_module(static_cast<int>(2 * layer));
+      const ModuleInput mid = attention_forward(b, ctx, strategy, layer_input[layer], &saved[2 * layer]);
+      b.set_module(static_cast<int>(2 * layer + 1));
+      ffn_forward(b, ctx, strategy, mid, &saved[2 * layer + 1]);
+      b.set_stage(OpStage::kBackward);
+    }
+    b.set_module(static_cast<int>(2 * layer + 1));
+    grad = ffn_backward(b, ctx, strategy, saved[2 * layer + 1], grad);
+    b.set_module(static_cast<int>(2 * layer));
+    grad = attention_backward(b, ctx, strategy, saved[2 * layer], grad);
+  }
+}
+
+}  // namespace
+
+void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
+  for (int64_t mb = 0; mb < ctx.workload.microbatches; ++mb) {
+    b.set_name_prefix(ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "");
+    micro_batch(b, ctx, strategy);
+  }
+  b.set_name_prefix("");
+  b.set_module(-1);
+  if (ctx.workload.optimizer) {
+    b.set_stage(OpStage::kOptimizer);
+    optimizer_step(b, ctx, strategy.communicates());
+  }
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,15 @@
+// One training step of one TP group (phase train): per micro-batch the forward of every layer, the
+// loss gradient through the final norm, the backward in reverse with full recomputation if asked, then
+// the optimizer. Ignores (for now): embedding, LM head and loss, selective recomputation, fp8 recipes.
+#pragma once
+
+#include "model/layer_context.hpp"
+#include "model/layer_graph.hpp"
+#include "model/tp_strategy.hpp"
+
+namespace tpsim::model {
+
+// The step's ops appended to `b`'s graph for the context's pass (one micro-batch's tokens).
+void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy);
+
+}  // namespace tpsim::model

@@ -1,0 +1,141 @@
+// The training step's graph: backward GEMMs, collectives mirrored per mode, recomputation, micro-batches.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "model/graph_builder.hpp"
+#include "model/input_error.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::OpKind;
+using model::OpStage;
+using model::TpMode;
+
+namespace {
+
+model::Workload train_workload(int64_t batch, int64_t seq_len, int64_t layers,
+                               model::Recompute recompute = model::Recompute::kNone, int64_t microbatches = 1,
+                               bool optimizer = true) {
+  model::Workload w = test::forward_workload(batch, seq_len, layers);
+  w.phase = model::Phase::kTrain;
+  w.recompute = recompute;
+  w.microbatches = microbatches;
+  w.optimizer = optimizer;
+  return w;
+}
+
+model::LayerGraph train_graph(TpMode mode, const model::Workload& w, int chunks = 1) {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  return model::build_layer_graph(arch, w, 8, test::variant(mode, chunks));
+}
+
+// Sum of `field` over the ops of one kind and stage.
+double flops_of(const model::LayerGraph& g, OpKind kind, OpStage stage, int layer = -1) {
+  double total = 0;
+  for (const model::Op& op : g.ops()) {
+    if (op.kind == kind && op.stage == stage && (layer < 0 || op.layer == layer)) total += op.flops;
+  }
+  return total;
+}
+
+// (collective kind, stage) -> {count, tensor bytes}.
+std::map<std::pair<model::CollectiveKind, OpStage>, std::pair<int, double>> collectives(const model::LayerGraph& g) {
+  std::map<std::pair<model::CollectiveKind, OpStage>, std::pair<int, double>> out;
+  for (const model::Op& op : g.ops()) {
+    if (op.kind != OpKind::kCollective || op.module < 0) continue;
+    auto& [count, bytes] = out[{op.collective, op.stage}];
+    ++count;
+    bytes += op.tensor_bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("data-gradient and weight-gradient GEMMs do twice each layer's forward GEMM FLOPs") {
+  const auto w = train_workload(1, 2048, 3);
+  for (const TpMode mode : {TpMode::kTp, TpMode::kSp, TpMode::kAsync, TpMode::kNoComm}) {
+    const model::LayerGraph g = train_graph(mode, w, mode == TpMode::kAsync ? 8 : 1);
+    for (int layer = 0; layer < 3; ++layer) {
+      INFO(model::to_string(mode) << " layer " << layer);
+      const double forward = flops_of(g, OpKind::kGemm, OpStage::kForward, layer);
+      CHECK(forward > 0);
+      CHECK(flops_of(g, OpKind::kGemm, OpStage::kBackward, layer) == Approx(2.0 * forward).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("attention backward does 2.5 times the forward's FLOPs, as FlashAttention-2 counts it") {
+  const model::LayerGraph g = train_graph(TpMode::kSp, train_workload(2, 1024, 2));
+  const double forward = flops_of(g, OpKind::kAttention, OpStage::kForward);
+  CHECK(flops_of(g, OpKind::kAttention, OpStage::kBackward) == Approx(2.5 * forward).epsilon(1e-12));
+}
+
+TEST_CASE("sp backward moves the forward's bytes with all-gathers and reduce-scatters swapped") {
+  const auto by_kind = collectives(train_graph(TpMode::kSp, train_workload(1, 2048, 2)));
+  using model::CollectiveKind;
+  const auto fwd_ag = by_kind.at({CollectiveKind::kAllGather, OpStage::kForward});
+  const auto fwd_rs = by_kind.at({CollectiveKind::kReduceScatter, OpStage::kForward});
+  CHECK(by_kind.at({CollectiveKind::kReduceScatter, OpStage::kBackward}) == fwd_ag);
+  CHECK(by_kind.at({CollectiveKind::kAllGather, OpStage::kBackward}) == fwd_rs);
+  CHECK(fwd_ag.first == 4);  // QKV and gate/up of two layers
+  CHECK(by_kind.count({CollectiveKind::kAllReduce, OpStage::kBackward}) == 0);
+}
+
+TEST_CASE("tp backward all-reduces each column-parallel input gradient and nothing else") {
+  const auto by_kind = collectives(train_graph(TpMode::kTp, train_workload(1, 2048, 2)));
+  const auto fwd = by_kind.at({model::CollectiveKind::kAllReduce, OpStage::kForward});
+  CHECK(by_kind.at({model::CollectiveKind::kAllReduce, OpStage::kBackward}) == fwd);
+  CHECK(by_kind.size() == 2);
+}
+
+TEST_CASE("full recomputation adds one forward per layer, all-gathers included, and no model FLOPs") {
+  const model::LayerGraph plain = train_graph(TpMode::kSp, train_workload(1, 2048, 2));
+  const model::LayerGraph full = train_graph(TpMode::kSp, train_workload(1, 2048, 2, model::Recompute::kFull));
+  for (int layer = 0; layer < 2; ++layer) {
+    INFO("layer " << layer);
+    CHECK(flops_of(full, OpKind::kGemm, OpStage::kRecompute, layer) ==
+          Approx(flops_of(full, OpKind::kGemm, OpStage::kForward, layer)));
+    CHECK(flops_of(full, OpKind::kAttention, OpStage::kRecompute, layer) ==
+          Approx(flops_of(full, OpKind::kAttention, OpStage::kForward, layer)));
+  }
+  const auto by_kind = collectives(full);
+  CHECK(by_kind.at({model::CollectiveKind::kAllGather, OpStage::kRecompute}) ==
+        by_kind.at({model::CollectiveKind::kAllGather, OpStage::kForward}));
+  CHECK(full.model_flops() == Approx(plain.model_flops()).epsilon(1e-12));
+  CHECK(full.matmul_flops() > plain.matmul_flops());
+}
+
+TEST_CASE("each micro-batch runs its own forward and backward, and the optimizer runs once") {
+  const model::LayerGraph one = train_graph(TpMode::kSp, train_workload(1, 1024, 2, model::Recompute::kNone, 1));
+  const model::LayerGraph three = train_graph(TpMode::kSp, train_workload(1, 1024, 2, model::Recompute::kNone, 3));
+  CHECK(three.model_flops() == Approx(3.0 * one.model_flops()).epsilon(1e-12));
+  int adamw = 0;
+  for (const model::Op& op : three.ops()) adamw += op.name == "optimizer.adamw";
+  CHECK(adamw == 1);
+  CHECK(three.op(0).name.rfind("mb0.", 0) == 0);
+}
+
+TEST_CASE("AdamW reads and writes the fp32 state of every local parameter") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const model::LayerGraph g = train_graph(TpMode::kSp, train_workload(1, 1024, 2));
+  const model::TpShard s = model::shard_for_tp(arch, 8);
+  const double h = static_cast<double>(arch.hidden), hd = static_cast<double>(arch.head_dim);
+  const double per_layer = h * static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd +
+                           static_cast<double>(s.q_heads) * hd * h + 3.0 * h * static_cast<double>(s.ffn) + 2.0 * h;
+  for (const model::Op& op : g.ops()) {
+    if (op.name != "optimizer.adamw") continue;
+    CHECK(op.stage == OpStage::kOptimizer);
+    CHECK(op.bytes_read == Approx(16.0 * 2 * per_layer));    // weight, gradient, two moments
+    CHECK(op.bytes_written == Approx(14.0 * 2 * per_layer));  // weight, moments, bf16 copy
+  }
+}
+
+TEST_CASE("phase train refuses what it does not model yet, naming it") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Variant dtp = test::variant(TpMode::kDtp);
+  dtp.delta = 1;
+  CHECK_THROWS_WITH(model::build_layer_graph(arch, train_workload(1, 1024, 2), 8, dtp),
+                    Catch::Contains("dtp") && Catch::Contains("train"));
+}
