@@ -16,6 +16,7 @@
 #include "calibrate/tree_fit.hpp"
 #include "model/input_error.hpp"
 #include "model/units.hpp"
+#include "sim/collective_time.hpp"
 #include "sim/fabric.hpp"
 
 namespace tpsim::calibrate {
@@ -102,21 +103,17 @@ void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out) {
                    ", the fp8 and bf16 max-achievable-matmul fractions of peak (gemm_mamf.csv)";
 }
 
-// Peer copies at two sizes or more: the copy engine's step latency and efficiency. Each copy's bytes
-// are scaled to the GPU's NVLink so that copies over links of other nominal rates share one line.
+// Peer copies at two sizes or more: the copy engine's step latency and efficiency. The bytes of a copy
+// over a link of another stated nominal rate are scaled to the GPU's NVLink so that all share one line
+// (copy_bytes_at_link); each point is predicted as the report predicts it (copy_seconds).
 void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
   const double link = gpu.nvlink_Bps;
   std::vector<RingSample> samples;
-  for (const Measurement* m : points) {
-    const double nominal = m->spec_GBps > 0 ? m->spec_GBps * 1e9 : link;
-    samples.push_back({1, m->bytes * link / nominal, m->median_s});
-  }
+  for (const Measurement* m : points) samples.push_back({1, copy_bytes_at_link(*m, link), m->median_s});
   out.fits.push_back(measure<sim::TransportParams>(
       "copy_engine", points,
       [&](const std::vector<size_t>& index) { return fit_copy_step(subset(samples, index), link).params; },
-      [&](const sim::TransportParams& p, size_t i) {
-        return p.step_latency_s + samples[i].tensor_bytes / (link * p.link_efficiency);
-      },
+      [&](const sim::TransportParams& p, size_t i) { return copy_seconds(p, *points[i], link); },
       &out.profile.copy_engine));
   out.copy_latency_fitted = true;
 }
@@ -211,8 +208,8 @@ void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out
   out.fits.push_back(c);
 }
 
-// A transport fit of `name` (a ring protocol, one_shot, two_shot, nvls): the fitter and its closed form.
-// NCCL's (the rings and NVLS) pay the profile's call latency on top.
+// A transport fit of `name` (a ring protocol, one_shot, two_shot, nvls): the fitter and its closed form
+// (sim/collective_time.hpp). NCCL's (the rings and NVLS) pay the profile's call latency on top.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
   const std::vector<RingSample> samples = ring_samples(points);
@@ -228,12 +225,11 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
     const RingSample& s = samples[i];
-    const double bw = link * p.link_efficiency;
-    const double n = s.ranks;
     if (ring) return ring_seconds(p, s, link, call_s);
-    if (name == "one_shot") return p.step_latency_s + (n - 1) * s.tensor_bytes / bw;
-    if (name == "two_shot") return 2 * (p.step_latency_s + (n - 1) * s.tensor_bytes / (n * bw));
-    return call_s + p.step_latency_s + s.tensor_bytes / bw;
+    if (name == "one_shot")
+      return sim::one_shot_seconds(p, model::CollectiveKind::kAllReduce, s.tensor_bytes, s.ranks, link);
+    if (name == "two_shot") return sim::two_shot_seconds(p, s.tensor_bytes, s.ranks, link);
+    return sim::nvls_seconds(p, s.tensor_bytes, s.ranks, link, call_s);
   };
   out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
 }

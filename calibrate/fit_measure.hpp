@@ -12,6 +12,7 @@
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "model/input_error.hpp"
+#include "sim/collective_time.hpp"
 
 namespace tpsim::calibrate {
 
@@ -20,9 +21,24 @@ namespace tpsim::calibrate {
 inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points) {
   std::vector<RingSample> out;
   for (const Measurement* m : points) {
-    out.push_back({m->ranks, m->bytes, m->median_s, m->collective == "allreduce" ? 2 * (m->ranks - 1) : 0});
+    const bool all_reduce = m->collective == "allreduce";
+    out.push_back({m->ranks, m->bytes, m->median_s,
+                   all_reduce ? sim::ring_step_count(model::CollectiveKind::kAllReduce, m->ranks) : 0});
   }
   return out;
+}
+
+// A peer copy's bytes as they would move over the GPU's NVLink of `link_Bps`: scaled by the nominal rate
+// of the link it ran over when the point states one, so that copies over links of other rates share one
+// line.
+inline double copy_bytes_at_link(const Measurement& m, double link_Bps) {
+  return m.spec_GBps > 0 ? m.bytes * link_Bps / (m.spec_GBps * 1e9) : m.bytes;
+}
+
+// A peer copy's time as the copy-engine fits and the validation report predict it: the copy step's
+// closed form (sim/collective_time.hpp) over the GPU's NVLink.
+inline double copy_seconds(const sim::TransportParams& copy_engine, const Measurement& m, double link_Bps) {
+  return sim::copy_step_seconds(copy_engine, copy_bytes_at_link(m, link_Bps), link_Bps);
 }
 
 // Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time. A fit

@@ -38,7 +38,7 @@ constexpr const char* kFa3BackwardSource =
 // Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
 bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
   if (!profile.nccl_small) return false;
-  const RingSample s{m.ranks, m.bytes, m.median_s, 2 * (m.ranks - 1)};
+  const RingSample s{m.ranks, m.bytes, m.median_s, sim::ring_step_count(model::CollectiveKind::kAllReduce, m.ranks)};
   return ring_seconds(*profile.nccl_small, s, gpu.nvlink_Bps) < ring_seconds(profile.nccl, s, gpu.nvlink_Bps);
 }
 
@@ -194,7 +194,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (two_sizes(copies)) {
     fit_copy_steps(copies, gpu, out);
   } else if (!copies.empty()) {
-    // One size: the efficiency alone (its step latency stays assumed).
+    // One size: the efficiency alone (its step latency stays assumed), each point's error that of the
+    // copy step's closed form with the assumed latency, as the report predicts it.
     auto nominal_GBps = [&gpu](const Measurement* m) { return m->spec_GBps > 0 ? m->spec_GBps : gpu.nvlink_Bps / 1e9; };
     double sum = 0;
     for (const Measurement* m : copies) sum += m->algbw_GBps() / nominal_GBps(m);
@@ -202,7 +203,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     ComponentFit c;
     c.name = "copy_engine";
     for (const Measurement* m : copies) {
-      const double predicted = m->bytes / (nominal_GBps(m) * 1e9 * out.profile.copy_engine.link_efficiency);
+      const double predicted = copy_seconds(out.profile.copy_engine, *m, gpu.nvlink_Bps);
       c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
       c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
     }

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "calibrate/fit_measure.hpp"
 #include "calibrate/profile_fit.hpp"
 #include "model/program_builder.hpp"
 #include "sim/comm_plan.hpp"
@@ -38,12 +39,16 @@ sim::CostModel cost_of(const Measurement& m, const sim::GpuSpec& gpu, const sim:
   return sim::CostModel(gpu, profile, sim::measured_fabric(gpu, m.nodes, m.nic_GBps * 1e9));
 }
 
-double predict(const Measurement& m, const sim::CostModel& cost, std::string* algorithm) {
+}  // namespace
+
+double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile,
+                         std::string* algorithm) {
+  const sim::CostModel cost = cost_of(m, gpu, profile);
   if (m.kind == "gemm") {
     const model::GemmShape s{m.m, m.n, m.k};
     return cost.gemm_seconds(s, model::gemm_bytes(s, model::kBf16Bytes));
   }
-  if (m.kind == "memcpy") return cost.step_seconds(model::Transport::kCopyEngine, m.bytes);
+  if (m.kind == "memcpy") return copy_seconds(profile.copy_engine, m, cost.port_Bps());
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder builder(graph, model::kBf16Bytes);
   // The algorithm the point was measured with, when the source says; NCCL's choice when it does not; for a
@@ -55,9 +60,11 @@ double predict(const Measurement& m, const sim::CostModel& cost, std::string* al
   }
   if (const auto protocol = model::protocol_named(m.protocol)) builder.set_collective_protocol(*protocol);
   const model::OpId op = builder.collective("c", *model::collective_kind_named(m.collective), m.bytes, "", {});
-  *algorithm = model::to_string(sim::plan_communication(graph.op(op), m.ranks, cost).algorithm);
+  if (algorithm) *algorithm = model::to_string(sim::plan_communication(graph.op(op), m.ranks, cost).algorithm);
   return sim::simulate(graph, cost).makespan_s;
 }
+
+namespace {
 
 std::string size_text(const Measurement& m) {
   if (m.kind == "gemm") return std::to_string(m.m) + " x " + std::to_string(m.n) + " x " + std::to_string(m.k);
@@ -121,9 +128,8 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       const Measurement& m = measurements[i];
       const sim::GpuSpec gpu = gpus(m.gpu);
       std::string algorithm;
-      const double a = predict(m, cost_of(m, gpu, all), &algorithm);
-      std::string unused;
-      const double b = predict(m, cost_of(m, gpu, half), &unused);
+      const double a = predicted_seconds(m, gpu, all, &algorithm);
+      const double b = predicted_seconds(m, gpu, half);
       const double ea = 100 * (a / m.median_s - 1), eb = 100 * (b / m.median_s - 1);
       in_sample.add(ea);
       if (held_out[i]) held.add(eb);

@@ -12,6 +12,13 @@
 
 namespace tpsim::calibrate {
 
+// One point's prediction in the report, on its system (its GPU, one node or m.nodes ib-rail nodes)
+// under `profile`: a GEMM from the cost model, a peer copy from the copy step's closed form as the copy
+// fits predict it (copy_seconds), a collective simulated alone as a scenario runs it; `algorithm`, when
+// given, receives the algorithm the collective ran.
+double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile,
+                         std::string* algorithm = nullptr);
+
 // Markdown tables: GEMMs, then collectives by GPU and collective, each row with its source line.
 // `measured_on` gives the peaks the fractions are relative to; `gpus` resolves each point's GPU.
 // Points whose `validation_only` flag is set are never fitted: they are reported as held out, as are

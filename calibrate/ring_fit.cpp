@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/input_error.hpp"
+#include "sim/collective_time.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -61,6 +62,11 @@ size_t step_counts(const std::vector<RingSample>& samples) {
   return counts.size();
 }
 
+// What each port carries per ring step (sim/collective_time.hpp): S / n.
+double ring_port_bytes(const RingSample& s) {
+  return sim::port_bytes(sim::ring_pattern(ring_steps(s), s.tensor_bytes, s.ranks));
+}
+
 // t = c + steps (L + S / (n B) k); c is fitted when the samples hold two step counts (and `fit_call`),
 // else given. Empty when the times do not grow with the size (no positive efficiency fits).
 std::optional<RingLine> fit_ring_line(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s,
@@ -73,7 +79,7 @@ std::optional<RingLine> fit_ring_line(const std::vector<RingSample>& samples, do
     const RingSample& s = samples[static_cast<size_t>(i)];
     const double steps = ring_steps(s);
     rows(i, 0) = steps;
-    rows(i, 1) = steps * s.tensor_bytes / (s.ranks * link_Bps);
+    rows(i, 1) = steps * ring_port_bytes(s) / link_Bps;
     if (with_call) rows(i, 2) = 1;
     offsets(i) = with_call ? 0 : call_latency_s;
     t(i) = s.seconds;
@@ -103,14 +109,13 @@ void check_two_points(const std::vector<RingSample>& samples, const std::string&
 // Each ring step's message: the tensor over the ranks. Its size, not the tensor's, decides which
 // protocol regime is faster, whatever the rank count.
 double step_message_bytes(const RingSample& s) {
-  return s.tensor_bytes / s.ranks;
+  return sim::ring_pattern(ring_steps(s), s.tensor_bytes, s.ranks).message_bytes;
 }
 
 }  // namespace
 
 double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps, double call_latency_s) {
-  return call_latency_s +
-         ring_steps(s) * (p.step_latency_s + s.tensor_bytes / (s.ranks * link_Bps * p.link_efficiency));
+  return sim::ring_seconds(p, ring_steps(s), s.tensor_bytes, s.ranks, link_Bps, call_latency_s);
 }
 
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
@@ -147,7 +152,7 @@ RingCallFit fit_ring_and_call(const std::vector<RingSample>& samples, double lin
     const RingSample& s = samples[static_cast<size_t>(i)];
     const double steps = ring_steps(s);
     rows(i, 0) = 1;
-    rows(i, 1) = steps * s.tensor_bytes / (s.ranks * link_Bps);
+    rows(i, 1) = steps * ring_port_bytes(s) / link_Bps;
     offsets(i) = steps * step_latency_s;
     t(i) = s.seconds;
   }
@@ -160,7 +165,7 @@ RingCallFit fit_ring_and_call(const std::vector<RingSample>& samples, double lin
 
 RingFit fit_network_ring(const std::vector<RingSample>& samples, double node_nic_Bps, double call_latency_s) {
   std::vector<RingSample> all_reduces = samples;  // two all-gather-like passes each
-  for (RingSample& s : all_reduces) s.steps = 2 * (s.ranks - 1);
+  for (RingSample& s : all_reduces) s.steps = sim::ring_step_count(model::CollectiveKind::kAllReduce, s.ranks);
   return fit_ring(all_reduces, node_nic_Bps, call_latency_s);
 }
 
@@ -222,17 +227,24 @@ RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link
 
 namespace {
 
-// t = c + latency + x(s) / (link_Bps * efficiency): a relative-error line in x, c given.
+// A sample's steps as a single-step algorithm runs them (two alike steps for two-shot).
+using PatternOf = sim::StepPattern (*)(const RingSample&);
+
+// t = c + steps (latency + x / (link_Bps * efficiency)), x the bytes through each port per step of the
+// sample's pattern: a relative-error line in x for one step's time, c given.
 RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps, const std::string& what,
-                        double (*bytes_through_port)(const RingSample&), double call_latency_s = 0) {
+                        PatternOf pattern_of, double call_latency_s = 0) {
   if (samples.size() < 2) throw InputError("a " + what + " fit needs at least two measurements");
   const auto n = static_cast<Eigen::Index>(samples.size());
   Eigen::MatrixXd rows(n, 2);
-  Eigen::VectorXd offsets = Eigen::VectorXd::Constant(n, call_latency_s), t(n);
+  Eigen::VectorXd offsets(n), t(n);
   for (Eigen::Index i = 0; i < n; ++i) {
+    const RingSample& s = samples[static_cast<size_t>(i)];
+    const sim::StepPattern pattern = pattern_of(s);
     rows(i, 0) = 1;
-    rows(i, 1) = bytes_through_port(samples[static_cast<size_t>(i)]);
-    t(i) = samples[static_cast<size_t>(i)].seconds;
+    rows(i, 1) = sim::port_bytes(pattern);
+    offsets(i) = call_latency_s / pattern.steps;
+    t(i) = s.seconds / pattern.steps;
   }
   const Eigen::VectorXd p = relative_nonnegative_fit(rows, offsets, t);
   if (!(p(1) > 0)) throw InputError("a " + what + " fit needs times that grow with the message size; these do not");
@@ -240,9 +252,9 @@ RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps,
   fit.points = samples.size();
   fit.params.step_latency_s = p(0);
   fit.params.link_efficiency = 1.0 / (link_Bps * p(1));
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const double predicted = call_latency_s + p(0) + p(1) * rows(i, 1);
-    fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(predicted / t(i) - 1.0));
+  for (const RingSample& s : samples) {
+    const double predicted = sim::pattern_seconds(pattern_of(s), fit.params, link_Bps, call_latency_s);
+    fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(predicted / s.seconds - 1.0));
   }
   return fit;
 }
@@ -250,27 +262,25 @@ RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps,
 }  // namespace
 
 RingFit fit_one_shot(const std::vector<RingSample>& samples, double link_Bps) {
-  // Each rank reads the whole tensor from each of its n - 1 peers.
-  return fit_single_step(samples, link_Bps, "one-shot",
-                         [](const RingSample& s) { return (s.ranks - 1) * s.tensor_bytes; });
+  return fit_single_step(samples, link_Bps, "one-shot", [](const RingSample& s) {
+    return sim::direct_pattern(model::CollectiveKind::kAllReduce, s.tensor_bytes, s.ranks);
+  });
 }
 
 RingFit fit_two_shot(const std::vector<RingSample>& samples, double link_Bps) {
-  // Two equal steps: fit one step (half the time), a 1/n block through each of n - 1 peer ports.
-  std::vector<RingSample> halves = samples;
-  for (RingSample& s : halves) s.seconds /= 2;
-  return fit_single_step(halves, link_Bps, "two-shot",
-                         [](const RingSample& s) { return (s.ranks - 1) * s.tensor_bytes / s.ranks; });
+  return fit_single_step(samples, link_Bps, "two-shot",
+                         [](const RingSample& s) { return sim::two_shot_pattern(s.tensor_bytes, s.ranks); });
 }
 
 RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps) {
-  return fit_single_step(samples, link_Bps, "copy-engine", [](const RingSample& s) { return s.tensor_bytes; });
+  return fit_single_step(samples, link_Bps, "copy-engine",
+                         [](const RingSample& s) { return sim::one_peer_pattern(s.tensor_bytes); });
 }
 
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
-  // Each GPU moves the tensor once each way through the switch.
   return fit_single_step(
-      samples, link_Bps, "NVLS", [](const RingSample& s) { return s.tensor_bytes; }, call_latency_s);
+      samples, link_Bps, "NVLS", [](const RingSample& s) { return sim::nvls_pattern(s.tensor_bytes, s.ranks); },
+      call_latency_s);
 }
 
 }  // namespace tpsim::calibrate

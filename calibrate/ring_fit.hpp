@@ -1,11 +1,14 @@
 // Fits a transport's step latency and link efficiency to ring collective times:
 // t = c + steps * (latency + S / (n * link_Bps * efficiency)), linear in the tensor size S, where c is
-// NCCL's per-call latency and steps n - 1 (all-gather, reduce-scatter) or 2 (n - 1) (all-reduce).
+// NCCL's per-call latency and steps n - 1 (all-gather, reduce-scatter) or 2 (n - 1) (all-reduce); and
+// the one-shot, two-shot, NVLS and copy-step lines. Each fit predicts with the closed form the
+// simulator's plans have (sim/collective_time.hpp); only its least-squares rows are written here.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "sim/collective_time.hpp"
 #include "sim/profile.hpp"
 
 namespace tpsim::calibrate {
@@ -17,9 +20,9 @@ struct RingSample {
   int steps = 0;  // ring steps: 2 (n - 1) for an all-reduce; 0 means n - 1 (all-gather, reduce-scatter)
 };
 
-// The sample's ring steps.
+// The sample's ring steps (sim::ring_step_count: an all-gather's when `steps` is 0).
 inline int ring_steps(const RingSample& s) {
-  return s.steps > 0 ? s.steps : s.ranks - 1;
+  return s.steps > 0 ? s.steps : sim::ring_step_count(model::CollectiveKind::kAllGather, s.ranks);
 }
 
 struct RingFit {
@@ -51,7 +54,8 @@ struct RingRegimes {
 // from the per-step latency, which a message size cannot tell apart; otherwise `call_latency_s` is kept.
 RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
-// A ring collective sample's time in one regime, after `call_latency_s`: c + steps (L + S / (n B eff)).
+// A ring collective sample's time in one regime, after `call_latency_s`: sim::ring_seconds,
+// c + steps (L + S / (n B eff)).
 double ring_seconds(const sim::TransportParams& params, const RingSample& sample, double link_Bps,
                     double call_latency_s = 0);
 

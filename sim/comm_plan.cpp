@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "model/input_error.hpp"
+#include "sim/collective_time.hpp"
 #include "sim/nccl_tuner.hpp"
 
 namespace tpsim::sim {
@@ -13,6 +14,18 @@ namespace {
 
 using model::CollectiveAlgorithm;
 using model::CollectiveKind;
+
+// The pattern's steps, messages and peers: the next `peers` ranks, from the previous `peers` ranks.
+void take_pattern(const StepPattern& pattern, CommPlan& plan) {
+  plan.steps = pattern.steps;
+  plan.message_bytes = pattern.message_bytes;
+  plan.send_offsets.clear();
+  plan.recv_offsets.clear();
+  for (int p = 1; p <= pattern.peers; ++p) {
+    plan.send_offsets.push_back(p);
+    plan.recv_offsets.push_back(-p);
+  }
+}
 
 // What every plan over `ranks` ranks shares: where node boundaries are and how flows cross them.
 CommPlan base_plan(int ranks, const CostModel& cost) {
@@ -34,10 +47,7 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan = base_plan(ranks, cost);
   plan.stripes_rails = plan.gpus_per_node > 0;
   plan.algorithm = CollectiveAlgorithm::kRing;
-  plan.steps = op.collective == CollectiveKind::kAllReduce ? 2 * (ranks - 1) : ranks - 1;
-  plan.send_offsets = {1};
-  plan.recv_offsets = {-1};
-  plan.message_bytes = op.tensor_bytes / ranks;
+  take_pattern(ring_pattern(ring_step_count(op.collective, ranks), op.tensor_bytes, ranks), plan);
   const CostProfile& profile = cost.profile();
   plan.call_latency_s = profile.nccl_call_latency_s;
   if (op.protocol != model::Protocol::kAuto) {
@@ -69,13 +79,8 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
 CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kDirect;
-  plan.steps = 1;
-  for (int p = 1; p < ranks; ++p) {
-    plan.send_offsets.push_back(p);
-    plan.recv_offsets.push_back(-p);
-  }
   // All-reduce: every peer's whole tensor; all-gather / reduce-scatter: one 1/n block per peer.
-  plan.message_bytes = op.collective == CollectiveKind::kAllReduce ? op.tensor_bytes : op.tensor_bytes / ranks;
+  take_pattern(direct_pattern(op.collective, op.tensor_bytes, ranks), plan);
   plan.transport = *cost.profile().one_shot;
   return plan;
 }
@@ -84,8 +89,7 @@ CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
 CommPlan two_shot_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan = direct_plan(op, ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kTwoShot;
-  plan.steps = 2;
-  plan.message_bytes = op.tensor_bytes / ranks;
+  take_pattern(two_shot_pattern(op.tensor_bytes, ranks), plan);
   plan.transport = *cost.profile().two_shot;
   return plan;
 }
@@ -95,7 +99,7 @@ CommPlan two_shot_plan(const model::Op& op, int ranks, const CostModel& cost) {
 CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan = direct_plan(op, ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kNvls;
-  plan.message_bytes = op.tensor_bytes / (ranks - 1);
+  take_pattern(nvls_pattern(op.tensor_bytes, ranks), plan);
   plan.transport = *cost.profile().nvls;
   plan.call_latency_s = cost.profile().nccl_call_latency_s;
   return plan;
@@ -130,19 +134,10 @@ CommPlan tree_plan(const model::Op& op, int ranks, const CostModel& cost) {
 CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kPointToPoint;
-  plan.steps = 1;
   plan.call_latency_s = cost.profile().nccl_call_latency_s;
-  if (op.collective == CollectiveKind::kSendRecv) {
-    plan.send_offsets = {1};
-    plan.recv_offsets = {-1};
-    plan.message_bytes = op.tensor_bytes;
-  } else {
-    for (int p = 1; p < ranks; ++p) {
-      plan.send_offsets.push_back(p);
-      plan.recv_offsets.push_back(-p);
-    }
-    plan.message_bytes = op.tensor_bytes / ranks;
-  }
+  take_pattern(op.collective == CollectiveKind::kSendRecv ? one_peer_pattern(op.tensor_bytes)
+                                                          : direct_pattern(op.collective, op.tensor_bytes, ranks),
+               plan);
   plan.transport = cost.profile().nccl;
   return plan;
 }
@@ -155,15 +150,10 @@ namespace {
 // rail's NIC for striped plans, one sender per node and step), each on its transport; the slower.
 double rank_step_seconds(const CommPlan& plan, const CostModel& cost, double local, double remote) {
   double seconds = 0;
-  if (local > 0) {
-    seconds =
-        plan.transport.step_latency_s + local * plan.message_bytes / (cost.port_Bps() * plan.transport.link_efficiency);
-  }
+  if (local > 0) seconds = step_seconds(plan.transport, local * plan.message_bytes, cost.port_Bps());
   if (remote > 0) {
     const double rails = plan.stripes_rails ? plan.gpus_per_node : 1.0;
-    seconds = std::max(
-        seconds, plan.network.step_latency_s +
-                     remote * plan.message_bytes / (rails * cost.fabric().nic_Bps * plan.network.link_efficiency));
+    seconds = std::max(seconds, step_seconds(plan.network, remote * plan.message_bytes, rails * cost.fabric().nic_Bps));
   }
   return seconds;
 }

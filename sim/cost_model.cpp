@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/input_error.hpp"
+#include "sim/collective_time.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -124,8 +125,7 @@ const TransportParams& CostModel::transport(model::Transport transport) const {
 }
 
 double CostModel::step_seconds(model::Transport kind, double bytes) const {
-  const TransportParams& t = transport(kind);
-  return t.step_latency_s + bytes / (port_Bps() * t.link_efficiency);
+  return sim::step_seconds(transport(kind), bytes, port_Bps());  // the closed form (sim/collective_time.hpp)
 }
 
 double CostModel::compute_share_during_comm(int concurrent_comm_kernels) const {

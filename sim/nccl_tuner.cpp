@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "model/input_error.hpp"
+#include "sim/collective_time.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -227,7 +228,7 @@ std::vector<NcclOption> nccl_ranking(const NcclSystem& s, CollectiveKind kind, d
   const int n = s.ranks;
   const int nodes = s.nodes;
   const double ppn = static_cast<double>(n) / nodes;
-  const int steps = all_reduce ? 2 * (n - 1) : n - 1;
+  const int steps = ring_step_count(kind, n);  // the ring's steps, as the plans count them
   const Arch arch = arch_of(s.compute_capability);
   const int by_nodes = nodes <= 2 ? nodes - 1 : 2;
   const double ll_max = kLlMaxBw[nodes == 1 ? arch : 0][by_nodes];

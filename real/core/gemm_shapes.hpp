@@ -11,7 +11,7 @@ namespace tpsim::real {
 
 struct GemmCase {
   int64_t m = 0, n = 0, k = 0;
-  int64_t per_rank_count = 0;  // how many of this shape one rank runs over all passes and variants listed
+  int64_t per_rank_count = 0;  // how many of this shape one rank runs over all passes, variants and sweep points
   std::string example;         // one op that has it, e.g. "tp-async L0.ffn.up_proj.chunk1"
 };
 
@@ -28,8 +28,9 @@ std::string shapes_listing(const std::vector<GemmCase>& shapes);
 
 // Every distinct GEMM shape of every variant of the scenario's passes (the primary pass, plus the
 // first decode step of a generate workload), sorted by (m, n, k). A `chunks: auto` variant contributes
-// the shapes of every chunk count its search tries. Sweep axes are ignored: the base scenario only.
-// Defined in scenario_shapes.cpp, which only full builds (with the simulator) have.
+// the shapes of every chunk count its search tries. A swept scenario lists the shapes of every sweep
+// point (model/sweep.hpp) once each, the example prefixed with its point's axis values and the count
+// summed over the points. Defined in scenario_shapes.cpp, which only full builds (with the simulator) have.
 std::vector<GemmCase> scenario_gemm_shapes(const std::string& scenario_file);
 
 }  // namespace tpsim::real

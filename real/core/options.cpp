@@ -137,10 +137,12 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
 
   CLI::App* gemm = app.add_subcommand("gemm", "cuBLASLt GEMMs (bf16 or fp8) over given shapes or a scenario's");
   add_shapes(gemm, raw, "GEMM shape");
-  gemm->add_option("--scenario", raw.scenario, "Measure every GEMM shape of this scenario's layer graphs")
+  gemm->add_option("--scenario", raw.scenario,
+                   "Measure every GEMM shape of this scenario's layer graphs (at every point of its sweep)")
       ->check(CLI::ExistingFile);
 
-  CLI::App* shapes = app.add_subcommand("shapes", "Print a scenario's GEMM shapes, one per line (no GPU needed)");
+  CLI::App* shapes = app.add_subcommand(
+      "shapes", "Print a scenario's GEMM shapes, at every point of its sweep, one per line (no GPU needed)");
   shapes->add_option("--scenario", raw.scenario, "Scenario file")->required()->check(CLI::ExistingFile);
 
   CLI::App* collective =

@@ -1,10 +1,12 @@
-// GEMM shapes from the layer graphs the simulator builds for a scenario (full builds only).
+// GEMM shapes from the layer graphs the simulator builds for a scenario, at every point of its sweep
+// (full builds only).
 #include <map>
 #include <tuple>
 
 #include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
 #include "model/scenario.hpp"
+#include "model/sweep.hpp"
 #include "real/core/gemm_shapes.hpp"
 #include "sim/scenario_run.hpp"
 
@@ -32,14 +34,13 @@ std::vector<model::Pass> passes_of(const model::Workload& workload) {
   return passes;
 }
 
-}  // namespace
-
-std::vector<GemmCase> scenario_gemm_shapes(const std::string& scenario_file) {
-  const model::Scenario scenario = model::load_scenario(scenario_file);
+// Every GEMM of one scenario (one sweep point): each variant's passes, at each chunk count a
+// `chunks: auto` variant tries; examples are labelled `prefix` + the variant's name.
+void add_scenario_shapes(const model::Scenario& scenario, const std::string& prefix,
+                         std::map<ShapeKey, GemmCase>& shapes) {
   if (scenario.workload.phase == model::Phase::kOps) {
     throw InputError(scenario.file + ": an ops workload lists its GEMMs itself; give them with --shape");
   }
-  std::map<ShapeKey, GemmCase> shapes;
   for (const model::Variant& variant : scenario.variants) {
     std::vector<int> chunk_counts = {variant.chunks};
     if (variant.chunks_auto) chunk_counts = sim::chunk_candidates(scenario);
@@ -50,10 +51,27 @@ std::vector<GemmCase> scenario_gemm_shapes(const std::string& scenario_file) {
       for (const model::Pass& pass : passes_of(scenario.workload)) {
         const model::LayerGraph graph =
             model::build_pass_graph(scenario.arch, scenario.workload, pass, scenario.parallelism.tp, v);
-        add_graph_shapes(graph, v.name, shapes);
+        add_graph_shapes(graph, prefix + v.name, shapes);
       }
     }
   }
+}
+
+// "workload.batch=4 " for a sweep point; empty for a scenario without a sweep.
+std::string point_prefix(const model::AxisValues& values) {
+  std::string prefix;
+  for (const auto& [axis, value] : values) prefix += axis + "=" + value + " ";
+  return prefix;
+}
+
+}  // namespace
+
+std::vector<GemmCase> scenario_gemm_shapes(const std::string& scenario_file) {
+  std::map<ShapeKey, GemmCase> shapes;
+  // Point by point, in the sweep's order (the last axis fastest), one scenario in memory at a time; an
+  // invalid combination is an error, as in `tpsim run`.
+  const model::SweepPlan sweep(model::load_scenario(scenario_file));
+  for (size_t i = 0; i < sweep.size(); ++i) add_scenario_shapes(sweep.point(i), point_prefix(sweep.values(i)), shapes);
   std::vector<GemmCase> out;
   for (const auto& [key, c] : shapes) out.push_back(c);
   return out;

@@ -1,7 +1,9 @@
 // GEMM shapes for tpsim-real from a scenario: exactly those of the simulator's layer graphs.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -64,6 +66,71 @@ TEST_CASE("scenario shapes equal the GEMM ops of the layer graphs the simulator 
   CHECK(generated == from_graphs);
   // A generate workload has its prefill's and its decode steps' shapes: batch 8 decodes one token each.
   CHECK(std::any_of(generated.begin(), generated.end(), [](const Shape& s) { return std::get<0>(s) == 8; }));
+}
+
+namespace {
+
+// Llama-3.1-8B forward, one layer at TP 8: blocking TP and async TP in 2 chunks, `extra` appended.
+std::string two_variant_scenario(const std::string& extra) {
+  return "name: swept-shapes\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: nvswitch, nodes: 1}\n"
+         "calibration: default\nworkload: {phase: forward, batch: 1, seq_len: 1024, dtype: bf16, layers: "
+         "1}\nparallelism: {tp: 8}\n"
+         "variants:\n  - {name: tp, tp_mode: tp}\n  - {name: async, tp_mode: async, chunks: 2, transport: sm}\n" +
+         extra;
+}
+
+// The shapes of scenario text written to a file of its own (named per process: test runs may share /tmp).
+std::vector<GemmCase> shapes_of_text(const std::string& text, const std::string& file_name) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + file_name);
+  {
+    std::ofstream out(path);
+    out << text;
+  }
+  std::vector<GemmCase> shapes = scenario_gemm_shapes(path.string());
+  std::filesystem::remove(path);
+  return shapes;
+}
+
+}  // namespace
+
+TEST_CASE("a swept scenario lists the shapes of every sweep point once each, sorted, counts summed", "[real][shapes]") {
+  // Batch 1 and 2 of 1024 tokens: blocking TP runs M = 1024 and 2048, async TP's 2 chunks M = 512 and
+  // 1024, so M = 1024 comes from both points; the GPU axis changes no shape.
+  const int64_t hidden = 4096, tp = 8, ffn = 14336, head = 128;
+  const int64_t qkv = (32 + 2 * 8) * head / tp, gate_up = 2 * ffn / tp;
+  std::set<Shape> expected;
+  for (int64_t m : {512, 1024, 2048}) {
+    expected.insert({{m, qkv, hidden}, {m, hidden, hidden / tp}, {m, gate_up, hidden}, {m, hidden, ffn / tp}});
+  }
+  const std::vector<GemmCase> swept =
+      shapes_of_text(two_variant_scenario("sweep:\n  workload.batch: [1, 2]\n  hardware.gpu: [h100-sxm, h200-sxm]\n"),
+                     "tpsim_swept_shapes.yaml");
+  CHECK(shape_set(swept) == expected);
+  CHECK(swept.size() == expected.size());  // each shape once
+  CHECK(std::is_sorted(swept.begin(), swept.end(), [](const GemmCase& a, const GemmCase& b) {
+    return std::tie(a.m, a.n, a.k) < std::tie(b.m, b.n, b.k);
+  }));
+  // Each shape's count is the sum over the four points, each point's as its own scenario lists it.
+  std::map<Shape, int64_t> summed;
+  for (const char* batch : {"1", "2"}) {
+    std::string point = two_variant_scenario("");
+    point.replace(point.find("batch: 1"), 8, std::string("batch: ") + batch);
+    for (const GemmCase& c : shapes_of_text(point, "tpsim_swept_shapes_point.yaml"))
+      summed[{c.m, c.n, c.k}] += 2 * c.per_rank_count;
+  }
+  for (const GemmCase& c : swept) {
+    INFO(c.m << "x" << c.n << "x" << c.k << "  " << c.example);
+    CHECK(c.per_rank_count == summed[{c.m, c.n, c.k}]);
+    CHECK(c.example.rfind("workload.batch=", 0) == 0);  // the first point that has it, named
+  }
+}
+
+TEST_CASE("a sweep point that is no valid scenario is refused, naming why, not skipped", "[real][shapes]") {
+  // TP 8 divides Llama-3.1-8B's 32 query heads, TP 3 does not: the sweep would fail that point.
+  CHECK_THROWS_WITH(
+      shapes_of_text(two_variant_scenario("sweep:\n  parallelism.tp: [8, 3]\n"), "tpsim_invalid_sweep.yaml"),
+      Catch::Contains("tp=3"));
 }
 
 TEST_CASE("an ops scenario has no layer graph to take shapes from", "[real][shapes]") {
