@@ -74,9 +74,9 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
   OpId d_proj = b.memory("attn.rope.backward", rotated_bytes, rotated_bytes, 6.0 * static_cast<double>(t * rotated),
                          shape_text(t, rotated), {d_qkv});
   if (ctx.arch.qk_norm) {
-    d_proj = b.memory("attn.qk_norm.backward", 2.0 * rotated_bytes + 2.0 * d * e, rotated_bytes,
-                      6.0 * static_cast<double>(t * rotated), shape_text(t, rotated),
-                      joined({d_proj}, saved.column_output));
+    d_proj =
+        b.memory("attn.qk_norm.backward", 2.0 * rotated_bytes + 2.0 * d * e, rotated_bytes,
+                 6.0 * static_cast<double>(t * rotated), shape_text(t, rotated), joined({d_proj}, saved.column_output));
   }
   const OpId dx = tp.column_backward(b, ctx, qkv_linear(ctx), {d_proj}, saved.column_input, saved.input);
   return ModuleInput{residual_add(b, "attn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
@@ -89,9 +89,9 @@ ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
   const double e = b.elem_bytes();
   const std::vector<OpId> d_act = tp.row_backward(b, ctx, down_linear(ctx), grad, saved.row_input);
   // SwiGLU's backward reads gate, up and the incoming gradient, and writes the gradients of gate and up.
-  const OpId d_gate_up = b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e,
-                                  static_cast<double>(t * 2 * ffn) * e, 8.0 * static_cast<double>(t * ffn),
-                                  shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
+  const OpId d_gate_up =
+      b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
+               8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
   const OpId dx = tp.column_backward(b, ctx, gate_up_linear(ctx), {d_gate_up}, saved.column_input, saved.input);
   return ModuleInput{residual_add(b, "ffn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
 }

@@ -11,8 +11,8 @@ namespace tpsim::model {
 
 // What a module's backward reads of its forward: the ops whose outputs autograd saves.
 struct SavedModule {
-  ModuleInput input;               // the residual stream the module read (the norm's input)
-  std::vector<OpId> column_input;  // the column-parallel GEMM's input: normed, gathered where the mode gathers
+  ModuleInput input;                // the residual stream the module read (the norm's input)
+  std::vector<OpId> column_input;   // the column-parallel GEMM's input: normed, gathered where the mode gathers
   std::vector<OpId> column_output;  // QKV or gate/up
   std::vector<OpId> inner;          // attention: the rotated Q, K and the attention output; ffn: none
   std::vector<OpId> row_input;      // the row-parallel GEMM's input: the attention or SwiGLU output

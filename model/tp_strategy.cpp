@@ -115,6 +115,23 @@ ModuleInput TpStrategy::enter_module(ProgramBuilder& /*b*/, const LayerContext& 
 
 void TpStrategy::finish_pass(ProgramBuilder& /*b*/, const LayerContext& /*ctx*/, OpId /*normed*/) {}
 
+ModuleInput TpStrategy::reduce_partial(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
+                                       OpId partial) {
+  if (!communicates()) return ModuleInput{partial};
+  const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
+  const CollectiveKind kind = ctx.sequence_sharded ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
+  const std::string suffix = ctx.sequence_sharded ? ".reduce_scatter" : ".all_reduce";
+  return ModuleInput{b.collective(name + suffix, kind, bytes, shape_text(ctx.tokens, ctx.arch.hidden), {partial})};
+}
+
+OpId TpStrategy::gather_gradient(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
+                                 const ModuleInput& grad) {
+  if (!communicates() || !ctx.sequence_sharded) return *grad.ready;
+  const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
+  return b.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape_text(ctx.tokens, ctx.arch.hidden),
+                      grad.deps());
+}
+
 OpId norm_of(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, const ModuleInput& input) {
   return rms_norm(b, linear.norm_name, ctx.local_tokens, ctx.arch.hidden, input.deps());
 }

@@ -55,6 +55,13 @@ class TpStrategy {
   // After the pass's final norm `normed` (dtp's closing all-reduce).
   virtual void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed);
 
+  // A [tokens, hidden] partial sum every rank holds (the vocab-parallel embedding's lookup) reduced
+  // into the residual stream's rows: all-reduce, reduce-scatter, or nothing (nocomm).
+  virtual ModuleInput reduce_partial(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, OpId partial);
+  // Backward of reduce_partial: the stream's gradient made whole on every rank (the all-gather of sp).
+  virtual OpId gather_gradient(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
+                               const ModuleInput& grad);
+
   // Backward of row_forward: `grad` is the residual stream's gradient (rows as the stream holds them);
   // gathers it where the forward scattered, runs the data-gradient GEMM (returned: the gradient of the
   // [tokens, in_cols] input) and the weight-gradient GEMM, which reads `saved_input`.

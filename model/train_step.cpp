@@ -2,6 +2,7 @@
 #include "model/train_step.hpp"
 
 #include "model/decoder_layer.hpp"
+#include "model/lm_head.hpp"
 #include "model/parameter_count.hpp"
 
 namespace tpsim::model {
@@ -15,12 +16,13 @@ constexpr double kFp32 = 4.0;
 // TP group, the scaling) and AdamW: torch.optim.AdamW reads weight, gradient and both moments and
 // writes weight and moments; the bf16 copy of the weights is written after it.
 void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicates) {
-  const double p = layer_parameters_per_rank(ctx.arch, ctx.shard, ctx.workload.layers);
+  const double p = layer_parameters_per_rank(ctx.arch, ctx.shard, ctx.workload.layers) +
+                   embedding_parameters_per_rank(ctx.arch, ctx.shard.tp);
   const std::string shape = std::to_string(static_cast<int64_t>(p)) + " params";
   const OpId norm = b.memory("optimizer.grad_norm", kFp32 * p, 0.0, 2.0 * p, shape, {});
-  const OpId total = communicates ? b.collective("optimizer.grad_norm.all_reduce", CollectiveKind::kAllReduce, kFp32,
-                                                 "[1]", {norm})
-                                  : norm;
+  const OpId total =
+      communicates ? b.collective("optimizer.grad_norm.all_reduce", CollectiveKind::kAllReduce, kFp32, "[1]", {norm})
+                   : norm;
   const OpId clipped = b.memory("optimizer.clip", kFp32 * p, kFp32 * p, p, shape, {total});
   b.memory("optimizer.adamw", 4.0 * kFp32 * p, 3.0 * kFp32 * p + kBf16Bytes * p, 12.0 * p, shape, {clipped});
 }
@@ -31,8 +33,9 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
   const bool full_recompute = ctx.workload.recompute == Recompute::kFull;
   std::vector<SavedModule> saved(static_cast<size_t>(2 * layers));
   std::vector<ModuleInput> layer_input(static_cast<size_t>(layers));
-  ModuleInput hidden;
   b.set_stage(OpStage::kForward);
+  b.set_module(-1);
+  ModuleInput hidden = embedding_forward(b, ctx, strategy);
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer(static_cast<int>(layer));
     layer_input[layer] = hidden;
@@ -44,13 +47,9 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     hidden = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), ffn);
   }
   b.set_module(-1);
-  const int64_t rows = ctx.local_tokens;
-  const OpId normed = rms_norm(b, "final.norm", rows, ctx.arch.hidden, hidden.deps());
+  const SavedHead head = head_forward(b, ctx, strategy, hidden);
   b.set_stage(OpStage::kBackward);
-  // The loss gradient enters through the final norm's backward (the LM head is not modelled yet).
-  const double bytes = static_cast<double>(rows * ctx.arch.hidden) * b.elem_bytes();
-  ModuleInput grad{b.memory("final.norm.backward", 2.0 * bytes, bytes, 6.0 * static_cast<double>(rows * ctx.arch.hidden),
-                            shape_text(rows, ctx.arch.hidden), {normed, *hidden.ready})};
+  ModuleInput grad = head_backward(b, ctx, strategy, head);
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     b.set_layer(static_cast<int>(layer));
     if (full_recompute) {
@@ -67,6 +66,8 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     b.set_module(static_cast<int>(2 * layer));
     grad = attention_backward(b, ctx, strategy, saved[2 * layer], grad);
   }
+  b.set_module(-1);
+  embedding_backward(b, ctx, strategy, grad);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// One training step of one TP group (phase train): per micro-batch the forward of every layer, the
-// loss gradient through the final norm, the backward in reverse with full recomputation if asked, then
-// the optimizer. Ignores (for now): embedding, LM head and loss, selective recomputation, fp8 recipes.
+// One training step of one TP group (phase train): per micro-batch the embedding, the forward of every
+// layer, the final norm, LM head and loss, then all of it backward in reverse with full recomputation if
+// asked; then the optimizer. Ignores (for now): selective recomputation, fp8 recipes.
 #pragma once
 
 #include "model/layer_context.hpp"

@@ -34,7 +34,7 @@ model::LayerGraph train_graph(TpMode mode, const model::Workload& w, int chunks 
 double flops_of(const model::LayerGraph& g, OpKind kind, OpStage stage, int layer = -1) {
   double total = 0;
   for (const model::Op& op : g.ops()) {
-    if (op.kind == kind && op.stage == stage && (layer < 0 || op.layer == layer)) total += op.flops;
+    if (op.kind == kind && op.stage == stage && (layer < 0 || (op.module >= 0 && op.layer == layer))) total += op.flops;
   }
   return total;
 }
@@ -117,18 +117,20 @@ TEST_CASE("each micro-batch runs its own forward and backward, and the optimizer
   CHECK(three.op(0).name.rfind("mb0.", 0) == 0);
 }
 
-TEST_CASE("AdamW reads and writes the fp32 state of every local parameter") {
+TEST_CASE("AdamW reads and writes the fp32 state of every local parameter, embedding and LM head included") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   const model::LayerGraph g = train_graph(TpMode::kSp, train_workload(1, 1024, 2));
   const model::TpShard s = model::shard_for_tp(arch, 8);
   const double h = static_cast<double>(arch.hidden), hd = static_cast<double>(arch.head_dim);
   const double per_layer = h * static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd +
                            static_cast<double>(s.q_heads) * hd * h + 3.0 * h * static_cast<double>(s.ffn) + 2.0 * h;
+  // Untied embedding and LM head, vocab / 8 rows each, and the final norm.
+  const double params = 2 * per_layer + 2.0 * static_cast<double>((arch.vocab + 7) / 8) * h + h;
   for (const model::Op& op : g.ops()) {
     if (op.name != "optimizer.adamw") continue;
     CHECK(op.stage == OpStage::kOptimizer);
-    CHECK(op.bytes_read == Approx(16.0 * 2 * per_layer));    // weight, gradient, two moments
-    CHECK(op.bytes_written == Approx(14.0 * 2 * per_layer));  // weight, moments, bf16 copy
+    CHECK(op.bytes_read == Approx(16.0 * params));     // weight, gradient, two moments
+    CHECK(op.bytes_written == Approx(14.0 * params));  // weight, moments, bf16 copy
   }
 }
 
@@ -138,4 +140,30 @@ TEST_CASE("phase train refuses what it does not model yet, naming it") {
   dtp.delta = 1;
   CHECK_THROWS_WITH(model::build_layer_graph(arch, train_workload(1, 1024, 2), 8, dtp),
                     Catch::Contains("dtp") && Catch::Contains("train"));
+}
+
+TEST_CASE("the LM head runs forward once and backward twice as a vocab-parallel GEMM, and the loss all-reduces") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const double t = 2048, v = static_cast<double>((arch.vocab + 7) / 8);
+  for (const TpMode mode : {TpMode::kTp, TpMode::kSp}) {
+    const model::LayerGraph g = train_graph(mode, train_workload(1, 2048, 1));
+    double forward = 0, backward = 0;
+    int loss_reduces = 0, embedding_collectives = 0;
+    for (const model::Op& op : g.ops()) {
+      if (op.name.rfind("lm_head", 0) == 0 && op.kind == OpKind::kGemm) {
+        (op.stage == OpStage::kForward ? forward : backward) += op.flops;
+      }
+      if (op.name.rfind("loss.", 0) == 0 && op.kind == OpKind::kCollective) {
+        ++loss_reduces;
+        CHECK(op.tensor_bytes == Approx(4 * t));  // one fp32 per token
+      }
+      if (op.name.rfind("embedding", 0) == 0 && op.kind == OpKind::kCollective) ++embedding_collectives;
+    }
+    INFO(model::to_string(mode));
+    CHECK(forward == Approx(2 * t * v * arch.hidden));
+    CHECK(backward == Approx(2 * forward));
+    CHECK(loss_reduces == 3);
+    // tp: the lookup's all-reduce; sp: its reduce-scatter and the gradient's all-gather.
+    CHECK(embedding_collectives == (mode == TpMode::kTp ? 1 : 2));
+  }
 }

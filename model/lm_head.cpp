@@ -1,0 +1,64 @@
+// Embedding, LM head and loss ops with their FLOP and byte counts.
+#include "model/lm_head.hpp"
+
+namespace tpsim::model {
+namespace {
+
+constexpr double kFp32 = 4.0;
+
+ColumnLinear head_linear(const LayerContext& ctx) {
+  return {"final.norm", "lm_head", vocab_shard(ctx)};
+}
+
+}  // namespace
+
+int64_t vocab_shard(const LayerContext& ctx) {
+  return (ctx.arch.vocab + ctx.shard.tp - 1) / ctx.shard.tp;
+}
+
+ModuleInput embedding_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp) {
+  const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
+  // Every token's row if the rank holds it, zeros otherwise: reads at most the tokens' rows, writes [T, H].
+  const OpId partial = b.memory("embedding.lookup", bytes / ctx.shard.tp, bytes, 0.0,
+                                shape_text(ctx.tokens, ctx.arch.hidden), {});
+  return tp.reduce_partial(b, ctx, "embedding", partial);
+}
+
+void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& grad) {
+  const OpId whole = tp.gather_gradient(b, ctx, "embedding.grad", grad);
+  // The rank's tokens' gradient rows added into its shard of the embedding gradient.
+  const double rows = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes() / ctx.shard.tp;
+  b.memory("embedding.backward", 2.0 * rows, rows, rows / b.elem_bytes(), shape_text(ctx.tokens, ctx.arch.hidden),
+           {whole});
+}
+
+SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream) {
+  const ColumnOutput logits = tp.column_forward(b, ctx, head_linear(ctx), stream);
+  const int64_t t = ctx.tokens, v = vocab_shard(ctx);
+  const double logit_bytes = static_cast<double>(t * v) * b.elem_bytes();
+  const double fp32_logits = static_cast<double>(t * v) * kFp32;
+  const double per_token = static_cast<double>(t) * kFp32;
+  const std::string shape = shape_text(t, v);
+  OpId max = b.memory("loss.max", logit_bytes, per_token, static_cast<double>(t * v), shape, logits.output);
+  if (tp.communicates()) max = b.collective("loss.max.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {max});
+  // exp(logit - max) in fp32, kept for the backward, its sum and the target's logit.
+  std::vector<OpId> inputs = logits.output;
+  inputs.push_back(max);
+  const OpId softmax =
+      b.memory("loss.softmax", logit_bytes, fp32_logits, 3.0 * static_cast<double>(t * v), shape, inputs);
+  if (tp.communicates()) {
+    const OpId target = b.collective("loss.target.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {softmax});
+    b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target});
+  }
+  return SavedHead{stream, logits.gemm_input, softmax};
+}
+
+ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved) {
+  const int64_t t = ctx.tokens, v = vocab_shard(ctx);
+  const OpId d_logits = b.memory("loss.backward", static_cast<double>(t * v) * kFp32,
+                                 static_cast<double>(t * v) * b.elem_bytes(), 2.0 * static_cast<double>(t * v),
+                                 shape_text(t, v), {saved.softmax});
+  return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,33 @@
+// What runs around the decoder layers in a training step: the vocab-parallel embedding, and the final
+// norm, vocab-parallel LM head and cross-entropy loss (Megatron's vocab_parallel_cross_entropy), forward
+// and backward.
+#pragma once
+
+#include "model/tp_strategy.hpp"
+
+namespace tpsim::model {
+
+// The LM head's saved tensors: its GEMM's input (the final norm's output, gathered where the mode
+// gathers), the stream it normed, and the loss's fp32 softmax.
+struct SavedHead {
+  ModuleInput stream;
+  std::vector<OpId> gemm_input;
+  OpId softmax = 0;
+};
+
+// The embedding lookup of every token in the rank's vocabulary shard, reduced into the stream.
+ModuleInput embedding_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp);
+// Its backward: the stream's gradient gathered, then added into the rank's rows of the embedding gradient.
+void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& grad);
+
+// Final norm, LM head over the rank's vocab / tp columns and the loss, with the loss's three all-reduces
+// of one fp32 per token (the logits' max, the target's logit, the sum of exponentials).
+SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream);
+// Its backward: the softmax gradient, the LM head's dgrad (reduced into the stream) and wgrad, and the
+// final norm's backward; returns the stream's gradient.
+ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved);
+
+// The vocabulary rows one rank holds: vocab / tp, rounded up (the padded vocab-parallel split).
+int64_t vocab_shard(const LayerContext& ctx);
+
+}  // namespace tpsim::model
