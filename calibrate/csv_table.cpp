@@ -1,10 +1,11 @@
 // CSV parsing with quoted fields; errors name file:line.
 #include "calibrate/csv_table.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <cstdint>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -45,11 +46,7 @@ std::vector<std::vector<std::string>> split_records(const std::string& text) {
 }  // namespace
 
 CsvTable CsvTable::read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the CSV file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse(read_input_file(path, "CSV", model::kMaxTextFileBytes), path);
 }
 
 CsvTable CsvTable::parse(const std::string& text, const std::string& origin) {
@@ -87,6 +84,15 @@ double CsvTable::number(size_t row, const std::string& column) const {
   }
   throw InputError(origin_ + ":" + std::to_string(row + 2) + ": column '" + column + "' is not a number: '" + cell +
                    "'");
+}
+
+int CsvTable::integer(size_t row, const std::string& column) const {
+  const double value = number(row, column);
+  if (!(value >= 1 && value <= INT32_MAX) || value != static_cast<double>(static_cast<int>(value))) {
+    throw InputError(origin_ + ":" + std::to_string(row + 2) + ": column '" + column +
+                     "' is not a whole number >= 1: '" + at(row, column) + "'");
+  }
+  return static_cast<int>(value);
 }
 
 }  // namespace tpsim::calibrate

@@ -16,6 +16,8 @@ class CsvTable {
   // The cell of `column` in `row`; throws InputError naming the file and line if the column is missing.
   const std::string& at(size_t row, const std::string& column) const;
   double number(size_t row, const std::string& column) const;
+  // A whole number from 1 to 2^31 - 1 (a count or a dimension).
+  int integer(size_t row, const std::string& column) const;
 
  private:
   std::string origin_;

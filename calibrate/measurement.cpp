@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
+#include "model/size_checks.hpp"
+#include "model/units.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -26,19 +28,35 @@ class LineReader {
   }
   std::string text(const std::string& key) const {
     const Json& v = field(key);
-    if (!v.is_string()) fail("\"" + key + "\" must be a string, got " + v.dump());
+    if (!v.is_string()) fail("\"" + key + "\" must be a string, got " + shown(v));
     return v.get<std::string>();
   }
-  double positive(const std::string& key) const {
+  // A finite number in (0, max]: times up to kMaxMeasuredSeconds, sizes up to kMaxSimulatedBytes.
+  double positive(const std::string& key, double max) const {
     const Json& v = field(key);
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) {
-      fail("\"" + key + "\" must be a positive number, got " + v.dump());
+      fail("\"" + key + "\" must be a positive number, got " + shown(v));
+    }
+    if (v.get<double>() > max) {
+      fail("\"" + key + "\" is " + shown(v) + ", over tpsim's limit of " + model::format_number("%g", max) +
+           " (docs/reliability.md)");
     }
     return v.get<double>();
   }
-  double positive_or(const std::string& key, double fallback) const {
-    return j_.contains(key) && !j_.at(key).is_null() ? positive(key) : fallback;
+  double seconds(const std::string& key) const { return positive(key, model::kMaxMeasuredSeconds); }
+  double bytes(const std::string& key) const { return positive(key, model::kMaxSimulatedBytes); }
+  double positive_or(const std::string& key, double max, double fallback) const {
+    return j_.contains(key) && !j_.at(key).is_null() ? positive(key, max) : fallback;
   }
+  // A GEMM dimension: a positive JSON integer (a fraction would truncate to another shape, or to 0).
+  int64_t dimension(const std::string& key) const {
+    const Json& v = field(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX)) {
+      fail("\"" + key + "\" must be a positive integer (a GEMM dimension), got " + shown(v));
+    }
+    return v.get<int64_t>();
+  }
+  static std::string shown(const Json& v) { return echo_value(v.dump()); }
   bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
   std::string text_or(const std::string& key, const std::string& fallback) const {
     return j_.contains(key) && !j_.at(key).is_null() ? text(key) : fallback;
@@ -48,7 +66,7 @@ class LineReader {
     if (std::find(valid.begin(), valid.end(), value) != valid.end()) return value;
     std::string list;
     for (const std::string& v : valid) list += (list.empty() ? "" : ", ") + v;
-    fail("\"" + key + "\" must be one of " + list + ", got \"" + value + "\"");
+    fail("\"" + key + "\" must be one of " + list + ", got \"" + echo_value(value) + "\"");
   }
   int count_or(const std::string& key, int minimum, int fallback) const {
     return j_.contains(key) && !j_.at(key).is_null() ? count(key, minimum) : fallback;
@@ -56,7 +74,8 @@ class LineReader {
   int count(const std::string& key, int minimum) const {
     const Json& v = field(key);
     if (!v.is_number_integer() || v.get<int64_t>() < minimum || v.get<int64_t>() > (1 << 30)) {
-      fail("\"" + key + "\" must be an integer of at least " + std::to_string(minimum) + ", got " + v.dump());
+      fail("\"" + key + "\" must be an integer of at least " + std::to_string(minimum) + " (at most 2^30), got " +
+           shown(v));
     }
     return v.get<int>();
   }
@@ -69,9 +88,10 @@ class LineReader {
 const std::vector<std::string> kCollectives = {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"};
 
 void read_gemm_shape(const LineReader& in, Measurement& m) {
-  m.m = static_cast<int64_t>(in.positive("m"));
-  m.n = static_cast<int64_t>(in.positive("n"));
-  m.k = static_cast<int64_t>(in.positive("k"));
+  m.m = in.dimension("m");
+  m.n = in.dimension("n");
+  m.k = in.dimension("k");
+  if (const std::string why = model::gemm_shape_problem(m.m, m.n, m.k); !why.empty()) in.fail(why);
   m.dtype = in.text_or("dtype", "bf16");
 }
 
@@ -80,27 +100,27 @@ void read_collective(const LineReader& in, Measurement& m) {
   m.algorithm = in.text_or("algorithm", "unknown");
   if (in.has("protocol")) m.protocol = in.one_of("protocol", {"simple", "ll", "ll128", "unknown"});
   m.ranks = in.count("ranks", 2);
-  m.bytes = in.positive("bytes");
+  m.bytes = in.bytes("bytes");
   m.nodes = in.count_or("nodes", 1, 1);
   if (m.ranks % m.nodes != 0) {
     in.fail("\"nodes\" must divide \"ranks\" (the same GPU count in every node), got " + std::to_string(m.nodes) +
             " nodes for " + std::to_string(m.ranks) + " ranks");
   }
-  if (m.nodes > 1) m.nic_GBps = in.positive_or("nic_GBps", 0);
+  if (m.nodes > 1) m.nic_GBps = in.positive_or("nic_GBps", model::kMaxLinkGBps, 0);
 }
 
 void read_composite(const LineReader& in, Measurement& m) {
   read_gemm_shape(in, m);
-  m.baseline_s = in.positive("baseline_s");
+  m.baseline_s = in.seconds("baseline_s");
   if (m.kind == "overlap") {
     std::vector<std::string> partners = {"memcpy_device", "memcpy_peer", "copy_kernel"};
     partners.insert(partners.end(), kCollectives.begin(), kCollectives.end());
     m.pattern = in.one_of("pattern", partners);
-    m.bytes = in.positive("bytes");
+    m.bytes = in.bytes("bytes");
     m.ranks = in.count("ranks", 1);
-    m.gemm_alone_s = in.positive("gemm_alone_s");
-    m.partner_alone_s = in.positive("partner_alone_s");
-    m.gemm_overlapped_s = in.positive("gemm_overlapped_s");
+    m.gemm_alone_s = in.seconds("gemm_alone_s");
+    m.partner_alone_s = in.seconds("partner_alone_s");
+    m.gemm_overlapped_s = in.seconds("gemm_overlapped_s");
   } else if (m.kind == "async_tp") {
     m.pattern = in.one_of("pattern", {"allgather_gemm", "gemm_reducescatter"});
     m.ranks = in.count("ranks", 2);
@@ -128,7 +148,7 @@ Spread read_spread(const LineReader& in, const Json& state, const std::string& k
   for (int i = 0; i < 3; ++i) {
     const Json& v = state.at(key).contains(names[i]) ? state.at(key).at(names[i]) : Json();
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
-      in.fail("\"" + where + "." + names[i] + "\" must be a non-negative number, got " + v.dump());
+      in.fail("\"" + where + "." + names[i] + "\" must be a non-negative number, got " + LineReader::shown(v));
     }
     *values[i] = v.get<double>();
   }
@@ -144,13 +164,13 @@ GpuState read_gpu_state(const LineReader& in, const Json& state) {
   g.recorded = recorded.get<bool>();
   if (!g.recorded) {
     const Json why = state.value("why", Json("not recorded"));
-    if (!why.is_string()) in.fail("\"gpu_state.why\" must be a string, got " + why.dump());
+    if (!why.is_string()) in.fail("\"gpu_state.why\" must be a string, got " + LineReader::shown(why));
     g.why_not = why.get<std::string>();
     return g;
   }
   const Json readings = state.value("readings", Json());
-  if (!readings.is_number_integer() || readings.get<int64_t>() < 1) {
-    in.fail("\"gpu_state.readings\" must be an integer of at least 1, got " + readings.dump());
+  if (!readings.is_number_integer() || readings.get<int64_t>() < 1 || readings.get<int64_t>() > (1 << 30)) {
+    in.fail("\"gpu_state.readings\" must be an integer from 1 to 2^30, got " + LineReader::shown(readings));
   }
   g.readings = readings.get<int>();
   g.sm_clock_mhz = read_spread(in, state, "sm_clock_mhz");
@@ -207,8 +227,8 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
   Json j;
   try {
     j = Json::parse(line);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw InputError(origin + ": not a JSON object (" + std::string(error.what()) + ")");
+  } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number past a double (1e309)
+    throw InputError(origin + ": not a JSON object: not valid JSON (" + std::string(error.what()) + ")");
   }
   if (!j.is_object()) throw InputError(origin + ": a measurement must be a JSON object");
   const LineReader in(j, origin);
@@ -216,16 +236,19 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
   m.origin = origin;
   m.kind = in.text("kind");
   m.gpu = in.text("gpu");
-  m.median_s = in.positive("median_s");
-  m.p10_s = in.positive_or("p10_s", m.median_s);
-  m.p90_s = in.positive_or("p90_s", m.median_s);
+  m.median_s = in.seconds("median_s");
+  m.p10_s = in.positive_or("p10_s", model::kMaxMeasuredSeconds, m.median_s);
+  m.p90_s = in.positive_or("p90_s", model::kMaxMeasuredSeconds, m.median_s);
   if (m.p10_s > m.median_s || m.median_s > m.p90_s) in.fail("needs p10_s <= median_s <= p90_s");
   if (j.contains("correct")) {
     if (!j["correct"].is_boolean()) in.fail("\"correct\" must be true or false");
     m.correct = j["correct"].get<bool>();
   }
   if (j.contains("gpu_state")) m.gpu_state = read_gpu_state(in, j["gpu_state"]);
-  if (j.contains("provenance")) m.provenance = j["provenance"];
+  if (j.contains("provenance")) {
+    if (!j["provenance"].is_object()) in.fail("\"provenance\" must be a JSON object (tool, host, versions, ...)");
+    m.provenance = j["provenance"];
+  }
   if (j.contains("details")) {
     if (!j["details"].is_object()) in.fail("\"details\" must be a JSON object");
     m.details = j["details"];
@@ -236,32 +259,42 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     read_collective(in, m);
   } else if (m.kind == "memcpy") {
     m.path = in.one_of("path", {"peer", "device", "copy_kernel"});
-    m.bytes = in.positive("bytes");
-    m.spec_GBps = in.positive_or("spec_GBps", 0);
+    m.bytes = in.bytes("bytes");
+    m.spec_GBps = in.positive_or("spec_GBps", model::kMaxLinkGBps, 0);
   } else if (m.kind == "launch") {
     m.pattern = in.one_of("pattern", {"same_stream", "cross_stream", "same_stream_queued", "cross_stream_queued"});
     m.kernels = in.count("kernels", 1);
   } else if (m.kind == "overlap" || m.kind == "async_tp" || m.kind == "dtp") {
     read_composite(in, m);
   } else {
-    in.fail("unknown \"kind\" \"" + m.kind + "\"; valid: gemm, collective, memcpy, launch, overlap, async_tp, dtp");
+    in.fail("unknown \"kind\" \"" + echo_value(m.kind) +
+            "\"; valid: gemm, collective, memcpy, launch, overlap, async_tp, dtp");
   }
   return m;
 }
 
-std::vector<Measurement> read_measurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the measurement file");
+std::vector<Measurement> parse_measurements(const std::string& text, const std::string& path) {
   std::vector<Measurement> out;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
+  const std::string origin = echo_path(path) + ":";
+  size_t start = 0;
+  for (int number = 1; start < text.size(); ++number) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    out.push_back(parse_measurement(line, path + ":" + std::to_string(number)));
+    out.push_back(parse_measurement(line, origin + std::to_string(number)));
   }
-  if (out.empty()) throw InputError(path + ": no measurements (expected JSON lines)");
+  if (out.empty()) throw InputError(echo_path(path) + ": no measurements (expected JSON lines)");
   return out;
+}
+
+std::string read_measurement_text(const std::string& path) {
+  return read_input_file(path, "measurement", model::kMaxTextFileBytes,
+                         "split it into several files (tpsim calibrate takes many)");
+}
+
+std::vector<Measurement> read_measurements(const std::string& path) {
+  return parse_measurements(read_measurement_text(path), path);
 }
 
 namespace {

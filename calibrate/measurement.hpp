@@ -110,6 +110,10 @@ double bus_factor(const std::string& collective, int ranks);
 // Reads a JSON-lines file; any bad line (not JSON, unknown kind, missing or non-positive field,
 // NaN) is an InputError naming file:line and the field.
 std::vector<Measurement> read_measurements(const std::string& path);
+// The text of a measurement file (or nccl-tests log), within the size limit for input files.
+std::string read_measurement_text(const std::string& path);
+// The measurements of a file's text; `path` names it in errors.
+std::vector<Measurement> parse_measurements(const std::string& text, const std::string& path);
 Measurement parse_measurement(const std::string& line, const std::string& origin);
 
 nlohmann::ordered_json to_json(const Measurement& m);

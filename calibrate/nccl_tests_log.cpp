@@ -11,6 +11,7 @@
 
 #include "calibrate/device_names.hpp"
 #include "model/input_error.hpp"
+#include "model/limits.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -90,7 +91,10 @@ void read_header_line(const std::string& line, int number, Header& h) {
   if (line.find("Collective test starting:") != std::string::npos) h.collective = collective_named_in(line);
   if (line.find("nThread") != std::string::npos) h.arguments = line.substr(line.find("nThread"));
   const size_t version = line.find("NCCL version");
-  if (version != std::string::npos) h.nccl_version = words(line.substr(version + 12)).at(0);
+  if (version != std::string::npos) {
+    const std::vector<std::string> rest = words(line.substr(version + 12));
+    if (!rest.empty()) h.nccl_version = rest.front();
+  }
   // "#  Rank  0 Group  0 Pid 1234 on host1 device  0 [0x07] NVIDIA H100 80GB HBM3"
   if (line.find(" Rank ") != std::string::npos && line.find(" device ") != std::string::npos) {
     ++h.ranks;
@@ -187,12 +191,15 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
     for (int placement = 0; placement < 2; ++placement) {
       const size_t c = first + 4 * placement;
       double size = 0, time_us = 0, busbw = 0;
-      if (!is_number(w[0], &size) || size < 0 || size != std::floor(size)) {
-        throw InputError(where + ": column 1 is not a size in bytes (a whole number): '" + w[0] + "'");
+      if (!is_number(w[0], &size) || size < 0 || size != std::floor(size) || size > model::kMaxSimulatedBytes) {
+        throw InputError(where + ": column 1 is not a size in bytes (a whole number up to 1 PiB): '" +
+                         echo_value(w[0]) + "'");
       }
-      if (!is_number(w[c], &time_us) || !std::isfinite(time_us) || time_us <= 0) {
+      if (!is_number(w[c], &time_us) || !std::isfinite(time_us) || time_us <= 0 ||
+          time_us > model::kMaxMeasuredSeconds * 1e6) {
         throw InputError(where + ": column " + std::to_string(c + 1) +
-                         " is not a time in microseconds (a positive finite number): '" + w[c] + "'");
+                         " is not a time in microseconds (a positive number up to an hour): '" + echo_value(w[c]) +
+                         "'");
       }
       if (!is_number(w[c + 2], &busbw) || !std::isfinite(busbw) || busbw < 0) {
         throw InputError(where + ": column " + std::to_string(c + 3) + " is not a bus bandwidth in GB/s: '" + w[c + 2] +
@@ -241,6 +248,7 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       out.push_back(std::move(m));
     }
   }
+  if (out.empty()) throw InputError(origin + ": no result rows of more than 0 bytes");
   return out;
 }
 

@@ -1,4 +1,6 @@
 // The profile as YAML: every parameter, where it comes from, and each fit's errors.
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "calibrate/profile_fit.hpp"
@@ -16,6 +18,14 @@ constexpr const char* kTileSource =
 std::string transport_lines(const sim::TransportParams& t, const std::string& indent = "  ") {
   return indent + "step_latency_us: " + model::format_number("%.6g", t.step_latency_s * 1e6) + "\n" + indent +
          "link_efficiency: " + model::format_number("%.6g", t.link_efficiency);
+}
+
+// A measurement's origin as a YAML key, unique within its fit: a double-quoted string (JSON's escapes are
+// YAML's), a second point of one origin (an nccl-tests line's in-place result) numbered "#2".
+std::string point_key(const std::string& origin, std::map<std::string, int>& seen) {
+  const int n = ++seen[origin];
+  const std::string key = n == 1 ? origin : origin + " #" + std::to_string(n);
+  return nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -55,8 +65,9 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
            "\n";
     }
     b += indent + "  error_pct_per_point:\n";
+    std::map<std::string, int> seen;
     for (const PointError& e : c->errors)
-      b += indent + "    \"" + e.origin + "\": " + model::format_number("%.1f", e.error_pct) + "\n";
+      b += indent + "    " + point_key(e.origin, seen) + ": " + model::format_number("%.1f", e.error_pct) + "\n";
     return b;
   };
   const auto sms_source = [&]() -> std::string {

@@ -40,7 +40,7 @@ Measurement collective_row(const CsvTable& t, size_t r, const std::string& file,
   m.kind = "collective";
   m.gpu = gpu_name(t.at(r, "gpu"));
   m.collective = collective;
-  m.ranks = static_cast<int>(t.number(r, "ranks"));
+  m.ranks = t.integer(r, "ranks");
   m.bytes = t.number(r, "message_bytes");
   m.provenance = provenance(t, r, file, tool_column);
   return m;
@@ -53,9 +53,9 @@ std::vector<Measurement> gemms(const std::string& dir, const std::string& file) 
     Measurement m;
     m.kind = "gemm";
     m.gpu = gpu_name(t.at(r, "gpu"));
-    m.m = static_cast<int64_t>(t.number(r, "m"));
-    m.n = static_cast<int64_t>(t.number(r, "n"));
-    m.k = static_cast<int64_t>(t.number(r, "k"));
+    m.m = t.integer(r, "m");
+    m.n = t.integer(r, "n");
+    m.k = t.integer(r, "k");
     m.provenance = provenance(t, r, file, "");
     m.provenance["notes"] = t.at(r, "notes");
     const double flops = model::gemm_flops({m.m, m.n, m.k});
@@ -111,7 +111,7 @@ std::vector<Measurement> multinode_allreduce(const std::string& dir) {
   for (size_t r = 0; r < t.rows(); ++r) {
     if (t.at(r, "message_bytes").empty() || t.at(r, "bw_kind") != "busbw") continue;
     Measurement m = collective_row(t, r, file, "tool", t.at(r, "collective"));
-    m.nodes = static_cast<int>(t.number(r, "nodes"));
+    m.nodes = t.integer(r, "nodes");
     const std::string algorithm = t.at(r, "algorithm");
     m.algorithm = algorithm == "Ring" ? "ring" : algorithm == "NVLSTree" ? "nvls_tree" : "unknown";
     if (m.nodes == 1 && m.algorithm == "unknown" && m.bytes >= 2.0 * 1024 * 1024) {
@@ -194,15 +194,23 @@ std::vector<Measurement> peer_copies(const std::string& dir) {
 }  // namespace
 
 std::map<std::string, std::vector<Measurement>> convert_public_tables(const std::string& dir) {
-  return {{"gemm_h100_bf16.jsonl", gemms(dir, "gemm_h100_bf16.csv")},
-          {"gemm_b200_bf16.jsonl", gemms(dir, "gemm_b200_bf16.csv")},
-          {"collectives_h100_latency.jsonl", tokenweave(dir)},
-          {"allreduce_h200_busbw.jsonl", h200_sweep(dir)},
-          {"allreduce_multinode_busbw.jsonl", multinode_allreduce(dir)},
-          {"nvls_vs_ring_h200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_h200.csv")},
-          {"nvls_vs_ring_b200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_b200.csv")},
-          {"small_allreduce_h100.jsonl", small_allreduce(dir)},
-          {"p2p_bandwidth.jsonl", peer_copies(dir)}};
+  std::map<std::string, std::vector<Measurement>> converted = {
+      {"gemm_h100_bf16.jsonl", gemms(dir, "gemm_h100_bf16.csv")},
+      {"gemm_b200_bf16.jsonl", gemms(dir, "gemm_b200_bf16.csv")},
+      {"collectives_h100_latency.jsonl", tokenweave(dir)},
+      {"allreduce_h200_busbw.jsonl", h200_sweep(dir)},
+      {"allreduce_multinode_busbw.jsonl", multinode_allreduce(dir)},
+      {"nvls_vs_ring_h200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_h200.csv")},
+      {"nvls_vs_ring_b200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_b200.csv")},
+      {"small_allreduce_h100.jsonl", small_allreduce(dir)},
+      {"p2p_bandwidth.jsonl", peer_copies(dir)}};
+  // What is written must read back: the measurement reader's checks (ranges, finite times) apply.
+  for (const auto& [name, measurements] : converted) {
+    for (size_t i = 0; i < measurements.size(); ++i) {
+      parse_measurement(to_json(measurements[i]).dump(), dir + ": " + name + " point " + std::to_string(i + 1));
+    }
+  }
+  return converted;
 }
 
 }  // namespace tpsim::calibrate

@@ -238,10 +238,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& error) {
     // Help prints and exits 0; a usage error is one line like any other bad input.
     if (error.get_exit_code() == 0) return app.exit(error);
-    std::cerr << "tpsim: error: " << error.what() << " (tpsim --help lists the commands and options)\n";
+    std::cerr << "tpsim: error: " << tpsim::echo_value(error.what(), 300)
+              << " (tpsim --help lists the commands and options)\n";
     return 2;
   }
-  try {
+  // Every command's output ends in stdout: a failed write there (a full disk, a closed pipe) is an error.
+  const auto dispatch = [&]() -> int {
     if (run_app->parsed()) return tpsim::cli::run_command(run);
     if (sweep_app->parsed()) return tpsim::cli::run_sweep(sweep);
     if (merge_app->parsed()) return tpsim::cli::merge_sweeps(merge_dirs, merge_out);
@@ -260,6 +262,12 @@ int main(int argc, char** argv) {
       }
       return tpsim::cli::calibrate_fit(calibrate);
     }
+    return 0;
+  };
+  try {
+    const int code = dispatch();
+    tpsim::cli::finish_stdout();
+    return code;
   } catch (const tpsim::InputError& error) {
     std::cerr << "tpsim: error: " << error.what() << "\n";
     return 2;
@@ -267,5 +275,4 @@ int main(int argc, char** argv) {
     std::cerr << "tpsim: internal error: " << error.what() << "\n";
     return 3;
   }
-  return 0;
 }

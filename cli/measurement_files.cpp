@@ -2,9 +2,7 @@
 #include "cli/measurement_files.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "calibrate/nccl_inference.hpp"
 #include "calibrate/nccl_tests_log.hpp"
@@ -13,17 +11,6 @@
 #include "model/yaml_reader.hpp"
 
 namespace tpsim::cli {
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 sim::GpuSpec gpu_preset(const std::string& name, const std::string& what) {
   const auto text = model::find_preset("gpus", name, "yaml");
@@ -40,14 +27,14 @@ sim::GpuSpec gpu_preset(const std::string& name, const std::string& what) {
 std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files, const std::string& log_gpu) {
   std::vector<calibrate::Measurement> all;
   for (const std::string& file : files) {
-    const std::string text = read_text(file);
+    const std::string text = calibrate::read_measurement_text(file);
     std::vector<calibrate::Measurement> some;
     if (calibrate::looks_like_nccl_tests_log(text)) {
       // The GPU its device lines name (or --measured-on); what NCCL ran where the log does not say.
       some = calibrate::parse_nccl_tests_log(text, file, log_gpu);
       if (!some.empty()) calibrate::infer_nccl_choices(some, gpu_preset(some.front().gpu, file + ": its GPU"));
     } else {
-      some = calibrate::read_measurements(file);
+      some = calibrate::parse_measurements(text, file);
     }
     all.insert(all.end(), some.begin(), some.end());
   }
@@ -57,6 +44,7 @@ std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& fil
 // The GEMM points' GPU if any (fractions of peak FLOP/s and HBM are relative to it), else the most
 // common GPU among the measurements.
 std::string measured_gpu(const std::vector<calibrate::Measurement>& all) {
+  if (all.empty()) throw InputError("the measurement files hold no measurements");
   std::map<std::string, size_t> count;
   for (const auto& m : all) {
     if (m.kind == "gemm") return m.gpu;

@@ -1,32 +1,25 @@
-// Atomic output writes (temporary file + rename).
+// Outputs of commands: stdout for "-", else the file writer of model/output_file.hpp.
 #include "cli/output_file.hpp"
 
+#include <cerrno>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <iostream>
 
 #include "model/input_error.hpp"
+#include "model/output_file.hpp"
 
 namespace tpsim::cli {
 
 void write_output(const std::string& path, const std::string& content) {
-  if (path == "-") {
-    std::cout << content << std::flush;
-    return;
-  }
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write here (check the directory exists and is writable)");
-    out << content;
-    if (!out.flush()) throw InputError(path + ": write failed");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::remove(temporary.c_str());
-    throw InputError(path + ": cannot replace the file: " + error.message());
+  if (path != "-") return write_output_file(path, content);
+  std::cout << content;
+  finish_stdout();
+}
+
+void finish_stdout() {
+  if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    throw InputError(std::string("cannot write to standard output: ") + std::strerror(errno));
   }
 }
 

@@ -31,16 +31,24 @@ struct Prediction {
 
 // The fabric the query names, its ranks placed on it, checked.
 sim::CostModel fabric_cost(const sim::CostModel& on_node, const CollectiveQuery& q) {
+  if (q.ranks < 2) throw InputError("--ranks " + std::to_string(q.ranks) + ": a group needs 2 GPUs or more");
+  if (q.ranks > model::kMaxGroupRanks) {
+    throw InputError("--ranks " + std::to_string(q.ranks) + ": over tpsim's limit of " +
+                     std::to_string(model::kMaxGroupRanks) + " GPUs in one group (docs/reliability.md)");
+  }
   // ib-rail: as many nodes as the ranks reach (the placement check below wants them filled).
   const int per_node = on_node.gpu().gpus_per_node;
   const int nodes = q.topology == "ib-rail" ? std::max(1, (q.ranks + per_node - 1) / per_node) : 1;
-  if (q.nic_GBps < 0 || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
-    throw InputError("--nic-GBps: a positive NIC bandwidth, for --topology ib-rail only");
+  if (!(q.nic_GBps >= 0 && q.nic_GBps <= model::kMaxLinkGBps) || (q.nic_GBps > 0 && q.topology != "ib-rail")) {
+    throw InputError("--nic-GBps: a positive NIC bandwidth up to " + model::format_number("%g", model::kMaxLinkGBps) +
+                     " GB/s, for --topology ib-rail only");
+  }
+  if (q.oversubscription > model::kMaxOversubscription) {
+    throw InputError("--oversubscription: at most " + model::format_number("%g", model::kMaxOversubscription));
   }
   // resolve_fabric's errors name the topology or oversubscription they refuse.
   const sim::Fabric fabric =
       sim::resolve_fabric(sim::FabricRequest{q.topology, nodes, q.nic_GBps * 1e9, q.oversubscription}, on_node.gpu());
-  if (q.ranks < 2) throw InputError("--ranks " + std::to_string(q.ranks) + ": a group needs 2 GPUs or more");
   if (const std::string why = sim::group_placement_problem(fabric, q.ranks, on_node.gpu().name); !why.empty()) {
     throw InputError("--ranks " + std::to_string(q.ranks) + ": " + why +
                      (q.topology == "ib-rail" ? "" : " (ib-rail spans nodes)"));

@@ -8,6 +8,7 @@
 
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
+#include "model/size_checks.hpp"
 #include "model/units.hpp"
 
 namespace tpsim::cli {
@@ -35,7 +36,10 @@ double parse_bytes(const std::string& text) {
 }
 
 int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
-  if (q.m <= 0 || q.n <= 0 || q.k <= 0) throw InputError("--m, --n and --k must be positive integers");
+  if (const std::string why = model::gemm_shape_problem(q.m, q.n, q.k); !why.empty()) {
+    throw InputError("--m " + std::to_string(q.m) + " --n " + std::to_string(q.n) + " --k " + std::to_string(q.k) +
+                     ": " + why);
+  }
   if (q.dtype != "bf16" && q.dtype != "fp8") throw InputError("--dtype " + q.dtype + ": valid: bf16, fp8");
   const sim::CostModel cost = predict_cost_model(target);
   const bool fp8 = q.dtype == "fp8";

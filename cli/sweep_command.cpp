@@ -10,13 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
+#include "cli/folder_lock.hpp"
 #include "cli/output_file.hpp"
 #include "cli/sweep_journal.hpp"
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "model/sweep.hpp"
 #include "sim/scenario_run.hpp"
 
@@ -24,6 +25,12 @@ namespace tpsim::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// More worker processes than this is a typo, not a machine.
+constexpr int kMaxJobs = 1024;
+// Missing points a merge error names before "and N more".
+constexpr size_t kNamedMissing = 20;
+constexpr int64_t kMaxInfoBytes = int64_t{1} << 20;
 
 struct Worker {
   pid_t pid = -1;
@@ -51,7 +58,7 @@ std::string describe(const model::SweepPlan& plan, size_t index) {
   } catch (const std::exception& error) {
     message["error"] = error.what();
   }
-  const std::string line = message.dump() + "\n";
+  const std::string line = message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
@@ -111,14 +118,6 @@ class Progress {
   bool enabled_;
   std::chrono::steady_clock::time_point start_;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the scenario file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Records a finished worker: a journal entry, or a failure message.
 void collect(Worker& worker, const model::SweepPlan& plan, SweepJournal& journal, std::vector<std::string>& failures) {
@@ -191,12 +190,15 @@ Shard parse_shard(const std::string& text) {
 }
 
 int run_sweep(const SweepOptions& options) {
-  if (options.jobs < 1) throw InputError("-j " + std::to_string(options.jobs) + ": must be at least 1");
-  const std::string text = read_file(options.scenario);
+  if (options.jobs < 1 || options.jobs > kMaxJobs) {
+    throw InputError("-j " + std::to_string(options.jobs) + ": must be from 1 to " + std::to_string(kMaxJobs));
+  }
+  const std::string text = read_input_file(options.scenario, "scenario", model::kMaxYamlFileBytes);
   const model::Scenario base = model::parse_scenario(text, options.scenario);
   // The parent holds no scenarios (workers build their own point): forks stay cheap.
   const model::SweepPlan plan(base);
   const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard);
+  const FolderLock lock(options.out_dir);  // one sweep at a time writes journal.jsonl, sweep.json and results
   SweepJournal journal(options.out_dir, fingerprint_of(text), plan.size());
   const std::map<size_t, JournalEntry> done = journal.load();
   write_sweep_info(options.out_dir, base.name, plan);
@@ -233,6 +235,10 @@ int run_sweep(const SweepOptions& options) {
 }
 
 int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  std::error_code error;
+  if (std::filesystem::exists(out_dir, error) && !std::filesystem::is_empty(out_dir, error)) {
+    throw InputError(echo_path(out_dir) + ": not empty; merge into a new or empty folder");
+  }
   JournalFile merged;
   for (const std::string& dir : dirs) {
     JournalFile file = read_journal(dir);
@@ -244,18 +250,22 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
     for (auto& [index, entry] : file.entries) merged.entries.try_emplace(index, std::move(entry));
   }
   std::string missing;
+  size_t lacking = 0;
   for (size_t i = 0; i < merged.points; ++i) {
-    if (!merged.entries.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+    if (merged.entries.count(i)) continue;
+    if (++lacking <= kNamedMissing) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
   }
+  if (lacking > kNamedMissing) missing += " and " + std::to_string(lacking - kNamedMissing) + " more";
   if (!missing.empty()) {
     throw InputError("merge: the shards lack points " + missing + " of " + std::to_string(merged.points) +
                      "; rerun their shards (tpsim sweep resumes) and merge again");
   }
+  const FolderLock lock(out_dir);
   SweepJournal journal(out_dir, merged.fingerprint, merged.points);
   if (!journal.load().empty()) throw InputError(out_dir + ": already holds a sweep; merge into an empty folder");
   for (const auto& [index, entry] : merged.entries) journal.append(entry);
   const std::string info = dirs.front() + "/sweep.json";
-  if (std::filesystem::exists(info)) std::filesystem::copy_file(info, out_dir + "/sweep.json");
+  if (is_regular_file(info)) write_output(out_dir + "/sweep.json", read_input_file(info, "sweep.json", kMaxInfoBytes));
   write_results(out_dir, merged.entries);
   std::cerr << "merge: " << merged.entries.size() << " points from " << dirs.size() << " folders into " << out_dir
             << "\n";

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/limits.hpp"
 #include "model/presets.hpp"
 
 namespace tpsim::model {
@@ -34,7 +35,7 @@ constexpr ShapeKey kIntermediate{"intermediate_size", int64_t{1} << 20};
 constexpr ShapeKey kHeads{"num_attention_heads", int64_t{1} << 12};
 constexpr ShapeKey kKvHeads{"num_key_value_heads", int64_t{1} << 12};
 constexpr ShapeKey kHeadDim{"head_dim", int64_t{1} << 10};
-constexpr ShapeKey kLayers{"num_hidden_layers", int64_t{1} << 10};
+constexpr ShapeKey kLayers{"num_hidden_layers", kMaxLayers};
 constexpr ShapeKey kVocab{"vocab_size", int64_t{1} << 22};
 
 const char* const kRequired = "hidden_size, intermediate_size, num_attention_heads, num_hidden_layers, vocab_size";

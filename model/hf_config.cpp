@@ -2,14 +2,14 @@
 // every error located at file:line:col.
 #include "model/hf_config.hpp"
 
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "model/arch_reader.hpp"
 #include "model/hf_keys.hpp"
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "model/presets.hpp"
 
 namespace tpsim::model {
@@ -72,12 +72,12 @@ class JsonSource final : public ArchSource {
   }
 
   std::string shown(const std::string& key) const override {
-    return doc_.contains(key) ? doc_.at(key).dump() : "nothing";
+    return doc_.contains(key) ? echo_value(doc_.at(key).dump()) : "nothing";
   }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const override {
     const TextPosition pos = position_of_key(text_, key);
-    throw InputError(format_location(origin_, pos.line0, pos.col0) + what);
+    throw InputError(format_location(origin_, pos.line0, pos.col0), what);
   }
 
  private:
@@ -94,9 +94,12 @@ ArchSpec parse_hf_config(std::string_view json_text, const std::string& origin, 
     doc = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& error) {
     const TextPosition pos = position_of_byte(json_text, error.byte == 0 ? 0 : error.byte - 1);
-    throw InputError(format_location(origin, pos.line0, pos.col0) + "not valid JSON (" + error.what() + ")");
+    throw InputError(format_location(origin, pos.line0, pos.col0),
+                     std::string("not valid JSON (") + error.what() + ")");
+  } catch (const nlohmann::json::exception& error) {  // a number past a double (1e309)
+    throw InputError(format_location(origin, -1, -1), std::string("not valid JSON (") + error.what() + ")");
   }
-  if (!doc.is_object()) throw InputError(origin + ": a config.json must be a JSON object");
+  if (!doc.is_object()) throw InputError(format_location(origin, -1, -1), "a config.json must be a JSON object");
   const JsonSource source(json_text, origin, doc);
   check_hf_keys(doc, source);
   ArchSpec arch = read_arch(source, MissingModelType::kRefuse);
@@ -106,11 +109,7 @@ ArchSpec parse_hf_config(std::string_view json_text, const std::string& origin, 
 }
 
 ArchSpec load_hf_config_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the config.json file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_hf_config(text.str(), path, path);
+  return parse_hf_config(read_input_file(path, "config.json", kMaxTextFileBytes), path, path);
 }
 
 ArchSpec load_model_preset(const std::string& name) {

@@ -19,8 +19,8 @@ int64_t vocab_shard(const LayerContext& ctx) {
 ModuleInput embedding_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp) {
   const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
   // Every token's row if the rank holds it, zeros otherwise: reads at most the tokens' rows, writes [T, H].
-  const OpId partial = b.memory("embedding.lookup", bytes / ctx.shard.tp, bytes, 0.0,
-                                shape_text(ctx.tokens, ctx.arch.hidden), {});
+  const OpId partial =
+      b.memory("embedding.lookup", bytes / ctx.shard.tp, bytes, 0.0, shape_text(ctx.tokens, ctx.arch.hidden), {});
   return tp.reduce_partial(b, ctx, "embedding", partial);
 }
 
@@ -55,9 +55,9 @@ SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& t
 
 ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved) {
   const int64_t t = ctx.tokens, v = vocab_shard(ctx);
-  const OpId d_logits = b.memory("loss.backward", static_cast<double>(t * v) * kFp32,
-                                 static_cast<double>(t * v) * b.elem_bytes(), 2.0 * static_cast<double>(t * v),
-                                 shape_text(t, v), {saved.softmax});
+  const OpId d_logits =
+      b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
+               2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});
   return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
 }
 

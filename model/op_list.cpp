@@ -5,6 +5,7 @@
 
 #include "model/input_error.hpp"
 #include "model/program_builder.hpp"
+#include "model/size_checks.hpp"
 #include "model/units.hpp"
 
 namespace tpsim::model {
@@ -34,6 +35,7 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     op.m = in.positive_int(node["m"], context + ".m");
     op.n = in.positive_int(node["n"], context + ".n");
     op.k = in.positive_int(node["k"], context + ".k");
+    if (const std::string why = gemm_shape_problem(op.m, op.n, op.k); !why.empty()) in.fail(node, context + ": " + why);
   } else {
     in.require(node, "bytes", context);
     op.bytes = read_bytes(in, node["bytes"], context + ".bytes");
@@ -59,7 +61,7 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     }
   }
   if (op.kind == "p2p") {
-    if (node["peer"]) op.peer = static_cast<int>(in.positive_int(node["peer"], context + ".peer"));
+    if (node["peer"]) op.peer = in.count(node["peer"], context + ".peer", kMaxGroupRanks);
     if (node["transport"]) {
       op.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
                          ? Transport::kSm

@@ -1,13 +1,16 @@
 // Scenario YAML reader: key sets, types, enums and cross-field rules, all with locations.
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "model/async_tp.hpp"
 #include "model/hf_config.hpp"
 #include "model/inline_model.hpp"
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "model/scenario.hpp"
+#include "model/size_checks.hpp"
 #include "model/yaml_reader.hpp"
 
 namespace tpsim::model {
@@ -43,9 +46,14 @@ void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (node.IsMap() && node["hf_config"]) {
     in.expect_map(node, "model", {"hf_config"});
     const std::string path = resolve_relative(in.file(), in.string(node["hf_config"], "model.hf_config"));
-    if (!std::filesystem::exists(path)) in.fail(node["hf_config"], "model.hf_config: no such file " + path);
+    std::string text;
+    try {
+      text = read_input_file(path, "config.json", kMaxTextFileBytes);
+    } catch (const InputError& error) {
+      in.fail(node["hf_config"], "model.hf_config: " + error.detail());
+    }
     out.model_ref = path;
-    out.arch = load_hf_config_file(path);
+    out.arch = parse_hf_config(text, path, path);
     return;
   }
   out.model_ref = "inline";
@@ -86,7 +94,15 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) 
             "workload.dtype fp8 in phase train needs fp8 recipes (their quantisation kernels), not "
             "modelled yet; use bf16");
   }
-  if (node["microbatches"]) w.microbatches = in.positive_int(node["microbatches"], "workload.microbatches");
+  if (node["microbatches"]) {
+    w.microbatches = in.positive_int(node["microbatches"], "workload.microbatches");
+    if (w.microbatches > kMaxMicrobatches) {
+      in.fail(node["microbatches"], "workload.microbatches is " + std::to_string(w.microbatches) +
+                                        ", past the limit of " + std::to_string(kMaxMicrobatches) +
+                                        " simulated micro-batches; steps of more take proportionally longer, so "
+                                        "simulate fewer and scale the time");
+    }
+  }
   if (node["recompute"]) {
     const std::string recompute = in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
     if (recompute == "selective") {
@@ -97,6 +113,42 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) 
   if (node["optimizer"]) {
     w.optimizer = in.choice(node["optimizer"], "workload.optimizer", {"adamw", "none"}) == "adamw";
   }
+}
+
+// Tokens of the longest sequence a phase holds (forward, prefill: seq_len; decode: its context and the new
+// token; generate: prompt and generated tokens), or nullopt past int64.
+std::optional<int64_t> sequence_tokens(const Workload& w) {
+  int64_t tokens = 0;
+  switch (w.phase) {
+    case Phase::kForward:
+    case Phase::kPrefill:
+    case Phase::kTrain:
+      return w.seq_len;
+    case Phase::kDecode:
+      return __builtin_add_overflow(w.context_len, 1, &tokens) ? std::nullopt : std::optional(tokens);
+    case Phase::kGenerate:
+      return __builtin_add_overflow(w.context_len, w.gen_len, &tokens) ? std::nullopt : std::optional(tokens);
+    case Phase::kOps:
+      return 1;
+  }
+  return w.seq_len;
+}
+
+// Every size the layer graph multiplies out (tokens x the widest row of any tensor, the DTP all-gather's tp
+// partials included) must stay within kMaxSimulatedBytes, so no later product can wrap.
+void check_workload_sizes(const YamlReader& in, const YAML::Node& node, const Scenario& out) {
+  const Workload& w = out.workload;
+  const ArchSpec& a = out.arch;
+  const int64_t width =
+      std::max({a.hidden * out.parallelism.tp, 2 * a.intermediate, (a.heads + 2 * a.kv_heads) * a.head_dim, a.vocab});
+  const std::optional<int64_t> per_sequence = sequence_tokens(w);
+  const std::optional<int64_t> tokens = per_sequence ? checked_product({w.batch, *per_sequence}) : std::nullopt;
+  if (tokens && checked_product({*tokens, width, 2}, static_cast<int64_t>(kMaxSimulatedBytes))) return;
+  const std::string count = tokens ? std::to_string(*tokens) : "more than 2^63";
+  in.fail(node["batch"], "workload: batch x tokens per sequence is " + count + " tokens, whose tensors (" +
+                             std::to_string(width) +
+                             " values wide) pass the largest size tpsim simulates, 1 PiB; "
+                             "use a smaller batch or sequence");
 }
 
 void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
@@ -160,12 +212,13 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     }
     w.layers = layers;
   }
+  check_workload_sizes(in, node, out);
 }
 
 void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   in.expect_map(node, "parallelism", kParallelKeys);
   in.require(node, "tp", "parallelism");
-  out.parallelism.tp = static_cast<int>(in.positive_int(node["tp"], "parallelism.tp"));
+  out.parallelism.tp = in.count(node["tp"], "parallelism.tp", kMaxGroupRanks);
   for (const char* key : {"pp", "dp", "ep"}) {
     if (node[key] && in.positive_int(node[key], std::string("parallelism.") + key) != 1) {
       in.fail(node[key], std::string("parallelism.") + key + " > 1 is not supported yet; use 1");
@@ -184,7 +237,7 @@ void read_async_keys(const YamlReader& in, const YAML::Node& node, const std::st
   if (node["chunks"] && node["chunks"].IsScalar() && node["chunks"].Scalar() == "auto") {
     v.chunks_auto = true;
   } else if (node["chunks"]) {
-    v.chunks = static_cast<int>(in.positive_int(node["chunks"], context + ".chunks (a number or auto)"));
+    v.chunks = in.count(node["chunks"], context + ".chunks (a number or auto)", kMaxChunks);
     if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
   }
   if (node["transport"]) {
@@ -202,10 +255,8 @@ void read_async_keys(const YamlReader& in, const YAML::Node& node, const std::st
 
 void read_dtp_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, Variant& v) {
   in.require(node, "delta", context + " (tp_mode dtp)");
-  v.delta = static_cast<int>(in.non_negative_number(node["delta"], context + ".delta"));
-  if (static_cast<double>(v.delta) != node["delta"].as<double>()) {
-    in.fail(node["delta"], context + ".delta must be a whole number of modules (0 = blocking tp)");
-  }
+  v.delta = static_cast<int>(
+      in.int_in(node["delta"], context + ".delta, a whole number of modules (0 = blocking tp),", 0, 2 * kMaxLayers));
   if (node["dtp_collective"]) {
     v.dtp_allgather =
         in.choice(node["dtp_collective"], context + ".dtp_collective", {"allreduce", "allgather"}) == "allgather";
@@ -270,6 +321,23 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   return v;
 }
 
+// Tokens of the passes a sequence-sharded variant cuts: a pass's tokens (a decode step has batch tokens).
+int64_t sharded_tokens(const Workload& w) {
+  const bool decodes = w.phase == Phase::kGenerate || w.phase == Phase::kDecode;
+  return decodes ? w.batch : primary_pass(w).tokens();
+}
+
+// That an async variant's chunks cut every pass's tokens evenly, located at its chunks (or tp_mode).
+void check_chunk_plan(const YamlReader& in, const YAML::Node& node, size_t index, const Scenario& out,
+                      const Variant& v) {
+  try {
+    plan_chunks(sharded_tokens(out.workload), out.parallelism.tp, v.chunks);
+  } catch (const InputError& error) {
+    in.fail(node["chunks"] ? node["chunks"] : node["tp_mode"],
+            "variants[" + std::to_string(index) + "]: " + error.detail() + "; use another chunk count or batch");
+  }
+}
+
 void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (!node.IsSequence() || node.size() == 0) {
     in.fail(node, "variants must be a non-empty list of {name, tp_mode, ...}; the first is the baseline");
@@ -280,14 +348,16 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     if (v.mode == TpMode::kSp || v.mode == TpMode::kAsync) {
       // Sequence sharding needs every pass's tokens to divide over the ranks (a decode step has batch tokens).
       const Workload& w = out.workload;
-      const bool decodes = w.phase == Phase::kGenerate || w.phase == Phase::kDecode;
-      const int64_t tokens = decodes ? w.batch : primary_pass(w).tokens();
+      const int64_t tokens = sharded_tokens(w);
       if (w.phase != Phase::kOps && tokens % out.parallelism.tp != 0) {
         in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) + "]: tp_mode " + to_string(v.mode) +
                                         " shards each pass's tokens over tp=" + std::to_string(out.parallelism.tp) +
                                         ", but a pass has " + std::to_string(tokens) +
                                         " tokens; use tp or dtp, or a batch divisible by tp");
       }
+    }
+    if (v.mode == TpMode::kAsync && !v.chunks_auto && out.workload.phase != Phase::kOps) {
+      check_chunk_plan(in, node[i], i, out, v);
     }
     const int64_t modules = 2 * out.workload.layers;
     if (v.mode == TpMode::kDtp && v.delta >= modules) {
@@ -307,14 +377,14 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   out.gpu = {node["gpu"].IsScalar() ? node["gpu"].Scalar() : "inline", node["gpu"]};
   out.topology = node["topology"] ? LocatedRef{in.string(node["topology"], "hardware.topology"), node["topology"]}
                                   : LocatedRef{"nvswitch", node};
-  out.nodes = node["nodes"] ? static_cast<int>(in.positive_int(node["nodes"], "hardware.nodes")) : 1;
+  out.nodes = node["nodes"] ? in.count(node["nodes"], "hardware.nodes", kMaxNodes) : 1;
   if (node["nic_GBps"]) {
     if (out.topology.value != "ib-rail") in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail");
-    out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps");
+    out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps", kMaxLinkGBps);
   }
   if (const YAML::Node o = node["oversubscription"]) {
     if (out.topology.value != "ib-rail") in.fail(o, "hardware.oversubscription needs topology: ib-rail");
-    out.oversubscription = in.positive_number(o, "hardware.oversubscription");
+    out.oversubscription = in.positive_number(o, "hardware.oversubscription", kMaxOversubscription);
     if (out.oversubscription < 1) {
       in.fail(o, "hardware.oversubscription must be 1 (non-blocking) or more, e.g. 2 for a 2:1 fat tree");
     }
@@ -373,12 +443,7 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
 }
 
 Scenario load_scenario(const std::string& path) {
-  const YamlReader in(path);
-  std::ifstream probe(path);
-  if (!probe) throw InputError(path + ": cannot open the scenario file");
-  std::ostringstream text;
-  text << probe.rdbuf();
-  return parse_scenario(text.str(), path);
+  return parse_scenario(read_input_file(path, "scenario", kMaxYamlFileBytes), path);
 }
 
 }  // namespace tpsim::model

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "model/input_error.hpp"
+#include "model/limits.hpp"
 #include "model/presets.hpp"
 #include "model/yaml_reader.hpp"
 
@@ -75,9 +76,14 @@ SweepPlan::SweepPlan(const Scenario& base) : base_(base) {
   if (!base.sweep.IsMap()) return;
   const YamlReader in(base.file);
   for (const auto& entry : base.sweep) {
-    const std::string axis = entry.first.as<std::string>();
+    const std::string& axis = entry.first.Scalar();
     if (!entry.second.IsSequence() || entry.second.size() == 0) {
       in.fail(entry.second, "sweep axis '" + axis + "' needs a non-empty list of values");
+    }
+    if (entry.second.size() > kMaxSweepPoints / size_) {
+      in.fail(entry.second, "sweep axis '" + axis + "' takes the sweep past tpsim's limit of " +
+                                std::to_string(kMaxSweepPoints) +
+                                " points (docs/reliability.md); split it over several scenario files");
     }
     std::vector<std::string> values;
     for (const auto& value : entry.second) values.push_back(value_text(value));
@@ -102,26 +108,67 @@ AxisValues SweepPlan::values(size_t index) const {
   return out;
 }
 
-Scenario SweepPlan::point(size_t index) const {
-  if (axes_.empty()) return base_;
+YAML::Node SweepPlan::document(const std::vector<size_t>& digits, std::optional<size_t> only_axis) const {
   const YamlReader in(base_.file);
   // A fresh parse per point: its nodes keep their lines and columns for errors, and moving a sweep
   // value within one document stays cheap (yaml-cpp merges the memory of two documents).
   YAML::Node root = in.parse_text(base_.source_text);
-  const std::vector<size_t> d = digits(index);
   size_t a = 0;
   for (const auto& entry : YAML::Node(root["sweep"])) {
-    apply(in, root, entry.first.as<std::string>(), entry.second[d[a]], entry.first);
+    if (!only_axis || *only_axis == a) apply(in, root, entry.first.Scalar(), entry.second[digits[a]], entry.first);
     ++a;
   }
   root.remove("sweep");
-  Scenario scenario = parse_scenario_node(root, base_.file);
-  scenario.sweep = YAML::Node();
-  return scenario;
+  return root;
+}
+
+InputError SweepPlan::point_error(const std::vector<size_t>& digits, const InputError& error) const {
+  // The axis whose value alone makes the scenario invalid, else (a combination) all of them.
+  std::optional<size_t> culprit;
+  for (size_t a = 0; a < axes_.size() && !culprit; ++a) {
+    try {
+      parse_scenario_node(document(digits, a), base_.file);
+    } catch (const InputError&) {
+      culprit = a;
+    }
+  }
+  std::string values;
+  for (size_t a = 0; a < axes_.size(); ++a) {
+    if (!culprit || *culprit == a) {
+      values += (values.empty() ? "" : ", ") + axes_[a].first + "=" + axes_[a].second[digits[a]];
+    }
+  }
+  size_t a = 0;
+  YAML::Node value;
+  for (const auto& entry : base_.sweep) {
+    if (a++ == culprit.value_or(0)) value = entry.second[digits[culprit.value_or(0)]];
+  }
+  return InputError(YamlReader(base_.file).where(value), (culprit ? "sweep value " : "sweep values ") + values +
+                                                             (culprit ? "" : " together") + ": " + error.detail());
+}
+
+Scenario SweepPlan::point(size_t index) const {
+  if (axes_.empty()) return base_;
+  const std::vector<size_t> d = digits(index);
+  const YAML::Node root = document(d, std::nullopt);
+  try {
+    Scenario scenario = parse_scenario_node(root, base_.file);
+    scenario.sweep = YAML::Node();
+    return scenario;
+  } catch (const InputError& error) {
+    throw point_error(d, error);
+  }
 }
 
 std::vector<SweepPoint> expand_sweep(const Scenario& base, bool keep_invalid) {
   const SweepPlan plan(base);
+  if (plan.size() > kMaxRunPoints) {
+    throw InputError(YamlReader(base.file).where(base.sweep),
+                     "the sweep has " + std::to_string(plan.size()) +
+                         " points; tpsim run holds every point in memory "
+                         "and takes at most " +
+                         std::to_string(kMaxRunPoints) + " (docs/reliability.md): run it with tpsim sweep FILE -o DIR");
+  }
   std::vector<SweepPoint> points;
   for (size_t i = 0; i < plan.size(); ++i) {
     SweepPoint point;

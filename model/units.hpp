@@ -4,11 +4,9 @@
 
 #include <string>
 
-namespace tpsim::model {
+#include "model/limits.hpp"
 
-// The largest size parse_bytes takes: past it, simulated times of hours to years lose SimGrid's
-// precision (a 1e21 B ring all-reduce ran 18x too fast), far beyond any tensor a TP group exchanges.
-inline constexpr double kMaxSimulatedBytes = 1024.0 * 1024 * 1024 * 1024 * 1024;  // 1 PiB
+namespace tpsim::model {
 
 // Bytes of a size text; throws InputError (without a location: callers add it) naming what is valid.
 double parse_bytes(const std::string& text);

@@ -1,36 +1,87 @@
-// YamlReader: typed, located reads of yaml-cpp nodes.
+// YamlReader: typed, located reads of yaml-cpp nodes, and the document checks every reader relies on.
 #include "model/yaml_reader.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cmath>
+#include <map>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "model/presets.hpp"
+#include "model/units.hpp"
 
 namespace tpsim::model {
 
 std::string YamlReader::show(const YAML::Node& node) {
-  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsScalar()) return "'" + echo_value(node.Scalar()) + "'";
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a mapping";
   return "nothing";
 }
 
-YAML::Node YamlReader::parse_text(const std::string& text) const {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& error) {
-    throw InputError(format_location(file_, error.mark.line, error.mark.column) + "YAML syntax error: " + error.msg);
+void YamlReader::check_encoding(const std::string& text) const {
+  int line = 0, column = 0;
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = utf8_sequence_length(std::string_view(text).substr(i));
+    if (length == 0) {
+      throw InputError(format_location(file_, line, column),
+                       "not UTF-8 text (byte " + escape_controls(text.substr(i, 1)) + "); save the file as UTF-8");
+    }
+    if (text[i] == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+    i += length;
   }
 }
 
+void YamlReader::check_tree(const YAML::Node& root) const {
+  std::vector<YAML::Node> pending{root};
+  int64_t work = 0;
+  while (!pending.empty()) {
+    const YAML::Node node = pending.back();
+    pending.pop_back();
+    if (++work > kMaxYamlWork) {
+      fail(root, "the document expands to more than " + std::to_string(kMaxYamlWork) +
+                     " nodes and bytes (aliases repeating large parts?); write it out plainly");
+    }
+    if (node.IsScalar()) work += static_cast<int64_t>(node.Scalar().size());
+    if (node.IsSequence()) {
+      for (const YAML::Node& item : node) pending.push_back(item);
+    }
+    if (!node.IsMap()) continue;
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        fail(entry.first, "a mapping key must be a plain name, got " + show(entry.first) + " (a '?' complex key)");
+      }
+      const auto [first, fresh] = seen.emplace(entry.first.Scalar(), entry.first.Mark());
+      if (!fresh) {
+        fail(entry.first, "key " + show(entry.first) + " is given twice in one mapping (first at line " +
+                              std::to_string(first->second.line + 1) + "); give each key once");
+      }
+      pending.push_back(entry.second);
+    }
+  }
+}
+
+YAML::Node YamlReader::parse_text(const std::string& text) const {
+  check_encoding(text);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    throw InputError(format_location(file_, error.mark.line, error.mark.column), "YAML syntax error: " + error.msg);
+  }
+  check_tree(root);
+  return root;
+}
+
 YAML::Node YamlReader::parse_file() const {
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) throw InputError(file_ + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_text(text.str());
+  return parse_text(read_input_file(file_, "YAML", kMaxYamlFileBytes));
 }
 
 std::string YamlReader::where(const YAML::Node& at) const {
@@ -39,7 +90,7 @@ std::string YamlReader::where(const YAML::Node& at) const {
 }
 
 void YamlReader::fail(const YAML::Node& at, const std::string& what) const {
-  throw InputError(where(at) + what);
+  throw InputError(where(at), what);
 }
 
 void YamlReader::expect_map(const YAML::Node& node, const std::string& context,
@@ -47,9 +98,9 @@ void YamlReader::expect_map(const YAML::Node& node, const std::string& context,
   if (!node.IsMap())
     fail(node, context + " must be a mapping with keys: " + join_names(allowed) + "; got " + show(node));
   for (const auto& entry : node) {
-    const std::string key = entry.first.as<std::string>();
+    const std::string& key = entry.first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      fail(entry.first, "unknown key '" + key + "' in " + context + "; valid keys: " + join_names(allowed));
+      fail(entry.first, "unknown key '" + echo_value(key) + "' in " + context + "; valid keys: " + join_names(allowed));
     }
   }
 }
@@ -71,18 +122,47 @@ int64_t YamlReader::positive_int(const YAML::Node& node, const std::string& what
   return value;
 }
 
-double YamlReader::positive_number(const YAML::Node& node, const std::string& what) const {
+int64_t YamlReader::int_in(const YAML::Node& node, const std::string& what, int64_t min, int64_t max) const {
+  int64_t value = 0;
+  if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value) || value < min) {
+    fail(node, what + " must be an integer of at least " + std::to_string(min) + ", got " + show(node));
+  }
+  if (value > max) {
+    fail(node, what + " is " + std::to_string(value) + ", over tpsim's limit of " + std::to_string(max) +
+                   " (docs/reliability.md)");
+  }
+  return value;
+}
+
+int YamlReader::count(const YAML::Node& node, const std::string& what, int max) const {
+  return static_cast<int>(int_in(node, what, 1, max));
+}
+
+double YamlReader::positive_number(const YAML::Node& node, const std::string& what, double max) const {
   double value = 0;
-  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !(value > 0)) {
+  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !(value > 0) || !std::isfinite(value)) {
     fail(node, what + " must be a positive number, got " + show(node));
+  }
+  if (value > max) {
+    fail(node, what + " is " + echo_value(node.Scalar()) + ", over tpsim's limit of " + format_number("%g", max) +
+                   " (docs/reliability.md)");
   }
   return value;
 }
 
 double YamlReader::non_negative_number(const YAML::Node& node, const std::string& what) const {
   double value = 0;
-  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !(value >= 0)) {
+  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !(value >= 0) || !std::isfinite(value)) {
     fail(node, what + " must be a number >= 0, got " + show(node));
+  }
+  return value;
+}
+
+double YamlReader::number_in(const YAML::Node& node, const std::string& what, double min, double max) const {
+  double value = 0;
+  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !(value >= min && value <= max)) {
+    fail(node, what + " must be a number from " + format_number("%g", min) + " to " + format_number("%g", max) +
+                   ", got " + show(node));
   }
   return value;
 }

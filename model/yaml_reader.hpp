@@ -1,9 +1,13 @@
 // Checked access to a YAML document: every error names file:line:col, what is wrong and what is valid.
+// Parsing refuses, once for every reader, what no reader could use: text that is not UTF-8, mapping
+// keys that are not plain scalars, a key given twice in one mapping, and documents that aliases expand
+// past kMaxYamlWork.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,7 +25,7 @@ class YamlReader {
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const;
   std::string where(const YAML::Node& at) const;
-  // A node as messages show it: 'scalar', a list, a mapping or nothing.
+  // A node as messages show it: 'scalar' (escaped, shortened), a list, a mapping or nothing.
   static std::string show(const YAML::Node& node);
 
   // Requires a mapping whose keys are all in `allowed`; `context` names it ("workload").
@@ -30,13 +34,23 @@ class YamlReader {
 
   std::string string(const YAML::Node& node, const std::string& what) const;
   int64_t positive_int(const YAML::Node& node, const std::string& what) const;
-  double positive_number(const YAML::Node& node, const std::string& what) const;
+  // An integer in [min, max]; past max the message names the limit.
+  int64_t int_in(const YAML::Node& node, const std::string& what, int64_t min, int64_t max) const;
+  // A count in [1, max] as an int.
+  int count(const YAML::Node& node, const std::string& what, int max) const;
+  // Finite numbers: > 0 (up to `max`, past which the message names the limit), >= 0, or in [min, max].
+  double positive_number(const YAML::Node& node, const std::string& what,
+                         double max = std::numeric_limits<double>::max()) const;
   double non_negative_number(const YAML::Node& node, const std::string& what) const;
+  double number_in(const YAML::Node& node, const std::string& what, double min, double max) const;
   bool boolean(const YAML::Node& node, const std::string& what) const;
   // One of `valid`, else an error listing them.
   std::string choice(const YAML::Node& node, const std::string& what, const std::vector<std::string>& valid) const;
 
  private:
+  void check_encoding(const std::string& text) const;
+  void check_tree(const YAML::Node& root) const;
+
   std::string file_;
 };
 

@@ -2,10 +2,10 @@
 #include "shard/affinity_stats.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <iterator>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "shard/forward.hpp"
 
 namespace tpsim::shard {
@@ -97,28 +97,29 @@ void add_down(const Checkpoint& c, const LayerWeights& l, const LayerWeights& ne
 }  // namespace
 
 std::vector<int> read_calibration_tokens(const std::string& path, bool text, int64_t vocab) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the calibration tokens");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<int> tokens;
+  const std::string bytes = read_input_file(path, "calibration tokens", model::kMaxTextFileBytes);
+  const std::string file = echo_path(path);
+  std::vector<uint32_t> ids;
   if (text) {
-    for (unsigned char b : bytes) tokens.push_back(b);
+    for (unsigned char b : bytes) ids.push_back(b);
   } else {
     if (bytes.size() % 4 != 0) {
-      throw InputError(path + ": " + std::to_string(bytes.size()) +
+      throw InputError(file + ": " + std::to_string(bytes.size()) +
                        " bytes is not a whole number of uint32 token ids (for a text file, pass --text)");
     }
     for (size_t i = 0; i < bytes.size(); i += 4) {
       uint32_t id = 0;
       for (int k = 3; k >= 0; --k) id = (id << 8) | static_cast<unsigned char>(bytes[i + static_cast<size_t>(k)]);
-      tokens.push_back(static_cast<int>(id));
+      ids.push_back(id);
     }
   }
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] >= vocab) {
-      throw InputError(path + ": token " + std::to_string(i) + " is " + std::to_string(tokens[i]) +
+  std::vector<int> tokens;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] >= vocab) {  // compared before narrowing: an id of 2^31 or more is no negative token
+      throw InputError(file + ": token " + std::to_string(i) + " is " + std::to_string(ids[i]) +
                        ", outside the model's vocabulary of " + std::to_string(vocab));
     }
+    tokens.push_back(static_cast<int>(ids[i]));
   }
   return tokens;
 }

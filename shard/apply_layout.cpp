@@ -1,10 +1,11 @@
 // Layout files and the permutation of checkpoint weights.
 #include "shard/apply_layout.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "shard/forward.hpp"
 
 namespace tpsim::shard {
@@ -40,7 +41,7 @@ Vector entries_in_blocks(const Vector& v, const std::vector<int64_t>& order, int
 std::vector<int> devices_of(const nlohmann::json& devices, const std::string& key, int64_t count, int layer,
                             const std::string& path) {
   std::vector<int> device_of(static_cast<size_t>(count), -1);
-  const std::string where = path + ": layer " + std::to_string(layer) + " " + key;
+  const std::string where = echo_path(path) + ": layer " + std::to_string(layer) + " " + key;
   for (size_t d = 0; d < devices.size(); ++d) {
     const auto& items = devices[d].at(key);
     if (static_cast<int64_t>(items.size()) * static_cast<int64_t>(devices.size()) != count) {
@@ -49,6 +50,7 @@ std::vector<int> devices_of(const nlohmann::json& devices, const std::string& ke
                        std::to_string(count / static_cast<int64_t>(devices.size())));
     }
     for (const auto& item : items) {
+      if (!item.is_number_integer()) throw InputError(where + ": " + echo_value(item.dump()) + " is not an index");
       const int64_t i = item.get<int64_t>();
       if (i < 0 || i >= count || device_of[static_cast<size_t>(i)] >= 0) {
         throw InputError(where + ": " + std::to_string(i) + " is out of range or on two devices");
@@ -61,28 +63,36 @@ std::vector<int> devices_of(const nlohmann::json& devices, const std::string& ke
 
 }  // namespace
 
-Layout read_layout_json(const std::string& path, const Checkpoint& c) {
-  std::ifstream in(path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("layout"))
-    throw InputError(path + ": not a layout file (from tpsim shard layout)");
+Layout parse_layout_json(const std::string& text, const std::string& path, const model::ArchSpec& arch) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("layout") || !j["layout"].is_array()) {
+    throw InputError(echo_path(path) + ": not a layout file (from tpsim shard layout)");
+  }
   const auto& layers = j["layout"];
-  if (static_cast<int64_t>(layers.size()) != c.arch.layers) {
-    throw InputError(path + ": " + std::to_string(layers.size()) + " layers, the checkpoint has " +
-                     std::to_string(c.arch.layers));
+  if (static_cast<int64_t>(layers.size()) != arch.layers) {
+    throw InputError(echo_path(path) + ": " + std::to_string(layers.size()) + " layers, the checkpoint has " +
+                     std::to_string(arch.layers));
   }
   Layout l;
   try {
     l.devices = static_cast<int>(layers[0].at("devices").size());
     for (size_t i = 0; i < layers.size(); ++i) {
       const auto& devices = layers[i].at("devices");
-      l.head_device.push_back(devices_of(devices, "kv_groups", c.arch.kv_heads, static_cast<int>(i), path));
-      l.neuron_device.push_back(devices_of(devices, "neurons", c.arch.intermediate, static_cast<int>(i), path));
+      if (!devices.is_array() || devices.empty() || devices.size() != static_cast<size_t>(l.devices)) {
+        throw InputError(echo_path(path) + ": layer " + std::to_string(i) +
+                         " devices must be a non-empty list, as long in every layer");
+      }
+      l.head_device.push_back(devices_of(devices, "kv_groups", arch.kv_heads, static_cast<int>(i), path));
+      l.neuron_device.push_back(devices_of(devices, "neurons", arch.intermediate, static_cast<int>(i), path));
     }
   } catch (const nlohmann::json::exception& error) {
-    throw InputError(path + ": malformed layout (" + error.what() + ")");
+    throw InputError(echo_path(path) + ": malformed layout (" + error.what() + ")");
   }
   return l;
+}
+
+Layout read_layout_json(const std::string& path, const Checkpoint& c) {
+  return parse_layout_json(read_input_file(path, "layout", model::kMaxTextFileBytes), path, c.arch);
 }
 
 Checkpoint permuted(const Checkpoint& c, const Layout& layout) {

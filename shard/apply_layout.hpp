@@ -14,6 +14,8 @@ namespace tpsim::shard {
 // Reads the "layout" of a `tpsim shard layout` JSON file and checks it against the checkpoint: its
 // layer, group and neuron counts, every group and neuron on exactly one device, balanced devices.
 Layout read_layout_json(const std::string& path, const Checkpoint& checkpoint);
+// The same from the file's text, checked against `arch`; `path` names it in errors.
+Layout parse_layout_json(const std::string& text, const std::string& path, const model::ArchSpec& arch);
 
 Checkpoint permuted(const Checkpoint& checkpoint, const Layout& layout);
 

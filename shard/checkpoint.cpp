@@ -2,12 +2,13 @@
 #include "shard/checkpoint.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "model/hf_config.hpp"
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "shard/safetensors.hpp"
 
 namespace tpsim::shard {
@@ -16,22 +17,28 @@ namespace {
 namespace fs = std::filesystem;
 
 // All tensors of the checkpoint, from one file or from the shards of an index.
+// The shard files an index's weight_map names.
+std::set<std::string> indexed_files(const std::string& index) {
+  std::set<std::string> files;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_input_file(index, "index", model::kMaxTextFileBytes));
+    for (const auto& [name, file] : j.at("weight_map").items()) files.insert(file.get<std::string>());
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(echo_path(index) + ": not an index of safetensors files, {\"weight_map\": {tensor: file}} (" +
+                     error.what() + ")");
+  }
+  return files;
+}
+
 SafetensorsFile read_weights(const std::string& dir) {
   const fs::path single = fs::path(dir) / "model.safetensors";
-  if (fs::exists(single)) return read_safetensors(single.string());
+  if (is_regular_file(single.string())) return read_safetensors(single.string());
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  if (!fs::exists(index)) throw InputError(dir + ": no model.safetensors or model.safetensors.index.json");
-  std::ifstream in(index);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(index.string() + ": not JSON (" + error.what() + ")");
+  if (!is_regular_file(index.string())) {
+    throw InputError(echo_path(dir) + ": no model.safetensors or model.safetensors.index.json");
   }
   SafetensorsFile all;
-  std::set<std::string> files;
-  for (const auto& [name, file] : j.at("weight_map").items()) files.insert(file.get<std::string>());
-  for (const std::string& file : files) {
+  for (const std::string& file : indexed_files(index.string())) {
     SafetensorsFile part = read_safetensors((fs::path(dir) / file).string());
     for (auto& [name, tensor] : part.tensors) all.tensors[name] = std::move(tensor);
   }
@@ -78,9 +85,9 @@ T value_or(const nlohmann::json& j, const char* key, T fallback) {
 }
 
 void read_extras(const std::string& config_path, Checkpoint& c) {
-  std::ifstream in(config_path);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw InputError(config_path + ": not JSON");
+  const nlohmann::json j =
+      nlohmann::json::parse(read_input_file(config_path, "config.json", model::kMaxTextFileBytes), nullptr, false);
+  if (j.is_discarded()) throw InputError(echo_path(config_path) + ": not JSON");
   c.rms_eps = value_or(j, "rms_norm_eps", 1e-6);
   c.rope_theta = value_or(j, "rope_theta", 10000.0);
   c.tied_embeddings = value_or(j, "tie_word_embeddings", false);

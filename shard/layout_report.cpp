@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include "model/input_error.hpp"
+#include "model/limits.hpp"
+
 namespace tpsim::shard {
 namespace {
 
@@ -27,6 +30,12 @@ nlohmann::ordered_json devices_json(const Layout& l, int layer) {
 }  // namespace
 
 LayoutReport plan_layout(const AffinityTables& raw_tables, const LayoutRequest& r) {
+  if (r.random_seeds < 0 || r.restarts < 0 ||
+      int64_t{r.random_seeds} + int64_t{r.restarts} > int64_t{model::kMaxLayoutSearches}) {
+    throw InputError("--random-seeds " + std::to_string(r.random_seeds) + " and --restarts " +
+                     std::to_string(r.restarts) + ": at most " + std::to_string(model::kMaxLayoutSearches) +
+                     " random layouts and restarts together (docs/reliability.md); each is a search over every layer");
+  }
   check_devices(raw_tables, r.devices);
   const AffinityTables tables = r.raw ? raw_tables : normalised(raw_tables);
   const Layout contiguous = contiguous_layout(tables, r.devices);

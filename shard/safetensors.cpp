@@ -2,11 +2,14 @@
 #include "shard/safetensors.hpp"
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
+#include "model/output_file.hpp"
+#include "model/size_checks.hpp"
 
 namespace tpsim::shard {
 namespace {
@@ -35,12 +38,20 @@ float half_to_float(uint16_t h) {
   return out;
 }
 
-std::vector<float> decode(const std::string& dtype, const char* data, size_t bytes, const std::string& where) {
+// Bytes per element of a dtype tpsim reads.
+int64_t element_width(const std::string& dtype, const std::string& where) {
+  if (dtype == "F32") return 4;
+  if (dtype == "BF16" || dtype == "F16") return 2;
+  throw InputError(where + ": dtype " + echo_value(dtype) + " is not supported; valid: F32, BF16, F16");
+}
+
+// `bytes` of `dtype` (one element_width accepts) as float32.
+std::vector<float> decode(const std::string& dtype, const char* data, size_t bytes) {
   std::vector<float> out;
   if (dtype == "F32") {
     out.resize(bytes / 4);
     std::memcpy(out.data(), data, out.size() * 4);
-  } else if (dtype == "BF16" || dtype == "F16") {
+  } else {
     out.resize(bytes / 2);
     for (size_t i = 0; i < out.size(); ++i) {
       uint16_t h = 0;
@@ -52,8 +63,6 @@ std::vector<float> decode(const std::string& dtype, const char* data, size_t byt
         out[i] = half_to_float(h);
       }
     }
-  } else {
-    throw InputError(where + ": dtype " + dtype + " is not supported; valid: F32, BF16, F16");
   }
   return out;
 }
@@ -69,49 +78,88 @@ const Tensor& SafetensorsFile::at(const std::string& name, const std::string& fi
   throw InputError(file + ": no tensor '" + name + "' (present: " + present + ")");
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the safetensors file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+namespace {
+
+// The element count of `shape` and its bytes at `width` per element; throws naming `where` when a
+// dimension is negative or the product passes the file size it must fit.
+size_t tensor_bytes(const std::vector<int64_t>& shape, int64_t width, size_t available, const std::string& where) {
+  const std::optional<int64_t> count = [&]() -> std::optional<int64_t> {
+    int64_t product = width;
+    for (const int64_t d : shape) {
+      const std::optional<int64_t> next = model::checked_product({product, d});
+      if (!next) return std::nullopt;
+      product = *next;
+    }
+    return product;
+  }();
+  if (!count || static_cast<uint64_t>(*count) > available) {
+    throw InputError(where + ": its shape needs more bytes than its data_offsets give (or a negative dimension)");
+  }
+  return static_cast<size_t>(*count);
+}
+
+Tensor read_tensor(const nlohmann::json& entry, std::string_view data, const std::string& where) {
+  Tensor t;
+  t.shape = entry.at("shape").get<std::vector<int64_t>>();
+  const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+  // Compared, never added: offsets near 2^64 must not wrap into the header.
+  if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data.size()) {
+    throw InputError(where + ": data_offsets must be [begin, end] with begin <= end <= the " +
+                     std::to_string(data.size()) + " data bytes");
+  }
+  const std::string dtype = entry.at("dtype").get<std::string>();
+  const int64_t width = element_width(dtype, where);
+  const size_t bytes = offsets[1] - offsets[0];
+  if (tensor_bytes(t.shape, width, data.size(), where) != bytes) {
+    throw InputError(where + ": shape and byte size disagree");
+  }
+  t.values = decode(dtype, data.data() + offsets[0], bytes);
+  return t;
+}
+
+}  // namespace
+
+SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& path) {
+  const std::string file_name = echo_path(path);
   uint64_t header_size = 0;
-  if (bytes.size() < 8) throw InputError(path + ": not a safetensors file (shorter than its 8-byte header length)");
+  if (bytes.size() < 8)
+    throw InputError(file_name + ": not a safetensors file (shorter than its 8-byte header length)");
   for (int i = 7; i >= 0; --i)
     header_size = (header_size << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
-  if (header_size > bytes.size() - 8) throw InputError(path + ": not a safetensors file (header length past the end)");
+  if (header_size > bytes.size() - 8) {
+    throw InputError(file_name + ": not a safetensors file (header length past the end)");
+  }
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes.substr(8, header_size));
-  } catch (const nlohmann::json::parse_error& error) {
-    throw InputError(path + ": not a safetensors file (its header is not JSON: " + error.what() + ")");
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(file_name + ": not a safetensors file (its header is not JSON: " + error.what() + ")");
   }
-  const size_t data_start = 8 + header_size;
+  if (!header.is_object()) throw InputError(file_name + ": not a safetensors file (its header is not a JSON object)");
+  const std::string_view data = bytes.substr(8 + header_size);
   SafetensorsFile file;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
+      if (!entry.is_object()) throw InputError(file_name + ": __metadata__ must be a JSON object of strings");
       for (const auto& [key, value] : entry.items()) {
         if (value.is_string()) file.metadata[key] = value.get<std::string>();
       }
       continue;
     }
-    const std::string where = path + ": tensor '" + name + "'";
+    const std::string where = file_name + ": tensor '" + echo_value(name) + "'";
     try {
-      Tensor t;
-      t.shape = entry.at("shape").get<std::vector<int64_t>>();
-      const auto offsets = entry.at("data_offsets").get<std::vector<size_t>>();
-      if (offsets.size() != 2 || offsets[0] > offsets[1] || data_start + offsets[1] > bytes.size()) {
-        throw InputError(where + ": data_offsets outside the file");
-      }
-      t.values = decode(entry.at("dtype").get<std::string>(), bytes.data() + data_start + offsets[0],
-                        offsets[1] - offsets[0], where);
-      int64_t count = 1;
-      for (int64_t d : t.shape) count *= d;
-      if (count != static_cast<int64_t>(t.values.size())) throw InputError(where + ": shape and byte size disagree");
-      file.tensors[name] = std::move(t);
+      file.tensors[name] = read_tensor(entry, data, where);
     } catch (const nlohmann::json::exception& error) {
       throw InputError(where + ": malformed header entry (" + error.what() + ")");
     }
   }
   return file;
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+  return parse_safetensors(read_input_file(path, "safetensors", model::kMaxSafetensorsFileBytes,
+                                           "shard the checkpoint (model.safetensors.index.json and several files)"),
+                           path);
 }
 
 void write_safetensors(const std::string& path, const SafetensorsFile& file) {
@@ -124,19 +172,15 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   }
   std::string text = header.dump();
   while ((8 + text.size()) % 8 != 0) text += ' ';  // the format pads the header to 8 bytes
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write here (check the directory exists and is writable)");
-    uint64_t size = text.size();
-    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((size >> (8 * i)) & 0xFF));
-    out << text;
-    for (const auto& [name, t] : file.tensors) {
-      out.write(reinterpret_cast<const char*>(t.values.data()), static_cast<std::streamsize>(4 * t.values.size()));
-    }
-    if (!out.flush()) throw InputError(path + ": write failed");
+  std::string bytes;
+  bytes.reserve(8 + text.size() + offset);
+  const uint64_t size = text.size();
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((size >> (8 * i)) & 0xFF));
+  bytes += text;
+  for (const auto& [name, t] : file.tensors) {
+    bytes.append(reinterpret_cast<const char*>(t.values.data()), 4 * t.values.size());
   }
-  std::filesystem::rename(temporary, path);
+  write_output_file(path, bytes);
 }
 
 }  // namespace tpsim::shard

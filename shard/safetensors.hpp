@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tpsim::shard {
@@ -24,6 +25,8 @@ struct SafetensorsFile {
 };
 
 SafetensorsFile read_safetensors(const std::string& path);
+// The same from the file's bytes; `path` names it in errors.
+SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& path);
 // Writes float32 tensors (atomically: a temporary file renamed into place).
 void write_safetensors(const std::string& path, const SafetensorsFile& file);
 

@@ -37,6 +37,12 @@ std::string group_placement_problem(const Fabric& fabric, int ranks, const std::
     return "spans nodes, so it must fill them: a multiple of " + std::to_string(fabric.gpus_per_node) + " (GPUs per " +
            fabric.name + " node)";
   }
+  // One TP group is simulated: nodes it does not reach would be ignored without a word.
+  const int spanned = (ranks + fabric.gpus_per_node - 1) / fabric.gpus_per_node;
+  if (fabric.nodes > spanned) {
+    return "fills " + std::to_string(spanned) + " of the " + std::to_string(fabric.nodes) +
+           " nodes; tpsim simulates one TP group, so give hardware.nodes: " + std::to_string(spanned);
+  }
   return "";
 }
 

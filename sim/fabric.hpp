@@ -64,7 +64,7 @@ inline Fabric resolve_fabric(const std::string& topology, const GpuSpec& gpu) {
 const std::vector<std::string>& fabric_names();
 
 // Why `ranks` GPUs, filling nodes in order, cannot form one group on `fabric` ("" when they can): more
-// than it holds, or more than one node without filling whole nodes.
+// than it holds, more than one node without filling whole nodes, or fewer nodes than the fabric has.
 std::string group_placement_problem(const Fabric& fabric, int ranks, const std::string& gpu_name);
 
 }  // namespace tpsim::sim

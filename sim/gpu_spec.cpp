@@ -7,6 +7,13 @@
 #include "model/presets.hpp"
 
 namespace tpsim::sim {
+namespace {
+
+// Far above any GPU (B200: 148 SMs) and any NVLink domain (NVL72) in one node.
+constexpr int kMaxSms = 1024;
+constexpr int kMaxGpusPerNode = 1024;
+
+}  // namespace
 
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",
@@ -14,18 +21,21 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
                  "pcie_GBps", "gpus_per_node", "switch_reduction", "compute_capability"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
+  // Physical ranges: a rate far outside them is a typo, and near 0 it overflows the simulated clock.
+  const auto tflops = [&](const char* key) {
+    return in.number_in(node[key], std::string("gpu.") + key, 0.01, 1e5) * 1e12;
+  };
+  const auto GBps = [&](const char* key) { return in.number_in(node[key], std::string("gpu.") + key, 0.1, 1e5) * 1e9; };
   GpuSpec gpu;
   gpu.name = in.string(node["name"], "gpu.name");
-  gpu.peak_bf16_flops = in.positive_number(node["peak_bf16_tflops"], "gpu.peak_bf16_tflops") * 1e12;
-  gpu.peak_fp8_flops =
-      node["peak_fp8_tflops"] ? in.positive_number(node["peak_fp8_tflops"], "gpu.peak_fp8_tflops") * 1e12 : 0.0;
-  gpu.hbm_Bps = in.positive_number(node["hbm_GBps"], "gpu.hbm_GBps") * 1e9;
-  gpu.hbm_bytes = node["hbm_GB"] ? in.positive_number(node["hbm_GB"], "gpu.hbm_GB") * 1e9 : 0.0;
-  gpu.sm_count = static_cast<int>(in.positive_int(node["sm_count"], "gpu.sm_count"));
-  gpu.nvlink_Bps = in.positive_number(node["nvlink_GBps"], "gpu.nvlink_GBps") * 1e9;
-  gpu.pcie_Bps = node["pcie_GBps"] ? in.positive_number(node["pcie_GBps"], "gpu.pcie_GBps") * 1e9 : 0.0;
-  gpu.gpus_per_node =
-      node["gpus_per_node"] ? static_cast<int>(in.positive_int(node["gpus_per_node"], "gpu.gpus_per_node")) : 8;
+  gpu.peak_bf16_flops = tflops("peak_bf16_tflops");
+  gpu.peak_fp8_flops = node["peak_fp8_tflops"] ? tflops("peak_fp8_tflops") : 0.0;
+  gpu.hbm_Bps = GBps("hbm_GBps");
+  gpu.hbm_bytes = node["hbm_GB"] ? in.number_in(node["hbm_GB"], "gpu.hbm_GB", 0.001, 1e5) * 1e9 : 0.0;
+  gpu.sm_count = in.count(node["sm_count"], "gpu.sm_count", kMaxSms);
+  gpu.nvlink_Bps = GBps("nvlink_GBps");
+  gpu.pcie_Bps = node["pcie_GBps"] ? GBps("pcie_GBps") : 0.0;
+  gpu.gpus_per_node = node["gpus_per_node"] ? in.count(node["gpus_per_node"], "gpu.gpus_per_node", kMaxGpusPerNode) : 8;
   if (node["switch_reduction"]) gpu.switch_reduction = in.boolean(node["switch_reduction"], "gpu.switch_reduction");
   if (const YAML::Node cc = node["compute_capability"]) {
     const double value = in.positive_number(cc, "gpu.compute_capability");

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
 #include "model/presets.hpp"
 #include "model/yaml_reader.hpp"
 
@@ -63,10 +64,10 @@ CostProfile resolve_profile(const model::Scenario& scenario, const std::string& 
     profile = *default_profile(ref.value);
   } else {
     const std::filesystem::path path = std::filesystem::path(scenario.file).parent_path() / ref.value;
-    if (!std::filesystem::is_regular_file(path)) {
-      in.fail(ref.node, "calibration: '" + ref.value + "' is neither a profile file (" + path.string() +
-                            ") nor a GPU preset's profile (" + model::join_names(model::preset_names("profiles")) +
-                            "), nor default");
+    if (!is_regular_file(path.string())) {
+      in.fail(ref.node, "calibration: '" + echo_value(ref.value) + "' is neither a profile file (" +
+                            echo_path(path.string()) + ") nor a GPU preset's profile (" +
+                            model::join_names(model::preset_names("profiles")) + "), nor default");
     }
     profile = load_profile_file(path.string());
   }

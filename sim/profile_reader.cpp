@@ -4,12 +4,13 @@
 // value keeps where it came from: fitted (listed in its section's fit.values) or its source text.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/limits.hpp"
 #include "model/presets.hpp"
+#include "model/units.hpp"
 #include "model/yaml_reader.hpp"
 #include "sim/profile.hpp"
 
@@ -55,11 +56,7 @@ std::string missing_required(const YAML::Node& root) {
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw InputError(path + ": cannot open the profile file");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return read_input_file(path, "profile", model::kMaxYamlFileBytes);
 }
 
 class ProfileReader {
@@ -97,7 +94,7 @@ class ProfileReader {
       return ProfileReader("presets/profiles/" + name + ".yaml", depth_ + 1).read(std::string(*preset));
     }
     const std::filesystem::path path = std::filesystem::path(in_.file()).parent_path() / name;
-    if (!std::filesystem::is_regular_file(path)) {
+    if (!is_regular_file(path.string())) {
       in_.fail(node, "base: '" + name + "' is neither a GPU preset with a profile (" +
                          model::join_names(model::preset_names("profiles")) + ") nor a profile file");
     }
@@ -106,7 +103,10 @@ class ProfileReader {
 
   double fraction(const YAML::Node& node, const std::string& what) const {
     const double value = in_.positive_number(node, what);
-    if (value > 1.0) in_.fail(node, what + " must be in (0, 1], got " + node.Scalar());
+    if (value > 1.0 || value < model::kMinEfficiency) {
+      in_.fail(node, what + " must be in [" + model::format_number("%g", model::kMinEfficiency) + ", 1], got " +
+                         model::YamlReader::show(node));
+    }
     return value;
   }
 
@@ -116,8 +116,13 @@ class ProfileReader {
     return static_cast<int>(value);
   }
 
+  // A latency or overhead: from 0 to a second (kMaxProfileSeconds), so no sum of them overflows the clock.
   double microseconds(const YAML::Node& node, const std::string& what) const {
-    return in_.non_negative_number(node, what) * 1e-6;
+    return in_.number_in(node, what, 0, model::kMaxProfileSeconds * 1e6) * 1e-6;
+  }
+
+  double bytes(const YAML::Node& node, const std::string& what) const {
+    return in_.number_in(node, what, 0, model::kMaxSimulatedBytes);
   }
 
   // Where each value of `section` comes from: keys listed in its fit's `values` are fitted (a fit without
@@ -256,11 +261,11 @@ class ProfileReader {
     }
     if (const YAML::Node o = root["one_shot"]) {
       p.one_shot = optional_transport(p, o, "one_shot", p.one_shot, {"max_bytes", "max_bytes_source"});
-      if (o["max_bytes"]) p.one_shot_max_bytes = in_.non_negative_number(o["max_bytes"], "one_shot.max_bytes");
+      if (o["max_bytes"]) p.one_shot_max_bytes = bytes(o["max_bytes"], "one_shot.max_bytes");
     }
     if (const YAML::Node t = root["two_shot"]) {
       p.two_shot = optional_transport(p, t, "two_shot", p.two_shot, {"max_bytes", "max_bytes_source"});
-      if (t["max_bytes"]) p.two_shot_max_bytes = in_.non_negative_number(t["max_bytes"], "two_shot.max_bytes");
+      if (t["max_bytes"]) p.two_shot_max_bytes = bytes(t["max_bytes"], "two_shot.max_bytes");
     }
     if (const YAML::Node n = root["nvls"]) {
       p.nvls = optional_transport(p, n, "nvls", p.nvls, {"min_ranks", "min_ranks_source"});
@@ -269,7 +274,9 @@ class ProfileReader {
     if (root["network"]) p.network = optional_transport(p, root["network"], "network", p.network);
     if (const YAML::Node t = root["tree"]) {
       p.tree = optional_transport(p, t, "tree", p.tree, {"chunk_bytes", "chunk_bytes_source"});
-      if (t["chunk_bytes"]) p.tree_chunk_bytes = in_.positive_number(t["chunk_bytes"], "tree.chunk_bytes");
+      if (t["chunk_bytes"]) {
+        p.tree_chunk_bytes = in_.positive_number(t["chunk_bytes"], "tree.chunk_bytes", model::kMaxSimulatedBytes);
+      }
     }
     if (const YAML::Node l = root["launch"]) {
       in_.expect_map(l, "launch", {"host_us", "stream_wait_us", "gpu_wait_us", "source", "fit"});

@@ -19,6 +19,7 @@ packages=(
   libsimgrid-dev libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libeigen3-dev
   catch2 libbenchmark-dev
   python3 python3-matplotlib
+  clang libclang-rt-dev  # tools/fuzz.sh and tools/sanitize.sh: clang's libFuzzer, ASan and UBSan runtimes
 )
 
 as_root() {

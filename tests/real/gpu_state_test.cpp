@@ -79,7 +79,7 @@ TEST_CASE("a point's GPU state is written with it and read back, and files witho
 TEST_CASE("a malformed GPU state is refused by name", "[real][gpu_state]") {
   CHECK_THROWS_WITH(
       tpsim::calibrate::parse_measurement(kLine + R"(,"gpu_state":{"recorded":true,"readings":0}})", "f:7"),
-      "f:7: \"gpu_state.readings\" must be an integer of at least 1, got 0");
+      "f:7: \"gpu_state.readings\" must be an integer from 1 to 2^30, got 0");
   const std::string spread = R"({"min":1900,"median":1800,"max":1980})";
   CHECK_THROWS_WITH(tpsim::calibrate::parse_measurement(
                         kLine + R"(,"gpu_state":{"recorded":true,"readings":2,"sm_clock_mhz":)" + spread + "}}", "f:8"),

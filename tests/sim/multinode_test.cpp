@@ -161,7 +161,7 @@ TEST_CASE("a scenario spans ib-rail nodes with hardware.nodes; tp must fill them
   const sim::ScenarioRun two_nodes = sim::run_scenario(scenario("nodes: 2", 16));
   CHECK(two_nodes.fabric.nodes == 2);
   // The same 16-way layer over NVL-domain-free nodes communicates slower than 8-way inside one node.
-  const sim::ScenarioRun one_node = sim::run_scenario(scenario("nodes: 2", 8));
+  const sim::ScenarioRun one_node = sim::run_scenario(scenario("nodes: 1", 8));
   CHECK(two_nodes.variants.front().metrics.comm_s > one_node.variants.front().metrics.comm_s);
   CHECK_THROWS_WITH(sim::run_scenario(scenario("nodes: 2", 24)),
                     Catch::StartsWith("t.yaml:3:") &&
