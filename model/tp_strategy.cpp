@@ -26,6 +26,21 @@ std::vector<OpId> plain_row_backward(ProgramBuilder& b, const LayerContext& ctx,
   return {dgrad};
 }
 
+// tp, dtp and nocomm: the input gradient's GEMM, its all-reduce (tp, dtp) while wgrad runs, the norm's backward.
+OpId plain_column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                           const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                           const ModuleInput& module_input, bool all_reduce) {
+  const GemmShape forward = column_shape(ctx, linear);
+  OpId gradient = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+  if (all_reduce) {
+    const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
+    gradient = b.collective(linear.gemm_name + ".dgrad.all_reduce", CollectiveKind::kAllReduce, bytes,
+                            shape_text(ctx.tokens, ctx.arch.hidden), {gradient});
+  }
+  weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+  return norm_backward(b, ctx, linear, {gradient}, module_input);
+}
+
 // tp and dtp: the residual stream is replicated; each row-parallel output is all-reduced, at once
 // (tp, dtp with delta 0) or delta modules later (dtp), as DtpState schedules it.
 class AllReduceStrategy final : public TpStrategy {
@@ -62,13 +77,7 @@ class AllReduceStrategy final : public TpStrategy {
   OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                        const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
                        const ModuleInput& module_input) override {
-    const GemmShape forward = column_shape(ctx, linear);
-    const OpId partial = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
-    const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
-    const OpId reduced = b.collective(linear.gemm_name + ".dgrad.all_reduce", CollectiveKind::kAllReduce, bytes,
-                                      shape_text(ctx.tokens, ctx.arch.hidden), {partial});
-    weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
-    return norm_backward(b, ctx, linear, {reduced}, module_input);
+    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, true);
   }
 
  private:
@@ -98,10 +107,7 @@ class NoCommStrategy final : public TpStrategy {
   OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                        const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
                        const ModuleInput& module_input) override {
-    const GemmShape forward = column_shape(ctx, linear);
-    const OpId partial = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
-    weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
-    return norm_backward(b, ctx, linear, {partial}, module_input);
+    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, false);
   }
 };
 
