@@ -41,9 +41,29 @@ OpId plain_column_backward(ProgramBuilder& b, const LayerContext& ctx, const Col
   return norm_backward(b, ctx, linear, {gradient}, module_input);
 }
 
+// tp, dtp and nocomm: the norm and the GEMM on the rank's rows, no gather; backward, the output
+// gradient is whole on every rank, and the input gradient all-reduced where the mode communicates.
+class PlainLinearStrategy : public TpStrategy {
+ public:
+  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                              const ModuleInput& input) override {
+    return plain_column_forward(b, ctx, linear, input);
+  }
+  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
+    return plain_row_backward(b, ctx, linear, grad, saved_input);
+  }
+  // Each rank's input gradient is a partial sum over its columns: all-reduced while wgrad runs.
+  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                       const ModuleInput& module_input) override {
+    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, communicates());
+  }
+};
+
 // tp and dtp: the residual stream is replicated; each row-parallel output is all-reduced, at once
 // (tp, dtp with delta 0) or delta modules later (dtp), as DtpState schedules it.
-class AllReduceStrategy final : public TpStrategy {
+class AllReduceStrategy final : public PlainLinearStrategy {
  public:
   explicit AllReduceStrategy(int modules) : dtp_(modules) {}
   bool shards_sequence(int64_t /*tokens*/, int /*tp*/) const override { return false; }
@@ -57,10 +77,6 @@ class AllReduceStrategy final : public TpStrategy {
   ModuleInput enter_module(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& residual) override {
     return dtp_.before_module(b, ctx, residual);
   }
-  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                              const ModuleInput& input) override {
-    return plain_column_forward(b, ctx, linear, input);
-  }
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
     const OpId product = b.gemm(linear.gemm_name, row_shape(ctx, linear), inputs);
@@ -69,16 +85,6 @@ class AllReduceStrategy final : public TpStrategy {
   void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed) override {
     dtp_.final_reduction(b, ctx, normed);
   }
-  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
-                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
-    return plain_row_backward(b, ctx, linear, grad, saved_input);
-  }
-  // Each rank's input gradient is a partial sum over its columns: all-reduced while wgrad runs.
-  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                       const ModuleInput& module_input) override {
-    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, true);
-  }
 
  private:
   DtpState dtp_;
@@ -86,28 +92,15 @@ class AllReduceStrategy final : public TpStrategy {
 
 // nocomm: every rank computes its shard and nothing is exchanged (the lower bound of any TP mode);
 // norms and residuals run on tokens / tp whenever the tokens divide.
-class NoCommStrategy final : public TpStrategy {
+class NoCommStrategy final : public PlainLinearStrategy {
  public:
   bool communicates() const override { return false; }
   bool shards_sequence(int64_t tokens, int tp) const override { return tokens % tp == 0; }
-  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                              const ModuleInput& input) override {
-    return plain_column_forward(b, ctx, linear, input);
-  }
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
     const OpId product = b.gemm(linear.gemm_name, row_shape(ctx, linear), inputs);
     return ModuleInput{
         residual_add(b, linear.module + ".residual", ctx.local_tokens, ctx.arch.hidden, {product}, residual.ready)};
-  }
-  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
-                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
-    return plain_row_backward(b, ctx, linear, grad, saved_input);
-  }
-  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                       const ModuleInput& module_input) override {
-    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, false);
   }
 };
 
