@@ -195,6 +195,10 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
                                 {"exposed_comm_s", b.exposed_comm_s}});
     }
   }
+  if (v.passes.front().label == model::to_string(model::Phase::kTrain)) {  // forward / backward / optimizer
+    r["stages"] = Json::object();
+    for (const auto& [stage, seconds] : sim::stage_times(v.passes.front())) r["stages"][stage + "_s"] = seconds;
+  }
   if (sim::is_op_list(v.passes.front())) {  // each op's times
     r["ops"] = Json::array();
     for (const sim::OpTiming& t : sim::op_timings(v.passes.front())) {

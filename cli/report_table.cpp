@@ -79,6 +79,13 @@ std::string breakdown_table(const sim::ScenarioRun& run) {
         out += pad(b.module, 9, true) + ms(b.gemm_s, 11) + ms(b.attention_s, 12) + ms(b.memory_s, 12) +
                ms(b.communication_s, 15) + ms(b.exposed_comm_s, 14) + "\n";
       }
+      if (run.scenario.workload.phase == model::Phase::kTrain) {
+        out += "step split (GPU 0's compute stream, waits included):";
+        for (const auto& [stage, seconds] : sim::stage_times(pass)) {
+          out += " " + stage + " " + model::format_number("%.3f", seconds * 1e3) + " ms";
+        }
+        out += "\n";
+      }
     }
   }
   return out;

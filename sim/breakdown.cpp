@@ -64,6 +64,29 @@ std::vector<BreakdownRow> breakdown(const PassTrace& pass) {
   return out;
 }
 
+std::vector<std::pair<std::string, double>> stage_times(const PassTrace& pass) {
+  constexpr int kStages = 4;
+  std::array<double, kStages> time{};
+  std::array<bool, kStages> seen{};
+  std::vector<const OpSpan*> compute;
+  for (const OpSpan& span : pass.timeline.spans) {
+    if (span.rank == 0 && pass.graph.op(span.op).stream == model::Stream::kCompute) compute.push_back(&span);
+  }
+  std::sort(compute.begin(), compute.end(), [](const OpSpan* a, const OpSpan* b) { return a->end_s < b->end_s; });
+  double previous_end = 0;
+  for (const OpSpan* span : compute) {
+    const int stage = static_cast<int>(pass.graph.op(span->op).stage);
+    time[stage] += span->end_s - previous_end;
+    seen[stage] = true;
+    previous_end = span->end_s;
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (int s = 0; s < kStages; ++s) {
+    if (seen[s]) out.emplace_back(model::to_string(static_cast<model::OpStage>(s)), time[s]);
+  }
+  return out;
+}
+
 std::vector<OpTiming> op_timings(const PassTrace& pass) {
   std::vector<OpTiming> out;
   for (const OpSpan& span : pass.timeline.spans) {

@@ -26,6 +26,11 @@ bool is_op_list(const PassTrace& pass);
 // Rows attention, ffn, other (those with any time), then their total.
 std::vector<BreakdownRow> breakdown(const PassTrace& pass);
 
+// A training step's wall time by stage (forward, backward, recompute, optimizer) on GPU 0: each
+// compute-stream op is charged the time from the previous compute op's end to its own end (the waits it
+// had included), so the stages sum to the compute stream's end. Stages without ops are left out.
+std::vector<std::pair<std::string, double>> stage_times(const PassTrace& pass);
+
 // Each op of a pass on GPU 0 (the ranks are symmetric), in op order: for op lists.
 struct OpTiming {
   std::string name;

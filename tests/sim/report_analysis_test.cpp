@@ -5,7 +5,9 @@
 #include "model/scenario.hpp"
 #include "sim/breakdown.hpp"
 #include "sim/critical_path.hpp"
+#include "sim/isolated_run.hpp"
 #include "sim/scenario_run.hpp"
+#include "test_support.hpp"
 
 using namespace tpsim;
 
@@ -99,4 +101,29 @@ TEST_CASE("MFU is the GEMM and attention FLOPs of one GPU over its time at the b
     CHECK(v.mfu == Approx(flops / (v.metrics.time_s * 989.4e12)));
   }
   CHECK(run.variants[1].mfu > run.variants[0].mfu);  // the same FLOPs in less time
+}
+
+TEST_CASE("a training step's stages split its compute stream's time: forward, backward and optimizer sum to it") {
+  const sim::CostModel cost = test::h100_cost();
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::forward_workload(1, 2048, 2);
+  w.phase = model::Phase::kTrain;
+  w.recompute = model::Recompute::kFull;
+  sim::PassTrace pass{"train", model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp)), {}};
+  pass.timeline = sim::simulate(pass.graph, cost);
+  const auto stages = sim::stage_times(pass);
+  REQUIRE(stages.size() == 4);
+  CHECK(stages[0].first == "forward");
+  CHECK(stages[1].first == "backward");
+  CHECK(stages[2].first == "recompute");
+  CHECK(stages[3].first == "optimizer");
+  double total = 0, compute_end = 0;
+  for (const auto& [stage, seconds] : stages) total += seconds;
+  for (const sim::OpSpan& span : pass.timeline.spans) {
+    if (span.rank == 0 && pass.graph.op(span.op).stream == model::Stream::kCompute) {
+      compute_end = std::max(compute_end, span.end_s);
+    }
+  }
+  CHECK(total == Approx(compute_end).epsilon(1e-12));
+  for (const auto& [stage, seconds] : stages) CHECK(seconds > 0);
 }
