@@ -8,8 +8,8 @@
 namespace tpsim::model {
 namespace {
 
-// Bytes per parameter of the optimizer's state (mixed precision, as Megatron and FSDP2 keep it):
-// fp32 master weights, fp32 gradients, two fp32 Adam moments, and the bf16 weights the GEMMs read.
+// fp32's width: mixed precision (as Megatron and FSDP2 keep it) holds master weights, gradients and both
+// Adam moments in fp32, beside the bf16 weights the GEMMs read.
 constexpr double kFp32 = 4.0;
 
 // Gradient clipping (its norm over the local gradients, the all-reduce of the squared norm across the
