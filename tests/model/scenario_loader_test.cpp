@@ -244,3 +244,12 @@ TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  optimizer: sgd"), "s.yaml"),
                     Contains("adamw, none"));
 }
+
+TEST_CASE("phase train refuses a dtp variant with a delay at its delta key") {
+  const std::string train = replace(kValid, "phase: prefill", "phase: train");
+  CHECK_THROWS_WITH(model::parse_scenario(
+                        replace(train, "{name: base, tp_mode: sp}", "{name: base, tp_mode: dtp, delta: 2}"), "s.yaml"),
+                    Contains("s.yaml:11:") && Contains("no backward modelled yet"));
+  CHECK_NOTHROW(model::parse_scenario(
+      replace(train, "{name: base, tp_mode: sp}", "{name: base, tp_mode: dtp, delta: 0}"), "s.yaml"));
+}
