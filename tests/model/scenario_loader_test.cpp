@@ -243,6 +243,8 @@ TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and
                     Contains("fp8 recipes") && Contains("use bf16"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  optimizer: sgd"), "s.yaml"),
                     Contains("adamw, none"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  microbatches: 1025"), "s.yaml"),
+                    Contains("s.yaml:9:17:") && Contains("limit of 1024"));
 }
 
 TEST_CASE("phase train refuses a dtp variant with a delay at its delta key") {
