@@ -9,12 +9,13 @@ using namespace tpsim;
 
 namespace {
 
-model::Scenario scenario(const std::string& workload, const std::string& model = "llama-3.1-8b") {
-  return model::parse_scenario(
-      "model: " + model + "\nhardware: {gpu: h100-sxm}\nworkload: " + workload +
-          "\nparallelism: {tp: 8}\nvariants: [{name: tp, tp_mode: tp}, {name: sp, tp_mode: sp}, "
-          "{name: dtp, tp_mode: dtp, delta: 2}]\n",
-      "t.yaml");
+model::Scenario scenario(const std::string& workload, const std::string& model = "llama-3.1-8b",
+                         const std::string& variants =
+                             "[{name: tp, tp_mode: tp}, {name: sp, tp_mode: sp}, "
+                             "{name: dtp, tp_mode: dtp, delta: 2}]") {
+  return model::parse_scenario("model: " + model + "\nhardware: {gpu: h100-sxm}\nworkload: " + workload +
+                                   "\nparallelism: {tp: 8}\nvariants: " + variants + "\n",
+                               "t.yaml");
 }
 
 }  // namespace
@@ -68,8 +69,10 @@ TEST_CASE("sequence parallelism shards the residual stream, and DTP holds delta 
 }
 
 TEST_CASE("a training step holds fp32 gradients and AdamW state for every parameter, and its saved activations") {
-  const model::Scenario s = scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2}");
-  const model::Scenario r = scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2, recompute: full}");
+  const std::string tp_only = "[{name: tp, tp_mode: tp}]";
+  const model::Scenario s = scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2}", "llama-3.1-8b", tp_only);
+  const model::Scenario r =
+      scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2, recompute: full}", "llama-3.1-8b", tp_only);
   const model::MemoryFootprint m = model::memory_footprint(s.arch, s.workload, s.variants[0], 8);
   const model::MemoryFootprint full = model::memory_footprint(r.arch, r.workload, r.variants[0], 8);
   const model::MemoryFootprint forward = model::memory_footprint(
