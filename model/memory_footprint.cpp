@@ -49,8 +49,8 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   if (w.phase == Phase::kTrain) {
     // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
     const double params = layer_parameters_per_rank(a, s, w.layers) + embedding_parameters_per_rank(a, tp);
-    m.gradient_bytes = 4.0 * params;
-    m.optimizer_bytes = 12.0 * params;
+    m.gradient_bytes = kGradientBytesPerParameter * params;
+    m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
     Workload one = w;
     one.microbatches = 1;
     one.optimizer = false;

@@ -6,6 +6,11 @@
 
 namespace tpsim::model {
 
+// Mixed-precision AdamW per parameter (as Megatron and FSDP2 keep it): an fp32 gradient, and fp32 master
+// weights with AdamW's two fp32 moments.
+inline constexpr double kGradientBytesPerParameter = 4.0;
+inline constexpr double kAdamWStateBytesPerParameter = 3 * 4.0;
+
 // q/k/v, o, gate/up/down of one layer on one rank.
 double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 // Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).

@@ -8,10 +8,6 @@
 namespace tpsim::model {
 namespace {
 
-// fp32's width: mixed precision (as Megatron and FSDP2 keep it) holds master weights, gradients and both
-// Adam moments in fp32, beside the bf16 weights the GEMMs read.
-constexpr double kFp32 = 4.0;
-
 // Gradient clipping (its norm over the local gradients, the all-reduce of the squared norm across the
 // TP group, the scaling) and AdamW: torch.optim.AdamW reads weight, gradient and both moments and
 // writes weight and moments; the bf16 copy of the weights is written after it.
@@ -19,12 +15,14 @@ void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicate
   const double p = layer_parameters_per_rank(ctx.arch, ctx.shard, ctx.workload.layers) +
                    embedding_parameters_per_rank(ctx.arch, ctx.shard.tp);
   const std::string shape = std::to_string(static_cast<int64_t>(p)) + " params";
-  const OpId norm = b.memory("optimizer.grad_norm", kFp32 * p, 0.0, 2.0 * p, shape, {});
-  const OpId total =
-      communicates ? b.collective("optimizer.grad_norm.all_reduce", CollectiveKind::kAllReduce, kFp32, "[1]", {norm})
-                   : norm;
-  const OpId clipped = b.memory("optimizer.clip", kFp32 * p, kFp32 * p, p, shape, {total});
-  b.memory("optimizer.adamw", 4.0 * kFp32 * p, 3.0 * kFp32 * p + kBf16Bytes * p, 12.0 * p, shape, {clipped});
+  const double grads = kGradientBytesPerParameter * p, state = kAdamWStateBytesPerParameter * p;
+  const OpId norm = b.memory("optimizer.grad_norm", grads, 0.0, 2.0 * p, shape, {});
+  const OpId total = communicates ? b.collective("optimizer.grad_norm.all_reduce", CollectiveKind::kAllReduce,
+                                                 sizeof(float), "[1]", {norm})
+                                  : norm;
+  const OpId clipped = b.memory("optimizer.clip", grads, grads, p, shape, {total});
+  // Reads the gradient and the state, writes the state and the bf16 copy.
+  b.memory("optimizer.adamw", grads + state, state + kBf16Bytes * p, 12.0 * p, shape, {clipped});
 }
 
 // One micro-batch: forward through every layer, then backward in reverse.
