@@ -118,7 +118,8 @@ Json scenario_json(const sim::ScenarioRun& run) {
   }
   if (w.phase == model::Phase::kTrain) {
     workload["microbatches"] = w.microbatches;
-    workload["recompute"] = w.recompute == model::Recompute::kFull ? "full" : "none";
+    workload["recompute"] = model::to_string(w.recompute);
+    if (w.recompute == model::Recompute::kSelective) workload["save"] = model::save_items(w.save);
     workload["optimizer"] = w.optimizer ? "adamw" : "none";
   }
   if (w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate) workload["context_len"] = w.context_len;

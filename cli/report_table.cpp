@@ -124,6 +124,11 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   if (w.phase == model::Phase::kTrain) {
     shape += " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "");
     if (w.recompute == model::Recompute::kFull) shape += ", full recomputation";
+    if (w.recompute == model::Recompute::kSelective) {
+      std::string items;
+      for (const std::string& item : model::save_items(w.save)) items += (items.empty() ? "" : " ") + item;
+      shape += ", selective recomputation (saves: " + (items.empty() ? std::string("nothing") : items) + ")";
+    }
     if (!w.optimizer) shape += ", no optimizer";
   }
   if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);

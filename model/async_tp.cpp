@@ -82,6 +82,7 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
       const std::vector<OpId> deps = (ring && p > 1) ? unit_ready[u - plan.units_per_shard] : local;
       const OpId step = builder.exchange(name + ".ag.step" + unit_name(p, q), send_offset, recv_offset, unit_bytes,
                                          ctx.variant.transport, shape_text(plan.unit_tokens, full.k), deps);
+      builder.mark_saved_as(step, SavedAs::kAllGather);
       unit_ready[u] = {step};
     }
   }
@@ -96,7 +97,7 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
                              bytes, 4.0 * static_cast<double>(piece_tokens * full.k), shape_text(piece_tokens, full.k),
                              deps)};
     }
-    pieces.push_back(builder.gemm(name + ".piece" + std::to_string(j), GemmShape{piece_tokens, full.n, full.k}, deps));
+    pieces.push_back(builder.gemm_piece(name, j, GemmShape{piece_tokens, full.n, full.k}, deps));
   }
   return pieces;
 }
@@ -117,8 +118,7 @@ std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext
   std::optional<OpId> own_partial;  // direct: the GEMM piece holding this rank's own rows
   last_hop.resize(plan.units_per_shard);
   for (int j = 0; j < plan.pieces; ++j) {
-    const OpId piece =
-        builder.gemm(name + ".piece" + std::to_string(j), GemmShape{piece_tokens, full.n, full.k}, inputs);
+    const OpId piece = builder.gemm_piece(name, j, GemmShape{piece_tokens, full.n, full.k}, inputs);
     for (int u = j * plan.units_per_piece; u < (j + 1) * plan.units_per_piece; ++u) {
       const int s = u / plan.units_per_shard;  // step: which destination block
       const int q = u % plan.units_per_shard;
@@ -155,6 +155,7 @@ std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext
                                       static_cast<double>((tp - 1) * ctx.local_tokens * full.n),
                                       shape_text(ctx.local_tokens, full.n), deps));
   }
+  for (const OpId op : finished) builder.mark_saved_as(op, SavedAs::kReduceScatter);
   return finished;
 }
 

@@ -21,6 +21,8 @@ class LayerGraph {
   // Appends an op; its deps must name ops already added (so ids are a topological order and the
   // graph is acyclic by construction): std::logic_error otherwise, a builder bug.
   OpId add(Op op);
+  // Marks what op `id`'s output is to a save list (a pipeline's output ops, known once it is built).
+  void set_saved_as(OpId id, SavedAs saved_as) { ops_.at(id).saved_as = saved_as; }
 
   // Tensor identities: the ops whose outputs op `id` reads on its own rank (its data dependencies
   // without rank offset), and for every op the ops that read its output, in issue order.

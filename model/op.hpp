@@ -48,6 +48,11 @@ struct Dep {
 enum class OpStage : uint8_t { kForward, kBackward, kRecompute, kOptimizer };
 std::string to_string(OpStage stage);
 
+// What an op's output is to a selective-recomputation save list (workload.hpp's SaveList): a linear's
+// matmul output (whole or a pipeline's pieces), an attention output, or a collective's result (a
+// pipeline's received all-gather steps and the ops finishing its reduce-scatter count as theirs).
+enum class SavedAs : uint8_t { kOther, kMatmul, kAttention, kAllGather, kReduceScatter, kAllReduce };
+
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
 };
@@ -73,6 +78,8 @@ struct Op {
   int layer = 0;
   int module = 0;  // 2 x layer for attention, 2 x layer + 1 for the FFN; -1 after the last layer
   OpStage stage = OpStage::kForward;
+  SavedAs saved_as = SavedAs::kOther;
+  int32_t linear = -1;       // kGemm: the linear it computes (its pieces share it), numbered in issue order
   GemmShape gemm;            // kGemm
   bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)

@@ -1,6 +1,8 @@
 // Op constructors with FLOP and byte counts, and same-stream ordering.
 #include "model/program_builder.hpp"
 
+#include <stdexcept>
+
 #include "model/input_error.hpp"
 
 namespace tpsim::model {
@@ -30,10 +32,40 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   return id;
 }
 
+std::string ProgramBuilder::prefix_of(OpStage stage) const {
+  const std::string recompute = stage == OpStage::kRecompute ? "recompute." : "";
+  return name_prefix_ + (module_ < 0 ? std::string() : "L" + std::to_string(layer_) + ".") + recompute;
+}
+
+OpId ProgramBuilder::repeat(const Op& original, std::vector<Dep> deps) {
+  const std::string forward = prefix_of(OpStage::kForward);
+  if (original.stage != OpStage::kForward || original.name.compare(0, forward.size(), forward) != 0) {
+    throw std::logic_error("op " + original.name + " is not a forward op of " + forward);
+  }
+  Op op = original;
+  op.name = original.name.substr(forward.size());
+  op.deps.clear();
+  return issue_with(std::move(op), std::move(deps));
+}
+
 OpId ProgramBuilder::gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps) {
+  return linear_gemm(name, name, shape, deps);
+}
+
+OpId ProgramBuilder::gemm_piece(const std::string& name, int piece, GemmShape shape, const std::vector<OpId>& deps) {
+  return linear_gemm(name, name + ".piece" + std::to_string(piece), shape, deps);
+}
+
+OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,
+                                 const std::vector<OpId>& deps) {
+  const std::string linear = prefix() + linear_name;
+  if (linears_ == 0 || linear != last_linear_name_) ++linears_;
+  last_linear_name_ = linear;
   Op op;
   op.name = name;
   op.kind = OpKind::kGemm;
+  op.saved_as = SavedAs::kMatmul;
+  op.linear = linears_ - 1;
   op.gemm = shape;
   op.flops = gemm_flops(shape);
   op.fp8 = gemm_fp8_;
@@ -61,6 +93,7 @@ OpId ProgramBuilder::attention(const std::string& name, double flops, double rea
   Op op;
   op.name = name;
   op.kind = OpKind::kAttention;
+  op.saved_as = SavedAs::kAttention;
   op.fp8 = attention_fp8_;
   op.flops = flops;
   op.bytes_read = read_bytes;
@@ -77,6 +110,10 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   op.kind = OpKind::kCollective;
   op.stream = comm_stream_.value_or(Stream::kComm);
   op.collective = kind;
+  op.saved_as = kind == CollectiveKind::kAllGather       ? SavedAs::kAllGather
+                : kind == CollectiveKind::kReduceScatter ? SavedAs::kReduceScatter
+                : kind == CollectiveKind::kAllReduce     ? SavedAs::kAllReduce
+                                                         : SavedAs::kOther;
   op.algorithm = algorithm_;
   op.protocol = protocol_;
   op.tensor_bytes = tensor_bytes;

@@ -38,18 +38,23 @@ class ProgramBuilder {
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
   void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
   bool attention_fp8() const { return attention_fp8_; }
-  std::string prefix() const {
-    const std::string recompute = stage_ == OpStage::kRecompute ? "recompute." : "";
-    return name_prefix_ + (module_ < 0 ? std::string() : "L" + std::to_string(layer_) + ".") + recompute;
-  }
+  std::string prefix() const { return prefix_of(stage_); }
 
   // Issues `op` on its stream after the previous op of that stream and after `deps`.
   OpId issue(Op op, const std::vector<OpId>& deps);
   // As issue(), with cross-rank dependencies.
   OpId issue_with(Op op, std::vector<Dep> deps);
 
-  // Kernels. Names are prefixed with the layer.
+  // Re-issues forward op `original` of the current layer as a recomputed op (stage, name and stream
+  // order of now), reading `deps`.
+  OpId repeat(const Op& original, std::vector<Dep> deps);
+  // Marks op `id`'s output for save lists (see SavedAs).
+  void mark_saved_as(OpId id, SavedAs saved_as) { graph_.set_saved_as(id, saved_as); }
+
+  // Kernels. Names are prefixed with the layer. A GEMM computes one linear; piece `piece` of a pipeline
+  // computes part of linear `name` and is named name.piece<piece>.
   OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps);
+  OpId gemm_piece(const std::string& name, int piece, GemmShape shape, const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
   // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone.
@@ -70,10 +75,18 @@ class ProgramBuilder {
   int module_ = 0;
   OpStage stage_ = OpStage::kForward;
   std::string name_prefix_;
+  int32_t linears_ = 0;           // linears issued so far
+  std::string last_linear_name_;  // the linear the last GEMM computed
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;
   std::optional<Stream> comm_stream_;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
+
+  // A GEMM named `name` computing (part of) linear `linear_name`.
+  OpId linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,
+                   const std::vector<OpId>& deps);
+  // The name prefix of stage `stage` now.
+  std::string prefix_of(OpStage stage) const;
 };
 
 std::string shape_text(int64_t rows, int64_t cols);

@@ -21,7 +21,7 @@ const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware"
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps", "oversubscription"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
                                                 "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
-                                                "ops",   "microbatches",    "optimizer"};
+                                                "ops",   "microbatches",    "optimizer", "save"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
                                                "order",      "boundary_overlap", "delta",  "dtp_collective",
@@ -81,9 +81,33 @@ PhaseKeys keys_of(Phase phase) {
   return {true, false, false};
 }
 
-// microbatches, recompute and optimizer: phase train's, refused on other phases.
+// workload.save: the items of selective recomputation's save list, each at most once.
+SaveList read_save_list(const YamlReader& in, const YAML::Node& node) {
+  if (!node.IsSequence()) {
+    in.fail(node,
+            "workload.save must be a list of what selective recomputation keeps (e.g. [every_other_matmul, "
+            "attention, reduce_scatter]), got " +
+                YamlReader::show(node));
+  }
+  std::vector<std::string> valid;
+  for (const auto& [name, flag] : save_list_items()) valid.push_back(name);
+  SaveList save;
+  for (const auto& [name, flag] : save_list_items()) save.*flag = false;
+  for (const YAML::Node& item : node) {
+    const std::string name = in.choice(item, "workload.save item", valid);
+    bool SaveList::*flag = save_list_items()[std::find(valid.begin(), valid.end(), name) - valid.begin()].second;
+    if (save.*flag) in.fail(item, "workload.save names " + name + " twice; name each item once");
+    save.*flag = true;
+  }
+  if (save.matmul && save.every_other_matmul) {
+    in.fail(node, "workload.save names both matmul (every matmul) and every_other_matmul; keep one");
+  }
+  return save;
+}
+
+// microbatches, recompute, save and optimizer: phase train's, refused on other phases.
 void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) {
-  for (const char* key : {"microbatches", "recompute", "optimizer"}) {
+  for (const char* key : {"microbatches", "recompute", "optimizer", "save"}) {
     if (node[key] && w.phase != Phase::kTrain) {
       in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
     }
@@ -105,10 +129,17 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) 
   }
   if (node["recompute"]) {
     const std::string recompute = in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
-    if (recompute == "selective") {
-      in.fail(node["recompute"], "workload.recompute selective is not modelled yet; use none or full");
+    w.recompute = recompute == "full"        ? Recompute::kFull
+                  : recompute == "selective" ? Recompute::kSelective
+                                             : Recompute::kNone;
+  }
+  if (node["save"]) {
+    if (w.recompute != Recompute::kSelective) {
+      in.fail(node["save"],
+              "workload.save is selective recomputation's save list; set recompute: selective or "
+              "drop save");
     }
-    w.recompute = recompute == "full" ? Recompute::kFull : Recompute::kNone;
+    w.save = read_save_list(in, node["save"]);
   }
   if (node["optimizer"]) {
     w.optimizer = in.choice(node["optimizer"], "workload.optimizer", {"adamw", "none"}) == "adamw";

@@ -4,6 +4,7 @@
 #include "model/decoder_layer.hpp"
 #include "model/lm_head.hpp"
 #include "model/parameter_count.hpp"
+#include "model/selective_recompute.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -25,24 +26,54 @@ void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicate
   b.memory("optimizer.adamw", grads + state, state + kBf16Bytes * p, 12.0 * p, shape, {clipped});
 }
 
+// Every op of the forward that a module's backward reads.
+std::vector<OpId*> reads_of(SavedModule& saved) {
+  std::vector<OpId*> reads;
+  if (saved.input.ready) reads.push_back(&*saved.input.ready);
+  for (std::vector<OpId>* list : {&saved.column_input, &saved.column_output, &saved.inner, &saved.row_input}) {
+    for (OpId& id : *list) reads.push_back(&id);
+  }
+  return reads;
+}
+
+// Selective recomputation before a layer's backward: the unsaved ops of its forward span that the
+// backward of its two modules reads, re-issued; the saved records re-pointed at them.
+void recompute_selected(ProgramBuilder& b, const SaveList& save, ForwardSpan span, SavedModule& attn,
+                        SavedModule& ffn) {
+  std::vector<OpId> needed;
+  for (SavedModule* module : {&attn, &ffn}) {
+    for (const OpId* id : reads_of(*module)) needed.push_back(*id);
+  }
+  const std::map<OpId, OpId> reissued = recompute_unsaved(b, span, needed, save);
+  for (SavedModule* module : {&attn, &ffn}) {
+    for (OpId* id : reads_of(*module)) {
+      if (const auto again = reissued.find(*id); again != reissued.end()) *id = again->second;
+    }
+  }
+}
+
 // One micro-batch: forward through every layer, then backward in reverse.
 void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
   const int64_t layers = ctx.workload.layers;
   const bool full_recompute = ctx.workload.recompute == Recompute::kFull;
+  const bool selective = ctx.workload.recompute == Recompute::kSelective;
   std::vector<SavedModule> saved(static_cast<size_t>(2 * layers));
   std::vector<ModuleInput> layer_input(static_cast<size_t>(layers));
+  std::vector<ForwardSpan> span(static_cast<size_t>(layers));
   b.set_stage(OpStage::kForward);
   b.set_module(-1);
   ModuleInput hidden = embedding_forward(b, ctx, strategy);
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer(static_cast<int>(layer));
     layer_input[layer] = hidden;
+    span[layer].begin = static_cast<OpId>(b.graph().size());
     SavedModule* attn = full_recompute ? nullptr : &saved[2 * layer];
     SavedModule* ffn = full_recompute ? nullptr : &saved[2 * layer + 1];
     b.set_module(static_cast<int>(2 * layer));
     hidden = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), attn);
     b.set_module(static_cast<int>(2 * layer + 1));
     hidden = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), ffn);
+    span[layer].end = static_cast<OpId>(b.graph().size());
   }
   b.set_module(-1);
   const SavedHead head = head_forward(b, ctx, strategy, hidden);
@@ -57,6 +88,10 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
       const ModuleInput mid = attention_forward(b, ctx, strategy, layer_input[layer], &saved[2 * layer]);
       b.set_module(static_cast<int>(2 * layer + 1));
       ffn_forward(b, ctx, strategy, mid, &saved[2 * layer + 1]);
+      b.set_stage(OpStage::kBackward);
+    } else if (selective) {
+      b.set_stage(OpStage::kRecompute);
+      recompute_selected(b, ctx.workload.save, span[layer], saved[2 * layer], saved[2 * layer + 1]);
       b.set_stage(OpStage::kBackward);
     }
     b.set_module(static_cast<int>(2 * layer + 1));

@@ -1,6 +1,7 @@
 // One training step of one TP group (phase train): per micro-batch the embedding, the forward of every
-// layer, the final norm, LM head and loss, then all of it backward in reverse with full recomputation if
-// asked; then the optimizer. Ignores (for now): selective recomputation, fp8 recipes.
+// layer, the final norm, LM head and loss, then all of it backward in reverse, each layer's forward re-run
+// before its backward (full recomputation) or its unsaved outputs recomputed (selective); then the
+// optimizer. Ignores (for now): fp8 recipes.
 #pragma once
 
 #include "model/layer_context.hpp"

@@ -60,4 +60,32 @@ std::string to_string(Dtype dtype) {
   return "bf16";
 }
 
+std::string to_string(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kFull:
+      return "full";
+    case Recompute::kSelective:
+      return "selective";
+  }
+  return "none";
+}
+
+const std::vector<std::pair<std::string, bool SaveList::*>>& save_list_items() {
+  static const std::vector<std::pair<std::string, bool SaveList::*>> items = {
+      {"matmul", &SaveList::matmul},         {"every_other_matmul", &SaveList::every_other_matmul},
+      {"attention", &SaveList::attention},   {"reduce_scatter", &SaveList::reduce_scatter},
+      {"all_reduce", &SaveList::all_reduce}, {"all_gather", &SaveList::all_gather}};
+  return items;
+}
+
+std::vector<std::string> save_items(const SaveList& save) {
+  std::vector<std::string> names;
+  for (const auto& [name, flag] : save_list_items()) {
+    if (save.*flag) names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace tpsim::model

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/dtype.hpp"
@@ -17,9 +18,22 @@ namespace tpsim::model {
 // train: one training step of the TP group (train_step.hpp): forward and backward per micro-batch,
 // then the optimizer.
 enum class Phase { kForward, kPrefill, kDecode, kGenerate, kOps, kTrain };
-// What a training step keeps for the backward: every saved activation (none), or only each layer's
-// input, the layer's forward re-run before its backward (full).
-enum class Recompute { kNone, kFull };
+// What a training step keeps for the backward: every saved activation (none); only each layer's
+// input, the layer's forward re-run before its backward (full); or what a save list names, the
+// layer's other outputs that its backward reads recomputed before it (selective).
+enum class Recompute { kNone, kFull, kSelective };
+
+// Selective recomputation's save list: the forward outputs kept in memory. The default is TorchTitan's
+// op-level list (torchtitan's llama3 parallelize.py, _save_list and _custom_policy): every other matmul
+// output (the 1st, 3rd, ... of each layer), attention outputs and reduce-scatter outputs.
+struct SaveList {
+  bool matmul = false;             // every matmul output
+  bool every_other_matmul = true;  // the odd-numbered matmuls of each layer, counted from 1
+  bool attention = true;
+  bool reduce_scatter = true;
+  bool all_reduce = false;
+  bool all_gather = false;
+};
 
 struct Workload {
   Phase phase = Phase::kForward;
@@ -38,6 +52,7 @@ struct Workload {
   // whether the step ends with clipping and AdamW.
   int64_t microbatches = 1;
   Recompute recompute = Recompute::kNone;
+  SaveList save;  // recompute selective only
   bool optimizer = true;
 
   bool is_inference() const { return phase != Phase::kForward && phase != Phase::kTrain; }
@@ -61,5 +76,10 @@ Pass decode_pass(const Workload& workload, int64_t step);
 double dtype_bytes(Dtype dtype);
 std::string to_string(Phase phase);
 std::string to_string(Dtype dtype);
+std::string to_string(Recompute recompute);
+// workload.save's item names, each with the SaveList flag it sets, in SaveList's order.
+const std::vector<std::pair<std::string, bool SaveList::*>>& save_list_items();
+// The items `save` holds, as workload.save names them.
+std::vector<std::string> save_items(const SaveList& save);
 
 }  // namespace tpsim::model

@@ -237,14 +237,37 @@ TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and
   CHECK_FALSE(s.workload.optimizer);
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "layers: 2", "layers: 2\n  microbatches: 4"), "s.yaml"),
                     Contains("s.yaml:9:17:") && Contains("applies only to phase train"));
-  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  recompute: selective"), "s.yaml"),
-                    Contains("s.yaml:9:14:") && Contains("selective is not modelled yet"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  save: [attention]"), "s.yaml"),
+                    Contains("s.yaml:9:9:") && Contains("recompute: selective"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8"), "s.yaml"),
                     Contains("fp8 recipes") && Contains("use bf16"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  optimizer: sgd"), "s.yaml"),
                     Contains("adamw, none"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  microbatches: 1025"), "s.yaml"),
                     Contains("s.yaml:9:17:") && Contains("limit of 1024"));
+}
+
+TEST_CASE("selective recomputation reads its save list, TorchTitan's by default, and refuses a bad one at its item") {
+  const std::string train = replace(kValid, "phase: prefill", "phase: train");
+  const std::string selective = replace(train, "layers: 2", "layers: 2\n  recompute: selective");
+  const model::Scenario plain = model::parse_scenario(selective, "s.yaml");
+  CHECK(plain.workload.recompute == model::Recompute::kSelective);
+  CHECK(model::save_items(plain.workload.save) ==
+        std::vector<std::string>{"every_other_matmul", "attention", "reduce_scatter"});
+  const auto with_save = [&](const std::string& list) {
+    return replace(selective, "recompute: selective", "recompute: selective\n  save: " + list);
+  };
+  const model::Scenario custom = model::parse_scenario(with_save("[matmul, all_gather]"), "s.yaml");
+  CHECK(model::save_items(custom.workload.save) == std::vector<std::string>{"matmul", "all_gather"});
+  CHECK(model::save_items(model::parse_scenario(with_save("[]"), "s.yaml").workload.save).empty());
+  CHECK_THROWS_WITH(model::parse_scenario(with_save("[attention, softmax]"), "s.yaml"),
+                    Contains("s.yaml:10:21:") && Contains("every_other_matmul") && Contains("softmax"));
+  CHECK_THROWS_WITH(model::parse_scenario(with_save("[attention, attention]"), "s.yaml"),
+                    Contains("s.yaml:10:21:") && Contains("twice"));
+  CHECK_THROWS_WITH(model::parse_scenario(with_save("[matmul, every_other_matmul]"), "s.yaml"),
+                    Contains("s.yaml:10:9:") && Contains("keep one"));
+  CHECK_THROWS_WITH(model::parse_scenario(with_save("attention"), "s.yaml"),
+                    Contains("s.yaml:10:9:") && Contains("must be a list"));
 }
 
 TEST_CASE("phase train refuses a dtp variant with a delay at its delta key") {
