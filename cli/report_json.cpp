@@ -121,6 +121,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
     workload["recompute"] = model::to_string(w.recompute);
     if (w.recompute == model::Recompute::kSelective) workload["save"] = model::save_items(w.save);
     workload["optimizer"] = w.optimizer ? "adamw" : "none";
+    if (w.dtype == model::Dtype::kFp8) workload["fp8_recipe"] = model::to_string(w.fp8_recipe);
   }
   if (w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate) workload["context_len"] = w.context_len;
   if (w.phase == model::Phase::kGenerate) workload["gen_len"] = w.gen_len;

@@ -130,6 +130,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
       shape += ", selective recomputation (saves: " + (items.empty() ? std::string("nothing") : items) + ")";
     }
     if (!w.optimizer) shape += ", no optimizer";
+    if (w.dtype == model::Dtype::kFp8) shape += ", fp8 " + model::to_string(w.fp8_recipe) + " recipe";
   }
   if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);
   if (w.phase == model::Phase::kGenerate) {

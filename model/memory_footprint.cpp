@@ -21,7 +21,8 @@ double pass_tokens(const Workload& w) {
 MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
   const TpShard s = shard_for_tp(a, tp);
   const double layers = static_cast<double>(w.layers);
-  const double linear_bytes = w.dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
+  // fp8 inference holds e4m3 weights; fp8 training keeps bf16 weights and casts them before each GEMM.
+  const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
   const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
   MemoryFootprint m;
   m.weights_bytes =

@@ -79,12 +79,13 @@ struct Op {
   int module = 0;  // 2 x layer for attention, 2 x layer + 1 for the FFN; -1 after the last layer
   OpStage stage = OpStage::kForward;
   SavedAs saved_as = SavedAs::kOther;
-  int32_t linear = -1;       // kGemm: the linear it computes (its pieces share it), numbered in issue order
-  GemmShape gemm;            // kGemm
-  bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
-  double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
-  double bytes_read = 0;     // HBM bytes read by a kernel
-  double bytes_written = 0;  // HBM bytes written by a kernel
+  int32_t linear = -1;        // kGemm: the linear it computes (its pieces share it), numbered in issue order
+  bool quantisation = false;  // an fp8 recipe's amax, cast or swizzle: the tensor it reads, in other bytes
+  GemmShape gemm;             // kGemm
+  bool fp8 = false;           // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
+  double flops = 0;           // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
+  double bytes_read = 0;      // HBM bytes read by a kernel
+  double bytes_written = 0;   // HBM bytes written by a kernel
   // kCollective: the full tensor (all-reduce input, all-gather output, reduce-scatter input).
   CollectiveKind collective = CollectiveKind::kAllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kNccl;

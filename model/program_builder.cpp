@@ -59,8 +59,11 @@ OpId ProgramBuilder::gemm_piece(const std::string& name, int piece, GemmShape sh
 OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,
                                  const std::vector<OpId>& deps) {
   const std::string linear = prefix() + linear_name;
-  if (linears_ == 0 || linear != last_linear_name_) ++linears_;
+  const bool first_piece = linears_ == 0 || linear != last_linear_name_;
+  if (first_piece) ++linears_;
   last_linear_name_ = linear;
+  const std::vector<OpId> inputs =
+      fp8_recipe_ == Fp8Recipe::kNone ? deps : quantise_operands(linear_name, name, shape, deps, first_piece);
   Op op;
   op.name = name;
   op.kind = OpKind::kGemm;
@@ -73,7 +76,42 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
   op.bytes_written = elem_bytes_ * static_cast<double>(shape.m * shape.n);
   op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
              (gemm_fp8_ ? " fp8" : "");
-  return issue(std::move(op), deps);
+  const OpId gemm = issue(std::move(op), inputs);
+  if (fp8_recipe_ == Fp8Recipe::kNone || !rescales_output(fp8_recipe_, gemm_role_of(linear_name))) return gemm;
+  const double output = elem_bytes_ * static_cast<double>(shape.m * shape.n);
+  return memory(name + ".rescale", output, output, static_cast<double>(shape.m * shape.n), shape_text(shape.m, shape.n),
+                {gemm});
+}
+
+std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_name, const std::string& name,
+                                                    GemmShape shape, const std::vector<OpId>& deps, bool first_piece) {
+  const GemmRole role = gemm_role_of(linear_name);
+  const double a_elements = static_cast<double>(shape.m * shape.k);
+  const double b_elements = static_cast<double>(shape.k * shape.n);
+  std::optional<OpId> last_a, last_b;  // each operand's kernels run in turn (amax, cast, swizzle)
+  for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role)) {
+    const bool weight = kernel.reads_b && role != GemmRole::kWeightGradient;
+    if (weight && !first_piece) continue;
+    const double elements = kernel.reads_b ? b_elements : a_elements;
+    std::optional<OpId>& last = kernel.reads_b ? last_b : last_a;
+    std::vector<OpId> inputs = weight ? std::vector<OpId>{} : deps;
+    if (last) inputs = {*last};
+    Op op;
+    op.name = name + "." + kernel.name;
+    op.kind = OpKind::kMemory;
+    op.quantisation = true;
+    op.flops = elements;
+    op.bytes_read = elements * kernel.read_per_element;
+    op.bytes_written = elements * kernel.written_per_element;
+    op.shape = kernel.reads_b ? shape_text(shape.k, shape.n) : shape_text(shape.m, shape.k);
+    last = issue(std::move(op), inputs);
+  }
+  std::vector<OpId> inputs = last_a ? std::vector<OpId>{*last_a} : deps;
+  if (last_b && role == GemmRole::kWeightGradient) {
+    if (!last_a) inputs.clear();
+    inputs.push_back(*last_b);
+  }
+  return inputs;
 }
 
 OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,

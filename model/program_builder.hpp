@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/fp8_recipe.hpp"
 #include "model/layer_graph.hpp"
 #include "model/workload.hpp"
 
@@ -35,6 +36,9 @@ class ProgramBuilder {
   void set_exchanges_as_nccl_calls(bool calls) { exchanges_as_nccl_calls_ = calls; }
   // GEMMs issued from now on read fp8 (e4m3) operands and write elem_bytes outputs.
   void set_gemm_fp8(bool fp8) { gemm_fp8_ = fp8; }
+  // GEMMs issued from now on (with set_gemm_fp8) are preceded by `recipe`'s quantisation kernels, their
+  // role told by their linear's name (fp8_recipe.hpp); kNone: the casts are assumed fused elsewhere.
+  void set_fp8_recipe(Fp8Recipe recipe) { fp8_recipe_ = recipe; }
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
   void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
   bool attention_fp8() const { return attention_fp8_; }
@@ -69,6 +73,7 @@ class ProgramBuilder {
   LayerGraph& graph_;
   double elem_bytes_;
   bool gemm_fp8_ = false;
+  Fp8Recipe fp8_recipe_ = Fp8Recipe::kNone;
   bool exchanges_as_nccl_calls_ = false;
   bool attention_fp8_ = false;
   int layer_ = 0;
@@ -85,6 +90,11 @@ class ProgramBuilder {
   // A GEMM named `name` computing (part of) linear `linear_name`.
   OpId linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,
                    const std::vector<OpId>& deps);
+  // The recipe's quantisation kernels before GEMM `name` (a piece of linear `linear_name`; the weight's
+  // only before its first piece): returns the GEMM's inputs (the quantised activations; weights are no
+  // activations and keep only stream order).
+  std::vector<OpId> quantise_operands(const std::string& linear_name, const std::string& name, GemmShape shape,
+                                      const std::vector<OpId>& deps, bool first_piece);
   // The name prefix of stage `stage` now.
   std::string prefix_of(OpStage stage) const;
 };

@@ -9,6 +9,7 @@
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
 #include "model/limits.hpp"
+#include "model/presets.hpp"
 #include "model/scenario.hpp"
 #include "model/size_checks.hpp"
 #include "model/yaml_reader.hpp"
@@ -21,7 +22,8 @@ const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware"
 const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps", "oversubscription"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
                                                 "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
-                                                "ops",   "microbatches",    "optimizer", "save"};
+                                                "ops",   "microbatches",    "optimizer", "save",        "fp8_recipe"};
+const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
                                                "order",      "boundary_overlap", "delta",  "dtp_collective",
@@ -107,16 +109,24 @@ SaveList read_save_list(const YamlReader& in, const YAML::Node& node) {
 
 // microbatches, recompute, save and optimizer: phase train's, refused on other phases.
 void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) {
-  for (const char* key : {"microbatches", "recompute", "optimizer", "save"}) {
+  for (const char* key : {"microbatches", "recompute", "optimizer", "save", "fp8_recipe"}) {
     if (node[key] && w.phase != Phase::kTrain) {
       in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
     }
   }
   if (w.phase != Phase::kTrain) return;
+  if (node["fp8_recipe"] && w.dtype != Dtype::kFp8) {
+    in.fail(node["fp8_recipe"], "workload.fp8_recipe applies only to dtype fp8; set dtype: fp8 or drop fp8_recipe");
+  }
   if (w.dtype == Dtype::kFp8) {
-    in.fail(node["dtype"],
-            "workload.dtype fp8 in phase train needs fp8 recipes (their quantisation kernels), not "
-            "modelled yet; use bf16");
+    if (!node["fp8_recipe"]) {
+      in.fail(node["dtype"], "workload.dtype fp8 in phase train needs workload.fp8_recipe: " + join_names(kFp8Recipes) +
+                                 " (the quantisation kernels around every linear)");
+    }
+    const std::string recipe = in.choice(node["fp8_recipe"], "workload.fp8_recipe", kFp8Recipes);
+    for (const Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kRowwise, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
+      if (to_string(r) == recipe) w.fp8_recipe = r;
+    }
   }
   if (node["microbatches"]) {
     w.microbatches = in.positive_int(node["microbatches"], "workload.microbatches");

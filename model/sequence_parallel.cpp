@@ -60,12 +60,24 @@ class SequenceParallelStrategy : public TpStrategy {
  protected:
   // The GEMM's gathered input, which the weight gradient reads: the all-gather feeding a blocking GEMM,
   // or every unit a pipeline's pieces read (the received steps, the local shard, or their normed pieces).
+  // An fp8 recipe's casts are looked through: the autograd function saves the bf16 input.
   static std::vector<OpId> gemm_inputs(const ProgramBuilder& b, const std::vector<OpId>& gemm,
                                        std::optional<OpId> local) {
     std::vector<OpId> inputs;
-    for (const OpId piece : gemm) {
-      for (const OpId input : b.graph().data_inputs(piece)) {
-        if (std::find(inputs.begin(), inputs.end(), input) == inputs.end()) inputs.push_back(input);
+    std::vector<OpId> pending(gemm.rbegin(), gemm.rend());
+    std::vector<OpId> seen;
+    while (!pending.empty()) {
+      const OpId id = pending.back();
+      pending.pop_back();
+      for (const OpId input : b.graph().data_inputs(id)) {
+        if (b.graph().op(input).quantisation) {
+          if (std::find(seen.begin(), seen.end(), input) == seen.end()) {
+            seen.push_back(input);
+            pending.push_back(input);
+          }
+        } else if (std::find(inputs.begin(), inputs.end(), input) == inputs.end()) {
+          inputs.push_back(input);
+        }
       }
     }
     if (inputs.empty() && local) inputs.push_back(*local);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/dtype.hpp"
+#include "model/fp8_recipe.hpp"
 #include "model/op_list.hpp"
 
 namespace tpsim::model {
@@ -53,6 +54,8 @@ struct Workload {
   int64_t microbatches = 1;
   Recompute recompute = Recompute::kNone;
   SaveList save;  // recompute selective only
+  // train with dtype fp8: the recipe whose quantisation kernels surround every linear's GEMMs.
+  Fp8Recipe fp8_recipe = Fp8Recipe::kNone;
   bool optimizer = true;
 
   bool is_inference() const { return phase != Phase::kForward && phase != Phase::kTrain; }

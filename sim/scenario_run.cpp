@@ -153,6 +153,15 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
       in.fail(scenario.root["workload"]["attention_dtype"], "workload.attention_dtype fp8: " + why);
     }
   }
+  if (w.fp8_recipe == model::Fp8Recipe::kMxfp8 && run.gpu.compute_capability < 100) {
+    in.fail(scenario.root["workload"]["fp8_recipe"],
+            "workload.fp8_recipe mxfp8 needs block-scaled fp8 tensor cores (compute capability 10.0, Blackwell); " +
+                run.gpu.name + " has " +
+                (run.gpu.compute_capability > 0 ? std::to_string(run.gpu.compute_capability / 10) + "." +
+                                                      std::to_string(run.gpu.compute_capability % 10)
+                                                : std::string("none given")) +
+                "; use tensorwise, rowwise or blockwise, or a b200");
+  }
   if (w.phase == model::Phase::kTrain) {
     if (const std::string why = cost.attention_backward_unsupported_reason(); !why.empty()) {
       in.fail(scenario.calibration.node, "calibration: " + why);

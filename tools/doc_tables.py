@@ -125,6 +125,21 @@ def train():
             mfu_async, "")
 
 
+def train_recipes():
+    # The shipped training steps side by side: recomputation and fp8 against the plain bf16 step.
+    header("training step, TP=8 on H100", "sp ms", "async ms", "async gain", "recompute ms (sp)", "sp MFU",
+           "memory GB (sp)")
+    steps = [("llama3-8b-tp8-train", "Llama-3.1-8B, 8 x 8192, bf16, no recomputation"),
+             ("llama3-8b-tp8-train-fp8", "Llama-3.1-8B, 8 x 8192, fp8 tensorwise, selective"),
+             ("qwen3-8b-tp8-train-selective", "Qwen3-8B, 2 x (4 x 8192), bf16, selective"),
+             ("llama3-70b-tp8-train", "Llama-3.1-70B, 8 x 8192, bf16, full")]
+    for (_, label), d in zip(steps, results_of(name for name, _ in steps)):
+        v = by_variant(d["results"])
+        sp, fast = v["sp"], v["async"]
+        row(label, ms(sp["time_s"]), ms(fast["time_s"]), f"{sp['time_s'] / fast['time_s']:.2f}x",
+            ms(sp["stages"].get("recompute_s", 0.0)), f"{100 * sp['mfu']:.1f}%", f"{sp['memory_per_gpu_bytes'] / 1e9:.1f}")
+
+
 def gpu_generations():
     header("GPU", "sp ms", "async-ce", "dtp1", "nocomm")
     points = {}
@@ -174,7 +189,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "train": train,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "train": train, "train-recipes": train_recipes,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

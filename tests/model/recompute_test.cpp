@@ -62,8 +62,9 @@ int forward_count(const model::LayerGraph& g, model::CollectiveKind kind) {
 
 }  // namespace
 
-TEST_CASE("selective recomputation with the reduce-scatter outputs saved re-issues the all-gathers and not the "
-          "reduce-scatters") {
+TEST_CASE(
+    "selective recomputation with the reduce-scatter outputs saved re-issues the all-gathers and not the "
+    "reduce-scatters") {
   const model::LayerGraph g = train_graph(TpMode::kSp, train_workload(2, Recompute::kSelective));
   Recomputed r = recomputed(g);
   CHECK(r.collectives[model::CollectiveKind::kAllGather] == forward_count(g, model::CollectiveKind::kAllGather));
@@ -128,8 +129,9 @@ TEST_CASE("selective recomputation adds no model FLOPs and keeps the step's forw
   CHECK(not_recomputed == none.size());
 }
 
-TEST_CASE("activation memory equals the closed forms for none, full and selective, with and without sequence "
-          "parallelism") {
+TEST_CASE(
+    "activation memory equals the closed forms for none, full and selective, with and without sequence "
+    "parallelism") {
   // Per rank at tp 8: t tokens, r rows of the residual stream (t / 8 when sequence-parallel), hidden h,
   // q and k the local query and key widths, f the local FFN width; bf16 throughout.
   const double t = 2048, h = 4096, q = 4 * 128, k = 1 * 128, f = 14336.0 / 8, e = 2;

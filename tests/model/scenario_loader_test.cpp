@@ -240,7 +240,17 @@ TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  save: [attention]"), "s.yaml"),
                     Contains("s.yaml:9:9:") && Contains("recompute: selective"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8"), "s.yaml"),
-                    Contains("fp8 recipes") && Contains("use bf16"));
+                    Contains("s.yaml:9:10:") && Contains("fp8_recipe: tensorwise, rowwise, blockwise, mxfp8"));
+  CHECK(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: rowwise"), "s.yaml")
+            .workload.fp8_recipe == model::Fp8Recipe::kRowwise);
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: delayed"), "s.yaml"),
+      Contains("s.yaml:10:15:") && Contains("tensorwise, rowwise, blockwise, mxfp8"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  fp8_recipe: rowwise"), "s.yaml"),
+                    Contains("s.yaml:9:15:") && Contains("only to dtype fp8"));
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(kValid, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: rowwise"), "s.yaml"),
+      Contains("s.yaml:10:15:") && Contains("applies only to phase train"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  optimizer: sgd"), "s.yaml"),
                     Contains("adamw, none"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  microbatches: 1025"), "s.yaml"),

@@ -182,3 +182,13 @@ TEST_CASE("fp8 attention runs at the fp8 peak and reads 1-byte Q, K and V; the A
                                               Catch::Contains("workload.attention_dtype fp8: GPU a100-sxm has no fp8"));
   CHECK_FALSE(test::profile_preset("a100-sxm").attention.fp8_efficiency);
 }
+
+TEST_CASE("the mxfp8 recipe on a GPU without block-scaled fp8 tensor cores is refused at its key") {
+  const std::string text =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+      "workload: {phase: train, batch: 1, seq_len: 512, dtype: fp8, fp8_recipe: mxfp8, layers: 1}\n"
+      "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  const model::Scenario s = model::parse_scenario(text, "t.yaml");
+  CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:4:") && Catch::Contains("compute capability 10.0") &&
+                                              Catch::Contains("h100-sxm has 9.0"));
+}
