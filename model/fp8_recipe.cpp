@@ -12,9 +12,9 @@ namespace tpsim::model {
 namespace {
 
 constexpr double kBf16 = 2.0, kFp8 = 1.0;
-constexpr double kTileScale = 4.0 / 128;         // fp32 scale per 1x128 tile
-constexpr double kBlockScale = 4.0 / 16384;      // fp32 scale per 128x128 block
-constexpr double kMxScale = 1.0 / 32;            // e8m0 scale per 32 elements
+constexpr double kTileScale = 4.0 / 128;     // fp32 scale per 1x128 tile
+constexpr double kBlockScale = 4.0 / 16384;  // fp32 scale per 128x128 block
+constexpr double kMxScale = 1.0 / 32;        // e8m0 scale per 32 elements
 constexpr bool kA = false, kB = true;
 
 using Kernels = std::vector<QuantKernel>;
@@ -26,10 +26,8 @@ using Kernels = std::vector<QuantKernel>;
 // row-major and the transposed e5m2 copies, the second read by the weight gradient. Against the
 // roofline model's partition (the forward writing x's transposed copy) this re-reads x: 2 bytes per
 // element more.
-const Kernels kTensorwiseForward = {{"w.amax", kB, kBf16, 0},
-                                    {"w.cast", kB, kBf16, kFp8},
-                                    {"x.amax", kA, kBf16, 0},
-                                    {"x.cast", kA, kBf16, kFp8}};
+const Kernels kTensorwiseForward = {
+    {"w.amax", kB, kBf16, 0}, {"w.cast", kB, kBf16, kFp8}, {"x.amax", kA, kBf16, 0}, {"x.cast", kA, kBf16, kFp8}};
 const Kernels kTensorwiseDataGradient = {
     {"w.cast", kB, kBf16, kFp8}, {"dy.amax", kA, kBf16, 0}, {"dy.cast", kA, kBf16, 2 * kFp8}};
 const Kernels kTensorwiseWeightGradient = {{"x.cast_t", kA, kBf16, kFp8}};

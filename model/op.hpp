@@ -60,6 +60,7 @@ struct GemmShape {
 // Element widths: bf16, and fp8 (e4m3), whose GEMMs write bf16.
 inline constexpr double kBf16Bytes = 2.0;
 inline constexpr double kFp8Bytes = 1.0;
+inline constexpr double kFp32Bytes = 4.0;
 
 // HBM bytes of a GEMM that reads A [m, k] and B [k, n] once and writes C [m, n] once.
 double gemm_bytes(const GemmShape& shape, double elem_bytes);

@@ -74,6 +74,11 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
   op.fp8 = gemm_fp8_;
   op.bytes_read = (gemm_fp8_ ? kFp8Bytes : elem_bytes_) * static_cast<double>(shape.m * shape.k + shape.k * shape.n);
   op.bytes_written = elem_bytes_ * static_cast<double>(shape.m * shape.n);
+  if (fp32_weight_gradients_ && gemm_role_of(linear_name) == GemmRole::kWeightGradient) {
+    const double gradient = kFp32Bytes * static_cast<double>(shape.m * shape.n);
+    op.bytes_written = gradient;
+    if (accumulate_weight_gradients_) op.bytes_read += gradient;
+  }
   op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
              (gemm_fp8_ ? " fp8" : "");
   const OpId gemm = issue(std::move(op), inputs);

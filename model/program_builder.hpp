@@ -39,6 +39,13 @@ class ProgramBuilder {
   // GEMMs issued from now on (with set_gemm_fp8) are preceded by `recipe`'s quantisation kernels, their
   // role told by their linear's name (fp8_recipe.hpp); kNone: the casts are assumed fused elsewhere.
   void set_fp8_recipe(Fp8Recipe recipe) { fp8_recipe_ = recipe; }
+  // Weight-gradient GEMMs issued next write the fp32 gradient (Megatron's main_grad, fused accumulation:
+  // the GEMM's epilogue adds into it); with `accumulate` (every micro-batch after a step's first) they
+  // read it too (beta = 1).
+  void set_fp32_weight_gradients(bool on, bool accumulate) {
+    fp32_weight_gradients_ = on;
+    accumulate_weight_gradients_ = accumulate;
+  }
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
   void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
   bool attention_fp8() const { return attention_fp8_; }
@@ -73,6 +80,8 @@ class ProgramBuilder {
   LayerGraph& graph_;
   double elem_bytes_;
   bool gemm_fp8_ = false;
+  bool fp32_weight_gradients_ = false;
+  bool accumulate_weight_gradients_ = false;
   Fp8Recipe fp8_recipe_ = Fp8Recipe::kNone;
   bool exchanges_as_nccl_calls_ = false;
   bool attention_fp8_ = false;

@@ -108,8 +108,10 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
 void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
   for (int64_t mb = 0; mb < ctx.workload.microbatches; ++mb) {
     b.set_name_prefix(ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "");
+    b.set_fp32_weight_gradients(true, mb > 0);
     micro_batch(b, ctx, strategy);
   }
+  b.set_fp32_weight_gradients(false, false);
   b.set_name_prefix("");
   b.set_module(-1);
   if (ctx.workload.optimizer) {

@@ -116,8 +116,8 @@ TEST_CASE("an async pipeline quantises each piece's rows and casts the weight on
     (weight ? weight_casts : input_casts) += 1;
     if (!weight) input_bytes += op.bytes_read + op.bytes_written;
   }
-  CHECK(weight_casts == 2);      // amax and cast
-  CHECK(input_casts == 2 * 8);   // amax and cast of each of 8 pieces
+  CHECK(weight_casts == 2);                 // amax and cast
+  CHECK(input_casts == 2 * 8);              // amax and cast of each of 8 pieces
   CHECK(input_bytes == Approx(5 * T * K));  // the pieces add up to the whole input
 }
 

@@ -167,3 +167,19 @@ TEST_CASE("the LM head runs forward once and backward twice as a vocab-parallel 
     CHECK(embedding_collectives == (mode == TpMode::kTp ? 1 : 2));
   }
 }
+
+TEST_CASE("micro-batches after the first accumulate into the fp32 gradients their weight-gradient GEMMs write") {
+  const model::LayerGraph g = train_graph(TpMode::kSp, train_workload(1, 1024, 1, model::Recompute::kNone, 2));
+  int checked = 0;
+  for (const model::Op& op : g.ops()) {
+    if (op.kind != OpKind::kGemm || op.name.find(".wgrad") == std::string::npos) continue;
+    const double operands = 2.0 * static_cast<double>(op.gemm.m * op.gemm.k + op.gemm.k * op.gemm.n);
+    const double gradient = 4.0 * static_cast<double>(op.gemm.m * op.gemm.n);  // fp32, one per weight
+    const bool first = op.name.rfind("mb0.", 0) == 0;
+    INFO(op.name);
+    CHECK(op.bytes_written == gradient);
+    CHECK(op.bytes_read == Approx(operands + (first ? 0.0 : gradient)));
+    ++checked;
+  }
+  CHECK(checked == 2 * (4 + 1));  // two micro-batches: QKV, O, gate/up, down and the LM head
+}
