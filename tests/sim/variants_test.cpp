@@ -138,7 +138,9 @@ variants:
   CHECK(chosen.variant.chunks == best_chunks);
 }
 
-TEST_CASE("a training step's micro-batches run one after the other: two take twice one, without the optimizer") {
+TEST_CASE(
+    "a training step's micro-batches run one after the other: each after the first adds the same time, "
+    "its gradient accumulation included") {
   const sim::CostModel cost = test::h100_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   model::Workload w = test::forward_workload(1, 2048, 2);
@@ -147,7 +149,12 @@ TEST_CASE("a training step's micro-batches run one after the other: two take twi
   const double one = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
   w.microbatches = 2;
   const double two = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
-  CHECK(two == Approx(2.0 * one).epsilon(1e-9));
+  w.microbatches = 3;
+  const double three = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
+  CHECK(three - two == Approx(two - one).epsilon(1e-9));
+  // The later micro-batches' weight gradients also read the fp32 gradients they add into.
+  CHECK(two > 2.0 * one);
+  w.microbatches = 1;
   // The step is its forward and then a backward with more work than the forward (twice the GEMM FLOPs,
   // the same bytes moved), and the optimizer adds time after the last backward.
   const model::Workload forward = test::forward_workload(1, 2048, 2);
