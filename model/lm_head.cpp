@@ -7,7 +7,7 @@ namespace {
 constexpr double kFp32 = 4.0;
 
 ColumnLinear head_linear(const LayerContext& ctx) {
-  return {"final.norm", "lm_head", vocab_shard(ctx)};
+  return {"final.norm", "lm_head", vocab_shard(ctx), true};
 }
 
 }  // namespace

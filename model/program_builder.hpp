@@ -21,6 +21,7 @@ class ProgramBuilder {
   double elem_bytes() const { return elem_bytes_; }
   void set_layer(int layer) { layer_ = layer; }
   void set_module(int module) { module_ = module; }
+  int module() const { return module_; }
   // The stage of the ops issued next; recomputed ops are named "L<layer>.recompute.<op>".
   void set_stage(OpStage stage) { stage_ = stage; }
   // Prepended to every name issued next (a micro-batch's "mb2.").

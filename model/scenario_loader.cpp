@@ -386,10 +386,11 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   std::set<std::string> names;
   for (size_t i = 0; i < node.size(); ++i) {
     Variant v = read_variant(in, node[i], static_cast<int>(i), out.parallelism.tp);
-    if (out.workload.phase == Phase::kTrain && v.mode == TpMode::kDtp && v.delta > 0) {
+    if (out.workload.phase == Phase::kTrain && v.mode == TpMode::kDtp && v.delta > 0 &&
+        out.workload.recompute != Recompute::kNone) {
       in.fail(node[i]["delta"], "variants[" + std::to_string(i) +
-                                    "]: tp_mode dtp with delta > 0 has no backward modelled yet, so phase train "
-                                    "cannot run it; use delta 0 (blocking tp), tp, sp or async");
+                                    "]: tp_mode dtp with delta > 0 under recomputation is not modelled (a recomputed "
+                                    "layer would need the peers' shares its forward added); use recompute: none");
     }
     if (v.mode == TpMode::kSp || v.mode == TpMode::kAsync) {
       // Sequence sharding needs every pass's tokens to divide over the ranks (a decode step has batch tokens).

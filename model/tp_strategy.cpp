@@ -68,11 +68,19 @@ class AllReduceStrategy final : public PlainLinearStrategy {
   explicit AllReduceStrategy(int modules) : dtp_(modules) {}
   bool shards_sequence(int64_t /*tokens*/, int /*tp*/) const override { return false; }
   void check(const LayerContext& ctx) const override {
-    if (ctx.workload.phase == Phase::kTrain && ctx.variant.mode == TpMode::kDtp && ctx.variant.delta > 0) {
+    if (ctx.workload.phase == Phase::kTrain && dtp_.active(ctx) && ctx.workload.recompute != Recompute::kNone) {
       throw InputError("variant " + ctx.variant.name +
-                       ": tp_mode dtp with delta > 0 has no backward modelled yet, so phase train cannot run it; "
-                       "use delta 0 (blocking tp), tp, sp or async");
+                       ": tp_mode dtp with delta > 0 under recomputation is not modelled (a recomputed layer would "
+                       "need the peers' shares its forward added); use recompute: none");
     }
+  }
+  // dtp with a delay: the LM head reads the pass's last hidden state, all-reduced after its norm.
+  ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                              const ModuleInput& input) override {
+    if (!linear.closes_pass || !dtp_.active(ctx)) return PlainLinearStrategy::column_forward(b, ctx, linear, input);
+    const OpId normed = norm_of(b, ctx, linear, input);
+    const OpId reduced = *dtp_.final_reduction(b, ctx, normed);
+    return {{b.gemm(linear.gemm_name, column_shape(ctx, linear), {reduced})}, {reduced}};
   }
   ModuleInput enter_module(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& residual) override {
     return dtp_.before_module(b, ctx, residual);
@@ -84,6 +92,22 @@ class AllReduceStrategy final : public PlainLinearStrategy {
   }
   void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed) override {
     dtp_.final_reduction(b, ctx, normed);
+  }
+  // dtp with a delay: each row-parallel linear's output gradient adds the peers' stream gradients where
+  // they read its partial; the column-parallel input gradients need no all-reduce (each rank's modules
+  // read its own stream), except the LM head's (it reads the reduced hidden state every rank shares).
+  std::vector<OpId> row_backward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
+                                 const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
+    return plain_row_backward(b, ctx, linear, dtp_.partial_gradient(b, ctx, grad), saved_input);
+  }
+  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                       const ModuleInput& module_input) override {
+    const bool all_reduce = !dtp_.active(ctx) || linear.closes_pass;
+    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, all_reduce);
+  }
+  void after_module_backward(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& grad) override {
+    dtp_.after_module_backward(b, ctx, grad);
   }
 
  private:
@@ -113,6 +137,9 @@ ModuleInput TpStrategy::enter_module(ProgramBuilder& /*b*/, const LayerContext& 
 }
 
 void TpStrategy::finish_pass(ProgramBuilder& /*b*/, const LayerContext& /*ctx*/, OpId /*normed*/) {}
+
+void TpStrategy::after_module_backward(ProgramBuilder& /*b*/, const LayerContext& /*ctx*/,
+                                       const ModuleInput& /*grad*/) {}
 
 ModuleInput TpStrategy::reduce_partial(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
                                        OpId partial) {

@@ -16,6 +16,7 @@ struct ColumnLinear {
   std::string norm_name;  // e.g. "attn.norm"
   std::string gemm_name;  // e.g. "attn.qkv_proj"
   int64_t out_cols = 0;
+  bool closes_pass = false;  // the LM head: reads the pass's last hidden state, which dtp reduces first
 };
 
 // A row-parallel linear closing a module: a GEMM of in_cols local rows to the hidden width, the
@@ -54,6 +55,8 @@ class TpStrategy {
                                   const std::vector<OpId>& inputs, const ModuleInput& residual) = 0;
   // After the pass's final norm `normed` (dtp's closing all-reduce).
   virtual void finish_pass(ProgramBuilder& b, const LayerContext& ctx, OpId normed);
+  // After each module's backward (the builder's module), `grad` the gradient of the stream it read.
+  virtual void after_module_backward(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& grad);
 
   // A [tokens, hidden] partial sum every rank holds (the vocab-parallel embedding's lookup) reduced
   // into the residual stream's rows: all-reduce, reduce-scatter, or nothing (nocomm).

@@ -96,8 +96,10 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     }
     b.set_module(static_cast<int>(2 * layer + 1));
     grad = ffn_backward(b, ctx, strategy, saved[2 * layer + 1], grad);
+    strategy.after_module_backward(b, ctx, grad);
     b.set_module(static_cast<int>(2 * layer));
     grad = attention_backward(b, ctx, strategy, saved[2 * layer], grad);
+    strategy.after_module_backward(b, ctx, grad);
   }
   b.set_module(-1);
   embedding_backward(b, ctx, strategy, grad);

@@ -140,6 +140,15 @@ def train_recipes():
             ms(sp["stages"].get("recompute_s", 0.0)), f"{100 * sp['mfu']:.1f}%", f"{sp['memory_per_gpu_bytes'] / 1e9:.1f}")
 
 
+def train_dtp():
+    names = ["tp", "sp", "dtp1", "dtp2", "nocomm"]
+    header("Qwen3-0.6B step, TP=4 on H200", *names)
+    v = by_variant(results("qwen3-0.6b-tp4-train-dtp")["results"])
+    row("step ms", *(ms(v[n]["time_s"]) for n in names))
+    row("speedup over tp", *(f"{v[n]['speedup']:.2f}x" for n in names))
+    row("exposed communication ms", *(ms(v[n]["exposed_comm_s"]) for n in names))
+
+
 def gpu_generations():
     header("GPU", "sp ms", "async-ce", "dtp1", "nocomm")
     points = {}
@@ -189,7 +198,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "train": train, "train-recipes": train_recipes,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

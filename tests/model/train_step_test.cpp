@@ -1,6 +1,7 @@
 // The training step's graph: backward GEMMs, collectives mirrored per mode, recomputation, micro-batches.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "model/graph_builder.hpp"
@@ -8,6 +9,7 @@
 #include "test_support.hpp"
 
 using namespace tpsim;
+using model::OpId;
 using model::OpKind;
 using model::OpStage;
 using model::TpMode;
@@ -138,8 +140,57 @@ TEST_CASE("phase train refuses what it does not model yet, naming it") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   model::Variant dtp = test::variant(TpMode::kDtp);
   dtp.delta = 1;
-  CHECK_THROWS_WITH(model::build_layer_graph(arch, train_workload(1, 1024, 2), 8, dtp),
-                    Catch::Contains("dtp") && Catch::Contains("train"));
+  CHECK_THROWS_WITH(model::build_layer_graph(arch, train_workload(1, 1024, 2, model::Recompute::kFull), 8, dtp),
+                    Catch::Contains("dtp") && Catch::Contains("recompute: none"));
+}
+
+TEST_CASE(
+    "dtp backward reduces each delayed partial's gradient once, delta modules before its linear reads it, and "
+    "drops tp's input-gradient all-reduces") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Variant dtp = test::variant(TpMode::kDtp);
+  dtp.delta = 1;
+  const model::LayerGraph g = model::build_layer_graph(arch, train_workload(1, 1024, 2), 8, dtp);
+  // Four modules, delta 1: modules 0 and 1 reduce their partials forward (modules 2 and 3 add them); in
+  // backward the gradients of modules 2's and 3's inputs are reduced for modules 0's and 1's linears.
+  std::map<std::string, OpId> by_name;
+  for (OpId id = 0; id < g.size(); ++id) by_name[g.op(id).name] = id;
+  int forward_partials = 0, backward_reductions = 0, dgrad_all_reduces = 0;
+  for (const model::Op& op : g.ops()) {
+    if (op.kind != OpKind::kCollective) continue;
+    forward_partials += op.name.find(".partials.all_reduce") != std::string::npos;
+    backward_reductions += op.name.find("dtp.backward.input_gradient") != std::string::npos;
+    if (op.name.find(".dgrad.all_reduce") != std::string::npos) {
+      ++dgrad_all_reduces;
+      CHECK(op.name == "lm_head.dgrad.all_reduce");  // the head reads the reduced hidden state all ranks share
+    }
+  }
+  CHECK(forward_partials == 2);
+  CHECK(backward_reductions == 2);
+  CHECK(dgrad_all_reduces == 1);
+  // Module 0 (layer 0's attention): its O projection's data gradient reads the peers' gradients of
+  // module 2's input (layer 1's attention), reduced after module 2's backward and added to its own.
+  const OpId add = by_name.at("L0.dtp.backward.add_peer_gradients_of_module2");
+  const OpId reduction = by_name.at("L1.dtp.backward.input_gradient.all_reduce");
+  const std::vector<OpId> reads = g.data_inputs(add);
+  CHECK(std::find(reads.begin(), reads.end(), reduction) != reads.end());
+  const std::vector<OpId> dgrad_reads = g.data_inputs(by_name.at("L0.attn.o_proj.dgrad"));
+  CHECK(dgrad_reads == std::vector<OpId>{add});
+  CHECK(g.op(reduction).stage == OpStage::kBackward);
+}
+
+TEST_CASE("dtp with delta 0 trains exactly as tp") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const model::LayerGraph tp = train_graph(TpMode::kTp, train_workload(1, 1024, 2));
+  model::Variant blocking = test::variant(TpMode::kDtp);
+  blocking.delta = 0;
+  const model::LayerGraph dtp0 = model::build_layer_graph(arch, train_workload(1, 1024, 2), 8, blocking);
+  REQUIRE(dtp0.size() == tp.size());
+  for (OpId id = 0; id < tp.size(); ++id) {
+    CHECK(dtp0.op(id).name == tp.op(id).name);
+    CHECK(dtp0.op(id).flops == tp.op(id).flops);
+    CHECK(dtp0.op(id).tensor_bytes == tp.op(id).tensor_bytes);
+  }
 }
 
 TEST_CASE("the LM head runs forward once and backward twice as a vocab-parallel GEMM, and the loss all-reduces") {
