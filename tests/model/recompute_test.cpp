@@ -140,7 +140,8 @@ TEST_CASE(
     // none: each module's input (r h) and normed input as its GEMM reads it (t h: gathered under sp), QKV,
     // rotated Q and K, the attention output; gate/up and the SwiGLU output.
     const double none = 2 * r * h + 2 * t * h + t * (q + 2 * k) + t * (q + k) + t * q + 2 * t * f + t * f;
-    // full: the layer's input alone.
+    // full: the layer's input alone; Korthikanti et al. (2022) count the same, 2sbh per layer, over tp
+    // with sequence parallelism (their other rows count GPT-3's dropout masks, GeLU and unfused attention).
     const double full = r * h;
     // selective (TorchTitan's list): the layer's input, QKV (1st matmul), the attention output, gate/up
     // (3rd matmul), and under sp the attention's reduce-scatter output (what the recomputed residual reads;

@@ -127,3 +127,35 @@ TEST_CASE("a training step's stages split its compute stream's time: forward, ba
   CHECK(total == Approx(compute_end).epsilon(1e-12));
   for (const auto& [stage, seconds] : stages) CHECK(seconds > 0);
 }
+
+TEST_CASE("a step with one micro-batch and no optimizer is that micro-batch's forward, then its backward") {
+  const sim::CostModel cost = test::h100_cost();
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::forward_workload(1, 2048, 2);
+  w.phase = model::Phase::kTrain;
+  w.optimizer = false;
+  sim::PassTrace pass{"train", model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp)), {}};
+  pass.timeline = sim::simulate(pass.graph, cost);
+  const auto stages = sim::stage_times(pass);
+  REQUIRE(stages.size() == 2);
+  CHECK(stages[0].first == "forward");
+  CHECK(stages[1].first == "backward");
+  CHECK(stages[0].second + stages[1].second == Approx(pass.timeline.makespan_s).epsilon(1e-12));
+  // The forward ops come first: simulated alone, they end where the step's forward stage ends.
+  model::LayerGraph forward(pass.graph.tp());
+  for (const model::Op& op : pass.graph.ops()) {
+    if (op.stage != model::OpStage::kForward) break;
+    forward.add(op);
+  }
+  size_t forward_ops = 0;
+  for (const model::Op& op : pass.graph.ops()) forward_ops += op.stage == model::OpStage::kForward;
+  REQUIRE(forward.size() == forward_ops);
+  const sim::Timeline alone = sim::simulate(forward, cost);
+  double compute_end = 0;
+  for (const sim::OpSpan& span : alone.spans) {
+    if (span.rank == 0 && forward.op(span.op).stream == model::Stream::kCompute) {
+      compute_end = std::max(compute_end, span.end_s);
+    }
+  }
+  CHECK(stages[0].second == Approx(compute_end).epsilon(1e-12));
+}
