@@ -7,6 +7,7 @@
 
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
+#include "model/json_keys.hpp"
 #include "model/limits.hpp"
 #include "model/size_checks.hpp"
 #include "model/units.hpp"
@@ -231,6 +232,7 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     throw InputError(origin + ": not a JSON object: not valid JSON (" + std::string(error.what()) + ")");
   }
   if (!j.is_object()) throw InputError(origin + ": a measurement must be a JSON object");
+  model::refuse_duplicate_keys(line, origin, false);
   const LineReader in(j, origin);
   Measurement m;
   m.origin = origin;

@@ -9,29 +9,12 @@
 #include "model/hf_keys.hpp"
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
+#include "model/json_keys.hpp"
 #include "model/limits.hpp"
 #include "model/presets.hpp"
 
 namespace tpsim::model {
 namespace {
-
-struct TextPosition {
-  int line0 = -1;
-  int col0 = -1;
-};
-
-TextPosition position_of_byte(std::string_view text, size_t byte) {
-  TextPosition pos{0, 0};
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++pos.line0;
-      pos.col0 = 0;
-    } else {
-      ++pos.col0;
-    }
-  }
-  return pos;
-}
 
 // nlohmann keeps no positions of values, so a key's location is where its quoted name first appears.
 TextPosition position_of_key(std::string_view text, const std::string& key) {
@@ -100,6 +83,7 @@ ArchSpec parse_hf_config(std::string_view json_text, const std::string& origin, 
     throw InputError(format_location(origin, -1, -1), std::string("not valid JSON (") + error.what() + ")");
   }
   if (!doc.is_object()) throw InputError(format_location(origin, -1, -1), "a config.json must be a JSON object");
+  refuse_duplicate_keys(json_text, origin);
   const JsonSource source(json_text, origin, doc);
   check_hf_keys(doc, source);
   ArchSpec arch = read_arch(source, MissingModelType::kRefuse);

@@ -5,6 +5,7 @@
 
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
+#include "model/json_keys.hpp"
 #include "model/limits.hpp"
 #include "shard/forward.hpp"
 
@@ -68,6 +69,7 @@ Layout parse_layout_json(const std::string& text, const std::string& path, const
   if (j.is_discarded() || !j.is_object() || !j.contains("layout") || !j["layout"].is_array()) {
     throw InputError(echo_path(path) + ": not a layout file (from tpsim shard layout)");
   }
+  model::refuse_duplicate_keys(text, echo_path(path));
   const auto& layers = j["layout"];
   if (static_cast<int64_t>(layers.size()) != arch.layers) {
     throw InputError(echo_path(path) + ": " + std::to_string(layers.size()) + " layers, the checkpoint has " +

@@ -8,6 +8,7 @@
 #include "model/hf_config.hpp"
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
+#include "model/json_keys.hpp"
 #include "model/limits.hpp"
 #include "shard/safetensors.hpp"
 
@@ -21,7 +22,9 @@ namespace fs = std::filesystem;
 std::set<std::string> indexed_files(const std::string& index) {
   std::set<std::string> files;
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_input_file(index, "index", model::kMaxTextFileBytes));
+    const std::string text = read_input_file(index, "index", model::kMaxTextFileBytes);
+    const nlohmann::json j = nlohmann::json::parse(text);
+    model::refuse_duplicate_keys(text, echo_path(index));
     for (const auto& [name, file] : j.at("weight_map").items()) files.insert(file.get<std::string>());
   } catch (const nlohmann::json::exception& error) {
     throw InputError(echo_path(index) + ": not an index of safetensors files, {\"weight_map\": {tensor: file}} (" +
@@ -85,9 +88,10 @@ T value_or(const nlohmann::json& j, const char* key, T fallback) {
 }
 
 void read_extras(const std::string& config_path, Checkpoint& c) {
-  const nlohmann::json j =
-      nlohmann::json::parse(read_input_file(config_path, "config.json", model::kMaxTextFileBytes), nullptr, false);
+  const std::string text = read_input_file(config_path, "config.json", model::kMaxTextFileBytes);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) throw InputError(echo_path(config_path) + ": not JSON");
+  model::refuse_duplicate_keys(text, echo_path(config_path));
   c.rms_eps = value_or(j, "rms_norm_eps", 1e-6);
   c.rope_theta = value_or(j, "rope_theta", 10000.0);
   c.tied_embeddings = value_or(j, "tie_word_embeddings", false);

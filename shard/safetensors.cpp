@@ -7,6 +7,7 @@
 
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
+#include "model/json_keys.hpp"
 #include "model/limits.hpp"
 #include "model/output_file.hpp"
 #include "model/size_checks.hpp"
@@ -136,6 +137,7 @@ SafetensorsFile parse_safetensors(std::string_view bytes, const std::string& pat
     throw InputError(file_name + ": not a safetensors file (its header is not JSON: " + error.what() + ")");
   }
   if (!header.is_object()) throw InputError(file_name + ": not a safetensors file (its header is not a JSON object)");
+  model::refuse_duplicate_keys(bytes.substr(8, header_size), file_name + " (its header)");
   const std::string_view data = bytes.substr(8 + header_size);
   SafetensorsFile file;
   for (const auto& [name, entry] : header.items()) {

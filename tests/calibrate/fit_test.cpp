@@ -589,3 +589,10 @@ TEST_CASE("the shipped b200 profile is its GEMM fit over the H100 profile, which
   const std::string yaml = calibrate::profile_yaml(fit, "b200", {"gemm_b200_bf16.jsonl"});
   CHECK(yaml.find("fit: \"not fitted here: as in h100\"") != std::string::npos);
 }
+
+TEST_CASE("a measurement line that gives a key twice is refused, naming its line and the key") {
+  const std::string line =
+      R"({"kind":"gemm","gpu":"h100-sxm","m":4096,"n":4096,"k":4096,"dtype":"bf16","median_s":1e-4,"median_s":2e-4})";
+  CHECK_THROWS_WITH(calibrate::parse_measurement(line, "m.jsonl:7"),
+                    Contains("m.jsonl:7: key \"median_s\" is given twice in one JSON object"));
+}

@@ -203,3 +203,13 @@ TEST_CASE("docs/scenarios.md names every modelled model_type and every refused k
   for (const std::string& type : model::modelled_model_types()) CHECK_THAT(docs, Contains("`" + type + "`"));
   for (const std::string& key : model::unmodelled_keys()) CHECK_THAT(docs, Contains("`" + key + "`"));
 }
+
+TEST_CASE("a config.json that gives a key twice in one object is refused at the second, nested ones too") {
+  const std::string twice = "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096,\n  \"hidden_size\": 8192\n}";
+  CHECK_THROWS_WITH(model::parse_hf_config(twice, "c.json", "m"),
+                    Contains("c.json:4:3:") && Contains("key \"hidden_size\" is given twice"));
+  // The same key in two objects is no repetition; inside one nested object it is.
+  const std::string nested = "{\"rope_scaling\": {\"factor\": 8.0},\n \"x\": {\"factor\": 1, \"factor\": 2}}";
+  CHECK_THROWS_WITH(model::parse_hf_config(nested, "c.json", "m"),
+                    Contains("c.json:2:21:") && Contains("key \"factor\" is given twice"));
+}

@@ -67,3 +67,13 @@ TEST_CASE("missing tensors, wrong shapes, NaN and missing metadata are named") {
   CHECK_THROWS_WITH(read_affinity(path), Catch::Contains("metadata 'layers' is missing"));
   CHECK_THROWS_WITH(read_safetensors(temp("tpsim_no_such.safetensors")), Catch::Contains("cannot open"));
 }
+
+TEST_CASE("a safetensors header that names a tensor twice is refused, naming the tensor") {
+  const std::string header = R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                             R"("x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  for (size_t i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header + std::string(4, '\0');
+  CHECK_THROWS_WITH(parse_safetensors(bytes, "d.safetensors"),
+                    Catch::Contains("d.safetensors (its header):1:") && Catch::Contains("key \"x\" is given twice"));
+}
