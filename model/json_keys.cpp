@@ -59,8 +59,8 @@ size_t offset_of_key(std::string_view text, const std::string& key, int n) {
   const std::string quoted = nlohmann::json(key).dump();
   for (size_t at = text.find(quoted); at != std::string_view::npos; at = text.find(quoted, at + 1)) {
     size_t after = at + quoted.size();
-    while (after < text.size() && (text[after] == ' ' || text[after] == '\t' || text[after] == '\n' ||
-                                   text[after] == '\r')) {
+    while (after < text.size() &&
+           (text[after] == ' ' || text[after] == '\t' || text[after] == '\n' || text[after] == '\r')) {
       ++after;
     }
     if (after < text.size() && text[after] == ':' && n-- == 0) return at;
@@ -92,8 +92,9 @@ void refuse_duplicate_keys(std::string_view text, const std::string& origin, boo
     const size_t at = offset_of_key(text, *finder.duplicate, finder.earlier_uses);
     if (at != std::string_view::npos) pos = position_of_byte(text, at);
   }
-  throw InputError(format_location(origin, pos.line0, pos.col0),
-                   "key \"" + echo_value(*finder.duplicate) + "\" is given twice in one JSON object; give each key once");
+  throw InputError(
+      format_location(origin, pos.line0, pos.col0),
+      "key \"" + echo_value(*finder.duplicate) + "\" is given twice in one JSON object; give each key once");
 }
 
 }  // namespace tpsim::model

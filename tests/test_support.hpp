@@ -58,6 +58,18 @@ inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t 
   return w;
 }
 
+// A training step (phase train) of `microbatches` micro-batches of batch x seq_len tokens.
+inline model::Workload train_workload(int64_t batch, int64_t seq_len, int64_t layers,
+                                      model::Recompute recompute = model::Recompute::kNone, int64_t microbatches = 1,
+                                      bool optimizer = true) {
+  model::Workload w = forward_workload(batch, seq_len, layers);
+  w.phase = model::Phase::kTrain;
+  w.recompute = recompute;
+  w.microbatches = microbatches;
+  w.optimizer = optimizer;
+  return w;
+}
+
 inline model::Workload decode_workload(int64_t batch, int64_t context, int64_t layers) {
   model::Workload w;
   w.phase = model::Phase::kDecode;

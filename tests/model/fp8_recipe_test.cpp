@@ -15,11 +15,9 @@ using model::OpStage;
 namespace {
 
 model::Workload fp8_step(Fp8Recipe recipe) {
-  model::Workload w = test::forward_workload(1, 2048, 1);
-  w.phase = model::Phase::kTrain;
+  model::Workload w = test::train_workload(1, 2048, 1, model::Recompute::kNone, 1, false);
   w.dtype = recipe == Fp8Recipe::kNone ? model::Dtype::kBf16 : model::Dtype::kFp8;
   w.fp8_recipe = recipe;
-  w.optimizer = false;
   return w;
 }
 

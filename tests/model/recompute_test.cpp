@@ -16,12 +16,10 @@ using model::TpMode;
 
 namespace {
 
+// A one-micro-batch step of 2048 tokens without the optimizer.
 model::Workload train_workload(int64_t layers, Recompute recompute, model::SaveList save = {}) {
-  model::Workload w = test::forward_workload(1, 2048, layers);
-  w.phase = model::Phase::kTrain;
-  w.recompute = recompute;
+  model::Workload w = test::train_workload(1, 2048, layers, recompute, 1, false);
   w.save = save;
-  w.optimizer = false;
   return w;
 }
 

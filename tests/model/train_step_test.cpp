@@ -16,16 +16,7 @@ using model::TpMode;
 
 namespace {
 
-model::Workload train_workload(int64_t batch, int64_t seq_len, int64_t layers,
-                               model::Recompute recompute = model::Recompute::kNone, int64_t microbatches = 1,
-                               bool optimizer = true) {
-  model::Workload w = test::forward_workload(batch, seq_len, layers);
-  w.phase = model::Phase::kTrain;
-  w.recompute = recompute;
-  w.microbatches = microbatches;
-  w.optimizer = optimizer;
-  return w;
-}
+using test::train_workload;
 
 model::LayerGraph train_graph(TpMode mode, const model::Workload& w, int chunks = 1) {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");

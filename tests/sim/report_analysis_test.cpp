@@ -106,9 +106,7 @@ TEST_CASE("MFU is the GEMM and attention FLOPs of one GPU over its time at the b
 TEST_CASE("a training step's stages split its compute stream's time: forward, backward and optimizer sum to it") {
   const sim::CostModel cost = test::h100_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
-  model::Workload w = test::forward_workload(1, 2048, 2);
-  w.phase = model::Phase::kTrain;
-  w.recompute = model::Recompute::kFull;
+  const model::Workload w = test::train_workload(1, 2048, 2, model::Recompute::kFull);
   sim::PassTrace pass{"train", model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp)), {}};
   pass.timeline = sim::simulate(pass.graph, cost);
   const auto stages = sim::stage_times(pass);
@@ -131,9 +129,7 @@ TEST_CASE("a training step's stages split its compute stream's time: forward, ba
 TEST_CASE("a step with one micro-batch and no optimizer is that micro-batch's forward, then its backward") {
   const sim::CostModel cost = test::h100_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
-  model::Workload w = test::forward_workload(1, 2048, 2);
-  w.phase = model::Phase::kTrain;
-  w.optimizer = false;
+  const model::Workload w = test::train_workload(1, 2048, 2, model::Recompute::kNone, 1, false);
   sim::PassTrace pass{"train", model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp)), {}};
   pass.timeline = sim::simulate(pass.graph, cost);
   const auto stages = sim::stage_times(pass);

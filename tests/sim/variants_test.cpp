@@ -143,9 +143,7 @@ TEST_CASE(
     "its gradient accumulation included") {
   const sim::CostModel cost = test::h100_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
-  model::Workload w = test::forward_workload(1, 2048, 2);
-  w.phase = model::Phase::kTrain;
-  w.optimizer = false;
+  model::Workload w = test::train_workload(1, 2048, 2, model::Recompute::kNone, 1, false);
   const double one = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
   w.microbatches = 2;
   const double two = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);
