@@ -99,8 +99,9 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
     if (weight && !first_piece) continue;
     const double elements = kernel.reads_b ? b_elements : a_elements;
     std::optional<OpId>& last = kernel.reads_b ? last_b : last_a;
+    // Reads its operand (a weight is no activation: no dependency) and the previous kernel's scale.
     std::vector<OpId> inputs = weight ? std::vector<OpId>{} : deps;
-    if (last) inputs = {*last};
+    if (last) inputs.push_back(*last);
     Op op;
     op.name = name + "." + kernel.name;
     op.kind = OpKind::kMemory;
