@@ -91,8 +91,8 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
 std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_name, const std::string& name,
                                                     GemmShape shape, const std::vector<OpId>& deps, bool first_piece) {
   const GemmRole role = gemm_role_of(linear_name);
-  const double a_elements = static_cast<double>(shape.m * shape.k);
-  const double b_elements = static_cast<double>(shape.k * shape.n);
+  const auto a_elements = static_cast<double>(shape.m * shape.k);
+  const auto b_elements = static_cast<double>(shape.k * shape.n);
   std::optional<OpId> last_a, last_b;  // each operand's kernels run in turn (amax, cast, swizzle)
   for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role)) {
     const bool weight = kernel.reads_b && role != GemmRole::kWeightGradient;
