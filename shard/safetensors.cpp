@@ -100,6 +100,16 @@ size_t tensor_bytes(const std::vector<int64_t>& shape, int64_t width, size_t ava
 }
 
 Tensor read_tensor(const nlohmann::json& entry, std::string_view data, const std::string& where) {
+  // A number past 64 bits parses as a double, which a cast to an integer would not survive.
+  for (const char* key : {"shape", "data_offsets"}) {
+    const nlohmann::json& list = entry.at(key);
+    if (!list.is_array()) throw InputError(where + ": " + key + " must be a list of non-negative integers");
+    for (const auto& value : list) {
+      if (!value.is_number_unsigned()) {
+        throw InputError(where + ": " + key + " must be a list of non-negative integers below 2^64");
+      }
+    }
+  }
   Tensor t;
   t.shape = entry.at("shape").get<std::vector<int64_t>>();
   const auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
