@@ -77,3 +77,11 @@ TEST_CASE("a safetensors header that names a tensor twice is refused, naming the
   CHECK_THROWS_WITH(parse_safetensors(bytes, "d.safetensors"),
                     Catch::Contains("d.safetensors (its header):1:") && Catch::Contains("key \"x\" is given twice"));
 }
+
+TEST_CASE("a safetensors shape past 64 bits is refused, not cast") {
+  const std::string header = R"({"x":{"dtype":"F32","shape":[2,21111111111111111111112],"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  for (size_t i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header + std::string(4, '\0');
+  CHECK_THROWS_WITH(parse_safetensors(bytes, "d.safetensors"), Catch::Contains("non-negative integers below 2^64"));
+}
