@@ -63,15 +63,11 @@ const Kernels kMxfp8WeightGradient = {{"x.cast_t", kA, kBf16, kFp8 + kMxScale},
                                       {"dy.swizzle", kB, kMxScale, kMxScale}};
 const Kernels kNoKernels;
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 GemmRole gemm_role_of(const std::string& linear_name) {
-  if (ends_with(linear_name, kDataGradientSuffix)) return GemmRole::kDataGradient;
-  if (ends_with(linear_name, kWeightGradientSuffix)) return GemmRole::kWeightGradient;
+  if (linear_name.ends_with(kDataGradientSuffix)) return GemmRole::kDataGradient;
+  if (linear_name.ends_with(kWeightGradientSuffix)) return GemmRole::kWeightGradient;
   return GemmRole::kForward;
 }
 

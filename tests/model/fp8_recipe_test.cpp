@@ -40,7 +40,7 @@ Quantisation qkv_quantisation(const model::LayerGraph& g) {
     if (op.quantisation) {
       (op.stage == OpStage::kForward ? q.forward : q.backward) += 1;
       (op.stage == OpStage::kForward ? q.forward_bytes : q.backward_bytes) += bytes;
-    } else if (op.name.size() > 8 && op.name.compare(op.name.size() - 8, 8, ".rescale") == 0) {
+    } else if (op.name.ends_with(".rescale")) {
       ++q.rescales;
       q.rescale_bytes += bytes;
     }
