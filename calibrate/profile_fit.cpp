@@ -8,6 +8,7 @@
 #include "calibrate/component_fits.hpp"
 #include "calibrate/composite_model.hpp"
 #include "calibrate/fit_measure.hpp"
+#include "calibrate/power_curve.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "model/input_error.hpp"
 
@@ -106,6 +107,12 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
+  }
+  if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
+    const double exponent = out.profile.power ? out.profile.power->exponent : 0;
+    out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W);
+    if (out.profile.power && exponent > 0) out.profile.power->exponent = exponent;
+    out.power_measured_source = "the power limit of " + gpu.name + " (its preset's) the compute measurements ran at";
   }
   if (!gemms.empty()) {
     const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;

@@ -50,6 +50,7 @@ struct ProfileFit {
   std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)  // how
                                           // attention.fp8_efficiency was found here (empty: from the base)
   std::string call_latency_source;        // how nccl.call_latency was found here (empty: kept)
+  std::string power_measured_source;      // what power.measured_at_W is (empty: kept from the base)
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "calibrate/component_fits.hpp"
+#include "calibrate/power_curve.hpp"
 #include "model/units.hpp"
 
 namespace tpsim::calibrate {
@@ -15,12 +16,11 @@ struct PublishedMamf {
   MamfFractions fractions;
 };
 // gemm_mamf.csv (torch.mm brute-force shape searches). H200 and H800 share the H100 die; H200's bf16
-// fraction is not published and H100's stands for it. A100 has no fp8 tensor cores.
-const PublishedMamf kPublished[] = {{"h100-sxm", {80.3, 70.9}},
-                                    {"h800-sxm", {80.3, 70.9}},
-                                    {"h200-sxm", {80.3, 73.4}},
-                                    {"b200", {77.6, 76.3}},
-                                    {"a100-sxm", {86.9, std::nullopt}}};
+// fraction is not published and H100's stands for it. A100 has no fp8 tensor cores; the 40 GB part has
+// the 80 GB part's die and clocks, and its published fraction stands for it.
+const PublishedMamf kPublished[] = {{"h100-sxm", {80.3, 70.9}},         {"h800-sxm", {80.3, 70.9}},
+                                    {"h200-sxm", {80.3, 73.4}},         {"b200", {77.6, 76.3}},
+                                    {"a100-sxm", {86.9, std::nullopt}}, {"a100-sxm-40gb", {86.9, std::nullopt}}};
 
 // FlashAttention-2's paper (Dao 2023) reports 50-73% of A100's peak in the forward pass; the default
 // 0.6 lies inside it. Hopper and Blackwell keep the FlashAttention-3 note of the H100 fit.
@@ -64,7 +64,13 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
     fit.nvls_declined.clear();
     fit.nvls_absent = target.name + "'s NVSwitch has no in-switch reduction (switch_reduction: false in its preset)";
   }
-  if (target.name == "a100-sxm") fit.attention_source = kA100AttentionSource;
+  if (target.compute_capability / 10 == 8) fit.attention_source = kA100AttentionSource;
+  // The rates carried over describe the target at its stock power: its board power's curve.
+  const double exponent = p.power ? p.power->exponent : 0;
+  p.power = assumed_power_curve(target, target.board_power_W);
+  if (p.power && exponent > 0) p.power->exponent = exponent;
+  fit.power_measured_source =
+      "the board power of " + target.name + ": the rates carried over describe it at its stock power";
 }
 
 }  // namespace tpsim::calibrate

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "calibrate/power_curve.hpp"
 #include "calibrate/profile_fit.hpp"
 #include "model/units.hpp"
 
@@ -207,6 +208,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\n  chunk_bytes_source: \"assumed: NCCL's 4 MiB buffer over 8 steps, 8 channels\"\n  source: \"all-reduces "
          "run as NCCL's tree (every hop, NVLink and NIC)\"\n" +
          fit_block("tree", {"step_latency_us", "link_efficiency"});
+  }
+  if (p.power) {
+    y += "power:\n  measured_at_W: " + model::format_number("%.6g", p.power->measured_at_W) +
+         "\n  measured_at_W_source: \"" +
+         (fit.power_measured_source.empty() ? "as in " + fit.base : fit.power_measured_source) +
+         "\"\n  idle_W: " + model::format_number("%.6g", p.power->idle_W) + "\n  idle_W_source: \"" +
+         idle_power_source() + "\"\n  exponent: " + model::format_number("%.6g", p.power->exponent) +
+         "\n  exponent_source: \"" + power_exponent_source() + "\"\n";
   }
   const ComponentFit* launch_fit = fit_of("launch");
   std::vector<std::string> launch_values;

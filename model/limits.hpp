@@ -28,6 +28,8 @@ inline constexpr int kMaxLayers = 1024;
 inline constexpr int64_t kMaxMicrobatches = 1024;
 // A link or NIC (one direction) and a fat tree's oversubscription.
 inline constexpr double kMaxLinkGBps = 1e5;
+// A board power in watts (GB200's is 1200 W): beyond this it is a typo.
+inline constexpr double kMaxPowerW = 1e4;
 inline constexpr double kMaxOversubscription = 1e3;
 // Chunks of an async-TP pipeline: past a few per rank a chunk's GEMM is a fraction of a wave.
 inline constexpr int kMaxChunks = 1024;

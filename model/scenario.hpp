@@ -36,6 +36,7 @@ struct Scenario {
   int nodes = 1;                   // hardware.nodes (ib-rail)
   double nic_GBps = 0;             // hardware.nic_GBps (ib-rail): each GPU's NIC, one direction; 0: the preset's
   double oversubscription = 1;     // hardware.oversubscription (ib-rail): above the rail switches; 1: non-blocking
+  double power_limit_W = 0;        // hardware.power_limit_W: the GPUs' board power limit; 0: the preset's
   LocatedRef calibration;          // "default", a GPU preset's profile, or a profile file
   bool calibration_as_is = false;  // calibration.transfer: as_is (a profile of another GPU, unchanged)
   Workload workload;

@@ -19,7 +19,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
                                            "workload", "parallelism", "variants", "sweep"};
-const std::vector<std::string> kHardwareKeys = {"gpu", "topology", "nodes", "nic_GBps", "oversubscription"};
+const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
+                                                "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
                                                 "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
                                                 "ops",   "microbatches",    "optimizer", "save",        "fp8_recipe"};
@@ -428,6 +429,9 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   if (node["nic_GBps"]) {
     if (out.topology.value != "ib-rail") in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail");
     out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps", kMaxLinkGBps);
+  }
+  if (const YAML::Node p = node["power_limit_W"]) {
+    out.power_limit_W = in.number_in(p, "hardware.power_limit_W", 1, kMaxPowerW);  // the GPU's board power bounds it
   }
   if (const YAML::Node o = node["oversubscription"]) {
     if (out.topology.value != "ib-rail") in.fail(o, "hardware.oversubscription needs topology: ib-rail");

@@ -7,6 +7,7 @@
 
 #include "model/input_error.hpp"
 #include "sim/collective_time.hpp"
+#include "sim/power_limit.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -62,20 +63,22 @@ std::string CostModel::attention_backward_unsupported_reason() const {
 
 double CostModel::attention_backward_rate() const {
   if (const std::string why = attention_backward_unsupported_reason(); !why.empty()) throw InputError(why);
-  return gpu_.peak_bf16_flops * *profile_.attention.backward_efficiency;
+  return gpu_.peak_bf16_flops * *profile_.attention.backward_efficiency * compute_clock_ratio(gpu_, profile_);
 }
 
 double CostModel::attention_rate(bool fp8) const {
-  if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency;
+  const double clock = compute_clock_ratio(gpu_, profile_);
+  if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency * clock;
   if (const std::string why = fp8_attention_unsupported_reason(); !why.empty()) throw InputError(why);
-  return gpu_.peak_fp8_flops * *profile_.attention.fp8_efficiency;
+  return gpu_.peak_fp8_flops * *profile_.attention.fp8_efficiency * clock;
 }
 
 // Full-wave tensor-core rate of a GEMM in bf16 or fp8 (checked by fp8_unsupported_reason first).
 double CostModel::tensor_rate(bool fp8) const {
-  if (!fp8) return gpu_.peak_bf16_flops * profile_.gemm.efficiency;
+  const double clock = compute_clock_ratio(gpu_, profile_);
+  if (!fp8) return gpu_.peak_bf16_flops * profile_.gemm.efficiency * clock;
   if (const std::string why = fp8_unsupported_reason(); !why.empty()) throw InputError(why);
-  return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency;
+  return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency * clock;
 }
 
 double CostModel::gemm_compute_seconds(const model::GemmShape& shape, bool fp8) const {

@@ -1,5 +1,6 @@
 // Kernel durations on an idle GPU: GEMMs (tiles, waves, split-K, roofline), FlashAttention, memory-bound ops.
-// Ignores: L2 reuse, clock throttling under power limits, and kernel fusion.
+// Compute-bound rates follow the SM clock a power limit allows (power_limit.hpp). Ignores: L2 reuse and
+// kernel fusion.
 #pragma once
 
 #include <optional>

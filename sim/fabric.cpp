@@ -1,6 +1,8 @@
 // Fabric presets, each number with its source.
 #include "sim/fabric.hpp"
 
+#include <algorithm>
+
 #include "model/input_error.hpp"
 #include "model/presets.hpp"
 #include "model/units.hpp"
@@ -64,6 +66,12 @@ Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu) {
   if (!(request.oversubscription >= 1)) {
     throw InputError("oversubscription " + model::format_number("%g", request.oversubscription) +
                      ": must be 1 (non-blocking) or more (e.g. 2 for 2:1)");
+  }
+  if (!gpu.nvswitch && topology != "pcie" &&
+      std::find(fabric_names().begin(), fabric_names().end(), topology) != fabric_names().end()) {
+    throw InputError(
+        "topology " + topology + " joins the GPUs of a node through NVSwitch; " + gpu.name +
+        " has none (nvswitch: false in its preset: NVLink bridges join pairs of cards); use topology pcie");
   }
   if (topology == "ib-rail") {
     Fabric f = nvswitch_fabric(gpu);

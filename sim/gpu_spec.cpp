@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/input_error.hpp"
+#include "model/limits.hpp"
 #include "model/presets.hpp"
 
 namespace tpsim::sim {
@@ -13,12 +14,27 @@ namespace {
 constexpr int kMaxSms = 1024;
 constexpr int kMaxGpusPerNode = 1024;
 
+// board_power_W and its default power_limit_W: from a few watts (the limit must clear the idle draw) to
+// the largest board made (GB200's 1200 W) with room to spare.
+void read_power(const model::YamlReader& in, const YAML::Node& node, GpuSpec& gpu) {
+  if (node["board_power_W"]) {
+    gpu.board_power_W = in.number_in(node["board_power_W"], "gpu.board_power_W", 1, model::kMaxPowerW);
+  }
+  if (const YAML::Node limit = node["power_limit_W"]) {
+    if (gpu.board_power_W <= 0) in.fail(limit, "gpu.power_limit_W needs the board's power, gpu.board_power_W");
+    gpu.power_limit_W = in.number_in(limit, "gpu.power_limit_W", 1, gpu.board_power_W);
+  } else {
+    gpu.power_limit_W = gpu.board_power_W;
+  }
+}
+
 }  // namespace
 
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
-  in.expect_map(node, "gpu",
-                {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
-                 "pcie_GBps", "gpus_per_node", "switch_reduction", "compute_capability"});
+  in.expect_map(
+      node, "gpu",
+      {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "pcie_GBps",
+       "gpus_per_node", "switch_reduction", "compute_capability", "nvswitch", "board_power_W", "power_limit_W"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   // Physical ranges: a rate far outside them is a typo, and near 0 it overflows the simulated clock.
@@ -45,6 +61,8 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
     }
     gpu.compute_capability = static_cast<int>(std::lround(value * 10));
   }
+  if (node["nvswitch"]) gpu.nvswitch = in.boolean(node["nvswitch"], "gpu.nvswitch");
+  read_power(in, node, gpu);
   return gpu;
 }
 

@@ -23,6 +23,11 @@ struct GpuSpec {
   // CUDA compute capability x 10 (80 Ampere, 90 Hopper, 100 Blackwell); 0 when not given. NCCL's tuner
   // constants are per architecture.
   int compute_capability = 0;
+  bool nvswitch = true;  // its NVLink ports reach an NVSwitch (false: bridges join pairs, as on PCIe cards)
+  // Power: the board's maximum (TDP) and the limit it runs at (its default, or hardware.power_limit_W);
+  // 0 when not given. Below the power a profile was measured at, compute-bound kernels clock down.
+  double board_power_W = 0;
+  double power_limit_W = 0;
 };
 
 // Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.

@@ -38,6 +38,16 @@ struct AttentionParams {
   std::optional<double> backward_efficiency;
 };
 
+// How compute-bound kernels clock down under a board power limit: a kernel that draws measured_at_W at
+// the clock its profile's efficiencies were measured at draws idle_W + (measured_at_W - idle_W) (f /
+// f_measured)^exponent at clock f, and its rate scales with f. Memory-bound kernels and transfers keep
+// their rates (HBM and NVLink clocks do not follow the SM clock).
+struct PowerParams {
+  double measured_at_W = 700;  // the power limit the GEMM and attention efficiencies were measured at
+  double idle_W = 70;          // the draw that does not scale with the SM clock
+  double exponent = 3;         // dynamic power ~ f V^2 with the voltage following the clock
+};
+
 // One transport's point-to-point steps: each step costs latency + bytes / (link bandwidth x efficiency).
 struct TransportParams {
   double step_latency_s = 4e-6;
@@ -60,6 +70,9 @@ struct CostProfile {
   GemmParams gemm;
   MemoryParams memory;
   AttentionParams attention;
+  // Absent: the profile cannot say how its compute rates change below measured power (a run at a lower
+  // power limit is refused).
+  std::optional<PowerParams> power;
   TransportParams nccl;  // SM-driven kernels (NCCL collectives and send/recv): the Simple protocol
   // NCCL's low-latency protocols for ring steps: lower step latency, lower bandwidth. A ring runs the
   // fastest regime the profile has for its size, as NCCL's tuner picks, or the one forced

@@ -67,7 +67,7 @@ class ProfileReader {
     const YAML::Node root = in_.parse_text(text);
     in_.expect_map(root, "the profile",
                    {"gpu", "base", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls",
-                    "network", "tree", "launch", "source"});
+                    "network", "tree", "launch", "power", "source"});
     in_.require(root, "gpu", "the profile");
     CostProfile p;
     if (const YAML::Node base = root["base"]) {
@@ -235,6 +235,27 @@ class ProfileReader {
     if (n["ll128"]) p.nccl_ll128 = optional_transport(p, n["ll128"], "nccl.ll128", p.nccl_ll128);
   }
 
+  // Where the base has no power section, all three values must be given.
+  void read_power(CostProfile& p, const YAML::Node& node) const {
+    in_.expect_map(node, "power",
+                   {"measured_at_W", "idle_W", "exponent", "measured_at_W_source", "idle_W_source", "exponent_source",
+                    "source", "fit"});
+    if (!p.power) {
+      for (const char* key : {"measured_at_W", "idle_W", "exponent"}) in_.require(node, key, "power");
+    }
+    PowerParams w = p.power.value_or(PowerParams{});
+    if (node["measured_at_W"]) w.measured_at_W = in_.number_in(node["measured_at_W"], "power.measured_at_W", 1, 1e4);
+    if (node["idle_W"]) w.idle_W = in_.number_in(node["idle_W"], "power.idle_W", 0, 1e4);
+    if (node["exponent"]) w.exponent = in_.number_in(node["exponent"], "power.exponent", 0.5, 10);
+    if (w.idle_W >= w.measured_at_W) {
+      in_.fail(node, "power.idle_W (" + model::format_number("%g", w.idle_W) +
+                         " W) must be below power.measured_at_W (" + model::format_number("%g", w.measured_at_W) +
+                         " W)");
+    }
+    p.power = w;
+    record_sources(p, node, "power");
+  }
+
   void read_sections(const YAML::Node& root, CostProfile& p) const {
     if (root["gemm"]) read_gemm(p, root["gemm"]);
     if (const YAML::Node m = root["memory"]) {
@@ -278,6 +299,7 @@ class ProfileReader {
         p.tree_chunk_bytes = in_.positive_number(t["chunk_bytes"], "tree.chunk_bytes", model::kMaxSimulatedBytes);
       }
     }
+    if (root["power"]) read_power(p, root["power"]);
     if (const YAML::Node l = root["launch"]) {
       in_.expect_map(l, "launch", {"host_us", "stream_wait_us", "gpu_wait_us", "source", "fit"});
       if (l["gpu_wait_us"]) p.gpu_wait_s = microseconds(l["gpu_wait_us"], "launch.gpu_wait_us");

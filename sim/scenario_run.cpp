@@ -9,6 +9,7 @@
 #include "model/units.hpp"
 #include "model/yaml_reader.hpp"
 #include "sim/isolated_run.hpp"
+#include "sim/power_limit.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -115,6 +116,36 @@ std::vector<int> chunk_candidates(const model::Scenario& scenario) {
   }
   return candidates;
 }
+
+namespace {
+
+// hardware.power_limit_W over the preset's default limit, checked against the board's power.
+void apply_power_limit(const model::Scenario& s, GpuSpec& gpu) {
+  if (s.power_limit_W <= 0) return;
+  const YAML::Node key = s.root["hardware"]["power_limit_W"];
+  const model::YamlReader in(s.file);
+  const std::string limit = model::format_number("%g", s.power_limit_W) + " W";
+  if (gpu.board_power_W <= 0) {
+    in.fail(key, "hardware.power_limit_W " + limit + ": GPU " + gpu.name +
+                     " gives no board power (board_power_W) to set a limit below");
+  }
+  if (s.power_limit_W > gpu.board_power_W) {
+    in.fail(key, "hardware.power_limit_W " + limit + " is above " + gpu.name + "'s board power of " +
+                     model::format_number("%g", gpu.board_power_W) + " W; valid: up to it");
+  }
+  gpu.power_limit_W = s.power_limit_W;
+}
+
+// That the profile can say what the limit does to compute-bound kernels.
+void check_power_limit(const model::Scenario& s, const ScenarioRun& run) {
+  const std::string why = power_limit_unsupported_reason(run.gpu, run.profile);
+  if (why.empty()) return;
+  const YAML::Node key = s.power_limit_W > 0 ? s.root["hardware"]["power_limit_W"] : s.gpu.node;
+  model::YamlReader(s.file).fail(
+      key, (s.power_limit_W > 0 ? "hardware.power_limit_W: " : "hardware.gpu " + run.gpu.name + ": ") + why);
+}
+
+}  // namespace
 
 Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const model::YamlReader in(s.file);
@@ -233,8 +264,10 @@ ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& 
   ScenarioRun run;
   run.scenario = scenario;
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
+  apply_power_limit(scenario, run.gpu);
   run.fabric = check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
+  check_power_limit(scenario, run);
   const CostModel cost(run.gpu, run.profile, run.fabric);
   check_profile_covers(scenario, run, cost);
   const model::Workload& w = scenario.workload;

@@ -14,7 +14,7 @@ cd "$root"
 fit=(calibrate/data/measurements/gemm_h100_bf16.jsonl calibrate/data/measurements/collectives_h100_latency.jsonl
      calibrate/data/measurements/small_allreduce_h100.jsonl calibrate/data/measurements/p2p_bandwidth.jsonl
      calibrate/data/measurements/allreduce_multinode_busbw.jsonl)
-for gpu in h100-sxm h800-sxm a100-sxm; do
+for gpu in h100-sxm h800-sxm a100-sxm a100-sxm-40gb h100-sxm-96gb h100-pcie h20; do
   "$tpsim" calibrate "${fit[@]}" --measured-on h100-sxm --gpu "$gpu" --base none -o "scenarios/presets/profiles/$gpu.yaml"
 done
 # H200: the H100 fit, except NVLS, fitted on the H200 sweep's NVLS rows and the NVLS rows of the

@@ -120,8 +120,11 @@ TEST_CASE("device names map to the GPU presets that describe them, and other par
   CHECK(calibrate::gpu_preset_of_device("NVIDIA H800") == "h800-sxm");
   CHECK(calibrate::gpu_preset_of_device("NVIDIA B200") == "b200");
   CHECK(calibrate::gpu_preset_of_device("NVIDIA A100-SXM4-80GB") == "a100-sxm");
-  for (const char* other : {"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A100-SXM4-40GB",
-                            "NVIDIA A100-PCIE-40GB", "NVIDIA GH200 480GB", "NVIDIA L40S", "Tesla V100-SXM2-32GB"}) {
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA A100-SXM4-40GB") == "a100-sxm-40gb");
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA H100 PCIe") == "h100-pcie");
+  CHECK(calibrate::gpu_preset_of_device("NVIDIA H20") == "h20");
+  for (const char* other : {"NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A100-PCIE-40GB", "NVIDIA GH200 480GB",
+                            "NVIDIA L40S", "Tesla V100-SXM2-32GB"}) {
     INFO(other);
     CHECK_FALSE(calibrate::gpu_preset_of_device(other));
   }

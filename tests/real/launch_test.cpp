@@ -39,8 +39,11 @@ TEST_CASE("device names map to tpsim's GPU presets", "[real][launch]") {
   CHECK(gpu_preset_for_device("NVIDIA H200") == "h200-sxm");
   CHECK(gpu_preset_for_device("NVIDIA H100 80GB HBM3") == "h100-sxm");
   CHECK(gpu_preset_for_device("NVIDIA A100-SXM4-80GB") == "a100-sxm");
-  CHECK(gpu_preset_for_device("NVIDIA H800") == "h800-sxm");               // the preset's name
-  CHECK(gpu_preset_for_device("NVIDIA H100 PCIe") == "nvidia-h100-pcie");  // no preset for the PCIe part
+  CHECK(gpu_preset_for_device("NVIDIA H800") == "h800-sxm");  // the preset's name
+  CHECK(gpu_preset_for_device("NVIDIA H100 PCIe") == "h100-pcie");
+  CHECK(gpu_preset_for_device("NVIDIA H20") == "h20");
+  CHECK(gpu_preset_for_device("NVIDIA A100-SXM4-40GB") == "a100-sxm-40gb");
+  CHECK(gpu_preset_for_device("NVIDIA H100 NVL") == "nvidia-h100-nvl");  // no preset for the NVL part
   CHECK(gpu_preset_for_device("NVIDIA L40S") == "nvidia-l40s");
 }
 

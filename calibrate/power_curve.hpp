@@ -1,0 +1,21 @@
+// The power section a profile starts from: the power its compute rates were measured at, and the
+// assumed curve below it (sim/power_limit.hpp), until tpsim-real's clock and power readings fit one.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sim/gpu_spec.hpp"
+#include "sim/profile.hpp"
+
+namespace tpsim::calibrate {
+
+// Measured at `measured_at_W`, idle a tenth of the board power, exponent 3; absent when the GPU's preset
+// gives no board power.
+std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, double measured_at_W);
+
+// The source lines of that curve's values, for the profile YAML.
+std::string idle_power_source();
+std::string power_exponent_source();
+
+}  // namespace tpsim::calibrate
