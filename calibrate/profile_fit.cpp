@@ -36,6 +36,33 @@ constexpr const char* kFa3BackwardSource =
     "not fitted: FlashAttention-3 (Shah et al. 2024) backward, head dim 128 on H100 SXM: about 500 TFLOP/s at 2k "
     "tokens (501; 542 at 4k), of the 989.4 TFLOP/s bf16 peak";
 
+// Not fitted: other attention kernels beside FlashAttention-3 on H100 SXM (Shah et al. 2024, Figures 5d
+// and 6b, head dim 128, 16k tokens in all, clock fixed at 1830 MHz): forward causal at 8k-16k tokens and
+// backward (published without the causal mask only), of the 989.4 TFLOP/s bf16 peak.
+constexpr double kFa2Efficiency = 335.0 / 989.4;
+constexpr double kFa2BackwardEfficiency = 322.0 / 989.4;
+constexpr double kCudnnEfficiency = 539.0 / 989.4;
+constexpr double kCudnnBackwardEfficiency = 516.0 / 989.4;
+constexpr const char* kFa2Source =
+    "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
+    "6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 322 backward (non-causal, the only one "
+    "published)";
+constexpr const char* kCudnnSource =
+    "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
+    "6b, head dim 128): 529-539 TFLOP/s forward causal at 8k-16k tokens, 516 backward (non-causal)";
+
+// Fitted on the published profiler trace of one async-TP Llama-3-70B layer (async_tp_trace_layer.csv,
+// H100 SXM): its copy-engine pulls of one shard, issued back to back while every rank pulls, take
+// 0.99 ms. The shard is that of batch 16 x 8192 tokens / 8 ranks x 8192 hidden in bf16 (268,435,456 B):
+// the batch whose NCCL all-gather this profile's ring fit predicts at 5.62 ms against the trace's 5.49
+// and 5.35 (the same fit gives 4.22 ms at batch 12). Less the assumed 3 us step latency, over 450 GB/s.
+constexpr double kCopyEngineAllRanksEfficiency = 268435456.0 / ((0.99e-3 - 3e-6) * 450e9);
+constexpr const char* kCopyEngineAllRanksSource =
+    "fitted by hand on async_tp_trace_layer.csv: a back-to-back copy-engine pull of one 268,435,456-byte shard "
+    "(batch 16 x 8192 / 8 x 8192 bf16, the batch whose NCCL all-gather this profile predicts at 5.62 ms against "
+    "the trace's 5.49) takes 0.99 ms (+-0.07 read off the screenshot) while every rank pulls: less 3 us latency, "
+    "over 450 GB/s";
+
 // Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
 bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
   if (!profile.nccl_small) return false;
@@ -44,6 +71,10 @@ bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, cons
 }
 
 }  // namespace
+
+std::string copy_engine_all_ranks_source() {
+  return kCopyEngineAllRanksSource;
+}
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
                        const sim::CostProfile* base, const std::string& base_name) {
@@ -124,6 +155,11 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (!base) {
     out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
     out.attention_backward_source = kFa3BackwardSource;
+    out.profile.attention.kernel = "fa3";
+    out.profile.attention.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency};
+    out.profile.attention.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency};
+    out.attention_kernel_sources = {{"fa2", kFa2Source}, {"cudnn", kCudnnSource}};
+    out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
   }
   if (!base && gpu.peak_fp8_flops > 0) {
     out.profile.attention.fp8_efficiency = kFa3Fp8Efficiency;

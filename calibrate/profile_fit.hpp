@@ -5,6 +5,7 @@
 // evaluated on the odd ones). Parameters without measurements keep their defaults, marked so.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,10 @@ struct ProfileFit {
   std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)  // how
                                           // attention.fp8_efficiency was found here (empty: from the base)
   std::string call_latency_source;        // how nccl.call_latency was found here (empty: kept)
-  std::string power_measured_source;      // what power.measured_at_W is (empty: kept from the base)
+  std::string power_measured_source;
+  std::map<std::string, std::string>
+      attention_kernel_sources;  // attention.kernels' sources (empty: the base's)      // what power.measured_at_W is
+                                 // (empty: kept from the base)
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points
@@ -60,6 +64,9 @@ struct ProfileFit {
 // given, else the built-in defaults.
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
                        const sim::CostProfile* base = nullptr, const std::string& base_name = "");
+
+// Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base.
+std::string copy_engine_all_ranks_source();
 
 // The profile as YAML, naming the measurement files and every fit's errors (profile_yaml.cpp).
 std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files);

@@ -64,7 +64,12 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
     fit.nvls_declined.clear();
     fit.nvls_absent = target.name + "'s NVSwitch has no in-switch reduction (switch_reduction: false in its preset)";
   }
-  if (target.compute_capability / 10 == 8) fit.attention_source = kA100AttentionSource;
+  if (target.compute_capability / 10 == 8) {  // Ampere runs FlashAttention-2; the Hopper kernels' rates do not apply
+    fit.attention_source = kA100AttentionSource;
+    p.attention.kernel = "fa2";
+    p.attention.kernels.clear();
+    fit.attention_kernel_sources.clear();
+  }
   // The rates carried over describe the target at its stock power: its board power's curve.
   const double exponent = p.power ? p.power->exponent : 0;
   p.power = assumed_power_curve(target, target.board_power_W);

@@ -124,8 +124,20 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                      (fit.attention_backward_source.empty() ? "as in " + fit.base : fit.attention_backward_source) +
                      "\"\n";
   }
-  y += "attention:\n  efficiency: " + model::format_number("%.6g", p.attention.efficiency) + "\n  source: \"" +
-       attention_source + "\"\n" + attention_fp8;
+  std::string kernels;
+  if (!p.attention.kernel.empty()) kernels += "  kernel: " + p.attention.kernel + "\n";
+  if (!p.attention.kernels.empty()) kernels += "  kernels:\n";
+  for (const auto& [name, rates] : p.attention.kernels) {
+    const auto source = fit.attention_kernel_sources.find(name);
+    kernels += "    " + name + ":\n      efficiency: " + model::format_number("%.6g", rates.efficiency) + "\n" +
+               (rates.backward_efficiency
+                    ? "      backward_efficiency: " + model::format_number("%.6g", *rates.backward_efficiency) + "\n"
+                    : std::string()) +
+               "      source: \"" +
+               (source != fit.attention_kernel_sources.end() ? source->second : "as in " + fit.base) + "\"\n";
+  }
+  y += "attention:\n" + kernels + "  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
+       "\n  source: \"" + attention_source + "\"\n" + attention_fp8;
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
   // points of unknown protocol (Simple and one low-latency regime, the faster running).
   const bool simple_forced = fit_of("nccl_simple") != nullptr;
@@ -160,7 +172,13 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\"\n" + (fit_of(name) ? fit_block(name, {"step_latency_us", "link_efficiency"}, "    ") : std::string());
   }
   y += fit_block(simple_forced ? "nccl_simple" : "nccl", {"step_latency_us", "link_efficiency"});
-  y += "copy_engine:\n" + transport_lines(p.copy_engine) + "\n  source: \"" +
+  const std::string all_ranks =
+      p.copy_engine_all_ranks_efficiency
+          ? "\n  all_ranks_link_efficiency: " + model::format_number("%.6g", *p.copy_engine_all_ranks_efficiency) +
+                "\n  all_ranks_source: \"" + (fit.base.empty() ? copy_engine_all_ranks_source() : "as in " + fit.base) +
+                "\""
+          : std::string();
+  y += "copy_engine:\n" + transport_lines(p.copy_engine) + all_ranks + "\n  source: \"" +
        (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")
                                 : std::string("step latency assumed (measure with real/ memcpy)")) +
        "\"\n" +

@@ -63,7 +63,9 @@ Json scenario_json(const sim::ScenarioRun& run) {
                    {"topology", s.topology.value},
                    {"nodes", s.nodes},
                    {"nic_Bps", run.fabric.nic_Bps},
-                   {"oversubscription", run.fabric.oversubscription}};
+                   {"oversubscription", run.fabric.oversubscription},
+                   {"power_limit_W", g.power_limit_W}};
+  if (s.workload.implementation.is_set()) j["implementation"] = model::describe(s.workload.implementation);
   const sim::CostProfile& p = run.profile;
   j["calibration"] = {
       {"profile", p.name},

@@ -12,6 +12,12 @@
 namespace tpsim::cli {
 namespace {
 
+// " at 500 W" when the GPUs run below their board power; empty otherwise.
+std::string power_limit_text(const sim::GpuSpec& gpu) {
+  if (gpu.power_limit_W <= 0 || gpu.power_limit_W >= gpu.board_power_W) return "";
+  return " at " + model::format_number("%g", gpu.power_limit_W) + " W";
+}
+
 std::string pad(const std::string& text, size_t width, bool left) {
   if (text.size() >= width) return text;
   const std::string fill(width - text.size(), ' ');
@@ -141,8 +147,9 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   const std::string model =
       w.phase == model::Phase::kOps ? std::string() : s.arch.name + ", " + std::to_string(w.layers) + " layers, ";
   out += "scenario " + s.name + ": " + model + model::to_string(w.phase) + " " + shape +
-         ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name + " " + s.topology.value + ", profile " +
-         run.profile.name + "\n";
+         ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name + power_limit_text(run.gpu) + " " +
+         s.topology.value + ", profile " + run.profile.name + "\n";
+  if (w.implementation.is_set()) out += "implementation " + model::describe(w.implementation) + "\n";
   const bool ttft = w.phase == model::Phase::kPrefill || w.phase == model::Phase::kGenerate;
   const bool tpot = w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate;
   size_t name_width = 7;

@@ -2,6 +2,7 @@
 #include "model/async_tp.hpp"
 
 #include "model/input_error.hpp"
+#include "model/symm_mem_async_tp.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -45,16 +46,25 @@ std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& 
   if (fused_async(ctx.variant)) return async_gather_gemm(builder, ctx, name, full, local_shard, std::nullopt);
   const double bytes = static_cast<double>(full.m * full.k) * builder.elem_bytes();
   const std::vector<OpId> deps = local_shard ? std::vector<OpId>{*local_shard} : std::vector<OpId>{};
-  const OpId gathered =
+  OpId gathered =
       builder.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape_text(full.m, full.k), deps);
+  if (ctx.workload.implementation.sp_layout_copies) {
+    gathered =
+        builder.memory(name + ".all_gather.layout_copy", bytes, bytes, 0, shape_text(full.m, full.k), {gathered});
+    builder.mark_saved_as(gathered, SavedAs::kAllGather);  // the gathered input, in the layout the GEMM reads
+  }
   return {builder.gemm(name, full, {gathered})};
 }
 
 std::vector<OpId> gemm_then_scatter(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                     GemmShape full, const std::vector<OpId>& inputs) {
   if (fused_async(ctx.variant)) return async_gemm_scatter(builder, ctx, name, full, inputs);
-  const OpId product = builder.gemm(name, full, inputs);
+  OpId product = builder.gemm(name, full, inputs);
   const double bytes = static_cast<double>(full.m * full.n) * builder.elem_bytes();
+  if (ctx.workload.implementation.sp_layout_copies) {
+    product =
+        builder.memory(name + ".reduce_scatter.layout_copy", bytes, bytes, 0, shape_text(full.m, full.n), {product});
+  }
   return {builder.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes,
                              shape_text(full.m, full.n), {product})};
 }
@@ -62,6 +72,9 @@ std::vector<OpId> gemm_then_scatter(ProgramBuilder& builder, const LayerContext&
 std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                     GemmShape full, std::optional<OpId> local_shard,
                                     const std::optional<PieceNorm>& piece_norm) {
+  if (ctx.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
+    return symm_mem_gather_gemm(builder, ctx, name, full, local_shard);
+  }
   const int tp = builder.tp();
   const ChunkPlan plan = plan_chunks(ctx.tokens, tp, ctx.variant.chunks);
   const bool ring = ctx.variant.order == ChunkOrder::kRing;
@@ -104,6 +117,9 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
 
 std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                      GemmShape full, const std::vector<OpId>& inputs) {
+  if (ctx.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
+    return symm_mem_gemm_scatter(builder, ctx, name, full, inputs);
+  }
   const int tp = builder.tp();
   const ChunkPlan plan = plan_chunks(ctx.tokens, tp, ctx.variant.chunks);
   const bool ring = ctx.variant.order == ChunkOrder::kRing;

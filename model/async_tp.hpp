@@ -30,7 +30,8 @@ bool fused_async(const Variant& variant);
 
 // A column-parallel GEMM of N columns over all tokens (full.m) of a sequence-sharded [local_tokens, K]
 // input, under sp or async: the all-gather then the GEMM, or the chunked pipeline. Returns the ops that
-// produce the output.
+// produce the output. With the implementation's sp_layout_copies, a blocking all-gather is followed by a
+// copy of the gathered tensor into the GEMM's layout (and a reduce-scatter preceded by one below).
 std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                    GemmShape full, std::optional<OpId> local_shard);
 

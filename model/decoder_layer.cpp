@@ -27,7 +27,34 @@ int64_t rotated_cols(const LayerContext& ctx) {
   return (ctx.shard.q_heads + ctx.shard.kv_heads) * ctx.arch.head_dim;
 }
 
+// RoPE over the rotated columns: one fused kernel, or PyTorch's complex-number code left unfused (a cast
+// to fp32, the complex product in fp32, the cast back).
+OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const std::vector<OpId>& deps) {
+  const auto elements = static_cast<double>(ctx.tokens * rotated_cols(ctx));
+  const double e = b.elem_bytes();
+  const std::string shape = shape_text(ctx.tokens, rotated_cols(ctx));
+  if (ctx.workload.implementation.rope == RopeKernel::kFused) {
+    return b.memory(name, elements * e, elements * e, 6.0 * elements, shape, deps);
+  }
+  const OpId up = b.memory(name + ".to_fp32", elements * e, elements * kFp32Bytes, elements, shape, deps);
+  const OpId turned =
+      b.memory(name + ".rotate", elements * kFp32Bytes, elements * kFp32Bytes, 6.0 * elements, shape, {up});
+  return b.memory(name + ".to_bf16", elements * kFp32Bytes, elements * e, elements, shape, {turned});
+}
+
 }  // namespace
+
+void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
+  const Implementation& i = ctx.workload.implementation;
+  const int64_t d = ctx.arch.head_dim;
+  if (i.separate_qkv) {
+    b.set_linear_parts(qkv_linear(ctx).gemm_name,
+                       {{"q", ctx.shard.q_heads * d}, {"k", ctx.shard.kv_heads * d}, {"v", ctx.shard.kv_heads * d}});
+  }
+  if (i.separate_gate_up) {
+    b.set_linear_parts(gate_up_linear(ctx).gemm_name, {{"gate", ctx.shard.ffn}, {"up", ctx.shard.ffn}});
+  }
+}
 
 ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                               SavedModule* saved) {
@@ -42,8 +69,8 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
     rotated_input = {b.memory("attn.qk_norm", rotated_bytes + 2.0 * d * e, rotated_bytes,
                               4.0 * static_cast<double>(t * rotated), shape_text(t, rotated), rotated_input)};
   }
-  const OpId rope = b.memory("attn.rope", rotated_bytes, rotated_bytes, 6.0 * static_cast<double>(t * rotated),
-                             shape_text(t, rotated), rotated_input);
+  OpId rope = rotary(b, ctx, "attn.rope", rotated_input);
+  if (repeats_kv(ctx)) rope = repeat_kv(b, ctx, rope);
   const OpId core = attention_core(b, ctx, rope);
   if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, {rope, core}, {core}};
   return tp.row_forward(b, ctx, o_linear(ctx), {core}, input);
@@ -71,8 +98,8 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
   const int64_t rotated = rotated_cols(ctx);
   const double rotated_bytes = static_cast<double>(t * rotated) * e;
   // RoPE's backward rotates the gradient back: the forward's traffic; QK-norm's reads its input too.
-  OpId d_proj = b.memory("attn.rope.backward", rotated_bytes, rotated_bytes, 6.0 * static_cast<double>(t * rotated),
-                         shape_text(t, rotated), {d_qkv});
+  const OpId d_rotated = repeats_kv(ctx) ? repeat_kv_backward(b, ctx, d_qkv) : d_qkv;
+  OpId d_proj = rotary(b, ctx, "attn.rope.backward", {d_rotated});
   if (ctx.arch.qk_norm) {
     d_proj =
         b.memory("attn.qk_norm.backward", 2.0 * rotated_bytes + 2.0 * d * e, rotated_bytes,

@@ -18,6 +18,9 @@ struct SavedModule {
   std::vector<OpId> row_input;      // the row-parallel GEMM's input: the attention or SwiGLU output
 };
 
+// The implementation's separate projections (q, k, v; gate, up) as parts of their fused linears.
+void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx);
+
 // Forward of each module; `saved` (may be null) receives what its backward reads.
 ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                               SavedModule* saved);

@@ -35,6 +35,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
   builder.set_fp8_recipe(workload.fp8_recipe);
   builder.set_attention_fp8(workload.attention_dtype == Dtype::kFp8);
+  set_projection_parts(builder, ctx);
   if (workload.phase == Phase::kTrain) {
     build_train_step(builder, ctx, *strategy);
     return graph;

@@ -42,10 +42,31 @@ std::string attention_shape(const LayerContext& ctx) {
 
 }  // namespace
 
+bool repeats_kv(const LayerContext& ctx) {
+  return ctx.workload.implementation.repeat_kv && ctx.shard.q_heads > ctx.shard.kv_heads;
+}
+
+OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
+  const AttentionDims a(ctx);
+  const double kv_tokens = a.batch * (a.c + a.q);
+  const double heads_read = 2.0 * kv_tokens * a.hkv * a.d, heads_written = 2.0 * kv_tokens * a.hq * a.d;
+  return b.memory("attn.repeat_kv", heads_read * b.elem_bytes(), heads_written * b.elem_bytes(), 0,
+                  attention_shape(ctx), {input});
+}
+
+OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad) {
+  const AttentionDims a(ctx);
+  const double kv_tokens = a.batch * (a.c + a.q);
+  const double expanded = 2.0 * kv_tokens * a.hq * a.d, grouped = 2.0 * kv_tokens * a.hkv * a.d;
+  return b.memory("attn.repeat_kv.backward", expanded * b.elem_bytes(), grouped * b.elem_bytes(), expanded,
+                  attention_shape(ctx), {grad});
+}
+
 OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
   const double e = b.elem_bytes();
   const double qkv = b.attention_fp8() ? kFp8Bytes : e;  // Q, K, V and the KV cache; the output stays e
-  const AttentionDims a(ctx);
+  AttentionDims a(ctx);
+  if (repeats_kv(ctx)) a.hkv = a.hq;  // it reads K and V copied out to every query head
   const double queries = a.batch * a.q * a.hq * a.d * qkv;
   const double output = a.batch * a.q * a.hq * a.d * e;
   const double keys_values = 2.0 * a.batch * (a.c + a.q) * a.hkv * a.d * qkv;
@@ -56,7 +77,8 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
 
 OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
   const double e = b.elem_bytes();
-  const AttentionDims a(ctx);
+  AttentionDims a(ctx);
+  if (repeats_kv(ctx)) a.hkv = a.hq;
   const double query_side = a.batch * a.q * a.hq * a.d * e;               // one of Q, O, dO, dQ
   const double key_side = 2.0 * a.batch * (a.c + a.q) * a.hkv * a.d * e;  // K and V, or their gradients
   return b.attention("attn.core.backward", 2.5 * a.forward_flops(), 3.0 * query_side + key_side, query_side + key_side,

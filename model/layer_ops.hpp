@@ -28,6 +28,12 @@ OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, in
 // 4 b hq d (q c + q^2 / 2) for q new and c cached tokens; bytes: Q, K, V (cache and new), O, and
 // the new K, V appended to the cache in inference phases.
 OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input);
+// Whether the implementation copies K and V out to every query head before attention (grouped-query
+// layers only), and that copy (every cached and new token's K and V) and its backward (the copies'
+// gradients summed per KV head).
+bool repeats_kv(const LayerContext& ctx);
+OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, OpId input);
+OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad);
 
 // FlashAttention's backward over the same pass: 2.5 times the forward's FLOPs (five matmuls to the
 // forward's two, as FlashAttention-2 counts them); reads Q, K, V, the output and its gradient, writes

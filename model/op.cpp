@@ -64,8 +64,8 @@ std::string to_string(OpKind kind) {
 }
 
 const std::vector<std::string>& stream_names() {
-  static const std::vector<std::string> names = {"compute", "comm",  "copy",  "comm2",
-                                                 "copy2",   "comm3", "copy3", "comm4"};
+  static const std::vector<std::string> names = {"compute", "comm",  "copy",  "comm2",   "copy2",
+                                                 "comm3",   "copy3", "comm4", "compute2"};
   return names;
 }
 

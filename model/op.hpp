@@ -25,9 +25,12 @@ enum class OpKind {
 // different streams concurrently. The TP modes use compute, comm (NCCL) and copy (copy engine); an op
 // list may also put communication on more streams (stream_named: comm2, copy2, comm3, copy3, comm4),
 // as several process groups or side streams do.
-enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2 };
-inline constexpr int kStreamCount = 8;
-// A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4); nullopt else.
+// kCompute2: a second compute stream (PyTorch's symmetric-memory async-TP ops alternate GEMM pieces and
+// their copies between the current stream and a backend stream).
+enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2, kCompute2 = 8 };
+inline constexpr int kStreamCount = 9;
+// A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4, compute2);
+// nullopt else.
 std::optional<Stream> stream_named(const std::string& name);
 const std::vector<std::string>& stream_names();
 

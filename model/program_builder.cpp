@@ -19,6 +19,7 @@ OpId ProgramBuilder::issue(Op op, const std::vector<OpId>& deps) {
 }
 
 OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
+  if (is_kernel(op.kind) && op.stream == Stream::kCompute) op.stream = compute_stream_;
   auto& last = last_on_stream_[static_cast<int>(op.stream)];
   if (last) deps.push_back(Dep{*last, 0, false});
   if (op.output_bytes == 0) op.output_bytes = produced_bytes(op);
@@ -64,6 +65,49 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
   last_linear_name_ = linear;
   const std::vector<OpId> inputs =
       fp8_recipe_ == Fp8Recipe::kNone ? deps : quantise_operands(linear_name, name, shape, deps, first_piece);
+  OpId gemm = 0;
+  if (const std::vector<LinearPart>* parts = parts_of(linear_name, shape)) {
+    const bool data_gradient = gemm_role_of(linear_name) == GemmRole::kDataGradient;
+    const auto whole_output = static_cast<double>(shape.m * shape.n);
+    for (size_t i = 0; i < parts->size(); ++i) {
+      GemmShape part = shape;
+      (data_gradient ? part.k : part.n) = (*parts)[i].cols;
+      // Each part after the first reads its predecessor's output (the data gradient adds into it; the
+      // others are stream-ordered, and recomputation must re-run every part). The last part stands for
+      // the whole output.
+      std::vector<OpId> part_inputs = inputs;
+      if (i > 0) part_inputs.push_back(gemm);
+      const bool last = i + 1 == parts->size();
+      const double output = last ? whole_output * output_bytes_per_element(linear_name) : 0.0;
+      gemm = gemm_kernel(linear_name, name + "." + (*parts)[i].name, part, part_inputs, data_gradient && i > 0, output);
+    }
+  } else {
+    gemm = gemm_kernel(linear_name, name, shape, inputs, false, 0.0);
+  }
+  if (fp8_recipe_ == Fp8Recipe::kNone || !rescales_output(fp8_recipe_, gemm_role_of(linear_name))) return gemm;
+  const double output = elem_bytes_ * static_cast<double>(shape.m * shape.n);
+  return memory(name + ".rescale", output, output, static_cast<double>(shape.m * shape.n), shape_text(shape.m, shape.n),
+                {gemm});
+}
+
+double ProgramBuilder::output_bytes_per_element(const std::string& linear_name) const {
+  const bool fp32_gradient = fp32_weight_gradients_ && gemm_role_of(linear_name) == GemmRole::kWeightGradient;
+  return fp32_gradient ? kFp32Bytes : elem_bytes_;
+}
+
+const std::vector<LinearPart>* ProgramBuilder::parts_of(const std::string& linear_name, GemmShape shape) const {
+  if (linear_parts_.empty()) return nullptr;
+  const GemmRole role = gemm_role_of(linear_name);
+  const size_t suffix = role == GemmRole::kForward ? 0 : std::string(kDataGradientSuffix).size();
+  const auto found = linear_parts_.find(linear_name.substr(0, linear_name.size() - suffix));
+  if (found == linear_parts_.end()) return nullptr;
+  int64_t cols = 0;
+  for (const LinearPart& part : found->second) cols += part.cols;
+  return cols == (role == GemmRole::kDataGradient ? shape.k : shape.n) ? &found->second : nullptr;
+}
+
+OpId ProgramBuilder::gemm_kernel(const std::string& linear_name, const std::string& name, GemmShape shape,
+                                 const std::vector<OpId>& inputs, bool accumulate, double output_bytes) {
   Op op;
   op.name = name;
   op.kind = OpKind::kGemm;
@@ -73,19 +117,15 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
   op.flops = gemm_flops(shape);
   op.fp8 = gemm_fp8_;
   op.bytes_read = (gemm_fp8_ ? kFp8Bytes : elem_bytes_) * static_cast<double>(shape.m * shape.k + shape.k * shape.n);
-  op.bytes_written = elem_bytes_ * static_cast<double>(shape.m * shape.n);
-  if (fp32_weight_gradients_ && gemm_role_of(linear_name) == GemmRole::kWeightGradient) {
-    const double gradient = kFp32Bytes * static_cast<double>(shape.m * shape.n);
-    op.bytes_written = gradient;
-    if (accumulate_weight_gradients_) op.bytes_read += gradient;
+  op.bytes_written = output_bytes_per_element(linear_name) * static_cast<double>(shape.m * shape.n);
+  if (accumulate || (fp32_weight_gradients_ && accumulate_weight_gradients_ &&
+                     gemm_role_of(linear_name) == GemmRole::kWeightGradient)) {
+    op.bytes_read += op.bytes_written;
   }
+  op.output_bytes = output_bytes;
   op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
              (gemm_fp8_ ? " fp8" : "");
-  const OpId gemm = issue(std::move(op), inputs);
-  if (fp8_recipe_ == Fp8Recipe::kNone || !rescales_output(fp8_recipe_, gemm_role_of(linear_name))) return gemm;
-  const double output = elem_bytes_ * static_cast<double>(shape.m * shape.n);
-  return memory(name + ".rescale", output, output, static_cast<double>(shape.m * shape.n), shape_text(shape.m, shape.n),
-                {gemm});
+  return issue(std::move(op), inputs);
 }
 
 std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_name, const std::string& name,
@@ -168,7 +208,8 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
 }
 
 OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv_offset, double bytes,
-                              Transport transport, const std::string& shape, const std::vector<OpId>& deps) {
+                              Transport transport, const std::string& shape, const std::vector<OpId>& deps,
+                              const std::vector<OpId>& after) {
   if (exchanges_as_nccl_calls_ && transport == Transport::kSm) {
     if (send_offset != 1 || recv_offset != -1) {
       throw InputError(name +
@@ -187,7 +228,11 @@ OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv
   op.transport = transport;
   op.group_size = tp();
   op.shape = shape;
-  return issue(std::move(op), deps);
+  std::vector<Dep> all;
+  all.reserve(deps.size() + after.size());
+  for (const OpId dep : deps) all.push_back(Dep{dep, 0});
+  for (const OpId dep : after) all.push_back(Dep{dep, 0, false});
+  return issue_with(std::move(op), std::move(all));
 }
 
 }  // namespace tpsim::model

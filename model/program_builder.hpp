@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,12 @@
 #include "model/workload.hpp"
 
 namespace tpsim::model {
+
+// One GEMM of a linear computed as several (set_linear_parts): its name and output columns.
+struct LinearPart {
+  std::string name;
+  int64_t cols = 0;
+};
 
 class ProgramBuilder {
  public:
@@ -31,6 +38,8 @@ class ProgramBuilder {
   // The stream of the collectives and exchanges issued next (nullopt: comm, or copy for copy-engine
   // exchanges): op lists put communication on streams of their own.
   void set_comm_stream(std::optional<Stream> stream) { comm_stream_ = stream; }
+  // Kernels (GEMM, attention, memory-bound) issued next run on `stream` (default kCompute).
+  void set_compute_stream(Stream stream) { compute_stream_ = stream; }
   // Exchanges over SMs issued next are NCCL calls (ncclSend to rank+1 and ncclRecv from rank-1 in one
   // group, as tpsim-real's NCCL async-TP pipelines run them): send/recv collectives, each paying NCCL's
   // per-call latency; only ring steps can be.
@@ -46,6 +55,12 @@ class ProgramBuilder {
   void set_fp32_weight_gradients(bool on, bool accumulate) {
     fp32_weight_gradients_ = on;
     accumulate_weight_gradients_ = accumulate;
+  }
+  // Linear `linear` (e.g. "attn.qkv_proj") runs as one GEMM per part (q, k, v), each of its own output
+  // columns, named <gemm>.<part>: its weight gradient likewise, its data gradient as GEMMs over each
+  // part's columns of K whose products add into the first's output (beta = 1).
+  void set_linear_parts(const std::string& linear, std::vector<LinearPart> parts) {
+    linear_parts_[linear] = std::move(parts);
   }
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
   void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
@@ -74,8 +89,9 @@ class ProgramBuilder {
                  const std::string& shape, const std::vector<OpId>& deps);
   OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
                   const std::vector<OpId>& deps);
+  // `after`: ops it follows without reading them (a copy engine serving two streams one copy at a time).
   OpId exchange(const std::string& name, int send_offset, int recv_offset, double bytes, Transport transport,
-                const std::string& shape, const std::vector<OpId>& deps);
+                const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});
 
  private:
   LayerGraph& graph_;
@@ -95,7 +111,9 @@ class ProgramBuilder {
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;
   std::optional<Stream> comm_stream_;
+  Stream compute_stream_ = Stream::kCompute;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
+  std::map<std::string, std::vector<LinearPart>> linear_parts_;
 
   // A GEMM named `name` computing (part of) linear `linear_name`.
   OpId linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,
@@ -105,6 +123,15 @@ class ProgramBuilder {
   // activations and keep only stream order).
   std::vector<OpId> quantise_operands(const std::string& linear_name, const std::string& name, GemmShape shape,
                                       const std::vector<OpId>& deps, bool first_piece);
+  // One GEMM kernel: `accumulate` reads its output too (beta = 1); `output_bytes` (0: its own) is what
+  // it leaves for its readers.
+  OpId gemm_kernel(const std::string& linear_name, const std::string& name, GemmShape shape,
+                   const std::vector<OpId>& inputs, bool accumulate, double output_bytes);
+  // The parts linear `linear_name` (a role suffix allowed) is split into, when their columns add up to
+  // the GEMM's; nullptr otherwise.
+  const std::vector<LinearPart>* parts_of(const std::string& linear_name, GemmShape shape) const;
+  // Bytes per output element of a GEMM of `linear_name`: fp32 for weight gradients when set, else elem_bytes.
+  double output_bytes_per_element(const std::string& linear_name) const;
   // The name prefix of stage `stage` now.
   std::string prefix_of(OpStage stage) const;
 };

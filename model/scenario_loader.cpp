@@ -17,8 +17,10 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "model",       "hardware", "calibration",
-                                           "workload", "parallelism", "variants", "sweep"};
+const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration",   "workload",
+                                           "parallelism", "variants", "sweep",    "implementation"};
+const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",     "gate_up", "rope",
+                                                      "repeat_kv", "sp_layout_copies", "async_tp"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
@@ -191,6 +193,45 @@ void check_workload_sizes(const YamlReader& in, const YAML::Node& node, const Sc
                              std::to_string(width) +
                              " values wide) pass the largest size tpsim simulates, 1 PiB; "
                              "use a smaller batch or sequence");
+}
+
+// implementation: a preset name, or a mapping of keys over a preset (`preset:`) or over the idealised layer.
+Implementation read_implementation(const YamlReader& in, const YAML::Node& node) {
+  const auto preset = [&](const YAML::Node& name) {
+    return implementation_preset(in.choice(name, "implementation preset", implementation_presets()));
+  };
+  if (node.IsScalar()) return preset(node);
+  in.expect_map(node, "implementation", kImplementationKeys);
+  Implementation i = node["preset"] ? preset(node["preset"]) : Implementation{};
+  const auto fused_or_separate = [&](const char* key) {
+    return in.choice(node[key], std::string("implementation.") + key, {"fused", "separate"}) == "separate";
+  };
+  bool own_keys = false;
+  for (const auto& entry : node) own_keys = own_keys || entry.first.Scalar() != "preset";
+  if (const YAML::Node a = node["attention"]) {
+    const std::string kernel = in.choice(a, "implementation.attention", attention_kernel_names());
+    for (const AttentionKernel k :
+         {AttentionKernel::kProfile, AttentionKernel::kFa2, AttentionKernel::kFa3, AttentionKernel::kCudnn}) {
+      if (to_string(k) == kernel) i.attention = k;
+    }
+  }
+  if (node["qkv"]) i.separate_qkv = fused_or_separate("qkv");
+  if (node["gate_up"]) i.separate_gate_up = fused_or_separate("gate_up");
+  if (const YAML::Node r = node["rope"]) {
+    i.rope = in.choice(r, "implementation.rope", {"fused", "fp32_unfused"}) == "fused" ? RopeKernel::kFused
+                                                                                       : RopeKernel::kFp32Unfused;
+  }
+  if (node["repeat_kv"]) i.repeat_kv = in.boolean(node["repeat_kv"], "implementation.repeat_kv");
+  if (node["sp_layout_copies"]) {
+    i.sp_layout_copies = in.boolean(node["sp_layout_copies"], "implementation.sp_layout_copies");
+  }
+  if (const YAML::Node a = node["async_tp"]) {
+    i.async_tp = in.choice(a, "implementation.async_tp", {"pipeline", "symm_mem"}) == "symm_mem"
+                     ? AsyncTpKernel::kSymmMem
+                     : AsyncTpKernel::kPipeline;
+  }
+  if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
+  return i;
 }
 
 void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
@@ -380,6 +421,26 @@ void check_chunk_plan(const YamlReader& in, const YAML::Node& node, size_t index
   }
 }
 
+// PyTorch's symmetric-memory ops pull one shard per step with copy engines, in direct order, after the
+// norm: the variant may not ask for anything else.
+void check_symm_mem_variant(const YamlReader& in, const YAML::Node& node, size_t i, const Scenario& out,
+                            const Variant& v) {
+  const std::string at = "variants[" + std::to_string(i) + "]";
+  const int tp = out.parallelism.tp;
+  const std::string why = "implementation async_tp symm_mem (PyTorch's fused ops) ";
+  if (v.chunks_auto || v.chunks != tp) {
+    in.fail(node["chunks"] ? node["chunks"] : node,
+            at + ".chunks: " + why + "runs one GEMM piece per rank's shard: chunks must be tp=" + std::to_string(tp));
+  }
+  if (v.transport != Transport::kCopyEngine) {
+    in.fail(node["transport"], at + ".transport: " + why + "pulls with copy engines: use copy_engine");
+  }
+  if (v.order != ChunkOrder::kDirect) in.fail(node["order"], at + ".order: " + why + "pulls in direct order");
+  if (v.boundary_overlap) {
+    in.fail(node["boundary_overlap"], at + ".boundary_overlap: " + why + "gathers after the norm");
+  }
+}
+
 void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (!node.IsSequence() || node.size() == 0) {
     in.fail(node, "variants must be a non-empty list of {name, tp_mode, ...}; the first is the baseline");
@@ -403,6 +464,9 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
                                         ", but a pass has " + std::to_string(tokens) +
                                         " tokens; use tp or dtp, or a batch divisible by tp");
       }
+    }
+    if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
+      check_symm_mem_variant(in, node[i], i, out, v);
     }
     if (v.mode == TpMode::kAsync && !v.chunks_auto && out.workload.phase != Phase::kOps) {
       check_chunk_plan(in, node[i], i, out, v);
@@ -477,6 +541,12 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   read_calibration(in, root, out);
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
+  if (root["implementation"]) {
+    if (out.workload.phase == Phase::kOps) {
+      in.fail(root["implementation"], "implementation applies to a model's layers, not to phase ops");
+    }
+    out.workload.implementation = read_implementation(in, root["implementation"]);
+  }
   if (root["variants"]) {
     read_variants(in, root["variants"], out);
   } else {

@@ -70,7 +70,9 @@ class SequenceParallelStrategy : public TpStrategy {
       const OpId id = pending.back();
       pending.pop_back();
       for (const OpId input : b.graph().data_inputs(id)) {
-        if (b.graph().op(input).quantisation) {
+        // Looked through: an fp8 recipe's casts, and the earlier parts of a linear run as several GEMMs.
+        const Op& op = b.graph().op(input);
+        if (op.quantisation || op.kind == OpKind::kGemm) {
           if (std::find(seen.begin(), seen.end(), input) == seen.end()) {
             seen.push_back(input);
             pending.push_back(input);

@@ -8,6 +8,7 @@
 
 #include "model/dtype.hpp"
 #include "model/fp8_recipe.hpp"
+#include "model/implementation.hpp"
 #include "model/op_list.hpp"
 
 namespace tpsim::model {
@@ -57,6 +58,8 @@ struct Workload {
   // train with dtype fp8: the recipe whose quantisation kernels surround every linear's GEMMs.
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;
   bool optimizer = true;
+  // How the framework runs the layer (the scenario's implementation block); unset: the idealised layer.
+  Implementation implementation;
 
   bool is_inference() const { return phase != Phase::kForward && phase != Phase::kTrain; }
 };

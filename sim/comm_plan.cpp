@@ -379,7 +379,7 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     if (op.send_offset != 0) plan.send_offsets = {op.send_offset};
     if (op.recv_offset != 0) plan.recv_offsets = {op.recv_offset};
     plan.message_bytes = op.message_bytes;
-    plan.transport = cost.transport(op.transport);
+    plan.transport = cost.exchange_transport(op.transport);
     plan.uses_sms = op.transport == model::Transport::kSm;
     return plan;
   }

@@ -127,6 +127,14 @@ const TransportParams& CostModel::transport(model::Transport transport) const {
   return transport == model::Transport::kSm ? profile_.nccl : profile_.copy_engine;
 }
 
+TransportParams CostModel::exchange_transport(model::Transport kind) const {
+  TransportParams t = transport(kind);
+  if (kind == model::Transport::kCopyEngine && profile_.copy_engine_all_ranks_efficiency) {
+    t.link_efficiency = *profile_.copy_engine_all_ranks_efficiency;
+  }
+  return t;
+}
+
 double CostModel::step_seconds(model::Transport kind, double bytes) const {
   return sim::step_seconds(transport(kind), bytes, port_Bps());  // the closed form (sim/collective_time.hpp)
 }

@@ -65,6 +65,9 @@ class CostModel {
   // A point-to-point step of `bytes` over one link, alone: latency + bytes / (link x efficiency).
   double step_seconds(model::Transport transport, double bytes) const;
   const TransportParams& transport(model::Transport transport) const;
+  // The transport of a point-to-point step every rank of the group takes at once (an exchange op): a
+  // copy-engine pull at the profile's all-ranks efficiency where it has one.
+  TransportParams exchange_transport(model::Transport transport) const;
   // Fraction of the GPU's SMs an SM-driven comm kernel leaves to compute.
   double compute_share_during_comm(int concurrent_comm_kernels) const;
 

@@ -19,8 +19,8 @@ inline constexpr double kWorkRate = 1e12;
 // The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
 inline constexpr double kClockRate = 1e9;
 // Power states 0..kMaxConcurrentComm: compute speed with that many SM comm kernels running, one per
-// stream other than compute at most.
-inline constexpr int kMaxConcurrentComm = model::kStreamCount - 1;
+// communication stream (comm, copy, comm2, copy2, comm3, copy3, comm4) at most.
+inline constexpr int kMaxConcurrentComm = 7;
 
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;

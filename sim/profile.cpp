@@ -80,6 +80,29 @@ CostProfile resolve_profile(const model::Scenario& scenario, const std::string& 
   return profile;
 }
 
+std::string select_attention_kernel(CostProfile& profile, const std::string& kernel) {
+  AttentionParams& a = profile.attention;
+  if (kernel == a.kernel) return "";
+  const auto found = a.kernels.find(kernel);
+  if (found == a.kernels.end()) {
+    std::string known = a.kernel.empty() ? "" : a.kernel + " (its own)";
+    for (const auto& [name, rates] : a.kernels) known += (known.empty() ? "" : ", ") + name;
+    return "profile " + profile.name + " has no rates for attention kernel " + kernel + " (attention.kernels." +
+           kernel + "); it knows: " + (known.empty() ? "none by name" : known);
+  }
+  const std::string own = a.kernel;
+  a.efficiency = found->second.efficiency;
+  a.backward_efficiency = found->second.backward_efficiency;
+  a.fp8_efficiency.reset();
+  for (const char* key : {"efficiency", "backward_efficiency"}) {
+    const auto source = profile.sources.find("attention.kernels." + kernel + "." + key);
+    if (source != profile.sources.end()) profile.sources["attention." + std::string(key)] = source->second;
+  }
+  profile.sources.erase("attention.fp8_efficiency");
+  a.kernel = kernel;
+  return "";
+}
+
 std::vector<std::pair<std::string, ValueSource>> assumed_values(const CostProfile& profile) {
   std::vector<std::pair<std::string, ValueSource>> out;
   for (const auto& [key, source] : profile.sources) {

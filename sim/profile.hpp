@@ -29,7 +29,17 @@ struct MemoryParams {
   double overhead_s = 1e-6;
 };
 
+// Another attention kernel's rates on the same GPU (profile attention.kernels.<name>).
+struct AttentionKernelRates {
+  double efficiency = 0;                      // forward, causal, of the bf16 peak
+  std::optional<double> backward_efficiency;  // absent: that kernel cannot run phase train here
+};
+
 struct AttentionParams {
+  // The kernel the efficiencies below describe ("fa3", "fa2", "cudnn"; empty: not said), and others the
+  // profile knows (an implementation block chooses among them).
+  std::string kernel;
+  std::map<std::string, AttentionKernelRates> kernels;
   double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward
   // The same for its fp8 (e4m3) path, of the fp8 peak; absent: the profile cannot run fp8 attention.
   std::optional<double> fp8_efficiency;
@@ -87,7 +97,10 @@ struct CostProfile {
   // meanwhile. Fitted where ring points hold two step counts (nccl.call_latency_us); measured through a
   // framework (torch.distributed) it holds that framework's per-call cost too.
   double nccl_call_latency_s = 0;
-  TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA
+  TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA, one pair of GPUs copying alone
+  // The link efficiency of a copy-engine pull while every GPU of the group pulls at once (the steps of an
+  // async-TP pipeline, where each rank reads one peer and is read by another); absent: the one-pair value.
+  std::optional<double> copy_engine_all_ranks_efficiency;
   // One-shot all-reduce (every rank reads every peer's tensor in one step, as vLLM's custom
   // all-reduce does); `auto` uses it for all-reduces up to one_shot_max_bytes when it is faster.
   // Absent unless measured.
@@ -149,6 +162,11 @@ std::string no_default_profile_message(const std::string& gpu_name);
 // refused, unless the scenario says `transfer: as_is` (the run then reports it); `tpsim calibrate --gpu`
 // carries a profile over to another GPU with what their published figures say.
 CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name);
+
+// Puts attention kernel `kernel`'s rates ("fa2", "fa3", "cudnn") in place of the profile's own where they
+// differ (an fp8 rate stays only with the profile's kernel); returns why it cannot (the profile knows no
+// such kernel), empty when done.
+std::string select_attention_kernel(CostProfile& profile, const std::string& kernel);
 
 // The values of `profile` that are not fitted, with their sources ("attention.efficiency" -> ...).
 std::vector<std::pair<std::string, ValueSource>> assumed_values(const CostProfile& profile);

@@ -26,6 +26,7 @@ constexpr int kMaxBaseDepth = 8;
 constexpr int64_t kMaxTile = 65536;
 constexpr int64_t kMaxSms = 1024;
 constexpr int64_t kMaxRanks = 65536;
+const std::vector<std::string> kAttentionKernels = {"fa2", "fa3", "cudnn"};
 
 // What a profile without a base must give.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& required_keys() {
@@ -256,6 +257,26 @@ class ProfileReader {
     record_sources(p, node, "power");
   }
 
+  // attention.kernels: {fa2: {efficiency, backward_efficiency, source}, ...}, each kernel whole.
+  void read_attention_kernels(CostProfile& p, const YAML::Node& node) const {
+    if (!node.IsMap())
+      in_.fail(node,
+               "attention.kernels must map kernel names (" + model::join_names(kAttentionKernels) + ") to their rates");
+    for (const auto& entry : node) {
+      const std::string name = in_.choice(entry.first, "attention.kernels key", kAttentionKernels);
+      const std::string section = "attention.kernels." + name;
+      in_.expect_map(entry.second, section, {"efficiency", "backward_efficiency", "source"});
+      in_.require(entry.second, "efficiency", section);
+      AttentionKernelRates rates;
+      rates.efficiency = fraction(entry.second["efficiency"], section + ".efficiency");
+      if (entry.second["backward_efficiency"]) {
+        rates.backward_efficiency = fraction(entry.second["backward_efficiency"], section + ".backward_efficiency");
+      }
+      p.attention.kernels[name] = rates;
+      record_sources(p, entry.second, section);
+    }
+  }
+
   void read_sections(const YAML::Node& root, CostProfile& p) const {
     if (root["gemm"]) read_gemm(p, root["gemm"]);
     if (const YAML::Node m = root["memory"]) {
@@ -265,9 +286,11 @@ class ProfileReader {
       record_sources(p, m, "memory");
     }
     if (const YAML::Node a = root["attention"]) {
-      in_.expect_map(
-          a, "attention",
-          {"efficiency", "fp8_efficiency", "fp8_source", "backward_efficiency", "backward_source", "source", "fit"});
+      in_.expect_map(a, "attention",
+                     {"kernel", "kernels", "efficiency", "fp8_efficiency", "fp8_source", "backward_efficiency",
+                      "backward_source", "source", "fit"});
+      if (a["kernel"]) p.attention.kernel = in_.choice(a["kernel"], "attention.kernel", kAttentionKernels);
+      if (a["kernels"]) read_attention_kernels(p, a["kernels"]);
       if (a["efficiency"]) p.attention.efficiency = fraction(a["efficiency"], "attention.efficiency");
       if (a["fp8_efficiency"]) p.attention.fp8_efficiency = fraction(a["fp8_efficiency"], "attention.fp8_efficiency");
       if (a["backward_efficiency"]) {
@@ -277,8 +300,12 @@ class ProfileReader {
     }
     if (root["nccl"]) read_nccl(p, root["nccl"]);
     if (const YAML::Node c = root["copy_engine"]) {
-      p.copy_engine = transport(c, "copy_engine", p.copy_engine);
-      record_sources(p, c, "copy_engine");
+      p.copy_engine = transport(c, "copy_engine", p.copy_engine, {"all_ranks_link_efficiency", "all_ranks_source"});
+      if (c["all_ranks_link_efficiency"]) {
+        p.copy_engine_all_ranks_efficiency =
+            fraction(c["all_ranks_link_efficiency"], "copy_engine.all_ranks_link_efficiency");
+      }
+      record_sources(p, c, "copy_engine", {{"all_ranks_link_efficiency", "all_ranks_source"}});
     }
     if (const YAML::Node o = root["one_shot"]) {
       p.one_shot = optional_transport(p, o, "one_shot", p.one_shot, {"max_bytes", "max_bytes_source"});

@@ -145,6 +145,17 @@ void check_power_limit(const model::Scenario& s, const ScenarioRun& run) {
       key, (s.power_limit_W > 0 ? "hardware.power_limit_W: " : "hardware.gpu " + run.gpu.name + ": ") + why);
 }
 
+// The implementation's attention kernel's rates, refused at its key where the profile has none.
+void apply_attention_kernel(const model::Scenario& s, CostProfile& profile) {
+  const model::AttentionKernel kernel = s.workload.implementation.attention;
+  if (kernel == model::AttentionKernel::kProfile) return;
+  if (const std::string why = select_attention_kernel(profile, model::to_string(kernel)); !why.empty()) {
+    const YAML::Node block = s.root["implementation"];
+    const YAML::Node key = block.IsMap() && block["attention"] ? block["attention"] : block;
+    model::YamlReader(s.file).fail(key, "implementation.attention " + model::to_string(kernel) + ": " + why);
+  }
+}
+
 }  // namespace
 
 Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
@@ -268,6 +279,7 @@ ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& 
   run.fabric = check_hardware(scenario, run.gpu);
   run.profile = resolve_profile(scenario, run.gpu.name);
   check_power_limit(scenario, run);
+  apply_attention_kernel(scenario, run.profile);
   const CostModel cost(run.gpu, run.profile, run.fabric);
   check_profile_covers(scenario, run, cost);
   const model::Workload& w = scenario.workload;

@@ -104,6 +104,74 @@ def published():
             f"**{v['async']['speedup']:.2f}x**", quoted, f"{v['nocomm']['speedup']:.2f}x")
 
 
+def torchtitan():
+    # Published: TorchTitan's async-TP post, Figure 9 (shared data async_tp_torchtitan.csv), forward ms.
+    published = {("8b", 8): (597, 464), ("8b", 12): (880, 678), ("70b", 4): (1937, 1610), ("70b", 8): (3765, 3124),
+                 ("70b", 12): (5629, 4724)}
+    header("TorchTitan, TP=8, 8192 tokens", "sp ms", "published", "error", "async ms", "published", "error",
+           "speedup", "published", "difference")
+    for model, label in [("8b", "Llama-3-8B"), ("70b", "Llama-3-70B")]:
+        d = results(f"torchtitan-llama3-{model}-tp8-forward")
+        for batch in sorted({int(r["point"]["workload.batch"]) for r in d["results"]}):
+            v = {r["variant"]: r for r in d["results"] if int(r["point"]["workload.batch"]) == batch}
+            sp, asy = v["sp"]["time_s"] * 1e3, v["async"]["time_s"] * 1e3
+            psp, pasy = published[(model, batch)]
+            row(f"{label}, batch {batch}", f"{sp:.0f}", psp, f"{100 * (sp / psp - 1):+.0f}%", f"{asy:.0f}", pasy,
+                f"{100 * (asy / pasy - 1):+.0f}%", f"**{sp / asy:.3f}x**", f"{psp / pasy:.3f}x",
+                f"{sp / asy - psp / pasy:+.3f}")
+
+
+# The traced layer's rows (async_tp_trace_layer.csv, ms) and the ops of GPU 0 that stand for each: a row
+# is the sum of its ops' durations, or (blocks of async TP) the span from its first op's start to its
+# last op's end.
+TRACED_SP = [("NCCL all-gather (attention)", 5.49, ["attn.qkv_proj.all_gather"]),
+             ("layout copy after it", 1.95, ["attn.qkv_proj.all_gather.layout_copy"]),
+             ("q, k, v GEMMs", 5.53, ["attn.qkv_proj.q", "attn.qkv_proj.k", "attn.qkv_proj.v"]),
+             ("RoPE in fp32 and repeat_kv", 1.45, ["attn.rope.to_fp32", "attn.rope.rotate", "attn.rope.to_bf16",
+                                                   "attn.repeat_kv"]),
+             ("FlashAttention-2 forward", 7.16, ["attn.core"]),
+             ("wo GEMM", 2.94, ["attn.o_proj"]),
+             ("layout copy before the reduce-scatter", 1.95, ["attn.o_proj.reduce_scatter.layout_copy"]),
+             ("NCCL reduce-scatter (attention)", 6.06, ["attn.o_proj.reduce_scatter"]),
+             ("residual add + RMSNorm", 0.43, ["attn.residual", "ffn.norm"]),
+             ("NCCL all-gather (FFN)", 5.35, ["ffn.gate_up_proj.all_gather"]),
+             ("layout copy after it", 1.81, ["ffn.gate_up_proj.all_gather.layout_copy"]),
+             ("w1 and w3 GEMMs", 21.55, ["ffn.gate_up_proj.gate", "ffn.gate_up_proj.up"]),
+             ("SiLU * mul", 1.20, ["ffn.swiglu"]),
+             ("w2 GEMM", 10.63, ["ffn.down_proj"]),
+             ("layout copy before the reduce-scatter", 2.09, ["ffn.down_proj.reduce_scatter.layout_copy"]),
+             ("NCCL reduce-scatter (FFN)", 5.85, ["ffn.down_proj.reduce_scatter"])]
+TRACED_ASYNC = [("fused all-gather + q/k/v matmul", 8.59, ("attn.qkv_proj.ag.barrier", "attn.qkv_proj.ag.closing_barrier")),
+                ("RoPE in fp32 and repeat_kv", 1.41, ("attn.rope.to_fp32", "attn.repeat_kv")),
+                ("FlashAttention-2 forward", 8.06, ("attn.core", "attn.core")),
+                ("fused wo matmul + reduce-scatter", 6.89, ("attn.o_proj.piece0", "attn.o_proj.rs.reduce")),
+                ("residual + norm", 0.39, ("attn.residual", "ffn.norm")),
+                ("fused all-gather + w1/w3 matmul", 23.42, ("ffn.gate_up_proj.ag.barrier",
+                                                            "ffn.gate_up_proj.ag.closing_barrier")),
+                ("SiLU * mul", 1.10, ("ffn.swiglu", "ffn.swiglu")),
+                ("fused w2 matmul + reduce-scatter", 13.42, ("ffn.down_proj.piece0", "ffn.down_proj.rs.reduce"))]
+
+
+def traced_layer():
+    trace = json.loads(tpsim("run", "scenarios/torchtitan-llama3-70b-traced-layer.yaml", "-q", "--trace", "-"))
+    spans = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e["pid"] in (0, 1000) and e["name"].startswith("L0."):
+            spans[(e["pid"], e["name"][3:])] = (e["ts"] / 1e3, (e["ts"] + e["dur"]) / 1e3)
+    header("variant", "traced kernel or block", "traced ms", "predicted ms", "error")
+    for label, traced, ops in TRACED_SP:
+        predicted = sum(spans[(0, op)][1] - spans[(0, op)][0] for op in ops)
+        row("sp", label, f"{traced:.2f}", f"{predicted:.2f}", f"{100 * (predicted / traced - 1):+.0f}%")
+    for label, traced, (first, last) in TRACED_ASYNC:
+        predicted = spans[(1000, last)][1] - spans[(1000, first)][0]
+        row("async", label, f"{traced:.2f}", f"{predicted:.2f}", f"{100 * (predicted / traced - 1):+.0f}%")
+    layer = {pid: max(end for (p, _), (_, end) in spans.items() if p == pid) -
+             min(start for (p, _), (start, _) in spans.items() if p == pid) for pid in (0, 1000)}
+    row("sp", "whole layer", "82.56", f"{layer[0]:.2f}", f"{100 * (layer[0] / 82.56 - 1):+.0f}%")
+    row("async", "whole layer", "63.77", f"{layer[1000]:.2f}", f"{100 * (layer[1000] / 63.77 - 1):+.0f}%")
+    row("", "speedup", "1.295x", f"{layer[0] / layer[1000]:.3f}x", "")
+
+
 def train():
     # Published: TorchTitan's async-TP runs (shared/data/async_tp_torchtitan.csv), local batch 8 x 8192 tokens,
     # TP=8: words per second per GPU 4401 (SP) and 4725 (async) for Llama3-8B, 600 and 653 for Llama3-70B; a step
@@ -198,7 +266,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "traced-layer": traced_layer, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

@@ -51,6 +51,13 @@ double plan_seconds(const sim::CostModel& cost, CollectiveKind kind, double byte
 }
 
 // One copy-engine step of `bytes` to the next rank, as async TP and copy measurements run it.
+// The H100 profile with one copy-engine rate (the one-pair fit checks single copies).
+sim::CostProfile one_pair_profile() {
+  sim::CostProfile p = test::profile_preset("h100-sxm");
+  p.copy_engine_all_ranks_efficiency.reset();
+  return p;
+}
+
 double copy_plan_seconds(const sim::CostModel& cost, double bytes) {
   model::Op op;
   op.kind = model::OpKind::kExchange;
@@ -234,7 +241,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a copy step's closed form is its plan's idle time and the copy-engine fit's prediction, at random sizes") {
-  const sim::CostModel cost = test::h100_cost();
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), one_pair_profile());
   for (const Draw& d : random_draws(200)) {
     INFO(d.bytes << " B");
     const double closed = sim::copy_step_seconds(cost.profile().copy_engine, d.bytes, cost.port_Bps());
@@ -263,7 +270,7 @@ TEST_CASE("a copy step's closed form is its plan's idle time and the copy-engine
 
 TEST_CASE("a copy-engine fit of one size keeps the assumed latency and predicts with the copy step's closed form") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
-  const sim::CostProfile base = test::profile_preset("h100-sxm");
+  const sim::CostProfile base = one_pair_profile();
   // Two copies of 1 GiB over a link of half the GPU's NVLink rate, at 80% and 90% of it.
   std::vector<calibrate::Measurement> points;
   for (double efficiency : {0.8, 0.9}) {

@@ -17,8 +17,9 @@ sim::CostModel simple_cost() {
   sim::CostProfile profile = test::profile_preset("h100-sxm");
   profile.nccl = {5e-6, 0.8};
   profile.copy_engine = {5e-6, 0.8};
-  profile.nccl_sms = 33;            // a quarter of 132 SMs
-  profile.nccl_call_latency_s = 0;  // steps alone (its own test below)
+  profile.copy_engine_all_ranks_efficiency.reset();  // one copy-engine rate for every exchange
+  profile.nccl_sms = 33;                             // a quarter of 132 SMs
+  profile.nccl_call_latency_s = 0;                   // steps alone (its own test below)
   return sim::CostModel(gpu, profile);
 }
 

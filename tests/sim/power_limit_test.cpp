@@ -35,8 +35,9 @@ TEST_CASE("below the measured power the clock is where the power curve meets the
   CHECK(curve.idle_W + (curve.measured_at_W - curve.idle_W) * std::pow(ratio, curve.exponent) == Approx(500.0));
 }
 
-TEST_CASE("the 96 GB H100 preset runs at its 500 W default limit: GEMMs and attention slow, memory-bound kernels do not",
-          "[sim][power]") {
+TEST_CASE(
+    "the 96 GB H100 preset runs at its 500 W default limit: GEMMs and attention slow, memory-bound kernels do not",
+    "[sim][power]") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm-96gb");
   REQUIRE(gpu.power_limit_W == 500.0);
   REQUIRE(gpu.board_power_W == 700.0);
@@ -54,7 +55,8 @@ TEST_CASE("the 96 GB H100 preset runs at its 500 W default limit: GEMMs and atte
   CHECK(at_default.memory_seconds(1e9) == at_board.memory_seconds(1e9));
 }
 
-TEST_CASE("the default H100 SXM profile is measured at the preset's board power, so its numbers stand", "[sim][power]") {
+TEST_CASE("the default H100 SXM profile is measured at the preset's board power, so its numbers stand",
+          "[sim][power]") {
   const sim::CostModel h100 = test::h100_cost();
   CHECK(test::profile_preset("h100-sxm").power->measured_at_W == test::gpu_preset("h100-sxm").board_power_W);
   CHECK(sim::compute_clock_ratio(h100.gpu(), h100.profile()) == 1.0);
@@ -91,9 +93,10 @@ TEST_CASE("a scenario's power limit slows its GEMM-bound layer by the clock rati
 }
 
 TEST_CASE("H100 PCIe cards have no NVSwitch: topology nvswitch is refused, pcie runs", "[sim][power]") {
-  const std::string text = "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-pcie, topology: nvswitch}\n"
-                           "workload: {phase: forward, batch: 1, seq_len: 128, layers: 1}\nparallelism: {tp: 4}\n"
-                           "variants: [{name: tp, tp_mode: tp}]\n";
+  const std::string text =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-pcie, topology: nvswitch}\n"
+      "workload: {phase: forward, batch: 1, seq_len: 128, layers: 1}\nparallelism: {tp: 4}\n"
+      "variants: [{name: tp, tp_mode: tp}]\n";
   CHECK_THROWS_WITH(sim::run_scenario(model::parse_scenario(text, "t.yaml")),
                     Catch::Contains("t.yaml:3:") && Catch::Contains("use topology pcie"));
   std::string pcie = text;

@@ -1,6 +1,7 @@
 // Whole-layer behaviour of the variants: equivalences, the no-comm ceiling, when async TP pays.
 #include <catch2/catch.hpp>
 
+#include "sim/collective_time.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/scenario_run.hpp"
 #include "test_support.hpp"
@@ -37,7 +38,8 @@ TEST_CASE("one-chunk copy-engine all-gathers take the ring time of the copy engi
       model::build_layer_graph(arch, w, tp, test::variant(TpMode::kAsync, 1, Transport::kCopyEngine));
   const sim::Timeline timeline = sim::simulate(graph, cost);
   const double unit_bytes = 4096.0 / tp * arch.hidden * 2;
-  const double step = cost.step_seconds(Transport::kCopyEngine, unit_bytes);
+  // Every rank pulls at once: the copy engine's all-ranks rate.
+  const double step = sim::step_seconds(cost.exchange_transport(Transport::kCopyEngine), unit_bytes, cost.port_Bps());
   double first_step_start = 1e9, last_step_end = 0;
   for (const auto& span : timeline.spans) {
     const model::Op& op = graph.op(span.op);

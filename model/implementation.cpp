@@ -1,0 +1,101 @@
+// Implementation presets, each choice with the framework code or issue it comes from.
+#include "model/implementation.hpp"
+
+#include "model/input_error.hpp"
+#include "model/presets.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// TorchTitan's Llama of 2024 (torchtitan/models/llama/model.py, the async-TP post's runs): wq, wk, wv and
+// w1, w3 as separate nn.Linear modules; apply_rotary_emb through torch.view_as_complex in fp32, which
+// Inductor left to eager kernels; repeat_kv expanding K and V; F.scaled_dot_product_attention, whose
+// flash backend is the FlashAttention-2 port; sequence parallelism on dim 1 of [bs, seqlen, dim]
+// (Shard(1)), whose all-gathers and reduce-scatters copy the whole tensor (pytorch/torchtitan#437).
+Implementation torchtitan_2024() {
+  Implementation i;
+  i.name = "torchtitan-2024";
+  i.attention = AttentionKernel::kFa2;
+  i.separate_qkv = true;
+  i.separate_gate_up = true;
+  i.rope = RopeKernel::kFp32Unfused;
+  i.repeat_kv = true;
+  i.sp_layout_copies = true;
+  i.async_tp = AsyncTpKernel::kSymmMem;  // torch.compile's micro-pipeline TP over the symmetric-memory ops
+  return i;
+}
+
+// Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM), TE's
+// fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid out
+// [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
+Implementation megatron_te() {
+  Implementation i;
+  i.name = "megatron-te";
+  i.attention = AttentionKernel::kCudnn;
+  return i;
+}
+
+// vLLM: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA kernel, and
+// FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads.
+Implementation vllm() {
+  Implementation i;
+  i.name = "vllm";
+  i.attention = AttentionKernel::kFa3;
+  return i;
+}
+
+// gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in fp32
+// real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
+Implementation gpt_fast() {
+  Implementation i;
+  i.name = "gpt-fast";
+  i.attention = AttentionKernel::kFa2;
+  i.separate_gate_up = true;
+  i.repeat_kv = true;
+  return i;
+}
+
+}  // namespace
+
+const std::vector<std::string>& implementation_presets() {
+  static const std::vector<std::string> names = {"torchtitan-2024", "megatron-te", "vllm", "gpt-fast"};
+  return names;
+}
+
+Implementation implementation_preset(const std::string& name) {
+  if (name == "torchtitan-2024") return torchtitan_2024();
+  if (name == "megatron-te") return megatron_te();
+  if (name == "vllm") return vllm();
+  if (name == "gpt-fast") return gpt_fast();
+  throw InputError("unknown implementation preset '" + name + "'; valid: " + join_names(implementation_presets()));
+}
+
+std::string to_string(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFa2:
+      return "fa2";
+    case AttentionKernel::kFa3:
+      return "fa3";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+    case AttentionKernel::kProfile:
+      break;
+  }
+  return "profile";
+}
+
+const std::vector<std::string>& attention_kernel_names() {
+  static const std::vector<std::string> names = {"profile", "fa2", "fa3", "cudnn"};
+  return names;
+}
+
+std::string describe(const Implementation& i) {
+  if (!i.is_set()) return "idealised (fused projections, the profile's attention kernel, no layout copies)";
+  return i.name + ": attention " + to_string(i.attention) + ", qkv " + (i.separate_qkv ? "separate" : "fused") +
+         ", gate_up " + (i.separate_gate_up ? "separate" : "fused") + ", rope " +
+         (i.rope == RopeKernel::kFp32Unfused ? "fp32 unfused" : "fused") + ", repeat_kv " +
+         (i.repeat_kv ? "materialised" : "no") + ", sp layout copies " + (i.sp_layout_copies ? "yes" : "no") +
+         ", async tp " + (i.async_tp == AsyncTpKernel::kSymmMem ? "symm_mem" : "pipeline");
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,50 @@
+// How a framework runs the layer (a scenario's `implementation:` block): the attention kernel, fused or
+// separate projections, RoPE and repeat_kv kernels, and the layout copies around sequence-parallel
+// collectives. Unset, the layer is the idealised one (fused projections, the profile's attention kernel,
+// no extra copies); named presets (torchtitan-2024, megatron-te, vllm, gpt-fast) fill the same keys.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tpsim::model {
+
+// The attention kernel whose efficiencies apply: the profile's own (`attention.efficiency`), or one the
+// profile lists under `attention.kernels`.
+enum class AttentionKernel { kProfile, kFa2, kFa3, kCudnn };
+
+// RoPE as one fused kernel over the rotated columns (bf16 in and out), or as PyTorch's complex-number
+// code left unfused: a cast to fp32, the complex product in fp32, the cast back (three kernels).
+enum class RopeKernel { kFused, kFp32Unfused };
+
+// How an async-TP variant's AG+GEMM and GEMM+RS run: tpsim's idealised chunked pipeline, or PyTorch's
+// symmetric-memory fused ops (torch/distributed/_symmetric_memory: fused_all_gather_matmul and
+// fused_matmul_reduce_scatter, one GEMM piece per rank's shard on two alternating streams).
+enum class AsyncTpKernel { kPipeline, kSymmMem };
+
+struct Implementation {
+  std::string name;  // the preset's, or "custom" with keys of its own; empty: unset (the idealised layer)
+  AttentionKernel attention = AttentionKernel::kProfile;
+  bool separate_qkv = false;      // q, k and v projections as three GEMMs over the one gathered input
+  bool separate_gate_up = false;  // gate and up projections as two GEMMs
+  RopeKernel rope = RopeKernel::kFused;
+  bool repeat_kv = false;  // K and V copied out to every query head before attention (grouped-query models)
+  // Sequence-parallel all-gathers and reduce-scatters on the sequence dimension of [batch, seq, hidden]:
+  // a full-tensor layout copy after each all-gather and before each reduce-scatter (pytorch/torchtitan#437).
+  // Fused async-TP ops avoid them.
+  bool sp_layout_copies = false;
+  AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
+
+  bool is_set() const { return !name.empty(); }
+};
+
+// The preset names, and the preset of `name` (throws InputError listing the valid ones).
+const std::vector<std::string>& implementation_presets();
+Implementation implementation_preset(const std::string& name);
+// "fa2", "fa3", "cudnn", "profile"
+std::string to_string(AttentionKernel kernel);
+const std::vector<std::string>& attention_kernel_names();
+// One line per key, for reports: "attention fa2, qkv separate, ..."
+std::string describe(const Implementation& implementation);
+
+}  // namespace tpsim::model
