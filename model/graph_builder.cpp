@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "model/decoder_layer.hpp"
+#include "model/lm_head.hpp"
 #include "model/program_builder.hpp"
 #include "model/train_step.hpp"
 
@@ -40,7 +41,10 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
     build_train_step(builder, ctx, *strategy);
     return graph;
   }
+  ModelEnds ends(ctx, *strategy);
   ModuleInput hidden;
+  builder.set_module(-1);
+  if (workload.whole_model) hidden = embedding_forward(builder, ends.ctx(), ends.strategy());
   for (int64_t layer = 0; layer < workload.layers; ++layer) {
     builder.set_layer(static_cast<int>(layer));
     builder.set_module(static_cast<int>(2 * layer));
@@ -49,6 +53,10 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
     hidden = ffn_forward(builder, ctx, *strategy, strategy->enter_module(builder, ctx, hidden), nullptr);
   }
   builder.set_module(-1);
+  if (workload.whole_model) {
+    head_forward(builder, ends.ctx(), ends.strategy(), hidden);
+    return graph;
+  }
   const OpId normed = rms_norm(builder, "final.norm", ctx.local_tokens, arch.hidden, hidden.deps());
   strategy->finish_pass(builder, ctx, normed);
   return graph;

@@ -1,6 +1,7 @@
 // Builds one TP rank's program for a stack of dense decoder layers under a variant (tp, sp, async,
 // dtp, nocomm) for one pass (a forward / prefill over whole sequences, one decode step, or a training
-// step's micro-batches). Ignores: embedding and LM head, and QKV bias adds (fused into the GEMM).
+// step's micro-batches). A forward pass has the embedding, LM head and loss with workload.whole_model.
+// Ignores: QKV bias adds (fused into the GEMM).
 #pragma once
 
 #include "model/arch_spec.hpp"

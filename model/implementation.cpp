@@ -22,6 +22,7 @@ Implementation torchtitan_2024() {
   i.repeat_kv = true;
   i.sp_layout_copies = true;
   i.async_tp = AsyncTpKernel::kSymmMem;  // torch.compile's micro-pipeline TP over the symmetric-memory ops
+  i.ends_on_nccl = true;                 // torch.compile per TransformerBlock: the ends run eagerly
   return i;
 }
 
@@ -95,7 +96,8 @@ std::string describe(const Implementation& i) {
          ", gate_up " + (i.separate_gate_up ? "separate" : "fused") + ", rope " +
          (i.rope == RopeKernel::kFp32Unfused ? "fp32 unfused" : "fused") + ", repeat_kv " +
          (i.repeat_kv ? "materialised" : "no") + ", sp layout copies " + (i.sp_layout_copies ? "yes" : "no") +
-         ", async tp " + (i.async_tp == AsyncTpKernel::kSymmMem ? "symm_mem" : "pipeline");
+         ", async tp " + (i.async_tp == AsyncTpKernel::kSymmMem ? "symm_mem" : "pipeline") + ", model ends on " +
+         (i.ends_on_nccl ? "nccl" : "the variant's collectives");
 }
 
 }  // namespace tpsim::model

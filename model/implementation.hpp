@@ -34,6 +34,9 @@ struct Implementation {
   // Fused async-TP ops avoid them.
   bool sp_layout_copies = false;
   AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
+  // The embedding, LM head and loss run outside the compiled blocks: on sequence parallelism's blocking
+  // NCCL collectives under every variant (an async variant pipelines only its layers' linears).
+  bool ends_on_nccl = false;
 
   bool is_set() const { return !name.empty(); }
 };

@@ -16,6 +16,12 @@ int64_t vocab_shard(const LayerContext& ctx) {
   return (ctx.arch.vocab + ctx.shard.tp - 1) / ctx.shard.tp;
 }
 
+ModelEnds::ModelEnds(const LayerContext& ctx, TpStrategy& layers) : ctx_(ctx), layers_(layers) {
+  if (!ctx.workload.implementation.ends_on_nccl || ctx.variant.mode != TpMode::kAsync) return;
+  ctx_.variant.mode = TpMode::kSp;
+  own_ = make_tp_strategy(ctx_.variant, static_cast<int>(2 * ctx.workload.layers));
+}
+
 ModuleInput embedding_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp) {
   const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
   // Every token's row if the rank holds it, zeros otherwise: reads at most the tokens' rows, writes [T, H].

@@ -3,6 +3,8 @@
 // and backward.
 #pragma once
 
+#include <memory>
+
 #include "model/tp_strategy.hpp"
 
 namespace tpsim::model {
@@ -13,6 +15,21 @@ struct SavedHead {
   ModuleInput stream;
   std::vector<OpId> gemm_input;
   OpId softmax = 0;
+};
+
+// The context and strategy the embedding, LM head and loss run under: the layers' own, or sequence
+// parallelism's blocking NCCL collectives where the implementation runs them outside the compiled blocks
+// (ends_on_nccl) and the variant is async.
+class ModelEnds {
+ public:
+  ModelEnds(const LayerContext& ctx, TpStrategy& layers);
+  const LayerContext& ctx() const { return ctx_; }
+  TpStrategy& strategy() { return own_ ? *own_ : layers_; }
+
+ private:
+  LayerContext ctx_;
+  TpStrategy& layers_;
+  std::unique_ptr<TpStrategy> own_;
 };
 
 // The embedding lookup of every token in the rank's vocabulary shard, reduced into the stream.

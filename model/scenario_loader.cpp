@@ -23,9 +23,9 @@ const std::vector<std::string> kImplementationKeys = {"preset",    "attention", 
                                                       "repeat_kv", "sp_layout_copies", "async_tp"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
-const std::vector<std::string> kWorkloadKeys = {"phase", "batch",           "seq_len",   "context_len", "gen_len",
-                                                "dtype", "attention_dtype", "recompute", "layers",      "cuda_graphs",
-                                                "ops",   "microbatches",    "optimizer", "save",        "fp8_recipe"};
+const std::vector<std::string> kWorkloadKeys = {
+    "phase",  "batch",       "seq_len", "context_len",  "gen_len",   "dtype", "attention_dtype", "recompute",
+    "layers", "cuda_graphs", "ops",     "microbatches", "optimizer", "save",  "fp8_recipe",      "whole_model"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
 const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
@@ -110,8 +110,15 @@ SaveList read_save_list(const YamlReader& in, const YAML::Node& node) {
   return save;
 }
 
-// microbatches, recompute, save and optimizer: phase train's, refused on other phases.
+// microbatches, recompute, save and optimizer: phase train's, refused on other phases; whole_model:
+// phase forward's.
 void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) {
+  if (const YAML::Node whole = node["whole_model"]) {
+    if (w.phase != Phase::kForward) {
+      in.fail(whole, "workload.whole_model applies only to phase forward (phase train always runs the whole model)");
+    }
+    w.whole_model = in.boolean(whole, "workload.whole_model");
+  }
   for (const char* key : {"microbatches", "recompute", "optimizer", "save", "fp8_recipe"}) {
     if (node[key] && w.phase != Phase::kTrain) {
       in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
@@ -229,6 +236,9 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
     i.async_tp = in.choice(a, "implementation.async_tp", {"pipeline", "symm_mem"}) == "symm_mem"
                      ? AsyncTpKernel::kSymmMem
                      : AsyncTpKernel::kPipeline;
+  }
+  if (const YAML::Node e = node["model_ends"]) {
+    i.ends_on_nccl = in.choice(e, "implementation.model_ends", {"variant", "nccl"}) == "nccl";
   }
   if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
   return i;

@@ -90,9 +90,8 @@ std::vector<OpId> symm_mem_gemm_scatter(ProgramBuilder& b, const LayerContext& c
   }
   b.set_compute_stream(Stream::kCompute);
   partials.push_back(b.gemm_piece(name, tp - 1, piece, inputs));
-  const OpId reduced =
-      b.memory(name + ".rs.reduce", tp * shard_bytes, shard_bytes,
-               static_cast<double>((tp - 1) * shard_tokens * full.n), shape, partials);
+  const OpId reduced = b.memory(name + ".rs.reduce", tp * shard_bytes, shard_bytes,
+                                static_cast<double>((tp - 1) * shard_tokens * full.n), shape, partials);
   b.mark_saved_as(reduced, SavedAs::kReduceScatter);
   return {reduced};
 }

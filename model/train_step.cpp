@@ -62,7 +62,8 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
   std::vector<ForwardSpan> span(static_cast<size_t>(layers));
   b.set_stage(OpStage::kForward);
   b.set_module(-1);
-  ModuleInput hidden = embedding_forward(b, ctx, strategy);
+  ModelEnds ends(ctx, strategy);
+  ModuleInput hidden = embedding_forward(b, ends.ctx(), ends.strategy());
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer(static_cast<int>(layer));
     layer_input[layer] = hidden;
@@ -76,9 +77,9 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     span[layer].end = static_cast<OpId>(b.graph().size());
   }
   b.set_module(-1);
-  const SavedHead head = head_forward(b, ctx, strategy, hidden);
+  const SavedHead head = head_forward(b, ends.ctx(), ends.strategy(), hidden);
   b.set_stage(OpStage::kBackward);
-  ModuleInput grad = head_backward(b, ctx, strategy, head);
+  ModuleInput grad = head_backward(b, ends.ctx(), ends.strategy(), head);
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     b.set_layer(static_cast<int>(layer));
     if (full_recompute) {
@@ -102,7 +103,7 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     strategy.after_module_backward(b, ctx, grad);
   }
   b.set_module(-1);
-  embedding_backward(b, ctx, strategy, grad);
+  embedding_backward(b, ends.ctx(), ends.strategy(), grad);
 }
 
 }  // namespace

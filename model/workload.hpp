@@ -58,6 +58,9 @@ struct Workload {
   // train with dtype fp8: the recipe whose quantisation kernels surround every linear's GEMMs.
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;
   bool optimizer = true;
+  // forward only: the embedding before the layers, and the final norm, LM head and loss after them, as a
+  // training forward runs them (phase train always has them).
+  bool whole_model = false;
   // How the framework runs the layer (the scenario's implementation block); unset: the idealised layer.
   Implementation implementation;
 

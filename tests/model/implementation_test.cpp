@@ -33,7 +33,8 @@ model::Implementation torchtitan() {
 std::vector<const Op*> named(const model::LayerGraph& g, const std::string& suffix) {
   std::vector<const Op*> out;
   for (const Op& op : g.ops()) {
-    if (op.name.size() >= suffix.size() && op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (op.name.size() >= suffix.size() &&
+        op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       out.push_back(&op);
     }
   }
@@ -48,7 +49,8 @@ std::string scenario_text(const std::string& implementation, const std::string& 
 
 }  // namespace
 
-TEST_CASE("an implementation preset sets its keys, and a mapping overrides them key by key", "[model][implementation]") {
+TEST_CASE("an implementation preset sets its keys, and a mapping overrides them key by key",
+          "[model][implementation]") {
   const model::Scenario preset = model::parse_scenario(scenario_text("torchtitan-2024"), "t.yaml");
   const model::Implementation& i = preset.workload.implementation;
   CHECK(i.name == "torchtitan-2024");
@@ -59,6 +61,7 @@ TEST_CASE("an implementation preset sets its keys, and a mapping overrides them 
   CHECK(i.repeat_kv);
   CHECK(i.sp_layout_copies);
   CHECK(i.async_tp == model::AsyncTpKernel::kSymmMem);
+  CHECK(i.ends_on_nccl);
   const model::Scenario custom =
       model::parse_scenario(scenario_text("{preset: torchtitan-2024, attention: fa3, qkv: fused}"), "t.yaml");
   CHECK(custom.workload.implementation.name == "torchtitan-2024+custom");
@@ -68,7 +71,8 @@ TEST_CASE("an implementation preset sets its keys, and a mapping overrides them 
   CHECK_FALSE(model::parse_scenario(scenario_text("{}"), "t.yaml").workload.implementation.separate_qkv);
 }
 
-TEST_CASE("an unknown implementation preset or key is refused at its place with what is valid", "[model][implementation]") {
+TEST_CASE("an unknown implementation preset or key is refused at its place with what is valid",
+          "[model][implementation]") {
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("torchtitan-2023"), "t.yaml"),
                     Catch::Contains("t.yaml:4:17") && Catch::Contains("torchtitan-2024, megatron-te, vllm, gpt-fast"));
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{attention: fa4}"), "t.yaml"),
@@ -77,7 +81,8 @@ TEST_CASE("an unknown implementation preset or key is refused at its place with 
                     Catch::Contains("t.yaml:4:") && Catch::Contains("async_tp"));
 }
 
-TEST_CASE("separate q, k and v GEMMs split the fused projection's columns and keep its FLOPs", "[model][implementation]") {
+TEST_CASE("separate q, k and v GEMMs split the fused projection's columns and keep its FLOPs",
+          "[model][implementation]") {
   const auto w = test::forward_workload(1, 4096, 1);
   const model::Variant sp = test::variant(model::TpMode::kSp);
   const model::LayerGraph fused = model::build_layer_graph(llama8b(), w, 8, sp);
@@ -97,8 +102,10 @@ TEST_CASE("separate q, k and v GEMMs split the fused projection's columns and ke
   CHECK(named(split, "qkv_proj.v")[0]->output_bytes == named(fused, "attn.qkv_proj")[0]->output_bytes);
 }
 
-TEST_CASE("a separate projection's data gradient runs a GEMM per part over its columns of K, later parts adding into the first",
-          "[model][implementation]") {
+TEST_CASE(
+    "a separate projection's data gradient runs a GEMM per part over its columns of K, later parts adding into the "
+    "first",
+    "[model][implementation]") {
   model::Implementation separate;
   separate.name = "custom";
   separate.separate_qkv = true;
@@ -116,9 +123,10 @@ TEST_CASE("a separate projection's data gradient runs a GEMM per part over its c
   CHECK(named(g, "qkv_proj.wgrad.k")[0]->gemm.n == d);
 }
 
-TEST_CASE("sp layout copies move the gathered tensor once each way around every all-gather and reduce-scatter, and "
-          "fused async-TP ops have none",
-          "[model][implementation]") {
+TEST_CASE(
+    "sp layout copies move the gathered tensor once each way around every all-gather and reduce-scatter, and "
+    "fused async-TP ops have none",
+    "[model][implementation]") {
   const int64_t tokens = 4096, hidden = llama8b().hidden;
   const auto w = with(test::forward_workload(1, tokens, 2), torchtitan());
   const model::LayerGraph sp = model::build_layer_graph(llama8b(), w, 8, test::variant(model::TpMode::kSp));
@@ -128,15 +136,16 @@ TEST_CASE("sp layout copies move the gathered tensor once each way around every 
     CHECK(op->bytes_read == Approx(2.0 * tokens * hidden));  // the whole [tokens, hidden] tensor, bf16
     CHECK(op->bytes_written == op->bytes_read);
   }
-  const model::LayerGraph async =
-      model::build_layer_graph(llama8b(), w, 8, test::variant(model::TpMode::kAsync, 8, model::Transport::kCopyEngine,
-                                                              model::ChunkOrder::kDirect));
+  const model::LayerGraph async = model::build_layer_graph(
+      llama8b(), w, 8,
+      test::variant(model::TpMode::kAsync, 8, model::Transport::kCopyEngine, model::ChunkOrder::kDirect));
   CHECK(named(async, "layout_copy").empty());
 }
 
-TEST_CASE("RoPE left unfused in fp32 moves 20 bytes per rotated element where the fused kernel moves 4, and repeat_kv "
-          "writes K and V out to every query head",
-          "[model][implementation]") {
+TEST_CASE(
+    "RoPE left unfused in fp32 moves 20 bytes per rotated element where the fused kernel moves 4, and repeat_kv "
+    "writes K and V out to every query head",
+    "[model][implementation]") {
   const int64_t tokens = 2048;
   const int64_t d = llama8b().head_dim, rotated = (4 + 1) * d;  // q and k columns of one rank (TP=8)
   const auto bytes_of = [](const std::vector<const Op*>& ops) {
@@ -154,7 +163,7 @@ TEST_CASE("RoPE left unfused in fp32 moves 20 bytes per rotated element where th
   CHECK(rope == Approx((2 + 4 + 4 + 4 + 4 + 2) * static_cast<double>(tokens * rotated)));
   const std::vector<const Op*> repeat = named(titan, "attn.repeat_kv");
   REQUIRE(repeat.size() == 1);
-  CHECK(repeat[0]->bytes_read == Approx(2.0 * 2 * tokens * 1 * d));   // K and V of the rank's one KV head
+  CHECK(repeat[0]->bytes_read == Approx(2.0 * 2 * tokens * 1 * d));     // K and V of the rank's one KV head
   CHECK(repeat[0]->bytes_written == Approx(2.0 * 2 * tokens * 4 * d));  // out to its four query heads
 }
 
@@ -167,7 +176,8 @@ TEST_CASE("PyTorch's symmetric-memory all-gather matmul: a piece per shard, pull
   symm.async_tp = model::AsyncTpKernel::kSymmMem;
   const auto w = with(test::forward_workload(1, tokens, 1), symm);
   const model::LayerGraph g = model::build_layer_graph(
-      llama8b(), w, tp, test::variant(model::TpMode::kAsync, tp, model::Transport::kCopyEngine, model::ChunkOrder::kDirect));
+      llama8b(), w, tp,
+      test::variant(model::TpMode::kAsync, tp, model::Transport::kCopyEngine, model::ChunkOrder::kDirect));
   std::vector<model::OpId> pulls;
   for (model::OpId id = 0; id < g.size(); ++id) {
     if (g.op(id).name.find("attn.qkv_proj.ag.pull") != std::string::npos) pulls.push_back(id);
@@ -200,4 +210,35 @@ TEST_CASE("symmetric-memory async TP refuses chunk counts, transports and orders
       model::parse_scenario(scenario_text(symm, "{name: a, tp_mode: async, chunks: 8, transport: sm}"), "t.yaml"),
       Catch::Contains("use copy_engine"));
   CHECK_NOTHROW(model::parse_scenario(scenario_text(symm, "{name: a, tp_mode: async, chunks: 8}"), "t.yaml"));
+}
+
+TEST_CASE(
+    "a whole-model forward adds the embedding, LM head and loss, whose collectives stay NCCL's under async "
+    "when the framework compiles only the blocks",
+    "[model][implementation]") {
+  model::Implementation symm;
+  symm.name = "custom";
+  symm.async_tp = model::AsyncTpKernel::kSymmMem;
+  auto w = with(test::forward_workload(1, 4096, 1), symm);
+  w.whole_model = true;
+  const model::Variant async =
+      test::variant(model::TpMode::kAsync, 8, model::Transport::kCopyEngine, model::ChunkOrder::kDirect);
+  const model::LayerGraph pipelined = model::build_layer_graph(llama8b(), w, 8, async);
+  CHECK(named(pipelined, "embedding.lookup").size() == 1);
+  CHECK(named(pipelined, "loss.softmax").size() == 1);
+  CHECK(named(pipelined, "lm_head.all_gather").empty());
+  CHECK(named(pipelined, "lm_head.piece7").size() == 1);
+  w.implementation.ends_on_nccl = true;
+  const model::LayerGraph eager = model::build_layer_graph(llama8b(), w, 8, async);
+  REQUIRE(named(eager, "lm_head.all_gather").size() == 1);
+  CHECK(named(eager, "lm_head.all_gather")[0]->kind == OpKind::kCollective);
+  CHECK(named(eager, "embedding.reduce_scatter")[0]->kind == OpKind::kCollective);
+  CHECK(named(eager, "lm_head.piece0").empty());
+  CHECK(named(eager, "attn.qkv_proj.ag.pull1").size() == 1);  // the layers still pipeline
+  const std::string train =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+      "workload: {phase: prefill, batch: 1, seq_len: 1024, layers: 1, whole_model: true}\nparallelism: {tp: 8}\n"
+      "variants: [{name: tp, tp_mode: tp}]\n";
+  CHECK_THROWS_WITH(model::parse_scenario(train, "t.yaml"),
+                    Catch::Contains("t.yaml:4:") && Catch::Contains("applies only to phase forward"));
 }

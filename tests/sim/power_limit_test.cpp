@@ -19,6 +19,13 @@ sim::CostModel cost_at(const std::string& gpu_name, double limit_W) {
   return sim::CostModel(gpu, test::profile_preset(gpu_name));
 }
 
+// A one-layer Llama-3.1-8B forward scenario on `hardware` with one variant of `mode`.
+std::string scenario_on(const std::string& hardware, int tp = 8, const std::string& mode = "sp") {
+  return "name: t\nmodel: llama-3.1-8b\nhardware: {" + hardware +
+         "}\nworkload: {phase: forward, batch: 4, seq_len: 1024, layers: 1}\nparallelism: {tp: " + std::to_string(tp) +
+         "}\nvariants: [{name: " + mode + ", tp_mode: " + mode + "}]\n";
+}
+
 }  // namespace
 
 TEST_CASE("a power limit at or above the profile's measured power keeps its compute rates", "[sim][power]") {
@@ -63,12 +70,9 @@ TEST_CASE("the default H100 SXM profile is measured at the preset's board power,
 }
 
 TEST_CASE("a power limit is refused above the board power and without a power curve below it", "[sim][power]") {
-  const std::string above =
-      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, power_limit_W: 800}\n"
-      "workload: {phase: forward, batch: 1, seq_len: 128, layers: 1}\nparallelism: {tp: 8}\n"
-      "variants: [{name: sp, tp_mode: sp}]\n";
-  CHECK_THROWS_WITH(sim::run_scenario(model::parse_scenario(above, "t.yaml")),
-                    Catch::Contains("t.yaml:3:") && Catch::Contains("above h100-sxm's board power of 700 W"));
+  CHECK_THROWS_WITH(
+      sim::run_scenario(model::parse_scenario(scenario_on("gpu: h100-sxm, power_limit_W: 800"), "t.yaml")),
+      Catch::Contains("t.yaml:3:") && Catch::Contains("above h100-sxm's board power of 700 W"));
   sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   gpu.power_limit_W = 400;
   sim::CostProfile no_curve = test::profile_preset("h100-sxm");
@@ -81,9 +85,7 @@ TEST_CASE("a power limit is refused above the board power and without a power cu
 
 TEST_CASE("a scenario's power limit slows its GEMM-bound layer by the clock ratio", "[sim][power]") {
   const auto run_at = [](const std::string& limit) {
-    const std::string text = "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm" + limit +
-                             "}\nworkload: {phase: forward, batch: 4, seq_len: 4096, layers: 1}\nparallelism: {tp: 8}\n"
-                             "variants: [{name: nocomm, tp_mode: nocomm}]\n";
+    const std::string text = scenario_on("gpu: h100-sxm" + limit, 8, "nocomm");
     return sim::run_scenario(model::parse_scenario(text, "t.yaml")).variants.front();
   };
   const sim::VariantRun stock = run_at(""), capped = run_at(", power_limit_W: 400");
@@ -93,10 +95,7 @@ TEST_CASE("a scenario's power limit slows its GEMM-bound layer by the clock rati
 }
 
 TEST_CASE("H100 PCIe cards have no NVSwitch: topology nvswitch is refused, pcie runs", "[sim][power]") {
-  const std::string text =
-      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-pcie, topology: nvswitch}\n"
-      "workload: {phase: forward, batch: 1, seq_len: 128, layers: 1}\nparallelism: {tp: 4}\n"
-      "variants: [{name: tp, tp_mode: tp}]\n";
+  const std::string text = scenario_on("gpu: h100-pcie, topology: nvswitch", 4, "tp");
   CHECK_THROWS_WITH(sim::run_scenario(model::parse_scenario(text, "t.yaml")),
                     Catch::Contains("t.yaml:3:") && Catch::Contains("use topology pcie"));
   std::string pcie = text;
