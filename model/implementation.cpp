@@ -7,67 +7,53 @@
 namespace tpsim::model {
 namespace {
 
-// TorchTitan's Llama of 2024 (torchtitan/models/llama/model.py, the async-TP post's runs): wq, wk, wv and
-// w1, w3 as separate nn.Linear modules; apply_rotary_emb through torch.view_as_complex in fp32, which
-// Inductor left to eager kernels; repeat_kv expanding K and V; F.scaled_dot_product_attention, whose
-// flash backend is the FlashAttention-2 port; sequence parallelism on dim 1 of [bs, seqlen, dim]
-// (Shard(1)), whose all-gathers and reduce-scatters copy the whole tensor (pytorch/torchtitan#437).
-Implementation torchtitan_2024() {
-  Implementation i;
-  i.name = "torchtitan-2024";
-  i.attention = AttentionKernel::kFa2;
-  i.separate_qkv = true;
-  i.separate_gate_up = true;
-  i.rope = RopeKernel::kFp32Unfused;
-  i.repeat_kv = true;
-  i.sp_layout_copies = true;
-  i.async_tp = AsyncTpKernel::kSymmMem;  // torch.compile's micro-pipeline TP over the symmetric-memory ops
-  i.ends_on_nccl = true;                 // torch.compile per TransformerBlock: the ends run eagerly
-  return i;
-}
-
-// Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM), TE's
-// fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid out
-// [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
-Implementation megatron_te() {
-  Implementation i;
-  i.name = "megatron-te";
-  i.attention = AttentionKernel::kCudnn;
-  return i;
-}
-
-// vLLM: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA kernel, and
-// FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads.
-Implementation vllm() {
-  Implementation i;
-  i.name = "vllm";
-  i.attention = AttentionKernel::kFa3;
-  return i;
-}
-
-// gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in fp32
-// real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
-Implementation gpt_fast() {
-  Implementation i;
-  i.name = "gpt-fast";
-  i.attention = AttentionKernel::kFa2;
-  i.separate_gate_up = true;
-  i.repeat_kv = true;
-  return i;
+// Each preset with the framework code it follows.
+const std::vector<Implementation>& presets() {
+  static const std::vector<Implementation> all = {
+      // TorchTitan's Llama of 2024 (torchtitan/models/llama/model.py, the async-TP post's runs): wq, wk, wv
+      // and w1, w3 as separate nn.Linear modules; apply_rotary_emb through torch.view_as_complex in fp32,
+      // which Inductor left to eager kernels; repeat_kv expanding K and V; F.scaled_dot_product_attention,
+      // whose flash backend is the FlashAttention-2 port; sequence parallelism on dim 1 of [bs, seqlen,
+      // dim] (Shard(1)), whose all-gathers and reduce-scatters copy the whole tensor (pytorch/torchtitan
+      // #437); torch.compile's micro-pipeline TP over the symmetric-memory ops; compiled per
+      // TransformerBlock, so the embedding, LM head and loss run eagerly on NCCL.
+      {.name = "torchtitan-2024",
+       .attention = AttentionKernel::kFa2,
+       .separate_qkv = true,
+       .separate_gate_up = true,
+       .rope = RopeKernel::kFp32Unfused,
+       .repeat_kv = true,
+       .sp_layout_copies = true,
+       .async_tp = AsyncTpKernel::kSymmMem,
+       .ends_on_nccl = true},
+      // Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM),
+      // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
+      // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
+      {.name = "megatron-te", .attention = AttentionKernel::kCudnn},
+      // vLLM: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA kernel,
+      // and FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads.
+      {.name = "vllm", .attention = AttentionKernel::kFa3},
+      // gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in
+      // fp32 real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
+      {.name = "gpt-fast", .attention = AttentionKernel::kFa2, .separate_gate_up = true, .repeat_kv = true}};
+  return all;
 }
 
 }  // namespace
 
 const std::vector<std::string>& implementation_presets() {
-  static const std::vector<std::string> names = {"torchtitan-2024", "megatron-te", "vllm", "gpt-fast"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Implementation& i : presets()) out.push_back(i.name);
+    return out;
+  }();
   return names;
 }
 
 Implementation implementation_preset(const std::string& name) {
-  if (name == "torchtitan-2024") return torchtitan_2024();
-  if (name == "megatron-te") return megatron_te();
-  if (name == "vllm") return vllm();
-  if (name == "gpt-fast") return gpt_fast();
+  for (const Implementation& i : presets()) {
+    if (i.name == name) return i;
+  }
   throw InputError("unknown implementation preset '" + name + "'; valid: " + join_names(implementation_presets()));
 }
 
