@@ -12,12 +12,13 @@ constexpr double kAssumedExponent = 3.0;
 
 }  // namespace
 
-std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, double measured_at_W) {
+std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, double measured_at_W,
+                                                    const std::optional<sim::PowerParams>& kept) {
   if (gpu.board_power_W <= 0 || measured_at_W <= 0) return std::nullopt;
   sim::PowerParams p;
   p.measured_at_W = measured_at_W;
   p.idle_W = kIdleShareOfBoard * gpu.board_power_W;
-  p.exponent = kAssumedExponent;
+  p.exponent = kept ? kept->exponent : kAssumedExponent;
   return p;
 }
 

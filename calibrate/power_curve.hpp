@@ -10,9 +10,10 @@
 
 namespace tpsim::calibrate {
 
-// Measured at `measured_at_W`, idle a tenth of the board power, exponent 3; absent when the GPU's preset
-// gives no board power.
-std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, double measured_at_W);
+// Measured at `measured_at_W`, idle a tenth of the board power, and the exponent of `kept` (the curve it
+// replaces) or 3; absent when the GPU's preset gives no board power.
+std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, double measured_at_W,
+                                                    const std::optional<sim::PowerParams>& kept = std::nullopt);
 
 // The source lines of that curve's values, for the profile YAML.
 std::string idle_power_source();

@@ -140,9 +140,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
   }
   if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
-    const double exponent = out.profile.power ? out.profile.power->exponent : 0;
-    out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W);
-    if (out.profile.power && exponent > 0) out.profile.power->exponent = exponent;
+    out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
     out.power_measured_source = "the power limit of " + gpu.name + " (its preset's) the compute measurements ran at";
   }
   if (!gemms.empty()) {

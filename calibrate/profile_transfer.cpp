@@ -71,9 +71,7 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
     fit.attention_kernel_sources.clear();
   }
   // The rates carried over describe the target at its stock power: its board power's curve.
-  const double exponent = p.power ? p.power->exponent : 0;
-  p.power = assumed_power_curve(target, target.board_power_W);
-  if (p.power && exponent > 0) p.power->exponent = exponent;
+  p.power = assumed_power_curve(target, target.board_power_W, p.power);
   fit.power_measured_source =
       "the board power of " + target.name + ": the rates carried over describe it at its stock power";
 }

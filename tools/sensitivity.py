@@ -13,25 +13,49 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TPSIM = os.environ.get("TPSIM", str(ROOT / "build/cli/tpsim"))
 GPU = "h100-sxm-96gb"
 
-# (label, profile override YAML or None, implementation override mapping or None, hardware override or None)
-CASES = [
-    ("as shipped", None, None, None),
-    ("copy_engine.all_ranks_link_efficiency -10% (0.544)", "copy_engine: {all_ranks_link_efficiency: 0.544}", None, None),
-    ("copy_engine.all_ranks_link_efficiency +10% (0.665)", "copy_engine: {all_ranks_link_efficiency: 0.665}", None, None),
-    ("copy engine at the one-pair rate (0.844)", "copy_engine: {all_ranks_link_efficiency: 0.844444}", None, None),
-    ("power.exponent 2 (clock 0.83 at 500 W)", "power: {exponent: 2}", None, None),
-    ("power.exponent 4 (clock 0.91 at 500 W)", "power: {exponent: 4}", None, None),
-    ("power limit 700 W (no derate)", None, None, "power_limit_W: 700"),
-    ("FlashAttention-2 efficiency -10%", "attention: {kernels: {fa2: {efficiency: 0.30473, backward_efficiency: 0.32545}}}",
-     None, None),
-    ("nccl.link_efficiency -10%", "nccl: {link_efficiency: 0.67413}", None, None),
-    ("gemm.efficiency -5%", "gemm: {efficiency: 0.7631}", None, None),
-    ("no sp layout copies", None, "sp_layout_copies: false", None),
-    ("RoPE fused", None, "rope: fused", None),
-    ("fused q/k/v and gate/up", None, "qkv: fused, gate_up: fused", None),
-    ("FlashAttention-3 instead of -2", None, "attention: fa3", None),
-    ("idealised async-TP pipeline (not PyTorch's ops)", None, "async_tp: pipeline", None),
-]
+def profile_value(path):
+    """A number of the shipped default profile by its dotted path ("attention.kernels.fa2.efficiency")."""
+    wanted, depth = path.split("."), 0
+    for line in (ROOT / f"scenarios/presets/profiles/{GPU}.yaml").read_text().splitlines():
+        indent = (len(line) - len(line.lstrip())) // 2
+        if indent != depth or not line.strip().startswith(wanted[depth] + ":"):
+            continue
+        if depth == len(wanted) - 1:
+            return float(line.split(":", 1)[1])
+        depth += 1
+    raise KeyError(path)
+
+
+def cases():
+    """(label, profile override YAML or None, implementation override or None, hardware override or None),
+    each profile value moved from the shipped one."""
+    loaded, pair = profile_value("copy_engine.all_ranks_link_efficiency"), profile_value("copy_engine.link_efficiency")
+    fa2, fa2_back = profile_value("attention.kernels.fa2.efficiency"), profile_value("attention.kernels.fa2.backward_efficiency")
+    nccl, gemm = profile_value("nccl.link_efficiency"), profile_value("gemm.efficiency")
+    idle, measured = profile_value("power.idle_W"), profile_value("power.measured_at_W")
+    clock = lambda exponent: ((500 - idle) / (measured - idle)) ** (1 / exponent)  # at the preset's 500 W
+    return [
+        ("as shipped", None, None, None),
+        (f"copy_engine.all_ranks_link_efficiency -10% ({0.9 * loaded:.3f})",
+         f"copy_engine: {{all_ranks_link_efficiency: {0.9 * loaded:.6g}}}", None, None),
+        (f"copy_engine.all_ranks_link_efficiency +10% ({1.1 * loaded:.3f})",
+         f"copy_engine: {{all_ranks_link_efficiency: {1.1 * loaded:.6g}}}", None, None),
+        (f"copy engine at the one-pair rate ({pair:.3f})", f"copy_engine: {{all_ranks_link_efficiency: {pair}}}", None,
+         None),
+        (f"power.exponent 2 (clock {clock(2):.2f} at 500 W)", "power: {exponent: 2}", None, None),
+        (f"power.exponent 4 (clock {clock(4):.2f} at 500 W)", "power: {exponent: 4}", None, None),
+        ("power limit 700 W (no derate)", None, None, "power_limit_W: 700"),
+        ("FlashAttention-2 efficiency -10%",
+         f"attention: {{kernels: {{fa2: {{efficiency: {0.9 * fa2:.6g}, backward_efficiency: {fa2_back}}}}}}}", None,
+         None),
+        ("nccl.link_efficiency -10%", f"nccl: {{link_efficiency: {0.9 * nccl:.6g}}}", None, None),
+        ("gemm.efficiency -5%", f"gemm: {{efficiency: {0.95 * gemm:.6g}}}", None, None),
+        ("no sp layout copies", None, "sp_layout_copies: false", None),
+        ("RoPE fused", None, "rope: fused", None),
+        ("fused q/k/v and gate/up", None, "qkv: fused, gate_up: fused", None),
+        ("FlashAttention-3 instead of -2", None, "attention: fa3", None),
+        ("idealised async-TP pipeline (not PyTorch's ops)", None, "async_tp: pipeline", None),
+    ]
 
 
 def speedup(model, profile, implementation, hardware, folder):
@@ -59,7 +83,7 @@ def main():
     print("|---|---|---|---|---|")
     base = {}
     with tempfile.TemporaryDirectory() as folder:
-        for label, profile, implementation, hardware in CASES:
+        for label, profile, implementation, hardware in cases():
             cells = []
             for model in ("8b", "70b"):
                 s = speedup(model, profile, implementation, hardware, folder)
