@@ -54,7 +54,11 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   }
   builder.set_module(-1);
   if (workload.whole_model) {
-    head_forward(builder, ends.ctx(), ends.strategy(), hidden);
+    if (workload.is_inference()) {
+      head_inference(builder, ends.ctx(), ends.strategy(), hidden);
+    } else {
+      head_forward(builder, ends.ctx(), ends.strategy(), hidden);
+    }
     return graph;
   }
   const OpId normed = rms_norm(builder, "final.norm", ctx.local_tokens, arch.hidden, hidden.deps());

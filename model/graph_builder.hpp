@@ -1,6 +1,7 @@
 // Builds one TP rank's program for a stack of dense decoder layers under a variant (tp, sp, async,
 // dtp, nocomm) for one pass (a forward / prefill over whole sequences, one decode step, or a training
-// step's micro-batches). A forward pass has the embedding, LM head and loss with workload.whole_model.
+// step's micro-batches). With workload.whole_model a forward pass has the embedding, LM head and loss, an
+// inference pass the embedding, LM head and sampling.
 // Ignores: QKV bias adds (fused into the GEMM).
 #pragma once
 

@@ -25,7 +25,7 @@ const std::vector<Implementation>& presets() {
        .repeat_kv = true,
        .sp_layout_copies = true,
        .async_tp = AsyncTpKernel::kSymmMem,
-       .ends_on_nccl = true},
+       .model_ends = ModelEndsMode::kNccl},
       // Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM),
       // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
       // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
@@ -35,7 +35,13 @@ const std::vector<Implementation>& presets() {
       {.name = "vllm", .attention = AttentionKernel::kFa3},
       // gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in
       // fp32 real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
-      {.name = "gpt-fast", .attention = AttentionKernel::kFa2, .separate_gate_up = true, .repeat_kv = true}};
+      // Its tp.py shards the layers' linears only: the embedding and the output layer stay whole on every
+      // rank.
+      {.name = "gpt-fast",
+       .attention = AttentionKernel::kFa2,
+       .separate_gate_up = true,
+       .repeat_kv = true,
+       .model_ends = ModelEndsMode::kReplicated}};
   return all;
 }
 
@@ -71,6 +77,11 @@ std::string to_string(AttentionKernel kernel) {
   return "profile";
 }
 
+const std::vector<std::string>& model_ends_names() {
+  static const std::vector<std::string> names = {"variant", "nccl", "replicated"};
+  return names;
+}
+
 const std::vector<std::string>& attention_kernel_names() {
   static const std::vector<std::string> names = {"profile", "fa2", "fa3", "cudnn"};
   return names;
@@ -82,8 +93,10 @@ std::string describe(const Implementation& i) {
          ", gate_up " + (i.separate_gate_up ? "separate" : "fused") + ", rope " +
          (i.rope == RopeKernel::kFp32Unfused ? "fp32 unfused" : "fused") + ", repeat_kv " +
          (i.repeat_kv ? "materialised" : "no") + ", sp layout copies " + (i.sp_layout_copies ? "yes" : "no") +
-         ", async tp " + (i.async_tp == AsyncTpKernel::kSymmMem ? "symm_mem" : "pipeline") + ", model ends on " +
-         (i.ends_on_nccl ? "nccl" : "the variant's collectives");
+         ", async tp " + (i.async_tp == AsyncTpKernel::kSymmMem ? "symm_mem" : "pipeline") + ", model ends " +
+         (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
+          : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
+                                                       : "on the variant's collectives");
 }
 
 }  // namespace tpsim::model

@@ -22,6 +22,13 @@ enum class RopeKernel { kFused, kFp32Unfused };
 // fused_matmul_reduce_scatter, one GEMM piece per rank's shard on two alternating streams).
 enum class AsyncTpKernel { kPipeline, kSymmMem };
 
+// How the embedding, LM head and loss run: as the variant runs its layers (vocab-parallel, on the
+// variant's collectives); outside the compiled blocks on sequence parallelism's blocking NCCL
+// collectives under every variant (an async variant pipelines only its layers' linears); or replicated,
+// every rank holding the whole embedding and LM head and communicating nothing for them (gpt-fast shards
+// only the layers' linears).
+enum class ModelEndsMode { kVariant, kNccl, kReplicated };
+
 struct Implementation {
   std::string name;  // the preset's, or "custom" with keys of its own; empty: unset (the idealised layer)
   AttentionKernel attention = AttentionKernel::kProfile;
@@ -34,9 +41,7 @@ struct Implementation {
   // Fused async-TP ops avoid them.
   bool sp_layout_copies = false;
   AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
-  // The embedding, LM head and loss run outside the compiled blocks: on sequence parallelism's blocking
-  // NCCL collectives under every variant (an async variant pipelines only its layers' linears).
-  bool ends_on_nccl = false;
+  ModelEndsMode model_ends = ModelEndsMode::kVariant;
 
   bool is_set() const { return !name.empty(); }
 };
@@ -47,6 +52,8 @@ Implementation implementation_preset(const std::string& name);
 // "fa2", "fa3", "cudnn", "profile"
 std::string to_string(AttentionKernel kernel);
 const std::vector<std::string>& attention_kernel_names();
+// "variant", "nccl", "replicated": the values of implementation.model_ends, in that order.
+const std::vector<std::string>& model_ends_names();
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
 

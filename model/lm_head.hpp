@@ -1,6 +1,6 @@
-// What runs around the decoder layers in a training step: the vocab-parallel embedding, and the final
-// norm, vocab-parallel LM head and cross-entropy loss (Megatron's vocab_parallel_cross_entropy), forward
-// and backward.
+// What runs around the decoder layers: the embedding, and the final norm, LM head and cross-entropy loss
+// (Megatron's vocab_parallel_cross_entropy) of a training step or forward pass, forward and backward, or
+// the LM head and greedy sampling of an inference pass; vocab-parallel, or replicated on every rank.
 #pragma once
 
 #include <memory>
@@ -19,7 +19,7 @@ struct SavedHead {
 
 // The context and strategy the embedding, LM head and loss run under: the layers' own, or sequence
 // parallelism's blocking NCCL collectives where the implementation runs them outside the compiled blocks
-// (ends_on_nccl) and the variant is async.
+// (model_ends nccl) and the variant is async.
 class ModelEnds {
  public:
   ModelEnds(const LayerContext& ctx, TpStrategy& layers);
@@ -40,6 +40,9 @@ void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
 // Final norm, LM head over the rank's vocab / tp columns and the loss, with the loss's three all-reduces
 // of one fp32 per token (the logits' max, the target's logit, the sum of exponentials).
 SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream);
+// An inference pass's end: the final norm and LM head over each sequence's last position (every token of a
+// decode step), the logits gathered where the vocabulary is sharded, and greedy sampling (an argmax).
+void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream);
 // Its backward: the softmax gradient, the LM head's dgrad (reduced into the stream) and wgrad, and the
 // final norm's backward; returns the stream's gradient.
 ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved);

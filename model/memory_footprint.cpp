@@ -27,7 +27,7 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   MemoryFootprint m;
   m.weights_bytes =
       layers * (linear_parameters_per_layer(a, s) * linear_bytes + small_parameters_per_layer(a, s) * kBf16Bytes) +
-      embedding_parameters_per_rank(a, tp) * kBf16Bytes;
+      embedding_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp) * kBf16Bytes;
   if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
     const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
     const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;

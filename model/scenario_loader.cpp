@@ -19,8 +19,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration",   "workload",
                                            "parallelism", "variants", "sweep",    "implementation"};
-const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",     "gate_up", "rope",
-                                                      "repeat_kv", "sp_layout_copies", "async_tp"};
+const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",      "gate_up",   "rope",
+                                                      "repeat_kv", "sp_layout_copies", "async_tp", "model_ends"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -111,11 +111,13 @@ SaveList read_save_list(const YamlReader& in, const YAML::Node& node) {
 }
 
 // microbatches, recompute, save and optimizer: phase train's, refused on other phases; whole_model:
-// phase forward's.
+// phase forward's and the inference phases'.
 void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) {
   if (const YAML::Node whole = node["whole_model"]) {
-    if (w.phase != Phase::kForward) {
-      in.fail(whole, "workload.whole_model applies only to phase forward (phase train always runs the whole model)");
+    if (w.phase == Phase::kTrain || w.phase == Phase::kOps) {
+      in.fail(whole,
+              "workload.whole_model applies to phases forward, prefill, decode and generate (phase train always runs "
+              "the whole model)");
     }
     w.whole_model = in.boolean(whole, "workload.whole_model");
   }
@@ -238,7 +240,10 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
                      : AsyncTpKernel::kPipeline;
   }
   if (const YAML::Node e = node["model_ends"]) {
-    i.ends_on_nccl = in.choice(e, "implementation.model_ends", {"variant", "nccl"}) == "nccl";
+    const std::string ends = in.choice(e, "implementation.model_ends", model_ends_names());
+    i.model_ends = ends == "nccl"         ? ModelEndsMode::kNccl
+                   : ends == "replicated" ? ModelEndsMode::kReplicated
+                                          : ModelEndsMode::kVariant;
   }
   if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
   return i;
@@ -475,6 +480,14 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
                                         " tokens; use tp or dtp, or a batch divisible by tp");
       }
     }
+    const Phase phase = out.workload.phase;
+    if ((v.mode == TpMode::kSp || v.mode == TpMode::kAsync) && out.workload.whole_model &&
+        (phase == Phase::kPrefill || phase == Phase::kGenerate)) {
+      in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) + "]: tp_mode " + to_string(v.mode) +
+                                      " shards the prompt's sequence, and the LM head over each sequence's last "
+                                      "position (workload.whole_model) is not modelled for it; use tp or dtp, or "
+                                      "drop whole_model");
+    }
     if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
       check_symm_mem_variant(in, node[i], i, out, v);
     }
@@ -556,6 +569,12 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
       in.fail(root["implementation"], "implementation applies to a model's layers, not to phase ops");
     }
     out.workload.implementation = read_implementation(in, root["implementation"]);
+    if (out.workload.phase == Phase::kTrain && out.workload.implementation.model_ends == ModelEndsMode::kReplicated) {
+      const YAML::Node& impl = root["implementation"];
+      in.fail(impl.IsMap() && impl["model_ends"] ? impl["model_ends"] : impl,
+              "implementation.model_ends replicated (an inference framework's whole embedding and LM head on every "
+              "rank) is not modelled in phase train; use model_ends: variant or nccl");
+    }
   }
   if (root["variants"]) {
     read_variants(in, root["variants"], out);

@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every model preset loads with the numbers of its Hugging Face config") {
   const auto names = model::preset_names("models");
-  REQUIRE(names.size() == 9);
+  REQUIRE(names.size() == 11);
   for (const auto& name : names) {
     const model::ArchSpec arch = model::load_model_preset(name);
     CHECK(arch.hidden > 0);
@@ -30,6 +30,10 @@ TEST_CASE("every model preset loads with the numbers of its Hugging Face config"
   CHECK(qwen3.head_dim == 128);  // explicit head_dim, not hidden / heads = 64
   CHECK(qwen3.qk_norm);
   CHECK_FALSE(llama70.qk_norm);
+  const model::ArchSpec llama2 = model::load_model_preset("llama-2-7b");  // multi-head: as many kv heads as heads
+  CHECK(llama2.kv_heads == 32);
+  CHECK(llama2.intermediate == 11008);
+  CHECK(llama2.vocab == 32000);
 }
 
 TEST_CASE("an unknown model preset is rejected with the list of valid names") {

@@ -61,7 +61,7 @@ TEST_CASE("an implementation preset sets its keys, and a mapping overrides them 
   CHECK(i.repeat_kv);
   CHECK(i.sp_layout_copies);
   CHECK(i.async_tp == model::AsyncTpKernel::kSymmMem);
-  CHECK(i.ends_on_nccl);
+  CHECK(i.model_ends == model::ModelEndsMode::kNccl);
   const model::Scenario custom =
       model::parse_scenario(scenario_text("{preset: torchtitan-2024, attention: fa3, qkv: fused}"), "t.yaml");
   CHECK(custom.workload.implementation.name == "torchtitan-2024+custom");
@@ -228,7 +228,7 @@ TEST_CASE(
   CHECK(named(pipelined, "loss.softmax").size() == 1);
   CHECK(named(pipelined, "lm_head.all_gather").empty());
   CHECK(named(pipelined, "lm_head.piece7").size() == 1);
-  w.implementation.ends_on_nccl = true;
+  w.implementation.model_ends = model::ModelEndsMode::kNccl;
   const model::LayerGraph eager = model::build_layer_graph(llama8b(), w, 8, async);
   REQUIRE(named(eager, "lm_head.all_gather").size() == 1);
   CHECK(named(eager, "lm_head.all_gather")[0]->kind == OpKind::kCollective);
@@ -237,8 +237,8 @@ TEST_CASE(
   CHECK(named(eager, "attn.qkv_proj.ag.pull1").size() == 1);  // the layers still pipeline
   const std::string train =
       "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-      "workload: {phase: prefill, batch: 1, seq_len: 1024, layers: 1, whole_model: true}\nparallelism: {tp: 8}\n"
+      "workload: {phase: train, batch: 1, seq_len: 1024, layers: 1, whole_model: true}\nparallelism: {tp: 8}\n"
       "variants: [{name: tp, tp_mode: tp}]\n";
   CHECK_THROWS_WITH(model::parse_scenario(train, "t.yaml"),
-                    Catch::Contains("t.yaml:4:") && Catch::Contains("applies only to phase forward"));
+                    Catch::Contains("t.yaml:4:") && Catch::Contains("phase train always runs the whole model"));
 }
