@@ -28,8 +28,11 @@ GemmTiling CostModel::gemm_tiling(const model::GemmShape& shape) const {
   const int64_t cols = ceil_div(shape.n, tile_n);
   t.tiles = rows * cols;
   if (t.tiles < sms) {
+    // Skinny GEMMs (M <= small_m_tile_m: decode steps, GEMV-like kernels) split K over every SM, as cuBLAS's
+    // split-K and GEMV kernels for small M do; larger ones only while each split keeps min_k_per_split of K.
+    const bool skinny = shape.m <= g.small_m_tile_m;
     const int64_t by_sms = sms / t.tiles;
-    const int64_t by_k = std::max<int64_t>(1, shape.k / g.min_k_per_split);
+    const int64_t by_k = skinny ? by_sms : std::max<int64_t>(1, shape.k / g.min_k_per_split);
     t.splits = std::max<int64_t>(1, std::min(by_sms, by_k));
   }
   const int64_t work = t.tiles * t.splits;

@@ -41,6 +41,20 @@ TEST_CASE("small-M GEMMs are memory-bound and split K to fill the SMs") {
   CHECK(cost.gemm_seconds(decode, weight_bytes) == Approx(expected));
 }
 
+TEST_CASE("a skinny GEMM splits short K over every SM as GEMV kernels do, a taller one keeps whole K slices") {
+  const sim::CostModel cost = test::h100_cost();
+  // Llama-2-7B's down projection at TP 8 in a decode step: K = 11008 / 8 is under min_k_per_split.
+  const model::GemmShape decode{1, 4096, 1376};
+  const sim::GemmTiling t = cost.gemm_tiling(decode);
+  CHECK(t.tiles == 16);  // 4096 / 256
+  CHECK(t.splits == 8);  // floor(132 / 16), not capped by K / 1024 = 1
+  const double weight_bytes = 2.0 * 4096 * 1376;
+  const double streamed = weight_bytes / (cost.gpu().hbm_Bps * cost.profile().gemm.hbm_efficiency);
+  CHECK(cost.gemm_seconds(decode, weight_bytes) == Approx(cost.profile().gemm.overhead_s + streamed));
+  const model::GemmShape taller{128, 4096, 1376};  // 128-row tiles: K slices of at least 1024
+  CHECK(cost.gemm_tiling(taller).splits == 1);
+}
+
 TEST_CASE("chunked GEMMs run below the efficiency of the whole GEMM") {
   const sim::CostModel cost = test::h100_cost();
   const model::GemmShape whole{65536, 768, 4096};
