@@ -110,6 +110,45 @@ void read_collective(const LineReader& in, Measurement& m) {
   if (m.nodes > 1) m.nic_GBps = in.positive_or("nic_GBps", model::kMaxLinkGBps, 0);
 }
 
+// A count bounded by `maximum` (a batch, a context): a JSON integer in [1, maximum].
+int64_t bounded_count(const LineReader& in, const std::string& key, int64_t maximum) {
+  const int value = in.count(key, 1);
+  if (value > maximum) {
+    in.fail("\"" + key + "\" is " + std::to_string(value) + ", over tpsim's limit of " + std::to_string(maximum));
+  }
+  return value;
+}
+
+// A preset's name: letters, digits, '.', '-' and '_' (decode points name model and implementation presets).
+std::string preset_name(const LineReader& in, const std::string& key) {
+  std::string name = in.text(key);
+  const bool plain = !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '-' || c == '_';
+  });
+  if (!plain) {
+    in.fail("\"" + key + "\" must name a preset (letters, digits, '.', '-', '_'), got \"" + echo_value(name) + "\"");
+  }
+  return name;
+}
+
+void read_decode(const LineReader& in, const Json& j, Measurement& m) {
+  // The model and implementation presets are checked where the run is simulated (calibrate/decode_fit.cpp):
+  // this reader is shared with tpsim-real, which knows no presets.
+  m.model = preset_name(in, "model");
+  m.ranks = static_cast<int>(bounded_count(in, "ranks", model::kMaxGroupRanks));
+  m.batch = bounded_count(in, "batch", int64_t{1} << 30);
+  m.context_len = bounded_count(in, "context_len", int64_t{1} << 30);
+  m.gen_len = bounded_count(in, "gen_len", int64_t{1} << 30);
+  if (in.has("implementation")) m.implementation = preset_name(in, "implementation");
+  m.collective = in.has("collective") ? in.one_of("collective", {"nccl", "one_shot", "two_shot", "auto"}) : "nccl";
+  if (in.has("cuda_graphs")) {
+    if (!j["cuda_graphs"].is_boolean()) in.fail("\"cuda_graphs\" must be true or false");
+    m.cuda_graphs = j["cuda_graphs"].get<bool>();
+  }
+  m.power_limit_W = in.positive_or("power_limit_W", model::kMaxPowerW, 0);
+  if (in.has("topology")) m.topology = in.one_of("topology", {"nvswitch", "pcie", "nvl72"});
+}
+
 void read_composite(const LineReader& in, Measurement& m) {
   read_gemm_shape(in, m);
   m.baseline_s = in.seconds("baseline_s");
@@ -190,6 +229,10 @@ double Measurement::algbw_GBps() const {
   return bytes / median_s / 1e9;
 }
 
+double Measurement::tokens_per_s() const {
+  return static_cast<double>(batch * gen_len) / median_s;
+}
+
 double Measurement::speedup() const {
   return baseline_s / median_s;
 }
@@ -268,9 +311,11 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
     m.kernels = in.count("kernels", 1);
   } else if (m.kind == "overlap" || m.kind == "async_tp" || m.kind == "dtp") {
     read_composite(in, m);
+  } else if (m.kind == "decode") {
+    read_decode(in, j, m);
   } else {
     in.fail("unknown \"kind\" \"" + echo_value(m.kind) +
-            "\"; valid: gemm, collective, memcpy, launch, overlap, async_tp, dtp");
+            "\"; valid: gemm, collective, memcpy, launch, overlap, async_tp, dtp, decode");
   }
   return m;
 }
@@ -362,6 +407,17 @@ Json to_json(const Measurement& m) {
     j["path"] = m.path;
     j["bytes"] = m.bytes;
     if (m.spec_GBps > 0) j["spec_GBps"] = m.spec_GBps;
+  } else if (m.kind == "decode") {
+    j["model"] = m.model;
+    j["ranks"] = m.ranks;
+    j["batch"] = m.batch;
+    j["context_len"] = m.context_len;
+    j["gen_len"] = m.gen_len;
+    if (!m.implementation.empty()) j["implementation"] = m.implementation;
+    j["collective"] = m.collective;
+    j["cuda_graphs"] = m.cuda_graphs;
+    if (m.power_limit_W > 0) j["power_limit_W"] = m.power_limit_W;
+    j["topology"] = m.topology;
   }
   j["median_s"] = m.median_s;
   j["p10_s"] = m.p10_s;
@@ -369,6 +425,7 @@ Json to_json(const Measurement& m) {
   if (m.kind == "gemm") j["tflops"] = m.tflops();
   if (m.kind == "collective" || m.kind == "memcpy") j["algbw_GBps"] = m.algbw_GBps();
   if (m.is_composite()) j["speedup"] = m.speedup();
+  if (m.kind == "decode") j["tokens_per_s"] = m.tokens_per_s();
   if (m.kind == "collective") j["busbw_GBps"] = m.busbw_GBps();
   j["correct"] = m.correct;
   if (m.gpu_state.recorded || !m.gpu_state.why_not.empty()) j["gpu_state"] = gpu_state_json(m.gpu_state);

@@ -31,6 +31,12 @@ namespace tpsim::calibrate {
 //     added by module j + 1 + delta; delta 0 is blocking TP); baseline: blocking TP. Lines carry
 //     "delta_convention": "scenario"; older lines counted delta from 1 for blocking TP and ran another
 //     chain, and are refused.
+// kind "decode": a serving engine's generate run (`tpsim run` phase generate over the whole model),
+//   median_s its whole time (batch x gen_len tokens / the tokens/s it reports): model (a model preset),
+//   ranks (TP), batch, context_len (the prompt), gen_len (new tokens), and optionally implementation (a
+//   preset), collective (the all-reduce its TP runs: nccl, one_shot, two_shot, auto; default nccl),
+//   cuda_graphs (default true), power_limit_W, topology (default nvswitch). It calibrates the memory-bound
+//   regime of its GPU's profile (calibrate/decode_fit.hpp).
 // Every kind may carry gpu_state: what NVML said about the GPUs while the point was timed.
 inline constexpr const char* kDtpDeltaConvention = "scenario";
 
@@ -78,6 +84,13 @@ struct Measurement {
   double gemm_alone_s = 0;
   double partner_alone_s = 0;
   double gemm_overlapped_s = 0;
+  // decode
+  std::string model;
+  int64_t batch = 0, context_len = 0, gen_len = 0;
+  std::string implementation;  // empty: the idealised layer
+  bool cuda_graphs = true;
+  double power_limit_W = 0;  // 0: the GPU preset's
+  std::string topology = "nvswitch";
   // timing (seconds) and its spread
   double median_s = 0;
   double p10_s = 0;
@@ -89,12 +102,13 @@ struct Measurement {
   nlohmann::ordered_json details = nlohmann::ordered_json::object();
   std::string origin;  // file:line it was read from
 
-  double tflops() const;      // gemm: 2mnk / median
-  double algbw_GBps() const;  // collective, memcpy: bytes / median / 1e9
-  double speedup() const;     // composite kinds: baseline_s / median_s
-  bool is_composite() const;  // overlap, async_tp, dtp
-  double busbw_GBps() const;  // collective: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter,
-                              // all-to-all) or 1 (send/recv), as nccl-tests defines it
+  double tflops() const;        // gemm: 2mnk / median
+  double algbw_GBps() const;    // collective, memcpy: bytes / median / 1e9
+  double speedup() const;       // composite kinds: baseline_s / median_s
+  double tokens_per_s() const;  // decode: batch x gen_len / median_s
+  bool is_composite() const;    // overlap, async_tp, dtp
+  double busbw_GBps() const;    // collective: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter,
+                                // all-to-all) or 1 (send/recv), as nccl-tests defines it
 };
 
 // The schema's algorithm / protocol of a collective run under NCCL_ALGO / NCCL_PROTO = `value` (any

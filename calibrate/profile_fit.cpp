@@ -98,7 +98,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
   int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
   for (const Measurement& m : measurements) {
-    if (!m.correct) continue;  // a point that failed its correctness check calibrates nothing
+    if (!m.correct) continue;          // a point that failed its correctness check calibrates nothing
+    if (m.kind == "decode") continue;  // fitted on the target GPU after a transfer (calibrate/decode_fit.hpp)
     if (m.kind == "collective" && m.collective == "allreduce" && m.algorithm == "tree") {
       // Its hops run on NVLink inside nodes: this GPU's points only.
       if (m.gpu == gpu.name) {

@@ -80,6 +80,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
            " GEMMs beside collectives (overlapped GEMM time, max error " +
            model::format_number("%.1f%%", c->max_abs_error_pct) + ")";
   };
+  const ComponentFit* decode = fit_of("decode");
   std::string fp8;
   if (p.gemm.fp8_efficiency) {
     std::string source = fit.fp8_source.empty() ? "as in " + fit.base : fit.fp8_source;
@@ -101,13 +102,22 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n  tile_source: \"" +
        (fit.base.empty() ? std::string(kTileSource) : "as in " + fit.base) + "\"\n" +
        (fit.gemm_source.empty() ? std::string() : "  efficiency_source: \"" + fit.gemm_source + "\"\n") +
-       fit_block("gemm", {"efficiency", "hbm_efficiency", "overhead_us"});
+       (decode ? "  memory_bound_source: \"hbm_efficiency and overhead_us: the decode fit (memory section)\"\n" +
+                     fit_block("gemm", {"efficiency"})
+               : fit_block("gemm", {"efficiency", "hbm_efficiency", "overhead_us"}));
   y += "memory:\n  hbm_efficiency: " + model::format_number("%.6g", p.memory.hbm_efficiency) +
-       "\n  overhead_us: " + model::format_number("%.6g", p.memory.overhead_s * 1e6) +
-       "\n  source: \"the memory-bound rows of the GEMM fit\"\n" +
-       (fit_of("gemm") ? "  fit:\n    values: [hbm_efficiency, overhead_us]\n    points: " +
-                             std::to_string(fit_of("gemm")->errors.size()) + "\n"
-                       : fit_block("gemm", {}));
+       "\n  overhead_us: " + model::format_number("%.6g", p.memory.overhead_s * 1e6) + "\n";
+  if (decode) {
+    y += "  source: \"fitted on " + std::to_string(decode->errors.size()) +
+         " decode runs, simulated whole: every kernel of a small-batch decode step streams its weights or KV "
+         "cache (also gemm.hbm_efficiency and gemm.overhead_us)\"\n" +
+         fit_block("decode", {"hbm_efficiency", "overhead_us"});
+  } else {
+    y += "  source: \"the memory-bound rows of the GEMM fit\"\n" +
+         (fit_of("gemm") ? "  fit:\n    values: [hbm_efficiency, overhead_us]\n    points: " +
+                               std::to_string(fit_of("gemm")->errors.size()) + "\n"
+                         : fit_block("gemm", {}));
+  }
   const std::string attention_source =
       fit.attention_source.empty() ? "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal "
                                      "BF16 forward on H100 SXM, head dim 128"

@@ -191,6 +191,37 @@ std::vector<Measurement> peer_copies(const std::string& dir) {
   return out;
 }
 
+// gpt-fast's README table: batch 1, the 5-token prompt, its default 200 new tokens, bf16, compiled
+// (CUDA graphs), TP through PyTorch's intra-node all-reduce (ENABLE_INTRA_NODE_COMM=1: a one-shot kernel
+// for these sizes), on A100-80GB at 330 W. The time is the whole generate's: 200 tokens / tokens/s.
+std::vector<Measurement> gpt_fast_decode(const std::string& dir) {
+  const std::string file = "decode_tp_gpt_fast.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    Measurement m;
+    m.kind = "decode";
+    m.gpu = "a100-sxm";
+    const std::string printed = t.at(r, "model");
+    m.model = printed == "Llama-2-7B" ? "llama-2-7b" : printed == "Llama-2-70B" ? "llama-2-70b" : printed;
+    m.ranks = t.integer(r, "gpus");
+    m.batch = 1;
+    m.context_len = 5;
+    m.gen_len = 200;
+    m.implementation = "gpt-fast";
+    m.collective = m.ranks > 1 ? "one_shot" : "nccl";
+    m.power_limit_W = 330;
+    m.provenance = provenance(t, r, file, "");
+    m.provenance["source"] = t.at(0, "source");  // later rows say "same"
+    m.provenance["notes"] = t.at(0, "notes");
+    m.provenance["settings"] =
+        "batch 1, 5-token prompt and 200 new tokens (generate.py's defaults), implementation gpt-fast, all-reduce "
+        "as one-shot (PyTorch's intra-node comm), topology nvswitch standing for the hybrid cube mesh";
+    out.push_back(timed(m, static_cast<double>(m.gen_len) / t.number(r, "tokens_per_s")));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::map<std::string, std::vector<Measurement>> convert_public_tables(const std::string& dir) {
@@ -203,7 +234,8 @@ std::map<std::string, std::vector<Measurement>> convert_public_tables(const std:
       {"nvls_vs_ring_h200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_h200.csv")},
       {"nvls_vs_ring_b200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_b200.csv")},
       {"small_allreduce_h100.jsonl", small_allreduce(dir)},
-      {"p2p_bandwidth.jsonl", peer_copies(dir)}};
+      {"p2p_bandwidth.jsonl", peer_copies(dir)},
+      {"decode_tp_gpt_fast.jsonl", gpt_fast_decode(dir)}};
   // What is written must read back: the measurement reader's checks (ranges, finite times) apply.
   for (const auto& [name, measurements] : converted) {
     for (size_t i = 0; i < measurements.size(); ++i) {

@@ -81,7 +81,8 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
   std::map<std::string, std::vector<size_t>> groups;  // "gpu kind collective (as run)" -> points
   for (size_t i = 0; i < measurements.size(); ++i) {
     const Measurement& m = measurements[i];
-    if (m.is_composite() || m.path == "device" || m.path == "copy_kernel") continue;  // not single-op link costs
+    // Composites and decode runs are not single-op costs (validate, and the decode fit's own errors, cover them).
+    if (m.is_composite() || m.kind == "decode" || m.path == "device" || m.path == "copy_kernel") continue;
     std::string key = m.gpu + " " + m.kind;
     if (m.kind == "collective") {
       key += " " + m.collective + (m.nodes > 1 ? " over " + std::to_string(m.nodes) + " ib-rail nodes" : "") +

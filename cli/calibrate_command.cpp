@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "calibrate/decode_fit.hpp"
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/profile_transfer.hpp"
 #include "calibrate/public_convert.hpp"
@@ -68,6 +69,17 @@ int calibrate_fit(const CalibrateOptions& options) {
   }
   fit.base_ref = base.ref;
   calibrate::transfer_profile(fit, gpu, target_gpu);
+  // Decode runs of the target GPU fit its memory-bound regime over whatever the other points gave.
+  std::vector<const calibrate::Measurement*> decodes;
+  for (const calibrate::Measurement& m : all) {
+    if (m.kind != "decode" || !m.correct) continue;
+    if (m.gpu == target) {
+      decodes.push_back(&m);
+    } else {
+      ++fit.other_gpu_points;
+    }
+  }
+  if (!decodes.empty()) calibrate::fit_decode(decodes, fit);
   std::vector<std::string> names;
   for (const std::string& file : options.files) names.push_back(file);
   write_output(options.out, calibrate::profile_yaml(fit, target, names));

@@ -196,7 +196,8 @@ class ProfileReader {
   void read_gemm(CostProfile& p, const YAML::Node& node) const {
     in_.expect_map(node, "gemm",
                    {"efficiency", "fp8_efficiency", "fp8_source", "hbm_efficiency", "overhead_us", "tile_m", "tile_n",
-                    "small_m_tile_m", "min_k_per_split", "tile_source", "efficiency_source", "source", "fit"});
+                    "small_m_tile_m", "min_k_per_split", "tile_source", "efficiency_source", "memory_bound_source",
+                    "source", "fit"});
     GemmParams& g = p.gemm;
     if (node["efficiency"]) g.efficiency = fraction(node["efficiency"], "gemm.efficiency");
     if (node["fp8_efficiency"]) g.fp8_efficiency = fraction(node["fp8_efficiency"], "gemm.fp8_efficiency");

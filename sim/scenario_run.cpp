@@ -271,13 +271,13 @@ void require_memory_fit(const ScenarioRun& run) {
   }
 }
 
-ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started) {
+ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started, const CostProfile* profile) {
   ScenarioRun run;
   run.scenario = scenario;
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
   apply_power_limit(scenario, run.gpu);
   run.fabric = check_hardware(scenario, run.gpu);
-  run.profile = resolve_profile(scenario, run.gpu.name);
+  run.profile = profile ? *profile : resolve_profile(scenario, run.gpu.name);
   check_power_limit(scenario, run);
   apply_attention_kernel(scenario, run.profile);
   const CostModel cost(run.gpu, run.profile, run.fabric);

@@ -56,7 +56,10 @@ Fabric check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 // Called before each variant is simulated (its index among the scenario's variants): progress reports.
 using VariantStarted = std::function<void(const model::Variant&, size_t)>;
 
-ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started = {});
+// `profile`, when given, replaces the one the scenario's calibration names (calibrate's fits simulate
+// scenarios with the profile they are fitting).
+ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started = {},
+                         const CostProfile* profile = nullptr);
 
 // Whether the variant's memory fits the GPU's HBM; nullopt where either is unknown (an op list, or a GPU
 // without hbm_GB).

@@ -121,6 +121,23 @@ def torchtitan():
                 f"{sp / asy - psp / pasy:+.3f}")
 
 
+def gpt_fast():
+    # Published: gpt-fast's README (decode_tp_gpt_fast.csv, copied under calibrate/data/public), tokens/s.
+    import csv
+    with open(ROOT / "calibrate/data/public/decode_tp_gpt_fast.csv", newline="") as f:
+        published = {(r["model"], int(r["gpus"])): float(r["tokens_per_s"]) for r in csv.DictReader(f)}
+    header("gpt-fast, A100 at 330 W, batch 1", "TP", "published tokens/s", "predicted", "error",
+           "with NCCL's all-reduce")
+    for model, scenario in [("Llama-2-7B", "gpt-fast-llama2-7b-decode"), ("Llama-2-70B", "gpt-fast-llama2-70b-decode")]:
+        d = results(scenario)
+        for tp in sorted({int(r["point"]["parallelism.tp"]) for r in d["results"]}):
+            v = {r["variant"]: r for r in d["results"] if int(r["point"]["parallelism.tp"]) == tp}
+            predicted, nccl = v["intra_node"]["tokens_per_s"], v["nccl"]["tokens_per_s"]
+            measured = published[(model, tp)]
+            row(model if tp == min(t for m, t in published if m == model) else "", tp, f"{measured:.1f}",
+                f"{predicted:.1f}", f"{100 * (predicted / measured - 1):+.1f}%", f"{nccl:.1f}")
+
+
 # The traced layer's rows (async_tp_trace_layer.csv, ms) and the ops of GPU 0 that stand for each: a row
 # is the sum of its ops' durations, or (blocks of async TP) the span from its first op's start to its
 # last op's end.
@@ -266,7 +283,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "traced-layer": traced_layer, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "traced-layer": traced_layer, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

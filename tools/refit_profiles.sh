@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the measurement files from the public tables and the default profiles from them
-# (h100/h200/h800 from the H100 data; b200 from its GEMMs over the H100 profile; every profile's
-# network section from the multi-node B200 sweep).
+# (h100/h200/h800 from the H100 data; a100's memory-bound regime from gpt-fast's decode runs; b200 from
+# its GEMMs over the H100 profile; every profile's network section from the multi-node B200 sweep).
 # The H200 all-reduce sweep is timed from Python around torch.distributed (a ~40 us per-call floor):
 # the validation report keeps it out of the H100 fit; the h200 profile fits its NVLS on it.
 set -euo pipefail
@@ -15,7 +15,12 @@ fit=(calibrate/data/measurements/gemm_h100_bf16.jsonl calibrate/data/measurement
      calibrate/data/measurements/small_allreduce_h100.jsonl calibrate/data/measurements/p2p_bandwidth.jsonl
      calibrate/data/measurements/allreduce_multinode_busbw.jsonl)
 for gpu in h100-sxm h800-sxm a100-sxm a100-sxm-40gb h100-sxm-96gb h100-pcie h20; do
-  "$tpsim" calibrate "${fit[@]}" --measured-on h100-sxm --gpu "$gpu" --base none -o "scenarios/presets/profiles/$gpu.yaml"
+  # The A100 (80 GB) takes its memory-bound regime (streaming efficiency, per-kernel time) from gpt-fast's
+  # published decode runs on it, fitted after the transfer; the other values are the H100 fit's.
+  decode=()
+  [ "$gpu" = a100-sxm ] && decode=(calibrate/data/measurements/decode_tp_gpt_fast.jsonl)
+  "$tpsim" calibrate "${fit[@]}" "${decode[@]}" --measured-on h100-sxm --gpu "$gpu" --base none \
+    -o "scenarios/presets/profiles/$gpu.yaml"
 done
 # H200: the H100 fit, except NVLS, fitted on the H200 sweep's NVLS rows and the NVLS rows of the
 # NVLS-on/off table (NCCL 2.27 on H200 streams faster than the H100 rows), whose 4-GPU ring with NVLS
