@@ -221,6 +221,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
     if (ring) return fit_ring(chosen, link, call_s).params;
     if (name == "one_shot") return fit_one_shot(chosen, link).params;
     if (name == "two_shot") return fit_two_shot(chosen, link).params;
+    if (name.rfind("multimem", 0) == 0) return fit_multimem(chosen, link).params;
     return fit_nvls(chosen, link, call_s).params;
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
@@ -229,6 +230,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
     if (name == "one_shot")
       return sim::one_shot_seconds(p, model::CollectiveKind::kAllReduce, s.tensor_bytes, s.ranks, link);
     if (name == "two_shot") return sim::two_shot_seconds(p, s.tensor_bytes, s.ranks, link);
+    if (name.rfind("multimem", 0) == 0) return sim::multimem_seconds(p, s.kind, s.tensor_bytes, s.ranks, link);
     return sim::nvls_seconds(p, s.tensor_bytes, s.ranks, link, call_s);
   };
   out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));

@@ -24,8 +24,8 @@ void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::Gp
 void fit_sm_share(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // Launch chains: launch.host_us, launch.stream_wait_us and launch.gpu_wait_us.
 void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out);
-// All-reduces run as one_shot, two_shot or nvls, or rings (any collective, any rank count) run with one
-// NCCL protocol (nccl_simple, nccl_ll, nccl_ll128) (`name`): that transport's latency and efficiency.
+// All-reduces run as one_shot, two_shot or nvls, collectives run as multimem, or rings (any collective, any rank count)
+// run with one NCCL protocol (nccl_simple, nccl_ll, nccl_ll128) (`name`): that transport's latency and efficiency.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out);
 // Ring all-gathers / reduce-scatters (and ring all-reduces), any rank count: the nccl section in one or

@@ -32,9 +32,9 @@ sim::CostProfile with_regime(sim::CostProfile p, double overhead_s, double inver
 // A run's time at (overhead, inverse efficiency), as intercept + slopes.
 struct LinearRun {
   double measured_s = 0;
-  double at_origin_s = 0;       // the time at zero per-kernel time and zero inverse efficiency
-  double per_overhead = 0;      // seconds per second of per-kernel time: the kernels on the critical path
-  double per_inverse_eff = 0;   // seconds per unit of 1 / efficiency: the bytes streamed / HBM bandwidth
+  double at_origin_s = 0;      // the time at zero per-kernel time and zero inverse efficiency
+  double per_overhead = 0;     // seconds per second of per-kernel time: the kernels on the critical path
+  double per_inverse_eff = 0;  // seconds per unit of 1 / efficiency: the bytes streamed / HBM bandwidth
 };
 
 LinearRun linearise(const Measurement& point, const sim::CostProfile& profile) {
@@ -44,9 +44,8 @@ LinearRun linearise(const Measurement& point, const sim::CostProfile& profile) {
   run.measured_s = point.median_s;
   run.per_overhead = (predict_decode_seconds(point, with_regime(profile, o + kOverheadProbeSeconds, u)) - base) /
                      kOverheadProbeSeconds;
-  run.per_inverse_eff =
-      (predict_decode_seconds(point, with_regime(profile, o, u + kInverseEfficiencyProbe)) - base) /
-      kInverseEfficiencyProbe;
+  run.per_inverse_eff = (predict_decode_seconds(point, with_regime(profile, o, u + kInverseEfficiencyProbe)) - base) /
+                        kInverseEfficiencyProbe;
   run.at_origin_s = base - run.per_overhead * o - run.per_inverse_eff * u;
   return run;
 }

@@ -23,7 +23,8 @@ inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*
   for (const Measurement* m : points) {
     const bool all_reduce = m->collective == "allreduce";
     out.push_back({m->ranks, m->bytes, m->median_s,
-                   all_reduce ? sim::ring_step_count(model::CollectiveKind::kAllReduce, m->ranks) : 0});
+                   all_reduce ? sim::ring_step_count(model::CollectiveKind::kAllReduce, m->ranks) : 0,
+                   model::collective_kind_named(m->collective).value_or(model::CollectiveKind::kAllGather)});
   }
   return out;
 }

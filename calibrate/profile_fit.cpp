@@ -87,7 +87,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.host_launch_s = kAssumedHostLaunch_s;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, copies, trees, overlaps, launches;
+  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather, copies, trees,
+      overlaps, launches;
   // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
   std::vector<const Measurement*> rings;
   std::map<std::string, std::vector<const Measurement*>> forced_rings;
@@ -139,6 +140,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
     if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
+    if (m.algorithm == "multimem" && m.collective == "allreduce") multimem.push_back(&m);
+    if (m.algorithm == "multimem" && gather_or_scatter) multimem_gather.push_back(&m);
   }
   if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
     out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
@@ -220,6 +223,14 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
   }
   if (declined_ranks > 0) out.profile.nvls_min_ranks = declined_ranks + 1;
+  if (two_sizes(multimem) && gpu.switch_reduction) {  // multicast needs NVSwitch with in-switch reduction
+    out.profile.multimem = sim::TransportParams{};
+    fit_transport("multimem", multimem, gpu, *out.profile.multimem, out);
+  }
+  if (two_sizes(multimem_gather) && gpu.switch_reduction) {
+    out.profile.multimem_gather = sim::TransportParams{};
+    fit_transport("multimem_gather", multimem_gather, gpu, *out.profile.multimem_gather, out);
+  }
   if (two_sizes(trees)) fit_tree_section(trees, gpu, out);
   const auto widest = std::max_element(network.begin(), network.end(),
                                        [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });

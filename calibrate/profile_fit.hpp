@@ -46,6 +46,7 @@ struct ProfileFit {
   // was scaled, why the nvls section was dropped, the attention efficiency's source.
   std::string gemm_source;
   std::string nvls_absent;
+  std::string multimem_absent;
   std::string attention_source;
   std::string attention_fp8_source;
   std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)  // how

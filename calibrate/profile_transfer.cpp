@@ -58,6 +58,11 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
     p.attention.fp8_efficiency.reset();
     fit.attention_fp8_source.clear();
   }
+  if (!target.switch_reduction && (p.multimem || p.multimem_gather)) {
+    p.multimem.reset();
+    p.multimem_gather.reset();
+    fit.multimem_absent = target.name + "'s NVSwitch has no multicast with reduction (switch_reduction: false)";
+  }
   if (!target.switch_reduction && p.nvls) {
     p.nvls.reset();
     p.nvls_min_ranks = 2;

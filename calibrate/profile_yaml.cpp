@@ -225,6 +225,19 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          fit_block("nvls", {"step_latency_us", "link_efficiency"});
   }
   if (!fit.nvls_absent.empty()) y += "# no nvls section: " + fit.nvls_absent + "\n";
+  if (p.multimem) {
+    y += "multimem:\n" + transport_lines(*p.multimem) +
+         "\n  source: \"all-reduces run as symmetric-memory multicast kernels (multimem.ld_reduce, then "
+         "multimem.st, through NVSwitch; no NCCL call)\"\n" +
+         fit_block("multimem", {"step_latency_us", "link_efficiency"});
+  }
+  if (p.multimem_gather) {
+    y += "multimem_gather:\n" + transport_lines(*p.multimem_gather) +
+         "\n  source: \"all-gathers (multimem.st) and reduce-scatters (multimem.ld_reduce) run as symmetric-memory "
+         "multicast kernels\"\n" +
+         fit_block("multimem_gather", {"step_latency_us", "link_efficiency"});
+  }
+  if (!fit.multimem_absent.empty()) y += "# no multimem sections: " + fit.multimem_absent + "\n";
   if (p.network) {
     y += "network:\n" + transport_lines(*p.network) +
          "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "

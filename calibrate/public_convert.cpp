@@ -71,7 +71,7 @@ std::vector<Measurement> tokenweave(const std::string& dir) {
   for (size_t r = 0; r < t.rows(); ++r) {
     Measurement m = collective_row(t, r, file, "implementation", t.at(r, "collective"));
     if (t.at(r, "implementation") == "multimem") {
-      m.algorithm = "multimem";  // TokenWeave's own kernels, not NCCL: reported, not fitted
+      m.algorithm = "multimem";  // TokenWeave's own kernels, not NCCL: the multimem sections' fit
     } else if (m.collective == "allreduce" && m.bytes >= 2.0 * 1024 * 1024) {
       m.algorithm = "nvls";
       m.provenance["algorithm"] =

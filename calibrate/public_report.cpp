@@ -52,7 +52,7 @@ double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const si
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder builder(graph, model::kBf16Bytes);
   // The algorithm the point was measured with, when the source says; NCCL's choice when it does not; for a
-  // kernel tpsim does not model (multimem), the fastest plan the profile has (auto) stands in.
+  // kernel tpsim does not model, the fastest plan the profile has (auto) stands in.
   if (const auto algorithm = model::collective_algorithm_named(m.algorithm)) {
     builder.set_collective_algorithm(*algorithm);
   } else if (m.algorithm != "unknown") {

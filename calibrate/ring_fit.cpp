@@ -277,6 +277,11 @@ RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps) {
                          [](const RingSample& s) { return sim::one_peer_pattern(s.tensor_bytes); });
 }
 
+RingFit fit_multimem(const std::vector<RingSample>& samples, double link_Bps) {
+  return fit_single_step(samples, link_Bps, "multimem",
+                         [](const RingSample& s) { return sim::multimem_pattern(s.kind, s.tensor_bytes, s.ranks); });
+}
+
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
   return fit_single_step(
       samples, link_Bps, "NVLS", [](const RingSample& s) { return sim::nvls_pattern(s.tensor_bytes, s.ranks); },

@@ -18,6 +18,7 @@ struct RingSample {
   double tensor_bytes = 0;  // the full (gathered / unscattered) tensor
   double seconds = 0;
   int steps = 0;  // ring steps: 2 (n - 1) for an all-reduce; 0 means n - 1 (all-gather, reduce-scatter)
+  model::CollectiveKind kind = model::CollectiveKind::kAllGather;  // what ran (multimem's pattern follows it)
 };
 
 // The sample's ring steps (sim::ring_step_count: an all-gather's when `steps` is 0).
@@ -92,5 +93,7 @@ RingFit fit_copy_step(const std::vector<RingSample>& samples, double link_Bps);
 // Fits NVLS all-reduce: t = c + latency + S / (link_Bps * efficiency), each GPU moving the tensor once
 // each way through the switch, c (NCCL's per-call latency) given.
 RingFit fit_nvls(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
+// Symmetric-memory multicast kernels, each sample with its collective's pattern (sim::multimem_pattern).
+RingFit fit_multimem(const std::vector<RingSample>& samples, double link_Bps);
 
 }  // namespace tpsim::calibrate

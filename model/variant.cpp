@@ -39,6 +39,8 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "two_shot";
     case CollectiveAlgorithm::kTree:
       return "tree";
+    case CollectiveAlgorithm::kMultimem:
+      return "multimem";
     case CollectiveAlgorithm::kPointToPoint:
       return "point_to_point";
   }
@@ -46,7 +48,8 @@ std::string to_string(CollectiveAlgorithm algorithm) {
 }
 
 const std::vector<std::string>& collective_algorithm_names() {
-  static const std::vector<std::string> names = {"nccl", "auto", "ring", "one_shot", "two_shot", "nvls", "tree"};
+  static const std::vector<std::string> names = {"nccl",     "auto", "ring", "one_shot",
+                                                 "two_shot", "nvls", "tree", "multimem"};
   return names;
 }
 
@@ -56,7 +59,7 @@ std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string&
   if (name == "twoshot") return CollectiveAlgorithm::kTwoShot;
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::kNccl, CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing,
                                 CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTwoShot, CollectiveAlgorithm::kNvls,
-                                CollectiveAlgorithm::kTree}) {
+                                CollectiveAlgorithm::kTree, CollectiveAlgorithm::kMultimem}) {
     if (to_string(a) == name) return a;
   }
   return std::nullopt;

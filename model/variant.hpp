@@ -19,9 +19,11 @@ enum class ChunkOrder { kRing, kDirect };
 // peer's whole tensor in one step) and kTwoShot the two-shot one (a direct reduce-scatter, then a
 // direct all-gather), as custom all-reduce kernels (vLLM, TensorRT-LLM) run them; kNvls (NVSwitch
 // in-switch reduction), kTree NCCL's double binary tree all-reduce (chains inside nodes, two binary trees
-// across them, pipelined in chunks). kPointToPoint is how all-to-alls and send/recvs run (NCCL
+// across them, pipelined in chunks), kMultimem the symmetric-memory kernels (PyTorch, vLLM, TensorRT-LLM)
+// that reduce or broadcast through NVSwitch multicast (multimem.ld_reduce / multimem.st) without NCCL.
+// kPointToPoint is how all-to-alls and send/recvs run (NCCL
 // send/recv messages): a plan's outcome, never asked for by name.
-enum class CollectiveAlgorithm { kNccl, kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kPointToPoint };
+enum class CollectiveAlgorithm { kNccl, kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kMultimem, kPointToPoint };
 
 // NCCL's protocols for ring steps (NCCL_PROTO): Simple for large messages, LL and LL128 for small ones
 // (lower latency, lower bandwidth); auto runs the fastest regime the profile has. kLowLatency is a

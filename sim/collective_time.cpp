@@ -27,6 +27,11 @@ StepPattern nvls_pattern(double tensor_bytes, int ranks) {
   return {1, ranks - 1, tensor_bytes / (ranks - 1)};
 }
 
+StepPattern multimem_pattern(model::CollectiveKind kind, double tensor_bytes, int ranks) {
+  return kind == model::CollectiveKind::kAllReduce ? nvls_pattern(tensor_bytes, ranks)
+                                                   : direct_pattern(kind, tensor_bytes, ranks);
+}
+
 StepPattern one_peer_pattern(double bytes) {
   return {1, 1, bytes};
 }
@@ -57,6 +62,11 @@ double two_shot_seconds(const TransportParams& transport, double tensor_bytes, i
 double nvls_seconds(const TransportParams& transport, double tensor_bytes, int ranks, double port_Bps,
                     double call_latency_s) {
   return pattern_seconds(nvls_pattern(tensor_bytes, ranks), transport, port_Bps, call_latency_s);
+}
+
+double multimem_seconds(const TransportParams& transport, model::CollectiveKind kind, double tensor_bytes, int ranks,
+                        double port_Bps) {
+  return pattern_seconds(multimem_pattern(kind, tensor_bytes, ranks), transport, port_Bps);
 }
 
 double copy_step_seconds(const TransportParams& transport, double bytes, double port_Bps) {

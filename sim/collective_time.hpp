@@ -32,6 +32,10 @@ StepPattern direct_pattern(model::CollectiveKind kind, double tensor_bytes, int 
 StepPattern two_shot_pattern(double tensor_bytes, int ranks);
 // NVLS all-reduce: the tensor into the switch and back once, as 1/(n-1) of it to and from every peer.
 StepPattern nvls_pattern(double tensor_bytes, int ranks);
+// Symmetric-memory multicast kernels: an all-reduce moves what NVLS moves (the tensor into and out of
+// each port); an all-gather or reduce-scatter what the direct pattern moves ((n - 1) / n of it, each port's
+// busier direction: multicast stores or in-switch reduced loads carry each block once per receiver).
+StepPattern multimem_pattern(model::CollectiveKind kind, double tensor_bytes, int ranks);
 // One message (a copy, a send/recv): one step, the bytes to one peer.
 StepPattern one_peer_pattern(double bytes);
 
@@ -54,6 +58,10 @@ double two_shot_seconds(const TransportParams& transport, double tensor_bytes, i
 // NVLS: c + latency + (n - 1) (S / (n - 1)) / (port_Bps eff).
 double nvls_seconds(const TransportParams& transport, double tensor_bytes, int ranks, double port_Bps,
                     double call_latency_s);
+// Multimem: latency + S / (port_Bps eff) for an all-reduce, latency + (n - 1) (S / n) / (port_Bps eff) for
+// an all-gather or reduce-scatter; no NCCL call.
+double multimem_seconds(const TransportParams& transport, model::CollectiveKind kind, double tensor_bytes, int ranks,
+                        double port_Bps);
 // One copy (an async-TP exchange step): latency + bytes / (port_Bps eff).
 double copy_step_seconds(const TransportParams& transport, double bytes, double port_Bps);
 

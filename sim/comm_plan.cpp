@@ -28,6 +28,10 @@ void take_pattern(const StepPattern& pattern, CommPlan& plan) {
 }
 
 // What every plan over `ranks` ranks shares: where node boundaries are and how flows cross them.
+bool is_all_reduce(const model::Op& op) {
+  return op.collective == CollectiveKind::kAllReduce;
+}
+
 CommPlan base_plan(int ranks, const CostModel& cost) {
   CommPlan plan;
   plan.ranks = ranks;
@@ -87,7 +91,7 @@ CommPlan direct_plan(const model::Op& op, int ranks, const CostModel& cost) {
 
 // Two-shot: a direct reduce-scatter then a direct all-gather, each a 1/n block to and from every peer.
 CommPlan two_shot_plan(const model::Op& op, int ranks, const CostModel& cost) {
-  CommPlan plan = direct_plan(op, ranks, cost);
+  CommPlan plan = base_plan(ranks, cost);  // not direct_plan: a profile may have two_shot without one_shot
   plan.algorithm = CollectiveAlgorithm::kTwoShot;
   take_pattern(two_shot_pattern(op.tensor_bytes, ranks), plan);
   plan.transport = *cost.profile().two_shot;
@@ -97,11 +101,21 @@ CommPlan two_shot_plan(const model::Op& op, int ranks, const CostModel& cost) {
 // NVLS: each GPU sends its tensor into the switch once and receives the reduced tensor once; as
 // flows, 1/(n-1) of the tensor to and from every peer, so each port carries the tensor each way.
 CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
-  CommPlan plan = direct_plan(op, ranks, cost);
+  CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kNvls;
   take_pattern(nvls_pattern(op.tensor_bytes, ranks), plan);
   plan.transport = *cost.profile().nvls;
   plan.call_latency_s = cost.profile().nccl_call_latency_s;
+  return plan;
+}
+
+// Symmetric-memory multicast kernels: an all-reduce as NVLS moves it, an all-gather or reduce-scatter as
+// the direct pattern (each port's busier direction carries (n - 1) / n of the tensor); no NCCL call.
+CommPlan multimem_plan(const model::Op& op, int ranks, const CostModel& cost) {
+  CommPlan plan = base_plan(ranks, cost);
+  plan.algorithm = CollectiveAlgorithm::kMultimem;
+  take_pattern(multimem_pattern(op.collective, op.tensor_bytes, ranks), plan);
+  plan.transport = is_all_reduce(op) ? *cost.profile().multimem : *cost.profile().multimem_gather;
   return plan;
 }
 
@@ -197,10 +211,6 @@ double idle_seconds(const CommPlan& plan, const CostModel& cost) {
 
 namespace {
 
-bool is_all_reduce(const model::Op& op) {
-  return op.collective == CollectiveKind::kAllReduce;
-}
-
 // Why the profile and fabric cannot run `algorithm` for `op` as tpsim models it; empty when they can.
 std::string unavailable_reason(CollectiveAlgorithm algorithm, const model::Op& op, int ranks, const CostModel& cost) {
   const CostProfile& profile = cost.profile();
@@ -226,6 +236,11 @@ std::string unavailable_reason(CollectiveAlgorithm algorithm, const model::Op& o
     case CollectiveAlgorithm::kTree:
       if (!is_all_reduce(op)) return "NCCL's tree runs all-reduces only";
       return profile.tree ? "" : missing("tree");
+    case CollectiveAlgorithm::kMultimem:
+      if (!cost.fabric().in_switch_reduction) return "the fabric has no NVSwitch with multicast and reduction";
+      if (!one_domain) return name + " needs one NVLink domain, and " + std::to_string(ranks) + " ranks span nodes";
+      if (is_all_reduce(op)) return profile.multimem ? "" : missing("multimem");
+      return profile.multimem_gather ? "" : missing("multimem_gather");
     default:
       return "";
   }
@@ -241,6 +256,8 @@ CommPlan plan_of(CollectiveAlgorithm algorithm, const model::Op& op, int ranks, 
       return nvls_plan(op, ranks, cost);
     case CollectiveAlgorithm::kTree:
       return tree_plan(op, ranks, cost);
+    case CollectiveAlgorithm::kMultimem:
+      return multimem_plan(op, ranks, cost);
     default:
       return ring_plan(op, ranks, cost);
   }
@@ -317,8 +334,14 @@ CommPlan fastest_plan(const model::Op& op, int ranks, const CostModel& cost) {
   const bool custom_allowed = op.protocol == model::Protocol::kAuto;  // one-shot, two-shot: not NCCL
   const auto possible = [&](CollectiveAlgorithm a) { return unavailable_reason(a, op, ranks, cost).empty(); };
   CommPlan best = ring_plan(op, ranks, cost);
-  if (!is_all_reduce(op)) return best;
   std::vector<CommPlan> candidates;
+  if (custom_allowed && possible(CollectiveAlgorithm::kMultimem)) candidates.push_back(multimem_plan(op, ranks, cost));
+  if (!is_all_reduce(op)) {
+    for (CommPlan& candidate : candidates) {
+      if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
+    }
+    return best;
+  }
   if (custom_allowed && possible(CollectiveAlgorithm::kDirect) &&
       op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
     candidates.push_back(direct_plan(op, ranks, cost));

@@ -114,6 +114,10 @@ struct CostProfile {
   // NVLS all-reduce (NVSwitch in-switch reduction): each GPU moves the tensor once each way;
   // absent where the GPU or switch has none.
   std::optional<TransportParams> nvls;
+  // Symmetric-memory multicast kernels (no NCCL call): all-reduces (multimem), all-gathers and
+  // reduce-scatters (multimem_gather); absent where not measured, or on a fabric without in-switch reduction.
+  std::optional<TransportParams> multimem;
+  std::optional<TransportParams> multimem_gather;
   // The fewest ranks NCCL runs NVLS on when it may choose (with fewer it picks the ring even where
   // NVLS is enabled); `auto` follows it, a forced NVLS does not.
   int nvls_min_ranks = 2;

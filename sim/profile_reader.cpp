@@ -1,4 +1,4 @@
-// Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine, one_shot, two_shot, nvls,
+// Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine, one_shot, two_shot, nvls, multimem,
 // network, tree, launch; times in microseconds. A profile gives every required value or names its base
 // (a GPU preset's default profile or another profile file), whose values it overrides key by key. Every
 // value keeps where it came from: fitted (listed in its section's fit.values) or its source text.
@@ -68,7 +68,7 @@ class ProfileReader {
     const YAML::Node root = in_.parse_text(text);
     in_.expect_map(root, "the profile",
                    {"gpu", "base", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls",
-                    "network", "tree", "launch", "power", "source"});
+                    "multimem", "multimem_gather", "network", "tree", "launch", "power", "source"});
     in_.require(root, "gpu", "the profile");
     CostProfile p;
     if (const YAML::Node base = root["base"]) {
@@ -319,6 +319,10 @@ class ProfileReader {
     if (const YAML::Node n = root["nvls"]) {
       p.nvls = optional_transport(p, n, "nvls", p.nvls, {"min_ranks", "min_ranks_source"});
       if (n["min_ranks"]) p.nvls_min_ranks = bounded_int(n["min_ranks"], "nvls.min_ranks", kMaxRanks);
+    }
+    if (root["multimem"]) p.multimem = optional_transport(p, root["multimem"], "multimem", p.multimem);
+    if (const YAML::Node g = root["multimem_gather"]) {
+      p.multimem_gather = optional_transport(p, g, "multimem_gather", p.multimem_gather);
     }
     if (root["network"]) p.network = optional_transport(p, root["network"], "network", p.network);
     if (const YAML::Node t = root["tree"]) {

@@ -23,10 +23,10 @@ std::string decode_line(const std::string& fields) {
 }
 
 calibrate::Measurement decode_point(const std::string& model, int ranks, const std::string& origin) {
-  calibrate::Measurement m = calibrate::parse_measurement(
-      decode_line(R"("model":")" + model + R"(","ranks":)" + std::to_string(ranks) +
-                  R"(,"batch":1,"context_len":16,"gen_len":8,"collective":"one_shot")"),
-      origin);
+  calibrate::Measurement m =
+      calibrate::parse_measurement(decode_line(R"("model":")" + model + R"(","ranks":)" + std::to_string(ranks) +
+                                               R"(,"batch":1,"context_len":16,"gen_len":8,"collective":"one_shot")"),
+                                   origin);
   return m;
 }
 
@@ -56,21 +56,19 @@ TEST_CASE("a decode measurement reads back with its run's settings, and a bad fi
   CHECK(again.power_limit_W == 330);
   CHECK(again.collective == "one_shot");
   const std::string base = R"("ranks":2,"batch":1,"context_len":5,"gen_len":200)";
-  CHECK_THROWS_WITH(calibrate::parse_measurement(decode_line(R"("model":"x}\nhardware: {")" + std::string(",") + base),
-                                                 "d.jsonl:3"),
-                    Contains("d.jsonl:3") && Contains("\"model\" must name a preset"));
+  CHECK_THROWS_WITH(
+      calibrate::parse_measurement(decode_line(R"("model":"x}\nhardware: {")" + std::string(",") + base), "d.jsonl:3"),
+      Contains("d.jsonl:3") && Contains("\"model\" must name a preset"));
   CHECK_THROWS_WITH(calibrate::parse_measurement(decode_line(R"("model":"llama-2-7b","ranks":0,"batch":1,)"
                                                              R"("context_len":5,"gen_len":200)"),
                                                  "d.jsonl:4"),
                     Contains("d.jsonl:4") && Contains("\"ranks\""));
-  CHECK_THROWS_WITH(
-      calibrate::parse_measurement(decode_line(R"("model":"llama-2-7b",)" + base + R"(,"collective":"ring")"),
-                                   "d.jsonl:5"),
-      Contains("\"collective\" must be one of nccl, one_shot, two_shot, auto"));
-  CHECK_THROWS_WITH(
-      calibrate::parse_measurement(decode_line(R"("model":"llama-2-7b",)" + base + R"(,"cuda_graphs":"yes")"),
-                                   "d.jsonl:6"),
-      Contains("\"cuda_graphs\" must be true or false"));
+  CHECK_THROWS_WITH(calibrate::parse_measurement(
+                        decode_line(R"("model":"llama-2-7b",)" + base + R"(,"collective":"ring")"), "d.jsonl:5"),
+                    Contains("\"collective\" must be one of nccl, one_shot, two_shot, auto"));
+  CHECK_THROWS_WITH(calibrate::parse_measurement(
+                        decode_line(R"("model":"llama-2-7b",)" + base + R"(,"cuda_graphs":"yes")"), "d.jsonl:6"),
+                    Contains("\"cuda_graphs\" must be true or false"));
   // An unknown model is found where the run is simulated, located at its line.
   CHECK_THROWS_WITH(calibrate::decode_scenario(decode_point("llama-9", 1, "d.jsonl:7")),
                     Contains("d.jsonl:7: this decode run cannot be simulated") && Contains("unknown model preset"));

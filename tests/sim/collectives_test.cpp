@@ -50,7 +50,33 @@ TEST_CASE("a forced NVLS runs all-reduces where the profile has it, and is refus
   const sim::CostModel plain(test::gpu_preset("h200-sxm"), without);
   CHECK_THROWS_WITH(sim::plan_communication(op, 8, plain), Catch::Contains("no nvls section"));
   op.algorithm = CollectiveAlgorithm::kAuto;
-  CHECK(sim::plan_communication(op, 8, plain).algorithm == CollectiveAlgorithm::kRing);
+  CHECK(sim::plan_communication(op, 8, plain).algorithm == CollectiveAlgorithm::kMultimem);
+  without.multimem.reset();
+  const sim::CostModel ring_only(test::gpu_preset("h200-sxm"), without);
+  CHECK(sim::plan_communication(op, 8, ring_only).algorithm == CollectiveAlgorithm::kRing);
+}
+
+TEST_CASE("multimem kernels move an all-reduce as NVLS does and a gather as the direct pattern, with no NCCL call") {
+  const sim::CostModel cost = test::h100_cost();
+  const sim::TransportParams& reduce = *cost.profile().multimem;
+  const sim::TransportParams& gather = *cost.profile().multimem_gather;
+  const int n = 8;
+  const double bytes = 64.0 * 1024 * 1024;
+  const double port = cost.port_Bps();
+  model::Op op = test::collective_op(model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kMultimem);
+  op.group_size = n;
+  // All-reduce: the tensor into and out of each port once (multimem.ld_reduce then multimem.st).
+  CHECK(test::simulate_collective(cost, n, model::CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kMultimem) ==
+        Approx(reduce.step_latency_s + bytes / (port * reduce.link_efficiency)).epsilon(1e-6));
+  // All-gather: each port receives the n - 1 other shards.
+  CHECK(test::simulate_collective(cost, n, model::CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kMultimem) ==
+        Approx(gather.step_latency_s + (n - 1) * (bytes / n) / (port * gather.link_efficiency)).epsilon(1e-6));
+  CHECK(sim::plan_communication(op, n, cost).call_latency_s == 0);
+  CHECK(sim::costed_by(sim::plan_communication(op, n, cost)) == "multimem");
+  // The A100's NVSwitch has no multicast with reduction, and its profile no multimem section.
+  const sim::CostModel a100(test::gpu_preset("a100-sxm"), test::profile_preset("a100-sxm"));
+  CHECK_THROWS_WITH(sim::plan_communication(op, n, a100), Catch::Contains("no NVSwitch with multicast"));
+  CHECK_FALSE(test::profile_preset("a100-sxm").multimem);
 }
 
 TEST_CASE("nccl runs NCCL's choice, and where the profile cannot cost it NCCL's next choice, saying why") {
@@ -290,6 +316,7 @@ TEST_CASE("a two-shot all-reduce is two steps of a 1/n block to every peer: 2 (l
 TEST_CASE("auto runs NVLS only from the profile's nvls.min_ranks, as NCCL chooses; a forced NVLS runs below it") {
   sim::CostProfile profile = test::profile_preset("h200-sxm");
   REQUIRE(profile.nvls_min_ranks == 5);
+  profile.multimem.reset();  // NCCL's algorithms only: the multicast kernels would run at any rank count
   const sim::CostModel cost(test::gpu_preset("h200-sxm"), profile);
   model::Op op = test::collective_op(model::CollectiveKind::kAllReduce, 8.0 * (1 << 30), CollectiveAlgorithm::kAuto);
   CHECK(sim::plan_communication(op, 4, cost).algorithm == model::CollectiveAlgorithm::kRing);
