@@ -56,7 +56,7 @@ void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
 
 SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream) {
   const ColumnOutput logits = tp.column_forward(b, ctx, head_linear(ctx), stream);
-  const int64_t t = ctx.tokens, v = vocab_shard(ctx);
+  const int64_t t = ctx.tokens, v = head_columns(ctx);
   const double logit_bytes = static_cast<double>(t * v) * b.elem_bytes();
   const double fp32_logits = static_cast<double>(t * v) * kFp32;
   const double per_token = static_cast<double>(t) * kFp32;
@@ -99,7 +99,7 @@ void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, 
 }
 
 ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved) {
-  const int64_t t = ctx.tokens, v = vocab_shard(ctx);
+  const int64_t t = ctx.tokens, v = head_columns(ctx);
   const OpId d_logits =
       b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
                2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});

@@ -95,6 +95,17 @@ TEST_CASE(
   CHECK(model::implementation_preset("gpt-fast").model_ends == model::ModelEndsMode::kReplicated);
 }
 
+TEST_CASE("a whole-model forward with replicated ends takes its loss over the whole vocabulary without reductions") {
+  const int tp = 4;
+  const model::Workload w = whole(test::forward_workload(1, 256, 1), model::ModelEndsMode::kReplicated);
+  const model::LayerGraph g = model::build_layer_graph(llama2_7b(), w, tp, test::variant(model::TpMode::kTp));
+  const Op* softmax = find(g, "loss.softmax");
+  REQUIRE(softmax != nullptr);
+  CHECK(softmax->bytes_read == Approx(256.0 * 32000.0 * 2.0));  // bf16 logits of every token, whole vocabulary
+  CHECK(find(g, "loss.max.all_reduce") == nullptr);
+  CHECK(find(g, "loss.sum_exp.all_reduce") == nullptr);
+}
+
 TEST_CASE("replicated model ends in a training step and a whole-model prefill under sequence parallelism are refused") {
   const std::string train =
       "name: t\nmodel: llama-2-7b\nhardware: {gpu: a100-sxm}\n"
