@@ -3,7 +3,6 @@
 #include "calibrate/decode_fit.hpp"
 
 #include <cmath>
-#include <cstdio>
 
 #include "model/input_error.hpp"
 #include "model/units.hpp"
@@ -15,12 +14,6 @@ namespace {
 // Moves the probes take: exact for the linear model, large enough to stay clear of rounding.
 constexpr double kOverheadProbeSeconds = 1e-6;
 constexpr double kInverseEfficiencyProbe = 0.1;
-
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
 
 // The profile with the memory-bound regime set to per-kernel time `overhead_s` and efficiency 1 / inverse.
 sim::CostProfile with_regime(sim::CostProfile p, double overhead_s, double inverse_efficiency) {
@@ -39,13 +32,15 @@ struct LinearRun {
 
 LinearRun linearise(const Measurement& point, const sim::CostProfile& profile) {
   const double o = profile.gemm.overhead_s, u = 1.0 / profile.gemm.hbm_efficiency;
-  const double base = predict_decode_seconds(point, with_regime(profile, o, u));
+  const model::Scenario scenario = decode_scenario(point);  // parsed once for the three probes
+  const auto predict = [&](double overhead_s, double inverse_efficiency) {
+    return predict_decode_seconds(point, scenario, with_regime(profile, overhead_s, inverse_efficiency));
+  };
+  const double base = predict(o, u);
   LinearRun run;
   run.measured_s = point.median_s;
-  run.per_overhead = (predict_decode_seconds(point, with_regime(profile, o + kOverheadProbeSeconds, u)) - base) /
-                     kOverheadProbeSeconds;
-  run.per_inverse_eff = (predict_decode_seconds(point, with_regime(profile, o, u + kInverseEfficiencyProbe)) - base) /
-                        kInverseEfficiencyProbe;
+  run.per_overhead = (predict(o + kOverheadProbeSeconds, u) - base) / kOverheadProbeSeconds;
+  run.per_inverse_eff = (predict(o, u + kInverseEfficiencyProbe) - base) / kInverseEfficiencyProbe;
   run.at_origin_s = base - run.per_overhead * o - run.per_inverse_eff * u;
   return run;
 }
@@ -109,7 +104,7 @@ double error_pct(const Measurement& point, const sim::CostProfile& profile) {
 
 model::Scenario decode_scenario(const Measurement& m) {
   std::string y = "name: decode-fit\nmodel: " + m.model + "\nhardware: {gpu: " + m.gpu + ", topology: " + m.topology;
-  if (m.power_limit_W > 0) y += ", power_limit_W: " + number_text(m.power_limit_W);
+  if (m.power_limit_W > 0) y += ", power_limit_W: " + model::format_number("%.17g", m.power_limit_W);
   y += "}\n";
   if (!m.implementation.empty()) y += "implementation: " + m.implementation + "\n";
   y += "workload: {phase: generate, batch: " + std::to_string(m.batch) +
@@ -125,7 +120,11 @@ model::Scenario decode_scenario(const Measurement& m) {
 }
 
 double predict_decode_seconds(const Measurement& point, const sim::CostProfile& profile) {
-  const model::Scenario scenario = decode_scenario(point);
+  return predict_decode_seconds(point, decode_scenario(point), profile);
+}
+
+double predict_decode_seconds(const Measurement& point, const model::Scenario& scenario,
+                              const sim::CostProfile& profile) {
   try {
     return sim::run_scenario(scenario, {}, &profile).variants.front().metrics.time_s;
   } catch (const InputError& e) {

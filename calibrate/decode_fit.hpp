@@ -23,6 +23,9 @@ model::Scenario decode_scenario(const Measurement& point);
 
 // The whole generate's predicted time of a decode point under `profile`.
 double predict_decode_seconds(const Measurement& point, const sim::CostProfile& profile);
+// The same for the point's scenario parsed already (decode_scenario).
+double predict_decode_seconds(const Measurement& point, const model::Scenario& scenario,
+                              const sim::CostProfile& profile);
 
 // Fits the memory-bound regime on `points` (decode kind, all of `out.profile`'s GPU; two or more) and
 // records the fit as component "decode" with its per-point errors and, from four points, the error on the

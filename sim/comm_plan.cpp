@@ -336,24 +336,20 @@ CommPlan fastest_plan(const model::Op& op, int ranks, const CostModel& cost) {
   CommPlan best = ring_plan(op, ranks, cost);
   std::vector<CommPlan> candidates;
   if (custom_allowed && possible(CollectiveAlgorithm::kMultimem)) candidates.push_back(multimem_plan(op, ranks, cost));
-  if (!is_all_reduce(op)) {
-    for (CommPlan& candidate : candidates) {
-      if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
-    }
-    return best;
-  }
-  if (custom_allowed && possible(CollectiveAlgorithm::kDirect) &&
+  // The rest are all-reduce algorithms: an all-gather or reduce-scatter chooses between ring and multimem.
+  const bool all_reduce = is_all_reduce(op);
+  if (all_reduce && custom_allowed && possible(CollectiveAlgorithm::kDirect) &&
       op.tensor_bytes <= cost.profile().one_shot_max_bytes) {
     candidates.push_back(direct_plan(op, ranks, cost));
   }
-  if (simple_allowed && possible(CollectiveAlgorithm::kNvls) && ranks >= cost.profile().nvls_min_ranks) {
+  if (all_reduce && simple_allowed && possible(CollectiveAlgorithm::kNvls) && ranks >= cost.profile().nvls_min_ranks) {
     candidates.push_back(nvls_plan(op, ranks, cost));
   }
-  if (custom_allowed && possible(CollectiveAlgorithm::kTwoShot) &&
+  if (all_reduce && custom_allowed && possible(CollectiveAlgorithm::kTwoShot) &&
       op.tensor_bytes <= cost.profile().two_shot_max_bytes) {
     candidates.push_back(two_shot_plan(op, ranks, cost));
   }
-  if (simple_allowed && possible(CollectiveAlgorithm::kTree) && !one_domain) {
+  if (all_reduce && simple_allowed && possible(CollectiveAlgorithm::kTree) && !one_domain) {
     candidates.push_back(tree_plan(op, ranks, cost));
   }
   for (CommPlan& candidate : candidates) {
