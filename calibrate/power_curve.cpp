@@ -1,5 +1,7 @@
-// Assumed power curves, each value with its reason.
+// Assumed power curves and transfer energies, each value with its reason.
 #include "calibrate/power_curve.hpp"
+
+#include "model/units.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -9,6 +11,9 @@ namespace {
 constexpr double kIdleShareOfBoard = 0.1;
 // Dynamic power ~ C V^2 f with the voltage following the clock through the DVFS range.
 constexpr double kAssumedExponent = 3.0;
+// One end of an NVLink4 lane (100 Gb/s PAM4): half of a 112 Gb/s PAM4 transceiver's 5.6 pJ/bit (TX and RX
+// with DSP, 5 nm, VLSI 2022); NVIDIA publishes no NVLink figure.
+constexpr double kLinkEndPjPerBit = 2.8;
 
 }  // namespace
 
@@ -19,7 +24,21 @@ std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, dou
   p.measured_at_W = measured_at_W;
   p.idle_W = kIdleShareOfBoard * gpu.board_power_W;
   p.exponent = kept ? kept->exponent : kAssumedExponent;
+  p.transfer_pJ_per_bit = assumed_transfer_pJ_per_bit(gpu);
   return p;
+}
+
+double assumed_transfer_pJ_per_bit(const sim::GpuSpec& gpu) {
+  return gpu.hbm_pJ_per_bit > 0 ? gpu.hbm_pJ_per_bit + kLinkEndPjPerBit : 0.0;
+}
+
+std::string assumed_transfer_energy_source(const sim::GpuSpec& gpu) {
+  if (gpu.hbm_pJ_per_bit <= 0) {
+    return "none: the GPU preset " + gpu.name + " gives no hbm_pJ_per_bit (transfers take no power from compute)";
+  }
+  return "sourced: the preset's HBM access energy (" + model::format_number("%g", gpu.hbm_pJ_per_bit) +
+         " pJ/bit, board level) plus one end of an NVLink lane (2.8 pJ/bit: half of a 112G PAM4 transceiver's 5.6, "
+         "VLSI 2022); fit it on tpsim-real overlap --partner memcpy_peer points";
 }
 
 std::string idle_power_source() {

@@ -10,6 +10,7 @@
 #include "calibrate/fit_measure.hpp"
 #include "calibrate/power_curve.hpp"
 #include "calibrate/ring_fit.hpp"
+#include "calibrate/transfer_energy_fit.hpp"
 #include "model/input_error.hpp"
 
 namespace tpsim::calibrate {
@@ -88,7 +89,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   out.profile.gpu = gpu.name;
   std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather, copies, trees,
-      overlaps, launches;
+      overlaps, copy_overlaps, launches;
   // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
   std::vector<const Measurement*> rings;
   std::map<std::string, std::vector<const Measurement*>> forced_rings;
@@ -127,6 +128,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
     if (m.kind == "gemm" && m.dtype == "fp8") fp8_gemms.push_back(&m);
     if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
+    if (m.kind == "overlap" && m.pattern == "memcpy_peer") copy_overlaps.push_back(&m);
     if (m.kind == "launch") launches.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
@@ -146,6 +148,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
     out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
     out.power_measured_source = "the power limit of " + gpu.name + " (its preset's) the compute measurements ran at";
+    out.transfer_energy_source = assumed_transfer_energy_source(gpu);
   }
   if (!gemms.empty()) {
     const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;
@@ -238,6 +241,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     fit_network(widest->second, out);  // optional, like nvls and two_shot: absent unless measured
   }
   if (!launches.empty()) fit_launches(launches, out);
+  // GEMMs beside peer copies: the copies' power draw, before the SM share is fitted with it.
+  fit_transfer_energy(copy_overlaps, gpu, out);
   // GEMMs beside collectives the simulator can rebuild (fp8 ones need an fp8 rate).
   std::vector<const Measurement*> sm_points;
   for (const Measurement* m : overlaps) {
@@ -268,7 +273,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
         "reduce-scatters, ring all-reduces (the NCCL call latency), one-shot, two-shot, NVLS or tree all-reduces, ring "
-        "all-reduces across nodes, or peer copies "
+        "all-reduces across nodes, peer copies, or GEMMs beside collectives or beside peer copies (two at least) "
         "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet), of " +
         gpu.name + " (" + std::to_string(out.other_gpu_points) +
         " points of other GPUs), each collective at two message sizes at least");

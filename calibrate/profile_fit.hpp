@@ -48,14 +48,12 @@ struct ProfileFit {
   std::string nvls_absent;
   std::string multimem_absent;
   std::string attention_source;
-  std::string attention_fp8_source;
-  std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)  // how
-                                          // attention.fp8_efficiency was found here (empty: from the base)
+  std::string attention_fp8_source;       // how attention.fp8_efficiency was found here (empty: from the base)
+  std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)
   std::string call_latency_source;        // how nccl.call_latency was found here (empty: kept)
-  std::string power_measured_source;
-  std::map<std::string, std::string>
-      attention_kernel_sources;  // attention.kernels' sources (empty: the base's)      // what power.measured_at_W is
-                                 // (empty: kept from the base)
+  std::string power_measured_source;      // what power.measured_at_W is (empty: kept from the base)
+  std::string transfer_energy_source;     // how power.transfer_pJ_per_bit was found (empty: kept from the base)
+  std::map<std::string, std::string> attention_kernel_sources;  // attention.kernels' sources (empty: the base's)
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points

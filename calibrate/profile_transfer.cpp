@@ -79,6 +79,7 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   p.power = assumed_power_curve(target, target.board_power_W, p.power);
   fit.power_measured_source =
       "the board power of " + target.name + ": the rates carried over describe it at its stock power";
+  fit.transfer_energy_source = assumed_transfer_energy_source(target);
 }
 
 }  // namespace tpsim::calibrate

@@ -47,7 +47,6 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     }
     return nullptr;
   };
-  // A section's fit: its points' errors, `indent` deep (a section inside a section: 4 spaces).
   // A section's fit: the values it fitted and its points' errors, `indent` deep (a section inside a
   // section: 4 spaces).
   const auto fit_block = [&](const std::string& name, const std::vector<std::string>& values,
@@ -256,7 +255,11 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          (fit.power_measured_source.empty() ? "as in " + fit.base : fit.power_measured_source) +
          "\"\n  idle_W: " + model::format_number("%.6g", p.power->idle_W) + "\n  idle_W_source: \"" +
          idle_power_source() + "\"\n  exponent: " + model::format_number("%.6g", p.power->exponent) +
-         "\n  exponent_source: \"" + power_exponent_source() + "\"\n";
+         "\n  exponent_source: \"" + power_exponent_source() +
+         "\"\n  transfer_pJ_per_bit: " + model::format_number("%.6g", p.power->transfer_pJ_per_bit) +
+         "\n  transfer_pJ_per_bit_source: \"" +
+         (fit.transfer_energy_source.empty() ? "as in " + fit.base : fit.transfer_energy_source) + "\"\n" +
+         fit_block("transfer_energy", {"transfer_pJ_per_bit"});
   }
   const ComponentFit* launch_fit = fit_of("launch");
   std::vector<std::string> launch_values;

@@ -1,7 +1,9 @@
-// The discrete-event engine: dependency counting, rendezvous of communication steps, SM contention.
+// The discrete-event engine: dependency counting, rendezvous of communication steps, SM contention, and
+// the power transfers take from compute beside them.
 #include "sim/engine.hpp"
 
 #include "sim/comm_plan.hpp"
+#include "sim/power_limit.hpp"
 
 #include <xbt/log.h>
 
@@ -9,6 +11,7 @@
 #include <cmath>
 #include <deque>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -66,6 +69,8 @@ class Runner {
       for (int r = 0; r < ranks_; ++r) instance(id, r).pending = static_cast<int>(op.deps.size());
     }
     comm_kernels_.assign(ranks_, 0);
+    power_states_.assign(ranks_, 0);
+    port_traffic_.resize(ranks_);
     // The host issues ops in program order: each costs a launch and a wait per dependency on another
     // stream of the same rank; op `id` is launched once all of that before it (and its own) is done.
     launched_s_.resize(count);
@@ -145,7 +150,8 @@ class Runner {
     enter_step(id, rank, 0);
   }
 
-  // Compute-bound kernels run on the SMs (slowed while comm kernels hold some); memory-bound ones,
+  // Compute-bound kernels run on the SMs (slowed while comm kernels hold some, and by the power transfers
+  // beside them draw); memory-bound ones,
   // after their launch overhead, move their bytes through the GPU's HBM link, shared with NVLink
   // traffic (so copy-engine transfers slow them) and unaffected by SM contention.
   void start_kernel(OpId id, int rank, const Op& op) {
@@ -174,7 +180,40 @@ class Runner {
 
   void change_comm_kernels(int rank, int delta) {
     comm_kernels_[rank] += delta;
-    platform_.gpus[rank]->set_pstate(std::min(comm_kernels_[rank], kMaxConcurrentComm));
+    update_power_state(rank);
+  }
+
+  // A flow's data rate alone: its link (the port, or the NIC between nodes) times its transport's efficiency.
+  double flow_data_Bps(OpId id, int src, int dst) const {
+    const CommPlan& plan = plans_[id];
+    const double link_Bps = plan.crosses_nodes(src, dst) ? cost_.fabric().nic_Bps : cost_.port_Bps();
+    return link_Bps * plan.flow_transport(src, dst).link_efficiency;
+  }
+
+  // A flow starts or ends moving data: the power its two ends draw for it changes.
+  void change_port_traffic(OpId id, int src, int dst, bool starts) {
+    if (platform_.states.levels == 1) return;
+    const double rate = flow_data_Bps(id, src, dst);
+    if (starts) {
+      port_traffic_[src].out.insert(rate);
+      port_traffic_[dst].in.insert(rate);
+    } else {
+      port_traffic_[src].out.erase(port_traffic_[src].out.find(rate));
+      port_traffic_[dst].in.erase(port_traffic_[dst].in.find(rate));
+    }
+    update_power_state(src);
+    update_power_state(dst);
+  }
+
+  // Flows that share a direction of the port share its rate, so a direction moves at its fastest flow's.
+  void update_power_state(int rank) {
+    const PortTraffic& t = port_traffic_[rank];
+    const double Bps = (t.in.empty() ? 0 : *t.in.rbegin()) + (t.out.empty() ? 0 : *t.out.rbegin());
+    const int state = platform_.states.state(comm_kernels_[rank], transfer_power_W(cost_.profile(), Bps));
+    if (state != power_states_[rank]) {
+      power_states_[rank] = state;
+      platform_.gpus[rank]->set_pstate(state);
+    }
   }
 
   void enter_step(OpId id, int rank, int step) {
@@ -230,6 +269,7 @@ class Runner {
   void start_transfer(OpId id, int src, int dst) {
     const CommPlan& plan = plans_[id];
     const double wire_bytes = plan.message_bytes / plan.flow_transport(src, dst).link_efficiency;
+    change_port_traffic(id, src, dst, true);
     if (!plan.stripes_rails || !plan.crosses_nodes(src, dst)) {
       launch(transfer(src, dst, wire_bytes), Completion::Kind::kFlow, id, src, dst);
       return;
@@ -274,6 +314,7 @@ class Runner {
         break;
       case Completion::Kind::kFlow:
         if (done.parts_left && --*done.parts_left > 0) break;
+        change_port_traffic(done.op, done.src, done.dst, false);
         flow_done(done.op, done.src);
         flow_done(done.op, done.dst);
         break;
@@ -330,6 +371,12 @@ class Runner {
   const std::vector<CommPlan>& plans_;
   std::vector<std::vector<model::Dep>> successors_;
   std::vector<int> comm_kernels_;
+  std::vector<int> power_states_;  // each GPU host's current state (platform.hpp)
+  // The data rates of the transfers moving through each GPU's port, each direction (the power they draw).
+  struct PortTraffic {
+    std::multiset<double> in, out;
+  };
+  std::vector<PortTraffic> port_traffic_;
   std::vector<double> launched_s_;  // host time at which each op has been launched
   std::deque<Completion> completions_;
   std::vector<s4u::ActivityPtr> released_;

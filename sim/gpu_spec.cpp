@@ -14,8 +14,8 @@ namespace {
 constexpr int kMaxSms = 1024;
 constexpr int kMaxGpusPerNode = 1024;
 
-// board_power_W and its default power_limit_W: from a few watts (the limit must clear the idle draw) to
-// the largest board made (GB200's 1200 W) with room to spare.
+// board_power_W and its default power_limit_W, and the HBM's energy per bit. Powers: from a few watts (the limit must
+// clear the idle draw) to the largest board made (GB200's 1200 W) with room to spare.
 void read_power(const model::YamlReader& in, const YAML::Node& node, GpuSpec& gpu) {
   if (node["board_power_W"]) {
     gpu.board_power_W = in.number_in(node["board_power_W"], "gpu.board_power_W", 1, model::kMaxPowerW);
@@ -26,15 +26,20 @@ void read_power(const model::YamlReader& in, const YAML::Node& node, GpuSpec& gp
   } else {
     gpu.power_limit_W = gpu.board_power_W;
   }
+  // HBM access energies are a few to tens of pJ/bit; above 100 is a typo.
+  constexpr double kMaxHbmPjPerBit = 100;
+  if (node["hbm_pJ_per_bit"]) {
+    gpu.hbm_pJ_per_bit = in.number_in(node["hbm_pJ_per_bit"], "gpu.hbm_pJ_per_bit", 0.1, kMaxHbmPjPerBit);
+  }
 }
 
 }  // namespace
 
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
-  in.expect_map(
-      node, "gpu",
-      {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps", "pcie_GBps",
-       "gpus_per_node", "switch_reduction", "compute_capability", "nvswitch", "board_power_W", "power_limit_W"});
+  in.expect_map(node, "gpu",
+                {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
+                 "pcie_GBps", "gpus_per_node", "switch_reduction", "compute_capability", "nvswitch", "board_power_W",
+                 "power_limit_W", "hbm_pJ_per_bit"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   // Physical ranges: a rate far outside them is a typo, and near 0 it overflows the simulated clock.

@@ -28,6 +28,9 @@ struct GpuSpec {
   // 0 when not given. Below the power a profile was measured at, compute-bound kernels clock down.
   double board_power_W = 0;
   double power_limit_W = 0;
+  // Board-level energy of one bit of HBM access (memory controller and DRAM), pJ; 0 when not given. With
+  // the link's share it is what a transfer through the GPU draws per bit (calibrate/power_curve.hpp).
+  double hbm_pJ_per_bit = 0;
 };
 
 // Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.

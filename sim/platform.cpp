@@ -1,7 +1,11 @@
 // SimGrid zones, hosts and links for the supported topologies.
 #include "sim/platform.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+
+#include "sim/power_limit.hpp"
 
 namespace tpsim::sim {
 
@@ -13,12 +17,31 @@ void configure_engine(s4u::Engine& engine) {
   engine.set_config("network/crosstraffic:0");
 }
 
+int PowerStates::state(int comm_kernels, double transfer_W) const {
+  const int comm = std::min(comm_kernels, kMaxConcurrentComm);
+  if (levels == 1) return comm;
+  const int level = static_cast<int>(std::lround(transfer_W / watts_per_level));
+  return comm * levels + std::clamp(level, 0, levels - 1);
+}
+
 Platform build_platform(int gpus, const CostModel& cost) {
   Platform platform;
   const Fabric& fabric = cost.fabric();
   auto* zone = s4u::create_full_zone(fabric.name);
+  // Both directions of the port at full rate bound what transfers can draw.
+  const double max_transfer_W = transfer_power_W(cost.profile(), 2 * cost.port_Bps());
+  if (max_transfer_W > 0) {
+    platform.states.levels = kTransferPowerSteps + 1;
+    platform.states.watts_per_level = max_transfer_W / kTransferPowerSteps;
+  }
   std::vector<double> speeds;
-  for (int k = 0; k <= kMaxConcurrentComm; ++k) speeds.push_back(kWorkRate * cost.compute_share_during_comm(k));
+  for (int k = 0; k <= kMaxConcurrentComm; ++k) {
+    for (int level = 0; level < platform.states.levels; ++level) {
+      const double clock =
+          clock_factor_beside_transfers(cost.gpu(), cost.profile(), level * platform.states.watts_per_level);
+      speeds.push_back(kWorkRate * cost.compute_share_during_comm(k) * clock);
+    }
+  }
   std::vector<s4u::Link*> ports, hbm;
   for (int i = 0; i < gpus; ++i) {
     const std::string id = std::to_string(i);

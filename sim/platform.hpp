@@ -1,6 +1,6 @@
 // Builds the SimGrid platform of one fabric (fabric.hpp): a host per GPU (with one power state per number of
-// concurrent SM-driven comm kernels), a split-duplex port per GPU into a non-blocking switch (and, on
-// PCIe, a shared host-bridge link; on ib-rail across nodes, a split-duplex NIC per GPU that flows
+// concurrent SM-driven comm kernels and level of transfer power draw), a split-duplex port per GPU into a non-blocking
+// switch (and, on PCIe, a shared host-bridge link; on ib-rail across nodes, a split-duplex NIC per GPU that flows
 // between nodes cross instead),
 // an HBM link per GPU that memory-bound kernels and all NVLink traffic of that GPU share (a
 // memory-bound kernel is a flow from the GPU to its "hbm" host), and a many-core "clock" host that
@@ -18,11 +18,24 @@ namespace tpsim::sim {
 inline constexpr double kWorkRate = 1e12;
 // The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
 inline constexpr double kClockRate = 1e9;
-// Power states 0..kMaxConcurrentComm: compute speed with that many SM comm kernels running, one per
-// communication stream (comm, copy, comm2, copy2, comm3, copy3, comm4) at most.
+// A GPU host's compute speed depends on the SM comm kernels running, one per communication stream
+// (comm, copy, comm2, copy2, comm3, copy3, comm4) at most ...
 inline constexpr int kMaxConcurrentComm = 7;
+// ... and on the power its port's transfers draw (sim/power_limit.hpp), in this many steps from none to
+// both directions at the port's rate.
+inline constexpr int kTransferPowerSteps = 64;
+
+// The GPU hosts' power states: (SM comm kernels) x (transfer draw level), one level without a transfer
+// draw to model (then the states are exactly the comm-kernel counts).
+struct PowerStates {
+  int levels = 1;
+  double watts_per_level = 0;
+  // The state for `comm_kernels` SM comm kernels beside transfers drawing `transfer_W`.
+  int state(int comm_kernels, double transfer_W) const;
+};
 
 struct Platform {
+  PowerStates states;
   std::vector<simgrid::s4u::Host*> gpus;
   std::vector<simgrid::s4u::Host*> memories;  // flow endpoints of each GPU's memory-bound kernels
   simgrid::s4u::Host* clock = nullptr;

@@ -1,6 +1,7 @@
 // The clock a power limit allows: solving the profile's power curve for the SM clock.
 #include "sim/power_limit.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/units.hpp"
@@ -16,6 +17,25 @@ double clock_ratio_at(const PowerParams& power, double limit_W) {
 double compute_clock_ratio(const GpuSpec& gpu, const CostProfile& profile) {
   if (gpu.power_limit_W <= 0 || !profile.power) return 1.0;
   return clock_ratio_at(*profile.power, gpu.power_limit_W);
+}
+
+double transfer_power_W(const CostProfile& profile, double Bps) {
+  if (!profile.power) return 0;
+  constexpr double kBitsPerByte = 8, kJoulesPerPicojoule = 1e-12;
+  return Bps * kBitsPerByte * profile.power->transfer_pJ_per_bit * kJoulesPerPicojoule;
+}
+
+double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W) {
+  if (!profile.power || transfer_W <= 0) return 1.0;
+  const PowerParams& power = *profile.power;
+  const double limit_W = gpu.power_limit_W > 0 ? gpu.power_limit_W : power.measured_at_W;
+  // The SMs keep at least a twentieth of their dynamic power: a guard against draws no port can reach,
+  // not a measured floor.
+  constexpr double kMinDynamicShare = 0.05;
+  const double floor_W = power.idle_W + kMinDynamicShare * (power.measured_at_W - power.idle_W);
+  const double alone = clock_ratio_at(power, limit_W);
+  const double beside = clock_ratio_at(power, std::max(floor_W, limit_W - transfer_W));
+  return std::min(1.0, beside / alone);
 }
 
 std::string power_limit_unsupported_reason(const GpuSpec& gpu, const CostProfile& profile) {

@@ -1,6 +1,7 @@
 // Compute-bound kernels under a board power limit: the SM clock the limit allows, relative to the clock
-// a profile's efficiencies were measured at. Ignores: clock boosts above the measured clock (a limit at or
-// above the measured power keeps the profile's rates), and power drawn by concurrent transfers.
+// a profile's efficiencies were measured at, and the clock left to them beside transfers that draw power
+// of their own. Ignores: clock boosts above the measured clock (a limit at or above the measured power
+// keeps the profile's rates), and the draw of memory-bound kernels on other streams.
 #pragma once
 
 #include <string>
@@ -16,6 +17,17 @@ double clock_ratio_at(const PowerParams& power, double limit_W);
 
 // The ratio for `gpu` at its power limit under `profile` (1 without a limit below the profile's power).
 double compute_clock_ratio(const GpuSpec& gpu, const CostProfile& profile);
+
+// Watts a GPU draws moving `Bps` bytes per second of peer traffic through its HBM and port (both
+// directions summed) at the profile's transfer_pJ_per_bit; 0 without a power section.
+double transfer_power_W(const CostProfile& profile, double Bps);
+
+// The SM clock of a compute-bound kernel beside transfers drawing `transfer_W`, relative to its clock
+// alone. Assumed: the kernel alone draws the whole limit it may (the profile's measured_at_W at its clock,
+// or the GPU's lower limit), so the transfers' draw comes out of the SMs' dynamic power and the clock
+// follows the profile's curve down. A limit above the measured power leaves headroom that absorbs the
+// first watts. 1 without a power section or a transfer draw.
+double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W);
 
 // Why `gpu`'s power limit cannot be modelled with `profile` (below its measured power without a power
 // section, or not above its idle draw); empty when it can.

@@ -51,11 +51,15 @@ struct AttentionParams {
 // How compute-bound kernels clock down under a board power limit: a kernel that draws measured_at_W at
 // the clock its profile's efficiencies were measured at draws idle_W + (measured_at_W - idle_W) (f /
 // f_measured)^exponent at clock f, and its rate scales with f. Memory-bound kernels and transfers keep
-// their rates (HBM and NVLink clocks do not follow the SM clock).
+// their rates (HBM and NVLink clocks do not follow the SM clock). Transfers through a GPU's port draw
+// transfer_pJ_per_bit for every bit they move (its HBM read or write and its link), and beside a
+// compute-bound kernel at the power limit that draw comes out of the SMs' share (sim/power_limit.hpp).
 struct PowerParams {
   double measured_at_W = 700;  // the power limit the GEMM and attention efficiencies were measured at
   double idle_W = 70;          // the draw that does not scale with the SM clock
   double exponent = 3;         // dynamic power ~ f V^2 with the voltage following the clock
+  // Energy per bit of peer traffic, each direction of a GPU's port: 0 counts none (profiles without it).
+  double transfer_pJ_per_bit = 0;
 };
 
 // One transport's point-to-point steps: each step costs latency + bytes / (link bandwidth x efficiency).

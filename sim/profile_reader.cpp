@@ -26,6 +26,8 @@ constexpr int kMaxBaseDepth = 8;
 constexpr int64_t kMaxTile = 65536;
 constexpr int64_t kMaxSms = 1024;
 constexpr int64_t kMaxRanks = 65536;
+// Moving a bit through HBM and a SerDes link costs a few to tens of pJ; over 100 is a typo.
+constexpr double kMaxTransferPjPerBit = 100;
 const std::vector<std::string> kAttentionKernels = {"fa2", "fa3", "cudnn"};
 
 // What a profile without a base must give.
@@ -240,8 +242,8 @@ class ProfileReader {
   // Where the base has no power section, all three values must be given.
   void read_power(CostProfile& p, const YAML::Node& node) const {
     in_.expect_map(node, "power",
-                   {"measured_at_W", "idle_W", "exponent", "measured_at_W_source", "idle_W_source", "exponent_source",
-                    "source", "fit"});
+                   {"measured_at_W", "idle_W", "exponent", "transfer_pJ_per_bit", "measured_at_W_source",
+                    "idle_W_source", "exponent_source", "transfer_pJ_per_bit_source", "source", "fit"});
     if (!p.power) {
       for (const char* key : {"measured_at_W", "idle_W", "exponent"}) in_.require(node, key, "power");
     }
@@ -249,6 +251,11 @@ class ProfileReader {
     if (node["measured_at_W"]) w.measured_at_W = in_.number_in(node["measured_at_W"], "power.measured_at_W", 1, 1e4);
     if (node["idle_W"]) w.idle_W = in_.number_in(node["idle_W"], "power.idle_W", 0, 1e4);
     if (node["exponent"]) w.exponent = in_.number_in(node["exponent"], "power.exponent", 0.5, 10);
+    // Optional: absent, transfers draw nothing the model counts.
+    if (node["transfer_pJ_per_bit"]) {
+      w.transfer_pJ_per_bit =
+          in_.number_in(node["transfer_pJ_per_bit"], "power.transfer_pJ_per_bit", 0, kMaxTransferPjPerBit);
+    }
     if (w.idle_W >= w.measured_at_W) {
       in_.fail(node, "power.idle_W (" + model::format_number("%g", w.idle_W) +
                          " W) must be below power.measured_at_W (" + model::format_number("%g", w.measured_at_W) +

@@ -33,6 +33,7 @@ def cases():
     fa2, fa2_back = profile_value("attention.kernels.fa2.efficiency"), profile_value("attention.kernels.fa2.backward_efficiency")
     nccl, gemm = profile_value("nccl.link_efficiency"), profile_value("gemm.efficiency")
     idle, measured = profile_value("power.idle_W"), profile_value("power.measured_at_W")
+    energy = profile_value("power.transfer_pJ_per_bit")
     clock = lambda exponent: ((500 - idle) / (measured - idle)) ** (1 / exponent)  # at the preset's 500 W
     return [
         ("as shipped", None, None, None),
@@ -45,6 +46,9 @@ def cases():
         (f"power.exponent 2 (clock {clock(2):.2f} at 500 W)", "power: {exponent: 2}", None, None),
         (f"power.exponent 4 (clock {clock(4):.2f} at 500 W)", "power: {exponent: 4}", None, None),
         ("power limit 700 W (no derate)", None, None, "power_limit_W: 700"),
+        ("power.transfer_pJ_per_bit 0 (transfers draw nothing)", "power: {transfer_pJ_per_bit: 0}", None, None),
+        (f"power.transfer_pJ_per_bit x2 ({2 * energy:.1f})", f"power: {{transfer_pJ_per_bit: {2 * energy:.6g}}}", None,
+         None),
         ("FlashAttention-2 efficiency -10%",
          f"attention: {{kernels: {{fa2: {{efficiency: {0.9 * fa2:.6g}, backward_efficiency: {fa2_back}}}}}}}", None,
          None),

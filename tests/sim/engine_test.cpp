@@ -20,7 +20,16 @@ sim::CostModel simple_cost() {
   profile.copy_engine_all_ranks_efficiency.reset();  // one copy-engine rate for every exchange
   profile.nccl_sms = 33;                             // a quarter of 132 SMs
   profile.nccl_call_latency_s = 0;                   // steps alone (its own test below)
+  profile.power->transfer_pJ_per_bit = 0;            // transfers draw no power (tests/sim/transfer_power_test.cpp)
   return sim::CostModel(gpu, profile);
+}
+
+// The default H100 profile with transfers drawing no power: the SM share alone slows a GEMM beside NCCL
+// (the draw's own tests: tests/sim/transfer_power_test.cpp).
+sim::CostModel h100_without_transfer_draw() {
+  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  profile.power->transfer_pJ_per_bit = 0;
+  return sim::CostModel(test::gpu_preset("h100-sxm"), profile);
 }
 
 double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
@@ -124,7 +133,7 @@ TEST_CASE("concurrent flows out of one GPU share its NVLink port") {
   CHECK(sim::simulate(graph, cost).makespan_s == Approx(expected).epsilon(1e-9));
 }
 
-TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share; copy-engine transfers do not") {
+TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share; copy-engine transfers take no SMs") {
   const sim::CostModel cost = simple_cost();
   const model::GemmShape shape{8192, 8192, 8192};
   const double gemm_s = cost.gemm_seconds(shape, 0);
@@ -166,7 +175,7 @@ TEST_CASE("memory-bound kernels share HBM with NVLink traffic and keep their SMs
   CHECK(end_of(sim::simulate(graph, cost), norm, 1) == Approx(expected).epsilon(1e-9));
 }
 
-TEST_CASE("copy-engine traffic never slows a compute-bound GEMM") {
+TEST_CASE("copy-engine traffic takes no SMs from a compute-bound GEMM (and, drawing no power, no clock)") {
   const sim::CostModel cost = simple_cost();
   model::LayerGraph graph(2);
   model::ProgramBuilder b(graph, 2.0);
@@ -202,7 +211,7 @@ TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its 
 }
 
 TEST_CASE("an op list runs a GEMM slowed by an overlapped NCCL all-gather, not by copy-engine steps") {
-  const sim::CostModel cost = test::h100_cost();
+  const sim::CostModel cost = h100_without_transfer_draw();
   const auto [graph, timeline] =
       run_op_list(kOpListHead +
                       "    - {name: g, kind: gemm, m: 8192, n: 8192, k: 8192}\n"
@@ -222,7 +231,7 @@ TEST_CASE("collectives on two comm streams run at once, share the links and toge
       "    - {name: g, kind: gemm, m: 16384, n: 8192, k: 8192}\n"
       "    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n"
       "    - {name: b, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring, stream: comm2}\n";
-  const sim::CostModel cost = test::h100_cost();
+  const sim::CostModel cost = h100_without_transfer_draw();
   const auto run = [&](const std::string& scenario) { return run_op_list(scenario, cost); };
   const auto [graph, both] = run(text);
   CHECK(graph.op(2).stream == model::Stream(3));
