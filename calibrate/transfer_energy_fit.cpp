@@ -44,8 +44,8 @@ double best_energy(const std::vector<const Measurement*>& points, const std::vec
 
 }  // namespace
 
-double gemm_beside_copy_seconds(const sim::GpuSpec& gpu, const sim::CostProfile& profile, double gemm_s,
-                                double copy_s, double bytes) {
+double gemm_beside_copy_seconds(const sim::GpuSpec& gpu, const sim::CostProfile& profile, double gemm_s, double copy_s,
+                                double bytes) {
   const double draw_W = sim::transfer_power_W(profile, bytes / copy_s);
   const double clock = sim::clock_factor_beside_transfers(gpu, profile, draw_W);
   // The copy outlasts the GEMM: all of it at the lower clock; else the copy's span at the lower clock, the

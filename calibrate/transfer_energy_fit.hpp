@@ -13,8 +13,8 @@ namespace tpsim::calibrate {
 
 // A GEMM of `gemm_s` alone beside a one-way peer copy of `bytes` that takes `copy_s` alone: it runs at the
 // clock the copy's draw leaves while the copy runs (the copy keeps its rate), at full clock after.
-double gemm_beside_copy_seconds(const sim::GpuSpec& gpu, const sim::CostProfile& profile, double gemm_s,
-                                double copy_s, double bytes);
+double gemm_beside_copy_seconds(const sim::GpuSpec& gpu, const sim::CostProfile& profile, double gemm_s, double copy_s,
+                                double bytes);
 
 // Two points or more (one would fit exactly and say nothing of its error) on a profile with a power section:
 // the energy per bit whose predicted overlapped GEMM times fit best (squared log error), searched in steps of

@@ -135,6 +135,9 @@ Json scenario_json(const sim::ScenarioRun& run) {
   j["workload"] = workload;
   j["parallelism"] = {
       {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
+  if (s.skew.enabled()) {
+    j["skew"] = {{"kernel_cv", s.skew.kernel_cv}, {"gpu_cv", s.skew.gpu_cv}, {"seed", s.skew.seed}};
+  }
   j["variants"] = Json::array();
   for (const auto& v : s.variants) j["variants"].push_back(variant_json(v));
   return j;
@@ -168,6 +171,7 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   r["mfu"] = v.mfu;
   if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
   if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
+  if (v.skewed_time_s) r["skewed_time_s"] = *v.skewed_time_s;  // under the scenario's skew: its own section
   r["passes_simulated"] = v.passes_simulated;
   r["ops_per_gpu"] = graph.size();
   r["matmul_flops_per_gpu"] = graph.matmul_flops();

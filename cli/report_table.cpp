@@ -50,6 +50,23 @@ std::string collectives_notes(const sim::ScenarioRun& run) {
   return out;
 }
 
+// Under the scenario's skew: each variant's time, its cost over the skew-free time, and the speedups it leaves.
+std::string skew_notes(const sim::ScenarioRun& run) {
+  const model::RankSkew& skew = run.scenario.skew;
+  if (!skew.enabled()) return "";
+  std::string out = "under rank skew (kernel CV " + model::format_number("%.1f%%", skew.kernel_cv * 100) + ", GPU CV " +
+                    model::format_number("%.1f%%", skew.gpu_cv * 100) + ", seed " + std::to_string(skew.seed) +
+                    "; the table above has none):\n";
+  const double baseline = run.variants.front().skewed_time_s.value_or(0);
+  for (const sim::VariantRun& v : run.variants) {
+    const double skewed = v.skewed_time_s.value_or(0);
+    out += "  " + v.variant.name + ": " + model::format_number("%.3f", skewed * 1e3) + " ms (" +
+           model::format_number("%+.2f%%", (skewed / v.metrics.time_s - 1) * 100) + "), speedup " +
+           model::format_number("%.3fx", baseline / skewed) + "\n";
+  }
+  return out;
+}
+
 // Milliseconds with three decimals, right-aligned to `width`.
 std::string ms(double seconds, size_t width = 10) {
   return pad(model::format_number("%.3f", seconds * 1e3), width, false);
@@ -208,6 +225,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
     out += "! above " + run.gpu.name + "'s " + model::format_number("%.0f", run.gpu.hbm_bytes / 1e9) +
            " GB of HBM per GPU: this variant does not fit (--require-fit refuses it)\n";
   }
+  out += skew_notes(run);
   out += collectives_notes(run);
   return out;
 }

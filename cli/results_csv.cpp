@@ -7,10 +7,23 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 const std::vector<std::string>& columns() {
-  static const std::vector<std::string> names = {"variant",    "tp_mode", "chunks",         "time_s",
-                                                 "compute_s",  "comm_s",  "exposed_comm_s", "overlap",
-                                                 "idle_s",     "speedup", "tokens_per_s",   "tokens_per_s_per_gpu",
-                                                 "mfu",        "ttft_s",  "tpot_s",         "memory_per_gpu_bytes",
+  static const std::vector<std::string> names = {"variant",
+                                                 "tp_mode",
+                                                 "chunks",
+                                                 "time_s",
+                                                 "compute_s",
+                                                 "comm_s",
+                                                 "exposed_comm_s",
+                                                 "overlap",
+                                                 "idle_s",
+                                                 "speedup",
+                                                 "tokens_per_s",
+                                                 "tokens_per_s_per_gpu",
+                                                 "mfu",
+                                                 "ttft_s",
+                                                 "tpot_s",
+                                                 "skewed_time_s",
+                                                 "memory_per_gpu_bytes",
                                                  "fits_memory"};
   return names;
 }

@@ -1,4 +1,5 @@
-// A scenario file (DESIGN.md schema): model, hardware, calibration, workload, parallelism, variants, sweep.
+// A scenario file (DESIGN.md schema): model, hardware, calibration, workload, parallelism, variants, sweep,
+// and the optional skew.
 // Hardware and calibration names stay as located references; sim/ resolves them.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "model/arch_spec.hpp"
+#include "model/rank_skew.hpp"
 #include "model/variant.hpp"
 #include "model/workload.hpp"
 
@@ -41,6 +43,7 @@ struct Scenario {
   bool calibration_as_is = false;  // calibration.transfer: as_is (a profile of another GPU, unchanged)
   Workload workload;
   Parallelism parallelism;
+  RankSkew skew;                  // skew: seeded kernel variability, off unless given (model/rank_skew.hpp)
   std::vector<Variant> variants;  // the first is the baseline
   YAML::Node sweep;               // optional: dotted paths to lists of values (see sweep.hpp)
   YAML::Node root;                // the whole document
@@ -51,7 +54,7 @@ struct Scenario {
 Scenario load_scenario(const std::string& path);
 // The same from text (tests); `file` is used in messages and to resolve relative paths.
 Scenario parse_scenario(const std::string& text, const std::string& file);
-// The keys a section accepts: "workload", "hardware", "parallelism" or "variant"; empty otherwise.
+// The keys a section accepts: "workload", "hardware", "parallelism", "skew" or "variant"; empty otherwise.
 std::vector<std::string> section_keys(const std::string& section);
 
 // The same from a parsed document.

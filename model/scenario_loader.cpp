@@ -17,8 +17,8 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration",   "workload",
-                                           "parallelism", "variants", "sweep",    "implementation"};
+const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration",    "workload",
+                                           "parallelism", "variants", "sweep",    "implementation", "skew"};
 const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",      "gate_up",   "rope",
                                                       "repeat_kv", "sp_layout_copies", "async_tp", "model_ends"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
@@ -536,6 +536,7 @@ std::vector<std::string> section_keys(const std::string& section) {
   if (section == "hardware") return kHardwareKeys;
   if (section == "parallelism") return kParallelKeys;
   if (section == "variant") return kVariantKeys;
+  if (section == "skew") return rank_skew_keys();
   return {};
 }
 
@@ -584,6 +585,7 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
     plain.mode = TpMode::kTp;
     out.variants.push_back(plain);
   }
+  if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
   if (root["sweep"]) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");
     out.sweep = root["sweep"];

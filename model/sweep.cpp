@@ -13,7 +13,7 @@ namespace tpsim::model {
 namespace {
 
 const char* const kValidAxes =
-    "workload.<key>, hardware.<key>, parallelism.<key>, variants.<name>.<key>, model, calibration";
+    "workload.<key>, hardware.<key>, parallelism.<key>, skew.<key>, variants.<name>.<key>, model, calibration";
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
@@ -49,7 +49,7 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
                       "; valid keys: " + join_names(valid));
     }
   };
-  if (parts.size() == 2 && (head == "workload" || head == "hardware" || head == "parallelism")) {
+  if (parts.size() == 2 && (head == "workload" || head == "hardware" || head == "parallelism" || head == "skew")) {
     check_key(head, parts[1]);
     if (!root[head].IsMap()) in.fail(at, "sweep axis '" + path + "': the scenario has no " + head + " mapping");
     root[head][parts[1]] = value;

@@ -150,12 +150,23 @@ class Runner {
     enter_step(id, rank, 0);
   }
 
+  // The kernel's cost on this GPU: its idle cost, each part times the run's skew factor for (op, rank).
+  KernelCost kernel_cost(OpId id, int rank, const Op& op) const {
+    KernelCost k = cost_.kernel_cost(op);
+    if (!options_.skew.enabled()) return k;
+    const double factor = model::skew_factor(options_.skew, id, rank);
+    k.overhead_s *= factor;
+    k.compute_s *= factor;
+    k.memory_s *= factor;
+    return k;
+  }
+
   // Compute-bound kernels run on the SMs (slowed while comm kernels hold some, and by the power transfers
   // beside them draw); memory-bound ones,
   // after their launch overhead, move their bytes through the GPU's HBM link, shared with NVLink
   // traffic (so copy-engine transfers slow them) and unaffected by SM contention.
   void start_kernel(OpId id, int rank, const Op& op) {
-    const KernelCost k = cost_.kernel_cost(op);
+    const KernelCost k = kernel_cost(id, rank, op);
     if (!k.memory_bound()) {
       auto exec = s4u::Exec::init();
       exec->set_host(platform_.gpus[rank])->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
@@ -170,7 +181,7 @@ class Runner {
   }
 
   void start_memory_traffic(OpId id, int rank) {
-    const KernelCost k = cost_.kernel_cost(graph_.op(id));
+    const KernelCost k = kernel_cost(id, rank, graph_.op(id));
     // Scaled so that alone it takes memory_s over a link of HBM x the profile's memory efficiency.
     const double payload = k.memory_s * kHbmLinkBps(cost_);
     auto comm = s4u::Comm::sendto_init(platform_.gpus[rank], platform_.memories[rank]);

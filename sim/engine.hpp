@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/layer_graph.hpp"
+#include "model/rank_skew.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/platform.hpp"
@@ -21,6 +22,8 @@ struct EngineOptions {
   double stream_wait_s = 0;  // host time per wait on another stream's op (cudaStreamWaitEvent)
   // GPU time from an op's end to the start of an op on another stream of its GPU that waits for it.
   double gpu_wait_s = 0;
+  // Seeded variability of kernel durations (model/rank_skew.hpp); off unless a scenario asks for it.
+  model::RankSkew skew;
 };
 
 // Eager launches cost the profile's launch.host_us per op and launch.stream_wait_us per cross-stream

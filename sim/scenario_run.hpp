@@ -37,6 +37,8 @@ struct VariantRun {
   std::optional<double> ttft_s;   // prefill, generate: time to first token
   std::optional<double> tpot_s;   // decode, generate: mean time per output token (one decode step)
   int64_t passes_simulated = 0;
+  // Under the scenario's skew (model/rank_skew.hpp), when it has one: the same workload's time.
+  std::optional<double> skewed_time_s;
   // Per GPU: weights, KV cache, activations, buffers (model workloads; op lists have none).
   std::optional<model::MemoryFootprint> memory;
 };

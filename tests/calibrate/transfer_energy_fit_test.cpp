@@ -1,6 +1,6 @@
 // GEMMs beside one-way peer copies fit the energy per transferred bit (power.transfer_pJ_per_bit).
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 
 #include "calibrate/profile_fit.hpp"
@@ -22,8 +22,7 @@ std::vector<Measurement> copy_overlaps(const sim::GpuSpec& gpu, const sim::CostP
       m.bytes = 3.6e8 * copy_ms;  // 360 GB/s one way
       m.gemm_alone_s = gemm_ms * 1e-3;
       m.partner_alone_s = copy_ms * 1e-3;
-      m.gemm_overlapped_s =
-          calibrate::gemm_beside_copy_seconds(gpu, truth, m.gemm_alone_s, m.partner_alone_s, m.bytes);
+      m.gemm_overlapped_s = calibrate::gemm_beside_copy_seconds(gpu, truth, m.gemm_alone_s, m.partner_alone_s, m.bytes);
       m.median_s = m.p10_s = m.p90_s = std::max(m.gemm_overlapped_s, m.partner_alone_s);
       m.baseline_s = m.gemm_alone_s + m.partner_alone_s;
       m.origin = "copy" + std::to_string(points.size());
@@ -41,8 +40,7 @@ TEST_CASE("a GEMM beside a shorter copy loses the clock for the copy's span only
   profile.power = sim::PowerParams{700, 70, 3, 20};
   // 360 GB/s one way at 20 pJ/bit: 57.6 W off the SMs' 630 W of dynamic power at 700 W.
   const double clock = std::cbrt((630.0 - 57.6) / 630.0);
-  CHECK(calibrate::gemm_beside_copy_seconds(gpu, profile, 5e-3, 1e-3, 3.6e8) ==
-        Approx(5e-3 + 1e-3 * (1 - clock)));
+  CHECK(calibrate::gemm_beside_copy_seconds(gpu, profile, 5e-3, 1e-3, 3.6e8) == Approx(5e-3 + 1e-3 * (1 - clock)));
   CHECK(calibrate::gemm_beside_copy_seconds(gpu, profile, 2e-3, 8e-3, 2.88e9) == Approx(2e-3 / clock));
 }
 

@@ -1,0 +1,70 @@
+// Rank skew's reader and its deterministic log-normal factors.
+#include "model/rank_skew.hpp"
+
+#include <cmath>
+
+namespace tpsim::model {
+namespace {
+
+// A CV above one half describes another GPU, not the variability of one.
+constexpr double kMaxCv = 0.5;
+constexpr double kMaxSeed = 9007199254740992.0;  // 2^53: every integer below is exact in YAML's doubles
+
+// SplitMix64's finaliser: a well-mixed 64-bit value from any counter.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31U);
+}
+
+// A uniform in (0, 1] from the top 53 bits.
+double uniform(uint64_t bits) {
+  constexpr double kScale = 1.0 / 9007199254740992.0;
+  return (static_cast<double>(bits >> 11U) + 1.0) * kScale;
+}
+
+// A standard normal from two draws of `key` (Box-Muller).
+double standard_normal(uint64_t key) {
+  const double u1 = uniform(mix(key));
+  const double u2 = uniform(mix(key ^ 0x5bd1e9955bd1e995ULL));
+  constexpr double kTwoPi = 6.283185307179586;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+}
+
+// exp(sigma z - sigma^2 / 2) with sigma^2 = ln(1 + cv^2): mean 1, coefficient of variation cv.
+double lognormal_factor(double cv, uint64_t key) {
+  if (cv <= 0) return 1.0;
+  const double variance = std::log1p(cv * cv);
+  return std::exp(std::sqrt(variance) * standard_normal(key) - variance / 2);
+}
+
+}  // namespace
+
+const std::vector<std::string>& rank_skew_keys() {
+  static const std::vector<std::string> keys = {"kernel_cv", "gpu_cv", "seed"};
+  return keys;
+}
+
+RankSkew read_rank_skew(const YamlReader& in, const YAML::Node& node) {
+  in.expect_map(node, "skew", rank_skew_keys());
+  RankSkew skew;
+  if (node["kernel_cv"]) skew.kernel_cv = in.number_in(node["kernel_cv"], "skew.kernel_cv", 0, kMaxCv);
+  if (node["gpu_cv"]) skew.gpu_cv = in.number_in(node["gpu_cv"], "skew.gpu_cv", 0, kMaxCv);
+  if (node["seed"]) {
+    const double seed = in.number_in(node["seed"], "skew.seed", 0, kMaxSeed);
+    if (seed != std::floor(seed)) in.fail(node["seed"], "skew.seed must be a whole number from 0 to 2^53");
+    skew.seed = static_cast<uint64_t>(seed);
+  }
+  if (!skew.enabled()) in.fail(node, "skew needs kernel_cv or gpu_cv above 0 (without either, leave the section out)");
+  return skew;
+}
+
+double skew_factor(const RankSkew& skew, uint64_t op, int rank) {
+  if (!skew.enabled()) return 1.0;
+  const uint64_t gpu_key = mix(skew.seed ^ mix(static_cast<uint64_t>(rank) + 1));
+  const uint64_t kernel_key = mix(gpu_key ^ mix(op + 0x100000000ULL));
+  return lognormal_factor(skew.gpu_cv, gpu_key) * lognormal_factor(skew.kernel_cv, kernel_key);
+}
+
+}  // namespace tpsim::model
