@@ -1,6 +1,7 @@
 // Helpers shared by tests: load presets and build graphs and cost models without a scenario file.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "model/graph_builder.hpp"
@@ -22,6 +23,14 @@ inline sim::GpuSpec gpu_preset(const std::string& name) {
 
 inline sim::CostProfile profile_preset(const std::string& name) {
   return sim::parse_profile(std::string(*model::find_preset("profiles", name, "yaml")), name);
+}
+
+// When `op` ends on GPU `rank` in `timeline`; a missing span is a test bug.
+inline double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
+  for (const sim::OpSpan& span : timeline.spans) {
+    if (span.op == op && span.rank == rank) return span.end_s;
+  }
+  throw std::logic_error("no span of op " + std::to_string(op) + " on GPU " + std::to_string(rank));
 }
 
 inline sim::CostModel h100_cost() {

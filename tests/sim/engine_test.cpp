@@ -32,14 +32,6 @@ sim::CostModel h100_without_transfer_draw() {
   return sim::CostModel(test::gpu_preset("h100-sxm"), profile);
 }
 
-double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
-  for (const auto& span : timeline.spans) {
-    if (span.op == op && span.rank == rank) return span.end_s;
-  }
-  FAIL("no span");
-  return 0;
-}
-
 // An op-list scenario on 8 H100s, its ops to follow.
 const std::string kOpListHead = R"(hardware: {gpu: h100-sxm}
 parallelism: {tp: 8}
@@ -103,9 +95,9 @@ TEST_CASE("an NCCL call waits its call latency before its first step, holding it
   const double gemm_s = cost.kernel_seconds(graph.op(gemm));
   REQUIRE(gemm_s > 2e-3);
   const double share = 1.0 - 33.0 / cost.gpu().sm_count;
-  const double comm_end = end_of(timeline, 1, 0);
+  const double comm_end = test::end_of(timeline, 1, 0);
   CHECK(comm_end == Approx(1e-3 + (n - 1) * (5e-6 + 8.0 / link)).epsilon(1e-9));
-  CHECK(end_of(timeline, gemm, 0) == Approx(comm_end + (gemm_s - share * comm_end)).epsilon(1e-9));
+  CHECK(test::end_of(timeline, gemm, 0) == Approx(comm_end + (gemm_s - share * comm_end)).epsilon(1e-9));
 }
 
 TEST_CASE("a ring all-reduce takes twice the steps of an all-gather") {
@@ -149,7 +141,7 @@ TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share; copy-engin
     // While the comm kernel runs the GEMM gets 3/4 of the SMs; afterwards all of them.
     const double expected = transport == Transport::kSm ? comm_s + (gemm_s - 0.75 * comm_s) : gemm_s;
     INFO(model::to_string(transport));
-    CHECK(end_of(timeline, gemm, 0) == Approx(expected).epsilon(1e-9));
+    CHECK(test::end_of(timeline, gemm, 0) == Approx(expected).epsilon(1e-9));
   }
 }
 
@@ -172,7 +164,7 @@ TEST_CASE("memory-bound kernels share HBM with NVLink traffic and keep their SMs
   left -= (xfer_end - xfer_start) * (hbm - 2 * nvlink_wire);
   REQUIRE(left > 0);
   const double expected = xfer_end + left / hbm;
-  CHECK(end_of(sim::simulate(graph, cost), norm, 1) == Approx(expected).epsilon(1e-9));
+  CHECK(test::end_of(sim::simulate(graph, cost), norm, 1) == Approx(expected).epsilon(1e-9));
 }
 
 TEST_CASE("copy-engine traffic takes no SMs from a compute-bound GEMM (and, drawing no power, no clock)") {
@@ -183,7 +175,7 @@ TEST_CASE("copy-engine traffic takes no SMs from a compute-bound GEMM (and, draw
   const model::OpId gemm = b.gemm("gemm", shape, {});
   REQUIRE_FALSE(cost.kernel_cost(graph.op(gemm)).memory_bound());
   b.exchange("xfer", 1, -1, 400e6, Transport::kCopyEngine, "", {});
-  CHECK(end_of(sim::simulate(graph, cost), gemm, 0) == Approx(cost.kernel_seconds(graph.op(gemm))).epsilon(1e-9));
+  CHECK(test::end_of(sim::simulate(graph, cost), gemm, 0) == Approx(cost.kernel_seconds(graph.op(gemm))).epsilon(1e-9));
 }
 
 TEST_CASE("a chunked all-gather + GEMM pipelines: each piece waits only for its own shard") {
@@ -218,11 +210,11 @@ TEST_CASE("an op list runs a GEMM slowed by an overlapped NCCL all-gather, not b
                       "    - {name: ag, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n",
                   cost);
   const double gemm_s = cost.kernel_seconds(graph.op(0));
-  const double ag_s = end_of(timeline, 1, 0);
+  const double ag_s = test::end_of(timeline, 1, 0);
   REQUIRE(ag_s < gemm_s);
   const double share = 1.0 - static_cast<double>(cost.profile().nccl_sms) / cost.gpu().sm_count;
   // While the all-gather's kernel runs the GEMM gets `share` of the SMs.
-  CHECK(end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s)).epsilon(1e-9));
+  CHECK(test::end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s)).epsilon(1e-9));
 }
 
 TEST_CASE("collectives on two comm streams run at once, share the links and together take twice the SMs") {
@@ -239,8 +231,8 @@ TEST_CASE("collectives on two comm streams run at once, share the links and toge
   // One all-gather alone, beside nothing: the same op list without the GEMM and the second one.
   const auto [alone_graph, alone] =
       run(kOpListHead + "    - {name: a, kind: collective, collective: allgather, bytes: 256MiB, algorithm: ring}\n");
-  const double one_s = end_of(alone, 0, 0);
-  const double a_s = end_of(both, 1, 0), b_s = end_of(both, 2, 0);
+  const double one_s = test::end_of(alone, 0, 0);
+  const double a_s = test::end_of(both, 1, 0), b_s = test::end_of(both, 2, 0);
   CHECK(a_s == Approx(b_s).epsilon(1e-9));  // symmetric: they start and end together
   // Every step's two messages (one per ring, same direction) share each NVLink port; the latencies overlap.
   const sim::TransportParams& nccl = cost.profile().nccl;
@@ -251,12 +243,12 @@ TEST_CASE("collectives on two comm streams run at once, share the links and toge
   // While both kernels run the GEMM keeps 1 - 2 x nccl.sms / SMs of the GPU, then all of it.
   REQUIRE(a_s < gemm_s);
   const double share = 1.0 - 2.0 * cost.profile().nccl_sms / cost.gpu().sm_count;
-  CHECK(end_of(both, 0, 0) == Approx(a_s + (gemm_s - share * a_s)).epsilon(1e-9));
+  CHECK(test::end_of(both, 0, 0) == Approx(a_s + (gemm_s - share * a_s)).epsilon(1e-9));
   // On one comm stream they run one after the other.
   std::string serial = text;
   serial.replace(serial.find(", stream: comm2"), std::string(", stream: comm2").size(), "");
   const auto [serial_graph, in_order] = run(serial);
-  CHECK(end_of(in_order, 2, 0) == Approx(2 * end_of(in_order, 1, 0)).epsilon(1e-6));
+  CHECK(test::end_of(in_order, 2, 0) == Approx(2 * test::end_of(in_order, 1, 0)).epsilon(1e-6));
 }
 
 TEST_CASE("eager launches pay the host's launch time per op and its wait time per dependency on another stream") {

@@ -12,14 +12,6 @@ using namespace tpsim;
 
 namespace {
 
-double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
-  for (const auto& span : timeline.spans) {
-    if (span.op == op && span.rank == rank) return span.end_s;
-  }
-  FAIL("no span");
-  return 0;
-}
-
 const std::string kScenario =
     "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: forward, batch: 2, seq_len: 4096, "
     "layers: 2}\nparallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}, {name: async, tp_mode: async, chunks: 8, "
@@ -37,18 +29,18 @@ TEST_CASE("under GPU skew a ring all-gather after a GEMM ends when the slowest G
   skewed.skew.gpu_cv = 0.1;
   skewed.skew.seed = 3;
   const sim::Timeline alone = sim::simulate(graph, cost);
-  const double gemm_s = end_of(alone, gemm, 0);
-  const double gather_s = end_of(alone, gather, 0) - gemm_s;
+  const double gemm_s = test::end_of(alone, gemm, 0);
+  const double gather_s = test::end_of(alone, gather, 0) - gemm_s;
   const sim::Timeline timeline = sim::simulate(graph, cost, skewed);
   double slowest = 0;
   for (int r = 0; r < 8; ++r) {
     const double own = gemm_s * model::skew_factor(skewed.skew, gemm, r);
-    CHECK(end_of(timeline, gemm, r) == Approx(own).epsilon(1e-9));
+    CHECK(test::end_of(timeline, gemm, r) == Approx(own).epsilon(1e-9));
     slowest = std::max(slowest, own);
   }
   REQUIRE(slowest > gemm_s);
   // The slowest GPU enters the ring last; every step needs both its ends, so it finishes the ring's whole time later.
-  for (int r = 0; r < 8; ++r) CHECK(end_of(timeline, gather, r) == Approx(slowest + gather_s).epsilon(1e-6));
+  for (int r = 0; r < 8; ++r) CHECK(test::end_of(timeline, gather, r) == Approx(slowest + gather_s).epsilon(1e-6));
 }
 
 TEST_CASE(

@@ -18,14 +18,6 @@ sim::CostProfile profile_with_energy(double pj_per_bit) {
   return p;
 }
 
-double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
-  for (const auto& span : timeline.spans) {
-    if (span.op == op && span.rank == rank) return span.end_s;
-  }
-  FAIL("no span");
-  return 0;
-}
-
 }  // namespace
 
 TEST_CASE("a transfer draws its bits times the profile's energy per bit") {
@@ -81,11 +73,11 @@ TEST_CASE("a GEMM beside copy-engine pulls runs at the clock their draw leaves w
   const double draw_W = 2 * cost.port_Bps() * efficiency * 8 * pj_per_bit * 1e-12;
   const double clock = std::cbrt((700.0 - draw_W - 70) / 630.0);
   const double expected = latency_s + (gemm_s - latency_s) / clock;
-  CHECK(end_of(sim::simulate(graph, cost), gemm, 0) == Approx(expected).epsilon(1e-6));
+  CHECK(test::end_of(sim::simulate(graph, cost), gemm, 0) == Approx(expected).epsilon(1e-6));
 
   SECTION("with no energy per bit the pulls leave it alone") {
     const sim::CostModel free(test::gpu_preset("h100-sxm"), profile_with_energy(0));
-    CHECK(end_of(sim::simulate(graph, free), gemm, 0) == Approx(gemm_s).epsilon(1e-9));
+    CHECK(test::end_of(sim::simulate(graph, free), gemm, 0) == Approx(gemm_s).epsilon(1e-9));
   }
 }
 
@@ -109,7 +101,7 @@ TEST_CASE("flows sharing a direction of the port draw as one flow at the port's 
   const double share = 0.75, clock = std::cbrt((700.0 - draw_W - 70) / 630.0);
   // The SM exchange's kernel holds its SMs from the start; both flows move data after their 5 us latency.
   const double expected = 5e-6 + (gemm_s - 5e-6 * share) / (share * clock);
-  CHECK(end_of(sim::simulate(graph, cost), gemm, 0) == Approx(expected).epsilon(1e-6));
+  CHECK(test::end_of(sim::simulate(graph, cost), gemm, 0) == Approx(expected).epsilon(1e-6));
 }
 
 TEST_CASE("a profile's transfer energy overrides its base and is refused outside 0 to 100 pJ/bit") {
