@@ -30,8 +30,8 @@ struct EngineOptions {
 // wait; a CUDA graph replays without either. Both pay launch.gpu_wait_us per cross-stream dependency
 // on the GPU (a graph's edge between branches is such a wait too).
 inline EngineOptions launch_options(const CostProfile& profile, bool cuda_graphs) {
-  if (cuda_graphs) return EngineOptions{0, 0, profile.gpu_wait_s};
-  return EngineOptions{profile.host_launch_s, profile.stream_wait_s, profile.gpu_wait_s};
+  if (cuda_graphs) return EngineOptions{0, 0, profile.gpu_wait_s, {}};
+  return EngineOptions{profile.host_launch_s, profile.stream_wait_s, profile.gpu_wait_s, {}};
 }
 
 // The plan of every communication op of `graph` as the engine runs it, indexed by op id (a default plan
