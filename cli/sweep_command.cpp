@@ -2,11 +2,13 @@
 #include "cli/sweep_command.hpp"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -74,9 +76,14 @@ Worker start_worker(const model::SweepPlan& plan, size_t index, bool require_fit
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   std::cout.flush();
   std::cerr.flush();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
+    // A worker dies with the sweep: orphaned, it would keep the folder's lock (its inherited descriptor)
+    // and refuse the resume of a sweep killed with SIGKILL. The getppid check covers a parent gone before prctl.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(5);
     ::close(fds[0]);
     run_point(fds[1], plan, index, require_fit);
   }

@@ -30,8 +30,22 @@ struct EngineOptions {
 // wait; a CUDA graph replays without either. Both pay launch.gpu_wait_us per cross-stream dependency
 // on the GPU (a graph's edge between branches is such a wait too).
 inline EngineOptions launch_options(const CostProfile& profile, bool cuda_graphs) {
-  if (cuda_graphs) return EngineOptions{0, 0, profile.gpu_wait_s, {}};
-  return EngineOptions{profile.host_launch_s, profile.stream_wait_s, profile.gpu_wait_s, {}};
+  EngineOptions options;
+  options.gpu_wait_s = profile.gpu_wait_s;
+  if (!cuda_graphs) {
+    options.host_launch_s = profile.host_launch_s;
+    options.stream_wait_s = profile.stream_wait_s;
+  }
+  return options;
+}
+
+// Options with these launch costs and no skew (tests and tools that set the costs directly).
+inline EngineOptions launch_costs(double host_launch_s, double stream_wait_s = 0, double gpu_wait_s = 0) {
+  EngineOptions options;
+  options.host_launch_s = host_launch_s;
+  options.stream_wait_s = stream_wait_s;
+  options.gpu_wait_s = gpu_wait_s;
+  return options;
 }
 
 // The plan of every communication op of `graph` as the engine runs it, indexed by op id (a default plan

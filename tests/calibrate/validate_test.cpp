@@ -54,7 +54,7 @@ std::vector<Measurement> simulated_measurements(const sim::CostModel& cost, cons
 
 TEST_CASE("validate reports zero error on measurements the simulator made with the same profile") {
   const sim::CostModel cost = test::h100_cost();
-  const sim::EngineOptions options{4e-6};
+  const sim::EngineOptions options = sim::launch_costs(4e-6);
   const std::vector<Measurement> measured = simulated_measurements(cost, options);
   const calibrate::CompositeValidation v = calibrate::validate_composites(
       measured, [&](const std::string&) { return cost; }, options);

@@ -261,8 +261,8 @@ TEST_CASE("eager launches pay the host's launch time per op and its wait time pe
   const model::OpId last = b.memory("last", 64, 64, 0, "", {reduce});
   const sim::CostModel cost = simple_cost();
   const double launch = 20e-6, wait = 7e-6;  // far above the ops' own times
-  const sim::Timeline eager = sim::simulate(graph, cost, sim::EngineOptions{launch, wait});
-  const sim::Timeline no_waits = sim::simulate(graph, cost, sim::EngineOptions{launch, 0});
+  const sim::Timeline eager = sim::simulate(graph, cost, sim::launch_costs(launch, wait));
+  const sim::Timeline no_waits = sim::simulate(graph, cost, sim::launch_costs(launch));
   const auto start_of = [](const sim::Timeline& t, model::OpId op) {
     for (const auto& span : t.spans) {
       if (span.op == op && span.rank == 0) return span.start_s;
@@ -294,7 +294,7 @@ TEST_CASE("a GPU-side wait delays each op that waits for another stream's op on 
   const sim::CostModel cost = simple_cost();
   const double gpu_wait = 9e-6;
   const sim::Timeline plain = sim::simulate(graph, cost);
-  const sim::Timeline waited = sim::simulate(graph, cost, sim::EngineOptions{0, 0, gpu_wait});
+  const sim::Timeline waited = sim::simulate(graph, cost, sim::launch_costs(0, 0, gpu_wait));
   const auto span_of = [](const sim::Timeline& t, model::OpId op) {
     for (const auto& span : t.spans) {
       if (span.op == op && span.rank == 0) return std::make_pair(span.start_s, span.end_s);

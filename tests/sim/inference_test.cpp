@@ -77,7 +77,7 @@ TEST_CASE("without CUDA graphs a small decode step is bound by host launches") {
   const model::LayerGraph graph =
       model::build_layer_graph(arch, test::decode_workload(1, 128, 4), 8, test::variant(TpMode::kTp));
   const double with_graphs = sim::simulate(graph, cost).makespan_s;
-  const double eager = sim::simulate(graph, cost, sim::EngineOptions{launch}).makespan_s;
+  const double eager = sim::simulate(graph, cost, sim::launch_costs(launch)).makespan_s;
   // The last op cannot start before the host has launched every op.
   CHECK(eager >= static_cast<double>(graph.size()) * launch);
   CHECK(with_graphs < eager);
