@@ -37,7 +37,8 @@ std::string assumed_transfer_energy_source(const sim::GpuSpec& gpu) {
     return "none: the GPU preset " + gpu.name + " gives no hbm_pJ_per_bit (transfers take no power from compute)";
   }
   return "sourced: the preset's HBM access energy (" + model::format_number("%g", gpu.hbm_pJ_per_bit) +
-         " pJ/bit, board level) plus one end of an NVLink lane (2.8 pJ/bit: half of a 112G PAM4 transceiver's 5.6, "
+         " pJ/bit, board level) plus one end of an NVLink lane (" + model::format_number("%g", kLinkEndPjPerBit) +
+         " pJ/bit: half of a 112G PAM4 transceiver's 5.6, "
          "VLSI 2022); fit it on tpsim-real overlap --partner memcpy_peer points";
 }
 

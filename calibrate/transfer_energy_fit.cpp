@@ -12,7 +12,6 @@ namespace tpsim::calibrate {
 namespace {
 
 constexpr double kStepPjPerBit = 0.05;
-constexpr double kMaxPjPerBit = 100;
 
 sim::CostProfile with_energy(const sim::CostProfile& base, double pj_per_bit) {
   sim::CostProfile p = base;
@@ -27,7 +26,7 @@ double predicted_overlapped_s(const Measurement& m, const sim::GpuSpec& gpu, con
 double best_energy(const std::vector<const Measurement*>& points, const std::vector<size_t>& index,
                    const sim::GpuSpec& gpu, const sim::CostProfile& base) {
   double best = 0, best_error = std::numeric_limits<double>::infinity();
-  const auto steps = static_cast<int>(std::lround(kMaxPjPerBit / kStepPjPerBit));
+  const auto steps = static_cast<int>(std::lround(sim::kMaxEnergyPjPerBit / kStepPjPerBit));
   for (int step = 0; step <= steps; ++step) {
     const sim::CostProfile profile = with_energy(base, step * kStepPjPerBit);
     double error = 0;

@@ -162,9 +162,8 @@ class Runner {
   }
 
   // Compute-bound kernels run on the SMs (slowed while comm kernels hold some, and by the power transfers
-  // beside them draw); memory-bound ones,
-  // after their launch overhead, move their bytes through the GPU's HBM link, shared with NVLink
-  // traffic (so copy-engine transfers slow them) and unaffected by SM contention.
+  // beside them draw); memory-bound ones, after their launch overhead, move their bytes through the GPU's
+  // HBM link, shared with NVLink traffic (so copy-engine transfers slow them) and unaffected by SM contention.
   void start_kernel(OpId id, int rank, const Op& op) {
     const KernelCost k = kernel_cost(id, rank, op);
     if (!k.memory_bound()) {

@@ -6,6 +6,7 @@
 #include "model/input_error.hpp"
 #include "model/limits.hpp"
 #include "model/presets.hpp"
+#include "sim/power_limit.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -26,10 +27,8 @@ void read_power(const model::YamlReader& in, const YAML::Node& node, GpuSpec& gp
   } else {
     gpu.power_limit_W = gpu.board_power_W;
   }
-  // HBM access energies are a few to tens of pJ/bit; above 100 is a typo.
-  constexpr double kMaxHbmPjPerBit = 100;
   if (node["hbm_pJ_per_bit"]) {
-    gpu.hbm_pJ_per_bit = in.number_in(node["hbm_pJ_per_bit"], "gpu.hbm_pJ_per_bit", 0.1, kMaxHbmPjPerBit);
+    gpu.hbm_pJ_per_bit = in.number_in(node["hbm_pJ_per_bit"], "gpu.hbm_pJ_per_bit", 0.1, kMaxEnergyPjPerBit);
   }
 }
 

@@ -11,6 +11,10 @@
 
 namespace tpsim::sim {
 
+// The bound of an energy per transferred bit (an HBM access, a link lane, or both): such energies are a few to
+// tens of pJ/bit, so above 100 a value is a typo. Readers refuse above it; calibrate searches up to it.
+inline constexpr double kMaxEnergyPjPerBit = 100;
+
 // f_limit / f_measured from P(f) = idle + (measured_at - idle) (f / f_measured)^exponent at P = limit_W;
 // 1 when limit_W >= measured_at_W.
 double clock_ratio_at(const PowerParams& power, double limit_W);

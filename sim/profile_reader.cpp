@@ -12,6 +12,7 @@
 #include "model/presets.hpp"
 #include "model/units.hpp"
 #include "model/yaml_reader.hpp"
+#include "sim/power_limit.hpp"
 #include "sim/profile.hpp"
 
 namespace tpsim::sim {
@@ -26,8 +27,6 @@ constexpr int kMaxBaseDepth = 8;
 constexpr int64_t kMaxTile = 65536;
 constexpr int64_t kMaxSms = 1024;
 constexpr int64_t kMaxRanks = 65536;
-// Moving a bit through HBM and a SerDes link costs a few to tens of pJ; over 100 is a typo.
-constexpr double kMaxTransferPjPerBit = 100;
 const std::vector<std::string> kAttentionKernels = {"fa2", "fa3", "cudnn"};
 
 // What a profile without a base must give.
@@ -254,7 +253,7 @@ class ProfileReader {
     // Optional: absent, transfers draw nothing the model counts.
     if (node["transfer_pJ_per_bit"]) {
       w.transfer_pJ_per_bit =
-          in_.number_in(node["transfer_pJ_per_bit"], "power.transfer_pJ_per_bit", 0, kMaxTransferPjPerBit);
+          in_.number_in(node["transfer_pJ_per_bit"], "power.transfer_pJ_per_bit", 0, kMaxEnergyPjPerBit);
     }
     if (w.idle_W >= w.measured_at_W) {
       in_.fail(node, "power.idle_W (" + model::format_number("%g", w.idle_W) +
