@@ -44,8 +44,20 @@ double end_of(const sim::Timeline& timeline, model::OpId op) {
   return end;
 }
 
-CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& cost,
+// The machine a memcpy_peer point is simulated on. real/ copies one way, from the GEMM's GPU to the next,
+// one pair alone; rank programs are symmetric, so the simulated pair copies both ways: at the one-pair
+// copy-engine rate (not the rate of every rank pulling at once), and at half the energy per bit, which
+// gives each GPU the draw of the one direction real/ moves.
+sim::CostModel one_way_copy_machine(const sim::CostModel& cost) {
+  sim::CostProfile profile = cost.profile();
+  profile.copy_engine_all_ranks_efficiency.reset();
+  if (profile.power) profile.power->transfer_pJ_per_bit /= 2;
+  return {cost.gpu(), profile, cost.fabric()};
+}
+
+CompositePrediction predict_overlap(const Measurement& m, const sim::CostModel& machine,
                                     const sim::EngineOptions& options) {
+  const sim::CostModel cost = m.pattern == "memcpy_peer" ? one_way_copy_machine(machine) : machine;
   const model::GemmShape shape{m.m, m.n, m.k};
   const int ranks = overlap_ranks(m);
   auto simulate = [&](bool gemm, bool partner, model::OpId* gemm_id) {

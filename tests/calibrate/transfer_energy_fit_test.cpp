@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "calibrate/composite_model.hpp"
 #include "calibrate/profile_fit.hpp"
 #include "calibrate/transfer_energy_fit.hpp"
 #include "composite_points.hpp"
+#include "sim/collective_time.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -64,4 +66,22 @@ TEST_CASE("one GEMM beside a copy fits no energy: it says so, naming what would"
   one.resize(1);
   CHECK_THROWS_WITH(calibrate::fit_profile(one, gpu, &base, "h100"),
                     Catch::Contains("calibrate nothing") && Catch::Contains("beside peer copies (two at least)"));
+}
+
+TEST_CASE("validate simulates a GEMM beside a peer copy as real/ runs it: one copy, one way, at the one-pair rate") {
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::CostModel cost = test::h100_cost();
+  REQUIRE(cost.profile().power);
+  REQUIRE(cost.profile().power->transfer_pJ_per_bit > 0);
+  Measurement m = test::composite("overlap", "memcpy_peer", 8192, 8192, 8192, 2);
+  m.bytes = 2.0e9;  // outlasts the GEMM
+  const calibrate::CompositePrediction p =
+      calibrate::predict_composite(m, cost, calibrate::composite_engine_options(cost.profile()));
+  // The copy alone: one step at the one-pair efficiency, not the all-ranks one.
+  CHECK(p.partner_alone_s == Approx(sim::step_seconds(cost.profile().copy_engine, m.bytes, cost.port_Bps())));
+  // The GEMM loses the clock one direction's draw costs, as calibrate's closed form says.
+  CHECK(p.gemm_overlapped_s ==
+        Approx(calibrate::gemm_beside_copy_seconds(gpu, cost.profile(), p.gemm_alone_s, p.partner_alone_s, m.bytes))
+            .epsilon(2e-3));
+  CHECK(p.gemm_overlapped_s > p.gemm_alone_s * 1.01);
 }
