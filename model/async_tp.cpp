@@ -11,6 +11,16 @@ std::string unit_name(int step, int sub) {
   return std::to_string(step) + "." + std::to_string(sub);
 }
 
+// GEMM piece `piece` of linear `name` over `full`: a kernel of its own, or a part of the linear's one
+// tile-fused kernel.
+OpId piece_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name, int piece, GemmShape shape,
+                const GemmShape& full, const std::vector<OpId>& deps) {
+  if (ctx.workload.implementation.async_tp == AsyncTpKernel::kTileFused) {
+    return builder.gemm_part(name, piece, shape, full.m, deps);
+  }
+  return builder.gemm_piece(name, piece, shape, deps);
+}
+
 std::vector<OpId> piece_deps(const std::vector<std::vector<OpId>>& unit_ready, int piece, int per_piece) {
   std::vector<OpId> deps;
   for (int u = piece * per_piece; u < (piece + 1) * per_piece; ++u) {
@@ -110,7 +120,7 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
                              bytes, 4.0 * static_cast<double>(piece_tokens * full.k), shape_text(piece_tokens, full.k),
                              deps)};
     }
-    pieces.push_back(builder.gemm_piece(name, j, GemmShape{piece_tokens, full.n, full.k}, deps));
+    pieces.push_back(piece_gemm(builder, ctx, name, j, GemmShape{piece_tokens, full.n, full.k}, full, deps));
   }
   return pieces;
 }
@@ -134,7 +144,7 @@ std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext
   std::optional<OpId> own_partial;  // direct: the GEMM piece holding this rank's own rows
   last_hop.resize(plan.units_per_shard);
   for (int j = 0; j < plan.pieces; ++j) {
-    const OpId piece = builder.gemm_piece(name, j, GemmShape{piece_tokens, full.n, full.k}, inputs);
+    const OpId piece = piece_gemm(builder, ctx, name, j, GemmShape{piece_tokens, full.n, full.k}, full, inputs);
     for (int u = j * plan.units_per_piece; u < (j + 1) * plan.units_per_piece; ++u) {
       const int s = u / plan.units_per_shard;  // step: which destination block
       const int q = u % plan.units_per_shard;

@@ -1,6 +1,7 @@
-// Async TP (collective matmul): AG+GEMM and GEMM+RS decomposed into chunks pipelined over P2P steps.
-// Ignores: fused GEMM epilogues (ring partial sums are separate add kernels) and symmetric-memory
-// barriers (their cost is inside each step's latency).
+// Async TP (collective matmul): AG+GEMM and GEMM+RS decomposed into chunks pipelined over P2P steps, the
+// GEMM run as a kernel per chunk or as one tile-fused kernel (implementation.async_tp tile_fused). Ignores:
+// fused GEMM epilogues (ring partial sums are separate add kernels) and symmetric-memory barriers (their
+// cost is inside each step's latency).
 #pragma once
 
 #include <optional>

@@ -77,6 +77,23 @@ std::string to_string(AttentionKernel kernel) {
   return "profile";
 }
 
+std::string to_string(AsyncTpKernel kernel) {
+  switch (kernel) {
+    case AsyncTpKernel::kSymmMem:
+      return "symm_mem";
+    case AsyncTpKernel::kTileFused:
+      return "tile_fused";
+    case AsyncTpKernel::kPipeline:
+      break;
+  }
+  return "pipeline";
+}
+
+const std::vector<std::string>& async_tp_kernel_names() {
+  static const std::vector<std::string> names = {"pipeline", "symm_mem", "tile_fused"};
+  return names;
+}
+
 const std::vector<std::string>& model_ends_names() {
   static const std::vector<std::string> names = {"variant", "nccl", "replicated"};
   return names;
@@ -93,7 +110,7 @@ std::string describe(const Implementation& i) {
          ", gate_up " + (i.separate_gate_up ? "separate" : "fused") + ", rope " +
          (i.rope == RopeKernel::kFp32Unfused ? "fp32 unfused" : "fused") + ", repeat_kv " +
          (i.repeat_kv ? "materialised" : "no") + ", sp layout copies " + (i.sp_layout_copies ? "yes" : "no") +
-         ", async tp " + (i.async_tp == AsyncTpKernel::kSymmMem ? "symm_mem" : "pipeline") + ", model ends " +
+         ", async tp " + to_string(i.async_tp) + ", model ends " +
          (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
                                                        : "on the variant's collectives");

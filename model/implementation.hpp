@@ -17,10 +17,12 @@ enum class AttentionKernel { kProfile, kFa2, kFa3, kCudnn };
 // code left unfused: a cast to fp32, the complex product in fp32, the cast back (three kernels).
 enum class RopeKernel { kFused, kFp32Unfused };
 
-// How an async-TP variant's AG+GEMM and GEMM+RS run: tpsim's idealised chunked pipeline, or PyTorch's
-// symmetric-memory fused ops (torch/distributed/_symmetric_memory: fused_all_gather_matmul and
-// fused_matmul_reduce_scatter, one GEMM piece per rank's shard on two alternating streams).
-enum class AsyncTpKernel { kPipeline, kSymmMem };
+// How an async-TP variant's AG+GEMM and GEMM+RS run: tpsim's idealised chunked pipeline (a GEMM kernel per
+// chunk); PyTorch's symmetric-memory fused ops (torch/distributed/_symmetric_memory: fused_all_gather_matmul
+// and fused_matmul_reduce_scatter, one GEMM piece per rank's shard on two alternating streams); or one
+// tile-fused GEMM kernel per linear whose tiles wait for their rows' signal (Flux, TileLink: the chunks'
+// transfers as the pipeline's, no per-chunk kernel).
+enum class AsyncTpKernel { kPipeline, kSymmMem, kTileFused };
 
 // How the embedding, LM head and loss run: as the variant runs its layers (vocab-parallel, on the
 // variant's collectives); outside the compiled blocks on sequence parallelism's blocking NCCL
@@ -51,6 +53,9 @@ const std::vector<std::string>& implementation_presets();
 Implementation implementation_preset(const std::string& name);
 // "fa2", "fa3", "cudnn", "profile"
 std::string to_string(AttentionKernel kernel);
+// "pipeline", "symm_mem", "tile_fused": the values of implementation.async_tp, in that order.
+std::string to_string(AsyncTpKernel kernel);
+const std::vector<std::string>& async_tp_kernel_names();
 const std::vector<std::string>& attention_kernel_names();
 // "variant", "nccl", "replicated": the values of implementation.model_ends, in that order.
 const std::vector<std::string>& model_ends_names();

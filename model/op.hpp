@@ -86,10 +86,16 @@ struct Op {
   int32_t linear = -1;        // kGemm: the linear it computes (its pieces share it), numbered in issue order
   bool quantisation = false;  // an fp8 recipe's amax, cast or swizzle: the tensor it reads, in other bytes
   GemmShape gemm;             // kGemm
-  bool fp8 = false;           // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
-  double flops = 0;           // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
-  double bytes_read = 0;      // HBM bytes read by a kernel
-  double bytes_written = 0;   // HBM bytes written by a kernel
+  // kGemm: a part of one tile-fused kernel (a GEMM whose tiles wait for their rows' signal, as Flux and
+  // TileLink run AG+GEMM and GEMM+RS): the whole kernel's M (0: the op is a kernel of its own), and whether
+  // an earlier part started the kernel. A part takes its share of the whole kernel's tensor-core time (the
+  // whole GEMM's waves, no piece's); only the first is launched and pays the launch overhead.
+  int64_t fused_rows = 0;
+  bool continues_kernel = false;
+  bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
+  double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
+  double bytes_read = 0;     // HBM bytes read by a kernel
+  double bytes_written = 0;  // HBM bytes written by a kernel
   // kCollective: the full tensor (all-reduce input, all-gather output, reduce-scatter input).
   CollectiveKind collective = CollectiveKind::kAllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kNccl;

@@ -57,6 +57,16 @@ OpId ProgramBuilder::gemm_piece(const std::string& name, int piece, GemmShape sh
   return linear_gemm(name, name + ".piece" + std::to_string(piece), shape, deps);
 }
 
+OpId ProgramBuilder::gemm_part(const std::string& name, int piece, GemmShape shape, int64_t kernel_rows,
+                               const std::vector<OpId>& deps) {
+  fused_rows_ = kernel_rows;
+  continues_kernel_ = piece > 0;
+  const OpId part = gemm_piece(name, piece, shape, deps);
+  fused_rows_ = 0;
+  continues_kernel_ = false;
+  return part;
+}
+
 OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,
                                  const std::vector<OpId>& deps) {
   const std::string linear = prefix() + linear_name;
@@ -114,9 +124,14 @@ OpId ProgramBuilder::gemm_kernel(const std::string& linear_name, const std::stri
   op.saved_as = SavedAs::kMatmul;
   op.linear = linears_ - 1;
   op.gemm = shape;
+  op.fused_rows = fused_rows_;
+  op.continues_kernel = continues_kernel_;
   op.flops = gemm_flops(shape);
   op.fp8 = gemm_fp8_;
-  op.bytes_read = (gemm_fp8_ ? kFp8Bytes : elem_bytes_) * static_cast<double>(shape.m * shape.k + shape.k * shape.n);
+  // A tile-fused part reads its rows of A and its share of B: the kernel reads B once over all its parts.
+  const double b_share = fused_rows_ > shape.m ? static_cast<double>(shape.m) / static_cast<double>(fused_rows_) : 1.0;
+  op.bytes_read = (gemm_fp8_ ? kFp8Bytes : elem_bytes_) *
+                  (static_cast<double>(shape.m * shape.k) + b_share * static_cast<double>(shape.k * shape.n));
   op.bytes_written = output_bytes_per_element(linear_name) * static_cast<double>(shape.m * shape.n);
   if (accumulate || (fp32_weight_gradients_ && accumulate_weight_gradients_ &&
                      gemm_role_of(linear_name) == GemmRole::kWeightGradient)) {

@@ -82,6 +82,10 @@ class ProgramBuilder {
   // computes part of linear `name` and is named name.piece<piece>.
   OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps);
   OpId gemm_piece(const std::string& name, int piece, GemmShape shape, const std::vector<OpId>& deps);
+  // Piece `piece` of linear `name` as part of one tile-fused kernel over `kernel_rows` rows (Op's
+  // fused_rows): piece 0 starts the kernel, later ones continue it.
+  OpId gemm_part(const std::string& name, int piece, GemmShape shape, int64_t kernel_rows,
+                 const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
   // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone.
@@ -114,6 +118,9 @@ class ProgramBuilder {
   Stream compute_stream_ = Stream::kCompute;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
   std::map<std::string, std::vector<LinearPart>> linear_parts_;
+  // While a tile-fused part is issued: its kernel's rows and whether it continues the kernel.
+  int64_t fused_rows_ = 0;
+  bool continues_kernel_ = false;
 
   // A GEMM named `name` computing (part of) linear `linear_name`.
   OpId linear_gemm(const std::string& linear_name, const std::string& name, GemmShape shape,

@@ -235,9 +235,10 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
     i.sp_layout_copies = in.boolean(node["sp_layout_copies"], "implementation.sp_layout_copies");
   }
   if (const YAML::Node a = node["async_tp"]) {
-    i.async_tp = in.choice(a, "implementation.async_tp", {"pipeline", "symm_mem"}) == "symm_mem"
-                     ? AsyncTpKernel::kSymmMem
-                     : AsyncTpKernel::kPipeline;
+    const std::string kernel = in.choice(a, "implementation.async_tp", async_tp_kernel_names());
+    i.async_tp = kernel == "symm_mem"     ? AsyncTpKernel::kSymmMem
+                 : kernel == "tile_fused" ? AsyncTpKernel::kTileFused
+                                          : AsyncTpKernel::kPipeline;
   }
   if (const YAML::Node e = node["model_ends"]) {
     const std::string ends = in.choice(e, "implementation.model_ends", model_ends_names());
@@ -456,6 +457,20 @@ void check_symm_mem_variant(const YamlReader& in, const YAML::Node& node, size_t
   }
 }
 
+// A tile-fused kernel computes each rank's shard of rows once they are in: its transfers go straight to or
+// from their owners (direct order; a ring would need a kernel to add partials at every hop), and its
+// input is the normed shard (a norm per gathered piece would be a kernel between the parts).
+void check_tile_fused_variant(const YamlReader& in, const YAML::Node& node, size_t i, const Variant& v) {
+  const std::string at = "variants[" + std::to_string(i) + "]";
+  const std::string why = "implementation async_tp tile_fused (one GEMM kernel whose tiles wait for their rows) ";
+  if (v.order != ChunkOrder::kDirect) {
+    in.fail(node["order"], at + ".order: " + why + "moves each shard straight to or from its owner: use direct");
+  }
+  if (v.boundary_overlap) {
+    in.fail(node["boundary_overlap"], at + ".boundary_overlap: " + why + "gathers the normed input: use false");
+  }
+}
+
 void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (!node.IsSequence() || node.size() == 0) {
     in.fail(node, "variants must be a non-empty list of {name, tp_mode, ...}; the first is the baseline");
@@ -490,6 +505,9 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     }
     if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
       check_symm_mem_variant(in, node[i], i, out, v);
+    }
+    if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kTileFused) {
+      check_tile_fused_variant(in, node[i], i, v);
     }
     if (v.mode == TpMode::kAsync && !v.chunks_auto && out.workload.phase != Phase::kOps) {
       check_chunk_plan(in, node[i], i, out, v);
@@ -537,6 +555,7 @@ std::vector<std::string> section_keys(const std::string& section) {
   if (section == "parallelism") return kParallelKeys;
   if (section == "variant") return kVariantKeys;
   if (section == "skew") return rank_skew_keys();
+  if (section == "implementation") return kImplementationKeys;
   return {};
 }
 

@@ -13,7 +13,9 @@ namespace tpsim::model {
 namespace {
 
 const char* const kValidAxes =
-    "workload.<key>, hardware.<key>, parallelism.<key>, skew.<key>, variants.<name>.<key>, model, calibration";
+    "workload.<key>, hardware.<key>, parallelism.<key>, skew.<key>, implementation.<key>, variants.<name>.<key>, "
+    "model, "
+    "calibration";
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
@@ -52,6 +54,22 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
   if (parts.size() == 2 && (head == "workload" || head == "hardware" || head == "parallelism" || head == "skew")) {
     check_key(head, parts[1]);
     if (!root[head].IsMap()) in.fail(at, "sweep axis '" + path + "': the scenario has no " + head + " mapping");
+    root[head][parts[1]] = value;
+    return;
+  }
+  if (parts.size() == 2 && head == "implementation") {
+    // A preset named alone becomes {preset: name} with the swept key over it; no block: the idealised layer's.
+    check_key(head, parts[1]);
+    YAML::Node block = root[head];
+    if (block && block.IsScalar()) {
+      YAML::Node over_preset(YAML::NodeType::Map);
+      over_preset["preset"] = block.Scalar();
+      root[head] = over_preset;
+    } else if (!block) {
+      root[head] = YAML::Node(YAML::NodeType::Map);
+    } else if (!block.IsMap()) {
+      in.fail(at, "sweep axis '" + path + "': the scenario's implementation is neither a preset name nor a mapping");
+    }
     root[head][parts[1]] = value;
     return;
   }

@@ -104,8 +104,14 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
   k.memory_bytes = op.bytes_read + op.bytes_written;
   switch (op.kind) {
     case model::OpKind::kGemm: {
-      k.overhead_s = profile_.gemm.overhead_s;
+      k.overhead_s = op.continues_kernel ? 0.0 : profile_.gemm.overhead_s;
       k.compute_s = gemm_compute_seconds(op.gemm, op.fp8);
+      if (op.fused_rows > op.gemm.m) {
+        // A part of a tile-fused kernel: its rows' share of the whole kernel's waves.
+        const model::GemmShape whole{op.fused_rows, op.gemm.n, op.gemm.k};
+        k.compute_s =
+            gemm_compute_seconds(whole, op.fp8) * static_cast<double>(op.gemm.m) / static_cast<double>(op.fused_rows);
+      }
       k.hbm_efficiency = profile_.gemm.hbm_efficiency;
       break;
     }

@@ -77,6 +77,12 @@ class Runner {
     double host_s = 0;
     for (OpId id = 0; id < count; ++id) {
       const Op& op = graph.op(id);
+      if (op.continues_kernel) {
+        // A later part of a tile-fused kernel the host launched with its first part; the part's waits on
+        // other streams are the kernel's own signal waits on the GPU (launch.gpu_wait_us), not host events.
+        launched_s_[id] = host_s;
+        continue;
+      }
       int waits = 0;
       for (const model::Dep& dep : op.deps) {
         if (waits_across_streams(graph, op, dep)) ++waits;

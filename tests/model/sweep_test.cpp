@@ -57,3 +57,24 @@ TEST_CASE("a bad sweep axis or value fails at its location with what is valid") 
   CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(nonsense, "s.yaml")),
                     Contains("not a valid path; valid: workload.<key>"));
 }
+
+TEST_CASE("an implementation key sweeps over the scenario's preset, its own keys or the idealised layer") {
+  const std::string plain = kBase.substr(0, kBase.find("sweep:"));
+  const std::string axis = "sweep:\n  implementation.async_tp: [pipeline, tile_fused]\n";
+  // No block: the idealised layer with the swept key.
+  const auto idealised = model::expand_sweep(model::parse_scenario(plain + axis, "s.yaml"));
+  REQUIRE(idealised.size() == 2);
+  CHECK(idealised[1].scenario.workload.implementation.async_tp == model::AsyncTpKernel::kTileFused);
+  CHECK(idealised[1].scenario.workload.implementation.name == "custom");
+  // A preset named alone: its keys stay, the swept one replaces its value.
+  const std::string preset = plain + "implementation: torchtitan-2024\n" + axis;
+  const auto over_preset = model::expand_sweep(model::parse_scenario(preset, "s.yaml"));
+  REQUIRE(over_preset.size() == 2);
+  const model::Implementation& i = over_preset[1].scenario.workload.implementation;
+  CHECK(i.async_tp == model::AsyncTpKernel::kTileFused);
+  CHECK(i.name == "torchtitan-2024+custom");
+  CHECK(i.sp_layout_copies);
+  const std::string bad = plain + "sweep:\n  implementation.kernel: [fa2]\n";
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(bad, "s.yaml")),
+                    Contains("s.yaml:9:3:") && Contains("unknown key 'kernel' in implementation"));
+}
