@@ -59,6 +59,7 @@ def cases():
         ("fused q/k/v and gate/up", None, "qkv: fused, gate_up: fused", None),
         ("FlashAttention-3 instead of -2", None, "attention: fa3", None),
         ("idealised async-TP pipeline (not PyTorch's ops)", None, "async_tp: pipeline", None),
+        ("tile-fused GEMM kernels (Flux, TileLink; not PyTorch's ops)", None, "async_tp: tile_fused", None),
     ]
 
 
