@@ -236,9 +236,9 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   }
   if (const YAML::Node a = node["async_tp"]) {
     const std::string kernel = in.choice(a, "implementation.async_tp", async_tp_kernel_names());
-    i.async_tp = kernel == "symm_mem"     ? AsyncTpKernel::kSymmMem
-                 : kernel == "tile_fused" ? AsyncTpKernel::kTileFused
-                                          : AsyncTpKernel::kPipeline;
+    for (const AsyncTpKernel k : {AsyncTpKernel::kPipeline, AsyncTpKernel::kSymmMem, AsyncTpKernel::kTileFused}) {
+      if (to_string(k) == kernel) i.async_tp = k;
+    }
   }
   if (const YAML::Node e = node["model_ends"]) {
     const std::string ends = in.choice(e, "implementation.model_ends", model_ends_names());

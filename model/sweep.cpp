@@ -13,9 +13,8 @@ namespace tpsim::model {
 namespace {
 
 const char* const kValidAxes =
-    "workload.<key>, hardware.<key>, parallelism.<key>, skew.<key>, implementation.<key>, variants.<name>.<key>, "
-    "model, "
-    "calibration";
+    "workload.<key>, hardware.<key>, parallelism.<key>, skew.<key>, implementation.<key>, "
+    "variants.<name>.<key>, model, calibration";
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;

@@ -79,7 +79,9 @@ TEST_CASE("validate simulates a GEMM beside a peer copy as real/ runs it: one co
       calibrate::predict_composite(m, cost, calibrate::composite_engine_options(cost.profile()));
   // The copy alone: one step at the one-pair efficiency, not the all-ranks one.
   CHECK(p.partner_alone_s == Approx(sim::step_seconds(cost.profile().copy_engine, m.bytes, cost.port_Bps())));
-  // The GEMM loses the clock one direction's draw costs, as calibrate's closed form says.
+  // The GEMM loses the clock one direction's draw costs, as calibrate's closed form says; the engine rounds
+  // the draw to its power levels (at most the port's full draw / 128, under 0.7 W of the 630 W the SMs
+  // draw, a clock change under 0.04% through the cube root), so 0.2% bounds the difference.
   CHECK(p.gemm_overlapped_s ==
         Approx(calibrate::gemm_beside_copy_seconds(gpu, cost.profile(), p.gemm_alone_s, p.partner_alone_s, m.bytes))
             .epsilon(2e-3));
