@@ -33,6 +33,7 @@ model::LayerGraph async_linear(model::AsyncTpKernel kernel, const model::GemmSha
   return graph;
 }
 
+// The GEMMs of `graph`, pointing into it: the graph must outlive them.
 std::vector<const model::Op*> gemms(const model::LayerGraph& graph) {
   std::vector<const model::Op*> out;
   for (const model::Op& op : graph.ops()) {
@@ -49,7 +50,8 @@ TEST_CASE("a tile-fused all-gather matmul is one kernel: its parts share the who
   // 4096 x 6144 x 8192 over 8 ranks: a 512-row piece has 4 x 24 = 96 tiles of 128 x 256 on 132 SMs (one
   // wave at 96/132), the whole GEMM 768 tiles in 6 waves (768/792).
   const model::GemmShape full{4096, 6144, 8192};
-  const std::vector<const model::Op*> parts = gemms(async_linear(model::AsyncTpKernel::kTileFused, full, true));
+  const model::LayerGraph fused = async_linear(model::AsyncTpKernel::kTileFused, full, true);
+  const std::vector<const model::Op*> parts = gemms(fused);
   REQUIRE(parts.size() == kTp);
   double compute = 0, overhead = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -68,7 +70,8 @@ TEST_CASE("a tile-fused all-gather matmul is one kernel: its parts share the who
   double b_bytes = 0;
   for (const model::Op* part : parts) b_bytes += part->bytes_read - 2.0 * static_cast<double>(piece.m * full.k);
   CHECK(b_bytes == Approx(2.0 * static_cast<double>(full.k * full.n)));
-  for (const model::Op* piece_op : gemms(async_linear(model::AsyncTpKernel::kPipeline, full, true))) {
+  const model::LayerGraph pipeline = async_linear(model::AsyncTpKernel::kPipeline, full, true);
+  for (const model::Op* piece_op : gemms(pipeline)) {
     CHECK(piece_op->fused_rows == 0);
     CHECK_FALSE(piece_op->continues_kernel);
   }
