@@ -1,7 +1,8 @@
-// Builds GPipe, 1F1B and interleaved 1F1B step lists and times them with free transfers.
+// Builds GPipe, 1F1B, interleaved 1F1B and ZB-H1 step lists and times them with per-chunk costs.
 #include "model/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "model/input_error.hpp"
@@ -38,6 +39,30 @@ std::vector<PipelineStep> one_forward_one_backward(int warmup, int passes, const
   return out;
 }
 
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24; PyTorch's ZB1P): 1F1B's warm-up and order
+// with each backward split, and stage s running each weight-gradient pass s backwards late. The input
+// gradients travel back to stage 0 without waiting behind weight gradients, the later stages fill their
+// cool-down with the weight gradients they held back, and every stage holds at most p micro-batches'
+// activations, 1F1B's peak on its first stage.
+std::vector<PipelineStep> zero_bubble_h1(int stage, int stages, int microbatches) {
+  std::vector<PipelineStep> out;
+  out.reserve(3 * static_cast<size_t>(microbatches));
+  int forwards = 0, backwards = 0, weights = 0;
+  const auto backward_then_weight = [&] {
+    out.push_back({PipelinePass::kBackward, backwards++, 0});
+    if (backwards > stage) out.push_back({PipelinePass::kWeightGradient, weights++, 0});
+  };
+  const int warmup = std::min(stages - stage - 1, microbatches);
+  while (forwards < warmup) out.push_back({PipelinePass::kForward, forwards++, 0});
+  while (forwards < microbatches) {
+    out.push_back({PipelinePass::kForward, forwards++, 0});
+    backward_then_weight();
+  }
+  while (backwards < microbatches) backward_then_weight();
+  while (weights < microbatches) out.push_back({PipelinePass::kWeightGradient, weights++, 0});
+  return out;
+}
+
 }  // namespace
 
 std::string to_string(PipelineScheduleKind kind) {
@@ -46,10 +71,23 @@ std::string to_string(PipelineScheduleKind kind) {
       return "gpipe";
     case PipelineScheduleKind::kInterleaved:
       return "interleaved";
+    case PipelineScheduleKind::kZeroBubbleH1:
+      return "zb-h1";
     case PipelineScheduleKind::kOneFOneB:
       break;
   }
   return "1f1b";
+}
+
+const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds() {
+  static const std::vector<PipelineScheduleKind> kinds = {PipelineScheduleKind::kGpipe, PipelineScheduleKind::kOneFOneB,
+                                                          PipelineScheduleKind::kInterleaved,
+                                                          PipelineScheduleKind::kZeroBubbleH1};
+  return kinds;
+}
+
+bool splits_weight_gradient(PipelineScheduleKind kind) {
+  return kind == PipelineScheduleKind::kZeroBubbleH1;
 }
 
 std::string pipeline_schedule_problem(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages) {
@@ -90,17 +128,56 @@ PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, i
         }));
         break;
       }
+      case PipelineScheduleKind::kZeroBubbleH1:
+        s.steps.push_back(zero_bubble_h1(stage, stages, microbatches));
+        break;
     }
   }
   return s;
 }
 
-PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs) {
+std::vector<int> peak_in_flight(const PipelineSchedule& schedule) {
+  const PipelinePass frees =
+      splits_weight_gradient(schedule.kind) ? PipelinePass::kWeightGradient : PipelinePass::kBackward;
+  std::vector<int> peaks;
+  for (const auto& stage : schedule.steps) {
+    int held = 0, peak = 0;
+    for (const PipelineStep& step : stage) {
+      if (step.pass == PipelinePass::kForward) peak = std::max(peak, ++held);
+      if (step.pass == frees) --held;
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCosts& costs) {
   const int p = schedule.stages, v = schedule.virtual_stages, m = schedule.microbatches;
   const int chunks = p * v;
+  if (costs.chunk.size() != static_cast<size_t>(chunks)) {
+    throw std::logic_error("time_pipeline: " + std::to_string(costs.chunk.size()) + " chunk costs for " +
+                           std::to_string(chunks) + " model chunks");
+  }
+  const bool split = splits_weight_gradient(schedule.kind);
+  const auto pass_cost = [&](PipelinePass pass, int chunk) {
+    const ChunkCosts& c = costs.chunk[chunk];
+    switch (pass) {
+      case PipelinePass::kForward:
+        return c.forward_s;
+      case PipelinePass::kWeightGradient:
+        return c.weight_gradient_s;
+      case PipelinePass::kBackward:
+        break;
+    }
+    return split ? c.backward_s - c.weight_gradient_s : c.backward_s;
+  };
+  // Consecutive model chunks sit on different stages unless there is only one.
+  const double hop_s = p > 1 ? costs.transfer_s : 0.0;
   // end[pass][microbatch][model chunk]; negative: not run yet.
-  std::vector<std::vector<std::vector<double>>> end(
-      2, std::vector<std::vector<double>>(m, std::vector<double>(chunks, -1.0)));
+  std::array<std::vector<std::vector<double>>, 3> end;
+  end.fill(std::vector<std::vector<double>>(m, std::vector<double>(chunks, -1.0)));
+  const auto ended = [&](PipelinePass pass, int mb, int chunk) { return end[static_cast<int>(pass)][mb][chunk]; };
+  const auto after = [](double t, double delay) { return t < 0 ? t : t + delay; };
   std::vector<size_t> next(p, 0);
   std::vector<double> free_at(p, 0.0);
   PipelineTiming t;
@@ -112,18 +189,24 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts&
     for (int stage = 0; stage < p; ++stage) {
       while (next[stage] < schedule.steps[stage].size()) {
         const PipelineStep& step = schedule.steps[stage][next[stage]];
-        const int chunk = step.virtual_stage * p + stage;
-        const bool forward = step.pass == PipelinePass::kForward;
+        const int chunk = step.virtual_stage * p + stage, mb = step.microbatch;
         double ready = 0;
-        if (forward && chunk > 0) {
-          ready = end[0][step.microbatch][chunk - 1];
-        } else if (!forward) {
-          ready = chunk + 1 < chunks ? end[1][step.microbatch][chunk + 1] : end[0][step.microbatch][chunk];
+        switch (step.pass) {
+          case PipelinePass::kForward:
+            ready = chunk > 0 ? after(ended(PipelinePass::kForward, mb, chunk - 1), hop_s) : 0.0;
+            break;
+          case PipelinePass::kBackward:
+            ready = chunk + 1 < chunks ? after(ended(PipelinePass::kBackward, mb, chunk + 1), hop_s)
+                                       : ended(PipelinePass::kForward, mb, chunk);
+            break;
+          case PipelinePass::kWeightGradient:
+            ready = ended(PipelinePass::kBackward, mb, chunk);
+            break;
         }
         if (ready < 0) break;
-        const double cost = forward ? costs.forward_s : costs.backward_s;
+        const double cost = pass_cost(step.pass, chunk);
         const double start = std::max(free_at[stage], ready);
-        free_at[stage] = end[forward ? 0 : 1][step.microbatch][chunk] = start + cost;
+        free_at[stage] = end[static_cast<int>(step.pass)][mb][chunk] = start + cost;
         t.busy_s[stage] += cost;
         t.step_s = std::max(t.step_s, free_at[stage]);
         ++next[stage];
@@ -137,6 +220,12 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts&
   for (const double b : t.busy_s) busy += b;
   t.bubble_fraction = t.step_s > 0 ? 1.0 - busy / (p * t.step_s) : 0.0;
   return t;
+}
+
+PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs) {
+  PipelineCosts uniform;
+  uniform.chunk.assign(static_cast<size_t>(schedule.stages * schedule.virtual_stages), costs);
+  return time_pipeline(schedule, uniform);
 }
 
 }  // namespace tpsim::model

@@ -1,7 +1,9 @@
 // Pipeline-parallel schedules: the ordered forward and backward passes each stage runs over a step's
-// micro-batches (GPipe, 1F1B, Megatron's interleaved 1F1B over virtual stages), and their timing under
-// per-chunk costs with free activation transfers, the reference the job simulation is checked against
-// (bubble (p-1)/(m+p-1) under 1F1B, (p-1)/(v·m+p-1) interleaved: Narayanan et al., SC'21). Pure host logic.
+// micro-batches (GPipe, 1F1B, Megatron's interleaved 1F1B over virtual stages, and zero-bubble ZB-H1 with
+// its split backward), and their timing under per-chunk costs with a fixed transfer between stages, the
+// reference the job simulation is checked against (bubble (p-1)/(m+p-1) under 1F1B, (p-1)/(v·m+p-1)
+// interleaved: Narayanan et al., SC'21; (p-1)(F+B-W) per stage under ZB-H1: Qi et al., ICLR'24). Pure host
+// logic.
 #pragma once
 
 #include <string>
@@ -9,11 +11,18 @@
 
 namespace tpsim::model {
 
-enum class PipelineScheduleKind { kGpipe, kOneFOneB, kInterleaved };
-// "gpipe", "1f1b", "interleaved"
+enum class PipelineScheduleKind { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1 };
+// "gpipe", "1f1b", "interleaved", "zb-h1"
 std::string to_string(PipelineScheduleKind kind);
+// Every kind, in the order above (scenario keys map names through to_string).
+const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds();
+// Whether the schedule runs each backward as two passes: the input gradient, which the previous stage waits
+// for, and the weight gradient, which nothing waits for (zero-bubble schedules).
+bool splits_weight_gradient(PipelineScheduleKind kind);
 
-enum class PipelinePass { kForward, kBackward };
+// kBackward is the whole backward, or only its input gradient where the schedule splits it off
+// kWeightGradient.
+enum class PipelinePass { kForward, kBackward, kWeightGradient };
 
 // One pass of one micro-batch through one of a stage's model chunks. Stage s holds the model chunks s,
 // s + p, s + 2p, ... (virtual stage v is model chunk v·p + s), as Megatron's interleaved schedule places them.
@@ -39,10 +48,22 @@ std::string pipeline_schedule_problem(PipelineScheduleKind kind, int stages, int
 PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches,
                                         int virtual_stages = 1);
 
-// Seconds of one pass of one micro-batch through one model chunk (a stage's layers / virtual_stages).
+// Per stage, the most micro-batch chunks whose forward has run and whose activations are still held: until
+// the backward, or the weight-gradient pass where the schedule splits it off (it reads the layer inputs).
+std::vector<int> peak_in_flight(const PipelineSchedule& schedule);
+
+// Seconds of one pass of one micro-batch through one model chunk.
 struct ChunkCosts {
   double forward_s = 0;
-  double backward_s = 0;
+  double backward_s = 0;         // the whole backward: input and weight gradients
+  double weight_gradient_s = 0;  // the part of backward_s that computes weight gradients
+};
+
+struct PipelineCosts {
+  std::vector<ChunkCosts> chunk;  // per model chunk, stages x virtual_stages of them
+  // An activation (forward) or its gradient (backward) moving from one stage to the next, on its own
+  // stream: it delays the receiver, never the sender.
+  double transfer_s = 0;
 };
 
 struct PipelineTiming {
@@ -51,9 +72,12 @@ struct PipelineTiming {
   std::vector<double> busy_s;  // per stage
 };
 
-// The schedule run with every pass taking `costs` and activations moving between stages in no time: each
-// stage runs its steps in order, each as soon as its input is there (a forward the previous chunk's
-// forward, a backward the next chunk's backward, the last chunk's backward its own forward).
+// The schedule run with every pass taking its chunk's cost: each stage runs its steps in order, each as
+// soon as its input is there (a forward the previous chunk's forward, a backward the next chunk's backward,
+// the last chunk's backward its own forward, a weight gradient its own backward), plus transfer_s when that
+// input comes from another stage.
+PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCosts& costs);
+// The same with every chunk costing `costs` and free transfers.
 PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs);
 
 }  // namespace tpsim::model

@@ -1,7 +1,10 @@
-// Pipeline schedules: every pass run once, and the bubbles Narayanan et al. derive for 1F1B and its
-// interleaved form, with GPipe's equal to 1F1B's.
+// Pipeline schedules: every pass run once, the bubbles Narayanan et al. derive for 1F1B and its interleaved
+// form (GPipe's equal to 1F1B's), ZB-H1's (p-1)(F+B-W) (Qi et al.), the activations each stage holds, the
+// transfers between stages, and a slow stage setting the pace.
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
+#include <stdexcept>
 #include <vector>
 
 #include "model/input_error.hpp"
@@ -15,14 +18,18 @@ TEST_CASE("every stage runs each micro-batch's forward and backward once through
   for (const auto& [kind, v] :
        std::vector<std::pair<PipelineScheduleKind, int>>{{PipelineScheduleKind::kGpipe, 1},
                                                          {PipelineScheduleKind::kOneFOneB, 1},
-                                                         {PipelineScheduleKind::kInterleaved, 3}}) {
+                                                         {PipelineScheduleKind::kInterleaved, 3},
+                                                         {PipelineScheduleKind::kZeroBubbleH1, 1}}) {
     const model::PipelineSchedule s = model::make_pipeline_schedule(kind, 4, 8, v);
+    std::vector<model::PipelinePass> passes = {model::PipelinePass::kForward, model::PipelinePass::kBackward};
+    if (model::splits_weight_gradient(kind)) passes.push_back(model::PipelinePass::kWeightGradient);
     REQUIRE(s.steps.size() == 4);
+    CAPTURE(model::to_string(kind));
     for (const auto& stage : s.steps) {
-      CHECK(stage.size() == static_cast<size_t>(2 * 8 * v));
+      CHECK(stage.size() == passes.size() * 8 * v);
       for (int mb = 0; mb < 8; ++mb) {
         for (int chunk = 0; chunk < v; ++chunk) {
-          for (const auto pass : {model::PipelinePass::kForward, model::PipelinePass::kBackward}) {
+          for (const auto pass : passes) {
             CHECK(std::count(stage.begin(), stage.end(), model::PipelineStep{pass, mb, chunk}) == 1);
           }
         }
@@ -66,6 +73,71 @@ TEST_CASE("uniform stages under 1F1B idle (p-1)/(m+p-1) of the step, interleaved
   }
 }
 
+TEST_CASE("ZB-H1 idles (p-1)(F+B-W) per stage where 1F1B idles (p-1)(F+B+W), holding 1F1B's peak of p micro-batches",
+          "[model][pipeline]") {
+  // (forward, input gradient, weight gradient): the bound holds while the weight gradient is no longer than the
+  // forward (Qi et al. section 3).
+  for (const auto& [f, b, w] : std::vector<std::array<double, 3>>{{1, 1, 1}, {1, 1.2, 0.8}, {1, 2, 1}, {1, 1, 0.5}}) {
+    const model::ChunkCosts costs{f, b + w, w};
+    for (const int p : {2, 4, 8}) {
+      for (const int m : {p, 2 * p, 4 * p}) {
+        CAPTURE(f, b, w, p, m);
+        const auto zb = model::make_pipeline_schedule(PipelineScheduleKind::kZeroBubbleH1, p, m);
+        const model::PipelineTiming t = model::time_pipeline(zb, costs);
+        CHECK(t.step_s == Approx(m * (f + b + w) + (p - 1) * (f + b - w)));
+        const model::PipelineTiming one =
+            model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), costs);
+        CHECK(one.step_s - t.step_s == Approx(2 * (p - 1) * w));
+        CHECK(model::peak_in_flight(zb) == std::vector<int>(p, p));
+      }
+    }
+  }
+}
+
+TEST_CASE("1F1B stage s holds p-s micro-batches' activations, GPipe all of them", "[model][pipeline]") {
+  const std::vector<int> one =
+      model::peak_in_flight(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, 4, 8));
+  CHECK(one == std::vector<int>{4, 3, 2, 1});
+  const std::vector<int> few =
+      model::peak_in_flight(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, 4, 2));
+  CHECK(few == std::vector<int>{2, 2, 2, 1});
+  CHECK(model::peak_in_flight(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, 4, 8)) ==
+        std::vector<int>(4, 8));
+}
+
+TEST_CASE("GPipe pays each stage-to-stage transfer twice on its critical path, once each way", "[model][pipeline]") {
+  for (const int p : {2, 4, 8}) {
+    const double f = 1.0, b = 2.0, hop = 0.25;
+    const int m = 8;
+    model::PipelineCosts costs;
+    costs.chunk.assign(p, model::ChunkCosts{f, b, 0});
+    costs.transfer_s = hop;
+    const auto gpipe = model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m);
+    CAPTURE(p);
+    CHECK(model::time_pipeline(gpipe, costs).step_s == Approx((m + p - 1) * (f + b) + 2 * (p - 1) * hop));
+  }
+  // One stage: no transfers between its chunks.
+  model::PipelineCosts one_stage;
+  one_stage.chunk.assign(2, model::ChunkCosts{1.0, 2.0, 0});
+  one_stage.transfer_s = 5.0;
+  const auto inter = model::make_pipeline_schedule(PipelineScheduleKind::kInterleaved, 1, 4, 2);
+  CHECK(model::time_pipeline(inter, one_stage).step_s == Approx(4 * 2 * 3.0));
+}
+
+TEST_CASE("a slower stage sets GPipe's pace: sum of the stages' passes plus m-1 of the slowest", "[model][pipeline]") {
+  // Identical micro-batches through stages in series (a flow shop): the forwards take the sum of the stages'
+  // forwards plus m-1 of the slowest, then the backwards the same from the last stage.
+  const int p = 4, m = 8;
+  model::PipelineCosts costs;
+  costs.chunk.assign(p, model::ChunkCosts{1.0, 2.0, 0});
+  costs.chunk[2] = model::ChunkCosts{1.5, 3.0, 0};
+  const double forwards = 3 * 1.0 + 1.5 + (m - 1) * 1.5, backwards = 3 * 2.0 + 3.0 + (m - 1) * 3.0;
+  const auto gpipe = model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m);
+  CHECK(model::time_pipeline(gpipe, costs).step_s == Approx(forwards + backwards));
+  costs.chunk.pop_back();
+  CHECK_THROWS_AS(model::time_pipeline(gpipe, costs), std::logic_error);
+}
+
 TEST_CASE("schedules refuse counts they cannot run, saying what is valid", "[model][pipeline]") {
   CHECK_THROWS_WITH(model::make_pipeline_schedule(PipelineScheduleKind::kInterleaved, 4, 6, 2),
                     Catch::Contains("multiple of 4"));
@@ -73,5 +145,7 @@ TEST_CASE("schedules refuse counts they cannot run, saying what is valid", "[mod
                     Catch::Contains("virtual_stages of 2 or more"));
   CHECK_THROWS_WITH(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, 4, 8, 2),
                     Catch::Contains("virtual_stages must be 1"));
+  CHECK_THROWS_WITH(model::make_pipeline_schedule(PipelineScheduleKind::kZeroBubbleH1, 4, 8, 2),
+                    Catch::Contains("zb-h1 runs one model chunk per stage"));
   CHECK_THROWS_AS(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, 0, 8), InputError);
 }
