@@ -224,7 +224,7 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
 
 PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs) {
   PipelineCosts uniform;
-  uniform.chunk.assign(static_cast<size_t>(schedule.stages * schedule.virtual_stages), costs);
+  uniform.chunk.assign(static_cast<size_t>(schedule.stages) * static_cast<size_t>(schedule.virtual_stages), costs);
   return time_pipeline(schedule, uniform);
 }
 
