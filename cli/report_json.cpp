@@ -143,6 +143,40 @@ Json scenario_json(const sim::ScenarioRun& run) {
   return j;
 }
 
+namespace {
+
+// The schedule, the sends between stages and each stage's share of the step.
+Json pipeline_json(const sim::PipelineRun& p) {
+  Json j;
+  j["schedule"] = model::to_string(p.spec.schedule);
+  j["stages"] = p.stages.size();
+  j["virtual_stages"] = p.spec.virtual_stages;
+  j["microbatches"] = p.microbatches;
+  j["pipeline_s"] = p.pipeline_s;
+  j["bubble_fraction"] = p.bubble_fraction;
+  j["programs_simulated"] = p.programs_simulated;
+  j["send_bytes_per_gpu"] = p.activation_bytes;
+  j["send_exposed_s"] = p.send_exposed_s;
+  j["hops"] = Json::array();
+  for (size_t i = 0; i < p.hop_s.size(); ++i) {
+    j["hops"].push_back({{"send_s", p.hop_s[i]}, {"across_nodes", static_cast<bool>(p.hop_crosses_nodes[i])}});
+  }
+  j["per_stage"] = Json::array();
+  for (const sim::StageRun& s : p.stages) {
+    j["per_stage"].push_back({{"forward_s", s.forward_s},
+                              {"backward_s", s.backward_s},
+                              {"weight_gradient_s", s.weight_gradient_s},
+                              {"optimizer_s", s.optimizer_s},
+                              {"busy_s", s.busy_s},
+                              {"end_s", s.end_s},
+                              {"peak_in_flight", s.peak_in_flight},
+                              {"memory_per_gpu_bytes", s.memory.total_bytes()}});
+  }
+  return j;
+}
+
+}  // namespace
+
 Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::GpuSpec& gpu) {
   const sim::Metrics& m = v.metrics;
   const model::LayerGraph& graph = v.passes.front().graph;
@@ -165,8 +199,8 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   r["overlap"] = m.overlap;
   r["idle_s"] = m.idle_s;
   r["speedup"] = v.speedup;
-  r["tokens_per_s"] = v.tokens_per_s;  // by the TP group
-  r["tokens_per_s_per_gpu"] = v.tokens_per_s / graph.tp();
+  r["tokens_per_s"] = v.tokens_per_s;  // by the TP group (the whole pipeline under pp)
+  r["tokens_per_s_per_gpu"] = v.tokens_per_s / sim::replica_gpus(v);
   r["model_flops_per_gpu"] = m.model_flops;
   r["mfu"] = v.mfu;
   if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
@@ -190,6 +224,10 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
                    {"reserve_bytes", m.reserve_bytes},
                    {"reserve_source", kReserveSource},
                    {"hbm_bytes", gpu.hbm_bytes}};
+  }
+  if (v.pipeline) {
+    r["pipeline_bubble_fraction"] = v.pipeline->bubble_fraction;
+    r["pipeline"] = pipeline_json(*v.pipeline);
   }
   r["breakdown"] = Json::array();
   for (const sim::PassTrace& pass : v.passes) {

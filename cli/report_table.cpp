@@ -72,6 +72,45 @@ std::string ms(double seconds, size_t width = 10) {
   return pad(model::format_number("%.3f", seconds * 1e3), width, false);
 }
 
+// " x pp=4 (1f1b, 16 micro-batches)" under a pipeline; empty otherwise.
+std::string pipeline_text(const model::Scenario& s) {
+  if (s.parallelism.pp <= 1) return "";
+  std::string text = " x pp=" + std::to_string(s.parallelism.pp) + " (" + model::to_string(s.pipeline.schedule);
+  if (s.pipeline.virtual_stages > 1) text += ", " + std::to_string(s.pipeline.virtual_stages) + " virtual stages";
+  return text + ")";
+}
+
+// Under a pipeline, per variant: its bubble, the sends between stages, and each stage's passes per micro-batch.
+std::string pipeline_notes(const sim::ScenarioRun& run) {
+  std::string out;
+  for (const sim::VariantRun& v : run.variants) {
+    if (!v.pipeline) continue;
+    const sim::PipelineRun& p = *v.pipeline;
+    double slowest = 0;
+    bool across = false;
+    for (size_t i = 0; i < p.hop_s.size(); ++i) {
+      slowest = std::max(slowest, p.hop_s[i]);
+      across = across || p.hop_crosses_nodes[i];
+    }
+    out += "pipeline of " + v.variant.name + ": " + model::to_string(p.spec.schedule) + ", " +
+           std::to_string(p.stages.size()) + " stages x " + std::to_string(p.microbatches) + " micro-batches, bubble " +
+           model::format_number("%.1f%%", p.bubble_fraction * 100) + " of the passes' span; each send " +
+           sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
+           (across ? " across nodes" : " over NVLink") + ", exposed " +
+           model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
+           " stage programs simulated\n" +
+           "  stage  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB\n";
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+      const sim::StageRun& s = p.stages[i];
+      out += pad(std::to_string(i), 7, false) + ms(s.forward_s, 12) + ms(s.backward_s, 13) +
+             ms(s.weight_gradient_s, 10) + ms(s.optimizer_s, 14) + ms(s.busy_s, 11) + ms(s.end_s, 11) +
+             pad(std::to_string(s.peak_in_flight), 11, false) +
+             pad(model::format_number("%.1f", s.memory.total_bytes() / 1e9), 8, false) + "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string op_times_table(const sim::ScenarioRun& run) {
@@ -164,8 +203,8 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   const std::string model =
       w.phase == model::Phase::kOps ? std::string() : s.arch.name + ", " + std::to_string(w.layers) + " layers, ";
   out += "scenario " + s.name + ": " + model + model::to_string(w.phase) + " " + shape +
-         ", tp=" + std::to_string(s.parallelism.tp) + " on " + run.gpu.name + power_limit_text(run.gpu) + " " +
-         s.topology.value + ", profile " + run.profile.name + "\n";
+         ", tp=" + std::to_string(s.parallelism.tp) + pipeline_text(s) + " on " + run.gpu.name +
+         power_limit_text(run.gpu) + " " + s.topology.value + ", profile " + run.profile.name + "\n";
   if (w.implementation.is_set()) out += "implementation " + model::describe(w.implementation) + "\n";
   const bool ttft = w.phase == model::Phase::kPrefill || w.phase == model::Phase::kGenerate;
   const bool tpot = w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate;
@@ -195,7 +234,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
                                       model::format_number("%.3fx", v.speedup)};
     if (!ops) {
       cells.push_back(model::format_number("%.0f", v.tokens_per_s));
-      cells.push_back(model::format_number("%.0f", v.tokens_per_s / run.scenario.parallelism.tp));
+      cells.push_back(model::format_number("%.0f", v.tokens_per_s / sim::replica_gpus(v)));
     }
     cells.push_back(model::format_number("%.1f%%", v.mfu * 100));
     if (ttft) cells.push_back(v.ttft_s ? model::format_number("%.3f", *v.ttft_s * 1e3) : std::string("-"));
@@ -226,6 +265,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
            " GB of HBM per GPU: this variant does not fit (--require-fit refuses it)\n";
   }
   out += skew_notes(run);
+  out += pipeline_notes(run);
   out += collectives_notes(run);
   return out;
 }

@@ -20,6 +20,7 @@ const std::vector<std::string>& columns() {
                                                  "tokens_per_s",
                                                  "tokens_per_s_per_gpu",
                                                  "mfu",
+                                                 "pipeline_bubble_fraction",
                                                  "ttft_s",
                                                  "tpot_s",
                                                  "skewed_time_s",

@@ -7,6 +7,11 @@
 namespace tpsim::model {
 
 double saved_activation_peak_bytes(const LayerGraph& step) {
+  const SavedActivations saved = saved_activations(step);
+  return saved.forward_bytes + saved.recompute_bytes;
+}
+
+SavedActivations saved_activations(const LayerGraph& step) {
   const std::vector<std::vector<OpId>> readers = step.consumers();
   double forward_saved = 0;
   std::map<int, double> recompute_saved;  // layer -> bytes
@@ -26,7 +31,7 @@ double saved_activation_peak_bytes(const LayerGraph& step) {
   }
   double largest_layer = 0;
   for (const auto& [layer, bytes] : recompute_saved) largest_layer = std::max(largest_layer, bytes);
-  return forward_saved + largest_layer;
+  return SavedActivations{forward_saved, largest_layer};
 }
 
 }  // namespace tpsim::model

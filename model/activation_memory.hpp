@@ -11,4 +11,12 @@ namespace tpsim::model {
 // backward (zero without recomputation).
 double saved_activation_peak_bytes(const LayerGraph& step);
 
+// The two parts of that peak: what the forward saves (held per micro-batch in flight), and the largest set
+// one layer's recomputation saves (held once, while that layer's backward runs).
+struct SavedActivations {
+  double forward_bytes = 0;
+  double recompute_bytes = 0;
+};
+SavedActivations saved_activations(const LayerGraph& step);
+
 }  // namespace tpsim::model

@@ -22,6 +22,8 @@ inline constexpr int64_t kMaxYamlWork = int64_t{64} << 20;
 // GPUs in one simulated group (a scenario's tp, predict collective --ranks) and nodes of a fabric.
 inline constexpr int kMaxGroupRanks = 4096;
 inline constexpr int kMaxNodes = 4096;
+// Pipeline stages of a job (parallelism.pp): at most one layer each.
+inline constexpr int kMaxPipelineStages = 1024;
 // Decoder layers of a model (Llama-3.1-405B has 126).
 inline constexpr int kMaxLayers = 1024;
 // Micro-batches of one training step: each is simulated, so the step's program grows with them.

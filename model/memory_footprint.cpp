@@ -27,7 +27,9 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   MemoryFootprint m;
   m.weights_bytes =
       layers * (linear_parameters_per_layer(a, s) * linear_bytes + small_parameters_per_layer(a, s) * kBf16Bytes) +
-      embedding_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp) * kBf16Bytes;
+      end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp, w.embedding,
+                              w.head) *
+          kBf16Bytes;
   if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
     const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
     const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
@@ -49,7 +51,8 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   }
   if (w.phase == Phase::kTrain) {
     // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
-    const double params = layer_parameters_per_rank(a, s, w.layers) + embedding_parameters_per_rank(a, tp);
+    const double params =
+        layer_parameters_per_rank(a, s, w.layers) + end_parameters_per_rank(a, tp, w.embedding, w.head);
     m.gradient_bytes = kGradientBytesPerParameter * params;
     m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
     Workload one = w;

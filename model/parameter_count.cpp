@@ -27,4 +27,11 @@ double embedding_parameters_per_rank(const ArchSpec& a, int tp) {
   return (a.tied_embeddings ? 1.0 : 2.0) * vocab_rows * hidden + hidden;
 }
 
+double end_parameters_per_rank(const ArchSpec& a, int tp, bool embedding, bool head) {
+  if (embedding && head) return embedding_parameters_per_rank(a, tp);
+  const double matrix = static_cast<double>((a.vocab + tp - 1) / tp) * static_cast<double>(a.hidden);
+  if (embedding) return matrix;
+  return head ? matrix + static_cast<double>(a.hidden) : 0.0;
+}
+
 }  // namespace tpsim::model

@@ -19,5 +19,9 @@ double small_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 double layer_parameters_per_rank(const ArchSpec& arch, const TpShard& shard, int64_t layers);
 // The embedding and LM head (one matrix when tied), split over the vocabulary, and the final norm.
 double embedding_parameters_per_rank(const ArchSpec& arch, int tp);
+// The part of those a program holds that runs only the embedding, only the head (the final norm and the LM
+// head: a tied one is a copy of the embedding, as Megatron keeps on a pipeline's last stage), both (the
+// whole model: embedding_parameters_per_rank) or neither.
+double end_parameters_per_rank(const ArchSpec& arch, int tp, bool embedding, bool head);
 
 }  // namespace tpsim::model

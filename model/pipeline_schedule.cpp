@@ -171,8 +171,11 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
     }
     return split ? c.backward_s - c.weight_gradient_s : c.backward_s;
   };
-  // Consecutive model chunks sit on different stages unless there is only one.
-  const double hop_s = p > 1 ? costs.transfer_s : 0.0;
+  if (!costs.hop_s.empty() && costs.hop_s.size() + 1 != static_cast<size_t>(chunks)) {
+    throw std::logic_error("time_pipeline: " + std::to_string(costs.hop_s.size()) + " hop times for " +
+                           std::to_string(chunks) + " model chunks");
+  }
+  const auto hop = [&](int boundary) { return costs.hop_s.empty() ? 0.0 : costs.hop_s[boundary]; };
   // end[pass][microbatch][model chunk]; negative: not run yet.
   std::array<std::vector<std::vector<double>>, 3> end;
   end.fill(std::vector<std::vector<double>>(m, std::vector<double>(chunks, -1.0)));
@@ -182,6 +185,8 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
   std::vector<double> free_at(p, 0.0);
   PipelineTiming t;
   t.busy_s.assign(p, 0.0);
+  t.end_s.assign(p, 0.0);
+  t.spans.resize(p);
   size_t left = 0;
   for (const auto& stage : schedule.steps) left += stage.size();
   while (left > 0) {
@@ -193,10 +198,10 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
         double ready = 0;
         switch (step.pass) {
           case PipelinePass::kForward:
-            ready = chunk > 0 ? after(ended(PipelinePass::kForward, mb, chunk - 1), hop_s) : 0.0;
+            ready = chunk > 0 ? after(ended(PipelinePass::kForward, mb, chunk - 1), hop(chunk - 1)) : 0.0;
             break;
           case PipelinePass::kBackward:
-            ready = chunk + 1 < chunks ? after(ended(PipelinePass::kBackward, mb, chunk + 1), hop_s)
+            ready = chunk + 1 < chunks ? after(ended(PipelinePass::kBackward, mb, chunk + 1), hop(chunk))
                                        : ended(PipelinePass::kForward, mb, chunk);
             break;
           case PipelinePass::kWeightGradient:
@@ -208,6 +213,8 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
         const double start = std::max(free_at[stage], ready);
         free_at[stage] = end[static_cast<int>(step.pass)][mb][chunk] = start + cost;
         t.busy_s[stage] += cost;
+        t.end_s[stage] = free_at[stage];
+        t.spans[stage].push_back(PipelineSpan{step, start, free_at[stage]});
         t.step_s = std::max(t.step_s, free_at[stage]);
         ++next[stage];
         --left;

@@ -61,21 +61,30 @@ struct ChunkCosts {
 
 struct PipelineCosts {
   std::vector<ChunkCosts> chunk;  // per model chunk, stages x virtual_stages of them
-  // An activation (forward) or its gradient (backward) moving from one stage to the next, on its own
-  // stream: it delays the receiver, never the sender.
-  double transfer_s = 0;
+  // Per boundary between model chunks c and c + 1: the activation (forward) or its gradient (backward)
+  // moving across it, on its own stream, so that it delays the receiver, never the sender. Empty: free.
+  std::vector<double> hop_s;
+};
+
+// When one step of the schedule ran on its stage.
+struct PipelineSpan {
+  PipelineStep step;
+  double start_s = 0;
+  double end_s = 0;
 };
 
 struct PipelineTiming {
-  double step_s = 0;           // the last pass's end
-  double bubble_fraction = 0;  // idle stage-time over stages x step_s
-  std::vector<double> busy_s;  // per stage
+  double step_s = 0;                             // the last pass's end
+  double bubble_fraction = 0;                    // idle stage-time over stages x step_s
+  std::vector<double> busy_s;                    // per stage
+  std::vector<double> end_s;                     // per stage: its last pass's end
+  std::vector<std::vector<PipelineSpan>> spans;  // per stage, in issue order
 };
 
 // The schedule run with every pass taking its chunk's cost: each stage runs its steps in order, each as
 // soon as its input is there (a forward the previous chunk's forward, a backward the next chunk's backward,
-// the last chunk's backward its own forward, a weight gradient its own backward), plus transfer_s when that
-// input comes from another stage.
+// the last chunk's backward its own forward, a weight gradient its own backward), plus the hop's time where
+// that input crosses a boundary between chunks.
 PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCosts& costs);
 // The same with every chunk costing `costs` and free transfers.
 PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs);

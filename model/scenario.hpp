@@ -1,5 +1,5 @@
-// A scenario file (DESIGN.md schema): model, hardware, calibration, workload, parallelism, variants, sweep,
-// and the optional skew.
+// A scenario file (DESIGN.md schema): model, hardware, calibration, workload, parallelism, pipeline,
+// variants, sweep, and the optional skew.
 // Hardware and calibration names stay as located references; sim/ resolves them.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/arch_spec.hpp"
+#include "model/pipeline_spec.hpp"
 #include "model/rank_skew.hpp"
 #include "model/variant.hpp"
 #include "model/workload.hpp"
@@ -43,6 +44,7 @@ struct Scenario {
   bool calibration_as_is = false;  // calibration.transfer: as_is (a profile of another GPU, unchanged)
   Workload workload;
   Parallelism parallelism;
+  PipelineSpec pipeline;          // pipeline: the schedule of parallelism.pp > 1 stages
   RankSkew skew;                  // skew: seeded kernel variability, off unless given (model/rank_skew.hpp)
   std::vector<Variant> variants;  // the first is the baseline
   YAML::Node sweep;               // optional: dotted paths to lists of values (see sweep.hpp)

@@ -14,7 +14,7 @@ namespace {
 // writes weight and moments; the bf16 copy of the weights is written after it.
 void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicates) {
   const double p = layer_parameters_per_rank(ctx.arch, ctx.shard, ctx.workload.layers) +
-                   embedding_parameters_per_rank(ctx.arch, ctx.shard.tp);
+                   end_parameters_per_rank(ctx.arch, ctx.shard.tp, ctx.workload.embedding, ctx.workload.head);
   const std::string shape = std::to_string(static_cast<int64_t>(p)) + " params";
   const double grads = kGradientBytesPerParameter * p, state = kAdamWStateBytesPerParameter * p;
   const OpId norm = b.memory("optimizer.grad_norm", grads, 0.0, 2.0 * p, shape, {});
@@ -63,7 +63,8 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
   b.set_stage(OpStage::kForward);
   b.set_module(-1);
   ModelEnds ends(ctx, strategy);
-  ModuleInput hidden = embedding_forward(b, ends.ctx(), ends.strategy());
+  // A later pipeline stage's input is the previous stage's output, there when its program starts.
+  ModuleInput hidden = ctx.workload.embedding ? embedding_forward(b, ends.ctx(), ends.strategy()) : ModuleInput{};
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer(static_cast<int>(layer));
     layer_input[layer] = hidden;
@@ -77,9 +78,13 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     span[layer].end = static_cast<OpId>(b.graph().size());
   }
   b.set_module(-1);
-  const SavedHead head = head_forward(b, ends.ctx(), ends.strategy(), hidden);
+  ModuleInput grad = hidden;  // an earlier stage's output gradient: after its forward, from the next stage
+  if (ctx.workload.head) {
+    const SavedHead head = head_forward(b, ends.ctx(), ends.strategy(), hidden);
+    b.set_stage(OpStage::kBackward);
+    grad = head_backward(b, ends.ctx(), ends.strategy(), head);
+  }
   b.set_stage(OpStage::kBackward);
-  ModuleInput grad = head_backward(b, ends.ctx(), ends.strategy(), head);
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     b.set_layer(static_cast<int>(layer));
     if (full_recompute) {
@@ -103,7 +108,7 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     strategy.after_module_backward(b, ctx, grad);
   }
   b.set_module(-1);
-  embedding_backward(b, ends.ctx(), ends.strategy(), grad);
+  if (ctx.workload.embedding) embedding_backward(b, ends.ctx(), ends.strategy(), grad);
 }
 
 }  // namespace

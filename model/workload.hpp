@@ -58,6 +58,11 @@ struct Workload {
   // train with dtype fp8: the recipe whose quantisation kernels surround every linear's GEMMs.
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;
   bool optimizer = true;
+  // train: the model's ends this program runs. A pipeline stage's chunk (pipeline_spec.hpp) has the embedding
+  // only on the first stage and the final norm, LM head and loss only on the last; without them its input
+  // arrives from the previous stage and its output's gradient from the next, once its forward has run.
+  bool embedding = true;
+  bool head = true;
   // forward only: the embedding before the layers, and the final norm, LM head and loss after them, as a
   // training forward runs them (phase train always has them).
   bool whole_model = false;

@@ -48,6 +48,33 @@ std::string group_placement_problem(const Fabric& fabric, int ranks, const std::
   return "";
 }
 
+Fabric group_fabric(const Fabric& fabric, int ranks) {
+  if (fabric.nodes <= 1) return fabric;
+  Fabric group = fabric;
+  group.nodes = std::min(fabric.nodes, (ranks + fabric.gpus_per_node - 1) / fabric.gpus_per_node);
+  group.max_gpus = group.nodes * fabric.gpus_per_node;
+  return group;
+}
+
+std::string job_placement_problem(const Fabric& fabric, int tp, int pp, const std::string& gpu_name) {
+  const int gpus = tp * pp;
+  const std::string job =
+      "tp x pp = " + std::to_string(tp) + " x " + std::to_string(pp) + " = " + std::to_string(gpus) + " GPUs";
+  if (gpus > fabric.max_gpus) {
+    const int nodes = (gpus + fabric.gpus_per_node - 1) / fabric.gpus_per_node;
+    return job + " needs more than the " + std::to_string(fabric.max_gpus) + " " + gpu_name + " GPUs of " +
+           (fabric.nodes > 1 ? std::to_string(fabric.nodes) + " " + fabric.name + " nodes"
+                             : "one " + fabric.name + " domain") +
+           "; give topology: ib-rail with nodes: " + std::to_string(nodes);
+  }
+  const int spanned = (gpus + fabric.gpus_per_node - 1) / fabric.gpus_per_node;
+  if (fabric.nodes > spanned) {
+    return job + " fill " + std::to_string(spanned) + " of the " + std::to_string(fabric.nodes) +
+           " nodes; give hardware.nodes: " + std::to_string(spanned);
+  }
+  return "";
+}
+
 Fabric nvswitch_fabric(const GpuSpec& gpu) {
   Fabric f;
   f.max_gpus = gpu.gpus_per_node;

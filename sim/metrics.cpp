@@ -120,4 +120,16 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
   return m;
 }
 
+Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
+  Metrics m;
+  m.time_s = wa * a.time_s + wb * b.time_s;
+  m.compute_s = wa * a.compute_s + wb * b.compute_s;
+  m.comm_s = wa * a.comm_s + wb * b.comm_s;
+  m.exposed_comm_s = wa * a.exposed_comm_s + wb * b.exposed_comm_s;
+  m.idle_s = wa * a.idle_s + wb * b.idle_s;
+  m.model_flops = wa * a.model_flops + wb * b.model_flops;
+  m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
+  return m;
+}
+
 }  // namespace tpsim::sim

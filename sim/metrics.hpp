@@ -18,6 +18,9 @@ struct Metrics {
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);
 
+// a x wa + b x wb, field by field (the overlap recomputed): sums of passes, repeated passes, means.
+Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb);
+
 // A module (attention or FFN of one layer, or the final ops: module -1) on one GPU: its span and
 // the exposed communication charged to it: compute-stream idle time, while communication is in
 // flight, that ends with one of the module's kernels starting.

@@ -14,18 +14,6 @@
 namespace tpsim::sim {
 namespace {
 
-Metrics scaled_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
-  Metrics m;
-  m.time_s = wa * a.time_s + wb * b.time_s;
-  m.compute_s = wa * a.compute_s + wb * b.compute_s;
-  m.comm_s = wa * a.comm_s + wb * b.comm_s;
-  m.exposed_comm_s = wa * a.exposed_comm_s + wb * b.exposed_comm_s;
-  m.idle_s = wa * a.idle_s + wb * b.idle_s;
-  m.model_flops = wa * a.model_flops + wb * b.model_flops;
-  m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
-  return m;
-}
-
 struct SimulatedPass {
   Metrics metrics;
   PassTrace trace;
@@ -39,8 +27,28 @@ SimulatedPass simulate_pass(const model::Scenario& s, const model::Variant& v, c
   return SimulatedPass{metrics, PassTrace{std::move(label), std::move(graph), std::move(timeline)}};
 }
 
+// A pipeline-parallel step: its stages' programs and the schedule (sim/pipeline_run.hpp).
+VariantRun run_pipelined_variant(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
+                                 const EngineOptions& options, const Fabric& job) {
+  PipelineVariantRun step = run_pipeline(scenario, variant, cost, options, job);
+  VariantRun v;
+  v.variant = variant;
+  v.metrics = step.metrics;
+  v.passes = std::move(step.passes);
+  v.passes_simulated = static_cast<int64_t>(v.passes.size());
+  const model::Workload& w = scenario.workload;
+  v.tokens_per_s = static_cast<double>(model::primary_pass(w).tokens() * w.microbatches) / v.metrics.time_s;
+  // The stage that needs the most memory is the one that must fit.
+  for (const StageRun& stage : step.pipeline.stages) {
+    if (!v.memory || stage.memory.total_bytes() > v.memory->total_bytes()) v.memory = stage.memory;
+  }
+  v.pipeline = std::move(step.pipeline);
+  return v;
+}
+
 VariantRun run_variant(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
-                       const EngineOptions& options) {
+                       const EngineOptions& options, const Fabric& job) {
+  if (scenario.parallelism.pp > 1) return run_pipelined_variant(scenario, variant, cost, options, job);
   const model::Workload& w = scenario.workload;
   VariantRun v;
   v.variant = variant;
@@ -73,7 +81,7 @@ VariantRun run_variant(const model::Scenario& scenario, const model::Variant& va
       const Metrics decode = decode_total(scenario, variant, cost, options, false, &v.passes);
       v.passes_simulated += std::min<int64_t>(steps, 3);
       if (steps > 0) v.tpot_s = decode.time_s / static_cast<double>(steps);
-      v.metrics = scaled_sum(v.metrics, 1.0, decode, 1.0);
+      v.metrics = weighted_sum(v.metrics, 1.0, decode, 1.0);
       v.tokens_per_s = static_cast<double>(w.batch * w.gen_len) / v.metrics.time_s;
       break;
     }
@@ -82,13 +90,13 @@ VariantRun run_variant(const model::Scenario& scenario, const model::Variant& va
 }
 
 VariantRun run_fastest_chunks(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
-                              const EngineOptions& options) {
+                              const EngineOptions& options, const Fabric& job) {
   std::optional<VariantRun> best;
   for (int chunks : chunk_candidates(scenario)) {
     model::Variant candidate = variant;
     candidate.chunks = chunks;
     candidate.chunks_auto = false;
-    VariantRun run = run_variant(scenario, candidate, cost, options);
+    VariantRun run = run_variant(scenario, candidate, cost, options, job);
     if (!best || run.metrics.time_s < best->metrics.time_s) best = std::move(run);
   }
   if (!best) {
@@ -166,8 +174,15 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   } catch (const InputError& error) {
     in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }
-  const int tp = s.parallelism.tp;
-  if (const std::string why = group_placement_problem(fabric, tp, gpu.name); !why.empty()) {
+  const int tp = s.parallelism.tp, pp = s.parallelism.pp;
+  if (pp > 1) {
+    if (const std::string why = job_placement_problem(fabric, tp, pp, gpu.name); !why.empty()) {
+      in.fail(s.topology.node, "parallelism " + why);
+    }
+  }
+  if (const std::string why =
+          group_placement_problem(group_fabric(fabric, pp > 1 ? tp : fabric.max_gpus), tp, gpu.name);
+      !why.empty()) {
     in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " " + why);
   }
   return fabric;
@@ -178,6 +193,13 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
 // and line; the plans would raise it inside the simulation process, which reports it without one.
 void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& run, const CostModel& cost) {
   const model::YamlReader in(scenario.file);
+  const int job_gpus = scenario.parallelism.tp * scenario.parallelism.pp;
+  if (run.fabric.spans_nodes(job_gpus) && !run.profile.network && !run.fabric.spans_nodes(scenario.parallelism.tp)) {
+    in.fail(scenario.calibration.node,
+            "calibration: profile " + run.profile.name + " has no network section, and the " +
+                std::to_string(scenario.parallelism.pp) + " pipeline stages span " + run.fabric.name +
+                " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
+  }
   if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
     in.fail(scenario.calibration.node,
             "calibration: profile " + run.profile.name +
@@ -234,7 +256,7 @@ Metrics decode_total(const model::Scenario& s, const model::Variant& v, const Co
   };
   if (every_step || steps <= 3) {
     Metrics total;
-    for (int64_t i = 0; i < steps; ++i) total = scaled_sum(total, 1.0, step_metrics(i), 1.0);
+    for (int64_t i = 0; i < steps; ++i) total = weighted_sum(total, 1.0, step_metrics(i), 1.0);
     return total;
   }
   // Each metric is a quadratic f(i) = a + b i + c i^2 through steps 0, mid and last (exact when the
@@ -247,7 +269,11 @@ Metrics decode_total(const model::Scenario& s, const model::Variant& v, const Co
   const double w0 = (g * x1 * x2 - (x1 + x2) * s1 + s2) / (x1 * x2);
   const double w1 = (s2 - x2 * s1) / (x1 * (x1 - x2));
   const double w2 = (s2 - x1 * s1) / (x2 * (x2 - x1));
-  return scaled_sum(scaled_sum(f0, w0, f1, w1), 1.0, f2, w2);
+  return weighted_sum(weighted_sum(f0, w0, f1, w1), 1.0, f2, w2);
+}
+
+int replica_gpus(const VariantRun& v) {
+  return v.passes.front().graph.tp() * (v.pipeline ? static_cast<int>(v.pipeline->stages.size()) : 1);
 }
 
 std::optional<bool> fits_memory(const VariantRun& variant, const GpuSpec& gpu) {
@@ -280,27 +306,30 @@ ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& 
   run.profile = profile ? *profile : resolve_profile(scenario, run.gpu.name);
   check_power_limit(scenario, run);
   apply_attention_kernel(scenario, run.profile);
-  const CostModel cost(run.gpu, run.profile, run.fabric);
+  // The engine simulates one TP group, on the nodes it spans.
+  const CostModel cost(run.gpu, run.profile, group_fabric(run.fabric, scenario.parallelism.tp));
   check_profile_covers(scenario, run, cost);
   const model::Workload& w = scenario.workload;
   const EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   for (const model::Variant& variant : scenario.variants) {
     if (started) started(variant, run.variants.size());
-    run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options)
-                                               : run_variant(scenario, variant, cost, options));
+    run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options, run.fabric)
+                                               : run_variant(scenario, variant, cost, options, run.fabric));
   }
   if (scenario.skew.enabled()) {
     // The same variants (with the chunk counts chosen above) again under the seeded skew, reported beside the
     // skew-free numbers, which stay the scenario's prediction.
     EngineOptions skewed = options;
     skewed.skew = scenario.skew;
-    for (VariantRun& v : run.variants) v.skewed_time_s = run_variant(scenario, v.variant, cost, skewed).metrics.time_s;
+    for (VariantRun& v : run.variants) {
+      v.skewed_time_s = run_variant(scenario, v.variant, cost, skewed, run.fabric).metrics.time_s;
+    }
   }
   const double baseline = run.variants.front().metrics.time_s;
   for (VariantRun& v : run.variants) {
     v.speedup = baseline / v.metrics.time_s;
     v.mfu = v.metrics.model_flops / (v.metrics.time_s * run.gpu.peak_bf16_flops);
-    if (w.phase != model::Phase::kOps) {
+    if (w.phase != model::Phase::kOps && !v.pipeline) {
       v.memory = model::memory_footprint(scenario.arch, w, v.variant, scenario.parallelism.tp);
     }
   }

@@ -15,16 +15,11 @@
 #include "sim/cost_model.hpp"
 #include "sim/engine.hpp"
 #include "sim/metrics.hpp"
+#include "sim/pass_trace.hpp"
+#include "sim/pipeline_run.hpp"
 #include "sim/timeline.hpp"
 
 namespace tpsim::sim {
-
-// One simulated pass kept for the trace.
-struct PassTrace {
-  std::string label;  // "forward", "prefill", "decode step 0", ...
-  model::LayerGraph graph;
-  Timeline timeline;
-};
 
 struct VariantRun {
   model::Variant variant;
@@ -39,9 +34,14 @@ struct VariantRun {
   int64_t passes_simulated = 0;
   // Under the scenario's skew (model/rank_skew.hpp), when it has one: the same workload's time.
   std::optional<double> skewed_time_s;
-  // Per GPU: weights, KV cache, activations, buffers (model workloads; op lists have none).
+  // Per GPU: weights, KV cache, activations, buffers (model workloads; op lists have none); of the stage that
+  // needs the most under a pipeline.
   std::optional<model::MemoryFootprint> memory;
+  std::optional<PipelineRun> pipeline;  // parallelism.pp > 1: the stages, the schedule, the sends
 };
+
+// GPUs one model replica runs on: the TP group, times the pipeline stages.
+int replica_gpus(const VariantRun& variant);
 
 struct ScenarioRun {
   model::Scenario scenario;

@@ -104,6 +104,34 @@ void add_pass(Json& events, const std::string& variant, const PassTrace& pass, i
   }
 }
 
+std::string pass_name(const model::PipelineStep& step) {
+  const char* kind = step.pass == model::PipelinePass::kForward    ? "F"
+                     : step.pass == model::PipelinePass::kBackward ? "B"
+                                                                   : "W";
+  return std::string(kind) + std::to_string(step.microbatch) +
+         (step.virtual_stage > 0 ? "." + std::to_string(step.virtual_stage) : "");
+}
+
+// One process for the variant's pipeline: a thread per stage with its passes (F3: micro-batch 3's forward;
+// F3.1 through the stage's second chunk; W: a split-off weight gradient) and its optimizer.
+void add_pipeline(Json& events, const std::string& variant, const PipelineRun& pipeline, int pid) {
+  events.push_back(metadata("process_name", pid, 0,
+                            {{"name", variant + " / pipeline (" + model::to_string(pipeline.spec.schedule) + ")"}}));
+  events.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
+  for (size_t stage = 0; stage < pipeline.spans.size(); ++stage) {
+    const int tid = static_cast<int>(stage);
+    events.push_back(metadata("thread_name", pid, tid, {{"name", "stage " + std::to_string(stage)}}));
+    double last = 0;
+    for (const model::PipelineSpan& span : pipeline.spans[stage]) {
+      events.push_back(complete(pass_name(span.step), "pipeline", pid, tid, span.start_s, span.end_s,
+                                {{"microbatch", span.step.microbatch}, {"virtual_stage", span.step.virtual_stage}}));
+      last = std::max(last, span.end_s);
+    }
+    const StageRun& r = pipeline.stages[stage];
+    if (r.optimizer_s > 0) events.push_back(complete("optimizer", "pipeline", pid, tid, last, r.end_s, Json::object()));
+  }
+}
+
 }  // namespace
 
 std::string chrome_trace_json(const ScenarioRun& run) {
@@ -113,6 +141,8 @@ std::string chrome_trace_json(const ScenarioRun& run) {
     for (size_t p = 0; p < variant.passes.size(); ++p) {
       add_pass(events, variant.variant.name, variant.passes[p], static_cast<int>(v * 1000 + p * 100));
     }
+    if (variant.pipeline)
+      add_pipeline(events, variant.variant.name, *variant.pipeline, static_cast<int>(v * 1000 + 999));
   }
   Json trace;
   trace["traceEvents"] = std::move(events);

@@ -1,4 +1,5 @@
-// Chrome trace JSON (opens in Perfetto): one process per variant and GPU, one thread per stream.
+// Chrome trace JSON (opens in Perfetto): one process per variant, pass and GPU, one thread per stream; under a
+// pipeline, one more process per variant with a thread per stage: its passes over the step and its optimizer.
 #pragma once
 
 #include <string>

@@ -29,7 +29,7 @@ class PlotError(Exception):
 
 # results.csv columns that are numbers; the columns between "point" and "variant" are the sweep's axes.
 CSV_NUMBERS = {"chunks", "time_s", "compute_s", "comm_s", "exposed_comm_s", "overlap", "idle_s", "speedup",
-               "tokens_per_s", "ttft_s", "tpot_s", "memory_per_gpu_bytes"}
+               "tokens_per_s", "ttft_s", "tpot_s", "memory_per_gpu_bytes", "pipeline_bubble_fraction"}
 
 
 def csv_rows(text, path):

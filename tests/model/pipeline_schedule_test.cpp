@@ -111,17 +111,16 @@ TEST_CASE("GPipe pays each stage-to-stage transfer twice on its critical path, o
     const int m = 8;
     model::PipelineCosts costs;
     costs.chunk.assign(p, model::ChunkCosts{f, b, 0});
-    costs.transfer_s = hop;
+    costs.hop_s.assign(p - 1, hop);
     const auto gpipe = model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m);
     CAPTURE(p);
     CHECK(model::time_pipeline(gpipe, costs).step_s == Approx((m + p - 1) * (f + b) + 2 * (p - 1) * hop));
   }
-  // One stage: no transfers between its chunks.
-  model::PipelineCosts one_stage;
-  one_stage.chunk.assign(2, model::ChunkCosts{1.0, 2.0, 0});
-  one_stage.transfer_s = 5.0;
-  const auto inter = model::make_pipeline_schedule(PipelineScheduleKind::kInterleaved, 1, 4, 2);
-  CHECK(model::time_pipeline(inter, one_stage).step_s == Approx(4 * 2 * 3.0));
+  model::PipelineCosts wrong;
+  wrong.chunk.assign(4, model::ChunkCosts{1.0, 2.0, 0});
+  wrong.hop_s.assign(4, 0.25);  // one per boundary: 3
+  CHECK_THROWS_AS(model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, 4, 8), wrong),
+                  std::logic_error);
 }
 
 TEST_CASE("a slower stage sets GPipe's pace: sum of the stages' passes plus m-1 of the slowest", "[model][pipeline]") {

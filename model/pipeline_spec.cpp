@@ -1,0 +1,77 @@
+// Reads the pipeline section and splits the model into chunks, each run as a one-micro-batch training program.
+#include "model/pipeline_spec.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include "model/op.hpp"
+#include "model/yaml_reader.hpp"
+
+namespace tpsim::model {
+
+const std::vector<std::string>& pipeline_keys() {
+  static const std::vector<std::string> keys = {"schedule", "virtual_stages"};
+  return keys;
+}
+
+PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const YAML::Node& pp_key, int stages,
+                           const Workload& workload) {
+  PipelineSpec spec;
+  const YAML::Node where = node.IsDefined() ? node : pp_key;
+  if (stages < 2) {
+    if (node.IsDefined())
+      in.fail(node, "pipeline needs parallelism.pp of 2 or more (pp is " + std::to_string(stages) + ")");
+    return spec;
+  }
+  if (workload.phase != Phase::kTrain) {
+    in.fail(pp_key, "parallelism.pp > 1 pipelines a training step: it needs workload.phase train (phase is " +
+                        to_string(workload.phase) + ")");
+  }
+  if (node.IsDefined()) {
+    in.expect_map(node, "pipeline", pipeline_keys());
+    if (const YAML::Node s = node["schedule"]) {
+      std::vector<std::string> names;
+      for (const PipelineScheduleKind kind : pipeline_schedule_kinds()) names.push_back(to_string(kind));
+      const std::string name = in.choice(s, "pipeline.schedule", names);
+      for (const PipelineScheduleKind kind : pipeline_schedule_kinds()) {
+        if (to_string(kind) == name) spec.schedule = kind;
+      }
+    }
+    if (const YAML::Node v = node["virtual_stages"]) {
+      spec.virtual_stages = static_cast<int>(in.int_in(v, "pipeline.virtual_stages", 1, 64));
+    }
+  }
+  const int64_t chunks = static_cast<int64_t>(stages) * spec.virtual_stages;
+  if (workload.layers % chunks != 0) {
+    in.fail(where, std::to_string(workload.layers) + " layers do not split evenly into " + std::to_string(stages) +
+                       " stages x " + std::to_string(spec.virtual_stages) +
+                       " virtual stages; valid: workload.layers a multiple of " + std::to_string(chunks));
+  }
+  const std::string why =
+      pipeline_schedule_problem(spec.schedule, stages, static_cast<int>(workload.microbatches), spec.virtual_stages);
+  if (!why.empty()) in.fail(where, "pipeline.schedule " + to_string(spec.schedule) + ": " + why);
+  return spec;
+}
+
+std::vector<ModelChunk> model_chunks(int64_t layers, int stages, int virtual_stages) {
+  const int count = stages * virtual_stages;
+  std::vector<ModelChunk> chunks(static_cast<size_t>(count), ModelChunk{layers / count, false, false});
+  chunks.front().embedding = true;
+  chunks.back().head = true;
+  return chunks;
+}
+
+Workload chunk_workload(const Workload& workload, const ModelChunk& chunk) {
+  Workload w = workload;
+  w.layers = chunk.layers;
+  w.microbatches = 1;
+  w.embedding = chunk.embedding;
+  w.head = chunk.head;
+  return w;
+}
+
+double stage_activation_bytes_per_rank(const ArchSpec& arch, const Workload& workload, int tp) {
+  const double tokens = static_cast<double>(primary_pass(workload).tokens());
+  return tokens * static_cast<double>(arch.hidden) * kBf16Bytes / tp;
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,171 @@
+// Simulates each distinct chunk program of a pipeline once, costs the sends between stages, times the schedule.
+#include "sim/pipeline_run.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "model/activation_memory.hpp"
+#include "model/fp8_recipe.hpp"
+#include "model/graph_builder.hpp"
+#include "sim/collective_time.hpp"
+#include "sim/isolated_run.hpp"
+
+namespace tpsim::sim {
+namespace {
+
+// One distinct chunk program: one micro-batch's passes, and the chunk's optimizer alone.
+struct ChunkSim {
+  model::ModelChunk chunk;
+  model::ChunkCosts costs;
+  Metrics passes;                 // one micro-batch, forward and backward
+  Metrics optimizer;              // clipping and AdamW over the chunk's parameters
+  model::MemoryFootprint memory;  // weights, gradients, optimizer state; one micro-batch's activations
+  model::SavedActivations saved;
+  std::optional<PassTrace> trace;  // set once simulated
+};
+
+std::string chunk_label(const model::ModelChunk& chunk) {
+  std::string label = "chunk of " + std::to_string(chunk.layers) + " layers";
+  if (chunk.embedding) label += " + embedding";
+  if (chunk.head) label += " + head and loss";
+  return label;
+}
+
+ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
+                        const CostModel& cost, const EngineOptions& options) {
+  const int tp = s.parallelism.tp;
+  model::Workload w = model::chunk_workload(s.workload, chunk);
+  const bool optimizer = w.optimizer;
+  w.optimizer = false;
+  ChunkSim c;
+  c.chunk = chunk;
+  model::LayerGraph graph = model::build_pass_graph(s.arch, w, model::primary_pass(w), tp, v);
+  Timeline timeline = simulate(graph, cost, options);
+  double forward_end = 0;
+  for (const OpSpan& span : timeline.spans) {
+    const model::Op& op = graph.op(span.op);
+    if (op.stage == model::OpStage::kForward) forward_end = std::max(forward_end, span.end_s);
+    // The weight-gradient GEMMs a zero-bubble schedule would run as their own pass (GPU 0's; all run alike).
+    if (span.rank == 0 && op.kind == model::OpKind::kGemm && op.stage == model::OpStage::kBackward &&
+        model::gemm_role_of(op.name) == model::GemmRole::kWeightGradient) {
+      c.costs.weight_gradient_s += span.end_s - span.start_s;
+    }
+  }
+  c.costs.forward_s = forward_end;
+  c.costs.backward_s = timeline.makespan_s - forward_end;
+  c.passes = compute_metrics(graph, timeline);
+  c.memory = model::memory_footprint(s.arch, w, v, tp);
+  c.saved = model::saved_activations(graph);
+  c.trace.emplace(PassTrace{chunk_label(chunk), std::move(graph), std::move(timeline)});
+  if (optimizer) {
+    // No micro-batch, only the step's end: the chunk's clipping and AdamW.
+    model::Workload end = w;
+    end.microbatches = 0;
+    end.optimizer = true;
+    const model::LayerGraph step_end = model::build_pass_graph(s.arch, end, model::primary_pass(end), tp, v);
+    c.optimizer = compute_metrics(step_end, simulate(step_end, cost, options));
+  }
+  return c;
+}
+
+// An NCCL send/recv of `bytes` from each GPU of one stage to its peer in the next: over NVLink inside a node,
+// over the GPU's NIC across nodes (the network section's step).
+double send_seconds(const CostProfile& profile, const Fabric& job, bool across_nodes, double bytes) {
+  if (across_nodes) return profile.nccl_call_latency_s + step_seconds(*profile.network, bytes, job.nic_Bps);
+  return profile.nccl_call_latency_s + step_seconds(profile.nccl, bytes, job.port_Bps);
+}
+
+// The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest
+// chunk, the forward's saved activations of every micro-batch chunk it holds at once, and one layer's
+// recomputation.
+model::MemoryFootprint stage_memory(const std::vector<const ChunkSim*>& chunks, int peak_in_flight) {
+  model::MemoryFootprint m;
+  double live = 0, saved = 0, recompute = 0;
+  for (const ChunkSim* c : chunks) {
+    m.weights_bytes += c->memory.weights_bytes;
+    m.gradient_bytes += c->memory.gradient_bytes;
+    m.optimizer_bytes += c->memory.optimizer_bytes;
+    m.buffer_bytes = std::max(m.buffer_bytes, c->memory.buffer_bytes);
+    live = std::max(live, c->memory.activation_bytes - c->saved.forward_bytes - c->saved.recompute_bytes);
+    saved = std::max(saved, c->saved.forward_bytes);
+    recompute = std::max(recompute, c->saved.recompute_bytes);
+  }
+  m.activation_bytes = live + peak_in_flight * saved + recompute;
+  return m;
+}
+
+}  // namespace
+
+PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
+                                const EngineOptions& options, const Fabric& job) {
+  const int p = s.parallelism.pp, tp = s.parallelism.tp;
+  const int m = static_cast<int>(s.workload.microbatches);
+  const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline.virtual_stages);
+  // Stages whose chunks run the same program share one simulation.
+  std::vector<ChunkSim> sims;
+  std::vector<size_t> sim_of;
+  for (const model::ModelChunk& chunk : chunks) {
+    const auto same = std::find_if(sims.begin(), sims.end(), [&](const ChunkSim& c) { return c.chunk == chunk; });
+    const auto index = static_cast<size_t>(same - sims.begin());
+    if (index == sims.size()) sims.push_back(simulate_chunk(s, variant, chunk, cost, options));
+    sim_of.push_back(index);
+  }
+  PipelineVariantRun out;
+  PipelineRun& run = out.pipeline;
+  run.spec = s.pipeline;
+  run.microbatches = m;
+  run.programs_simulated = static_cast<int>(sims.size());
+  run.activation_bytes = model::stage_activation_bytes_per_rank(s.arch, s.workload, tp);
+  model::PipelineCosts costs;
+  for (const size_t i : sim_of) costs.chunk.push_back(sims[i].costs);
+  for (size_t c = 0; c + 1 < chunks.size(); ++c) {
+    // Stage a's GPU i sends to stage b's GPU i (TP innermost: stage s holds GPUs s·tp to (s+1)·tp - 1).
+    const int a = static_cast<int>(c) % p, b = static_cast<int>(c + 1) % p;
+    const bool across = job.node_of(a * tp) != job.node_of(b * tp) || job.spans_nodes(tp);
+    run.hop_crosses_nodes.push_back(across);
+    costs.hop_s.push_back(send_seconds(cost.profile(), job, across, run.activation_bytes));
+  }
+  run.hop_s = costs.hop_s;
+  const model::PipelineSchedule schedule =
+      model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages);
+  const model::PipelineTiming timing = model::time_pipeline(schedule, costs);
+  const std::vector<int> held = model::peak_in_flight(schedule);
+  run.pipeline_s = timing.step_s;
+  run.bubble_fraction = timing.bubble_fraction;
+  run.spans = timing.spans;
+  model::PipelineCosts free_sends = costs;
+  free_sends.hop_s.clear();
+  run.send_exposed_s = timing.step_s - model::time_pipeline(schedule, free_sends).step_s;
+  std::vector<Metrics> stage_metrics;
+  for (int stage = 0; stage < p; ++stage) {
+    StageRun r;
+    std::vector<const ChunkSim*> own;
+    Metrics sum;
+    for (size_t c = stage; c < chunks.size(); c += p) {
+      const ChunkSim& sim = sims[sim_of[c]];
+      own.push_back(&sim);
+      r.forward_s += sim.costs.forward_s;
+      r.backward_s += sim.costs.backward_s;
+      r.weight_gradient_s += sim.costs.weight_gradient_s;
+      r.optimizer_s += sim.optimizer.time_s;
+      sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, m), 1.0, sim.optimizer, 1.0);
+    }
+    r.busy_s = timing.busy_s[stage];
+    r.end_s = timing.end_s[stage] + r.optimizer_s;
+    r.peak_in_flight = held[stage];
+    r.memory = stage_memory(own, r.peak_in_flight);
+    run.stages.push_back(r);
+    stage_metrics.push_back(sum);
+  }
+  for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
+  // Per GPU, averaged over the stages: their programs' busy times; idle is the rest of the step.
+  Metrics mean;
+  for (const Metrics& sm : stage_metrics) mean = weighted_sum(mean, 1.0, sm, 1.0 / p);
+  mean.idle_s = out.metrics.time_s - (mean.time_s - mean.idle_s);
+  mean.time_s = out.metrics.time_s;
+  out.metrics = mean;
+  for (ChunkSim& sim : sims) out.passes.push_back(std::move(*sim.trace));
+  return out;
+}
+
+}  // namespace tpsim::sim

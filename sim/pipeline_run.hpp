@@ -1,0 +1,63 @@
+// A pipeline-parallel training step (parallelism.pp > 1): each distinct model chunk's program simulated
+// once for one micro-batch on its TP group (stages with the same program share it), the activation
+// send/recv between stages costed over NVLink or the network as the stages are placed (TP innermost, stage
+// s on GPUs s·tp to (s+1)·tp - 1), and the schedule timed with those costs (model/pipeline_schedule.hpp);
+// each stage's optimizer runs after its last pass. Assumed: a chunk's passes cost the same for every
+// micro-batch (the first one's: weight gradients written, not accumulated), and the sends, on their own
+// streams, take no SMs from compute.
+#pragma once
+
+#include <vector>
+
+#include "model/memory_footprint.hpp"
+#include "model/pipeline_spec.hpp"
+#include "model/scenario.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/engine.hpp"
+#include "sim/metrics.hpp"
+#include "sim/pass_trace.hpp"
+#include "sim/timeline.hpp"
+
+namespace tpsim::sim {
+
+// One stage's share of the step, per GPU of the stage.
+struct StageRun {
+  double forward_s = 0;          // one micro-batch through the stage's chunks
+  double backward_s = 0;         // its backward, recomputation included
+  double weight_gradient_s = 0;  // the weight-gradient GEMMs within backward_s
+  double optimizer_s = 0;        // after the stage's last pass: gradient clipping and AdamW
+  double busy_s = 0;             // its passes over the step
+  double end_s = 0;              // its optimizer's end
+  int peak_in_flight = 0;        // micro-batch chunks whose activations it holds at once
+  model::MemoryFootprint memory;
+};
+
+struct PipelineRun {
+  model::PipelineSpec spec;
+  int microbatches = 1;
+  std::vector<double> hop_s;  // per boundary between model chunks c and c+1: one send of the activation
+  std::vector<bool> hop_crosses_nodes;
+  double activation_bytes = 0;  // per TP rank and micro-batch, each hop
+  std::vector<StageRun> stages;
+  std::vector<std::vector<model::PipelineSpan>> spans;  // per stage: when each pass ran
+  double pipeline_s = 0;                                // the last pass's end
+  double bubble_fraction = 0;                           // idle stage-time in the passes' span
+  // What the sends add to the passes' span: the schedule timed with them, less timed without them (the
+  // pipeline dimension's exposed communication).
+  double send_exposed_s = 0;
+  int programs_simulated = 0;
+};
+
+// What run_pipeline gives a variant: the step's metrics (time the slowest stage's end; the busy times each
+// stage's passes sum to, averaged over stages), the chunk programs' traces, and the pipeline itself.
+struct PipelineVariantRun {
+  Metrics metrics;
+  std::vector<PassTrace> passes;
+  PipelineRun pipeline;
+};
+
+// `cost` holds the TP group's fabric; `job` the whole job's (where the stages sit).
+PipelineVariantRun run_pipeline(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,
+                                const EngineOptions& options, const Fabric& job);
+
+}  // namespace tpsim::sim

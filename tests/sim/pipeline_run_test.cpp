@@ -1,0 +1,197 @@
+// Pipeline-parallel training steps (parallelism.pp > 1): each stage's passes are its chunk's program, the
+// stages hold the model once, 1F1B's stages hold p-s micro-batches, the sends take NVLink or the NIC as the
+// stages are placed, and the schedules shorten the step as their bubbles say.
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/activation_memory.hpp"
+#include "model/graph_builder.hpp"
+#include "model/input_error.hpp"
+#include "model/memory_footprint.hpp"
+#include "model/pipeline_spec.hpp"
+#include "model/scenario.hpp"
+#include "sim/collective_time.hpp"
+#include "sim/scenario_run.hpp"
+#include "sim/trace_export.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Llama-3.1-8B's layers with a 2048-token vocabulary: ends too light to unbalance the stages.
+const std::string kLightEnds =
+    "{hidden_size: 4096, intermediate_size: 14336, num_attention_heads: 32, num_key_value_heads: 8, "
+    "num_hidden_layers: 32, vocab_size: 2048}";
+
+// Llama-3.1-8B's 32 layers over tp=2 x pp=4 on one 8-GPU NVSwitch node: 8 layers per stage.
+std::string job(const std::string& pipeline, const std::string& hardware = "{gpu: h100-sxm}", int tp = 2,
+                const std::string& model = "llama-3.1-8b") {
+  return "name: pp\nmodel: " + model + "\nhardware: " + hardware +
+         "\nworkload: {phase: train, batch: 1, seq_len: 2048, microbatches: 8}\nparallelism: {tp: " +
+         std::to_string(tp) + ", pp: 4}\n" + pipeline + "variants: [{name: sp, tp_mode: sp}]\n";
+}
+
+sim::ScenarioRun run(const std::string& text) {
+  return sim::run_scenario(model::parse_scenario(text, "pp.yaml"));
+}
+
+// The middle chunk's program (8 layers, neither end) simulated alone on its TP group.
+struct Middle {
+  double forward_s = 0;
+  double backward_s = 0;
+  model::SavedActivations saved;
+};
+
+Middle simulate_middle(const model::Scenario& s) {
+  model::Workload w = model::chunk_workload(s.workload, model::ModelChunk{8, false, false});
+  w.optimizer = false;
+  const model::LayerGraph graph =
+      model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, s.variants.front());
+  const sim::CostModel cost = test::h100_cost();
+  const sim::Timeline timeline = sim::simulate(graph, cost, sim::launch_options(cost.profile(), false));
+  Middle m;
+  for (const sim::OpSpan& span : timeline.spans) {
+    if (graph.op(span.op).stage == model::OpStage::kForward) m.forward_s = std::max(m.forward_s, span.end_s);
+  }
+  m.backward_s = timeline.makespan_s - m.forward_s;
+  m.saved = model::saved_activations(graph);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a pipeline stage's passes are its chunk's program simulated alone, and 1F1B runs m+p-1 of them",
+          "[sim][pipeline]") {
+  const sim::ScenarioRun r = run(job("", "{gpu: h100-sxm}", 2, kLightEnds));
+  const sim::PipelineRun& p = *r.variants.front().pipeline;
+  const Middle middle = simulate_middle(r.scenario);
+  REQUIRE(p.stages.size() == 4);
+  CHECK(p.programs_simulated == 3);  // first, middle (stages 1 and 2), last
+  for (const int stage : {1, 2}) {
+    CHECK(p.stages[stage].forward_s == Approx(middle.forward_s).epsilon(1e-12));
+    CHECK(p.stages[stage].backward_s == Approx(middle.backward_s).epsilon(1e-12));
+  }
+  // The ends add the embedding and the head: never shorter than a middle stage.
+  CHECK(p.stages[0].forward_s > middle.forward_s);
+  CHECK(p.stages[3].backward_s > middle.backward_s);
+  // Every stage runs m forward-backward pairs, and the pipeline fills and drains over p-1 more.
+  const double pair = middle.forward_s + middle.backward_s;
+  CHECK(p.pipeline_s >= (8 + 4 - 1) * pair);
+  // Sends over NVLink take microseconds against passes of milliseconds, and the ends are light: the bubble
+  // is 1F1B's (p-1)/(m+p-1).
+  CHECK(p.bubble_fraction == Approx(3.0 / 11).margin(0.01));
+  CHECK(r.variants.front().metrics.time_s == Approx(p.stages[0].end_s));
+  CHECK(r.variants.front().tokens_per_s == Approx(8 * 2048 / r.variants.front().metrics.time_s));
+}
+
+TEST_CASE("the stages together hold the model's parameters, gradients and optimizer state once", "[sim][pipeline]") {
+  const sim::ScenarioRun r = run(job(""));
+  const model::Scenario& s = r.scenario;
+  model::Workload whole = s.workload;
+  whole.microbatches = 1;
+  const model::MemoryFootprint one = model::memory_footprint(s.arch, whole, s.variants.front(), s.parallelism.tp);
+  double weights = 0, gradients = 0, state = 0;
+  for (const sim::StageRun& stage : r.variants.front().pipeline->stages) {
+    weights += stage.memory.weights_bytes;
+    gradients += stage.memory.gradient_bytes;
+    state += stage.memory.optimizer_bytes;
+  }
+  REQUIRE_FALSE(s.arch.tied_embeddings);  // a tied head would be a second copy on the last stage
+  CHECK(weights == Approx(one.weights_bytes).epsilon(1e-12));
+  CHECK(gradients == Approx(one.gradient_bytes).epsilon(1e-12));
+  CHECK(state == Approx(one.optimizer_bytes).epsilon(1e-12));
+}
+
+TEST_CASE("1F1B's stage s holds p-s micro-batches' saved activations, GPipe's every micro-batch", "[sim][pipeline]") {
+  const sim::ScenarioRun one = run(job(""));
+  const Middle middle = simulate_middle(one.scenario);
+  const sim::PipelineRun& p = *one.variants.front().pipeline;
+  CHECK(p.stages[1].peak_in_flight == 3);
+  CHECK(p.stages[2].peak_in_flight == 2);
+  CHECK(p.stages[1].memory.activation_bytes - p.stages[2].memory.activation_bytes ==
+        Approx(middle.saved.forward_bytes).epsilon(1e-12));
+  const sim::ScenarioRun gpipe = run(job("pipeline: {schedule: gpipe}\n"));
+  const sim::PipelineRun& g = *gpipe.variants.front().pipeline;
+  CHECK(g.stages[2].peak_in_flight == 8);
+  CHECK(g.stages[2].memory.activation_bytes - p.stages[2].memory.activation_bytes ==
+        Approx(6 * middle.saved.forward_bytes).epsilon(1e-12));
+}
+
+TEST_CASE("sends between stages take NVLink inside a node and the NIC across nodes, at their closed forms",
+          "[sim][pipeline]") {
+  // tp=4: stages 0 and 1 on node 0, stages 2 and 3 on node 1.
+  const sim::ScenarioRun r = run(job("", "{gpu: h100-sxm, topology: ib-rail, nodes: 2}", 4));
+  const sim::PipelineRun& p = *r.variants.front().pipeline;
+  const double bytes = 2048.0 * 4096 * 2 / 4;  // the layer output's 1/tp shard, bf16
+  CHECK(p.activation_bytes == bytes);
+  const sim::CostProfile& profile = r.profile;
+  const double nvlink = profile.nccl_call_latency_s + profile.nccl.step_latency_s +
+                        bytes / (r.fabric.port_Bps * profile.nccl.link_efficiency);
+  const double nic = profile.nccl_call_latency_s + profile.network->step_latency_s +
+                     bytes / (r.fabric.nic_Bps * profile.network->link_efficiency);
+  REQUIRE(p.hop_s.size() == 3);
+  CHECK(p.hop_crosses_nodes == std::vector<bool>{false, true, false});
+  CHECK(p.hop_s[0] == Approx(nvlink));
+  CHECK(p.hop_s[1] == Approx(nic));
+  CHECK(p.hop_s[2] == Approx(nvlink));
+  // GPipe's critical path crosses every boundary once each way: that is what the sends add to its step.
+  const sim::ScenarioRun g =
+      run(job("pipeline: {schedule: gpipe}\n", "{gpu: h100-sxm, topology: ib-rail, nodes: 2}", 4));
+  CHECK(g.variants.front().pipeline->send_exposed_s == Approx(2 * (2 * nvlink + nic)));
+}
+
+TEST_CASE("zero-bubble and interleaved schedules shorten the step as their bubbles say", "[sim][pipeline]") {
+  const sim::ScenarioRun one = run(job("", "{gpu: h100-sxm}", 2, kLightEnds));
+  const sim::ScenarioRun zb = run(job("pipeline: {schedule: zb-h1}\n", "{gpu: h100-sxm}", 2, kLightEnds));
+  const sim::ScenarioRun inter =
+      run(job("pipeline: {schedule: interleaved, virtual_stages: 2}\n", "{gpu: h100-sxm}", 2, kLightEnds));
+  const sim::PipelineRun& p = *one.variants.front().pipeline;
+  // ZB-H1 saves 2(p-1) weight-gradient passes of the step (Qi et al.; the weight gradient is shorter than the
+  // forward here); the sends and the ends make it inexact, by a few percent.
+  const double saved = one.variants.front().metrics.time_s - zb.variants.front().metrics.time_s;
+  CHECK(p.stages[1].weight_gradient_s < p.stages[1].forward_s);
+  CHECK(saved == Approx(2 * 3 * p.stages[1].weight_gradient_s).epsilon(0.05));
+  // Interleaving over 2 chunks per stage: bubble (p-1)/(v·m+p-1) = 3/19 instead of 3/11.
+  const sim::PipelineRun& i = *inter.variants.front().pipeline;
+  CHECK(i.bubble_fraction == Approx(3.0 / 19).margin(0.01));
+  CHECK(inter.variants.front().metrics.time_s < one.variants.front().metrics.time_s);
+}
+
+TEST_CASE("a pipeline of one stage is the training step as before", "[sim][pipeline]") {
+  const std::string plain =
+      "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: train, batch: "
+      "1, seq_len: 2048, layers: 2, microbatches: 2}\nparallelism: {tp: 8";
+  const std::string variants = "}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  const sim::ScenarioRun without = run(plain + variants);
+  const sim::ScenarioRun with = run(plain + ", pp: 1" + variants);
+  CHECK_FALSE(with.variants.front().pipeline);
+  CHECK(with.variants.front().metrics.time_s == without.variants.front().metrics.time_s);
+}
+
+TEST_CASE("a job that does not fit the fabric, or leaves nodes empty, is refused with the nodes it needs",
+          "[sim][pipeline]") {
+  // 2 x 4 = 8 GPUs fit one node; 8 x 4 = 32 do not.
+  CHECK_THROWS_WITH(run(job("", "{gpu: h100-sxm}", 8)),
+                    Contains("pp.yaml:3:") && Contains("give topology: ib-rail with nodes: 4"));
+  CHECK_THROWS_WITH(run(job("", "{gpu: h100-sxm, topology: ib-rail, nodes: 3}", 4)),
+                    Contains("fill 2 of the 3 nodes") && Contains("hardware.nodes: 2"));
+}
+
+TEST_CASE("the trace shows the schedule: a thread per stage with its passes and its optimizer", "[sim][pipeline]") {
+  const sim::ScenarioRun r = run(job("pipeline: {schedule: zb-h1}\n"));
+  const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace_json(r));
+  std::map<int, int> passes, optimizers;  // per stage (thread)
+  for (const nlohmann::json& e : trace["traceEvents"]) {
+    if (!e.contains("cat") || e["cat"] != "pipeline") continue;
+    (e["name"] == "optimizer" ? optimizers : passes)[e["tid"].get<int>()] += 1;
+  }
+  REQUIRE(passes.size() == 4);
+  for (int stage = 0; stage < 4; ++stage) {
+    CHECK(passes[stage] == 3 * 8);  // F, B and W of each micro-batch
+    CHECK(optimizers[stage] == 1);
+  }
+}
