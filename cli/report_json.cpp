@@ -163,7 +163,8 @@ Json pipeline_json(const sim::PipelineRun& p) {
   }
   j["per_stage"] = Json::array();
   for (const sim::StageRun& s : p.stages) {
-    j["per_stage"].push_back({{"forward_s", s.forward_s},
+    j["per_stage"].push_back({{"layers", s.layers},
+                              {"forward_s", s.forward_s},
                               {"backward_s", s.backward_s},
                               {"weight_gradient_s", s.weight_gradient_s},
                               {"optimizer_s", s.optimizer_s},

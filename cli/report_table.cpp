@@ -92,19 +92,20 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
       slowest = std::max(slowest, p.hop_s[i]);
       across = across || p.hop_crosses_nodes[i];
     }
-    out += "pipeline of " + v.variant.name + ": " + model::to_string(p.spec.schedule) + ", " +
-           std::to_string(p.stages.size()) + " stages x " + std::to_string(p.microbatches) + " micro-batches, bubble " +
-           model::format_number("%.1f%%", p.bubble_fraction * 100) + " of the passes' span; each send " +
-           sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
-           (across ? " across nodes" : " over NVLink") + ", exposed " +
-           model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
-           " stage programs simulated\n" +
-           "  stage  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB\n";
+    out +=
+        "pipeline of " + v.variant.name + ": " + model::to_string(p.spec.schedule) + ", " +
+        std::to_string(p.stages.size()) + " stages x " + std::to_string(p.microbatches) + " micro-batches, bubble " +
+        model::format_number("%.1f%%", p.bubble_fraction * 100) + " of the passes' span; each send " +
+        sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
+        (across ? " across nodes" : " over NVLink") + ", exposed " +
+        model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
+        " stage programs simulated\n" +
+        "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB\n";
     for (size_t i = 0; i < p.stages.size(); ++i) {
       const sim::StageRun& s = p.stages[i];
-      out += pad(std::to_string(i), 7, false) + ms(s.forward_s, 12) + ms(s.backward_s, 13) +
-             ms(s.weight_gradient_s, 10) + ms(s.optimizer_s, 14) + ms(s.busy_s, 11) + ms(s.end_s, 11) +
-             pad(std::to_string(s.peak_in_flight), 11, false) +
+      out += pad(std::to_string(i), 7, false) + pad(std::to_string(s.layers), 8, false) + ms(s.forward_s, 12) +
+             ms(s.backward_s, 13) + ms(s.weight_gradient_s, 10) + ms(s.optimizer_s, 14) + ms(s.busy_s, 11) +
+             ms(s.end_s, 11) + pad(std::to_string(s.peak_in_flight), 11, false) +
              pad(model::format_number("%.1f", s.memory.total_bytes() / 1e9), 8, false) + "\n";
     }
   }

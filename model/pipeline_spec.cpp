@@ -9,9 +9,32 @@
 namespace tpsim::model {
 
 const std::vector<std::string>& pipeline_keys() {
-  static const std::vector<std::string> keys = {"schedule", "virtual_stages"};
+  static const std::vector<std::string> keys = {"schedule", "virtual_stages", "chunk_layers"};
   return keys;
 }
+
+namespace {
+
+// pipeline.chunk_layers: `chunks` positive layer counts adding up to the workload's layers.
+std::vector<int64_t> read_chunk_layers(const YamlReader& in, const YAML::Node& node, int64_t chunks, int64_t layers) {
+  const std::string valid = std::to_string(chunks) +
+                            " layer counts (pp x virtual_stages), at least 1 each, adding up to "
+                            "the " +
+                            std::to_string(layers) + " layers";
+  if (!node.IsSequence() || static_cast<int64_t>(node.size()) != chunks) {
+    in.fail(node, "pipeline.chunk_layers must be a list of " + valid);
+  }
+  std::vector<int64_t> out;
+  int64_t sum = 0;
+  for (const YAML::Node& entry : node) {
+    out.push_back(in.positive_int(entry, "pipeline.chunk_layers entry"));
+    sum += out.back();
+  }
+  if (sum != layers) in.fail(node, "pipeline.chunk_layers add up to " + std::to_string(sum) + "; valid: " + valid);
+  return out;
+}
+
+}  // namespace
 
 PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const YAML::Node& pp_key, int stages,
                            const Workload& workload) {
@@ -41,10 +64,13 @@ PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const Y
     }
   }
   const int64_t chunks = static_cast<int64_t>(stages) * spec.virtual_stages;
-  if (workload.layers % chunks != 0) {
+  if (node.IsDefined() && node["chunk_layers"]) {
+    spec.chunk_layers = read_chunk_layers(in, node["chunk_layers"], chunks, workload.layers);
+  } else if (workload.layers % chunks != 0) {
     in.fail(where, std::to_string(workload.layers) + " layers do not split evenly into " + std::to_string(stages) +
                        " stages x " + std::to_string(spec.virtual_stages) +
-                       " virtual stages; valid: workload.layers a multiple of " + std::to_string(chunks));
+                       " virtual stages; valid: workload.layers a multiple of " + std::to_string(chunks) +
+                       ", or pipeline.chunk_layers");
   }
   const std::string why =
       pipeline_schedule_problem(spec.schedule, stages, static_cast<int>(workload.microbatches), spec.virtual_stages);
@@ -52,9 +78,10 @@ PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const Y
   return spec;
 }
 
-std::vector<ModelChunk> model_chunks(int64_t layers, int stages, int virtual_stages) {
-  const int count = stages * virtual_stages;
+std::vector<ModelChunk> model_chunks(int64_t layers, int stages, const PipelineSpec& spec) {
+  const int count = stages * spec.virtual_stages;
   std::vector<ModelChunk> chunks(static_cast<size_t>(count), ModelChunk{layers / count, false, false});
+  for (size_t c = 0; c < spec.chunk_layers.size() && c < chunks.size(); ++c) chunks[c].layers = spec.chunk_layers[c];
   chunks.front().embedding = true;
   chunks.back().head = true;
   return chunks;

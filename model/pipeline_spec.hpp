@@ -23,6 +23,8 @@ class YamlReader;
 struct PipelineSpec {
   PipelineScheduleKind schedule = PipelineScheduleKind::kOneFOneB;
   int virtual_stages = 1;
+  // The layers of each model chunk in model order (stages x virtual_stages of them); empty: an even split.
+  std::vector<int64_t> chunk_layers;
 };
 
 // The keys of the pipeline section.
@@ -30,8 +32,8 @@ const std::vector<std::string>& pipeline_keys();
 
 // Reads `pipeline:` for `stages` pipeline stages over `workload`'s micro-batches and layers, refusing at
 // its key (or at parallelism.pp) what cannot run: a pipeline outside phase train, layers that do not split
-// evenly into stages x virtual_stages chunks, counts the schedule cannot run. `node` may be undefined (the
-// defaults: 1f1b, one chunk per stage).
+// evenly into stages x virtual_stages chunks (or chunk_layers that do not add up to them), counts the
+// schedule cannot run. `node` may be undefined (the defaults: 1f1b, one chunk per stage, an even split).
 PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const YAML::Node& pp_key, int stages,
                            const Workload& workload);
 
@@ -43,9 +45,9 @@ struct ModelChunk {
   bool operator==(const ModelChunk&) const = default;
 };
 
-// The stages x virtual_stages chunks in model order (chunk c runs on stage c % stages); `layers` must divide
-// evenly (read_pipeline checks).
-std::vector<ModelChunk> model_chunks(int64_t layers, int stages, int virtual_stages);
+// The stages x virtual_stages chunks in model order (chunk c runs on stage c % stages): `spec.chunk_layers`,
+// or `layers` split evenly (read_pipeline checks either).
+std::vector<ModelChunk> model_chunks(int64_t layers, int stages, const PipelineSpec& spec);
 
 // The training program of one chunk for one micro-batch: its layers, its ends, and its share of the optimizer
 // (the parameters it holds).

@@ -100,7 +100,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
                                 const EngineOptions& options, const Fabric& job) {
   const int p = s.parallelism.pp, tp = s.parallelism.tp;
   const int m = static_cast<int>(s.workload.microbatches);
-  const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline.virtual_stages);
+  const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline);
   // Stages whose chunks run the same program share one simulation.
   std::vector<ChunkSim> sims;
   std::vector<size_t> sim_of;
@@ -144,6 +144,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     for (size_t c = stage; c < chunks.size(); c += p) {
       const ChunkSim& sim = sims[sim_of[c]];
       own.push_back(&sim);
+      r.layers += chunks[c].layers;
       r.forward_s += sim.costs.forward_s;
       r.backward_s += sim.costs.backward_s;
       r.weight_gradient_s += sim.costs.weight_gradient_s;

@@ -22,6 +22,7 @@ namespace tpsim::sim {
 
 // One stage's share of the step, per GPU of the stage.
 struct StageRun {
+  int64_t layers = 0;            // decoder layers over its chunks
   double forward_s = 0;          // one micro-batch through the stage's chunks
   double backward_s = 0;         // its backward, recomputation included
   double weight_gradient_s = 0;  // the weight-gradient GEMMs within backward_s

@@ -23,9 +23,12 @@ const std::string kTrain = "{phase: train, batch: 1, seq_len: 2048, microbatches
 
 }  // namespace
 
-TEST_CASE("a pipeline's chunks split the layers evenly, the embedding on the first and the head on the last",
-          "[model][pipeline]") {
-  const std::vector<model::ModelChunk> chunks = model::model_chunks(80, 4, 2);
+TEST_CASE(
+    "a pipeline's chunks split the layers evenly or as given, the embedding on the first and the head on the last",
+    "[model][pipeline]") {
+  model::PipelineSpec spec;
+  spec.virtual_stages = 2;
+  const std::vector<model::ModelChunk> chunks = model::model_chunks(80, 4, spec);
   REQUIRE(chunks.size() == 8);
   for (size_t c = 0; c < chunks.size(); ++c) {
     CHECK(chunks[c].layers == 10);
@@ -36,6 +39,9 @@ TEST_CASE("a pipeline's chunks split the layers evenly, the embedding on the fir
   w.phase = model::Phase::kTrain;
   w.microbatches = 16;
   w.layers = 80;
+  spec.chunk_layers = {11, 9, 10, 10, 10, 10, 9, 11};
+  CHECK(model::model_chunks(80, 4, spec)[7] == model::ModelChunk{11, false, true});
+  CHECK(model::model_chunks(80, 4, spec)[1].layers == 9);
   const model::Workload one = model::chunk_workload(w, chunks[7]);
   CHECK(one.layers == 10);
   CHECK(one.microbatches == 1);
@@ -81,7 +87,13 @@ TEST_CASE("a pipeline refuses, at its key, what it cannot run", "[model][pipelin
   CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "", "[{name: d, tp_mode: dtp, delta: 1}]")),
              Contains("pp.yaml:7:") && Contains("tp_mode dtp under parallelism.pp > 1 is not modelled yet"));
   CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "pipeline: {stages: 4}")),
-             Contains("pp.yaml:6:") && Contains("schedule, virtual_stages"));
+             Contains("pp.yaml:6:") && Contains("schedule, virtual_stages, chunk_layers"));
+  CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "pipeline: {chunk_layers: [8, 8, 16]}")),
+             Contains("pp.yaml:6:26:") && Contains("a list of 4 layer counts"));
+  CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "pipeline: {chunk_layers: [8, 8, 8, 9]}")),
+             Contains("add up to 33") && Contains("adding up to the 32 layers"));
+  CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "pipeline: {chunk_layers: [16, 8, 8, 0]}")),
+             Contains("pp.yaml:6:37:") && Contains("chunk_layers entry"));
 }
 
 TEST_CASE("a sweep over pipeline keys sets them, creating the section where the scenario has none",

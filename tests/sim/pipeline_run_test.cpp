@@ -195,3 +195,23 @@ TEST_CASE("the trace shows the schedule: a thread per stage with its passes and 
     CHECK(optimizers[stage] == 1);
   }
 }
+
+TEST_CASE("an uneven split runs the layers it gives: moving layers off the LM head's stage shortens the step",
+          "[sim][pipeline]") {
+  // Llama-3.1-8B at 2048 tokens: the 128k-token LM head and loss weigh about two layers.
+  const sim::ScenarioRun even = run(job(""));
+  const sim::ScenarioRun uneven = run(job("pipeline: {chunk_layers: [9, 9, 8, 6]}\n"));
+  const sim::PipelineRun& e = *even.variants.front().pipeline;
+  const sim::PipelineRun& u = *uneven.variants.front().pipeline;
+  CHECK(u.programs_simulated == 4);
+  CHECK(u.stages[2].forward_s == Approx(e.stages[1].forward_s).epsilon(1e-12));  // 8 layers, no ends, in both
+  CHECK(u.stages[1].forward_s > e.stages[1].forward_s);
+  CHECK(u.stages[3].backward_s < e.stages[3].backward_s);
+  double even_weights = 0, uneven_weights = 0;
+  for (size_t s = 0; s < 4; ++s) {
+    even_weights += e.stages[s].memory.weights_bytes;
+    uneven_weights += u.stages[s].memory.weights_bytes;
+  }
+  CHECK(uneven_weights == Approx(even_weights).epsilon(1e-12));
+  CHECK(uneven.variants.front().metrics.time_s < even.variants.front().metrics.time_s);
+}
