@@ -208,9 +208,11 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
   if (v.skewed_time_s) r["skewed_time_s"] = *v.skewed_time_s;  // under the scenario's skew: its own section
   r["passes_simulated"] = v.passes_simulated;
-  r["ops_per_gpu"] = graph.size();
-  r["matmul_flops_per_gpu"] = graph.matmul_flops();
-  r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+  if (!v.pipeline) {  // the one program every GPU runs; a pipeline's stages run several (its per_stage entries)
+    r["ops_per_gpu"] = graph.size();
+    r["matmul_flops_per_gpu"] = graph.matmul_flops();
+    r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
+  }
   if (v.memory) {
     const model::MemoryFootprint& m = *v.memory;
     const std::optional<bool> fits = sim::fits_memory(v, gpu);
