@@ -549,8 +549,8 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   }
 }
 
-// DTP's partial sums stay in flight for delta modules, across what would be a stage boundary, and a skew
-// or an op list has no stage programs: refused until modelled.
+// DTP's partial sums stay in flight for delta modules, across what would be a stage boundary: refused under a
+// pipeline until modelled.
 void refuse_unpipelined_variants(const YamlReader& in, const YAML::Node& variants, const Scenario& out) {
   for (size_t i = 0; i < out.variants.size(); ++i) {
     if (out.variants[i].mode != TpMode::kDtp) continue;
