@@ -89,9 +89,10 @@ std::string to_string(AsyncTpKernel kernel) {
   return "pipeline";
 }
 
-const std::vector<std::string>& async_tp_kernel_names() {
-  static const std::vector<std::string> names = {"pipeline", "symm_mem", "tile_fused"};
-  return names;
+const std::vector<AsyncTpKernel>& async_tp_kernels() {
+  static const std::vector<AsyncTpKernel> kinds = {AsyncTpKernel::kPipeline, AsyncTpKernel::kSymmMem,
+                                                   AsyncTpKernel::kTileFused};
+  return kinds;
 }
 
 const std::vector<std::string>& model_ends_names() {
@@ -99,9 +100,10 @@ const std::vector<std::string>& model_ends_names() {
   return names;
 }
 
-const std::vector<std::string>& attention_kernel_names() {
-  static const std::vector<std::string> names = {"profile", "fa2", "fa3", "cudnn"};
-  return names;
+const std::vector<AttentionKernel>& attention_kernels() {
+  static const std::vector<AttentionKernel> kinds = {AttentionKernel::kProfile, AttentionKernel::kFa2,
+                                                     AttentionKernel::kFa3, AttentionKernel::kCudnn};
+  return kinds;
 }
 
 std::string describe(const Implementation& i) {

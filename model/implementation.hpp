@@ -55,8 +55,9 @@ Implementation implementation_preset(const std::string& name);
 std::string to_string(AttentionKernel kernel);
 // "pipeline", "symm_mem", "tile_fused": the values of implementation.async_tp, in that order.
 std::string to_string(AsyncTpKernel kernel);
-const std::vector<std::string>& async_tp_kernel_names();
-const std::vector<std::string>& attention_kernel_names();
+// Every value of each, in the order above (the scenario key maps names through to_string).
+const std::vector<AsyncTpKernel>& async_tp_kernels();
+const std::vector<AttentionKernel>& attention_kernels();
 // "variant", "nccl", "replicated": the values of implementation.model_ends, in that order.
 const std::vector<std::string>& model_ends_names();
 // One line per key, for reports: "attention fa2, qkv separate, ..."

@@ -52,14 +52,10 @@ PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const Y
   if (node.IsDefined()) {
     in.expect_map(node, "pipeline", pipeline_keys());
     if (const YAML::Node s = node["schedule"]) {
-      std::vector<std::string> names;
-      for (const PipelineScheduleKind kind : pipeline_schedule_kinds()) names.push_back(to_string(kind));
-      const std::string name = in.choice(s, "pipeline.schedule", names);
-      for (const PipelineScheduleKind kind : pipeline_schedule_kinds()) {
-        if (to_string(kind) == name) spec.schedule = kind;
-      }
+      spec.schedule = in.choice_of(s, "pipeline.schedule", pipeline_schedule_kinds());
     }
     if (const YAML::Node v = node["virtual_stages"]) {
+      // A bound on the input only: the layers must still split into stages x virtual_stages chunks of at least one.
       spec.virtual_stages = static_cast<int>(in.int_in(v, "pipeline.virtual_stages", 1, 64));
     }
   }

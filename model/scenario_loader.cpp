@@ -219,11 +219,7 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   bool own_keys = false;
   for (const auto& entry : node) own_keys = own_keys || entry.first.Scalar() != "preset";
   if (const YAML::Node a = node["attention"]) {
-    const std::string kernel = in.choice(a, "implementation.attention", attention_kernel_names());
-    for (const AttentionKernel k :
-         {AttentionKernel::kProfile, AttentionKernel::kFa2, AttentionKernel::kFa3, AttentionKernel::kCudnn}) {
-      if (to_string(k) == kernel) i.attention = k;
-    }
+    i.attention = in.choice_of(a, "implementation.attention", attention_kernels());
   }
   if (node["qkv"]) i.separate_qkv = fused_or_separate("qkv");
   if (node["gate_up"]) i.separate_gate_up = fused_or_separate("gate_up");
@@ -236,10 +232,7 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
     i.sp_layout_copies = in.boolean(node["sp_layout_copies"], "implementation.sp_layout_copies");
   }
   if (const YAML::Node a = node["async_tp"]) {
-    const std::string kernel = in.choice(a, "implementation.async_tp", async_tp_kernel_names());
-    for (const AsyncTpKernel k : {AsyncTpKernel::kPipeline, AsyncTpKernel::kSymmMem, AsyncTpKernel::kTileFused}) {
-      if (to_string(k) == kernel) i.async_tp = k;
-    }
+    i.async_tp = in.choice_of(a, "implementation.async_tp", async_tp_kernels());
   }
   if (const YAML::Node e = node["model_ends"]) {
     const std::string ends = in.choice(e, "implementation.model_ends", model_ends_names());

@@ -46,6 +46,17 @@ class YamlReader {
   bool boolean(const YAML::Node& node, const std::string& what) const;
   // One of `valid`, else an error listing them.
   std::string choice(const YAML::Node& node, const std::string& what, const std::vector<std::string>& valid) const;
+  // The one of `kinds` whose to_string the node names, else an error listing their names in that order.
+  template <typename Kind>
+  Kind choice_of(const YAML::Node& node, const std::string& what, const std::vector<Kind>& kinds) const {
+    std::vector<std::string> names;
+    for (const Kind kind : kinds) names.push_back(to_string(kind));
+    const std::string name = choice(node, what, names);
+    for (const Kind kind : kinds) {
+      if (to_string(kind) == name) return kind;
+    }
+    return kinds.front();  // not reached: choice() accepts only the names above
+  }
 
  private:
   void check_encoding(const std::string& text) const;

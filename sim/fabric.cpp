@@ -68,9 +68,9 @@ std::string job_placement_problem(const Fabric& fabric, int tp, int pp, const st
            "; give topology: ib-rail with nodes: " + std::to_string(nodes);
   }
   if (fabric.nodes > 1 && fabric.gpus_per_node % tp != 0 && tp % fabric.gpus_per_node != 0) {
-    return job + ": a stage's TP group of " + std::to_string(tp) + " would straddle two " + fabric.name +
-           " nodes of " + std::to_string(fabric.gpus_per_node) + " GPUs; valid: tp dividing " +
-           std::to_string(fabric.gpus_per_node) + " or a multiple of it";
+    return job + ": a stage's TP group of " + std::to_string(tp) + " would straddle two " + fabric.name + " nodes of " +
+           std::to_string(fabric.gpus_per_node) + " GPUs; valid: tp dividing " + std::to_string(fabric.gpus_per_node) +
+           " or a multiple of it";
   }
   const int spanned = (gpus + fabric.gpus_per_node - 1) / fabric.gpus_per_node;
   if (fabric.nodes > spanned) {
