@@ -135,6 +135,15 @@ Json scenario_json(const sim::ScenarioRun& run) {
   j["workload"] = workload;
   j["parallelism"] = {
       {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
+  if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
+    Json sync = {{"mode", dp.fsdp ? "fsdp" : "ddp"}, {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};
+    if (dp.fsdp) {
+      sync["reshard_after_forward"] = dp.reshard_after_forward;
+    } else {
+      sync["bucket_bytes"] = dp.bucket_bytes;
+    }
+    j["parallelism"]["data_parallel"] = sync;
+  }
   if (s.skew.enabled()) {
     j["skew"] = {{"kernel_cv", s.skew.kernel_cv}, {"gpu_cv", s.skew.gpu_cv}, {"seed", s.skew.seed}};
   }
@@ -167,6 +176,8 @@ Json pipeline_json(const sim::PipelineRun& p) {
                               {"forward_s", s.forward_s},
                               {"backward_s", s.backward_s},
                               {"weight_gradient_s", s.weight_gradient_s},
+                              {"gathered_forward_s", s.gathered_forward_s},
+                              {"reduce_tail_s", s.reduce_tail_s},
                               {"optimizer_s", s.optimizer_s},
                               {"busy_s", s.busy_s},
                               {"end_s", s.end_s},
@@ -197,6 +208,10 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   r["compute_s"] = m.compute_s;
   r["comm_s"] = m.comm_s;
   r["exposed_comm_s"] = m.exposed_comm_s;
+  if (m.data_comm_s > 0) {  // data parallelism (parallelism.dp > 1)
+    r["data_comm_s"] = m.data_comm_s;
+    r["exposed_data_comm_s"] = m.exposed_data_comm_s;
+  }
   r["overlap"] = m.overlap;
   r["idle_s"] = m.idle_s;
   r["speedup"] = v.speedup;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 namespace tpsim::cli {
@@ -72,12 +73,51 @@ std::string ms(double seconds, size_t width = 10) {
   return pad(model::format_number("%.3f", seconds * 1e3), width, false);
 }
 
-// " x pp=4 (1f1b, 16 micro-batches)" under a pipeline; empty otherwise.
+// " x pp=4 (1f1b, 2 virtual stages)" under a pipeline, then " x dp=8 (fsdp)" with data parallelism; empty
+// without either.
 std::string pipeline_text(const model::Scenario& s) {
-  if (s.parallelism.pp <= 1) return "";
-  std::string text = " x pp=" + std::to_string(s.parallelism.pp) + " (" + model::to_string(s.pipeline.schedule);
-  if (s.pipeline.virtual_stages > 1) text += ", " + std::to_string(s.pipeline.virtual_stages) + " virtual stages";
-  return text + ")";
+  std::string text;
+  if (s.parallelism.pp > 1) {
+    text = " x pp=" + std::to_string(s.parallelism.pp) + " (" + model::to_string(s.pipeline.schedule);
+    if (s.pipeline.virtual_stages > 1) text += ", " + std::to_string(s.pipeline.virtual_stages) + " virtual stages";
+    text += ")";
+  }
+  if (s.parallelism.dp > 1) {
+    text += " x dp=" + std::to_string(s.parallelism.dp) + " (" + model::to_string(s.workload.data_parallel) + ")";
+  }
+  return text;
+}
+
+// With data parallelism, per variant: the data group's collectives of one step, their time in flight and exposed.
+std::string data_parallel_notes(const sim::ScenarioRun& run) {
+  const model::DataParallel& dp = run.scenario.workload.data_parallel;
+  if (!dp.enabled()) return "";
+  std::string out;
+  for (const sim::VariantRun& v : run.variants) {
+    // One step's program; under a pipeline, every distinct chunk's synchronised micro-batch.
+    std::map<model::CollectiveKind, int> counts;
+    double wire = 0;
+    for (const sim::PassTrace& pass : v.passes) {
+      for (model::OpId id = 0; id < pass.graph.size(); ++id) {
+        const model::Op& op = pass.graph.op(id);
+        if (op.group != model::CommGroup::kData || op.tensor_bytes <= sizeof(float)) continue;
+        ++counts[op.collective];
+        wire += model::wire_bytes_per_rank(op);
+      }
+    }
+    std::string what;
+    for (const auto& [kind, count] : counts) {
+      what += (what.empty() ? "" : " + ") + std::to_string(count) + " " + model::to_string(kind);
+    }
+    out += "data parallelism of " + v.variant.name + ": " + model::to_string(dp) + " over " +
+           std::to_string(dp.degree) + " replicas, " + what +
+           (v.pipeline ? " in the distinct chunks' programs together (" + sim::human_bytes(wire) +
+                             " sent per GPU, summed over them), "
+                       : " per step (" + sim::human_bytes(wire) + " out of each GPU), ") +
+           model::format_number("%.3f", v.metrics.data_comm_s * 1e3) + " ms in flight, " +
+           model::format_number("%.3f", v.metrics.exposed_data_comm_s * 1e3) + " ms exposed\n";
+  }
+  return out;
 }
 
 // Under a pipeline, per variant: its bubble, the sends between stages, and each stage's passes per micro-batch.
@@ -88,25 +128,28 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
     const sim::PipelineRun& p = *v.pipeline;
     double slowest = 0;
     bool across = false;
+    const bool synced = run.scenario.workload.data_parallel.enabled();
     for (size_t i = 0; i < p.hop_s.size(); ++i) {
       slowest = std::max(slowest, p.hop_s[i]);
       across = across || p.hop_crosses_nodes[i];
     }
-    out +=
-        "pipeline of " + v.variant.name + ": " + model::to_string(p.spec.schedule) + ", " +
-        std::to_string(p.stages.size()) + " stages x " + std::to_string(p.microbatches) + " micro-batches, bubble " +
-        model::format_number("%.1f%%", p.bubble_fraction * 100) + " of the passes' span; each send " +
-        sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
-        (across ? " across nodes" : " over NVLink") + ", exposed " +
-        model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
-        " stage programs simulated\n" +
-        "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB\n";
+    out += "pipeline of " + v.variant.name + ": " + model::to_string(p.spec.schedule) + ", " +
+           std::to_string(p.stages.size()) + " stages x " + std::to_string(p.microbatches) + " micro-batches, bubble " +
+           model::format_number("%.1f%%", p.bubble_fraction * 100) + " of the passes' span; each send " +
+           sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
+           (across ? " across nodes" : " over NVLink") + ", exposed " +
+           model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
+           " stage programs simulated\n" +
+           "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB" +
+           // Data parallelism: the first forward with its gathers from the step's start, the reduction's tail.
+           (synced ? "  gathered fwd ms  reduce tail ms\n" : "\n");
     for (size_t i = 0; i < p.stages.size(); ++i) {
       const sim::StageRun& s = p.stages[i];
       out += pad(std::to_string(i), 7, false) + pad(std::to_string(s.layers), 8, false) + ms(s.forward_s, 12) +
              ms(s.backward_s, 13) + ms(s.weight_gradient_s, 10) + ms(s.optimizer_s, 14) + ms(s.busy_s, 11) +
              ms(s.end_s, 11) + pad(std::to_string(s.peak_in_flight), 11, false) +
-             pad(model::format_number("%.1f", s.memory.total_bytes() / 1e9), 8, false) + "\n";
+             pad(model::format_number("%.1f", s.memory.total_bytes() / 1e9), 8, false) +
+             (synced ? ms(s.gathered_forward_s, 17) + ms(s.reduce_tail_s, 16) : std::string()) + "\n";
     }
   }
   return out;
@@ -267,6 +310,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   }
   out += skew_notes(run);
   out += pipeline_notes(run);
+  out += data_parallel_notes(run);
   out += collectives_notes(run);
   return out;
 }

@@ -21,6 +21,7 @@ const std::vector<std::string>& columns() {
                                                  "tokens_per_s_per_gpu",
                                                  "mfu",
                                                  "pipeline_bubble_fraction",
+                                                 "exposed_data_comm_s",
                                                  "ttft_s",
                                                  "tpot_s",
                                                  "skewed_time_s",

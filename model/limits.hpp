@@ -24,6 +24,8 @@ inline constexpr int kMaxGroupRanks = 4096;
 inline constexpr int kMaxNodes = 4096;
 // Pipeline stages of a job (parallelism.pp): at most one layer each.
 inline constexpr int kMaxPipelineStages = 1024;
+// Data-parallel replicas of a job (parallelism.dp): 16,384 GPUs at tp 8 are 2,048 of them.
+inline constexpr int kMaxDataParallel = 1 << 16;
 // Decoder layers of a model (Llama-3.1-405B has 126).
 inline constexpr int kMaxLayers = 1024;
 // Micro-batches of one training step: each is simulated, so the step's program grows with them.

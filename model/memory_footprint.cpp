@@ -55,9 +55,21 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
         layer_parameters_per_rank(a, s, w.layers) + end_parameters_per_rank(a, tp, w.embedding, w.head);
     m.gradient_bytes = kGradientBytesPerParameter * params;
     m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
+    if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.fsdp) {
+      // FSDP2 holds a 1/dp shard of the fp32 master weights, gradients and moments; bf16 parameters only while
+      // gathered: the largest unit twice (one prefetched) when units reshard after their forward, every unit from
+      // its forward to its backward when they do not; and one unit's whole gradient before its reduce-scatter.
+      const double unit = std::max({layer_parameters_per_rank(a, s, 1), end_parameters_per_rank(a, tp, true, false),
+                                    end_parameters_per_rank(a, tp, false, true)});
+      const double shards = dp.shards();
+      m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
+      m.gradient_bytes = kGradientBytesPerParameter * params / shards + dp.reduce_bytes * unit;
+      m.optimizer_bytes = kAdamWStateBytesPerParameter * params / shards;
+    }
     Workload one = w;
     one.microbatches = 1;
     one.optimizer = false;
+    one.data_parallel = DataParallel{};  // its gathered parameters are counted above, not as activations
     m.activation_bytes += saved_activation_peak_bytes(build_layer_graph(a, one, tp, v));
   }
   return m;

@@ -47,6 +47,10 @@ bool is_communication(OpKind kind) {
   return !is_kernel(kind);
 }
 
+std::string to_string(CommGroup group) {
+  return group == CommGroup::kData ? "data" : "tensor";
+}
+
 std::string to_string(OpKind kind) {
   switch (kind) {
     case OpKind::kGemm:

@@ -27,7 +27,8 @@ enum class OpKind {
 // as several process groups or side streams do.
 // kCompute2: a second compute stream (PyTorch's symmetric-memory async-TP ops alternate GEMM pieces and
 // their copies between the current stream and a backend stream).
-enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2, kCompute2 = 8 };
+// kComm3 and kComm4: the data-parallel group's collectives (FSDP's all-gathers, and the gradients' reductions).
+enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2, kComm3 = 5, kComm4 = 7, kCompute2 = 8 };
 inline constexpr int kStreamCount = 9;
 // A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4, compute2);
 // nullopt else.
@@ -45,6 +46,11 @@ struct Dep {
   int rank_offset = 0;
   bool data = true;
 };
+
+// The group a collective runs over: the TP group the program simulates, or the data-parallel group (the GPUs
+// holding the same TP rank in every replica, outside the simulated group: costed in closed form, sim/comm_plan.hpp).
+enum class CommGroup : uint8_t { kTensor, kData };
+std::string to_string(CommGroup group);
 
 // Which part of a step an op belongs to: a pass's forward, a training step's backward, the forward
 // re-run for recomputation before a layer's backward, or the optimizer.
@@ -101,6 +107,7 @@ struct Op {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kNccl;
   Protocol protocol = Protocol::kAuto;  // ring steps only
   double tensor_bytes = 0;
+  CommGroup group = CommGroup::kTensor;
   int group_size = 1;
   // kExchange: one step of a pipelined transfer.
   int send_offset = 0;  // 0: sends nothing

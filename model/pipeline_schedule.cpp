@@ -171,6 +171,8 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
     }
     return split ? c.backward_s - c.weight_gradient_s : c.backward_s;
   };
+  // The last pass of a micro-batch's backward: the one whose end has every weight gradient.
+  const PipelinePass last_gradient = split ? PipelinePass::kWeightGradient : PipelinePass::kBackward;
   if (!costs.hop_s.empty() && costs.hop_s.size() + 1 != static_cast<size_t>(chunks)) {
     throw std::logic_error("time_pipeline: " + std::to_string(costs.hop_s.size()) + " hop times for " +
                            std::to_string(chunks) + " model chunks");
@@ -211,9 +213,17 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
         if (ready < 0) break;
         const double cost = pass_cost(step.pass, chunk);
         const double start = std::max(free_at[stage], ready);
-        free_at[stage] = end[static_cast<int>(step.pass)][mb][chunk] = start + cost;
+        const ChunkCosts& c = costs.chunk[chunk];
+        // The step's first forward waits for its gathered parameters (a stall, not work).
+        const double finish = step.pass == PipelinePass::kForward && mb == 0 && c.gathered_forward_s > 0
+                                  ? std::max(start + cost, c.gathered_forward_s)
+                                  : start + cost;
+        free_at[stage] = end[static_cast<int>(step.pass)][mb][chunk] = finish;
         t.busy_s[stage] += cost;
-        t.end_s[stage] = free_at[stage];
+        t.end_s[stage] = std::max(t.end_s[stage], free_at[stage]);
+        if (step.pass == last_gradient && mb + 1 == m) {
+          t.end_s[stage] = std::max(t.end_s[stage], free_at[stage] + c.reduce_tail_s);
+        }
         t.spans[stage].push_back(PipelineSpan{step, start, free_at[stage]});
         t.step_s = std::max(t.step_s, free_at[stage]);
         ++next[stage];

@@ -57,6 +57,12 @@ struct ChunkCosts {
   double forward_s = 0;
   double backward_s = 0;         // the whole backward: input and weight gradients
   double weight_gradient_s = 0;  // the part of backward_s that computes weight gradients
+  // Data parallelism. The step's first forward of the chunk ends no earlier than `gathered_forward_s` after the
+  // step starts: FSDP gathers the parameters it keeps for the step from the start, while earlier stages fill
+  // the pipeline (0: no gather). The gradients' reduction over the replicas runs `reduce_tail_s` past the
+  // chunk's last backward on its own stream: it delays the stage's optimizer, not its next pass.
+  double gathered_forward_s = 0;
+  double reduce_tail_s = 0;
 };
 
 struct PipelineCosts {
@@ -74,10 +80,10 @@ struct PipelineSpan {
 };
 
 struct PipelineTiming {
-  double step_s = 0;                             // the last pass's end
-  double bubble_fraction = 0;                    // idle stage-time over stages x step_s
-  std::vector<double> busy_s;                    // per stage
-  std::vector<double> end_s;                     // per stage: its last pass's end
+  double step_s = 0;           // the last pass's end
+  double bubble_fraction = 0;  // idle stage-time over stages x step_s
+  std::vector<double> busy_s;  // per stage
+  std::vector<double> end_s;   // per stage: its last pass's end, or its last gradient reduction's (reduce_tail_s)
   std::vector<std::vector<PipelineSpan>> spans;  // per stage, in issue order
 };
 

@@ -22,6 +22,8 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   if (is_kernel(op.kind) && op.stream == Stream::kCompute) op.stream = compute_stream_;
   auto& last = last_on_stream_[static_cast<int>(op.stream)];
   if (last) deps.push_back(Dep{*last, 0, false});
+  const bool reads_weights = pending_weights_ && is_kernel(op.kind);
+  if (reads_weights) deps.push_back(Dep{*pending_weights_, 0});
   if (op.output_bytes == 0) op.output_bytes = produced_bytes(op);
   op.deps = std::move(deps);
   op.layer = layer_;
@@ -30,6 +32,10 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   op.name = prefix() + op.name;
   const OpId id = graph_.add(std::move(op));
   last = id;
+  if (reads_weights) {
+    weights_reader_ = id;
+    pending_weights_.reset();
+  }
   return id;
 }
 
@@ -220,6 +226,26 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   op.transport = Transport::kSm;
   op.shape = shape;
   return issue(std::move(op), deps);
+}
+
+OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ranks,
+                                     Stream stream, const std::string& shape, const std::vector<OpId>& deps,
+                                     const std::vector<OpId>& after) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kCollective;
+  op.stream = stream;
+  op.collective = kind;
+  op.tensor_bytes = tensor_bytes;
+  op.group = CommGroup::kData;
+  op.group_size = ranks;
+  op.transport = Transport::kSm;
+  op.shape = shape;
+  std::vector<Dep> all;
+  all.reserve(deps.size() + after.size());
+  for (const OpId dep : deps) all.push_back(Dep{dep, 0});
+  for (const OpId dep : after) all.push_back(Dep{dep, 0, false});
+  return issue_with(std::move(op), std::move(all));
 }
 
 OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv_offset, double bytes,

@@ -78,6 +78,14 @@ class ProgramBuilder {
   // Marks op `id`'s output for save lists (see SavedAs).
   void mark_saved_as(OpId id, SavedAs saved_as) { graph_.set_saved_as(id, saved_as); }
 
+  // The next kernel issued (on any compute stream) reads the parameters collective `gather` produces (an FSDP
+  // all-gather); later kernels follow it in stream order.
+  void wait_for_weights(OpId gather) { pending_weights_ = gather; }
+  // The kernel that took the last such wait, if any has.
+  std::optional<OpId> weights_reader() const { return weights_reader_; }
+  // The last op issued on `stream`, if any.
+  std::optional<OpId> last_on(Stream stream) const { return last_on_stream_[static_cast<int>(stream)]; }
+
   // Kernels. Names are prefixed with the layer. A GEMM computes one linear; piece `piece` of a pipeline
   // computes part of linear `name` and is named name.piece<piece>.
   OpId gemm(const std::string& name, GemmShape shape, const std::vector<OpId>& deps);
@@ -93,6 +101,10 @@ class ProgramBuilder {
                  const std::string& shape, const std::vector<OpId>& deps);
   OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
                   const std::vector<OpId>& deps);
+  // A collective over the data-parallel group of `ranks` GPUs (CommGroup::kData) on `stream`, after reading
+  // `deps` and following `after` (ordering only).
+  OpId data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ranks, Stream stream,
+                       const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});
   // `after`: ops it follows without reading them (a copy engine serving two streams one copy at a time).
   OpId exchange(const std::string& name, int send_offset, int recv_offset, double bytes, Transport transport,
                 const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});
@@ -117,6 +129,8 @@ class ProgramBuilder {
   std::optional<Stream> comm_stream_;
   Stream compute_stream_ = Stream::kCompute;
   std::array<std::optional<OpId>, kStreamCount> last_on_stream_{};
+  std::optional<OpId> pending_weights_;
+  std::optional<OpId> weights_reader_;
   std::map<std::string, std::vector<LinearPart>> linear_parts_;
   // While a tile-fused part is issued: its kernel's rows and whether it continues the kernel.
   int64_t fused_rows_ = 0;

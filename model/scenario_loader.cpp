@@ -17,9 +17,9 @@
 namespace tpsim::model {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "model",          "hardware", "calibration",
-                                           "workload", "parallelism",    "pipeline", "variants",
-                                           "sweep",    "implementation", "skew"};
+const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration", "workload",
+                                           "parallelism", "pipeline", "variants", "sweep",       "implementation",
+                                           "skew",        "fsdp",     "ddp"};
 const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",      "gate_up",   "rope",
                                                       "repeat_kv", "sp_layout_copies", "async_tp", "model_ends"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
@@ -313,10 +313,9 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
   in.require(node, "tp", "parallelism");
   out.parallelism.tp = in.count(node["tp"], "parallelism.tp", kMaxGroupRanks);
   if (node["pp"]) out.parallelism.pp = in.count(node["pp"], "parallelism.pp", kMaxPipelineStages);
-  for (const char* key : {"dp", "ep"}) {
-    if (node[key] && in.positive_int(node[key], std::string("parallelism.") + key) != 1) {
-      in.fail(node[key], std::string("parallelism.") + key + " > 1 is not supported yet; use 1");
-    }
+  if (node["dp"]) out.parallelism.dp = in.count(node["dp"], "parallelism.dp", kMaxDataParallel);
+  if (node["ep"] && in.positive_int(node["ep"], "parallelism.ep") != 1) {
+    in.fail(node["ep"], "parallelism.ep > 1 is not supported yet; use 1");
   }
   if (out.arch.hidden == 0) return;  // an op list: no model to split
   try {
@@ -563,6 +562,8 @@ std::vector<std::string> section_keys(const std::string& section) {
   if (section == "skew") return rank_skew_keys();
   if (section == "implementation") return kImplementationKeys;
   if (section == "pipeline") return pipeline_keys();
+  if (section == "fsdp") return fsdp_keys();
+  if (section == "ddp") return ddp_keys();
   return {};
 }
 
@@ -592,6 +593,17 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
   out.pipeline = read_pipeline(in, root["pipeline"], root["parallelism"]["pp"], out.parallelism.pp, out.workload);
+  out.workload.data_parallel =
+      read_data_parallel(in, root["fsdp"], root["ddp"], root["parallelism"]["dp"], out.parallelism.dp, out.workload);
+  if (DataParallel& dp = out.workload.data_parallel; dp.fsdp && out.parallelism.pp > 1) {
+    // TorchTitan keeps FSDP's parameters gathered under a pipeline: gathered once per step, not per micro-batch.
+    if (const YAML::Node key = root["fsdp"]["reshard_after_forward"]; key && dp.reshard_after_forward) {
+      in.fail(key,
+              "fsdp.reshard_after_forward true under parallelism.pp > 1 is not modelled (every micro-batch would "
+              "gather its parameters again); valid: false, the default under a pipeline, as TorchTitan runs it");
+    }
+    dp.reshard_after_forward = false;
+  }
   if (root["implementation"]) {
     if (out.workload.phase == Phase::kOps) {
       in.fail(root["implementation"], "implementation applies to a model's layers, not to phase ops");

@@ -13,7 +13,8 @@ namespace tpsim::model {
 namespace {
 
 const char* const kValidAxes =
-    "workload.<key>, hardware.<key>, parallelism.<key>, pipeline.<key>, skew.<key>, implementation.<key>, "
+    "workload.<key>, hardware.<key>, parallelism.<key>, pipeline.<key>, fsdp.<key>, ddp.<key>, skew.<key>, "
+    "implementation.<key>, "
     "variants.<name>.<key>, model, calibration";
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -56,11 +57,11 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
     root[head][parts[1]] = value;
     return;
   }
-  if (parts.size() == 2 && head == "pipeline") {
-    // No section: the defaults' (1f1b, one chunk per stage), with the swept key over them.
+  if (parts.size() == 2 && (head == "pipeline" || head == "fsdp" || head == "ddp")) {
+    // No section: the defaults' (pipeline: 1f1b, one chunk per stage), with the swept key over them.
     check_key(head, parts[1]);
     if (!root[head]) root[head] = YAML::Node(YAML::NodeType::Map);
-    if (!root[head].IsMap()) in.fail(at, "sweep axis '" + path + "': the scenario's pipeline is not a mapping");
+    if (!root[head].IsMap()) in.fail(at, "sweep axis '" + path + "': the scenario's " + head + " is not a mapping");
     root[head][parts[1]] = value;
     return;
   }

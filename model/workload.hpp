@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/data_parallel.hpp"
 #include "model/dtype.hpp"
 #include "model/fp8_recipe.hpp"
 #include "model/implementation.hpp"
@@ -63,6 +64,8 @@ struct Workload {
   // arrives from the previous stage and its output's gradient from the next, once its forward has run.
   bool embedding = true;
   bool head = true;
+  // train: the replicas this step's gradients are synchronised with (parallelism.dp), and how.
+  DataParallel data_parallel;
   // forward only: the embedding before the layers, and the final norm, LM head and loss after them, as a
   // training forward runs them (phase train always has them).
   bool whole_model = false;

@@ -39,6 +39,17 @@ struct CommPlan {
   std::optional<NcclOption> nccl_run;  // the pair of NCCL's ranking that ran (its first, unless `deviation`)
   std::string deviation;
 
+  // A collective over a group outside the simulated one (the data-parallel group, CommGroup::kData): the plan
+  // above says how it runs over that group; the engine runs its closed form on an idle fabric as a wait of
+  // `latency_s`, then `link_bytes` each way through the GPU's own link to the group (its NIC between nodes,
+  // else its NVLink port) at that link's rate, shared with whatever else crosses it.
+  struct OutsideGroup {
+    double latency_s = 0;
+    double link_bytes = 0;
+    bool network = false;
+  };
+  std::optional<OutsideGroup> outside;
+
   bool crosses_nodes(int src, int dst) const { return gpus_per_node > 0 && src / gpus_per_node != dst / gpus_per_node; }
   const TransportParams& flow_transport(int src, int dst) const {
     return crosses_nodes(src, dst) ? network : transport;

@@ -3,6 +3,7 @@
 #include "sim/engine.hpp"
 
 #include "sim/comm_plan.hpp"
+#include "sim/data_group.hpp"
 #include "sim/power_limit.hpp"
 
 #include <xbt/log.h>
@@ -10,10 +11,12 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace tpsim::sim {
 namespace {
@@ -40,7 +43,15 @@ struct Instance {
 
 // What an activity's completion means.
 struct Completion {
-  enum class Kind { kLaunchGate, kKernelOverhead, kKernel, kCallLatency, kFlowLatency, kFlow } kind = Kind::kKernel;
+  enum class Kind {
+    kLaunchGate,
+    kKernelOverhead,
+    kKernel,
+    kCallLatency,
+    kFlowLatency,
+    kFlow,
+    kOutsideFlow
+  } kind = Kind::kKernel;
   OpId op = 0;
   int src = 0;  // kernel: its rank
   int dst = 0;
@@ -149,8 +160,9 @@ class Runner {
     }
     if (plans_[id].uses_sms) change_comm_kernels(rank, +1);
     // The call's own latency comes first; a rank is not at step 0 (no flow can start) until it is over.
-    if (plans_[id].call_latency_s > 0) {
-      wait(plans_[id].call_latency_s, Completion::Kind::kCallLatency, id, rank, rank);
+    const double latency_s = plans_[id].outside ? plans_[id].outside->latency_s : plans_[id].call_latency_s;
+    if (latency_s > 0) {
+      wait(latency_s, Completion::Kind::kCallLatency, id, rank, rank);
       return;
     }
     enter_step(id, rank, 0);
@@ -240,6 +252,10 @@ class Runner {
     }
     Instance& self = instance(id, rank);
     self.step = step;
+    if (plan.outside) {
+      start_outside_flows(id, rank, *plan.outside);
+      return;
+    }
     if (plan.schedule) {
       enter_scheduled_step(id, rank, step, *plan.schedule);
       return;
@@ -301,6 +317,24 @@ class Runner {
     }
   }
 
+  // A collective over a group outside the simulated one, after its latency: its bytes out of and into the GPU
+  // through its own link to the group, both at once; then it is over (one step).
+  void start_outside_flows(OpId id, int rank, const CommPlan::OutsideGroup& outside) {
+    if (instance(id, rank).step > 0) {
+      finish(id, rank);
+      return;
+    }
+    instance(id, rank).flows_left = 2;
+    s4u::Host* group = outside.network ? platform_.outside_network : platform_.outside_nvlink;
+    const auto bytes = static_cast<uint64_t>(std::llround(outside.link_bytes));
+    for (const bool out : {true, false}) {
+      auto comm = out ? s4u::Comm::sendto_init(platform_.gpus[rank], group)
+                      : s4u::Comm::sendto_init(group, platform_.gpus[rank]);
+      comm->set_payload_size(bytes);
+      launch(comm, Completion::Kind::kOutsideFlow, id, rank, rank);
+    }
+  }
+
   s4u::CommPtr transfer(int src, int dst, double bytes) {
     auto comm = s4u::Comm::sendto_init(platform_.gpus[src], platform_.gpus[dst]);
     comm->set_payload_size(static_cast<uint64_t>(std::llround(bytes)));
@@ -333,6 +367,9 @@ class Runner {
         change_port_traffic(done.op, done.src, done.dst, false);
         flow_done(done.op, done.src);
         flow_done(done.op, done.dst);
+        break;
+      case Completion::Kind::kOutsideFlow:
+        flow_done(done.op, done.src);
         break;
     }
   }
@@ -402,9 +439,19 @@ class Runner {
 
 std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost) {
   auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
+  // A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
+  std::map<std::tuple<model::CollectiveKind, double, int>, CommPlan> data_plans;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
-    if (model::is_communication(op.kind)) (*plans)[id] = plan_communication(op, graph.tp(), cost);
+    if (!model::is_communication(op.kind)) continue;
+    if (op.group != model::CommGroup::kData) {
+      (*plans)[id] = plan_communication(op, graph.tp(), cost);
+      continue;
+    }
+    const auto key = std::make_tuple(op.collective, op.tensor_bytes, op.group_size);
+    auto found = data_plans.find(key);
+    if (found == data_plans.end()) found = data_plans.emplace(key, plan_data_group(op, graph.tp(), cost)).first;
+    (*plans)[id] = found->second;
   }
   return plans;
 }
@@ -418,7 +465,8 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   char* argv[] = {name, nullptr};
   s4u::Engine engine(&argc, argv);
   configure_engine(engine);
-  const Platform platform = build_platform(graph.tp(), cost);
+  const bool outside_groups = std::any_of(plans->begin(), plans->end(), [](const CommPlan& p) { return p.outside; });
+  const Platform platform = build_platform(graph.tp(), cost, outside_groups);
   Runner runner(graph, cost, platform, options, std::move(plans));
   return runner.run();
 }

@@ -56,10 +56,15 @@ Fabric group_fabric(const Fabric& fabric, int ranks) {
   return group;
 }
 
-std::string job_placement_problem(const Fabric& fabric, int tp, int pp, const std::string& gpu_name) {
-  const int gpus = tp * pp;
-  const std::string job =
-      "tp x pp = " + std::to_string(tp) + " x " + std::to_string(pp) + " = " + std::to_string(gpus) + " GPUs";
+std::string job_placement_problem(const Fabric& fabric, int tp, int pp, int dp, const std::string& gpu_name) {
+  const int gpus = tp * pp * dp;
+  std::string names = "tp", sizes = std::to_string(tp);
+  for (const auto& [name, size] : {std::pair{"pp", pp}, std::pair{"dp", dp}}) {
+    if (size == 1) continue;
+    names += std::string(" x ") + name;
+    sizes += " x " + std::to_string(size);
+  }
+  const std::string job = names + " = " + sizes + " = " + std::to_string(gpus) + " GPUs";
   if (gpus > fabric.max_gpus) {
     const int nodes = (gpus + fabric.gpus_per_node - 1) / fabric.gpus_per_node;
     return job + " needs more than the " + std::to_string(fabric.max_gpus) + " " + gpu_name + " GPUs of " +
@@ -68,7 +73,7 @@ std::string job_placement_problem(const Fabric& fabric, int tp, int pp, const st
            "; give topology: ib-rail with nodes: " + std::to_string(nodes);
   }
   if (fabric.nodes > 1 && fabric.gpus_per_node % tp != 0 && tp % fabric.gpus_per_node != 0) {
-    return job + ": a stage's TP group of " + std::to_string(tp) + " would straddle two " + fabric.name + " nodes of " +
+    return job + ": a TP group of " + std::to_string(tp) + " would straddle two " + fabric.name + " nodes of " +
            std::to_string(fabric.gpus_per_node) + " GPUs; valid: tp dividing " + std::to_string(fabric.gpus_per_node) +
            " or a multiple of it";
   }

@@ -93,10 +93,12 @@ std::vector<ModuleSpan> module_exposure(const model::LayerGraph& graph, const Ti
 }
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline) {
-  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks);
+  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks), data(timeline.ranks);
   for (const OpSpan& span : timeline.spans) {
-    const bool is_compute = graph.op(span.op).stream == model::Stream::kCompute;
+    const model::Op& op = graph.op(span.op);
+    const bool is_compute = op.stream == model::Stream::kCompute;
     (is_compute ? compute : comm)[span.rank].emplace_back(span.start_s, span.end_s);
+    if (op.group == model::CommGroup::kData) data[span.rank].emplace_back(span.start_s, span.end_s);
   }
   Metrics m;
   m.time_s = timeline.makespan_s;
@@ -109,12 +111,17 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
     m.compute_s += length(busy_compute);
     m.comm_s += length(busy_comm);
     m.exposed_comm_s += uncovered(busy_comm, busy_compute);
+    const Intervals busy_data = merged(data[r]);
+    m.data_comm_s += length(busy_data);
+    m.exposed_data_comm_s += uncovered(busy_data, busy_compute);
     m.idle_s += m.time_s - length(merged(both));
   }
   const double n = std::max(1, timeline.ranks);
   m.compute_s /= n;
   m.comm_s /= n;
   m.exposed_comm_s /= n;
+  m.data_comm_s /= n;
+  m.exposed_data_comm_s /= n;
   m.idle_s /= n;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
   return m;
@@ -126,6 +133,8 @@ Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
   m.compute_s = wa * a.compute_s + wb * b.compute_s;
   m.comm_s = wa * a.comm_s + wb * b.comm_s;
   m.exposed_comm_s = wa * a.exposed_comm_s + wb * b.exposed_comm_s;
+  m.data_comm_s = wa * a.data_comm_s + wb * b.data_comm_s;
+  m.exposed_data_comm_s = wa * a.exposed_data_comm_s + wb * b.exposed_data_comm_s;
   m.idle_s = wa * a.idle_s + wb * b.idle_s;
   m.model_flops = wa * a.model_flops + wb * b.model_flops;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;

@@ -14,6 +14,10 @@ struct Metrics {
   double overlap = 0;         // hidden share of communication: 1 - exposed / comm (0 without comm)
   double idle_s = 0;          // neither computing nor communicating, mean over GPUs
   double model_flops = 0;     // GEMM and attention FLOPs one GPU runs (what MFU counts)
+  // The data-parallel group's collectives (FSDP, DDP): in flight, and in flight while the compute stream is idle
+  // (part of exposed_comm_s, which may also hold TP communication at the same time).
+  double data_comm_s = 0;
+  double exposed_data_comm_s = 0;
 };
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);

@@ -19,9 +19,11 @@ struct ChunkSim {
   model::ChunkCosts costs;
   Metrics passes;                 // one micro-batch, forward and backward
   Metrics optimizer;              // clipping and AdamW over the chunk's parameters
+  Metrics synced;                 // data parallelism: the micro-batch that gathers and reduces over the replicas
   model::MemoryFootprint memory;  // weights, gradients, optimizer state; one micro-batch's activations
   model::SavedActivations saved;
   std::optional<PassTrace> trace;  // set once simulated
+  std::optional<PassTrace> synced_trace;
 };
 
 std::string chunk_label(const model::ModelChunk& chunk) {
@@ -31,32 +33,54 @@ std::string chunk_label(const model::ModelChunk& chunk) {
   return label;
 }
 
+// When a one-micro-batch program's forward ends (its backward runs from there to the makespan).
+double forward_end(const model::LayerGraph& graph, const Timeline& timeline) {
+  double end = 0;
+  for (const OpSpan& span : timeline.spans) {
+    if (graph.op(span.op).stage == model::OpStage::kForward) end = std::max(end, span.end_s);
+  }
+  return end;
+}
+
 ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
                         const CostModel& cost, const EngineOptions& options) {
   const int tp = s.parallelism.tp;
   model::Workload w = model::chunk_workload(s.workload, chunk);
   const bool optimizer = w.optimizer;
   w.optimizer = false;
+  // The micro-batches between the step's first and last run without the replicas' synchronisation.
+  model::Workload plain = w;
+  plain.data_parallel = model::DataParallel{};
   ChunkSim c;
   c.chunk = chunk;
-  model::LayerGraph graph = model::build_pass_graph(s.arch, w, model::primary_pass(w), tp, v);
+  model::LayerGraph graph = model::build_pass_graph(s.arch, plain, model::primary_pass(w), tp, v);
   Timeline timeline = simulate(graph, cost, options);
-  double forward_end = 0;
   for (const OpSpan& span : timeline.spans) {
     const model::Op& op = graph.op(span.op);
-    if (op.stage == model::OpStage::kForward) forward_end = std::max(forward_end, span.end_s);
     // The weight-gradient GEMMs a zero-bubble schedule would run as their own pass (GPU 0's; all run alike).
     if (span.rank == 0 && op.kind == model::OpKind::kGemm && op.stage == model::OpStage::kBackward &&
         model::gemm_role_of(op.name) == model::GemmRole::kWeightGradient) {
       c.costs.weight_gradient_s += span.end_s - span.start_s;
     }
   }
-  c.costs.forward_s = forward_end;
-  c.costs.backward_s = timeline.makespan_s - forward_end;
+  c.costs.forward_s = forward_end(graph, timeline);
+  c.costs.backward_s = timeline.makespan_s - c.costs.forward_s;
   c.passes = compute_metrics(graph, timeline);
   c.memory = model::memory_footprint(s.arch, w, v, tp);
   c.saved = model::saved_activations(graph);
   c.trace.emplace(PassTrace{chunk_label(chunk), std::move(graph), std::move(timeline)});
+  if (w.data_parallel.enabled()) {
+    // The same micro-batch with the step's synchronisation (FSDP's gathers before its forward, the gradients'
+    // reduction after its backward): its forward is the step's first one's, its backward the last one's.
+    const model::LayerGraph synced = model::build_pass_graph(s.arch, w, model::primary_pass(w), tp, v);
+    Timeline synced_timeline = simulate(synced, cost, options);
+    const double synced_forward = forward_end(synced, synced_timeline);
+    c.costs.gathered_forward_s = synced_forward;
+    c.costs.reduce_tail_s = std::max(0.0, synced_timeline.makespan_s - synced_forward - c.costs.backward_s);
+    c.synced = compute_metrics(synced, synced_timeline);
+    c.synced_trace.emplace(
+        PassTrace{chunk_label(chunk) + ", synchronised over the replicas", synced, std::move(synced_timeline)});
+  }
   if (optimizer) {
     // No micro-batch, only the step's end: the chunk's clipping and AdamW.
     model::Workload end = w;
@@ -114,14 +138,16 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   PipelineRun& run = out.pipeline;
   run.spec = s.pipeline;
   run.microbatches = m;
-  run.programs_simulated = static_cast<int>(sims.size());
+  // With data parallelism each distinct chunk runs twice: plain, and synchronised over the replicas.
+  run.programs_simulated = static_cast<int>(sims.size()) * (s.workload.data_parallel.enabled() ? 2 : 1);
   run.activation_bytes = model::stage_activation_bytes_per_rank(s.arch, s.workload, tp);
   model::PipelineCosts costs;
   for (const size_t i : sim_of) costs.chunk.push_back(sims[i].costs);
   for (size_t c = 0; c + 1 < chunks.size(); ++c) {
-    // Stage a's GPU i sends to stage b's GPU i (TP innermost: stage s holds GPUs s·tp to (s+1)·tp - 1).
-    const int a = static_cast<int>(c) % p, b = static_cast<int>(c + 1) % p;
-    const bool across = job.node_of(a * tp) != job.node_of(b * tp) || job.spans_nodes(tp);
+    // Stage a's GPU i sends to stage b's GPU i (TP innermost, then DP: stage s of replica 0 holds GPUs
+    // s·tp·dp to s·tp·dp + tp - 1).
+    const int a = static_cast<int>(c) % p, b = static_cast<int>(c + 1) % p, dp = s.parallelism.dp;
+    const bool across = job.node_of(a * tp * dp) != job.node_of(b * tp * dp) || job.spans_nodes(tp);
     run.hop_crosses_nodes.push_back(across);
     costs.hop_s.push_back(send_seconds(cost.profile(), job, across, run.activation_bytes));
   }
@@ -147,9 +173,14 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
       r.layers += chunks[c].layers;
       r.forward_s += sim.costs.forward_s;
       r.backward_s += sim.costs.backward_s;
+      r.gathered_forward_s = std::max(r.gathered_forward_s, sim.costs.gathered_forward_s);
+      r.reduce_tail_s = std::max(r.reduce_tail_s, sim.costs.reduce_tail_s);
       r.weight_gradient_s += sim.costs.weight_gradient_s;
       r.optimizer_s += sim.optimizer.time_s;
-      sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, m), 1.0, sim.optimizer, 1.0);
+      // With data parallelism one micro-batch's passes are the synchronised program's.
+      const bool synced = sim.synced_trace.has_value();
+      sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, synced ? m - 1 : m), 1.0, sim.optimizer, 1.0);
+      if (synced) sum = weighted_sum(sum, 1.0, sim.synced, 1.0);
     }
     r.busy_s = timing.busy_s[stage];
     r.end_s = timing.end_s[stage] + r.optimizer_s;
@@ -165,7 +196,10 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   mean.idle_s = out.metrics.time_s - (mean.time_s - mean.idle_s);
   mean.time_s = out.metrics.time_s;
   out.metrics = mean;
-  for (ChunkSim& sim : sims) out.passes.push_back(std::move(*sim.trace));
+  for (ChunkSim& sim : sims) {
+    out.passes.push_back(std::move(*sim.trace));
+    if (sim.synced_trace) out.passes.push_back(std::move(*sim.synced_trace));
+  }
   return out;
 }
 

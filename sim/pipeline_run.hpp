@@ -26,10 +26,14 @@ struct StageRun {
   double forward_s = 0;          // one micro-batch through the stage's chunks
   double backward_s = 0;         // its backward, recomputation included
   double weight_gradient_s = 0;  // the weight-gradient GEMMs within backward_s
-  double optimizer_s = 0;        // after the stage's last pass: gradient clipping and AdamW
-  double busy_s = 0;             // its passes over the step
-  double end_s = 0;              // its optimizer's end
-  int peak_in_flight = 0;        // micro-batch chunks whose activations it holds at once
+  // Data parallelism (model::ChunkCosts, the largest of the stage's chunks): the first forward's span with its
+  // FSDP gathers from the step's start, and how long the gradients' reduction runs past the last backward.
+  double gathered_forward_s = 0;
+  double reduce_tail_s = 0;
+  double optimizer_s = 0;  // after the stage's last pass: gradient clipping and AdamW
+  double busy_s = 0;       // its passes over the step
+  double end_s = 0;        // its optimizer's end
+  int peak_in_flight = 0;  // micro-batch chunks whose activations it holds at once
   model::MemoryFootprint memory;
 };
 

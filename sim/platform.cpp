@@ -24,7 +24,7 @@ int PowerStates::state(int comm_kernels, double transfer_W) const {
   return comm * levels + std::clamp(level, 0, levels - 1);
 }
 
-Platform build_platform(int gpus, const CostModel& cost) {
+Platform build_platform(int gpus, const CostModel& cost, bool outside_groups) {
   Platform platform;
   const Fabric& fabric = cost.fabric();
   auto* zone = s4u::create_full_zone(fabric.name);
@@ -88,6 +88,25 @@ Platform build_platform(int gpus, const CostModel& cost) {
       }
       zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route,
                       false);
+    }
+  }
+  if (outside_groups) {
+    // Each GPU's NIC (those above where the group spans nodes, else its own) and its port lead out of the group.
+    for (int i = static_cast<int>(nics.size()); i < gpus && fabric.nic_Bps > 0; ++i) {
+      nics.push_back(zone->create_split_duplex_link("nic" + std::to_string(i), fabric.nic_Bps)->set_latency(0));
+    }
+    platform.outside_network = zone->create_host("outside_network", 1.0);
+    platform.outside_nvlink = zone->create_host("outside_nvlink", 1.0);
+    for (int i = 0; i < gpus; ++i) {
+      for (const bool network : {true, false}) {
+        if (network && nics.empty()) continue;
+        s4u::Link* link = network ? nics[i] : ports[i];
+        s4u::Host* outside = network ? platform.outside_network : platform.outside_nvlink;
+        zone->add_route(platform.gpus[i]->get_netpoint(), outside->get_netpoint(), nullptr, nullptr,
+                        {s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, false);
+        zone->add_route(outside->get_netpoint(), platform.gpus[i]->get_netpoint(), nullptr, nullptr,
+                        {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[i])}, false);
+      }
     }
   }
   platform.clock = zone->create_host("clock", kClockRate)->set_core_count(1 << 24);

@@ -39,13 +39,18 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;
   std::vector<simgrid::s4u::Host*> memories;  // flow endpoints of each GPU's memory-bound kernels
   simgrid::s4u::Host* clock = nullptr;
+  // With outside groups: the rest of a group outside the simulated GPUs, reached through each GPU's NIC, or
+  // through its NVLink port (a group inside the node).
+  simgrid::s4u::Host* outside_network = nullptr;
+  simgrid::s4u::Host* outside_nvlink = nullptr;
 };
 
 // Sets the network model configuration (pure alpha-beta) on the engine; call before building zones.
 void configure_engine(simgrid::s4u::Engine& engine);
 // The cost model's fabric: a port per GPU into a non-blocking switch, on PCIe a shared host bridge
 // that every peer flow also crosses, and on ib-rail a NIC per GPU for flows between nodes.
-Platform build_platform(int gpus, const CostModel& cost);
+// `outside_groups`: routes from every GPU to the outside hosts and back (a data-parallel group's collectives).
+Platform build_platform(int gpus, const CostModel& cost, bool outside_groups = false);
 // Bandwidth of a GPU's HBM link: HBM bandwidth times the profile's memory-bound efficiency.
 double kHbmLinkBps(const CostModel& cost);
 

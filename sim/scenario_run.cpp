@@ -174,14 +174,14 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   } catch (const InputError& error) {
     in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }
-  const int tp = s.parallelism.tp, pp = s.parallelism.pp;
-  if (pp > 1) {
-    if (const std::string why = job_placement_problem(fabric, tp, pp, gpu.name); !why.empty()) {
+  const int tp = s.parallelism.tp, pp = s.parallelism.pp, dp = s.parallelism.dp;
+  const bool job = pp > 1 || dp > 1;
+  if (job) {
+    if (const std::string why = job_placement_problem(fabric, tp, pp, dp, gpu.name); !why.empty()) {
       in.fail(s.topology.node, "parallelism " + why);
     }
   }
-  if (const std::string why =
-          group_placement_problem(group_fabric(fabric, pp > 1 ? tp : fabric.max_gpus), tp, gpu.name);
+  if (const std::string why = group_placement_problem(group_fabric(fabric, job ? tp : fabric.max_gpus), tp, gpu.name);
       !why.empty()) {
     in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " " + why);
   }
@@ -193,12 +193,13 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
 // and line; the plans would raise it inside the simulation process, which reports it without one.
 void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& run, const CostModel& cost) {
   const model::YamlReader in(scenario.file);
-  const int job_gpus = scenario.parallelism.tp * scenario.parallelism.pp;
-  if (run.fabric.spans_nodes(job_gpus) && !run.profile.network && !run.fabric.spans_nodes(scenario.parallelism.tp)) {
+  const model::Parallelism& par = scenario.parallelism;
+  if (run.fabric.spans_nodes(par.tp * par.pp * par.dp) && !run.profile.network && !run.fabric.spans_nodes(par.tp)) {
+    const std::string what = par.pp > 1 ? "the " + std::to_string(par.pp) + " pipeline stages"
+                                        : "the " + std::to_string(par.dp) + " data-parallel replicas";
     in.fail(scenario.calibration.node,
-            "calibration: profile " + run.profile.name + " has no network section, and the " +
-                std::to_string(scenario.parallelism.pp) + " pipeline stages span " + run.fabric.name +
-                " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
+            "calibration: profile " + run.profile.name + " has no network section, and " + what + " span " +
+                run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
   }
   if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
     in.fail(scenario.calibration.node,

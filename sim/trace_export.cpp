@@ -34,6 +34,7 @@ Json op_args(const model::Op& op, const CommPlan& plan) {
     args["collective"] = model::to_string(op.collective);
     args["tensor_bytes"] = op.tensor_bytes;
     args["group_size"] = op.group_size;
+    if (op.group != model::CommGroup::kTensor) args["group"] = model::to_string(op.group);
     args["algorithm"] = model::to_string(plan.algorithm);
     args["ran_as"] = ran_as(plan);
     args["costed_by"] = costed_by(plan);

@@ -123,6 +123,33 @@ TEST_CASE("GPipe pays each stage-to-stage transfer twice on its critical path, o
                   std::logic_error);
 }
 
+TEST_CASE("a stage's first forward waits for its gathered parameters and its optimizer for its gradients' reduction",
+          "[model][pipeline]") {
+  const int p = 4, m = 8;
+  const double f = 1.0, b = 2.0;
+  const auto schedule = model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m);
+  model::PipelineCosts costs;
+  costs.chunk.assign(p, model::ChunkCosts{f, b, 0});
+  const model::PipelineTiming plain = model::time_pipeline(schedule, costs);
+  // Every chain of the step runs through stage 0's first forward: gathered G after the start, all shifts by G - F.
+  const double gathered = 3.5;
+  model::PipelineCosts first = costs;
+  first.chunk[0].gathered_forward_s = gathered;
+  CHECK(model::time_pipeline(schedule, first).step_s == Approx(plain.step_s + gathered - f));
+  // Stage s starts its first forward at s·F: parameters gathered by then cost nothing.
+  model::PipelineCosts later = costs;
+  for (int s = 1; s < p; ++s) later.chunk[s].gathered_forward_s = s * f + f;
+  CHECK(model::time_pipeline(schedule, later).step_s == Approx(plain.step_s));
+  // A reduction past the last backward delays only its stage's end, not the passes.
+  model::PipelineCosts tail = costs;
+  tail.chunk[p - 1].reduce_tail_s = 0.75;
+  const model::PipelineTiming reduced = model::time_pipeline(schedule, tail);
+  CHECK(reduced.step_s == Approx(plain.step_s));
+  CHECK(reduced.bubble_fraction == Approx(plain.bubble_fraction));
+  CHECK(reduced.end_s[p - 1] == Approx(plain.end_s[p - 1] + 0.75));
+  CHECK(reduced.end_s[0] == Approx(plain.end_s[0]));
+}
+
 TEST_CASE("a slower stage sets GPipe's pace: sum of the stages' passes plus m-1 of the slowest", "[model][pipeline]") {
   // Identical micro-batches through stages in series (a flow shop): the forwards take the sum of the stages'
   // forwards plus m-1 of the slowest, then the backwards the same from the last stage.

@@ -183,10 +183,10 @@ TEST_CASE("a job that does not fit the fabric, or leaves nodes empty, is refused
   // A TP group of 16 fills two whole nodes; one of 6 would straddle two.
   const sim::GpuSpec h100 = test::gpu_preset("h100-sxm");
   const sim::Fabric three = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 3}, h100);
-  CHECK_THAT(sim::job_placement_problem(three, 6, 4, "h100-sxm"),
+  CHECK_THAT(sim::job_placement_problem(three, 6, 4, 1, "h100-sxm"),
              Contains("would straddle two ib-rail nodes of 8 GPUs"));
   const sim::Fabric eight = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 8}, h100);
-  CHECK(sim::job_placement_problem(eight, 16, 4, "h100-sxm").empty());
+  CHECK(sim::job_placement_problem(eight, 16, 4, 1, "h100-sxm").empty());
 }
 
 TEST_CASE("the trace shows the schedule: a thread per stage with its passes and its optimizer", "[sim][pipeline]") {

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Cluster-job simulation cost: the shipped data-parallel and pipeline jobs from 64 to 16,384 GPUs (one replica's
+# programs simulated, the replicas' collectives in closed form), each with `taskset` on one core when
+# available: wall time and peak memory of `tpsim run` per scenario.
+# Usage: bench/cluster_job_bench.sh [path/to/tpsim]   (default build/cli/tpsim)
+set -euo pipefail
+tpsim="${1:-build/cli/tpsim}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+one_core=()
+command -v taskset >/dev/null && one_core=(taskset -c 0)
+for scenario in llama3-8b-tp8-fsdp8-train llama3-70b-tp8-fsdp32-train llama3-70b-tp8-pp4-train \
+  llama3-405b-tp8-pp16-dp128-train; do
+  /usr/bin/time -f "cluster_job_bench: $scenario: %e s wall, %M KiB peak resident" \
+    "${one_core[@]}" "$tpsim" run "$root/scenarios/$scenario.yaml" --no-progress >/dev/null
+done

@@ -1,0 +1,49 @@
+// Data parallelism of a training job (parallelism.dp > 1): DDP (a `ddp:` section, or none) all-reduces the
+// gradients in buckets while the last micro-batch's backward runs; FSDP (an `fsdp:` section, PyTorch's
+// fully_shard) shards parameters, gradients and optimizer state over the replicas, all-gathers each layer's
+// parameters before its forward (and its backward, when it resharded after the forward) and reduce-scatters
+// its gradients after its backward. The collectives run over the data-parallel group: the GPUs that hold the
+// same TP rank of the same stage in every replica (TP innermost on the topology, then DP).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace YAML {
+class Node;
+}
+
+namespace tpsim::model {
+
+class YamlReader;
+struct Workload;
+
+// PyTorch DDP's default bucket_cap_mb (torch.nn.parallel.DistributedDataParallel): 25 MiB.
+inline constexpr double kDefaultDdpBucketBytes = 25.0 * 1024 * 1024;
+
+struct DataParallel {
+  int degree = 1;  // replicas (parallelism.dp)
+  bool fsdp = false;
+  // FSDP: whether each layer frees its gathered parameters after its forward (gathering them again before its
+  // backward); TorchTitan keeps the last layer's, which its backward needs at once.
+  bool reshard_after_forward = true;
+  double bucket_bytes = kDefaultDdpBucketBytes;  // DDP: gradient bytes per all-reduce
+  double reduce_bytes = 4.0;                     // bytes per gradient element reduced (fp32; bf16: 2)
+
+  bool enabled() const { return degree > 1; }
+  // Parameters, gradients and optimizer state each rank holds a 1/shards of.
+  int shards() const { return fsdp ? degree : 1; }
+};
+
+const std::vector<std::string>& fsdp_keys();
+const std::vector<std::string>& ddp_keys();
+
+// Reads the `fsdp:` and `ddp:` sections for parallelism.dp = `degree` replicas of `workload`, refusing at its
+// key what cannot run: either section with dp 1, both at once, data parallelism outside phase train, a
+// shard_degree other than dp (hybrid sharding is not modelled yet). `fsdp` and `ddp` may be undefined.
+DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
+                                const YAML::Node& dp_key, int degree, const Workload& workload);
+
+std::string to_string(const DataParallel& dp);  // "ddp", "fsdp", "fsdp without resharding"
+
+}  // namespace tpsim::model

@@ -1,0 +1,39 @@
+// Placement of a data-parallel group and the closed form of its collectives.
+#include "sim/data_group.hpp"
+
+#include <algorithm>
+
+namespace tpsim::sim {
+
+Fabric data_group_fabric(const Fabric& tp_fabric, int tp, int dp) {
+  Fabric group = tp_fabric;
+  const int per_node = tp < tp_fabric.gpus_per_node ? tp_fabric.gpus_per_node / tp : 1;
+  if (dp <= per_node) {
+    group.nodes = 1;
+    group.gpus_per_node = group.max_gpus = dp;
+    return group;
+  }
+  group.gpus_per_node = per_node;
+  group.nodes = (dp + per_node - 1) / per_node;
+  group.max_gpus = group.nodes * per_node;
+  return group;
+}
+
+CommPlan plan_data_group(const model::Op& op, int tp, const CostModel& cost) {
+  const int dp = op.group_size;
+  const CostModel group_cost(cost.gpu(), cost.profile(), data_group_fabric(cost.fabric(), tp, dp));
+  CommPlan plan = plan_communication(op, dp, group_cost);
+  const double total_s = idle_seconds(plan, group_cost);
+  CommPlan::OutsideGroup outside;
+  outside.network = group_cost.fabric().spans_nodes(dp);
+  const double link_Bps = outside.network ? group_cost.fabric().nic_Bps : group_cost.port_Bps();
+  const double efficiency = outside.network ? plan.network.link_efficiency : plan.transport.link_efficiency;
+  const double rails = outside.network && plan.stripes_rails ? plan.gpus_per_node : 1.0;
+  const double link_s = std::min(total_s, model::wire_bytes_per_rank(op) / (rails * link_Bps * efficiency));
+  outside.link_bytes = link_s * link_Bps;
+  outside.latency_s = total_s - link_s;
+  plan.outside = outside;
+  return plan;
+}
+
+}  // namespace tpsim::sim

@@ -1,0 +1,234 @@
+// Data-parallel training steps (parallelism.dp > 1): FSDP's gathers and reductions move each unit's parameters
+// and gradients (d-1)/d per rank, DDP all-reduces every gradient once in buckets, the data group's collectives
+// take their closed form over the NICs and share them, and FSDP shards the optimizer state.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "model/input_error.hpp"
+#include "model/memory_footprint.hpp"
+#include "model/parameter_count.hpp"
+#include "model/scenario.hpp"
+#include "sim/data_group.hpp"
+#include "sim/scenario_run.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Llama-3.1-8B at tp=8 with `dp` replicas on dp ib-rail nodes: one data-parallel group per local GPU, one member
+// per node.
+std::string job(const std::string& sync, int dp = 4, const std::string& workload_extra = "",
+                const std::string& nic = "") {
+  return "name: dp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: " + std::to_string(dp) +
+         nic + "}\nworkload: {phase: train, batch: 1, seq_len: 2048" + workload_extra +
+         "}\nparallelism: {tp: 8, dp: " + std::to_string(dp) + "}\n" + sync + "variants: [{name: sp, tp_mode: sp}]\n";
+}
+
+model::LayerGraph step_graph(const model::Scenario& s) {
+  return model::build_pass_graph(s.arch, s.workload, model::primary_pass(s.workload), s.parallelism.tp,
+                                 s.variants.front());
+}
+
+// One decoder layer's parameters on one of 8 TP ranks, from Llama-3.1-8B's shapes: q, k, v, o and the three MLP
+// matrices split 8 ways, the two RMSNorm weights whole.
+double layer_parameters_tp8() {
+  const double hidden = 4096, ffn = 14336, kv = 8 * 128;
+  return (hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn) / 8 + 2 * hidden;
+}
+
+struct DataOps {
+  int gathers = 0, reductions = 0, all_reduces = 0;
+  double all_reduced_bytes = 0;
+};
+
+DataOps data_ops(const model::LayerGraph& graph, double layer_params) {
+  DataOps out;
+  for (model::OpId id = 0; id < graph.size(); ++id) {
+    const model::Op& op = graph.op(id);
+    if (op.group != model::CommGroup::kData) continue;
+    const double d = op.group_size;
+    if (op.collective == model::CollectiveKind::kAllGather && op.module >= 0) {
+      ++out.gathers;
+      // (d-1)/d of the layer's bf16 parameters out of each rank.
+      CHECK(model::wire_bytes_per_rank(op) == Approx(2.0 * layer_params * (d - 1) / d).epsilon(1e-12));
+    } else if (op.collective == model::CollectiveKind::kReduceScatter && op.module >= 0) {
+      ++out.reductions;
+      CHECK(model::wire_bytes_per_rank(op) == Approx(4.0 * layer_params * (d - 1) / d).epsilon(1e-12));
+    } else if (op.collective == model::CollectiveKind::kAllReduce && op.tensor_bytes > 4) {
+      ++out.all_reduces;
+      out.all_reduced_bytes += op.tensor_bytes;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("FSDP gathers each layer's parameters and reduce-scatters its gradients, (d-1)/d of them per rank",
+          "[sim][data_parallel]") {
+  const model::Scenario s = model::parse_scenario(job("fsdp: {}\n", 4, ", microbatches: 2"), "dp.yaml");
+  const DataOps ops = data_ops(step_graph(s), layer_parameters_tp8());
+  // Per micro-batch: every layer before its forward, all but the last again before its backward; every layer's
+  // gradients once.
+  CHECK(ops.gathers == 2 * (32 + 31));
+  CHECK(ops.reductions == 2 * 32);
+  CHECK(ops.all_reduces == 0);
+  model::Scenario kept = s;
+  kept.workload.data_parallel.reshard_after_forward = false;
+  CHECK(data_ops(step_graph(kept), layer_parameters_tp8()).gathers == 2 * 32);
+}
+
+TEST_CASE("DDP all-reduces every gradient once, in the last micro-batch, in buckets of bucket_MB after a 1 MiB one",
+          "[sim][data_parallel]") {
+  const model::Scenario s = model::parse_scenario(job("ddp: {bucket_MB: 100}\n", 4, ", microbatches: 3"), "dp.yaml");
+  const model::LayerGraph graph = step_graph(s);
+  const DataOps ops = data_ops(graph, layer_parameters_tp8());
+  const double params = model::layer_parameters_per_rank(s.arch, model::shard_for_tp(s.arch, 8), 32) +
+                        model::embedding_parameters_per_rank(s.arch, 8);
+  CHECK(ops.all_reduced_bytes == Approx(4.0 * params).epsilon(1e-12));
+  CHECK(ops.gathers == 0);
+  // Each bucket closes at the first unit past its size: 100 MiB of fp32 gradients, a layer's 27 MiB short of it.
+  const double bucket = 100.0 * 1024 * 1024, layer = 4.0 * layer_parameters_tp8();
+  for (model::OpId id = 0; id < graph.size(); ++id) {
+    const model::Op& op = graph.op(id);
+    if (op.group != model::CommGroup::kData || op.tensor_bytes <= 4) continue;
+    CHECK(op.name.rfind("mb2.", 0) == 0);  // the last micro-batch's backward
+    CHECK(op.tensor_bytes < bucket + 4.0 * model::embedding_parameters_per_rank(s.arch, 8) + layer);
+  }
+  CHECK(ops.all_reduces >= static_cast<int>(4.0 * params / (bucket + layer)));
+}
+
+TEST_CASE("a data-group collective alone takes its closed form, and two at once share the GPU's NIC",
+          "[sim][data_parallel]") {
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::Fabric job = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 16}, gpu);
+  const sim::CostModel cost(gpu, test::profile_preset("h100-sxm"), sim::group_fabric(job, 8));
+  const double bytes = 512e6;
+  auto graph_of = [&](int collectives) {
+    model::LayerGraph graph(8);
+    model::ProgramBuilder b(graph, 2.0);
+    for (int i = 0; i < collectives; ++i) {
+      b.data_collective("ar" + std::to_string(i), model::CollectiveKind::kReduceScatter, bytes, 16,
+                        i == 0 ? model::Stream::kComm3 : model::Stream::kComm4, "", {});
+    }
+    return graph;
+  };
+  const model::LayerGraph one = graph_of(1);
+  const sim::CommPlan plan = sim::plan_data_group(one.op(0), 8, cost);
+  // The group: one GPU on each of 16 nodes, each on its own NIC.
+  const sim::Fabric group = sim::data_group_fabric(cost.fabric(), 8, 16);
+  CHECK(group.nodes == 16);
+  CHECK(group.gpus_per_node == 1);
+  const sim::CostModel group_cost(gpu, cost.profile(), group);
+  const double closed_form = sim::idle_seconds(plan, group_cost);
+  REQUIRE(plan.outside);
+  CHECK(plan.outside->network);
+  // 15/16 of the tensor through one 50 GB/s NIC at the network's efficiency.
+  const double link_s = bytes * 15 / 16 / (50e9 * cost.profile().network->link_efficiency);
+  CHECK(plan.outside->link_bytes / 50e9 == Approx(link_s).epsilon(1e-9));
+  CHECK(plan.outside->latency_s + link_s == Approx(closed_form).epsilon(1e-9));
+  const double alone = sim::simulate(one, cost).makespan_s;
+  CHECK(alone == Approx(closed_form).epsilon(1e-6));
+  // On two streams at once, each moves its bytes at half the NIC: both end after the latency and twice the bytes.
+  const double both = sim::simulate(graph_of(2), cost).makespan_s;
+  CHECK(both == Approx(plan.outside->latency_s + 2 * link_s).epsilon(1e-6));
+}
+
+TEST_CASE("a data-parallel group inside a node runs over NVLink: tp=2 leaves room for four replicas per node",
+          "[sim][data_parallel]") {
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::Fabric node = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2}, gpu);
+  const sim::Fabric inside = sim::data_group_fabric(sim::group_fabric(node, 2), 2, 4);
+  CHECK(inside.nodes == 1);
+  CHECK_FALSE(inside.spans_nodes(4));
+  const sim::Fabric across = sim::data_group_fabric(sim::group_fabric(node, 2), 2, 8);
+  CHECK(across.nodes == 2);
+  CHECK(across.gpus_per_node == 4);
+}
+
+TEST_CASE("FSDP shards gradients and optimizer state over the replicas, and dp: 1 is the training step unchanged",
+          "[sim][data_parallel]") {
+  const sim::ScenarioRun fsdp = sim::run_scenario(model::parse_scenario(job("fsdp: {}\n"), "dp.yaml"));
+  const sim::ScenarioRun ddp = sim::run_scenario(model::parse_scenario(job(""), "dp.yaml"));
+  const model::MemoryFootprint& sharded = *fsdp.variants.front().memory;
+  const model::MemoryFootprint& whole = *ddp.variants.front().memory;
+  CHECK(sharded.optimizer_bytes == Approx(whole.optimizer_bytes / 4).epsilon(1e-12));
+  CHECK(sharded.total_bytes() < whole.total_bytes());
+  // The same step on one replica: no data-group collective, the time of the plain training step.
+  const std::string one = job("", 1);
+  const sim::ScenarioRun single = sim::run_scenario(model::parse_scenario(one, "dp.yaml"));
+  std::string plain = one;
+  plain.replace(plain.find(", dp: 1"), 7, "");
+  CHECK(single.variants.front().metrics.time_s ==
+        sim::run_scenario(model::parse_scenario(plain, "dp.yaml")).variants.front().metrics.time_s);
+  // The replicas' synchronisation costs time a replica alone does not spend.
+  CHECK(fsdp.variants.front().metrics.time_s > single.variants.front().metrics.time_s);
+  CHECK(ddp.variants.front().metrics.time_s > single.variants.front().metrics.time_s);
+}
+
+TEST_CASE("a slower NIC exposes more of FSDP's gathers: the step grows as the network shrinks",
+          "[sim][data_parallel]") {
+  const auto step = [](const std::string& nic) {
+    return sim::run_scenario(model::parse_scenario(job("fsdp: {}\n", 4, "", nic), "dp.yaml"))
+        .variants.front()
+        .metrics.time_s;
+  };
+  const double fast = step(""), slow = step(", nic_GBps: 2");
+  CHECK(slow > fast * 1.2);
+}
+
+TEST_CASE("data parallelism is refused at its key outside training, with both sections, or where it cannot be placed",
+          "[sim][data_parallel]") {
+  const auto parse = [](const std::string& text) { return model::parse_scenario(text, "dp.yaml"); };
+  std::string forward = job("");
+  forward.replace(forward.find("phase: train"), 12, "phase: forward");
+  CHECK_THROWS_WITH(parse(forward), Contains("dp.yaml:5:") && Contains("needs workload.phase train"));
+  CHECK_THROWS_WITH(parse(job("fsdp: {}\nddp: {}\n")), Contains("dp.yaml:7:") && Contains("give one of them"));
+  CHECK_THROWS_WITH(parse(job("fsdp: {shard_degree: 2}\n")),
+                    Contains("dp.yaml:6:") && Contains("hybrid sharding") && Contains("valid: parallelism.dp (4)"));
+  CHECK_THROWS_WITH(parse(job("fsdp: {}\n", 1)), Contains("fsdp needs parallelism.dp of 2 or more"));
+  CHECK_THROWS_WITH(parse(job("fsdp: {reshard: true}\n")), Contains("reshard_after_forward"));
+  std::string crowded = job("");
+  crowded.replace(crowded.find("nodes: 4"), 8, "nodes: 2");
+  CHECK_THROWS_WITH(sim::run_scenario(parse(crowded)),
+                    Contains("tp x dp = 8 x 4 = 32 GPUs needs more than the 16") && Contains("nodes: 4"));
+}
+
+TEST_CASE("under a pipeline each stage's replicas gather once per step and reduce after the last backward",
+          "[sim][data_parallel][pipeline]") {
+  // Llama-3.1-8B over tp=8 x pp=2 x dp=2 on 4 nodes: stage s of replica k on node 2s + k.
+  const std::string text =
+      "name: dp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 4}\n"
+      "workload: {phase: train, batch: 1, seq_len: 2048, microbatches: 4}\nparallelism: {tp: 8, pp: 2, dp: 2}\n"
+      "fsdp: {}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  const sim::ScenarioRun fsdp = sim::run_scenario(model::parse_scenario(text, "dp.yaml"));
+  std::string alone = text;
+  alone.replace(alone.find("nodes: 4"), 8, "nodes: 2");
+  alone.replace(alone.find(", dp: 2"), 7, "");
+  alone.replace(alone.find("fsdp: {}\n"), 9, "");
+  const sim::ScenarioRun replica = sim::run_scenario(model::parse_scenario(alone, "dp.yaml"));
+  const sim::PipelineRun& p = *fsdp.variants.front().pipeline;
+  const sim::PipelineRun& q = *replica.variants.front().pipeline;
+  REQUIRE(p.stages.size() == 2);
+  // The passes are the replica's own; every chain of 1F1B runs through stage 0's first forward, which now ends
+  // when its gathers do: the passes' span grows by that much at least.
+  CHECK(p.pipeline_s >= q.pipeline_s + (p.stages[0].gathered_forward_s - q.stages[0].forward_s) - 1e-9);
+  for (size_t s = 0; s < 2; ++s) {
+    CAPTURE(s);
+    CHECK(p.stages[s].forward_s == Approx(q.stages[s].forward_s).epsilon(1e-12));
+    // The gathers of 16 layers over one NIC outlast the forward they overlap.
+    CHECK(p.stages[s].gathered_forward_s > p.stages[s].forward_s);
+    CHECK(p.stages[s].reduce_tail_s > 0);
+    CHECK(p.stages[s].end_s >= p.stages[s].busy_s + p.stages[s].optimizer_s);
+    // Parameters stay gathered for the step; gradients and AdamW state are halved.
+    CHECK(p.stages[s].memory.optimizer_bytes == Approx(q.stages[s].memory.optimizer_bytes / 2).epsilon(1e-12));
+  }
+  CHECK(fsdp.variants.front().metrics.time_s > replica.variants.front().metrics.time_s);
+  // Resharding after each forward would gather every micro-batch again: refused under a pipeline.
+  std::string reshard = text;
+  reshard.replace(reshard.find("fsdp: {}"), 8, "fsdp: {reshard_after_forward: true}");
+  CHECK_THROWS_WITH(model::parse_scenario(reshard, "dp.yaml"),
+                    Contains("dp.yaml:6:") && Contains("valid: false, the default under a pipeline"));
+}
