@@ -11,6 +11,19 @@ std::string shape_text(int64_t rows, int64_t cols) {
   return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
 }
 
+namespace {
+
+// Same-rank dependencies: data ones on `reads`, ordering-only ones on `follows`.
+std::vector<Dep> reads_then_follows(const std::vector<OpId>& reads, const std::vector<OpId>& follows) {
+  std::vector<Dep> all;
+  all.reserve(reads.size() + follows.size());
+  for (const OpId dep : reads) all.push_back(Dep{dep, 0});
+  for (const OpId dep : follows) all.push_back(Dep{dep, 0, false});
+  return all;
+}
+
+}  // namespace
+
 OpId ProgramBuilder::issue(Op op, const std::vector<OpId>& deps) {
   std::vector<Dep> rank_local;
   rank_local.reserve(deps.size());
@@ -241,11 +254,7 @@ OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kin
   op.group_size = ranks;
   op.transport = Transport::kSm;
   op.shape = shape;
-  std::vector<Dep> all;
-  all.reserve(deps.size() + after.size());
-  for (const OpId dep : deps) all.push_back(Dep{dep, 0});
-  for (const OpId dep : after) all.push_back(Dep{dep, 0, false});
-  return issue_with(std::move(op), std::move(all));
+  return issue_with(std::move(op), reads_then_follows(deps, after));
 }
 
 OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv_offset, double bytes,
@@ -269,11 +278,7 @@ OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv
   op.transport = transport;
   op.group_size = tp();
   op.shape = shape;
-  std::vector<Dep> all;
-  all.reserve(deps.size() + after.size());
-  for (const OpId dep : deps) all.push_back(Dep{dep, 0});
-  for (const OpId dep : after) all.push_back(Dep{dep, 0, false});
-  return issue_with(std::move(op), std::move(all));
+  return issue_with(std::move(op), reads_then_follows(deps, after));
 }
 
 }  // namespace tpsim::model
