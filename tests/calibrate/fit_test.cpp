@@ -289,7 +289,8 @@ TEST_CASE("the two-regime ring fit recovers a low-latency and a Simple regime fr
   CHECK_FALSE(calibrate::fit_ring_regimes(plain, link).has_small);
 }
 
-TEST_CASE("all-reduces beside all-gathers tell NCCL's call latency from the per-step latency; one step count cannot") {
+TEST_CASE(
+    "all-reduces beside all-gathers tell NCCL's call latency from the per-step latency, and one step count cannot") {
   const double link = 450e9;
   calibrate::RingRegimes truth;
   truth.has_small = true;
@@ -478,7 +479,7 @@ TEST_CASE("ring times that do not grow with the message size are refused, naming
                     Contains("m.jsonl:1, m.jsonl:2: the nccl fit") && Contains("grow with the message size"));
 }
 
-TEST_CASE("points of another GPU fit nothing but the network section; one message size fits no latency") {
+TEST_CASE("points of another GPU fit nothing but the network section, and one message size fits no latency") {
   const auto line = [](const std::string& gpu, double bytes, double seconds) {
     return R"({"kind":"collective","gpu":")" + gpu +
            R"(","collective":"allgather","algorithm":"ring","ranks":8,"bytes":)" + model::format_number("%.0f", bytes) +
@@ -532,7 +533,7 @@ TEST_CASE("the tree fit recovers NCCL tree latency and efficiency from the plan'
   CHECK(round_trip.tree->link_efficiency == Approx(0.8).epsilon(1e-5));
 }
 
-TEST_CASE("fp8 GEMM points fit gemm.fp8_efficiency; without them it follows the published fp8 / bf16 ratio") {
+TEST_CASE("fp8 GEMM points fit gemm.fp8_efficiency, and without them it follows the published fp8 / bf16 ratio") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   sim::CostProfile truth = test::profile_preset("h100-sxm");
   truth.gemm.fp8_efficiency = 0.62;

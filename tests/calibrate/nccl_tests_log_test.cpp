@@ -91,7 +91,7 @@ TEST_CASE("a log run with NCCL_PROTO and NCCL_ALGO logged by NCCL records them a
   CHECK(plain[0].algorithm == "unknown");
 }
 
-TEST_CASE("wrong results are kept but marked incorrect; send/recv uses a bus factor of one") {
+TEST_CASE("wrong results are kept but marked incorrect, and send/recv uses a bus factor of one") {
   const std::string log =
       "# Collective test starting: sendrecv_perf\n# nThread 1 nGpus 2\n" + rank_lines(2, 2) +
       "    33554432       8388608     float     sum      -1    95.00  353.21  353.21      3    94.0  "
@@ -181,7 +181,8 @@ TEST_CASE(
                     Contains("x.log:11: column 9 is not a count of wrong elements"));
 }
 
-TEST_CASE("what a log does not name is NCCL's tuner choice; a forced algorithm keeps it and takes NCCL's protocol") {
+TEST_CASE(
+    "what a log does not name is NCCL's tuner choice, and a forced algorithm keeps it and takes NCCL's protocol") {
   const std::string body =
       "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 8\n" + rank_lines(8, 8) +
       "       65536        16384     float     sum      -1    20.00    3.28    5.73      0    19.0  "

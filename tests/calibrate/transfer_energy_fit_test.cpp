@@ -36,7 +36,8 @@ std::vector<Measurement> copy_overlaps(const sim::GpuSpec& gpu, const sim::CostP
 
 }  // namespace
 
-TEST_CASE("a GEMM beside a shorter copy loses the clock for the copy's span only; beside a longer one, throughout") {
+TEST_CASE(
+    "a GEMM beside a shorter copy loses the clock for the copy's span only, and beside a longer one, throughout") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   sim::CostProfile profile = test::profile_preset("h100-sxm");
   profile.power = sim::PowerParams{700, 70, 3, 20};

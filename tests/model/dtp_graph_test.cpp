@@ -91,7 +91,7 @@ TEST_CASE("decode GEMMs have one row per sequence and attention reads the whole 
   }
 }
 
-TEST_CASE("each dtp all-reduce moves the bytes of tp's all-reduce; the last delta modules send nothing") {
+TEST_CASE("each dtp all-reduce moves the bytes of tp's all-reduce, and the last delta modules send nothing") {
   const model::ArchSpec arch = model::load_model_preset("qwen3-8b");
   const int64_t layers = 3;
   const auto w = test::decode_workload(4, 128, layers);

@@ -18,7 +18,7 @@ std::string scenario_with(const std::string& skew) {
 
 }  // namespace
 
-TEST_CASE("a scenario's skew section reads its CVs and seed; without one there is no skew") {
+TEST_CASE("a scenario's skew section reads its CVs and seed, and without one there is no skew") {
   const model::Scenario s = model::parse_scenario(scenario_with("{kernel_cv: 0.03, gpu_cv: 0.05, seed: 7}"), "t.yaml");
   CHECK(s.skew.kernel_cv == 0.03);
   CHECK(s.skew.gpu_cv == 0.05);
@@ -64,7 +64,7 @@ TEST_CASE("skew factors have mean 1 and the asked coefficient of variation, and 
   CHECK(model::skew_factor(other, 123, 4) != model::skew_factor(skew, 123, 4));
 }
 
-TEST_CASE("a GPU's skew factor is one draw for all its kernels; kernel skew varies kernel to kernel") {
+TEST_CASE("a GPU's skew factor is one draw for all its kernels, and kernel skew varies kernel to kernel") {
   model::RankSkew per_gpu;
   per_gpu.gpu_cv = 0.1;
   CHECK(model::skew_factor(per_gpu, 1, 3) == model::skew_factor(per_gpu, 999, 3));
@@ -75,7 +75,7 @@ TEST_CASE("a GPU's skew factor is one draw for all its kernels; kernel skew vari
   CHECK(model::skew_factor(model::RankSkew{}, 1, 3) == 1.0);
 }
 
-TEST_CASE("a sweep over skew.seed gives each point its seed; a scenario without a skew section cannot sweep it") {
+TEST_CASE("a sweep over skew.seed gives each point its seed, and a scenario without a skew section cannot sweep it") {
   const model::Scenario base =
       model::parse_scenario(scenario_with("{kernel_cv: 0.03, seed: 1}") + "sweep: {skew.seed: [4, 9]}\n", "t.yaml");
   const model::SweepPlan plan(base);

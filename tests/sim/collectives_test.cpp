@@ -184,6 +184,9 @@ sim::CostModel three_protocol_cost() {
   p.nccl_small.reset();
   p.nccl_ll = sim::TransportParams{1e-6, 0.25};
   p.nccl_ll128 = sim::TransportParams{4e-6, 0.7};
+  // NCCL's rings alone: auto would otherwise run an all-gather as a symmetric-memory multicast kernel.
+  p.multimem.reset();
+  p.multimem_gather.reset();
   return sim::CostModel(test::gpu_preset("h100-sxm"), p);
 }
 
@@ -196,7 +199,7 @@ model::Op ring_op(model::CollectiveKind kind, double bytes, model::Protocol prot
 
 }  // namespace
 
-TEST_CASE("each protocol regime's ring takes its closed form; auto runs the fastest, a ring NCCL's choice") {
+TEST_CASE("each protocol regime's ring takes its closed form, and auto runs the fastest, a ring NCCL's choice") {
   const sim::CostModel cost = three_protocol_cost();
   const double link = cost.gpu().nvlink_Bps;
   const int n = 8;
@@ -313,7 +316,7 @@ TEST_CASE("a two-shot all-reduce is two steps of a 1/n block to every peer: 2 (l
   CHECK_THROWS_WITH(sim::plan_communication(op, 8, ring_only), Catch::Contains("no two_shot section"));
 }
 
-TEST_CASE("auto runs NVLS only from the profile's nvls.min_ranks, as NCCL chooses; a forced NVLS runs below it") {
+TEST_CASE("auto runs NVLS only from the profile's nvls.min_ranks, as NCCL chooses, and a forced NVLS runs below it") {
   sim::CostProfile profile = test::profile_preset("h200-sxm");
   REQUIRE(profile.nvls_min_ranks == 5);
   profile.multimem.reset();  // NCCL's algorithms only: the multicast kernels would run at any rank count

@@ -152,7 +152,7 @@ TEST_CASE("fp8 on a GPU without fp8 tensor cores is refused where the scenario a
                                               Catch::Contains("workload.dtype fp8: GPU a100-sxm has no fp8 peak"));
 }
 
-TEST_CASE("fp8 attention runs at the fp8 peak and reads 1-byte Q, K and V; the A100 refuses it") {
+TEST_CASE("fp8 attention runs at the fp8 peak and reads 1-byte Q, K and V, and the A100 refuses it") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-70b");
   const sim::CostModel cost = test::h100_cost();
   // The shipped profiles: FlashAttention-3's fp8 best (about 1.2 PFLOP/s on H100) x its bf16

@@ -67,7 +67,8 @@ TEST_CASE("a ring all-gather on an idle node takes (n-1)(alpha + bytes/(n B))") 
   }
 }
 
-TEST_CASE("an NCCL call waits its call latency before its first step, holding its SMs; a copy-engine step does not") {
+TEST_CASE(
+    "an NCCL call waits its call latency before its first step, holding its SMs, and a copy-engine step does not") {
   sim::CostProfile profile = simple_cost().profile();
   profile.nccl_call_latency_s = 1e-3;
   const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);
@@ -86,9 +87,13 @@ TEST_CASE("an NCCL call waits its call latency before its first step, holding it
     b.exchange("ce", 1, -1, bytes, Transport::kCopyEngine, "", {});
     CHECK(sim::simulate(graph, cost).makespan_s == Approx(5e-6 + bytes / link).epsilon(1e-9));
   }
-  // A GEMM beside a call of a few bytes runs on 1 - sms / SMs of the GPU during its call latency.
+  // A GEMM beside an NCCL call of a few bytes runs on 1 - sms / SMs of the GPU during its call latency (a
+  // Simple ring, costed by the nccl regime set above: on auto, so small a gather would run as a multimem kernel,
+  // which makes no NCCL call, or in the profile's small-message regime).
   model::LayerGraph graph(n);
   model::ProgramBuilder b(graph, 2.0);
+  b.set_collective_algorithm(model::CollectiveAlgorithm::kRing);
+  b.set_collective_protocol(model::Protocol::kSimple);
   const model::OpId gemm = b.gemm("g", {16384, 8192, 8192}, {});
   b.collective("ag", model::CollectiveKind::kAllGather, 64, "", {});
   const sim::Timeline timeline = sim::simulate(graph, cost);
@@ -125,7 +130,7 @@ TEST_CASE("concurrent flows out of one GPU share its NVLink port") {
   CHECK(sim::simulate(graph, cost).makespan_s == Approx(expected).epsilon(1e-9));
 }
 
-TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share; copy-engine transfers take no SMs") {
+TEST_CASE("an SM comm kernel slows a concurrent GEMM by its SM share, and copy-engine transfers take no SMs") {
   const sim::CostModel cost = simple_cost();
   const model::GemmShape shape{8192, 8192, 8192};
   const double gemm_s = cost.gemm_seconds(shape, 0);

@@ -50,12 +50,13 @@ TEST_CASE("PCIe has no in-switch reduction: a forced NVLS is refused, auto and n
   CHECK(nccl.deviation.empty());  // NCCL itself has no NVLS there
 }
 
-TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs; a 16-GPU ring runs at the NVLink-5 port rate") {
+TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs, and a 16-GPU ring runs at the NVLink-5 port rate") {
   const sim::CostModel cost = on("nvl72", "b200");
   CHECK(cost.fabric().max_gpus == 72);
   const auto& nccl = cost.profile().nccl;
   const double bytes = 512.0 * (1 << 20), n = 16;
-  const double expected = (n - 1) * (nccl.step_latency_s + bytes / n / (900e9 * nccl.link_efficiency));
+  const double expected = cost.profile().nccl_call_latency_s +
+                          (n - 1) * (nccl.step_latency_s + bytes / n / (900e9 * nccl.link_efficiency));
   CHECK(test::simulate_collective(cost, 16, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
         Approx(expected).epsilon(1e-6));
   CHECK_THROWS_WITH(sim::resolve_fabric("nvl72", test::gpu_preset("h100-sxm")),

@@ -121,18 +121,28 @@ TEST_CASE("an oversubscribed fat tree slows only cross-rail traffic: all-to-alls
                     Catch::Contains("must be 1 (non-blocking) or more"));
 }
 
-TEST_CASE(
-    "across nodes auto and forced one-shot, two-shot and NVLS all-reduces run as rings; inside a node they stay") {
+TEST_CASE("across nodes auto and nccl all-reduces run as rings and a forced one-shot, two-shot or NVLS is refused, "
+          "inside a node they stay") {
   const sim::CostModel cost = rail("h200-sxm", 2, test::profile_preset("h200-sxm"));
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTwoShot,
-                                CollectiveAlgorithm::kNvls}) {
-    for (double bytes : {64.0 * 1024, 1.0 * (1 << 30)}) {
+  for (double bytes : {64.0 * 1024, 1.0 * (1 << 30)}) {
+    CAPTURE(bytes);
+    for (CollectiveAlgorithm a : {CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kNccl}) {
       const model::Op op = test::collective_op(CollectiveKind::kAllReduce, bytes, a);
       CHECK(sim::plan_communication(op, 16, cost).algorithm == CollectiveAlgorithm::kRing);
     }
+    for (CollectiveAlgorithm a : {CollectiveAlgorithm::kDirect, CollectiveAlgorithm::kTwoShot}) {
+      const model::Op op = test::collective_op(CollectiveKind::kAllReduce, bytes, a);
+      CHECK_THROWS_WITH(sim::plan_communication(op, 16, cost),
+                        Catch::Contains("needs one NVLink domain, and 16 ranks span nodes"));
+    }
+    const model::Op nvls = test::collective_op(CollectiveKind::kAllReduce, bytes, CollectiveAlgorithm::kNvls);
+    CHECK_THROWS_WITH(sim::plan_communication(nvls, 16, cost), Catch::Contains("NVLS across nodes"));
   }
-  const model::Op big = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kAuto);
-  CHECK(sim::plan_communication(big, 8, cost).algorithm == CollectiveAlgorithm::kNvls);
+  // Inside one node the switch reduces: NCCL runs NVLS, and auto the symmetric-memory multicast kernel.
+  const model::Op nccl = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kNccl);
+  CHECK(sim::plan_communication(nccl, 8, cost).algorithm == CollectiveAlgorithm::kNvls);
+  const model::Op fastest = test::collective_op(CollectiveKind::kAllReduce, 1 << 30, CollectiveAlgorithm::kAuto);
+  CHECK(sim::plan_communication(fastest, 8, cost).algorithm == CollectiveAlgorithm::kMultimem);
 }
 
 TEST_CASE("a group across nodes needs the profile's network section, and says so") {
@@ -145,7 +155,7 @@ TEST_CASE("a group across nodes needs the profile's network section, and says so
   CHECK_NOTHROW(sim::plan_communication(op, 8, cost));
 }
 
-TEST_CASE("a scenario spans ib-rail nodes with hardware.nodes; tp must fill them and fit them") {
+TEST_CASE("a scenario spans ib-rail nodes with hardware.nodes, and tp must fill them and fit them") {
   // 48 heads and 1152 tokens: tp = 12 and 24 divide the model and the pass, so only the fabric can refuse them.
   const std::string head =
       "name: t\nmodel: {hidden_size: 3072, intermediate_size: 12288, num_attention_heads: 48, num_key_value_heads: 48,"

@@ -38,7 +38,7 @@ TEST_CASE("a profile without a base that lacks required values is refused, namin
   CHECK(p.sources.at("gemm.efficiency").fitted);
 }
 
-TEST_CASE("a base is a GPU preset's profile or a profile file beside the profile; a chain of them ends") {
+TEST_CASE("a base is a GPU preset's profile or a profile file beside the profile, and a chain of them ends") {
   const auto dir = std::filesystem::temp_directory_path() / ("tpsim_profile_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "a.yaml") << "gpu: h100-sxm\nbase: h100-sxm\nattention: {efficiency: 0.5}\n";
