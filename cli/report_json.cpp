@@ -135,6 +135,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
   j["workload"] = workload;
   j["parallelism"] = {
       {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
+  if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["parallelism"]["order"] = model::to_string(s.parallelism.order);
   if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
     Json sync = {{"mode", dp.fsdp ? "fsdp" : "ddp"}, {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};
     if (dp.fsdp) {
@@ -211,6 +212,10 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   if (m.data_comm_s > 0) {  // data parallelism (parallelism.dp > 1)
     r["data_comm_s"] = m.data_comm_s;
     r["exposed_data_comm_s"] = m.exposed_data_comm_s;
+  }
+  if (v.pipeline || m.data_comm_s > 0) {  // a job: its exposed communication per dimension of the mesh
+    const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
+    r["exposed_by_dimension_s"] = {{"tp", e.tp_s}, {"pp", e.pp_s}, {"dp", e.dp_s}};
   }
   r["overlap"] = m.overlap;
   r["idle_s"] = m.idle_s;

@@ -73,8 +73,8 @@ std::string ms(double seconds, size_t width = 10) {
   return pad(model::format_number("%.3f", seconds * 1e3), width, false);
 }
 
-// " x pp=4 (1f1b, 2 virtual stages)" under a pipeline, then " x dp=8 (fsdp)" with data parallelism; empty
-// without either.
+// " x pp=4 (1f1b, 2 virtual stages)" under a pipeline, then " x dp=8 (fsdp)" with data parallelism, then
+// ", placed tp, pp, dp" when the stages sit inside the replicas' span; empty without either.
 std::string pipeline_text(const model::Scenario& s) {
   std::string text;
   if (s.parallelism.pp > 1) {
@@ -85,6 +85,7 @@ std::string pipeline_text(const model::Scenario& s) {
   if (s.parallelism.dp > 1) {
     text += " x dp=" + std::to_string(s.parallelism.dp) + " (" + model::to_string(s.workload.data_parallel) + ")";
   }
+  if (s.parallelism.order != model::MeshOrder::kTpDpPp) text += ", placed " + model::to_string(s.parallelism.order);
   return text;
 }
 
@@ -116,6 +117,22 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
                        : " per step (" + sim::human_bytes(wire) + " out of each GPU), ") +
            model::format_number("%.3f", v.metrics.data_comm_s * 1e3) + " ms in flight, " +
            model::format_number("%.3f", v.metrics.exposed_data_comm_s * 1e3) + " ms exposed\n";
+  }
+  return out;
+}
+
+// For a job (pp or dp > 1), per variant: its exposed communication split by the mesh's dimensions.
+std::string exposed_by_dimension_notes(const sim::ScenarioRun& run) {
+  const model::Parallelism& par = run.scenario.parallelism;
+  if (par.pp == 1 && par.dp == 1) return "";
+  const auto ms_text = [](double seconds) { return model::format_number("%.3f", seconds * 1e3) + " ms"; };
+  std::string out;
+  for (const sim::VariantRun& v : run.variants) {
+    const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
+    out += "exposed communication of " + v.variant.name + " by dimension: tp " + ms_text(e.tp_s);
+    if (par.pp > 1) out += ", pp " + ms_text(e.pp_s) + " (the sends, added to the step)";
+    if (par.dp > 1) out += ", dp " + ms_text(e.dp_s);
+    out += "\n";
   }
   return out;
 }
@@ -311,6 +328,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   out += skew_notes(run);
   out += pipeline_notes(run);
   out += data_parallel_notes(run);
+  out += exposed_by_dimension_notes(run);
   out += collectives_notes(run);
   return out;
 }

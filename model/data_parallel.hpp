@@ -22,7 +22,8 @@ struct Workload;
 inline constexpr double kDefaultDdpBucketBytes = 25.0 * 1024 * 1024;
 
 struct DataParallel {
-  int degree = 1;  // replicas (parallelism.dp)
+  int degree = 1;         // replicas (parallelism.dp)
+  int member_stride = 1;  // GPUs between a rank and the same rank of the next replica (Parallelism::dp_stride)
   bool fsdp = false;
   // FSDP: whether each layer frees its gathered parameters after its forward (gathering them again before its
   // backward); TorchTitan keeps the last layer's, which its backward needs at once.

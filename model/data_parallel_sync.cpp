@@ -36,7 +36,7 @@ void DataParallelSync::gather(ProgramBuilder& b, const SyncUnit& unit, const std
   if (const std::optional<OpId> reader = b.weights_reader()) after.push_back(*reader);
   // The unit's whole bf16 parameters gathered from their 1/dp shards.
   const OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
-                                          kBf16Bytes * unit.parameters, dp_.degree, Stream::kComm3,
+                                          kBf16Bytes * unit.parameters, dp_, Stream::kComm3,
                                           std::to_string(static_cast<int64_t>(unit.parameters)) + " params", {}, after);
   b.wait_for_weights(gathered);
 }
@@ -54,9 +54,9 @@ void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, i
   const double bytes = dp_.reduce_bytes * unit.parameters;
   if (dp_.fsdp) {
     // The gradient of the whole unit in, this rank's 1/dp shard out.
-    reductions_.push_back(b.data_collective(
-        unit.name + "fsdp.reduce_scatter", CollectiveKind::kReduceScatter, bytes, dp_.degree, Stream::kComm4,
-        std::to_string(static_cast<int64_t>(unit.parameters)) + " grads", compute_tails(b)));
+    reductions_.push_back(
+        b.data_collective(unit.name + "fsdp.reduce_scatter", CollectiveKind::kReduceScatter, bytes, dp_, Stream::kComm4,
+                          std::to_string(static_cast<int64_t>(unit.parameters)) + " grads", compute_tails(b)));
     return;
   }
   if (microbatch + 1 < ctx_.workload.microbatches) return;  // accumulated locally (no_sync)
@@ -70,7 +70,7 @@ void DataParallelSync::flush_bucket(ProgramBuilder& b) {
   const int saved_module = b.module();
   b.set_module(-1);  // a bucket spans layers: named by its number, not a layer
   reductions_.push_back(b.data_collective(
-      "ddp.bucket" + std::to_string(buckets_) + ".all_reduce", CollectiveKind::kAllReduce, bucket_bytes_, dp_.degree,
+      "ddp.bucket" + std::to_string(buckets_) + ".all_reduce", CollectiveKind::kAllReduce, bucket_bytes_, dp_,
       Stream::kComm4, std::to_string(static_cast<int64_t>(bucket_bytes_ / dp_.reduce_bytes)) + " grads",
       bucket_reads_));
   b.set_module(saved_module);

@@ -109,6 +109,7 @@ struct Op {
   double tensor_bytes = 0;
   CommGroup group = CommGroup::kTensor;
   int group_size = 1;
+  int group_stride = 1;  // GPUs between consecutive members on the job's placement (the TP group's: 1)
   // kExchange: one step of a pipelined transfer.
   int send_offset = 0;  // 0: sends nothing
   int recv_offset = 0;  // 0: receives nothing

@@ -241,9 +241,9 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   return issue(std::move(op), deps);
 }
 
-OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ranks,
-                                     Stream stream, const std::string& shape, const std::vector<OpId>& deps,
-                                     const std::vector<OpId>& after) {
+OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes,
+                                     const DataParallel& group, Stream stream, const std::string& shape,
+                                     const std::vector<OpId>& deps, const std::vector<OpId>& after) {
   Op op;
   op.name = name;
   op.kind = OpKind::kCollective;
@@ -251,7 +251,8 @@ OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kin
   op.collective = kind;
   op.tensor_bytes = tensor_bytes;
   op.group = CommGroup::kData;
-  op.group_size = ranks;
+  op.group_size = group.degree;
+  op.group_stride = group.member_stride;
   op.transport = Transport::kSm;
   op.shape = shape;
   return issue_with(std::move(op), reads_then_follows(deps, after));

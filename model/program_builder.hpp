@@ -101,10 +101,11 @@ class ProgramBuilder {
                  const std::string& shape, const std::vector<OpId>& deps);
   OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
                   const std::vector<OpId>& deps);
-  // A collective over the data-parallel group of `ranks` GPUs (CommGroup::kData) on `stream`, after reading
-  // `deps` and following `after` (ordering only).
-  OpId data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ranks, Stream stream,
-                       const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});
+  // A collective over data-parallel group `group` (CommGroup::kData: its replicas, member_stride GPUs apart) on
+  // `stream`, after reading `deps` and following `after` (ordering only).
+  OpId data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const DataParallel& group,
+                       Stream stream, const std::string& shape, const std::vector<OpId>& deps,
+                       const std::vector<OpId>& after = {});
   // `after`: ops it follows without reading them (a copy engine serving two streams one copy at a time).
   OpId exchange(const std::string& name, int send_offset, int recv_offset, double bytes, Transport transport,
                 const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});

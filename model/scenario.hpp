@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/arch_spec.hpp"
+#include "model/mesh_order.hpp"
 #include "model/pipeline_spec.hpp"
 #include "model/rank_skew.hpp"
 #include "model/variant.hpp"
@@ -27,6 +28,11 @@ struct Parallelism {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  MeshOrder order = MeshOrder::kTpDpPp;  // parallelism.order
+
+  // GPUs between a rank and the same rank of the next data-parallel replica, and of the next pipeline stage.
+  int dp_stride() const { return order == MeshOrder::kTpDpPp ? tp : tp * pp; }
+  int pp_stride() const { return order == MeshOrder::kTpDpPp ? tp * dp : tp; }
 };
 
 struct Scenario {

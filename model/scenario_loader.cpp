@@ -28,7 +28,7 @@ const std::vector<std::string> kWorkloadKeys = {
     "phase",  "batch",       "seq_len", "context_len",  "gen_len",   "dtype", "attention_dtype", "recompute",
     "layers", "cuda_graphs", "ops",     "microbatches", "optimizer", "save",  "fp8_recipe",      "whole_model"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
-const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep"};
+const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "order"};
 const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
                                                "order",      "boundary_overlap", "delta",  "dtp_collective",
                                                "collective", "protocol"};
@@ -317,6 +317,15 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
   if (node["ep"] && in.positive_int(node["ep"], "parallelism.ep") != 1) {
     in.fail(node["ep"], "parallelism.ep > 1 is not supported yet; use 1");
   }
+  if (const YAML::Node order = node["order"]) {
+    out.parallelism.order = read_mesh_order(in, order);
+    if (out.parallelism.pp == 1 || out.parallelism.dp == 1) {
+      in.fail(order,
+              "parallelism.order places the pipeline stages and the data-parallel replicas; it needs pp > 1 "
+              "and dp > 1 (pp is " +
+                  std::to_string(out.parallelism.pp) + ", dp " + std::to_string(out.parallelism.dp) + ")");
+    }
+  }
   if (out.arch.hidden == 0) return;  // an op list: no model to split
   try {
     shard_for_tp(out.arch, out.parallelism.tp);
@@ -526,7 +535,9 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) 
                                   : LocatedRef{"nvswitch", node};
   out.nodes = node["nodes"] ? in.count(node["nodes"], "hardware.nodes", kMaxNodes) : 1;
   if (node["nic_GBps"]) {
-    if (out.topology.value != "ib-rail") in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail");
+    if (out.topology.value != "ib-rail" && !(out.topology.value == "nvl72" && out.nodes > 1)) {
+      in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail, or nvl72 with nodes (racks) > 1");
+    }
     out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps", kMaxLinkGBps);
   }
   if (const YAML::Node p = node["power_limit_W"]) {
@@ -595,6 +606,7 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   out.pipeline = read_pipeline(in, root["pipeline"], root["parallelism"]["pp"], out.parallelism.pp, out.workload);
   out.workload.data_parallel =
       read_data_parallel(in, root["fsdp"], root["ddp"], root["parallelism"]["dp"], out.parallelism.dp, out.workload);
+  out.workload.data_parallel.member_stride = out.parallelism.dp_stride();
   if (DataParallel& dp = out.workload.data_parallel; dp.fsdp && out.parallelism.pp > 1) {
     // TorchTitan keeps FSDP's parameters gathered under a pipeline: gathered once per step, not per micro-batch.
     if (const YAML::Node key = root["fsdp"]["reshard_after_forward"]; key && dp.reshard_after_forward) {

@@ -28,8 +28,8 @@ void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicate
                                            "[1]", {norm})
                             : norm;
   if (dp.enabled() && dp.fsdp) {
-    total = b.data_collective("optimizer.grad_norm.fsdp.all_reduce", CollectiveKind::kAllReduce, sizeof(float),
-                              dp.degree, Stream::kComm4, "[1]", {total});
+    total = b.data_collective("optimizer.grad_norm.fsdp.all_reduce", CollectiveKind::kAllReduce, sizeof(float), dp,
+                              Stream::kComm4, "[1]", {total});
   }
   const OpId clipped = b.memory("optimizer.clip", grads, grads, p, shape, {total});
   // Reads the gradient and the state, writes the state and the bf16 copy.

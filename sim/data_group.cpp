@@ -5,9 +5,9 @@
 
 namespace tpsim::sim {
 
-Fabric data_group_fabric(const Fabric& tp_fabric, int tp, int dp) {
+Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp) {
   Fabric group = tp_fabric;
-  const int per_node = tp < tp_fabric.gpus_per_node ? tp_fabric.gpus_per_node / tp : 1;
+  const int per_node = stride < tp_fabric.gpus_per_node ? tp_fabric.gpus_per_node / stride : 1;
   if (dp <= per_node) {
     group.nodes = 1;
     group.gpus_per_node = group.max_gpus = dp;
@@ -19,9 +19,9 @@ Fabric data_group_fabric(const Fabric& tp_fabric, int tp, int dp) {
   return group;
 }
 
-CommPlan plan_data_group(const model::Op& op, int tp, const CostModel& cost) {
+CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {
   const int dp = op.group_size;
-  const CostModel group_cost(cost.gpu(), cost.profile(), data_group_fabric(cost.fabric(), tp, dp));
+  const CostModel group_cost(cost.gpu(), cost.profile(), data_group_fabric(cost.fabric(), op.group_stride, dp));
   CommPlan plan = plan_communication(op, dp, group_cost);
   const double total_s = idle_seconds(plan, group_cost);
   CommPlan::OutsideGroup outside;

@@ -1,5 +1,6 @@
-// The data-parallel group of a job's simulated TP group: where its members sit (TP innermost on the topology,
-// then DP: member k of rank r is GPU r + k·tp) and the closed form of a collective over it.
+// The data-parallel group of a job's simulated TP group: where its members sit (member k of rank r is GPU
+// r + k·stride, stride = tp or tp·pp as parallelism.order places the replicas) and the closed form of a
+// collective over it.
 #pragma once
 
 #include "model/op.hpp"
@@ -8,15 +9,16 @@
 
 namespace tpsim::sim {
 
-// The fabric `dp` members of a data-parallel group span, tp GPUs apart on the TP group's fabric: one NVSwitch
-// domain while dp x tp GPUs fit in a node, else nodes of gpus_per_node / tp members each (one when a TP group
-// fills a node or more), each member using its own NIC (the rails of its node's TP ranks are the group's).
-Fabric data_group_fabric(const Fabric& tp_fabric, int tp, int dp);
+// The fabric `dp` members of a data-parallel group span, `stride` GPUs apart on the TP group's fabric: one
+// NVSwitch domain while dp x stride GPUs fit in a node, else nodes of gpus_per_node / stride members each (one
+// when the stride fills a node or more), each member using its own NIC (the rails of its node's TP ranks are
+// the group's).
+Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp);
 
-// The plan of data-group collective `op` (CommGroup::kData, op.group_size members) of a TP group of `tp` on
-// `cost`'s fabric: what NCCL runs over the group (plan_communication on data_group_fabric), with its closed
-// form: an idle-fabric time of idle_seconds, of which the bytes through one GPU's own link take
+// The plan of data-group collective `op` (CommGroup::kData, op.group_size members op.group_stride GPUs apart) on
+// `cost`'s fabric (the TP group's): what NCCL runs over the group (plan_communication on data_group_fabric), with its
+// closed form: an idle-fabric time of idle_seconds, of which the bytes through one GPU's own link take
 // wire_bytes_per_rank / (its rails x link x efficiency) and the rest is latency.
-CommPlan plan_data_group(const model::Op& op, int tp, const CostModel& cost);
+CommPlan plan_data_group(const model::Op& op, const CostModel& cost);
 
 }  // namespace tpsim::sim

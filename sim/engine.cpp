@@ -440,7 +440,7 @@ class Runner {
 std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost) {
   auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
   // A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
-  std::map<std::tuple<model::CollectiveKind, double, int>, CommPlan> data_plans;
+  std::map<std::tuple<model::CollectiveKind, double, int, int>, CommPlan> data_plans;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (!model::is_communication(op.kind)) continue;
@@ -448,9 +448,9 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
       (*plans)[id] = plan_communication(op, graph.tp(), cost);
       continue;
     }
-    const auto key = std::make_tuple(op.collective, op.tensor_bytes, op.group_size);
+    const auto key = std::make_tuple(op.collective, op.tensor_bytes, op.group_size, op.group_stride);
     auto found = data_plans.find(key);
-    if (found == data_plans.end()) found = data_plans.emplace(key, plan_data_group(op, graph.tp(), cost)).first;
+    if (found == data_plans.end()) found = data_plans.emplace(key, plan_data_group(op, cost)).first;
     (*plans)[id] = found->second;
   }
   return plans;

@@ -11,7 +11,8 @@ namespace tpsim::sim {
 namespace {
 
 // NVL72: 72 GPUs in one NVLink domain (NVIDIA GB200 NVL72 datasheet), NVLink 5 at 900 GB/s per GPU
-// each way (interconnect_specs.csv, B200 row).
+// each way (interconnect_specs.csv, B200 row). Several racks scale out through one 400 Gb/s ConnectX-7 NIC
+// per GPU (DGX GB200: four per compute tray of four GPUs), ib-rail's default NIC.
 constexpr int kNvl72Gpus = 72;
 constexpr double kNvlink5Bps = 900e9;
 // PCIe servers: peer traffic crosses the CPU's root complex; tpsim gives that host bridge the
@@ -120,9 +121,9 @@ Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu) {
     f.oversubscription = request.oversubscription;
     return f;
   }
-  if (request.nodes != 1) {
-    throw InputError("nodes: " + std::to_string(request.nodes) + " needs topology ib-rail; " + topology +
-                     " is one domain");
+  if (request.nodes != 1 && topology != "nvl72") {
+    throw InputError("nodes: " + std::to_string(request.nodes) + " needs topology ib-rail (or nvl72 racks); " +
+                     topology + " is one domain");
   }
   if (topology == "nvswitch") return nvswitch_fabric(gpu);
   if (topology == "nvl72") {
@@ -134,6 +135,12 @@ Fabric resolve_fabric(const FabricRequest& request, const GpuSpec& gpu) {
     f.kind = FabricKind::kNvl72;
     f.name = "nvl72";
     f.max_gpus = f.gpus_per_node = kNvl72Gpus;
+    if (request.nodes > 1) {
+      // Racks joined by one NIC per GPU under a non-blocking fat tree, as ib-rail joins its nodes.
+      f.nodes = request.nodes;
+      f.max_gpus = request.nodes * kNvl72Gpus;
+      f.nic_Bps = request.nic_Bps > 0 ? request.nic_Bps : kDefaultRailNicBps;
+    }
     return f;
   }
   if (topology == "pcie") {

@@ -1,8 +1,8 @@
 // The fabric that connects the GPUs of one TP group: an NVSwitch node (DGX / HGX, 8 GPUs), an NVL72
-// rack domain (72 NVLink-5 GPUs behind NVSwitch trays), PCIe (no NVLink: each GPU's x16 port into a
-// host bridge that all peer traffic crosses), or ib-rail (NVSwitch nodes joined by one NIC per GPU,
-// rail-optimised, under a non-blocking fat tree). Ranks fill nodes in order: rank r is local GPU
-// r % gpus_per_node of node r / gpus_per_node.
+// rack domain (72 NVLink-5 GPUs behind NVSwitch trays; several racks join through a NIC per GPU), PCIe (no NVLink: each
+// GPU's x16 port into a host bridge that all peer traffic crosses), or ib-rail (NVSwitch nodes joined by one NIC per
+// GPU, rail-optimised, under a non-blocking fat tree). Ranks fill nodes in order: rank r is local GPU r % gpus_per_node
+// of node r / gpus_per_node.
 #pragma once
 
 #include <string>
@@ -12,7 +12,7 @@
 
 namespace tpsim::sim {
 
-// ib-rail's default NIC: one ConnectX-7 NDR NIC per GPU, 400 Gb/s = 50 GB/s each way
+// ib-rail's (and nvl72 racks') default NIC: one ConnectX-7 NDR NIC per GPU, 400 Gb/s = 50 GB/s each way
 // (interconnect_specs.csv, DGX H100 "scale-out bandwidth per GPU"; the B200 EFA v4 links are 50 GB/s too).
 inline constexpr double kDefaultRailNicBps = 50e9;
 
@@ -27,7 +27,7 @@ struct Fabric {
   bool in_switch_reduction = true;  // NVLS possible inside a node (NVSwitch fabrics)
   int nodes = 1;
   int gpus_per_node = 8;  // GPUs behind one switch (the whole domain for single-node fabrics)
-  double nic_Bps = 0;     // ib-rail: each GPU's NIC, one direction
+  double nic_Bps = 0;     // ib-rail and nvl72 racks: each GPU's NIC, one direction
   // ib-rail: the fat tree's oversubscription above the rail (leaf) switches. Each leaf's uplink to the
   // spine carries nodes x nic_Bps / oversubscription each way; only flows between different rails
   // (local GPU i of one node to local GPU j != i of another) cross it. 1: non-blocking.
@@ -48,8 +48,8 @@ Fabric measured_fabric(const GpuSpec& gpu, int nodes, double nic_Bps);
 // What hardware: says about the fabric besides the GPU.
 struct FabricRequest {
   std::string topology = "nvswitch";  // nvswitch | nvl72 | pcie | ib-rail
-  int nodes = 1;                      // ib-rail only
-  double nic_Bps = 0;                 // ib-rail: 0 takes a 400 Gb/s NIC per GPU
+  int nodes = 1;                      // ib-rail, and nvl72 racks
+  double nic_Bps = 0;                 // ib-rail, nvl72 racks: 0 takes a 400 Gb/s NIC per GPU
   double oversubscription = 1;        // ib-rail: above the leaves (1: non-blocking)
 };
 

@@ -144,10 +144,10 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   model::PipelineCosts costs;
   for (const size_t i : sim_of) costs.chunk.push_back(sims[i].costs);
   for (size_t c = 0; c + 1 < chunks.size(); ++c) {
-    // Stage a's GPU i sends to stage b's GPU i (TP innermost, then DP: stage s of replica 0 holds GPUs
-    // s·tp·dp to s·tp·dp + tp - 1).
-    const int a = static_cast<int>(c) % p, b = static_cast<int>(c + 1) % p, dp = s.parallelism.dp;
-    const bool across = job.node_of(a * tp * dp) != job.node_of(b * tp * dp) || job.spans_nodes(tp);
+    // Stage a's GPU i sends to stage b's GPU i (stage s of replica 0 holds GPUs s·stride to s·stride + tp - 1,
+    // stride tp·dp or tp as parallelism.order places the stages).
+    const int a = static_cast<int>(c) % p, b = static_cast<int>(c + 1) % p, stride = s.parallelism.pp_stride();
+    const bool across = job.node_of(a * stride) != job.node_of(b * stride) || job.spans_nodes(tp);
     run.hop_crosses_nodes.push_back(across);
     costs.hop_s.push_back(send_seconds(cost.profile(), job, across, run.activation_bytes));
   }

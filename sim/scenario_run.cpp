@@ -277,6 +277,15 @@ int replica_gpus(const VariantRun& v) {
   return v.passes.front().graph.tp() * (v.pipeline ? static_cast<int>(v.pipeline->stages.size()) : 1);
 }
 
+ExposedByDimension exposed_by_dimension(const VariantRun& v) {
+  ExposedByDimension e;
+  e.dp_s = v.metrics.exposed_data_comm_s;
+  // Time the compute idles while both groups' collectives are in flight counts once, as the data group's.
+  e.tp_s = std::max(0.0, v.metrics.exposed_comm_s - e.dp_s);
+  if (v.pipeline) e.pp_s = v.pipeline->send_exposed_s;
+  return e;
+}
+
 std::optional<bool> fits_memory(const VariantRun& variant, const GpuSpec& gpu) {
   if (!variant.memory || gpu.hbm_bytes <= 0) return std::nullopt;
   return variant.memory->total_bytes() <= gpu.hbm_bytes;

@@ -29,6 +29,9 @@ std::vector<std::string> broken_invariants(const std::string& point, const std::
       if (m.comm_s != m.data_comm_s) {
         broken.push_back(where + "nocomm communicates (comm_s " + std::to_string(m.comm_s) + ")");
       }
+      if (const double tp_s = sim::exposed_by_dimension(v).tp_s; tp_s != 0) {
+        broken.push_back(where + "nocomm exposes TP communication (" + std::to_string(tp_s) + " s)");
+      }
     } else {
       fastest_with_comm = std::min(fastest_with_comm, m.time_s);
     }

@@ -106,17 +106,20 @@ TEST_CASE("a data-group collective alone takes its closed form, and two at once 
   const sim::Fabric job = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 16}, gpu);
   const sim::CostModel cost(gpu, test::profile_preset("h100-sxm"), sim::group_fabric(job, 8));
   const double bytes = 512e6;
+  model::DataParallel replicas;
+  replicas.degree = 16;
+  replicas.member_stride = 8;
   auto graph_of = [&](int collectives) {
     model::LayerGraph graph(8);
     model::ProgramBuilder b(graph, 2.0);
     for (int i = 0; i < collectives; ++i) {
-      b.data_collective("ar" + std::to_string(i), model::CollectiveKind::kReduceScatter, bytes, 16,
+      b.data_collective("ar" + std::to_string(i), model::CollectiveKind::kReduceScatter, bytes, replicas,
                         i == 0 ? model::Stream::kComm3 : model::Stream::kComm4, "", {});
     }
     return graph;
   };
   const model::LayerGraph one = graph_of(1);
-  const sim::CommPlan plan = sim::plan_data_group(one.op(0), 8, cost);
+  const sim::CommPlan plan = sim::plan_data_group(one.op(0), cost);
   // The group: one GPU on each of 16 nodes, each on its own NIC.
   const sim::Fabric group = sim::data_group_fabric(cost.fabric(), 8, 16);
   CHECK(group.nodes == 16);
@@ -226,9 +229,71 @@ TEST_CASE("under a pipeline each stage's replicas gather once per step and reduc
     CHECK(p.stages[s].memory.optimizer_bytes == Approx(q.stages[s].memory.optimizer_bytes / 2).epsilon(1e-12));
   }
   CHECK(fsdp.variants.front().metrics.time_s > replica.variants.front().metrics.time_s);
+  // Exposed communication by dimension: the data group's, the TP group's the rest of exposed_comm_s, the sends'
+  // what they add to the step.
+  const sim::ExposedByDimension e = sim::exposed_by_dimension(fsdp.variants.front());
+  CHECK(e.dp_s == fsdp.variants.front().metrics.exposed_data_comm_s);
+  CHECK(e.dp_s > 0);
+  CHECK(e.tp_s + e.dp_s == Approx(fsdp.variants.front().metrics.exposed_comm_s).epsilon(1e-12));
+  CHECK(e.pp_s == p.send_exposed_s);
+  CHECK(sim::exposed_by_dimension(replica.variants.front()).dp_s == 0);
   // Resharding after each forward would gather every micro-batch again: refused under a pipeline.
   std::string reshard = text;
   reshard.replace(reshard.find("fsdp: {}"), 8, "fsdp: {reshard_after_forward: true}");
   CHECK_THROWS_WITH(model::parse_scenario(reshard, "dp.yaml"),
                     Contains("dp.yaml:6:") && Contains("valid: false, the default under a pipeline"));
+}
+
+TEST_CASE(
+    "parallelism.order places the stages inside the replicas' span: sends stay in a node, the data group "
+    "crosses nodes",
+    "[sim][data_parallel][pipeline]") {
+  // Llama-3.1-8B over tp=4 x pp=2 x dp=2 on two 8-GPU nodes. Innermost first:
+  //   tp, dp, pp: replica k of stage s is GPUs 8s + 4k..: the two replicas share a node, the stages do not;
+  //   tp, pp, dp: stage s of replica k is GPUs 8k + 4s..: a node holds a whole pipeline, the replicas do not.
+  const auto text = [](const std::string& order) {
+    return "name: order\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}\n"
+           "workload: {phase: train, batch: 1, seq_len: 2048, microbatches: 4}\n"
+           "parallelism: {tp: 4, pp: 2, dp: 2" +
+           order + "}\nfsdp: {}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  };
+  const model::Scenario replicas_inside = model::parse_scenario(text(""), "order.yaml");
+  const model::Scenario stages_inside = model::parse_scenario(text(", order: [tp, pp, dp]"), "order.yaml");
+  CHECK(replicas_inside.parallelism.order == model::MeshOrder::kTpDpPp);
+  CHECK(stages_inside.parallelism.order == model::MeshOrder::kTpPpDp);
+  CHECK(replicas_inside.workload.data_parallel.member_stride == 4);
+  CHECK(stages_inside.workload.data_parallel.member_stride == 8);
+  const sim::VariantRun a = sim::run_scenario(replicas_inside).variants.front();
+  const sim::VariantRun b = sim::run_scenario(stages_inside).variants.front();
+  REQUIRE(a.pipeline);
+  REQUIRE(b.pipeline);
+  CHECK(a.pipeline->hop_crosses_nodes == std::vector<bool>{true});
+  CHECK(b.pipeline->hop_crosses_nodes == std::vector<bool>{false});
+  // The same collectives either way; over a 50 GB/s NIC instead of a 450 GB/s NVLink port they take longer in
+  // flight.
+  CHECK(b.metrics.data_comm_s > 3 * a.metrics.data_comm_s);
+  // A member stride of 8 on 8-GPU nodes: one member per node, each on its own NIC; of 4: both in one node.
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::Fabric tp_group = sim::group_fabric(sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2}, gpu), 4);
+  CHECK(sim::data_group_fabric(tp_group, 8, 2).spans_nodes(2));
+  CHECK_FALSE(sim::data_group_fabric(tp_group, 4, 2).spans_nodes(2));
+}
+
+TEST_CASE("parallelism.order is refused at its key unless it lists tp, pp and dp once each with tp first",
+          "[model][data_parallel]") {
+  const auto parse = [](const std::string& order, const std::string& sizes = "pp: 2, dp: 2") {
+    return model::parse_scenario(
+        "name: order\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}\n"
+        "workload: {phase: train, batch: 1, seq_len: 2048, microbatches: 4}\n"
+        "parallelism: {tp: 4, " +
+            sizes + ", order: " + order + "}\nvariants: [{name: sp, tp_mode: sp}]\n",
+        "order.yaml");
+  };
+  for (const std::string bad : {"[dp, tp, pp]", "[tp, tp, pp]", "[tp, pp]", "tp-pp-dp", "[tp, pp, ep]"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(parse(bad), Contains("order.yaml:5:") && Contains("with tp first") &&
+                                      Contains("valid: [tp, dp, pp] (the default) or [tp, pp, dp]"));
+  }
+  CHECK_THROWS_WITH(parse("[tp, pp, dp]", "pp: 2"), Contains("order.yaml:5:") && Contains("needs pp > 1 and dp > 1"));
+  CHECK(parse("[tp, dp, pp]").parallelism.order == model::MeshOrder::kTpDpPp);
 }

@@ -50,17 +50,28 @@ TEST_CASE("PCIe has no in-switch reduction: a forced NVLS is refused, auto and n
   CHECK(nccl.deviation.empty());  // NCCL itself has no NVLS there
 }
 
-TEST_CASE("an NVL72 domain holds 72 NVLink-5 GPUs, and a 16-GPU ring runs at the NVLink-5 port rate") {
+TEST_CASE(
+    "an NVL72 domain holds 72 NVLink-5 GPUs, a 16-GPU ring runs at the NVLink-5 port rate, and racks join "
+    "through a NIC per GPU") {
   const sim::CostModel cost = on("nvl72", "b200");
   CHECK(cost.fabric().max_gpus == 72);
   const auto& nccl = cost.profile().nccl;
   const double bytes = 512.0 * (1 << 20), n = 16;
-  const double expected = cost.profile().nccl_call_latency_s +
-                          (n - 1) * (nccl.step_latency_s + bytes / n / (900e9 * nccl.link_efficiency));
+  const double expected =
+      cost.profile().nccl_call_latency_s + (n - 1) * (nccl.step_latency_s + bytes / n / (900e9 * nccl.link_efficiency));
   CHECK(test::simulate_collective(cost, 16, CollectiveKind::kAllGather, bytes, CollectiveAlgorithm::kRing) ==
         Approx(expected).epsilon(1e-6));
   CHECK_THROWS_WITH(sim::resolve_fabric("nvl72", test::gpu_preset("h100-sxm")),
                     Catch::Contains("nvl72 needs NVLink 5 GPUs"));
+  // Several racks: 72 GPUs each, joined by a 400 Gb/s NIC per GPU unless another is given.
+  const sim::GpuSpec b200 = test::gpu_preset("b200");
+  const sim::Fabric racks = sim::resolve_fabric(sim::FabricRequest{"nvl72", 3}, b200);
+  CHECK(racks.max_gpus == 3 * 72);
+  CHECK(racks.gpus_per_node == 72);
+  CHECK(racks.nic_Bps == sim::kDefaultRailNicBps);
+  CHECK(racks.spans_nodes(144));
+  CHECK_FALSE(racks.spans_nodes(72));
+  CHECK(sim::resolve_fabric(sim::FabricRequest{"nvl72", 2, 100e9}, b200).nic_Bps == 100e9);
   CHECK_THROWS_WITH(sim::resolve_fabric("torus", test::gpu_preset("h100-sxm")),
                     "unknown topology 'torus'; valid: nvswitch, nvl72, pcie, ib-rail");
 }

@@ -42,7 +42,7 @@ TEST_CASE("an ib-rail fabric has nodes of 8 GPUs with a 50 GB/s NIC each, and ot
   // One NVSwitch domain never spans nodes, whatever the rank count asked of it.
   CHECK_FALSE(sim::nvswitch_fabric(gpu).spans_nodes(16));
   CHECK_THROWS_WITH(sim::resolve_fabric(sim::FabricRequest{"nvswitch", 2}, gpu),
-                    "nodes: 2 needs topology ib-rail; nvswitch is one domain");
+                    "nodes: 2 needs topology ib-rail (or nvl72 racks); nvswitch is one domain");
 }
 
 TEST_CASE("a ring across nodes runs at the NICs: 2(n-1) (net latency + S/n / (8 NICs x eff)) per all-reduce") {
@@ -121,8 +121,9 @@ TEST_CASE("an oversubscribed fat tree slows only cross-rail traffic: all-to-alls
                     Catch::Contains("must be 1 (non-blocking) or more"));
 }
 
-TEST_CASE("across nodes auto and nccl all-reduces run as rings and a forced one-shot, two-shot or NVLS is refused, "
-          "inside a node they stay") {
+TEST_CASE(
+    "across nodes auto and nccl all-reduces run as rings and a forced one-shot, two-shot or NVLS is refused, "
+    "inside a node they stay") {
   const sim::CostModel cost = rail("h200-sxm", 2, test::profile_preset("h200-sxm"));
   for (double bytes : {64.0 * 1024, 1.0 * (1 << 30)}) {
     CAPTURE(bytes);
