@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   run_app->add_flag("--critical-path", run.critical_path,
                     "Print the chain of ops and waits that decides each variant's time, each with its share (and "
                     "the whole chain in --json)");
+  run_app->add_flag("--no-symmetry", run.no_symmetry,
+                    "Simulate every data-parallel replica, their collectives step by step between them, instead of "
+                    "one replica and the collectives' closed form (slower; a check of the symmetric model)");
   run_app->add_flag("!--no-progress", run.progress, "Do not show progress (shown only on a terminal, after 2 s)");
   run_app->add_flag("--require-fit", run.require_fit,
                     "Refuse (exit 2, nothing written) a variant whose memory per GPU exceeds the GPU's HBM");

@@ -138,6 +138,8 @@ Json scenario_json(const sim::ScenarioRun& run) {
   if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["parallelism"]["order"] = model::to_string(s.parallelism.order);
   if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
     Json sync = {{"mode", dp.fsdp ? "fsdp" : "ddp"}, {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};
+    // 1: one replica simulated, its collectives in closed form; dp: every replica (--no-symmetry).
+    sync["replicas_simulated"] = run.symmetry == sim::Symmetry::kEveryMember ? dp.degree : 1;
     if (dp.fsdp) {
       sync["reshard_after_forward"] = dp.reshard_after_forward;
     } else {

@@ -110,8 +110,9 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
     for (const auto& [kind, count] : counts) {
       what += (what.empty() ? "" : " + ") + std::to_string(count) + " " + model::to_string(kind);
     }
+    const bool every = run.symmetry == sim::Symmetry::kEveryMember;
     out += "data parallelism of " + v.variant.name + ": " + model::to_string(dp) + " over " +
-           std::to_string(dp.degree) + " replicas, " + what +
+           std::to_string(dp.degree) + (every ? " replicas (each simulated, --no-symmetry), " : " replicas, ") + what +
            (v.pipeline ? " in the distinct chunks' programs together (" + sim::human_bytes(wire) +
                              " sent per GPU, summed over them), "
                        : " per step (" + sim::human_bytes(wire) + " out of each GPU), ") +

@@ -64,7 +64,8 @@ int run_command(const RunOptions& options) {
       progress.update(where + "variant " + v.name + " (" + std::to_string(index + 1) + "/" +
                       std::to_string(points[i].scenario.variants.size()) + ")");
     };
-    runs.push_back({points[i].values, sim::run_scenario(points[i].scenario, started)});
+    const sim::Symmetry symmetry = options.no_symmetry ? sim::Symmetry::kEveryMember : sim::Symmetry::kOneMember;
+    runs.push_back({points[i].values, sim::run_scenario(points[i].scenario, started, nullptr, symmetry)});
     const sim::ScenarioRun& run = runs.back().run;
     if (options.require_fit) sim::require_memory_fit(run);
     if (points.size() > 1) table += point_heading(i, points) + "\n";

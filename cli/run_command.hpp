@@ -15,7 +15,8 @@ struct RunOptions {
   bool require_fit = false;
   bool breakdown = false;
   bool critical_path = false;
-  bool progress = true;  // on stderr, when it is a terminal and the run lasts over two seconds
+  bool no_symmetry = false;  // simulate every data-parallel replica (sim::Symmetry::kEveryMember)
+  bool progress = true;      // on stderr, when it is a terminal and the run lasts over two seconds
 };
 
 int run_command(const RunOptions& options);

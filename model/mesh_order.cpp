@@ -27,9 +27,10 @@ MeshOrder read_mesh_order(const YamlReader& in, const YAML::Node& node) {
   for (const MeshOrder order : {MeshOrder::kTpDpPp, MeshOrder::kTpPpDp}) {
     if (names == to_string(order)) return order;
   }
-  in.fail(node, "parallelism.order must name tp, pp and dp once each, innermost first, with tp first (tpsim "
-                "simulates a TP group on consecutive GPUs); " +
-                    std::string(kValidOrders));
+  in.fail(node,
+          "parallelism.order must name tp, pp and dp once each, innermost first, with tp first (tpsim "
+          "simulates a TP group on consecutive GPUs); " +
+              std::string(kValidOrders));
 }
 
 }  // namespace tpsim::model

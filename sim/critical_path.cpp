@@ -54,7 +54,9 @@ std::vector<PathLink> critical_path(const PassTrace& pass) {
     const OpSpan& span = t.spans[i];
     boost::add_edge(source, i, span.start_s, g);
     for (const model::Dep& dep : graph.op(span.op).deps) {
-      const size_t from = instance(dep.op, ((span.rank + dep.rank_offset) % ranks + ranks) % ranks);
+      // A dependency's rank offset wraps inside the span's TP group (GPU r is rank r % tp of member r / tp).
+      const int tp = graph.tp(), base = span.rank / tp * tp;
+      const size_t from = instance(dep.op, base + ((span.rank % tp + dep.rank_offset) % tp + tp) % tp);
       boost::add_edge(from, i, std::max(0.0, span.start_s - t.spans[from].end_s), g);
     }
   }

@@ -19,9 +19,21 @@ Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp) {
   return group;
 }
 
+namespace {
+
+CostModel data_group_cost(const model::Op& op, const CostModel& cost) {
+  return CostModel(cost.gpu(), cost.profile(), data_group_fabric(cost.fabric(), op.group_stride, op.group_size));
+}
+
+}  // namespace
+
+CommPlan plan_data_group_steps(const model::Op& op, const CostModel& cost) {
+  return plan_communication(op, op.group_size, data_group_cost(op, cost));
+}
+
 CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {
   const int dp = op.group_size;
-  const CostModel group_cost(cost.gpu(), cost.profile(), data_group_fabric(cost.fabric(), op.group_stride, dp));
+  const CostModel group_cost = data_group_cost(op, cost);
   CommPlan plan = plan_communication(op, dp, group_cost);
   const double total_s = idle_seconds(plan, group_cost);
   CommPlan::OutsideGroup outside;

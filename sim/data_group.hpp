@@ -15,6 +15,10 @@ namespace tpsim::sim {
 // the group's).
 Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp);
 
+// The plan of data-group collective `op` over its members, as NCCL runs it (plan_communication on
+// data_group_fabric; index k of the plan is member k): what --no-symmetry runs step by step between them.
+CommPlan plan_data_group_steps(const model::Op& op, const CostModel& cost);
+
 // The plan of data-group collective `op` (CommGroup::kData, op.group_size members op.group_stride GPUs apart) on
 // `cost`'s fabric (the TP group's): what NCCL runs over the group (plan_communication on data_group_fabric), with its
 // closed form: an idle-fabric time of idle_seconds, of which the bytes through one GPU's own link take

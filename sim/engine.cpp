@@ -68,7 +68,10 @@ class Runner {
         cost_(cost),
         platform_(platform),
         options_(options),
-        ranks_(graph.tp()),
+        tp_(graph.tp()),
+        members_(options.data_group ? options.data_group->members : 1),
+        stride_(options.data_group ? options.data_group->stride : graph.tp()),
+        ranks_(tp_ * members_),
         shared_plans_(std::move(plans)),
         plans_(*shared_plans_) {
     const size_t count = graph.size();
@@ -118,7 +121,29 @@ class Runner {
 
  private:
   Instance& instance(OpId op, int rank) { return instances_[static_cast<size_t>(op) * ranks_ + rank]; }
-  int wrap(int rank) const { return ((rank % ranks_) + ranks_) % ranks_; }
+
+  // Simulated GPU g is rank g % tp of data-group member g / tp; it sits at platform GPU member·stride + rank.
+  s4u::Host* gpu(int g) const { return platform_.gpus[host_index(g)]; }
+  int host_index(int g) const { return g / tp_ * stride_ + g % tp_; }
+  // Whether op `id` runs between the data group's members (simulated whole) rather than inside a TP group.
+  bool between_members(OpId id) const { return members_ > 1 && graph_.op(id).group == model::CommGroup::kData; }
+  // GPU g's index in the group op `id` runs over (its plan's ranks): its member index, or its TP rank.
+  int group_index(OpId id, int g) const { return between_members(id) ? g / tp_ : g % tp_; }
+  // The GPU at `index` of g's group for op `id`.
+  int group_peer(OpId id, int g, int index) const {
+    return between_members(id) ? index * tp_ + g % tp_ : g / tp_ * tp_ + index;
+  }
+  // The GPU `offset` places from g around its group for op `id`.
+  int peer_at(OpId id, int g, int offset) const {
+    const int n = between_members(id) ? members_ : tp_;
+    return group_peer(id, g, ((group_index(id, g) + offset) % n + n) % n);
+  }
+  bool crosses_nodes(OpId id, int src, int dst) const {
+    return plans_[id].crosses_nodes(group_index(id, src), group_index(id, dst));
+  }
+  const TransportParams& flow_transport(OpId id, int src, int dst) const {
+    return plans_[id].flow_transport(group_index(id, src), group_index(id, dst));
+  }
 
   Completion* track(Completion completion) {
     completions_.push_back(std::move(completion));
@@ -186,7 +211,7 @@ class Runner {
     const KernelCost k = kernel_cost(id, rank, op);
     if (!k.memory_bound()) {
       auto exec = s4u::Exec::init();
-      exec->set_host(platform_.gpus[rank])->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
+      exec->set_host(gpu(rank))->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
       launch(exec, Completion::Kind::kKernel, id, rank, rank);
       return;
     }
@@ -201,7 +226,7 @@ class Runner {
     const KernelCost k = kernel_cost(id, rank, graph_.op(id));
     // Scaled so that alone it takes memory_s over a link of HBM x the profile's memory efficiency.
     const double payload = k.memory_s * kHbmLinkBps(cost_);
-    auto comm = s4u::Comm::sendto_init(platform_.gpus[rank], platform_.memories[rank]);
+    auto comm = s4u::Comm::sendto_init(gpu(rank), platform_.memories[host_index(rank)]);
     comm->set_payload_size(static_cast<uint64_t>(std::llround(payload)));
     launch(comm, Completion::Kind::kKernel, id, rank, rank);
   }
@@ -213,9 +238,8 @@ class Runner {
 
   // A flow's data rate alone: its link (the port, or the NIC between nodes) times its transport's efficiency.
   double flow_data_Bps(OpId id, int src, int dst) const {
-    const CommPlan& plan = plans_[id];
-    const double link_Bps = plan.crosses_nodes(src, dst) ? cost_.fabric().nic_Bps : cost_.port_Bps();
-    return link_Bps * plan.flow_transport(src, dst).link_efficiency;
+    const double link_Bps = crosses_nodes(id, src, dst) ? cost_.fabric().nic_Bps : cost_.port_Bps();
+    return link_Bps * flow_transport(id, src, dst).link_efficiency;
   }
 
   // A flow starts or ends moving data: the power its two ends draw for it changes.
@@ -240,7 +264,7 @@ class Runner {
     const int state = platform_.states.state(comm_kernels_[rank], transfer_power_W(cost_.profile(), Bps));
     if (state != power_states_[rank]) {
       power_states_[rank] = state;
-      platform_.gpus[rank]->set_pstate(state);
+      gpu(rank)->set_pstate(state);
     }
   }
 
@@ -263,34 +287,36 @@ class Runner {
     self.flows_left = static_cast<int>(plan.send_offsets.size() + plan.recv_offsets.size());
     // A flow starts once both its ends have reached this step; whichever arrives second starts it.
     for (int offset : plan.send_offsets) {
-      const int dst = wrap(rank + offset);
+      const int dst = peer_at(id, rank, offset);
       if (instance(id, dst).step == step) start_flow(id, rank, dst);
     }
     for (int offset : plan.recv_offsets) {
-      const int src = wrap(rank + offset);
+      const int src = peer_at(id, rank, offset);
       if (instance(id, src).step == step) start_flow(id, src, rank);
     }
   }
 
   // As above, with each rank's peers from the plan's schedule; a rank without any at a step moves on.
   void enter_scheduled_step(OpId id, int rank, int step, const PeerSchedule& schedule) {
-    const std::vector<int>& sends = schedule.sends[step][rank];
-    const std::vector<int>& recvs = schedule.recvs[step][rank];
+    const std::vector<int>& sends = schedule.sends[step][group_index(id, rank)];
+    const std::vector<int>& recvs = schedule.recvs[step][group_index(id, rank)];
     instance(id, rank).flows_left = static_cast<int>(sends.size() + recvs.size());
     if (sends.empty() && recvs.empty()) {
       enter_step(id, rank, step + 1);
       return;
     }
-    for (int dst : sends) {
+    for (int index : sends) {
+      const int dst = group_peer(id, rank, index);
       if (instance(id, dst).step == step) start_flow(id, rank, dst);
     }
-    for (int src : recvs) {
+    for (int index : recvs) {
+      const int src = group_peer(id, rank, index);
       if (instance(id, src).step == step) start_flow(id, src, rank);
     }
   }
 
   void start_flow(OpId id, int src, int dst) {
-    const double latency = plans_[id].flow_transport(src, dst).step_latency_s;
+    const double latency = flow_transport(id, src, dst).step_latency_s;
     if (latency > 0) {
       wait(latency, Completion::Kind::kFlowLatency, id, src, dst);
       return;
@@ -300,20 +326,20 @@ class Runner {
 
   void start_transfer(OpId id, int src, int dst) {
     const CommPlan& plan = plans_[id];
-    const double wire_bytes = plan.message_bytes / plan.flow_transport(src, dst).link_efficiency;
+    const double wire_bytes = plan.message_bytes / flow_transport(id, src, dst).link_efficiency;
     change_port_traffic(id, src, dst, true);
-    if (!plan.stripes_rails || !plan.crosses_nodes(src, dst)) {
+    if (!plan.stripes_rails || !crosses_nodes(id, src, dst)) {
       launch(transfer(src, dst, wire_bytes), Completion::Kind::kFlow, id, src, dst);
       return;
     }
-    // NCCL's channels use every NIC of the node: the hop moves as one part per rail, local GPU k of
-    // the source node to local GPU k of the destination node, over those GPUs' NICs.
+    // NCCL's channels use every NIC of the node: the hop moves as one part per rail, the group's k-th GPU
+    // of the source node to its k-th of the destination node, over those GPUs' NICs.
     const int rails = plan.gpus_per_node;
-    const int src_base = src / rails * rails, dst_base = dst / rails * rails;
+    const int src_base = group_index(id, src) / rails * rails, dst_base = group_index(id, dst) / rails * rails;
     auto parts_left = std::make_shared<int>(rails);
     for (int k = 0; k < rails; ++k) {
-      launch(transfer(src_base + k, dst_base + k, wire_bytes / rails), Completion::Kind::kFlow, id, src, dst,
-             parts_left);
+      launch(transfer(group_peer(id, src, src_base + k), group_peer(id, dst, dst_base + k), wire_bytes / rails),
+             Completion::Kind::kFlow, id, src, dst, parts_left);
     }
   }
 
@@ -328,15 +354,14 @@ class Runner {
     s4u::Host* group = outside.network ? platform_.outside_network : platform_.outside_nvlink;
     const auto bytes = static_cast<uint64_t>(std::llround(outside.link_bytes));
     for (const bool out : {true, false}) {
-      auto comm = out ? s4u::Comm::sendto_init(platform_.gpus[rank], group)
-                      : s4u::Comm::sendto_init(group, platform_.gpus[rank]);
+      auto comm = out ? s4u::Comm::sendto_init(gpu(rank), group) : s4u::Comm::sendto_init(group, gpu(rank));
       comm->set_payload_size(bytes);
       launch(comm, Completion::Kind::kOutsideFlow, id, rank, rank);
     }
   }
 
   s4u::CommPtr transfer(int src, int dst, double bytes) {
-    auto comm = s4u::Comm::sendto_init(platform_.gpus[src], platform_.gpus[dst]);
+    auto comm = s4u::Comm::sendto_init(gpu(src), gpu(dst));
     comm->set_payload_size(static_cast<uint64_t>(std::llround(bytes)));
     return comm;
   }
@@ -386,7 +411,7 @@ class Runner {
     self.step = plans_[id].steps;  // past the last step: no later rendezvous can match it
     if (model::is_communication(op.kind) && plans_[id].uses_sms) change_comm_kernels(rank, -1);
     for (const model::Dep& succ : successors_[id]) {
-      const int target = wrap(rank - succ.rank_offset);
+      const int target = rank / tp_ * tp_ + ((rank % tp_ - succ.rank_offset) % tp_ + tp_) % tp_;
       Instance& next = instance(succ.op, target);
       if (waits_across_streams(graph_, graph_.op(succ.op), model::Dep{id, succ.rank_offset})) {
         next.gate_s = std::max(next.gate_s, self.end_s + options_.gpu_wait_s);
@@ -418,7 +443,10 @@ class Runner {
   const CostModel& cost_;
   const Platform& platform_;
   EngineOptions options_;
-  int ranks_;
+  int tp_;       // ranks of the TP group
+  int members_;  // data-group members simulated (1 unless --no-symmetry)
+  int stride_;   // platform GPUs from one member's rank r to the next's
+  int ranks_;    // GPUs simulated
   std::vector<Instance> instances_;
   std::shared_ptr<const std::vector<CommPlan>> shared_plans_;
   const std::vector<CommPlan>& plans_;
@@ -437,7 +465,8 @@ class Runner {
 
 }  // namespace
 
-std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost) {
+std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost,
+                                                          bool data_group_members) {
   auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
   // A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
   std::map<std::tuple<model::CollectiveKind, double, int, int>, CommPlan> data_plans;
@@ -450,7 +479,10 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
     }
     const auto key = std::make_tuple(op.collective, op.tensor_bytes, op.group_size, op.group_stride);
     auto found = data_plans.find(key);
-    if (found == data_plans.end()) found = data_plans.emplace(key, plan_data_group(op, cost)).first;
+    if (found == data_plans.end()) {
+      found = data_plans.emplace(key, data_group_members ? plan_data_group_steps(op, cost) : plan_data_group(op, cost))
+                  .first;
+    }
     (*plans)[id] = found->second;
   }
   return plans;
@@ -458,7 +490,7 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
 
 Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options,
                                   std::shared_ptr<const std::vector<CommPlan>> plans) {
-  if (!plans) plans = plan_program(graph, cost);
+  if (!plans) plans = plan_program(graph, cost, options.data_group.has_value());
   xbt_log_control_set("root.thresh:critical");
   int argc = 1;
   char name[] = "tpsim";
@@ -466,7 +498,12 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   s4u::Engine engine(&argc, argv);
   configure_engine(engine);
   const bool outside_groups = std::any_of(plans->begin(), plans->end(), [](const CommPlan& p) { return p.outside; });
-  const Platform platform = build_platform(graph.tp(), cost, outside_groups);
+  // --no-symmetry: the platform holds the job's GPUs up to the last member's TP group.
+  const DataGroupMembers* members = options.data_group ? &*options.data_group : nullptr;
+  const Platform platform = members
+                                ? build_platform((members->members - 1) * members->stride + graph.tp(),
+                                                 CostModel(cost.gpu(), cost.profile(), members->fabric), outside_groups)
+                                : build_platform(graph.tp(), cost, outside_groups);
   Runner runner(graph, cost, platform, options, std::move(plans));
   return runner.run();
 }

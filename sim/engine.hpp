@@ -2,10 +2,12 @@
 // started as a SimGrid activity only when its dependencies (including its stream predecessor) are met.
 // Kernels are execs on the GPU host; communication ops are sequences of point-to-point steps whose
 // flows meet at a rendezvous of both ranks and share NVLink ports; SM-driven comm kernels lower the
-// GPU's power state so a concurrent GEMM slows by the SM share they take.
+// GPU's power state so a concurrent GEMM slows by the SM share they take. With --no-symmetry it plays every
+// data-parallel replica of the TP group at once, the data group's collectives as steps between them.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "model/layer_graph.hpp"
@@ -17,6 +19,15 @@
 
 namespace tpsim::sim {
 
+// `--no-symmetry`: the whole data group simulated instead of one member and its collectives' closed form.
+// `members` copies of the TP group, rank r of member k on GPU k·stride + r of `fabric` (the job's); each data-group
+// collective runs as its plan's point-to-point steps between the members holding the same TP rank.
+struct DataGroupMembers {
+  int members = 1;
+  int stride = 1;
+  Fabric fabric;
+};
+
 struct EngineOptions {
   double host_launch_s = 0;  // host time per launched op (0: CUDA graphs, or launches always ahead)
   double stream_wait_s = 0;  // host time per wait on another stream's op (cudaStreamWaitEvent)
@@ -24,6 +35,8 @@ struct EngineOptions {
   double gpu_wait_s = 0;
   // Seeded variability of kernel durations (model/rank_skew.hpp); off unless a scenario asks for it.
   model::RankSkew skew;
+  // Set: every member of the data group simulated (--no-symmetry); unset: one, its collectives in closed form.
+  std::optional<DataGroupMembers> data_group;
 };
 
 // Eager launches cost the profile's launch.host_us per op and launch.stream_wait_us per cross-stream
@@ -49,11 +62,14 @@ inline EngineOptions launch_costs(double host_launch_s, double stream_wait_s = 0
 }
 
 // The plan of every communication op of `graph` as the engine runs it, indexed by op id (a default plan
-// for kernels). Throws InputError where the profile or fabric cannot run an op's collective.
-std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost);
+// for kernels): data-group collectives in closed form, or step by step between the members when
+// `data_group_members` (--no-symmetry). Throws InputError where the profile or fabric cannot run an op's collective.
+std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost,
+                                                          bool data_group_members = false);
 
 // Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp),
-// with `plans` from plan_program (made here when null); the timeline holds them.
+// with `plans` from plan_program (made here when null); the timeline holds them, and a span per op and GPU
+// simulated (tp of them, or tp x members with options.data_group: GPU k·tp + r is rank r of member k).
 // Throws std::logic_error if some op can never start (a deadlocked program).
 Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost,
                                   const EngineOptions& options = {},

@@ -92,7 +92,7 @@ Timeline read_timeline(int fd) {
 Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
   // Planned here, so that bad input (a collective the profile cannot run) is reported before forking and
   // the timeline carries the plans the child ran.
-  std::shared_ptr<const std::vector<CommPlan>> plans = plan_program(graph, cost);
+  std::shared_ptr<const std::vector<CommPlan>> plans = plan_program(graph, cost, options.data_group.has_value());
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   const pid_t child = ::fork();

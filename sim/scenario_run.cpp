@@ -307,9 +307,11 @@ void require_memory_fit(const ScenarioRun& run) {
   }
 }
 
-ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started, const CostProfile* profile) {
+ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started, const CostProfile* profile,
+                         Symmetry symmetry) {
   ScenarioRun run;
   run.scenario = scenario;
+  run.symmetry = symmetry;
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
   apply_power_limit(scenario, run.gpu);
   run.fabric = check_hardware(scenario, run.gpu);
@@ -320,7 +322,11 @@ ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& 
   const CostModel cost(run.gpu, run.profile, group_fabric(run.fabric, scenario.parallelism.tp));
   check_profile_covers(scenario, run, cost);
   const model::Workload& w = scenario.workload;
-  const EngineOptions options = launch_options(run.profile, w.cuda_graphs);
+  EngineOptions options = launch_options(run.profile, w.cuda_graphs);
+  const model::Parallelism& par = scenario.parallelism;
+  if (symmetry == Symmetry::kEveryMember && par.dp > 1) {
+    options.data_group = DataGroupMembers{par.dp, par.dp_stride(), run.fabric};
+  }
   for (const model::Variant& variant : scenario.variants) {
     if (started) started(variant, run.variants.size());
     run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options, run.fabric)

@@ -51,8 +51,13 @@ struct ExposedByDimension {
 };
 ExposedByDimension exposed_by_dimension(const VariantRun& variant);
 
+// How a job's data group is simulated: one member, its collectives in closed form (the default), or every
+// member, its collectives step by step between them (`--no-symmetry`, for checking the first).
+enum class Symmetry { kOneMember, kEveryMember };
+
 struct ScenarioRun {
   model::Scenario scenario;
+  Symmetry symmetry = Symmetry::kOneMember;
   GpuSpec gpu;
   Fabric fabric;
   CostProfile profile;
@@ -67,9 +72,10 @@ Fabric check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 using VariantStarted = std::function<void(const model::Variant&, size_t)>;
 
 // `profile`, when given, replaces the one the scenario's calibration names (calibrate's fits simulate
-// scenarios with the profile they are fitting).
+// scenarios with the profile they are fitting). Symmetry::kEveryMember simulates every data-parallel replica of
+// the TP group (of each pipeline chunk's program under pp > 1, the stages still timed by their schedule).
 ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started = {},
-                         const CostProfile* profile = nullptr);
+                         const CostProfile* profile = nullptr, Symmetry symmetry = Symmetry::kOneMember);
 
 // Whether the variant's memory fits the GPU's HBM; nullopt where either is unknown (an op list, or a GPU
 // without hbm_GB).

@@ -2,6 +2,7 @@
 // "modules" thread per GPU whose events carry the exposed communication charged to each module.
 #include "sim/trace_export.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <nlohmann/json.hpp>
@@ -136,14 +137,25 @@ void add_pipeline(Json& events, const std::string& variant, const PipelineRun& p
 }  // namespace
 
 std::string chrome_trace_json(const ScenarioRun& run) {
+  // Process ids: a block of hundreds per pass that holds its GPUs, and a block of thousands per variant that holds
+  // its passes and, last, its pipeline's track (100 and 1000 while passes have at most 100 GPUs and variants at most 9
+  // passes).
+  size_t gpus = 1, passes = 1;
+  for (const VariantRun& variant : run.variants) {
+    passes = std::max(passes, variant.passes.size());
+    for (const PassTrace& pass : variant.passes) gpus = std::max(gpus, static_cast<size_t>(pass.timeline.ranks));
+  }
+  const size_t pass_block = 100 * ((gpus + 99) / 100);
+  const size_t variant_block = 1000 * ((passes * pass_block + 1 + 999) / 1000);
   Json events = Json::array();
   for (size_t v = 0; v < run.variants.size(); ++v) {
     const VariantRun& variant = run.variants[v];
     for (size_t p = 0; p < variant.passes.size(); ++p) {
-      add_pass(events, variant.variant.name, variant.passes[p], static_cast<int>(v * 1000 + p * 100));
+      add_pass(events, variant.variant.name, variant.passes[p], static_cast<int>(v * variant_block + p * pass_block));
     }
-    if (variant.pipeline)
-      add_pipeline(events, variant.variant.name, *variant.pipeline, static_cast<int>(v * 1000 + 999));
+    if (variant.pipeline) {
+      add_pipeline(events, variant.variant.name, *variant.pipeline, static_cast<int>((v + 1) * variant_block - 1));
+    }
   }
   Json trace;
   trace["traceEvents"] = std::move(events);

@@ -401,3 +401,29 @@ TEST_CASE("an op-list run prints each op's start, end and duration, and --critic
   const auto table = test::run_tpsim("run scenarios/ops-gemm-allgather-overlap.yaml --critical-path");
   CHECK_THAT(table.out, Contains("ops of ops on GPU 0") && Contains("start ms") && Contains("critical path of ops"));
 }
+
+TEST_CASE("run --no-symmetry simulates every data-parallel replica, says so, and traces a process per GPU") {
+  const std::string scenario = temp_path("replicas.yaml"), json = temp_path("replicas.json");
+  const std::string trace = temp_path("replicas_trace.json");
+  std::ofstream(scenario) << "name: replicas\nmodel: llama-3.1-8b\n"
+                             "hardware: {gpu: h100-sxm, topology: ib-rail, nodes: 4}\n"
+                             "workload: {phase: train, batch: 1, seq_len: 2048, layers: 2}\n"
+                             "parallelism: {tp: 8, dp: 4}\nfsdp: {}\nvariants: [{name: sp, tp_mode: sp}]\n";
+  const auto symmetric = test::run_tpsim("run " + scenario + " --json " + json);
+  REQUIRE(symmetric.exit_code == 0);
+  CHECK_THAT(symmetric.out, Contains("fsdp over 4 replicas, "));
+  CHECK(nlohmann::json::parse(
+            test::read_file(json))["scenario"]["parallelism"]["data_parallel"]["replicas_simulated"] == 1);
+  const auto every = test::run_tpsim("run " + scenario + " --no-symmetry --json " + json + " --trace " + trace);
+  REQUIRE(every.exit_code == 0);
+  CHECK_THAT(every.out, Contains("fsdp over 4 replicas (each simulated, --no-symmetry)"));
+  CHECK(nlohmann::json::parse(
+            test::read_file(json))["scenario"]["parallelism"]["data_parallel"]["replicas_simulated"] == 4);
+  const auto events = nlohmann::json::parse(test::read_file(trace));
+  std::set<int> pids;
+  for (const auto& e : events["traceEvents"]) {
+    if (e["ph"] == "X") pids.insert(e["pid"].get<int>());
+  }
+  CHECK(pids.size() == 8 * 4);  // every GPU of the 4 replicas
+  for (const auto& p : {scenario, json, trace}) std::filesystem::remove(p);
+}
