@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 one_core=()
 command -v taskset >/dev/null && one_core=(taskset -c 0)
 for scenario in llama3-8b-tp8-fsdp8-train llama3-70b-tp8-fsdp32-train llama3-70b-tp8-pp4-train \
-  llama3-405b-tp8-pp16-dp128-train llama3-405b-nvl72-tp8-pp9-dp228-train; do
+  llama3-405b-tp8-pp16-dp128-train llama3-405b-tp8-pp16-dp128-schedules llama3-405b-nvl72-tp8-pp9-dp228-train; do
   /usr/bin/time -f "cluster_job_bench: $scenario: %e s wall, %M KiB peak resident" \
     "${one_core[@]}" "$tpsim" run "$root/scenarios/$scenario.yaml" --no-progress >/dev/null
 done

@@ -1,11 +1,13 @@
-// Builds GPipe, 1F1B, interleaved 1F1B and ZB-H1 step lists and times them with per-chunk costs.
+// Builds GPipe, 1F1B, interleaved 1F1B, ZB-H1 and ZB-V step lists and times them with per-chunk costs.
 #include "model/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <stdexcept>
 
 #include "model/input_error.hpp"
+#include "model/zero_bubble_v.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -73,6 +75,8 @@ std::string to_string(PipelineScheduleKind kind) {
       return "interleaved";
     case PipelineScheduleKind::kZeroBubbleH1:
       return "zb-h1";
+    case PipelineScheduleKind::kZeroBubbleV:
+      return "zb-v";
     case PipelineScheduleKind::kOneFOneB:
       break;
   }
@@ -80,19 +84,32 @@ std::string to_string(PipelineScheduleKind kind) {
 }
 
 const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds() {
-  static const std::vector<PipelineScheduleKind> kinds = {PipelineScheduleKind::kGpipe, PipelineScheduleKind::kOneFOneB,
-                                                          PipelineScheduleKind::kInterleaved,
-                                                          PipelineScheduleKind::kZeroBubbleH1};
+  static const std::vector<PipelineScheduleKind> kinds = {
+      PipelineScheduleKind::kGpipe, PipelineScheduleKind::kOneFOneB, PipelineScheduleKind::kInterleaved,
+      PipelineScheduleKind::kZeroBubbleH1, PipelineScheduleKind::kZeroBubbleV};
   return kinds;
 }
 
 bool splits_weight_gradient(PipelineScheduleKind kind) {
-  return kind == PipelineScheduleKind::kZeroBubbleH1;
+  return kind == PipelineScheduleKind::kZeroBubbleH1 || kind == PipelineScheduleKind::kZeroBubbleV;
+}
+
+int model_chunk_of(PipelineScheduleKind kind, int stages, int stage, int virtual_stage) {
+  if (kind == PipelineScheduleKind::kZeroBubbleV && virtual_stage == 1) return 2 * stages - 1 - stage;
+  return virtual_stage * stages + stage;
+}
+
+int stage_of_chunk(PipelineScheduleKind kind, int stages, int chunk) {
+  if (kind == PipelineScheduleKind::kZeroBubbleV && chunk >= stages) return 2 * stages - 1 - chunk;
+  return chunk % stages;
 }
 
 std::string pipeline_schedule_problem(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages) {
   if (stages < 1 || microbatches < 1 || virtual_stages < 1) {
     return "pipeline stages, micro-batches and virtual stages must be at least 1";
+  }
+  if (kind == PipelineScheduleKind::kZeroBubbleV) {
+    return virtual_stages == 2 ? "" : "zb-v runs two model chunks per stage in a V: virtual_stages must be 2";
   }
   if (kind != PipelineScheduleKind::kInterleaved) {
     return virtual_stages == 1 ? "" : to_string(kind) + " runs one model chunk per stage: virtual_stages must be 1";
@@ -106,10 +123,25 @@ std::string pipeline_schedule_problem(PipelineScheduleKind kind, int stages, int
 }
 
 PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages) {
+  PipelineCosts unit;
+  ChunkCosts one;
+  one.forward_s = 1;
+  one.backward_s = 2;
+  one.weight_gradient_s = 1;
+  unit.chunk.assign(static_cast<size_t>(std::max(stages, 0)) * static_cast<size_t>(std::max(virtual_stages, 0)), one);
+  return make_pipeline_schedule(kind, stages, microbatches, virtual_stages, unit);
+}
+
+PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages,
+                                        const PipelineCosts& costs) {
   if (const std::string why = pipeline_schedule_problem(kind, stages, microbatches, virtual_stages); !why.empty()) {
     throw InputError(why);
   }
   PipelineSchedule s{kind, stages, microbatches, virtual_stages, {}};
+  if (kind == PipelineScheduleKind::kZeroBubbleV) {
+    s.steps = zero_bubble_v_steps(stages, microbatches, costs);
+    return s;
+  }
   for (int stage = 0; stage < stages; ++stage) {
     const auto plain = [](PipelinePass pass, int k) { return PipelineStep{pass, k, 0}; };
     switch (kind) {
@@ -131,23 +163,34 @@ PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, i
       case PipelineScheduleKind::kZeroBubbleH1:
         s.steps.push_back(zero_bubble_h1(stage, stages, microbatches));
         break;
+      case PipelineScheduleKind::kZeroBubbleV:
+        break;  // above
     }
   }
   return s;
 }
 
-std::vector<int> peak_in_flight(const PipelineSchedule& schedule) {
+std::vector<double> peak_held_bytes(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved) {
   const PipelinePass frees =
       splits_weight_gradient(schedule.kind) ? PipelinePass::kWeightGradient : PipelinePass::kBackward;
-  std::vector<int> peaks;
-  for (const auto& stage : schedule.steps) {
-    int held = 0, peak = 0;
-    for (const PipelineStep& step : stage) {
-      if (step.pass == PipelinePass::kForward) peak = std::max(peak, ++held);
-      if (step.pass == frees) --held;
+  std::vector<double> peaks;
+  for (size_t s = 0; s < schedule.steps.size(); ++s) {
+    double held = 0, peak = 0;
+    for (const PipelineStep& step : schedule.steps[s]) {
+      const double bytes = saved.at(s).at(static_cast<size_t>(step.virtual_stage));
+      if (step.pass == PipelinePass::kForward) peak = std::max(peak, held += bytes);
+      if (step.pass == frees) held -= bytes;
     }
     peaks.push_back(peak);
   }
+  return peaks;
+}
+
+std::vector<int> peak_in_flight(const PipelineSchedule& schedule) {
+  const std::vector<std::vector<double>> one_each(
+      static_cast<size_t>(schedule.stages), std::vector<double>(static_cast<size_t>(schedule.virtual_stages), 1.0));
+  std::vector<int> peaks;
+  for (const double held : peak_held_bytes(schedule, one_each)) peaks.push_back(static_cast<int>(std::lround(held)));
   return peaks;
 }
 
@@ -196,7 +239,7 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
     for (int stage = 0; stage < p; ++stage) {
       while (next[stage] < schedule.steps[stage].size()) {
         const PipelineStep& step = schedule.steps[stage][next[stage]];
-        const int chunk = step.virtual_stage * p + stage, mb = step.microbatch;
+        const int chunk = model_chunk_of(schedule.kind, p, stage, step.virtual_stage), mb = step.microbatch;
         double ready = 0;
         switch (step.pass) {
           case PipelinePass::kForward:

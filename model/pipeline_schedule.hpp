@@ -1,9 +1,9 @@
 // Pipeline-parallel schedules: the ordered forward and backward passes each stage runs over a step's
 // micro-batches (GPipe, 1F1B, Megatron's interleaved 1F1B over virtual stages, and zero-bubble ZB-H1 with
-// its split backward), and their timing under per-chunk costs with a fixed transfer between stages, the
-// reference the job simulation is checked against (bubble (p-1)/(m+p-1) under 1F1B, (p-1)/(v·m+p-1)
-// interleaved: Narayanan et al., SC'21; (p-1)(F+B-W) per stage under ZB-H1: Qi et al., ICLR'24). Pure host
-// logic.
+// its split backward, and ZB-V's V of two chunks per stage), and their timing under per-chunk costs with a fixed
+// transfer between stages, the reference the job simulation is checked against (bubble (p-1)/(m+p-1) under 1F1B,
+// (p-1)/(v·m+p-1) interleaved: Narayanan et al., SC'21; (p-1)(F+B-W) per stage under ZB-H1: Qi et al., ICLR'24). Pure
+// host logic.
 #pragma once
 
 #include <string>
@@ -11,8 +11,8 @@
 
 namespace tpsim::model {
 
-enum class PipelineScheduleKind { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1 };
-// "gpipe", "1f1b", "interleaved", "zb-h1"
+enum class PipelineScheduleKind { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kZeroBubbleV };
+// "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"
 std::string to_string(PipelineScheduleKind kind);
 // Every kind, in the order above (scenario keys map names through to_string).
 const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds();
@@ -24,14 +24,19 @@ bool splits_weight_gradient(PipelineScheduleKind kind);
 // kWeightGradient.
 enum class PipelinePass { kForward, kBackward, kWeightGradient };
 
-// One pass of one micro-batch through one of a stage's model chunks. Stage s holds the model chunks s,
-// s + p, s + 2p, ... (virtual stage v is model chunk v·p + s), as Megatron's interleaved schedule places them.
+// One pass of one micro-batch through one of a stage's model chunks (model_chunk_of: which).
 struct PipelineStep {
   PipelinePass pass = PipelinePass::kForward;
   int microbatch = 0;
   int virtual_stage = 0;
   bool operator==(const PipelineStep&) const = default;
 };
+
+// The model chunk virtual stage `virtual_stage` of `stage` holds: v·p + s, as Megatron's interleaved schedule places
+// them (stage s holds chunks s, s + p, s + 2p, ...), or under zb-v the V: chunk s, then 2p - 1 - s.
+int model_chunk_of(PipelineScheduleKind kind, int stages, int stage, int virtual_stage);
+// The stage that holds model chunk `chunk`.
+int stage_of_chunk(PipelineScheduleKind kind, int stages, int chunk);
 
 struct PipelineSchedule {
   PipelineScheduleKind kind = PipelineScheduleKind::kOneFOneB;
@@ -42,15 +47,24 @@ struct PipelineSchedule {
 };
 
 // Why `kind` cannot run these counts (interleaved needs virtual_stages >= 2 and micro-batches a multiple of
-// the stages); empty when it can.
+// the stages, zb-v virtual_stages 2); empty when it can.
 std::string pipeline_schedule_problem(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages);
-// The schedule; throws InputError with pipeline_schedule_problem's reason.
+struct PipelineCosts;
+
+// The schedule; throws InputError with pipeline_schedule_problem's reason. zb-v's order is built for the pass
+// times it will run with: `costs` where given (the job's chunks), else every pass one unit long (F = B = W, the
+// case the schedule is designed for).
 PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches,
                                         int virtual_stages = 1);
+PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages,
+                                        const PipelineCosts& costs);
 
 // Per stage, the most micro-batch chunks whose forward has run and whose activations are still held: until
 // the backward, or the weight-gradient pass where the schedule splits it off (it reads the layer inputs).
 std::vector<int> peak_in_flight(const PipelineSchedule& schedule);
+// The same in bytes: each held micro-batch chunk counts `saved[stage][virtual_stage]`, its chunk's saved
+// activations (chunks of one stage differ: the first holds the embedding, the last the LM head and loss).
+std::vector<double> peak_held_bytes(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved);
 
 // Seconds of one pass of one micro-batch through one model chunk.
 struct ChunkCosts {

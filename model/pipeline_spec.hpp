@@ -45,7 +45,7 @@ struct ModelChunk {
   bool operator==(const ModelChunk&) const = default;
 };
 
-// The stages x virtual_stages chunks in model order (chunk c runs on stage c % stages): `spec.chunk_layers`,
+// The stages x virtual_stages chunks in model order (chunk c runs on stage_of_chunk(c)): `spec.chunk_layers`,
 // or `layers` split evenly (read_pipeline checks either).
 std::vector<ModelChunk> model_chunks(int64_t layers, int stages, const PipelineSpec& spec);
 

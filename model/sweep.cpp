@@ -15,7 +15,7 @@ namespace {
 const char* const kValidAxes =
     "workload.<key>, hardware.<key>, parallelism.<key>, pipeline.<key>, fsdp.<key>, ddp.<key>, skew.<key>, "
     "implementation.<key>, "
-    "variants.<name>.<key>, model, calibration";
+    "variants.<name>.<key>, model, calibration, pipeline";
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
@@ -41,6 +41,12 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
   const std::vector<std::string> parts = split_path(path);
   const std::string& head = parts.front();
   if (parts.size() == 1 && (head == "model" || head == "calibration")) {
+    root[head] = value;
+    return;
+  }
+  if (parts.size() == 1 && head == "pipeline") {
+    // A whole pipeline section per value: the keys that go together (a schedule, its virtual stages, its split).
+    if (!value.IsMap()) in.fail(value, "sweep axis 'pipeline': each value is a pipeline section (a mapping)");
     root[head] = value;
     return;
   }

@@ -100,21 +100,20 @@ double send_seconds(const CostProfile& profile, const Fabric& job, bool across_n
 }
 
 // The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest
-// chunk, the forward's saved activations of every micro-batch chunk it holds at once, and one layer's
-// recomputation.
-model::MemoryFootprint stage_memory(const std::vector<const ChunkSim*>& chunks, int peak_in_flight) {
+// chunk, the forward's saved activations of the micro-batch chunks it holds at once (`peak_saved_bytes`), and
+// one layer's recomputation.
+model::MemoryFootprint stage_memory(const std::vector<const ChunkSim*>& chunks, double peak_saved_bytes) {
   model::MemoryFootprint m;
-  double live = 0, saved = 0, recompute = 0;
+  double live = 0, recompute = 0;
   for (const ChunkSim* c : chunks) {
     m.weights_bytes += c->memory.weights_bytes;
     m.gradient_bytes += c->memory.gradient_bytes;
     m.optimizer_bytes += c->memory.optimizer_bytes;
     m.buffer_bytes = std::max(m.buffer_bytes, c->memory.buffer_bytes);
     live = std::max(live, c->memory.activation_bytes - c->saved.forward_bytes - c->saved.recompute_bytes);
-    saved = std::max(saved, c->saved.forward_bytes);
     recompute = std::max(recompute, c->saved.recompute_bytes);
   }
-  m.activation_bytes = live + peak_in_flight * saved + recompute;
+  m.activation_bytes = live + peak_saved_bytes + recompute;
   return m;
 }
 
@@ -143,31 +142,45 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   run.activation_bytes = model::stage_activation_bytes_per_rank(s.arch, s.workload, tp);
   model::PipelineCosts costs;
   for (const size_t i : sim_of) costs.chunk.push_back(sims[i].costs);
+  const model::PipelineScheduleKind kind = s.pipeline.schedule;
   for (size_t c = 0; c + 1 < chunks.size(); ++c) {
     // Stage a's GPU i sends to stage b's GPU i (stage s of replica 0 holds GPUs s·stride to s·stride + tp - 1,
-    // stride tp·dp or tp as parallelism.order places the stages).
-    const int a = static_cast<int>(c) % p, b = static_cast<int>(c + 1) % p, stride = s.parallelism.pp_stride();
+    // stride tp·dp or tp as parallelism.order places the stages); nothing moves between two chunks of one stage
+    // (the bottom of zb-v's V).
+    const int a = model::stage_of_chunk(kind, p, static_cast<int>(c));
+    const int b = model::stage_of_chunk(kind, p, static_cast<int>(c + 1));
+    const int stride = s.parallelism.pp_stride();
     const bool across = job.node_of(a * stride) != job.node_of(b * stride) || job.spans_nodes(tp);
-    run.hop_crosses_nodes.push_back(across);
-    costs.hop_s.push_back(send_seconds(cost.profile(), job, across, run.activation_bytes));
+    run.hop_crosses_nodes.push_back(a != b && across);
+    costs.hop_s.push_back(a == b ? 0.0 : send_seconds(cost.profile(), job, across, run.activation_bytes));
   }
   run.hop_s = costs.hop_s;
+  model::PipelineCosts free_sends = costs;
+  free_sends.hop_s.clear();
   const model::PipelineSchedule schedule =
-      model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages);
+      model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
   const model::PipelineTiming timing = model::time_pipeline(schedule, costs);
   const std::vector<int> held = model::peak_in_flight(schedule);
+  // Each stage's chunks' saved activations by virtual stage: what a held micro-batch chunk of each keeps.
+  std::vector<std::vector<double>> saved(static_cast<size_t>(p));
+  for (int stage = 0; stage < p; ++stage) {
+    for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
+      const auto c = static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage));
+      saved[static_cast<size_t>(stage)].push_back(sims[sim_of[c]].saved.forward_bytes);
+    }
+  }
+  const std::vector<double> held_bytes = model::peak_held_bytes(schedule, saved);
   run.pipeline_s = timing.step_s;
   run.bubble_fraction = timing.bubble_fraction;
   run.spans = timing.spans;
-  model::PipelineCosts free_sends = costs;
-  free_sends.hop_s.clear();
   run.send_exposed_s = timing.step_s - model::time_pipeline(schedule, free_sends).step_s;
   std::vector<Metrics> stage_metrics;
   for (int stage = 0; stage < p; ++stage) {
     StageRun r;
     std::vector<const ChunkSim*> own;
     Metrics sum;
-    for (size_t c = stage; c < chunks.size(); c += p) {
+    for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
+      const auto c = static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage));
       const ChunkSim& sim = sims[sim_of[c]];
       own.push_back(&sim);
       r.layers += chunks[c].layers;
@@ -185,7 +198,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     r.busy_s = timing.busy_s[stage];
     r.end_s = timing.end_s[stage] + r.optimizer_s;
     r.peak_in_flight = held[stage];
-    r.memory = stage_memory(own, r.peak_in_flight);
+    r.memory = stage_memory(own, held_bytes[static_cast<size_t>(stage)]);
     run.stages.push_back(r);
     stage_metrics.push_back(sum);
   }

@@ -19,7 +19,8 @@ TEST_CASE("every stage runs each micro-batch's forward and backward once through
        std::vector<std::pair<PipelineScheduleKind, int>>{{PipelineScheduleKind::kGpipe, 1},
                                                          {PipelineScheduleKind::kOneFOneB, 1},
                                                          {PipelineScheduleKind::kInterleaved, 3},
-                                                         {PipelineScheduleKind::kZeroBubbleH1, 1}}) {
+                                                         {PipelineScheduleKind::kZeroBubbleH1, 1},
+                                                         {PipelineScheduleKind::kZeroBubbleV, 2}}) {
     const model::PipelineSchedule s = model::make_pipeline_schedule(kind, 4, 8, v);
     std::vector<model::PipelinePass> passes = {model::PipelinePass::kForward, model::PipelinePass::kBackward};
     if (model::splits_weight_gradient(kind)) passes.push_back(model::PipelinePass::kWeightGradient);
@@ -91,6 +92,66 @@ TEST_CASE("ZB-H1 idles (p-1)(F+B-W) per stage where 1F1B idles (p-1)(F+B+W), hol
         CHECK(model::peak_in_flight(zb) == std::vector<int>(p, p));
       }
     }
+  }
+}
+
+TEST_CASE("ZB-V with F = B = W idles only the V's fill, p-1 chunk passes per stage, at 1F1B's activation memory",
+          "[model][pipeline]") {
+  // Per chunk (half a stage's layers), F = B = W = 1. Stage p-1's first forward cannot start before chunks 0 to
+  // p-2 ran it, p-1 units in, and it then has 6m units of passes: the step is at least 6m + p - 1, every stage
+  // idles at least p - 1 of it. Qi et al. call ZB-V's bubble zero for F = B = W: in steady state, where stage i's
+  // step runs from i to 6m + i and a post-update validation replaces the step's synchronisation.
+  for (const int p : {2, 4, 8}) {
+    for (const int m : {p, 2 * p, 3 * p + 1}) {
+      CAPTURE(p, m);
+      const model::PipelineSchedule zbv = model::make_pipeline_schedule(PipelineScheduleKind::kZeroBubbleV, p, m, 2);
+      model::ChunkCosts unit;
+      unit.forward_s = 1;
+      unit.backward_s = 2;  // input gradient 1 + weight gradient 1
+      unit.weight_gradient_s = 1;
+      const model::PipelineTiming t = model::time_pipeline(zbv, unit);
+      CHECK(t.step_s == Approx(6 * m + p - 1));
+      CHECK(t.bubble_fraction == Approx(static_cast<double>(p - 1) / (6 * m + p - 1)));
+      // 2p chunks' activations at most: 1F1B's p micro-batches of a whole stage on its first stage.
+      for (const int held : model::peak_in_flight(zbv)) CHECK(held <= 2 * p);
+      // Against 1F1B over the same layers (a stage's passes are two chunks': F = 2, B + W = 4).
+      model::ChunkCosts stage;
+      stage.forward_s = 2;
+      stage.backward_s = 4;
+      const double one =
+          model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), stage).step_s;
+      CHECK(one - t.step_s == Approx(5.0 * (p - 1)));  // (m + p - 1)·6 against 6m + p - 1
+    }
+  }
+}
+
+TEST_CASE("ZB-V places stage s's chunks at s and 2p-1-s, so the first and last model chunks share stage 0",
+          "[model][pipeline]") {
+  using model::stage_of_chunk;
+  const auto v = PipelineScheduleKind::kZeroBubbleV;
+  CHECK(model::model_chunk_of(v, 4, 0, 1) == 7);
+  CHECK(model::model_chunk_of(v, 4, 3, 0) == 3);
+  CHECK(model::model_chunk_of(v, 4, 3, 1) == 4);
+  for (int c = 0; c < 8; ++c) CHECK(stage_of_chunk(v, 4, c) == (c < 4 ? c : 7 - c));
+  // Megatron's interleaving: chunk v·p + s.
+  CHECK(model::model_chunk_of(PipelineScheduleKind::kInterleaved, 4, 1, 1) == 5);
+  CHECK(stage_of_chunk(PipelineScheduleKind::kInterleaved, 4, 5) == 1);
+  // A transfer between stages costs zb-v its hop, except at the bottom of the V (chunks p-1 and p, one stage).
+  model::PipelineCosts costs;
+  model::ChunkCosts unit;
+  unit.forward_s = 1;
+  unit.backward_s = 2;
+  unit.weight_gradient_s = 1;
+  costs.chunk.assign(8, unit);
+  costs.hop_s.assign(7, 0.25);
+  costs.hop_s[3] = 0;
+  const auto schedule = model::make_pipeline_schedule(v, 4, 8, 2);
+  CHECK(model::time_pipeline(schedule, costs).step_s > model::time_pipeline(schedule, unit).step_s);
+  // Fewer micro-batches than stages still run: the step is the forward down and up the V, and the backward.
+  for (const int m : {1, 2, 3}) {
+    CAPTURE(m);
+    const model::PipelineTiming t = model::time_pipeline(model::make_pipeline_schedule(v, 4, m, 2), unit);
+    CHECK(t.step_s >= 4 * 4 + 1);  // 2p forwards, 2p input gradients, one weight gradient, one after another
   }
 }
 
@@ -173,5 +234,7 @@ TEST_CASE("schedules refuse counts they cannot run, saying what is valid", "[mod
                     Catch::Contains("virtual_stages must be 1"));
   CHECK_THROWS_WITH(model::make_pipeline_schedule(PipelineScheduleKind::kZeroBubbleH1, 4, 8, 2),
                     Catch::Contains("zb-h1 runs one model chunk per stage"));
+  CHECK_THROWS_WITH(model::make_pipeline_schedule(PipelineScheduleKind::kZeroBubbleV, 4, 8, 1),
+                    Catch::Contains("zb-v runs two model chunks per stage in a V: virtual_stages must be 2"));
   CHECK_THROWS_AS(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, 0, 8), InputError);
 }

@@ -78,3 +78,31 @@ TEST_CASE("an implementation key sweeps over the scenario's preset, its own keys
   CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(bad, "s.yaml")),
                     Contains("s.yaml:9:3:") && Contains("unknown key 'kernel' in implementation"));
 }
+
+TEST_CASE("a pipeline axis sweeps whole sections, so a schedule comes with its virtual stages and its split") {
+  const std::string job = R"(model: llama-3.1-8b
+hardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}
+workload: {phase: train, batch: 1, seq_len: 1024, layers: 8, microbatches: 4}
+parallelism: {tp: 8, pp: 2}
+variants: [{name: sp, tp_mode: sp}]
+sweep:
+  pipeline: [{schedule: 1f1b}, {schedule: zb-v, virtual_stages: 2, chunk_layers: [1, 3, 3, 1]}]
+)";
+  const auto points = model::expand_sweep(model::parse_scenario(job, "s.yaml"));
+  REQUIRE(points.size() == 2);
+  CHECK(points[0].scenario.pipeline.schedule == model::PipelineScheduleKind::kOneFOneB);
+  CHECK(points[0].scenario.pipeline.virtual_stages == 1);
+  CHECK(points[1].scenario.pipeline.schedule == model::PipelineScheduleKind::kZeroBubbleV);
+  CHECK(points[1].scenario.pipeline.chunk_layers == std::vector<int64_t>{1, 3, 3, 1});
+  CHECK(points[1].values.front().second == "{schedule: zb-v, virtual_stages: 2, chunk_layers: [1, 3, 3, 1]}");
+  // A value that is not a section, or a section the schedule cannot run, is refused at the value.
+  std::string scalar = job;
+  scalar.replace(scalar.find("[{schedule: 1f1b}"), 17, "[1f1b");
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(scalar, "s.yaml")),
+                    Contains("s.yaml:7:14:") && Contains("each value is a pipeline section"));
+  std::string one_chunk = job;
+  one_chunk.replace(one_chunk.find("{schedule: zb-v, virtual_stages: 2, chunk_layers: [1, 3, 3, 1]}"), 63,
+                    "{schedule: zb-v}");
+  CHECK_THROWS_WITH(model::expand_sweep(model::parse_scenario(one_chunk, "s.yaml")),
+                    Contains("s.yaml:7:32:") && Contains("virtual_stages must be 2"));
+}

@@ -118,7 +118,7 @@ TEST_CASE("a symmetric and an every-replica simulation of a 32-GPU FSDP job agre
 TEST_CASE("a symmetric and an every-replica simulation of a 128-GPU pipelined job agree within 1%",
           "[sim][no_symmetry]") {
   // tp 8 x pp 2 x dp 8, each pipeline inside a node pair and the replicas of a stage 16 GPUs apart; DDP buckets.
-  check_symmetry_holds(
-      job_text(16, "{tp: 8, pp: 2, dp: 8, order: [tp, pp, dp]}\npipeline: {schedule: 1f1b}\nddp: {}", ", microbatches: 4"),
-      128);
+  check_symmetry_holds(job_text(16, "{tp: 8, pp: 2, dp: 8, order: [tp, pp, dp]}\npipeline: {schedule: 1f1b}\nddp: {}",
+                                ", microbatches: 4"),
+                       128);
 }

@@ -162,6 +162,31 @@ TEST_CASE("zero-bubble and interleaved schedules shorten the step as their bubbl
   CHECK(inter.variants.front().metrics.time_s < one.variants.front().metrics.time_s);
 }
 
+TEST_CASE("ZB-V folds the model into a V: stage 0 holds the first and last chunks, the bottom sends nothing",
+          "[sim][pipeline]") {
+  // tp=4 on two nodes: stages 0 and 1 on node 0, 2 and 3 on node 1; 8 chunks of 4 layers.
+  const std::string hardware = "{gpu: h100-sxm, topology: ib-rail, nodes: 2}";
+  const sim::ScenarioRun v = run(job("pipeline: {schedule: zb-v, virtual_stages: 2}\n", hardware, 4, kLightEnds));
+  const sim::PipelineRun& p = *v.variants.front().pipeline;
+  // Chunks 0..7 sit on stages 0 1 2 3 3 2 1 0: the boundaries cross the node between stages 1 and 2 twice, and
+  // chunks 3 and 4 share stage 3, so that hop costs nothing.
+  CHECK(p.hop_crosses_nodes == std::vector<bool>{false, true, false, false, false, true, false});
+  REQUIRE(p.hop_s.size() == 7);
+  CHECK(p.hop_s[3] == 0);
+  CHECK(p.hop_s[0] == p.hop_s[2]);
+  CHECK(p.hop_s[1] > p.hop_s[0]);
+  // Every stage runs 8 layers; stage 0 holds the embedding's chunk and the head's, so its passes are the longest.
+  for (const sim::StageRun& stage : p.stages) CHECK(stage.layers == 8);
+  CHECK(p.stages[0].forward_s > p.stages[1].forward_s);
+  // At most 2p chunks' activations held on any stage, and against interleaving over the same chunks the V
+  // (its weight gradients filling the bubble) shortens the step.
+  for (const sim::StageRun& stage : p.stages) CHECK(stage.peak_in_flight <= 8);
+  const sim::ScenarioRun inter =
+      run(job("pipeline: {schedule: interleaved, virtual_stages: 2}\n", hardware, 4, kLightEnds));
+  CHECK(v.variants.front().metrics.time_s < inter.variants.front().metrics.time_s);
+  CHECK(p.bubble_fraction < inter.variants.front().pipeline->bubble_fraction);
+}
+
 TEST_CASE("a pipeline of one stage is the training step as before", "[sim][pipeline]") {
   const std::string plain =
       "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: train, batch: "
