@@ -142,6 +142,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
     sync["replicas_simulated"] = run.symmetry == sim::Symmetry::kEveryMember ? dp.degree : 1;
     if (dp.fsdp) {
       sync["reshard_after_forward"] = dp.reshard_after_forward;
+      sync["shard_degree"] = dp.shard_degree;
     } else {
       sync["bucket_bytes"] = dp.bucket_bytes;
     }

@@ -50,14 +50,15 @@ DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, co
   if (fsdp.IsDefined()) {
     in.expect_map(fsdp, "fsdp", fsdp_keys());
     dp.fsdp = true;
+    dp.shard_degree = degree;
     if (const YAML::Node shards = fsdp["shard_degree"]) {
       const int64_t value = in.positive_int(shards, "fsdp.shard_degree");
-      if (value != degree) {
-        in.fail(shards, "fsdp.shard_degree " + std::to_string(value) + ": sharding over part of the " +
-                            std::to_string(degree) +
-                            " replicas (hybrid sharding) is not modelled yet; valid: parallelism.dp (" +
-                            std::to_string(degree) + ")");
+      if (value < 2 || value > degree || degree % value != 0) {
+        in.fail(shards, "fsdp.shard_degree " + std::to_string(value) + " must divide the " + std::to_string(degree) +
+                            " replicas and be 2 or more; valid: a divisor of parallelism.dp (" +
+                            std::to_string(degree) + ": full sharding) from 2 (hybrid sharding below it)");
       }
+      dp.shard_degree = static_cast<int>(value);
     }
     if (fsdp["reshard_after_forward"]) {
       dp.reshard_after_forward = in.boolean(fsdp["reshard_after_forward"], "fsdp.reshard_after_forward");
@@ -72,9 +73,25 @@ DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, co
   return dp;
 }
 
+DataParallel DataParallel::shard_group() const {
+  DataParallel group = *this;
+  group.degree = shard_degree;
+  return group;
+}
+
+DataParallel DataParallel::replicate_group() const {
+  DataParallel group = *this;
+  group.degree = degree / shard_degree;
+  group.member_stride = member_stride * shard_degree;
+  return group;
+}
+
 std::string to_string(const DataParallel& dp) {
   if (!dp.fsdp) return "ddp";
-  return dp.reshard_after_forward ? "fsdp" : "fsdp without resharding";
+  const std::string name =
+      dp.hybrid() ? "hsdp " + std::to_string(dp.shard_degree) + " x " + std::to_string(dp.degree / dp.shard_degree)
+                  : std::string("fsdp");
+  return dp.reshard_after_forward ? name : name + " without resharding";
 }
 
 }  // namespace tpsim::model

@@ -25,6 +25,9 @@ struct DataParallel {
   int degree = 1;         // replicas (parallelism.dp)
   int member_stride = 1;  // GPUs between a rank and the same rank of the next replica (Parallelism::dp_stride)
   bool fsdp = false;
+  // FSDP: the replicas each parameter is sharded over, consecutive ones (fsdp.shard_degree, dp unless smaller:
+  // hybrid sharding, PyTorch's HSDP, replicates the shards over dp / shard_degree groups).
+  int shard_degree = 1;
   // FSDP: whether each layer frees its gathered parameters after its forward (gathering them again before its
   // backward); TorchTitan keeps the last layer's, which its backward needs at once.
   bool reshard_after_forward = true;
@@ -33,7 +36,13 @@ struct DataParallel {
 
   bool enabled() const { return degree > 1; }
   // Parameters, gradients and optimizer state each rank holds a 1/shards of.
-  int shards() const { return fsdp ? degree : 1; }
+  int shards() const { return fsdp ? shard_degree : 1; }
+  bool hybrid() const { return fsdp && shard_degree < degree; }
+  // The groups FSDP's collectives run over: the shard_degree consecutive replicas that shard a parameter
+  // (gathers, reduce-scatters), and under hybrid sharding the dp / shard_degree replicas that hold the same
+  // shard (the all-reduce of each reduced shard), shard_degree replicas apart.
+  DataParallel shard_group() const;
+  DataParallel replicate_group() const;
 };
 
 const std::vector<std::string>& fsdp_keys();
@@ -41,10 +50,11 @@ const std::vector<std::string>& ddp_keys();
 
 // Reads the `fsdp:` and `ddp:` sections for parallelism.dp = `degree` replicas of `workload`, refusing at its
 // key what cannot run: either section with dp 1, both at once, data parallelism outside phase train, a
-// shard_degree other than dp (hybrid sharding is not modelled yet). `fsdp` and `ddp` may be undefined.
+// shard_degree that does not divide dp. `fsdp` and `ddp` may be undefined.
 DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
                                 const YAML::Node& dp_key, int degree, const Workload& workload);
 
-std::string to_string(const DataParallel& dp);  // "ddp", "fsdp", "fsdp without resharding"
+// "ddp", "fsdp", "fsdp without resharding", "hsdp 4 x 2" (sharded over 4, replicated twice), ...
+std::string to_string(const DataParallel& dp);
 
 }  // namespace tpsim::model

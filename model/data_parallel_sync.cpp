@@ -36,7 +36,7 @@ void DataParallelSync::gather(ProgramBuilder& b, const SyncUnit& unit, const std
   if (const std::optional<OpId> reader = b.weights_reader()) after.push_back(*reader);
   // The unit's whole bf16 parameters gathered from their 1/dp shards.
   const OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
-                                          kBf16Bytes * unit.parameters, dp_, Stream::kComm3,
+                                          kBf16Bytes * unit.parameters, dp_.shard_group(), Stream::kComm3,
                                           std::to_string(static_cast<int64_t>(unit.parameters)) + " params", {}, after);
   b.wait_for_weights(gathered);
 }
@@ -53,10 +53,16 @@ void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, i
   if (!dp_.enabled()) return;
   const double bytes = dp_.reduce_bytes * unit.parameters;
   if (dp_.fsdp) {
-    // The gradient of the whole unit in, this rank's 1/dp shard out.
-    reductions_.push_back(
-        b.data_collective(unit.name + "fsdp.reduce_scatter", CollectiveKind::kReduceScatter, bytes, dp_, Stream::kComm4,
-                          std::to_string(static_cast<int64_t>(unit.parameters)) + " grads", compute_tails(b)));
+    // The gradient of the whole unit in, this rank's 1/shard_degree shard out; under hybrid sharding that shard
+    // is then all-reduced over the replicas that hold it.
+    const std::string grads = std::to_string(static_cast<int64_t>(unit.parameters)) + " grads";
+    reductions_.push_back(b.data_collective(unit.name + "fsdp.reduce_scatter", CollectiveKind::kReduceScatter, bytes,
+                                            dp_.shard_group(), Stream::kComm4, grads, compute_tails(b)));
+    if (dp_.hybrid()) {
+      reductions_.push_back(b.data_collective(unit.name + "hsdp.all_reduce", CollectiveKind::kAllReduce,
+                                              bytes / dp_.shard_degree, dp_.replicate_group(), Stream::kComm4, grads,
+                                              {reductions_.back()}));
+    }
     return;
   }
   if (microbatch + 1 < ctx_.workload.microbatches) return;  // accumulated locally (no_sync)

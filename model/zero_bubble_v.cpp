@@ -13,8 +13,9 @@ namespace {
 // starts, first, the input-gradient pass of the oldest micro-batch it can (these are on the critical path: the
 // previous stage waits for them); else a forward, the second leg's first (it brings a micro-batch nearer its
 // loss), while it holds fewer than 2p chunks' activations (1F1B's peak on its first stage, p micro-batches of a
-// whole stage), never all of them micro-batches still to come back; else the oldest deferred weight gradient. Deferred weight gradients so fill the time a
-// stage would wait. The zero-bubble authors build ZB-V's order from profiled pass times too (Qi et al. 2024).
+// whole stage), never all of them micro-batches still to come back; else the oldest deferred weight gradient.
+// Deferred weight gradients so fill the time a stage would wait. (The zero-bubble authors' automatic scheduler
+// likewise orders passes from profiled times; their handcrafted ZB-V assumes F = B = W.)
 class Generator {
  public:
   Generator(int stages, int microbatches, const PipelineCosts& costs)
@@ -52,9 +53,9 @@ class Generator {
 
   struct Stage {
     double free_at = 0;
-    int forwards[2] = {0, 0};   // per leg: micro-batches whose forward it has run
-    int backwards[2] = {0, 0};  // and whose input gradient
-    int held = 0;               // chunks' activations held: forwards whose weight gradient has not run
+    int forwards[2] = {0, 0};                 // per leg: micro-batches whose forward it has run
+    int backwards[2] = {0, 0};                // and whose input gradient
+    int held = 0;                             // chunks' activations held: forwards whose weight gradient has not run
     std::deque<std::pair<int, int>> weights;  // (micro-batch, leg) whose weight gradient is deferred
     std::vector<PipelineStep> steps;
   };

@@ -127,15 +127,22 @@ class Runner {
   int host_index(int g) const { return g / tp_ * stride_ + g % tp_; }
   // Whether op `id` runs between the data group's members (simulated whole) rather than inside a TP group.
   bool between_members(OpId id) const { return members_ > 1 && graph_.op(id).group == model::CommGroup::kData; }
+  // Replicas between two members of data-group op `id`'s group (1; hybrid sharding's replicate group: more).
+  int replica_step(OpId id) const { return graph_.op(id).group_stride / stride_; }
+  int group_size(OpId id) const { return between_members(id) ? graph_.op(id).group_size : tp_; }
   // GPU g's index in the group op `id` runs over (its plan's ranks): its member index, or its TP rank.
-  int group_index(OpId id, int g) const { return between_members(id) ? g / tp_ : g % tp_; }
+  int group_index(OpId id, int g) const {
+    return between_members(id) ? g / tp_ / replica_step(id) % graph_.op(id).group_size : g % tp_;
+  }
   // The GPU at `index` of g's group for op `id`.
   int group_peer(OpId id, int g, int index) const {
-    return between_members(id) ? index * tp_ + g % tp_ : g / tp_ * tp_ + index;
+    if (!between_members(id)) return g / tp_ * tp_ + index;
+    const int q = replica_step(id), first = g / tp_ - group_index(id, g) * q;
+    return (first + index * q) * tp_ + g % tp_;
   }
   // The GPU `offset` places from g around its group for op `id`.
   int peer_at(OpId id, int g, int offset) const {
-    const int n = between_members(id) ? members_ : tp_;
+    const int n = group_size(id);
     return group_peer(id, g, ((group_index(id, g) + offset) % n + n) % n);
   }
   bool crosses_nodes(OpId id, int src, int dst) const {

@@ -100,6 +100,46 @@ TEST_CASE("DDP all-reduces every gradient once, in the last micro-batch, in buck
   CHECK(ops.all_reduces >= static_cast<int>(4.0 * params / (bucket + layer)));
 }
 
+TEST_CASE("HSDP gathers and reduce-scatters over its shard group and all-reduces each shard over its replicas",
+          "[sim][data_parallel]") {
+  // dp 8 as 4 shards x 2 replicas: a shard group is 4 consecutive replicas (8 GPUs apart at tp 8), a replicate
+  // group the 2 replicas 32 GPUs apart that hold the same shard.
+  const model::Scenario s = model::parse_scenario(job("fsdp: {shard_degree: 4}\n", 8), "dp.yaml");
+  const model::LayerGraph graph = step_graph(s);
+  const double layer = layer_parameters_tp8();
+  int gathers = 0, reductions = 0, all_reduces = 0;
+  for (model::OpId id = 0; id < graph.size(); ++id) {
+    const model::Op& op = graph.op(id);
+    if (op.group != model::CommGroup::kData || op.module < 0) continue;
+    if (op.collective == model::CollectiveKind::kAllGather) {
+      ++gathers;
+      CHECK(op.group_size == 4);
+      CHECK(op.group_stride == 8);
+      CHECK(model::wire_bytes_per_rank(op) == Approx(2.0 * layer * 3 / 4).epsilon(1e-12));
+    } else if (op.collective == model::CollectiveKind::kReduceScatter) {
+      ++reductions;
+      CHECK(op.group_size == 4);
+      CHECK(model::wire_bytes_per_rank(op) == Approx(4.0 * layer * 3 / 4).epsilon(1e-12));
+    } else if (op.collective == model::CollectiveKind::kAllReduce) {
+      ++all_reduces;
+      // The fp32 quarter this rank reduced, all-reduced over 2 replicas: 2 (2-1)/2 of it.
+      CHECK(op.group_size == 2);
+      CHECK(op.group_stride == 32);
+      CHECK(op.tensor_bytes == Approx(4.0 * layer / 4).epsilon(1e-12));
+      CHECK(model::wire_bytes_per_rank(op) == Approx(4.0 * layer / 4).epsilon(1e-12));
+    }
+  }
+  CHECK(gathers == 32 + 31);
+  CHECK(reductions == 32);
+  CHECK(all_reduces == reductions);
+  // Parameters, gradients and optimizer state in quarters, not eighths.
+  const sim::ScenarioRun hybrid = sim::run_scenario(s);
+  const sim::ScenarioRun full = sim::run_scenario(model::parse_scenario(job("fsdp: {}\n", 8), "dp.yaml"));
+  CHECK(hybrid.variants.front().memory->optimizer_bytes ==
+        Approx(2 * full.variants.front().memory->optimizer_bytes).epsilon(1e-12));
+  CHECK(hybrid.variants.front().passes.front().graph.size() > full.variants.front().passes.front().graph.size());
+}
+
 TEST_CASE("a data-group collective alone takes its closed form, and two at once share the GPU's NIC",
           "[sim][data_parallel]") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
@@ -189,8 +229,9 @@ TEST_CASE("data parallelism is refused at its key outside training, with both se
   forward.replace(forward.find("phase: train"), 12, "phase: forward");
   CHECK_THROWS_WITH(parse(forward), Contains("dp.yaml:5:") && Contains("needs workload.phase train"));
   CHECK_THROWS_WITH(parse(job("fsdp: {}\nddp: {}\n")), Contains("dp.yaml:7:") && Contains("give one of them"));
-  CHECK_THROWS_WITH(parse(job("fsdp: {shard_degree: 2}\n")),
-                    Contains("dp.yaml:6:") && Contains("hybrid sharding") && Contains("valid: parallelism.dp (4)"));
+  CHECK_THROWS_WITH(parse(job("fsdp: {shard_degree: 3}\n")),
+                    Contains("dp.yaml:6:") && Contains("must divide the 4 replicas") &&
+                        Contains("valid: a divisor of parallelism.dp (4: full sharding) from 2"));
   CHECK_THROWS_WITH(parse(job("fsdp: {}\n", 1)), Contains("fsdp needs parallelism.dp of 2 or more"));
   CHECK_THROWS_WITH(parse(job("fsdp: {reshard: true}\n")), Contains("reshard_after_forward"));
   std::string crowded = job("");

@@ -115,6 +115,14 @@ TEST_CASE("a symmetric and an every-replica simulation of a 32-GPU FSDP job agre
   check_symmetry_holds(job_text(4, "{tp: 8, dp: 4}\nfsdp: {}", ""), 32);
 }
 
+TEST_CASE("a symmetric and an every-replica simulation of a 32-GPU HSDP job agree within 1%", "[sim][no_symmetry]") {
+  // tp 2 x dp 16 on 4 nodes, sharded over 4 replicas (inside a node, over NVLink) and replicated 4 times across
+  // the nodes: both of the data group's groups, one inside a node and one across.
+  std::string text = job_text(4, "{tp: 2, dp: 16}\nfsdp: {shard_degree: 4}", "");
+  text.replace(text.find("chunks: 8"), 9, "chunks: 2");
+  check_symmetry_holds(text, 32);
+}
+
 TEST_CASE("a symmetric and an every-replica simulation of a 128-GPU pipelined job agree within 1%",
           "[sim][no_symmetry]") {
   // tp 8 x pp 2 x dp 8, each pipeline inside a node pair and the replicas of a stage 16 GPUs apart; DDP buckets.
