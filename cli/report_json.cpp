@@ -212,11 +212,11 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   r["compute_s"] = m.compute_s;
   r["comm_s"] = m.comm_s;
   r["exposed_comm_s"] = m.exposed_comm_s;
-  if (m.data_comm_s > 0) {  // data parallelism (parallelism.dp > 1)
+  if (v.data_replicas > 1) {
     r["data_comm_s"] = m.data_comm_s;
     r["exposed_data_comm_s"] = m.exposed_data_comm_s;
   }
-  if (v.pipeline || m.data_comm_s > 0) {  // a job: its exposed communication per dimension of the mesh
+  if (sim::is_job(v)) {  // its exposed communication per dimension of the mesh
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     r["exposed_by_dimension_s"] = {{"tp", e.tp_s}, {"pp", e.pp_s}, {"dp", e.dp_s}};
   }

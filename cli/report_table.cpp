@@ -125,10 +125,10 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
 // For a job (pp or dp > 1), per variant: its exposed communication split by the mesh's dimensions.
 std::string exposed_by_dimension_notes(const sim::ScenarioRun& run) {
   const model::Parallelism& par = run.scenario.parallelism;
-  if (par.pp == 1 && par.dp == 1) return "";
-  const auto ms_text = [](double seconds) { return model::format_number("%.3f", seconds * 1e3) + " ms"; };
+  const auto ms_text = [](double seconds) { return ms(seconds, 0) + " ms"; };
   std::string out;
   for (const sim::VariantRun& v : run.variants) {
+    if (!sim::is_job(v)) continue;
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     out += "exposed communication of " + v.variant.name + " by dimension: tp " + ms_text(e.tp_s);
     if (par.pp > 1) out += ", pp " + ms_text(e.pp_s) + " (the sends, added to the step)";

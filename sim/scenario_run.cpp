@@ -343,6 +343,7 @@ ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& 
   }
   const double baseline = run.variants.front().metrics.time_s;
   for (VariantRun& v : run.variants) {
+    v.data_replicas = par.dp;
     v.speedup = baseline / v.metrics.time_s;
     v.mfu = v.metrics.model_flops / (v.metrics.time_s * run.gpu.peak_bf16_flops);
     if (w.phase != model::Phase::kOps && !v.pipeline) {

@@ -38,7 +38,13 @@ struct VariantRun {
   // needs the most under a pipeline.
   std::optional<model::MemoryFootprint> memory;
   std::optional<PipelineRun> pipeline;  // parallelism.pp > 1: the stages, the schedule, the sends
+  int data_replicas = 1;                // parallelism.dp
 };
+
+// Whether the variant ran a job of more than one TP group (pipeline stages or data-parallel replicas).
+inline bool is_job(const VariantRun& v) {
+  return v.pipeline.has_value() || v.data_replicas > 1;
+}
 
 // GPUs one model replica runs on: the TP group, times the pipeline stages.
 int replica_gpus(const VariantRun& variant);
