@@ -161,11 +161,13 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
       model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
   const model::PipelineTiming timing = model::time_pipeline(schedule, costs);
   const std::vector<int> held = model::peak_in_flight(schedule);
-  // Each stage's chunks' saved activations by virtual stage: what a held micro-batch chunk of each keeps.
+  // Each stage's model chunks by virtual stage, and what a held micro-batch chunk of each keeps.
+  std::vector<std::vector<size_t>> stage_chunks(static_cast<size_t>(p));
   std::vector<std::vector<double>> saved(static_cast<size_t>(p));
   for (int stage = 0; stage < p; ++stage) {
     for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
       const auto c = static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage));
+      stage_chunks[static_cast<size_t>(stage)].push_back(c);
       saved[static_cast<size_t>(stage)].push_back(sims[sim_of[c]].saved.forward_bytes);
     }
   }
@@ -179,8 +181,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     StageRun r;
     std::vector<const ChunkSim*> own;
     Metrics sum;
-    for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
-      const auto c = static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage));
+    for (const size_t c : stage_chunks[static_cast<size_t>(stage)]) {
       const ChunkSim& sim = sims[sim_of[c]];
       own.push_back(&sim);
       r.layers += chunks[c].layers;
