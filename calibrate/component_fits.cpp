@@ -208,14 +208,61 @@ void fit_launches(const std::vector<const Measurement*>& points, ProfileFit& out
   out.fits.push_back(c);
 }
 
+namespace {
+
+using model::Protocol;
+
+// Whether every point of a fit of NCCL's per-call constant was timed through a framework (false: every one
+// called NCCL directly). A mix is refused: the constant they would share could not be split into NCCL's part
+// and the framework's.
+bool timed_through_framework(const std::vector<const Measurement*>& points, const std::string& what) {
+  const Measurement* framework = nullptr;
+  const Measurement* direct = nullptr;
+  for (const Measurement* m : points) {
+    const Measurement*& first = m->through_framework() ? framework : direct;
+    if (!first) first = m;
+  }
+  if (framework && direct) {
+    throw InputError(what + ": its points mix collectives timed through " + framework->timed_through + " (" +
+                     framework->origin + ") and NCCL called directly (" + direct->origin +
+                     "); give them the same timed_through, or fit them in separate runs of tpsim calibrate");
+  }
+  return framework != nullptr;
+}
+
+// The per-call constant that points' times hold under the profile: NCCL's call latency, and the framework's host
+// time where they were timed through one.
+double timed_call_latency_s(bool framework, const sim::CostProfile& p) {
+  return p.nccl_call_latency_s + (framework ? p.collective_host_s : 0.0);
+}
+
+// The profile from a fitted per-call constant `c` of points that called NCCL directly (NCCL's call latency) or
+// were timed through a framework: then NCCL's call latency is kept from the base, or without one is NCCL's own
+// base latency of a ring call of `protocol` (at most c), and the framework's host time per call is the rest.
+void set_call_latency(double c, bool framework, Protocol protocol, ProfileFit& out) {
+  if (!framework) {
+    out.profile.nccl_call_latency_s = c;
+    return;
+  }
+  const double nccl_s = out.base.empty() ? sim::nccl_ring_base_latency_s(protocol) : out.profile.nccl_call_latency_s;
+  out.profile.nccl_call_latency_s = std::min(c, nccl_s);
+  out.profile.collective_host_s = c - out.profile.nccl_call_latency_s;
+  out.call_latency_split = true;
+  out.timed_call_latency_s = c;
+  out.call_latency_protocol = protocol;
+}
+
+}  // namespace
+
 // A transport fit of `name` (a ring protocol, one_shot, two_shot, nvls): the fitter and its closed form
 // (sim/collective_time.hpp). NCCL's (the rings and NVLS) pay the profile's call latency on top.
 void fit_transport(const std::string& name, const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu,
                    sim::TransportParams& target, ProfileFit& out) {
-  const std::vector<RingSample> samples = ring_samples(points);
-  const double link = gpu.nvlink_Bps;
   const bool ring = name.rfind("nccl", 0) == 0;
-  const double call_s = ring || name == "nvls" ? out.profile.nccl_call_latency_s : 0.0;
+  const bool nccl_call = ring || name == "nvls";
+  const std::vector<RingSample> samples = ring_samples(points, nccl_call ? out.profile.collective_host_s : 0.0);
+  const double link = gpu.nvlink_Bps;
+  const double call_s = nccl_call ? out.profile.nccl_call_latency_s : 0.0;
   const auto fit = [&](const std::vector<size_t>& index) {
     const std::vector<RingSample> chosen = subset(samples, index);
     if (ring) return fit_ring(chosen, link, call_s).params;
@@ -231,7 +278,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
       return sim::one_shot_seconds(p, model::CollectiveKind::kAllReduce, s.tensor_bytes, s.ranks, link);
     if (name == "two_shot") return sim::two_shot_seconds(p, s.tensor_bytes, s.ranks, link);
     if (name.rfind("multimem", 0) == 0) return sim::multimem_seconds(p, s.kind, s.tensor_bytes, s.ranks, link);
-    return sim::nvls_seconds(p, s.tensor_bytes, s.ranks, link, call_s);
+    return sim::nvls_seconds(p, s.tensor_bytes, s.ranks, link, call_s) + s.framework_s;
   };
   out.fits.push_back(measure<sim::TransportParams>(name, points, fit, predict, &target));
 }
@@ -240,7 +287,8 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
 // the call latency where the points hold two step counts.
 void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
   const std::vector<RingSample> samples = ring_samples(points);
-  const double kept_call_s = out.profile.nccl_call_latency_s;
+  const bool framework = timed_through_framework(points, "nccl.call_latency_us");
+  const double kept_call_s = timed_call_latency_s(framework, out.profile);
   const auto fit = [&](const std::vector<size_t>& index) {
     return fit_ring_regimes(subset(samples, index), gpu.nvlink_Bps, kept_call_s);
   };
@@ -251,8 +299,8 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
   out.fits.push_back(measure<RingRegimes>("nccl", points, fit, predict, &regimes));
   out.profile.nccl = regimes.simple;
   out.profile.nccl_small = regimes.has_small ? std::optional<sim::TransportParams>(regimes.small) : std::nullopt;
-  out.profile.nccl_call_latency_s = regimes.call_latency_s;
   if (regimes.call_latency_fitted) {
+    set_call_latency(regimes.call_latency_s, framework, regimes.has_small ? Protocol::kLL : Protocol::kSimple, out);
     out.call_latency_source = "fitted with the ring's " +
                               std::string(regimes.has_small ? "low-latency regime" : "line") +
                               " on all-reduces beside all-gathers / reduce-scatters (two step counts)";
@@ -278,7 +326,10 @@ void fit_call_latency(const std::vector<const Measurement*>& points, const sim::
   const auto predict = [&](const double& c, size_t i) {
     return c + ring_regimes_seconds(kept, samples[i], gpu.nvlink_Bps);
   };
-  out.fits.push_back(measure<double>("nccl_call_latency", points, fit, predict, &out.profile.nccl_call_latency_s));
+  const bool framework = timed_through_framework(points, "nccl.call_latency_us");
+  double fitted = 0;
+  out.fits.push_back(measure<double>("nccl_call_latency", points, fit, predict, &fitted));
+  set_call_latency(fitted, framework, Protocol::kLL, out);
   out.call_latency_source =
       "fitted alone on ring all-reduces that run the low-latency regime (no all-gather / reduce-scatter ring to fit "
       "beside them), its per-step latencies and efficiencies kept from " +
@@ -296,9 +347,10 @@ void fit_call_latency_with_regime(const std::string& protocol, const std::vector
   const auto predict = [&](const RingCallFit& f, size_t i) {
     return ring_seconds(f.params, samples[i], link, f.call_latency_s);
   };
+  const bool framework = timed_through_framework(points, "nccl.call_latency_us");
   RingCallFit fitted;
   out.fits.push_back(measure<RingCallFit>("nccl_call_latency", points, fit, predict, &fitted));
-  out.profile.nccl_call_latency_s = fitted.call_latency_s;
+  set_call_latency(fitted.call_latency_s, framework, *model::protocol_named(protocol), out);
   out.call_latency_source = "fitted with the ring's " + protocol + " regime (points that name their protocol)" +
                             (fitted.step_latency_fitted ? std::string(" on two step counts")
                                                         : ", its per-step latency held at NCCL's own " +
@@ -313,7 +365,7 @@ void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out)
   const double nic_Bps = first.nic_GBps > 0 ? first.nic_GBps * 1e9 : sim::kDefaultRailNicBps;
   const double node_nic_Bps = rails * nic_Bps;
   const double call_s = out.profile.nccl_call_latency_s;
-  const std::vector<RingSample> samples = ring_samples(points);
+  const std::vector<RingSample> samples = ring_samples(points, out.profile.collective_host_s);
   const auto fit = [&](const std::vector<size_t>& index) {
     return fit_network_ring(subset(samples, index), node_nic_Bps, call_s).params;
   };
@@ -327,7 +379,10 @@ void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out)
 // NCCL's tree all-reduce, on every tree point of this GPU (any rank and node count).
 void fit_tree_section(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
   std::vector<TreeSample> samples;
-  for (const Measurement* m : points) samples.push_back({m->ranks, m->nodes, m->nic_GBps * 1e9, m->bytes, m->median_s});
+  for (const Measurement* m : points) {
+    samples.push_back({m->ranks, m->nodes, m->nic_GBps * 1e9, m->bytes, m->median_s,
+                       m->through_framework() ? out.profile.collective_host_s : 0.0});
+  }
   const sim::CostProfile base = out.profile;
   const auto fit = [&](const std::vector<size_t>& index) { return fit_tree(subset(samples, index), gpu, base).params; };
   const auto predict = [&](const sim::TransportParams& p, size_t i) { return tree_seconds(p, samples[i], gpu, base); };

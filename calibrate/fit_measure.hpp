@@ -17,14 +17,17 @@
 namespace tpsim::calibrate {
 
 // Each point's rank count, bytes and time, as the collective fitters take them (with its ring steps:
-// an all-reduce ring runs twice an all-gather's).
-inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points) {
+// an all-reduce ring runs twice an all-gather's), and `framework_host_s` as the host time inside the times of
+// points timed through a framework (0: fits of NCCL's call latency, and of kernels that are not NCCL calls).
+inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points,
+                                            double framework_host_s = 0) {
   std::vector<RingSample> out;
   for (const Measurement* m : points) {
     const bool all_reduce = m->collective == "allreduce";
     out.push_back({m->ranks, m->bytes, m->median_s,
                    all_reduce ? sim::ring_step_count(model::CollectiveKind::kAllReduce, m->ranks) : 0,
-                   model::collective_kind_named(m->collective).value_or(model::CollectiveKind::kAllGather)});
+                   model::collective_kind_named(m->collective).value_or(model::CollectiveKind::kAllGather),
+                   m->through_framework() ? framework_host_s : 0.0});
   }
   return out;
 }

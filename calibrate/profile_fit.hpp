@@ -51,8 +51,13 @@ struct ProfileFit {
   std::string attention_fp8_source;       // how attention.fp8_efficiency was found here (empty: from the base)
   std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)
   std::string call_latency_source;        // how nccl.call_latency was found here (empty: kept)
-  std::string power_measured_source;      // what power.measured_at_W is (empty: kept from the base)
-  std::string transfer_energy_source;     // how power.transfer_pJ_per_bit was found (empty: kept from the base)
+  // The fitted per-call constant came from collectives timed through a framework: it is NCCL's call latency plus
+  // launch.collective_host_us, split as set_call_latency says (NCCL's part of `call_latency_protocol`).
+  bool call_latency_split = false;
+  double timed_call_latency_s = 0;
+  model::Protocol call_latency_protocol = model::Protocol::kLL;
+  std::string power_measured_source;   // what power.measured_at_W is (empty: kept from the base)
+  std::string transfer_energy_source;  // how power.transfer_pJ_per_bit was found (empty: kept from the base)
   std::map<std::string, std::string> attention_kernel_sources;  // attention.kernels' sources (empty: the base's)
 };
 

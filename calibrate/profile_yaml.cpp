@@ -156,15 +156,31 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                       : "ring all-gather / reduce-scatter points, and ring all-reduces beside them (Simple protocol "
                         "regime)") +
        "\"\n";
+  // Points timed through a framework fit the per-call constant of NCCL and the framework together: NCCL's part
+  // is sourced, the framework's (launch.collective_host_us) is the rest.
+  const std::string timed_constant =
+      fit.call_latency_split
+          ? "the per-call constant, " + model::format_number("%.6g", fit.timed_call_latency_s * 1e6) +
+                " us, of collectives timed through torch.distributed (" + fit.call_latency_source + ")"
+          : std::string();
   const std::string call_source =
-      !fit.call_latency_source.empty() ? fit.call_latency_source
+      fit.call_latency_split
+          ? (fit.base.empty() ? "NCCL 2.27.7's own base latency of a ring " +
+                                    std::string(fit.call_latency_protocol == model::Protocol::kSimple  ? "Simple"
+                                                : fit.call_latency_protocol == model::Protocol::kLL128 ? "LL128"
+                                                                                                       : "LL") +
+                                    " call (src/graph/tuning.cc, baseLat)"
+                              : "as in " + fit.base) +
+                ": NCCL's part of " + timed_constant + "; launch.collective_host_us is the rest"
+      : !fit.call_latency_source.empty() ? fit.call_latency_source
       : fit.base.empty() ? "not fitted: 0 (it needs ring points of two step counts: all-reduces beside all-gathers "
                            "or reduce-scatters, or two rank counts)"
                          : "as in " + fit.base;
   y += "  call_latency_us: " + model::format_number("%.6g", p.nccl_call_latency_s * 1e6) +
        "\n  call_latency_source: \"" + call_source + "\"\n" +
-       (fit_of("nccl_call_latency") ? fit_block("nccl_call_latency", {"call_latency_us"}, "  ", "call_latency_fit")
-                                    : std::string());
+       (fit_of("nccl_call_latency") && !fit.call_latency_split
+            ? fit_block("nccl_call_latency", {"call_latency_us"}, "  ", "call_latency_fit")
+            : std::string());
   if (p.nccl_small) {
     y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") +
          "\n    source: \"the low-latency protocol regime (LL or LL128: the points do not say) of the ring fit on "
@@ -276,11 +292,20 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                                                          "(GPU-bound)"
                                  : fit.base.empty()    ? "gpu_wait_us 0 until measured (tpsim-real launch)"
                                                        : "gpu_wait_us as in " + fit.base;
+  const std::string collective_host_source =
+      fit.call_latency_split ? "fitted: the rest of " + timed_constant + " after NCCL's call latency"
+      : fit.base.empty()     ? "0: no collective timed through a framework (torch.distributed points give it)"
+                             : "as in " + fit.base;
   y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
        "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) +
-       "\n  gpu_wait_us: " + model::format_number("%.6g", p.gpu_wait_s * 1e6) + "\n  source: \"" + host_source + "; " +
-       gpu_source + "; workload.cuda_graphs removes host_us and stream_wait_us\"\n" +
-       (launch_fit ? fit_block("launch", launch_values) : std::string());
+       "\n  gpu_wait_us: " + model::format_number("%.6g", p.gpu_wait_s * 1e6) +
+       "\n  collective_host_us: " + model::format_number("%.6g", p.collective_host_s * 1e6) +
+       "\n  collective_host_source: \"" + collective_host_source + "\"\n  source: \"" + host_source + "; " +
+       gpu_source + "; workload.cuda_graphs removes host_us, stream_wait_us and collective_host_us\"\n" +
+       (launch_fit ? fit_block("launch", launch_values) : std::string()) +
+       (fit_of("nccl_call_latency") && fit.call_latency_split
+            ? fit_block("nccl_call_latency", {"collective_host_us"}, "  ", "collective_host_fit")
+            : std::string());
   return y;
 }
 

@@ -33,6 +33,12 @@ Measurement timed(Measurement m, double seconds) {
   return m;
 }
 
+// How a table's `tool` ran its collectives: through torch.distributed where it names torch, else NCCL directly
+// (nccl-tests, or not stated).
+std::string through_torch(const std::string& tool) {
+  return tool.find("torch") != std::string::npos ? kTorchDistributed : "nccl";
+}
+
 // A collective measurement of row `r` with the fields every collective table has.
 Measurement collective_row(const CsvTable& t, size_t r, const std::string& file, const std::string& tool_column,
                            const std::string& collective) {
@@ -84,6 +90,8 @@ std::vector<Measurement> tokenweave(const std::string& dir) {
     } else {
       m.algorithm = "unknown";
     }
+    // The report's 'NCCL (torch.distributed)' series: each call timed through PyTorch.
+    if (t.at(r, "implementation") == "nccl") m.timed_through = kTorchDistributed;
     out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
   }
   return out;
@@ -97,6 +105,7 @@ std::vector<Measurement> h200_sweep(const std::string& dir) {
     Measurement m = collective_row(t, r, file, "tool", "allreduce");
     // The source: NCCL runs RING/LL up to 1 MiB and NVLS/SIMPLE from 2 MiB on this sweep.
     m.algorithm = m.bytes <= 1024.0 * 1024 ? "ring" : "nvls";
+    m.timed_through = through_torch(t.at(r, "tool"));
     out.push_back(timed(m, m.bytes / (t.number(r, "algbw_GBps") * 1e9)));
   }
   return out;
@@ -127,6 +136,7 @@ std::vector<Measurement> multinode_allreduce(const std::string& dir) {
           "(stated for the H200 sweep)";
     }
     m.provenance["notes"] = t.at(r, "notes");
+    m.timed_through = through_torch(t.at(r, "tool"));
     const double algbw_GBps = t.number(r, "bw_GBps") / bus_factor(m.collective, m.ranks);
     out.push_back(timed(m, m.bytes / (algbw_GBps * 1e9)));
   }

@@ -81,7 +81,7 @@ std::optional<RingLine> fit_ring_line(const std::vector<RingSample>& samples, do
     rows(i, 0) = steps;
     rows(i, 1) = steps * ring_port_bytes(s) / link_Bps;
     if (with_call) rows(i, 2) = 1;
-    offsets(i) = with_call ? 0 : call_latency_s;
+    offsets(i) = with_call ? 0 : call_latency_s + s.framework_s;
     t(i) = s.seconds;
   }
   const Eigen::VectorXd p = relative_nonnegative_fit(rows, offsets, t);
@@ -115,7 +115,7 @@ double step_message_bytes(const RingSample& s) {
 }  // namespace
 
 double ring_seconds(const sim::TransportParams& p, const RingSample& s, double link_Bps, double call_latency_s) {
-  return sim::ring_seconds(p, ring_steps(s), s.tensor_bytes, s.ranks, link_Bps, call_latency_s);
+  return sim::ring_seconds(p, ring_steps(s), s.tensor_bytes, s.ranks, link_Bps, call_latency_s) + s.framework_s;
 }
 
 RingFit fit_ring(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s) {
@@ -243,7 +243,7 @@ RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps,
     const sim::StepPattern pattern = pattern_of(s);
     rows(i, 0) = 1;
     rows(i, 1) = sim::port_bytes(pattern);
-    offsets(i) = call_latency_s / pattern.steps;
+    offsets(i) = (call_latency_s + s.framework_s) / pattern.steps;
     t(i) = s.seconds / pattern.steps;
   }
   const Eigen::VectorXd p = relative_nonnegative_fit(rows, offsets, t);
@@ -253,7 +253,7 @@ RingFit fit_single_step(const std::vector<RingSample>& samples, double link_Bps,
   fit.params.step_latency_s = p(0);
   fit.params.link_efficiency = 1.0 / (link_Bps * p(1));
   for (const RingSample& s : samples) {
-    const double predicted = sim::pattern_seconds(pattern_of(s), fit.params, link_Bps, call_latency_s);
+    const double predicted = sim::pattern_seconds(pattern_of(s), fit.params, link_Bps, call_latency_s) + s.framework_s;
     fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, 100.0 * std::abs(predicted / s.seconds - 1.0));
   }
   return fit;

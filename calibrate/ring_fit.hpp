@@ -19,6 +19,10 @@ struct RingSample {
   double seconds = 0;
   int steps = 0;  // ring steps: 2 (n - 1) for an all-reduce; 0 means n - 1 (all-gather, reduce-scatter)
   model::CollectiveKind kind = model::CollectiveKind::kAllGather;  // what ran (multimem's pattern follows it)
+  // Host time per call inside `seconds` that the closed forms add to the given call latency: the framework's
+  // (launch.collective_host_us) for an NCCL collective timed through torch.distributed, else 0. Fits of the call
+  // latency itself take it as part of the constant they fit (their samples leave it 0).
+  double framework_s = 0;
 };
 
 // The sample's ring steps (sim::ring_step_count: an all-gather's when `steps` is 0).
@@ -55,8 +59,8 @@ struct RingRegimes {
 // from the per-step latency, which a message size cannot tell apart; otherwise `call_latency_s` is kept.
 RingRegimes fit_ring_regimes(const std::vector<RingSample>& samples, double link_Bps, double call_latency_s = 0);
 
-// A ring collective sample's time in one regime, after `call_latency_s`: sim::ring_seconds,
-// c + steps (L + S / (n B eff)).
+// A ring collective sample's time in one regime, after `call_latency_s` and the sample's framework time:
+// sim::ring_seconds, c + steps (L + S / (n B eff)), plus framework_s.
 double ring_seconds(const sim::TransportParams& params, const RingSample& sample, double link_Bps,
                     double call_latency_s = 0);
 

@@ -22,7 +22,7 @@ double tree_seconds(const sim::TransportParams& params, const TreeSample& sample
   op.collective = model::CollectiveKind::kAllReduce;
   op.tensor_bytes = sample.tensor_bytes;
   op.algorithm = model::CollectiveAlgorithm::kTree;
-  return sim::idle_seconds(sim::plan_communication(op, sample.ranks, cost), cost);
+  return sim::idle_seconds(sim::plan_communication(op, sample.ranks, cost), cost) + sample.framework_s;
 }
 
 RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu, const sim::CostProfile& base) {
@@ -38,11 +38,13 @@ RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu
   Eigen::VectorXd target(rows);
   for (Eigen::Index i = 0; i < rows; ++i) {
     const TreeSample& s = samples[static_cast<size_t>(i)];
-    const double steps = tree_seconds({1.0, kInstant}, s, gpu, flat);
-    const double work = tree_seconds({0.0, 1.0}, s, gpu, flat);
+    TreeSample device_only = s;
+    device_only.framework_s = 0;
+    const double steps = tree_seconds({1.0, kInstant}, device_only, gpu, flat);
+    const double work = tree_seconds({0.0, 1.0}, device_only, gpu, flat);
     design(i, 0) = std::round(steps) / s.seconds;
     design(i, 1) = work / s.seconds;
-    target(i) = (s.seconds - call_s) / s.seconds;
+    target(i) = (s.seconds - call_s - s.framework_s) / s.seconds;
   }
   const Eigen::Vector2d solution = design.colPivHouseholderQr().solve(target);
   RingFit fit;

@@ -18,12 +18,13 @@ struct TreeSample {
   double nic_Bps = 0;  // 0: ib-rail's default NIC
   double tensor_bytes = 0;
   double seconds = 0;
+  double framework_s = 0;  // host time per call inside `seconds` (RingSample::framework_s)
 };
 
 // `base` supplies the chunk size and call latency; samples may mix systems (rank and node counts).
 RingFit fit_tree(const std::vector<TreeSample>& samples, const sim::GpuSpec& gpu, const sim::CostProfile& base);
 
-// The tree plan's idle-fabric time under `params` for one sample's system.
+// The tree plan's idle-fabric time under `params` for one sample's system, plus the sample's framework time.
 double tree_seconds(const sim::TransportParams& params, const TreeSample& sample, const sim::GpuSpec& gpu,
                     const sim::CostProfile& base);
 

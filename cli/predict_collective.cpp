@@ -27,6 +27,7 @@ struct Prediction {
   double bytes = 0;
   double seconds = 0;
   sim::CommPlan plan;
+  double framework_host_s = 0;  // the profile's launch.collective_host_us: torch.distributed's host time per call
 };
 
 // The fabric the query names, its ranks placed on it, checked.
@@ -90,7 +91,15 @@ Prediction predict_one(const sim::CostModel& cost, const CollectiveQuery& q, mod
   p.bytes = bytes;
   p.plan = sim::plan_communication(graph.op(op), q.ranks, cost);  // bad profiles throw here
   p.seconds = sim::simulate(graph, cost).makespan_s;
+  p.framework_host_s = cost.profile().collective_host_s;
   return p;
+}
+
+// The host time torch.distributed adds to an NCCL call ("" where there is none).
+std::string framework_note(const Prediction& p) {
+  if (!p.plan.nccl_call || p.framework_host_s <= 0) return "";
+  return "; through torch.distributed " + model::format_number("%.1f", p.framework_host_s * 1e6) +
+         " us of host time more per call";
 }
 
 // What ran, the profile section that costs it, and why it is not NCCL's own choice where it is not.
@@ -117,6 +126,8 @@ Json point_json(const Prediction& p, double bus_factor) {
   if (!p.plan.deviation.empty()) j["deviation"] = p.plan.deviation;
   j["time_s"] = p.seconds;
   j["call_latency_s"] = p.plan.call_latency_s;  // NCCL's per-call latency, inside time_s
+  // What torch.distributed adds on the host per NCCL call, outside time_s (as nccl-tests times a call).
+  j["framework_host_s"] = p.plan.nccl_call ? p.framework_host_s : 0.0;
   j["algbw_GBps"] = p.bytes / p.seconds / 1e9;
   j["busbw_GBps"] = p.bytes / p.seconds / 1e9 * bus_factor;
   return j;
@@ -169,14 +180,20 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
               << (p.plan.call_latency_s > 0
                       ? ", NCCL call latency " + model::format_number("%.1f", p.plan.call_latency_s * 1e6) + " us"
                       : std::string())
-              << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
+              << framework_note(p) << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
               << model::format_number("%.2f", algbw) << " GB/s, busbw "
               << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";
     return 0;
   }
   std::cout << "# " << q.kind << " over " << where << "), predicted with profile " << cost.profile().name
             << "; NCCL algorithms pay a call latency of "
-            << model::format_number("%.1f", cost.profile().nccl_call_latency_s * 1e6) << " us per call\n"
+            << model::format_number("%.1f", cost.profile().nccl_call_latency_s * 1e6) << " us per call"
+            << (cost.profile().collective_host_s > 0
+                    ? ", and through torch.distributed " +
+                          model::format_number("%.1f", cost.profile().collective_host_s * 1e6) +
+                          " us of host time more (not in these times)"
+                    : std::string())
+            << "\n"
             << "#        size (B)     time (us)   algbw (GB/s)   busbw (GB/s)  algorithm\n";
   for (const Prediction& p : points) {
     const double algbw = p.bytes / p.seconds / 1e9;

@@ -84,7 +84,11 @@ Json scenario_json(const sim::ScenarioRun& run) {
         {"call_latency_s", p.nccl_call_latency_s}}},
       {"copy_engine",
        {{"step_latency_s", p.copy_engine.step_latency_s}, {"link_efficiency", p.copy_engine.link_efficiency}}},
-      {"launch", {{"host_s", p.host_launch_s}, {"stream_wait_s", p.stream_wait_s}, {"gpu_wait_s", p.gpu_wait_s}}}};
+      {"launch",
+       {{"host_s", p.host_launch_s},
+        {"stream_wait_s", p.stream_wait_s},
+        {"gpu_wait_s", p.gpu_wait_s},
+        {"collective_host_s", p.collective_host_s}}}};
   const auto transport = [](const sim::TransportParams& t) {
     return Json{{"step_latency_s", t.step_latency_s}, {"link_efficiency", t.link_efficiency}};
   };

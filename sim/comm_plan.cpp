@@ -54,6 +54,7 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   take_pattern(ring_pattern(ring_step_count(op.collective, ranks), op.tensor_bytes, ranks), plan);
   const CostProfile& profile = cost.profile();
   plan.call_latency_s = profile.nccl_call_latency_s;
+  plan.nccl_call = true;
   if (op.protocol != model::Protocol::kAuto) {
     if (const std::string why = protocol_unavailable_reason(profile, op.protocol); !why.empty()) {
       throw InputError(why);
@@ -106,6 +107,7 @@ CommPlan nvls_plan(const model::Op& op, int ranks, const CostModel& cost) {
   take_pattern(nvls_pattern(op.tensor_bytes, ranks), plan);
   plan.transport = *cost.profile().nvls;
   plan.call_latency_s = cost.profile().nccl_call_latency_s;
+  plan.nccl_call = true;
   return plan;
 }
 
@@ -131,6 +133,7 @@ CommPlan tree_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.algorithm = CollectiveAlgorithm::kTree;
   plan.transport = plan.network = *cost.profile().tree;
   plan.call_latency_s = cost.profile().nccl_call_latency_s;
+  plan.nccl_call = true;
   plan.stripes_rails = plan.gpus_per_node > 0;
   const int per_node = plan.gpus_per_node > 0 ? plan.gpus_per_node : ranks;
   const int trees = ranks > per_node ? 2 : 1;
@@ -149,6 +152,7 @@ CommPlan point_to_point_plan(const model::Op& op, int ranks, const CostModel& co
   CommPlan plan = base_plan(ranks, cost);
   plan.algorithm = CollectiveAlgorithm::kPointToPoint;
   plan.call_latency_s = cost.profile().nccl_call_latency_s;
+  plan.nccl_call = true;
   take_pattern(op.collective == CollectiveKind::kSendRecv ? one_peer_pattern(op.tensor_bytes)
                                                           : direct_pattern(op.collective, op.tensor_bytes, ranks),
                plan);
@@ -352,8 +356,13 @@ CommPlan fastest_plan(const model::Op& op, int ranks, const CostModel& cost) {
   if (all_reduce && simple_allowed && possible(CollectiveAlgorithm::kTree) && !one_domain) {
     candidates.push_back(tree_plan(op, ranks, cost));
   }
+  // Ranked as their measurements were taken: the custom kernels' latencies were fitted on calls timed through the
+  // framework, so an NCCL call counts the framework's host time too (launch.collective_host_us).
+  const auto ranked_seconds = [&](const CommPlan& plan) {
+    return idle_seconds(plan, cost) + (plan.nccl_call ? cost.profile().collective_host_s : 0.0);
+  };
   for (CommPlan& candidate : candidates) {
-    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
+    if (ranked_seconds(candidate) < ranked_seconds(best)) best = std::move(candidate);
   }
   return best;
 }

@@ -22,9 +22,11 @@ struct CommPlan {
   std::vector<int> recv_offsets;  // and receives one from each of these
   // Plans whose peers differ by rank (trees): each step's peers of every rank, instead of offsets.
   std::shared_ptr<const PeerSchedule> schedule;
-  double message_bytes = 0;                             // payload of one message
-  TransportParams transport;                            // latency per step and link efficiency
-  double call_latency_s = 0;                            // once, before the first step (NCCL's per-call latency)
+  double message_bytes = 0;   // payload of one message
+  TransportParams transport;  // latency per step and link efficiency
+  double call_latency_s = 0;  // once, before the first step (NCCL's per-call latency)
+  // An NCCL call (rings, NVLS, tree, point-to-point): the host pays the profile's collective_host_s to issue it.
+  bool nccl_call = false;
   model::Protocol protocol = model::Protocol::kSimple;  // ring steps: the NCCL protocol regime they run
   bool uses_sms = true;                                 // an SM-driven kernel (slows concurrent compute)
   int ranks = 0;
@@ -59,7 +61,8 @@ struct CommPlan {
 // The plan of `op` over `ranks` ranks. `nccl` collectives (the default) run what NCCL's tuner chooses for
 // the size, ranks and fabric (sim/nccl_tuner.hpp): the first of its ranked (algorithm, protocol) pairs that
 // the profile and fabric can cost, NCCL's own first choice recorded, and the reason when it could not be
-// run. `auto` collectives take the fastest plan on an idle fabric: for all-reduces, the ring, one-shot up
+// run. `auto` collectives take the fastest plan on an idle fabric (an NCCL call with the framework's host time per
+// call, as the custom kernels' latencies were measured): for all-reduces, the ring, one-shot up
 // to the profile's one_shot_max_bytes, two-shot up to its two_shot_max_bytes where the profile has it,
 // NVLS where the profile has it (from its min_ranks), and tree across nodes where it has a tree section;
 // rings for all-gathers and reduce-scatters. A forced algorithm runs, or throws InputError naming what is

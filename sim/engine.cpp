@@ -85,8 +85,9 @@ class Runner {
     comm_kernels_.assign(ranks_, 0);
     power_states_.assign(ranks_, 0);
     port_traffic_.resize(ranks_);
-    // The host issues ops in program order: each costs a launch and a wait per dependency on another
-    // stream of the same rank; op `id` is launched once all of that before it (and its own) is done.
+    // The host issues ops in program order: each costs a launch, a wait per dependency on another
+    // stream of the same rank, and for an NCCL call the framework's own host time; op `id` is launched once
+    // all of that before it (and its own) is done.
     launched_s_.resize(count);
     double host_s = 0;
     for (OpId id = 0; id < count; ++id) {
@@ -102,6 +103,7 @@ class Runner {
         if (waits_across_streams(graph, op, dep)) ++waits;
       }
       host_s += options_.host_launch_s + waits * options_.stream_wait_s;
+      if (plans_[id].nccl_call) host_s += options_.collective_host_s;
       launched_s_[id] = host_s;
     }
   }

@@ -29,8 +29,9 @@ struct DataGroupMembers {
 };
 
 struct EngineOptions {
-  double host_launch_s = 0;  // host time per launched op (0: CUDA graphs, or launches always ahead)
-  double stream_wait_s = 0;  // host time per wait on another stream's op (cudaStreamWaitEvent)
+  double host_launch_s = 0;      // host time per launched op (0: CUDA graphs, or launches always ahead)
+  double stream_wait_s = 0;      // host time per wait on another stream's op (cudaStreamWaitEvent)
+  double collective_host_s = 0;  // host time per NCCL call beyond host_launch_s (the framework's own)
   // GPU time from an op's end to the start of an op on another stream of its GPU that waits for it.
   double gpu_wait_s = 0;
   // Seeded variability of kernel durations (model/rank_skew.hpp); off unless a scenario asks for it.
@@ -39,15 +40,16 @@ struct EngineOptions {
   std::optional<DataGroupMembers> data_group;
 };
 
-// Eager launches cost the profile's launch.host_us per op and launch.stream_wait_us per cross-stream
-// wait; a CUDA graph replays without either. Both pay launch.gpu_wait_us per cross-stream dependency
-// on the GPU (a graph's edge between branches is such a wait too).
+// Eager launches cost the profile's launch.host_us per op, launch.stream_wait_us per cross-stream
+// wait and launch.collective_host_us more per NCCL call; a CUDA graph replays without them. Both pay launch.gpu_wait_us
+// per cross-stream dependency on the GPU (a graph's edge between branches is such a wait too).
 inline EngineOptions launch_options(const CostProfile& profile, bool cuda_graphs) {
   EngineOptions options;
   options.gpu_wait_s = profile.gpu_wait_s;
   if (!cuda_graphs) {
     options.host_launch_s = profile.host_launch_s;
     options.stream_wait_s = profile.stream_wait_s;
+    options.collective_host_s = profile.collective_host_s;
   }
   return options;
 }

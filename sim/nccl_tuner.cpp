@@ -301,6 +301,11 @@ double nccl_ring_step_latency_s(bool nvlink, Protocol protocol) {
   return kHwLatency_us[nvlink ? kNvlink : kPci][kRing][p] * 1e-6;
 }
 
+double nccl_ring_base_latency_s(Protocol protocol) {
+  const int p = protocol == Protocol::kLL ? kLL : protocol == Protocol::kLL128 ? kLL128 : kSimple;
+  return kBaseLatency_us[kRing][p] * 1e-6;
+}
+
 std::string nccl_option_name(CollectiveAlgorithm algorithm, Protocol protocol) {
   const std::string proto = protocol == Protocol::kLL       ? "LL"
                             : protocol == Protocol::kLL128  ? "LL128"

@@ -57,6 +57,10 @@ std::vector<NcclOption> nccl_ranking(const NcclSystem& system, model::Collective
 // NCCL's own latency per ring step of `protocol` (kLL, kLL128, kSimple) over NVLink or PCIe (hwLat).
 double nccl_ring_step_latency_s(bool nvlink, model::Protocol protocol);
 
+// NCCL's own base latency per ring call of `protocol` (kLL, kLL128, kSimple; baseLat): its device time per call
+// before the first step.
+double nccl_ring_base_latency_s(model::Protocol protocol);
+
 // "ring/LL", "nvls/Simple", ... as NCCL's logs name them.
 std::string nccl_option_name(model::CollectiveAlgorithm algorithm, model::Protocol protocol);
 

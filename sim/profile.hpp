@@ -96,10 +96,11 @@ struct CostProfile {
   std::optional<TransportParams> nccl_ll;
   std::optional<TransportParams> nccl_ll128;
   int nccl_sms = 16;  // SMs an NCCL kernel occupies while it runs
-  // Paid once per NCCL collective call (ring, NVLS, tree, all-to-all, send/recv) before its first step,
-  // as NCCL's own tuning model adds a base latency per call to its per-step latencies; the SMs are held
-  // meanwhile. Fitted where ring points hold two step counts (nccl.call_latency_us); measured through a
-  // framework (torch.distributed) it holds that framework's per-call cost too.
+  // Paid on the GPU once per NCCL collective call (ring, NVLS, tree, all-to-all, send/recv) before its first
+  // step, as NCCL's own tuning model adds a base latency per call to its per-step latencies; the SMs are held
+  // meanwhile (nccl.call_latency_us). Fitted on collectives that call NCCL directly; where the points were timed
+  // through a framework, their per-call constant is this plus collective_host_s, and this is NCCL's own base
+  // latency.
   double nccl_call_latency_s = 0;
   TransportParams copy_engine;  // cudaMemcpyPeerAsync-like DMA, one pair of GPUs copying alone
   // The link efficiency of a copy-engine pull while every GPU of the group pulls at once (the steps of an
@@ -142,6 +143,11 @@ struct CostProfile {
   // Host time of each wait an op needs on another stream's op (an event record and a
   // cudaStreamWaitEvent); 0 until measured (tpsim-real launch). CUDA graphs replay without it.
   double stream_wait_s = 0;
+  // Host time a framework spends per collective call beyond launch.host_us (torch.distributed's
+  // ProcessGroupNCCL: its work object, events and stream bookkeeping), launch.collective_host_us: charged on the
+  // host before the call's launch, so hidden while the host runs ahead; CUDA graphs replay without it. Fitted as
+  // the rest of the per-call constant of collectives timed through the framework, after NCCL's own.
+  double collective_host_s = 0;
   // GPU time between an op's end and the start of an op on another stream of the same GPU that waits
   // for it (the event wait resolved on the device); 0 until measured (tpsim-real launch, its chains
   // queued ahead of the GPU). Charged with or without CUDA graphs.

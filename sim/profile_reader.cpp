@@ -38,7 +38,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& required_ke
       {"attention", {"efficiency"}},
       {"nccl", {"step_latency_us", "link_efficiency", "sms", "call_latency_us"}},
       {"copy_engine", {"step_latency_us", "link_efficiency"}},
-      {"launch", {"host_us", "stream_wait_us", "gpu_wait_us"}}};
+      {"launch", {"host_us", "stream_wait_us", "gpu_wait_us", "collective_host_us"}}};
   return keys;
 }
 
@@ -339,11 +339,16 @@ class ProfileReader {
     }
     if (root["power"]) read_power(p, root["power"]);
     if (const YAML::Node l = root["launch"]) {
-      in_.expect_map(l, "launch", {"host_us", "stream_wait_us", "gpu_wait_us", "source", "fit"});
+      in_.expect_map(l, "launch",
+                     {"host_us", "stream_wait_us", "gpu_wait_us", "collective_host_us", "collective_host_source",
+                      "collective_host_fit", "source", "fit"});
       if (l["gpu_wait_us"]) p.gpu_wait_s = microseconds(l["gpu_wait_us"], "launch.gpu_wait_us");
       if (l["host_us"]) p.host_launch_s = microseconds(l["host_us"], "launch.host_us");
       if (l["stream_wait_us"]) p.stream_wait_s = microseconds(l["stream_wait_us"], "launch.stream_wait_us");
-      record_sources(p, l, "launch");
+      if (l["collective_host_us"]) {
+        p.collective_host_s = microseconds(l["collective_host_us"], "launch.collective_host_us");
+      }
+      record_sources(p, l, "launch", {{"collective_host_us", "collective_host_source"}});
     }
   }
 

@@ -374,6 +374,54 @@ TEST_CASE("ring all-reduces without all-gathers fit the call latency alone over 
   CHECK(sim::parse_profile(yaml, "p.yaml").nccl_call_latency_s == Approx(call).epsilon(1e-6));
 }
 
+TEST_CASE(
+    "all-reduces timed through torch.distributed split their per-call constant into NCCL's and the framework's host "
+    "time") {
+  const sim::GpuSpec gpu = test::gpu_preset("h200-sxm");
+  const sim::CostProfile base = test::profile_preset("h100-sxm");
+  REQUIRE(base.nccl_small);
+  const double nccl_s = base.nccl_call_latency_s, host_s = 30e-6;
+  calibrate::RingRegimes regimes;
+  regimes.simple = base.nccl;
+  regimes.small = *base.nccl_small;
+  regimes.has_small = true;
+  regimes.call_latency_s = nccl_s;
+  std::vector<calibrate::Measurement> points;
+  for (double bytes : {32768.0, 131072.0, 524288.0, 1048576.0}) {
+    calibrate::Measurement m;
+    m.kind = "collective";
+    m.gpu = gpu.name;
+    m.collective = "allreduce";
+    m.algorithm = "ring";
+    m.timed_through = calibrate::kTorchDistributed;
+    m.ranks = 8;
+    m.bytes = bytes;
+    // On the GPU: NCCL's call latency and the ring; before it, on the host: the framework's time per call.
+    m.median_s = host_s + calibrate::ring_regimes_seconds(regimes, {8, bytes, 0, 14}, gpu.nvlink_Bps);
+    m.origin = "m.jsonl:" + std::to_string(points.size() + 1);
+    points.push_back(m);
+  }
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu, &base, "base.yaml");
+  CHECK(fit.profile.nccl_call_latency_s == nccl_s);  // the base's NCCL part stays
+  CHECK(fit.profile.collective_host_s == Approx(host_s).epsilon(1e-9));
+  const std::string yaml = calibrate::profile_yaml(fit, gpu.name, {"m.jsonl"});
+  const sim::CostProfile read = sim::parse_profile(yaml, "p.yaml");
+  CHECK(read.collective_host_s == Approx(host_s).epsilon(1e-6));
+  CHECK(read.sources.at("launch.collective_host_us").fitted);
+  CHECK_FALSE(read.sources.at("nccl.call_latency_us").fitted);
+  // The same points called directly fit NCCL's own latency, the framework's host time staying the base's.
+  std::vector<calibrate::Measurement> direct = points;
+  for (calibrate::Measurement& m : direct) m.timed_through = "nccl";
+  const calibrate::ProfileFit own = calibrate::fit_profile(direct, gpu, &base, "base.yaml");
+  CHECK(own.profile.nccl_call_latency_s == Approx(nccl_s + host_s).epsilon(1e-9));
+  CHECK(own.profile.collective_host_s == base.collective_host_s);
+  // A fit of one constant on points timed both ways could not split it.
+  direct.front().timed_through = calibrate::kTorchDistributed;
+  CHECK_THROWS_WITH(calibrate::fit_profile(direct, gpu, &base, "base.yaml"),
+                    Contains("mix collectives timed through torch.distributed (m.jsonl:1)") &&
+                        Contains("NCCL called directly (m.jsonl:2)"));
+}
+
 TEST_CASE("ring points that name their NCCL protocol fit that regime, written back as nccl.ll and nccl.ll128") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   const double link = gpu.nvlink_Bps;

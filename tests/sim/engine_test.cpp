@@ -288,6 +288,34 @@ TEST_CASE("eager launches pay the host's launch time per op and its wait time pe
   CHECK(sim::launch_options(profile, false).stream_wait_s == wait);
 }
 
+TEST_CASE("an NCCL call costs the framework's host time more to launch, a custom kernel and a CUDA graph nothing") {
+  // A tiny memory kernel, then an all-reduce after it (one cross-stream wait): host-bound, as in the test above.
+  const auto reduce_start = [](model::CollectiveAlgorithm algorithm, const sim::EngineOptions& options) {
+    model::LayerGraph graph(2);
+    model::ProgramBuilder b(graph, 2.0);
+    b.set_collective_algorithm(algorithm);
+    const model::OpId first = b.memory("first", 64, 64, 0, "", {});
+    const model::OpId reduce = b.collective("reduce", model::CollectiveKind::kAllReduce, 64, "", {first});
+    const sim::Timeline t = sim::simulate(graph, simple_cost(), options);
+    for (const auto& span : t.spans) {
+      if (span.op == reduce && span.rank == 0) return span.start_s;
+    }
+    return -1.0;
+  };
+  sim::CostProfile profile = simple_cost().profile();
+  profile.host_launch_s = 20e-6;
+  profile.stream_wait_s = 7e-6;
+  profile.collective_host_s = 15e-6;
+  const sim::EngineOptions eager = sim::launch_options(profile, false);
+  CHECK(eager.collective_host_s == profile.collective_host_s);
+  // Launched after the kernel's launch, its own, its wait and the framework's time.
+  CHECK(reduce_start(model::CollectiveAlgorithm::kRing, eager) == Approx(2 * 20e-6 + 7e-6 + 15e-6));
+  CHECK(reduce_start(model::CollectiveAlgorithm::kNvls, eager) == Approx(2 * 20e-6 + 7e-6 + 15e-6));
+  // A custom one-shot kernel is no NCCL call.
+  CHECK(reduce_start(model::CollectiveAlgorithm::kDirect, eager) == Approx(2 * 20e-6 + 7e-6));
+  CHECK(sim::launch_options(profile, true).collective_host_s == 0);
+}
+
 TEST_CASE("a GPU-side wait delays each op that waits for another stream's op on its GPU, graphs or not") {
   // first (compute) -> reduce (comm) -> last (compute): two cross-stream dependencies on the GPU.
   model::LayerGraph graph(2);
