@@ -338,15 +338,21 @@ TEST_CASE("all-gathers at two rank counts fit one ring line across them, and the
   CHECK(fit.simple.link_efficiency == Approx(efficiency).epsilon(1e-6));
 }
 
+// The base profile's two ring regimes (it must have both), with no call latency yet.
+calibrate::RingRegimes both_regimes_of(const sim::CostProfile& base) {
+  calibrate::RingRegimes regimes;
+  regimes.simple = base.nccl;
+  regimes.small = *base.nccl_small;
+  regimes.has_small = true;
+  return regimes;
+}
+
 TEST_CASE("ring all-reduces without all-gathers fit the call latency alone over the base, where latency shows") {
   const sim::GpuSpec gpu = test::gpu_preset("h200-sxm");
   const sim::CostProfile base = test::profile_preset("h100-sxm");
   REQUIRE(base.nccl_small);
   const double call = 37e-6;
-  calibrate::RingRegimes regimes;
-  regimes.simple = base.nccl;
-  regimes.small = *base.nccl_small;
-  regimes.has_small = true;
+  calibrate::RingRegimes regimes = both_regimes_of(base);
   regimes.call_latency_s = call;
   std::vector<calibrate::Measurement> points;
   for (double bytes : {32768.0, 131072.0, 524288.0, 1048576.0, 8589934592.0}) {
@@ -381,10 +387,7 @@ TEST_CASE(
   const sim::CostProfile base = test::profile_preset("h100-sxm");
   REQUIRE(base.nccl_small);
   const double nccl_s = base.nccl_call_latency_s, host_s = 30e-6;
-  calibrate::RingRegimes regimes;
-  regimes.simple = base.nccl;
-  regimes.small = *base.nccl_small;
-  regimes.has_small = true;
+  calibrate::RingRegimes regimes = both_regimes_of(base);
   regimes.call_latency_s = nccl_s;
   std::vector<calibrate::Measurement> points;
   for (double bytes : {32768.0, 131072.0, 524288.0, 1048576.0}) {
