@@ -19,7 +19,7 @@ tpsim::shard::Checkpoint random_qwen3_like(int layers) {
     return m;
   };
   tpsim::shard::Checkpoint c;
-  c.arch = {"qwen3-0.6b-like", "qwen3", 1024, 3072, 16, 8, 128, layers, 4096, true, false, true, "synthetic"};
+  c.arch = {"qwen3-0.6b-like", "qwen3", 1024, 3072, 16, 8, 128, layers, 4096, true, false, true, "synthetic", {}};
   c.embed = random(4096, 1024);
   c.lm_head = c.embed;
   c.final_norm = tpsim::shard::Vector::Ones(1024);

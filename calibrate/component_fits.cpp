@@ -103,6 +103,13 @@ void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out) {
                    ", the fp8 and bf16 max-achievable-matmul fractions of peak (gemm_mamf.csv)";
 }
 
+void derive_grouped_efficiency(ProfileFit& out) {
+  out.profile.gemm.grouped_efficiency = out.profile.gemm.efficiency * kGroupedGemmRatio;
+  out.grouped_source = "not fitted: the bf16 efficiency x " + model::format_number("%.4f", kGroupedGemmRatio) +
+                       ", CUTLASS grouped bf16 GEMMs of Qwen3-30B-A3B's expert shapes on H100 over this model's "
+                       "dense rate for their tiles (TransformerEngine PR #2045; grouped_gemm_h100_bf16.csv)";
+}
+
 // Peer copies at two sizes or more: the copy engine's step latency and efficiency. The bytes of a copy
 // over a link of another stated nominal rate are scaled to the GPU's NVLink so that all share one line
 // (copy_bytes_at_link); each point is predicted as the report predicts it (copy_seconds).

@@ -18,6 +18,15 @@ void fit_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec
 void fit_fp8_gemms(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // Without fp8 GEMMs: gemm.fp8_efficiency from the GPU's published fp8 / bf16 matmul fractions, if known.
 void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out);
+
+// Grouped GEMMs (an MoE layer's experts in one kernel) reach this fraction of the rate this cost model gives a
+// dense GEMM of the same tiles: CUTLASS grouped bf16 GEMMs of Qwen3-30B-A3B's expert shapes on H100
+// (TransformerEngine PR #2045, TE 2.7: 650.574 TFLOP/s for 8 experts x 4096 rows and 636.927 for 16 x 2048, N 768,
+// K 2048; calibrate/data/public/grouped_gemm_h100_bf16.csv) over the h100-sxm profile's 770.6 TFLOP/s for those
+// 768 tiles in 6 waves: 0.844 and 0.827.
+inline constexpr double kGroupedGemmRatio = 0.8353;
+// gemm.grouped_efficiency: the bf16 efficiency times kGroupedGemmRatio (H100's ratio, assumed on every GPU).
+void derive_grouped_efficiency(ProfileFit& out);
 // Peer copies of two sizes or more: the copy engine's step latency and efficiency.
 void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // GEMMs overlapped with collectives: nccl.sms.

@@ -36,6 +36,7 @@ struct ProfileFit {
   std::vector<ComponentFit> fits;
   std::vector<std::string> not_fitted;  // components that kept their defaults
   std::string fp8_source;               // how gemm.fp8_efficiency was found here (empty: kept from the base)
+  std::string grouped_source;           // how gemm.grouped_efficiency was found here (empty: kept from the base)
   bool copy_latency_fitted = false;     // copy_engine.step_latency from copies of several sizes
   bool launch_host_fitted = false;      // launch.host_us / stream_wait_us from eager launch chains
   bool launch_gpu_fitted = false;       // launch.gpu_wait_us from queued (GPU-bound) launch chains

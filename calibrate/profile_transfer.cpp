@@ -51,6 +51,7 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
     const bool fp8_fitted =
         std::any_of(fit.fits.begin(), fit.fits.end(), [](const ComponentFit& c) { return c.name == "gemm_fp8"; });
     if (p.gemm.fp8_efficiency && !fp8_fitted) derive_fp8_efficiency(target, fit);
+    if (p.gemm.grouped_efficiency) derive_grouped_efficiency(fit);
   }
   if (target.peak_fp8_flops <= 0) {  // no fp8 tensor cores: no fp8 GEMM or attention
     p.gemm.fp8_efficiency.reset();

@@ -93,6 +93,10 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     fp8 = "\n  fp8_efficiency: " + model::format_number("%.6g", *p.gemm.fp8_efficiency) + "\n  fp8_source: \"" +
           source + "\"";
   }
+  if (p.gemm.grouped_efficiency) {
+    fp8 += "\n  grouped_efficiency: " + model::format_number("%.6g", *p.gemm.grouped_efficiency) +
+           "\n  grouped_source: \"" + (fit.grouped_source.empty() ? "as in " + fit.base : fit.grouped_source) + "\"";
+  }
   y += "gemm:\n  efficiency: " + model::format_number("%.6g", p.gemm.efficiency) + fp8 +
        "\n  hbm_efficiency: " + model::format_number("%.6g", p.gemm.hbm_efficiency) +
        "\n  overhead_us: " + model::format_number("%.6g", p.gemm.overhead_s * 1e6) +

@@ -220,9 +220,14 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
     r["data_comm_s"] = m.data_comm_s;
     r["exposed_data_comm_s"] = m.exposed_data_comm_s;
   }
-  if (sim::is_job(v)) {  // its exposed communication per dimension of the mesh
+  if (m.expert_comm_s > 0) {
+    r["expert_comm_s"] = m.expert_comm_s;
+    r["exposed_expert_comm_s"] = m.exposed_expert_comm_s;
+  }
+  if (sim::is_job(v) || m.expert_comm_s > 0) {  // its exposed communication per dimension of the mesh
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     r["exposed_by_dimension_s"] = {{"tp", e.tp_s}, {"pp", e.pp_s}, {"dp", e.dp_s}};
+    if (m.expert_comm_s > 0) r["exposed_by_dimension_s"]["ep"] = e.ep_s;
   }
   r["overlap"] = m.overlap;
   r["idle_s"] = m.idle_s;

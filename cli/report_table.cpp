@@ -1,5 +1,7 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
+
+#include "model/moe_routing.hpp"
 #include "model/units.hpp"
 #include "sim/breakdown.hpp"
 #include "sim/collective_summary.hpp"
@@ -85,6 +87,7 @@ std::string pipeline_text(const model::Scenario& s) {
   if (s.parallelism.dp > 1) {
     text += " x dp=" + std::to_string(s.parallelism.dp) + " (" + model::to_string(s.workload.data_parallel) + ")";
   }
+  if (s.parallelism.ep > 1) text += ", ep=" + std::to_string(s.parallelism.ep);
   if (s.parallelism.order != model::MeshOrder::kTpDpPp) text += ", placed " + model::to_string(s.parallelism.order);
   return text;
 }
@@ -122,17 +125,49 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
   return out;
 }
 
-// For a job (pp or dp > 1), per variant: its exposed communication split by the mesh's dimensions.
+// An MoE model's routing, the same for every variant: the busiest expert-parallel GPU's copies over the mean
+// GPU's (the mean over the simulated layers, and the worst layer), and the copies a capacity drops.
+std::string moe_notes(const model::Scenario& s) {
+  if (!s.arch.moe.enabled()) return "";
+  const model::ExpertParallel& ep = s.workload.expert_parallel;
+  const int64_t tp = s.parallelism.tp;
+  const int64_t rank_tokens = model::primary_pass(s.workload).tokens() / tp;
+  double imbalance = 0, worst = 0, dropped = 0, routed = 0;
+  int64_t worst_layer = 0;
+  for (int64_t layer = 0; layer < s.workload.layers; ++layer) {
+    const model::LayerRouting r = model::route_layer(s.arch.moe, ep, rank_tokens, layer);
+    imbalance += r.imbalance();
+    if (r.imbalance() > worst) {
+      worst = r.imbalance();
+      worst_layer = layer;
+    }
+    dropped += r.dropped_copies;
+    routed += r.group_copies;
+  }
+  imbalance /= static_cast<double>(std::max<int64_t>(1, s.workload.layers));
+  std::string out = "experts: " + std::to_string(s.arch.moe.experts / ep.degree) + " of " +
+                    std::to_string(s.arch.moe.experts) + " per GPU (ep=" + std::to_string(ep.degree) + "), " +
+                    std::to_string(s.arch.moe.experts_per_token) + " per token, routing " + model::to_string(ep) +
+                    ": the busiest GPU computes " + model::format_number("%.2f", imbalance) +
+                    "x the mean GPU's copies (mean over layers; " + model::format_number("%.2f", worst) +
+                    "x at layer " + std::to_string(worst_layer) + ")";
+  if (ep.drop) out += ", " + model::format_number("%.1f", routed > 0 ? 100.0 * dropped / routed : 0.0) + "% dropped";
+  return out + "\n";
+}
+
+// For a job (pp or dp > 1) or expert parallelism, per variant: its exposed communication split by the mesh's
+// dimensions.
 std::string exposed_by_dimension_notes(const sim::ScenarioRun& run) {
   const model::Parallelism& par = run.scenario.parallelism;
   const auto ms_text = [](double seconds) { return ms(seconds, 0) + " ms"; };
   std::string out;
   for (const sim::VariantRun& v : run.variants) {
-    if (!sim::is_job(v)) continue;
+    if (!sim::is_job(v) && par.ep == 1) continue;
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     out += "exposed communication of " + v.variant.name + " by dimension: tp " + ms_text(e.tp_s);
     if (par.pp > 1) out += ", pp " + ms_text(e.pp_s) + " (the sends, added to the step)";
     if (par.dp > 1) out += ", dp " + ms_text(e.dp_s);
+    if (par.ep > 1) out += ", ep " + ms_text(e.ep_s);
     out += "\n";
   }
   return out;
@@ -329,6 +364,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   out += skew_notes(run);
   out += pipeline_notes(run);
   out += data_parallel_notes(run);
+  out += moe_notes(run.scenario);
   out += exposed_by_dimension_notes(run);
   out += collectives_notes(run);
   return out;

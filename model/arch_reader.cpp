@@ -14,13 +14,18 @@ struct ModelType {
   const char* name;
   bool qk_norm;   // RMSNorm on the q and k heads before RoPE
   bool qkv_bias;  // biases on q/k/v, built into the model type (its config has no key for them)
+  // MoE types: the keys of the expert count and of one expert's FFN width (null: a dense FFN).
+  const char* experts_key;
+  const char* expert_ffn_key;
 };
 
 constexpr ModelType kModelTypes[] = {
-    {"llama", false, false},
-    {"mistral", false, false},
-    {"qwen2", false, true},
-    {"qwen3", true, false},
+    {"llama", false, false, nullptr, nullptr},
+    {"mistral", false, false, nullptr, nullptr},
+    {"qwen2", false, true, nullptr, nullptr},
+    {"qwen3", true, false, nullptr, nullptr},
+    {"qwen3_moe", true, false, "num_experts", "moe_intermediate_size"},
+    {"mixtral", false, false, "num_local_experts", "intermediate_size"},
 };
 
 struct ShapeKey {
@@ -37,6 +42,9 @@ constexpr ShapeKey kKvHeads{"num_key_value_heads", int64_t{1} << 12};
 constexpr ShapeKey kHeadDim{"head_dim", int64_t{1} << 10};
 constexpr ShapeKey kLayers{"num_hidden_layers", kMaxLayers};
 constexpr ShapeKey kVocab{"vocab_size", int64_t{1} << 22};
+// DeepSeek-V3 routes among 256 experts, Qwen3-Next among 512, each token to 8 or 10.
+constexpr int64_t kMaxExperts = int64_t{1} << 12;
+constexpr ShapeKey kExpertsPerToken{"num_experts_per_tok", kMaxExperts};
 
 const char* const kRequired = "hidden_size, intermediate_size, num_attention_heads, num_hidden_layers, vocab_size";
 
@@ -56,6 +64,27 @@ int64_t positive_int_or(const ArchSource& source, const ShapeKey& shape, int64_t
   return source.has(shape.key) ? positive_int(source, shape) : fallback;
 }
 
+// The MoE keys of an MoE model_type: the expert count, the experts per token (at most the count) and one
+// expert's width.
+MoeSpec read_moe(const ArchSource& source, const ModelType& type) {
+  for (const char* key : {type.experts_key, kExpertsPerToken.key, type.expert_ffn_key}) {
+    if (!source.has(key)) {
+      source.fail(key, std::string("missing required key \"") + key + "\"; model_type " + type.name + " needs " +
+                           type.experts_key + ", " + kExpertsPerToken.key + " and " + type.expert_ffn_key);
+    }
+  }
+  MoeSpec moe;
+  moe.experts = positive_int(source, ShapeKey{type.experts_key, kMaxExperts});
+  moe.experts_per_token = positive_int(source, kExpertsPerToken);
+  if (moe.experts_per_token > moe.experts) {
+    source.fail(kExpertsPerToken.key, std::string(kExpertsPerToken.key) + " (" + std::to_string(moe.experts_per_token) +
+                                          ") must be at most " + type.experts_key + " (" + std::to_string(moe.experts) +
+                                          ")");
+  }
+  moe.expert_ffn = positive_int(source, ShapeKey{type.expert_ffn_key, kIntermediate.limit});
+  return moe;
+}
+
 const ModelType& model_type(const ArchSource& source, MissingModelType missing) {
   const std::string valid = join_names(modelled_model_types());
   if (!source.has("model_type")) {
@@ -67,8 +96,8 @@ const ModelType& model_type(const ArchSource& source, MissingModelType missing) 
   const auto* found = std::find_if(std::begin(kModelTypes), std::end(kModelTypes),
                                    [&](const ModelType& type) { return *name == type.name; });
   if (found == std::end(kModelTypes)) {
-    source.fail("model_type",
-                "model_type \"" + *name + "\" is not modelled by tpsim (dense pre-norm decoders); valid: " + valid);
+    source.fail("model_type", "model_type \"" + *name +
+                                  "\" is not modelled by tpsim (pre-norm decoders, dense or MoE); valid: " + valid);
   }
   return *found;
 }
@@ -112,6 +141,7 @@ ArchSpec read_arch(const ArchSource& source, MissingModelType missing) {
     source.fail(kHeads.key, "num_attention_heads must divide hidden_size when head_dim is not given");
   }
   arch.head_dim = positive_int_or(source, kHeadDim, arch.hidden / arch.heads);
+  if (type.experts_key != nullptr) arch.moe = read_moe(source, type);
   return arch;
 }
 

@@ -12,7 +12,7 @@
 
 namespace tpsim::model {
 
-// The Hugging Face model_types whose layers tpsim builds: llama, mistral, qwen2, qwen3.
+// The Hugging Face model_types whose layers tpsim builds: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral.
 const std::vector<std::string>& modelled_model_types();
 
 // A model config's keys with typed, located access. A key whose value is null counts as absent.
@@ -36,8 +36,8 @@ class ArchSource {
 // not); a scenario's inline mapping of shapes is a Llama-style layer.
 enum class MissingModelType { kRefuse, kLlama };
 
-// model_type, the shape keys, head_dim and the KV grouping, and the flags the model_type implies
-// (QK-norm, q/k/v biases). Leaves name and source to the caller.
+// model_type, the shape keys, head_dim and the KV grouping, the flags the model_type implies
+// (QK-norm, q/k/v biases), and an MoE model_type's experts. Leaves name and source to the caller.
 ArchSpec read_arch(const ArchSource& source, MissingModelType missing);
 
 }  // namespace tpsim::model

@@ -5,20 +5,27 @@
 
 namespace tpsim::model {
 
-TpShard shard_for_tp(const ArchSpec& arch, int tp) {
+TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
   const std::string who = "model " + arch.name + " with tp=" + std::to_string(tp) + ": ";
   if (tp < 1) throw InputError(who + "tp must be at least 1");
   if (arch.heads % tp != 0) {
     throw InputError(who + "tp must divide the " + std::to_string(arch.heads) +
                      " query heads (valid tp values divide " + std::to_string(arch.heads) + ")");
   }
-  if (arch.intermediate % tp != 0) {
+  if (!arch.moe.enabled() && arch.intermediate % tp != 0) {
     throw InputError(who + "tp must divide the FFN width " + std::to_string(arch.intermediate));
   }
   TpShard shard;
   shard.tp = tp;
   shard.q_heads = arch.heads / tp;
-  shard.ffn = arch.intermediate / tp;
+  shard.ffn = arch.moe.enabled() ? 0 : arch.intermediate / tp;
+  if (arch.moe.enabled()) {
+    if (ep < 1 || arch.moe.experts % ep != 0) {
+      throw InputError("model " + arch.name + " with ep=" + std::to_string(ep) + ": ep must divide the " +
+                       std::to_string(arch.moe.experts) + " experts");
+    }
+    shard.experts = arch.moe.experts / ep;
+  }
   if (arch.kv_heads >= tp) {
     if (arch.kv_heads % tp != 0) {
       throw InputError(who + "tp must divide the " + std::to_string(arch.kv_heads) +

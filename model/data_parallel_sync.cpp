@@ -5,21 +5,31 @@
 
 namespace tpsim::model {
 
-DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx.workload.data_parallel) {}
+DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx.workload.data_parallel) {
+  dense_.name = "ddp";
+  dense_.group = dp_;
+  experts_.name = "ddp.experts";
+  experts_.group = dp_;
+  // The GPUs holding the same experts: one per expert-parallel group of the tp x dp replicas' GPUs.
+  const int ep = ctx.workload.expert_parallel.degree;
+  experts_.group.degree = ctx.shard.tp * dp_.degree / ep;
+  experts_.group.member_stride = ep;
+}
 
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {
   // TorchTitan keeps the last layer gathered after its forward: its backward follows at once.
   return SyncUnit{"", layer_parameters_per_rank(ctx_.arch, ctx_.shard, 1),
+                  expert_parameters_per_layer(ctx_.arch, ctx_.shard),
                   dp_.reshard_after_forward && layer + 1 < ctx_.workload.layers};
 }
 
 SyncUnit DataParallelSync::embedding_unit() const {
-  return SyncUnit{"embedding.", end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, true, false),
+  return SyncUnit{"embedding.", end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, true, false), 0,
                   dp_.reshard_after_forward};
 }
 
 SyncUnit DataParallelSync::head_unit() const {
-  return SyncUnit{"head.", end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, false, true), false};
+  return SyncUnit{"head.", end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, false, true), 0, false};
 }
 
 std::vector<OpId> DataParallelSync::compute_tails(const ProgramBuilder& b) const {
@@ -51,8 +61,8 @@ void DataParallelSync::before_backward(ProgramBuilder& b, const SyncUnit& unit) 
 
 void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, int64_t microbatch) {
   if (!dp_.enabled()) return;
-  const double bytes = dp_.reduce_bytes * unit.parameters;
   if (dp_.fsdp) {
+    const double bytes = dp_.reduce_bytes * unit.parameters;
     // The gradient of the whole unit in, this rank's 1/shard_degree shard out; under hybrid sharding that shard
     // is then all-reduced over the replicas that hold it.
     const std::string grads = std::to_string(static_cast<int64_t>(unit.parameters)) + " grads";
@@ -66,26 +76,35 @@ void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, i
     return;
   }
   if (microbatch + 1 < ctx_.workload.microbatches) return;  // accumulated locally (no_sync)
-  bucket_bytes_ += bytes;
-  bucket_reads_ = compute_tails(b);
-  if (bucket_bytes_ >= (buckets_ == 0 ? kDdpFirstBucketBytes : dp_.bucket_bytes)) flush_bucket(b);
+  fill_bucket(b, dense_, dp_.reduce_bytes * (unit.parameters - unit.expert_parameters));
+  if (experts_.group.enabled()) fill_bucket(b, experts_, dp_.reduce_bytes * unit.expert_parameters);
 }
 
-void DataParallelSync::flush_bucket(ProgramBuilder& b) {
-  if (bucket_bytes_ <= 0) return;
+void DataParallelSync::fill_bucket(ProgramBuilder& b, Buckets& buckets, double bytes) {
+  if (bytes <= 0) return;
+  buckets.bytes += bytes;
+  buckets.reads = compute_tails(b);
+  if (buckets.bytes >= (buckets.issued == 0 ? kDdpFirstBucketBytes : dp_.bucket_bytes)) flush_bucket(b, buckets);
+}
+
+void DataParallelSync::flush_bucket(ProgramBuilder& b, Buckets& buckets) {
+  if (buckets.bytes <= 0) return;
   const int saved_module = b.module();
   b.set_module(-1);  // a bucket spans layers: named by its number, not a layer
   reductions_.push_back(b.data_collective(
-      "ddp.bucket" + std::to_string(buckets_) + ".all_reduce", CollectiveKind::kAllReduce, bucket_bytes_, dp_,
-      Stream::kComm4, std::to_string(static_cast<int64_t>(bucket_bytes_ / dp_.reduce_bytes)) + " grads",
-      bucket_reads_));
+      buckets.name + ".bucket" + std::to_string(buckets.issued) + ".all_reduce", CollectiveKind::kAllReduce,
+      buckets.bytes, buckets.group, Stream::kComm4,
+      std::to_string(static_cast<int64_t>(buckets.bytes / dp_.reduce_bytes)) + " grads", buckets.reads));
   b.set_module(saved_module);
-  ++buckets_;
-  bucket_bytes_ = 0;
+  ++buckets.issued;
+  buckets.bytes = 0;
 }
 
 std::optional<OpId> DataParallelSync::finish(ProgramBuilder& b) {
-  if (dp_.enabled() && !dp_.fsdp) flush_bucket(b);
+  if (dp_.enabled() && !dp_.fsdp) {
+    flush_bucket(b, dense_);
+    flush_bucket(b, experts_);
+  }
   if (reductions_.empty()) return std::nullopt;
   return reductions_.back();
 }

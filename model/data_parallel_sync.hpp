@@ -5,7 +5,9 @@
 //   when it resharded (not the last layer nor the head, as TorchTitan wraps them); its gradients
 //   reduce-scattered (reduce_dtype) after its backward, every micro-batch (FSDP2 syncs each backward by default).
 // - DDP: the last micro-batch's gradients all-reduced in buckets as their backward finishes (PyTorch's first
-//   bucket 1 MiB, then bucket_MB each), earlier micro-batches accumulating without a sync (no_sync).
+//   bucket 1 MiB, then bucket_MB each), earlier micro-batches accumulating without a sync (no_sync); an MoE
+//   model's expert gradients in buckets of their own over the expert-data-parallel group (Megatron's separate
+//   expert buffers).
 // All-gathers run on stream comm3, reductions on comm4, over the data-parallel group; the optimizer waits for them.
 #pragma once
 
@@ -26,6 +28,9 @@ inline constexpr double kDdpFirstBucketBytes = 1024.0 * 1024;
 struct SyncUnit {
   std::string name;
   double parameters = 0;
+  // Of those, an MoE layer's experts: DDP all-reduces their gradients over the expert-data-parallel group (the
+  // GPUs holding the same experts: tp x dp / ep of them, ep GPUs apart) instead of the data-parallel group.
+  double expert_parameters = 0;
   bool reshards = true;  // FSDP: frees its gathered parameters after its forward
 };
 
@@ -49,17 +54,27 @@ class DataParallelSync {
   std::optional<OpId> finish(ProgramBuilder& b);
 
  private:
+  // DDP's buckets over one group: the open one's gradients and what they were last read after.
+  struct Buckets {
+    std::string name;  // "ddp" or "ddp.experts"
+    DataParallel group;
+    double bytes = 0;  // gradients in the open bucket
+    int issued = 0;    // buckets all-reduced so far
+    std::vector<OpId> reads;
+  };
+
   // The kernels issued last on the compute streams (what a reduction of the gradients just computed reads).
   std::vector<OpId> compute_tails(const ProgramBuilder& b) const;
   void gather(ProgramBuilder& b, const SyncUnit& unit, const std::string& pass);
-  void flush_bucket(ProgramBuilder& b);
+  // Adds `bytes` of gradients to `buckets`' open one, all-reduced once full.
+  void fill_bucket(ProgramBuilder& b, Buckets& buckets, double bytes);
+  void flush_bucket(ProgramBuilder& b, Buckets& buckets);
 
   LayerContext ctx_;
   DataParallel dp_;
   std::vector<OpId> reductions_;
-  double bucket_bytes_ = 0;  // gradients in the open DDP bucket
-  int buckets_ = 0;          // DDP buckets issued
-  std::vector<OpId> bucket_reads_;
+  Buckets dense_;
+  Buckets experts_;  // an MoE model's expert gradients (group degree 1: nothing to reduce)
 };
 
 }  // namespace tpsim::model

@@ -1,6 +1,8 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/decoder_layer.hpp"
 
+#include "model/moe_layer.hpp"
+
 namespace tpsim::model {
 namespace {
 
@@ -78,6 +80,7 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
 
 ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                         SavedModule* saved) {
+  if (ctx.arch.moe.enabled()) return moe_forward(b, ctx, tp, input, saved);
   const int64_t ffn = ctx.shard.ffn;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
@@ -111,6 +114,7 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
 
 ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
+  if (ctx.arch.moe.enabled()) return moe_backward(b, ctx, tp, saved, grad);
   const int64_t ffn = ctx.shard.ffn;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();

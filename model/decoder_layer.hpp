@@ -1,6 +1,6 @@
-// One dense decoder layer's two modules, forward and backward: attention (norm, QKV, QK-norm, RoPE,
-// attention, O-proj, residual) and FFN (norm, gate/up, SwiGLU, down, residual). The variant's TP
-// strategy issues the linears and the communication around them.
+// One decoder layer's two modules, forward and backward: attention (norm, QKV, QK-norm, RoPE,
+// attention, O-proj, residual) and FFN (norm, gate/up, SwiGLU, down, residual; an MoE model's is
+// moe_layer.hpp's). The variant's TP strategy issues the linears and the communication around them.
 #pragma once
 
 #include <vector>

@@ -18,7 +18,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   }
   LayerContext ctx;
   ctx.arch = arch;
-  ctx.shard = shard_for_tp(arch, tp);
+  ctx.shard = shard_for_tp(arch, tp, workload.expert_parallel.degree);
   ctx.workload = workload;
   ctx.pass = pass;
   ctx.variant = variant;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "model/presets.hpp"
 
@@ -98,6 +99,25 @@ bool window_in_effect(const Json& config, const Json&) {
   return from.is_null() || !layers.is_number() || from < layers;
 }
 
+// An MoE key that the config's model_type does not read (num_experts in a llama config), or reads only in
+// a form tpsim models (decoder_sparse_step 1, an empty mlp_only_layers).
+bool model_type_is(const Json& config, std::initializer_list<const char*> types) {
+  const Json type = config.value("model_type", Json());
+  return std::any_of(types.begin(), types.end(), [&](const char* name) { return type == name; });
+}
+bool set_unless_qwen3_moe(const Json& config, const Json& v) {
+  return is_set(config, v) && !model_type_is(config, {"qwen3_moe"});
+}
+bool set_unless_mixtral(const Json& config, const Json& v) {
+  return is_set(config, v) && !model_type_is(config, {"mixtral"});
+}
+bool set_unless_moe_type(const Json& config, const Json& v) {
+  return is_set(config, v) && !model_type_is(config, {"qwen3_moe", "mixtral"});
+}
+bool sparse_step_above_one(const Json& config, const Json& v) {
+  return is_set(config, v) && v != 1;
+}
+
 bool not_all_full_attention(const Json&, const Json& v) {
   return std::any_of(v.begin(), v.end(), [](const Json& kind) { return kind != "full_attention"; });
 }
@@ -121,14 +141,16 @@ constexpr UnmodelledKey kUnmodelled[] = {
     {"linear_key_head_dim", "the key head width of linear-attention layers", is_set},
     {"linear_value_head_dim", "the value head width of linear-attention layers", is_set},
     {"linear_conv_kernel_dim", "the causal convolution of linear-attention layers", is_set},
-    {"num_experts", "MoE (routed experts per layer)", is_set},
-    {"num_local_experts", "MoE (experts per layer)", is_set},
-    {"n_routed_experts", "MoE (routed experts per layer)", is_set},
-    {"num_experts_per_tok", "MoE (experts each token is routed to)", is_set},
-    {"moe_intermediate_size", "MoE (the FFN width of one expert)", is_set},
+    {"n_routed_experts", "DeepSeek-style MoE (routed experts per layer)", is_set},
     {"n_shared_experts", "MoE (shared experts beside the routed ones)", is_set},
     {"shared_expert_intermediate_size", "MoE (the FFN width of the shared expert)", is_set},
-    {"decoder_sparse_step", "MoE (every N-th layer is an MoE layer)", is_set},
+    {"num_experts", "MoE (routed experts per layer; model_type qwen3_moe reads it)", set_unless_qwen3_moe},
+    {"num_local_experts", "MoE (experts per layer; model_type mixtral reads it)", set_unless_mixtral},
+    {"moe_intermediate_size", "MoE (the FFN width of one expert; model_type qwen3_moe reads it)", set_unless_qwen3_moe},
+    {"num_experts_per_tok", "MoE (experts each token is routed to; model_types qwen3_moe and mixtral read it)",
+     set_unless_moe_type},
+    {"decoder_sparse_step", "MoE in every N-th layer only (dense FFNs between)", sparse_step_above_one},
+    {"mlp_only_layers", "dense FFNs in the listed layers of an MoE stack", is_set},
     {"first_k_dense_replace", "MoE (dense first layers, MoE after them)", is_set},
     {"q_lora_rank", "multi-head latent attention (MLA: a low-rank query projection)", is_set},
     {"kv_lora_rank", "multi-head latent attention (MLA: a compressed latent KV cache)", is_set},
@@ -160,7 +182,7 @@ void check_hf_keys(const Json& config, const ArchSource& at) {
     const Json& value = config.at(unmodelled.key);
     if (unmodelled.in_effect(config, value)) {
       at.fail(unmodelled.key, "\"" + std::string(unmodelled.key) + "\": " + short_dump(value) + " turns on " +
-                                  unmodelled.meaning + ", which tpsim does not model yet; it models dense " +
+                                  unmodelled.meaning + ", which tpsim does not model yet; it models " +
                                   join_names(modelled_model_types()) +
                                   " decoders with full attention (docs/scenarios.md)");
     }

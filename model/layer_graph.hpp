@@ -23,6 +23,9 @@ class LayerGraph {
   OpId add(Op op);
   // Marks what op `id`'s output is to a save list (a pipeline's output ops, known once it is built).
   void set_saved_as(OpId id, SavedAs saved_as) { ops_.at(id).saved_as = saved_as; }
+  // The model FLOPs op `id` counts (model_flops) when they differ from what its kernel computes: the mean
+  // GPU's share of a grouped expert GEMM that runs the busiest GPU's.
+  void set_model_flops(OpId id, double flops) { ops_.at(id).flops = flops; }
 
   // Tensor identities: the ops whose outputs op `id` reads on its own rank (its data dependencies
   // without rank offset), and for every op the ops that read its output, in issue order.

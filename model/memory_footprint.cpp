@@ -19,7 +19,7 @@ double pass_tokens(const Workload& w) {
 }  // namespace
 
 MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
-  const TpShard s = shard_for_tp(a, tp);
+  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree);
   const double layers = static_cast<double>(w.layers);
   // fp8 inference holds e4m3 weights; fp8 training keeps bf16 weights and casts them before each GEMM.
   const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
@@ -42,7 +42,12 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   // The block's gathered input, its projections' outputs and the row-parallel output before reduction.
   const double attention = tokens * (hidden + static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd +
                                      static_cast<double>(s.q_heads) * hd + hidden);
-  const double mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
+  double mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
+  if (a.moe.enabled()) {
+    // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced).
+    const double rows = (sequence_sharded ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token);
+    mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(a.moe.expert_ffn));
+  }
   m.activation_bytes = (residual + std::max(attention, mlp)) * kBf16Bytes;
   if (v.mode == TpMode::kAsync) {
     m.buffer_bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers

@@ -8,7 +8,9 @@ double gemm_bytes(const GemmShape& s, double elem_bytes) {
 }
 
 double gemm_bytes(const GemmShape& s, double operand_bytes, double output_bytes) {
-  return operand_bytes * static_cast<double>(s.m * s.k + s.k * s.n) + output_bytes * static_cast<double>(s.m * s.n);
+  const auto weights = static_cast<double>(s.k * s.n) * (s.groups_split_k ? 1.0 : static_cast<double>(s.groups));
+  const auto outputs = static_cast<double>(s.m * s.n) * (s.groups_split_k ? static_cast<double>(s.groups) : 1.0);
+  return operand_bytes * (static_cast<double>(s.m * s.k) + weights) + output_bytes * outputs;
 }
 
 double produced_bytes(const Op& op) {
@@ -48,7 +50,14 @@ bool is_communication(OpKind kind) {
 }
 
 std::string to_string(CommGroup group) {
-  return group == CommGroup::kData ? "data" : "tensor";
+  switch (group) {
+    case CommGroup::kData:
+      return "data";
+    case CommGroup::kExpert:
+      return "expert";
+    default:
+      return "tensor";
+  }
 }
 
 std::string to_string(OpKind kind) {

@@ -47,9 +47,11 @@ struct Dep {
   bool data = true;
 };
 
-// The group a collective runs over: the TP group the program simulates, or the data-parallel group (the GPUs
-// holding the same TP rank in every replica, outside the simulated group: costed in closed form, sim/comm_plan.hpp).
-enum class CommGroup : uint8_t { kTensor, kData };
+// The group a collective runs over: the TP group the program simulates, the data-parallel group (the GPUs
+// holding the same TP rank in every replica, outside the simulated group), or an MoE layer's expert-parallel
+// group (group_size consecutive GPUs, the TP group's among them). The last two are costed in closed form
+// (sim/data_group.hpp).
+enum class CommGroup : uint8_t { kTensor, kData, kExpert };
 std::string to_string(CommGroup group);
 
 // Which part of a step an op belongs to: a pass's forward, a training step's backward, the forward
@@ -62,8 +64,14 @@ std::string to_string(OpStage stage);
 // pipeline's received all-gather steps and the ops finishing its reduce-scatter count as theirs).
 enum class SavedAs : uint8_t { kOther, kMatmul, kAttention, kAllGather, kReduceScatter, kAllReduce };
 
+// A GEMM [m, k] x [k, n], or a grouped GEMM: one kernel over `groups` independent problems (an MoE layer's
+// experts, each with its own weights). Their m (forward, data gradient: each problem [m / groups, k] x [k, n]) or,
+// with groups_split_k, their k (the weight gradient: each problem [m, k / groups] x [k / groups, n], one [m, n]
+// output per expert) are split evenly among them; m, n and k are totals, so gemm_flops counts every problem.
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
+  int64_t groups = 1;
+  bool groups_split_k = false;
 };
 
 // Element widths: bf16, and fp8 (e4m3), whose GEMMs write bf16.
@@ -71,7 +79,8 @@ inline constexpr double kBf16Bytes = 2.0;
 inline constexpr double kFp8Bytes = 1.0;
 inline constexpr double kFp32Bytes = 4.0;
 
-// HBM bytes of a GEMM that reads A [m, k] and B [k, n] once and writes C [m, n] once.
+// HBM bytes of a GEMM that reads A [m, k] and B [k, n] once and writes C [m, n] once (a grouped GEMM: every
+// problem's own B, or its own C when they split k).
 double gemm_bytes(const GemmShape& shape, double elem_bytes);
 // The same with operands and output of different widths (fp8: kFp8Bytes operands, a kBf16Bytes output).
 double gemm_bytes(const GemmShape& shape, double operand_bytes, double output_bytes);

@@ -6,7 +6,17 @@ namespace tpsim::model {
 double linear_parameters_per_layer(const ArchSpec& a, const TpShard& s) {
   const double hd = static_cast<double>(a.head_dim), hidden = static_cast<double>(a.hidden);
   const double qkv_width = static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd;
-  return hidden * qkv_width + static_cast<double>(s.q_heads) * hd * hidden + 3.0 * hidden * static_cast<double>(s.ffn);
+  const double attention = hidden * qkv_width + static_cast<double>(s.q_heads) * hd * hidden;
+  if (a.moe.enabled()) {
+    // The router (replicated) and the rank's whole experts.
+    const double experts = static_cast<double>(a.moe.experts), width = static_cast<double>(a.moe.expert_ffn);
+    return attention + hidden * experts + static_cast<double>(s.experts) * 3.0 * hidden * width;
+  }
+  return attention + 3.0 * hidden * static_cast<double>(s.ffn);
+}
+
+double expert_parameters_per_layer(const ArchSpec& a, const TpShard& s) {
+  return static_cast<double>(s.experts) * 3.0 * static_cast<double>(a.hidden) * static_cast<double>(a.moe.expert_ffn);
 }
 
 double small_parameters_per_layer(const ArchSpec& a, const TpShard& s) {

@@ -11,8 +11,10 @@ namespace tpsim::model {
 inline constexpr double kGradientBytesPerParameter = 4.0;
 inline constexpr double kAdamWStateBytesPerParameter = 3 * 4.0;
 
-// q/k/v, o, gate/up/down of one layer on one rank.
+// q/k/v, o, gate/up/down of one layer on one rank (an MoE layer: the router and the rank's experts).
 double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
+// The expert parameters among them (0 without MoE): what syncs over the expert-data-parallel group.
+double expert_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 // Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).
 double small_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 // Both, for `layers` layers.

@@ -1,11 +1,33 @@
 // Op constructors with FLOP and byte counts, and same-stream ordering.
 #include "model/program_builder.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "model/input_error.hpp"
 
 namespace tpsim::model {
+
+namespace {
+
+// A collective over `size` GPUs `stride` apart: the TP group, or a group outside it (CommGroup::kData, kExpert).
+Op group_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, CommGroup group, int size,
+                    int stride, Stream stream, const std::string& shape) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kCollective;
+  op.stream = stream;
+  op.collective = kind;
+  op.tensor_bytes = tensor_bytes;
+  op.group = group;
+  op.group_size = size;
+  op.group_stride = stride;
+  op.transport = Transport::kSm;
+  op.shape = shape;
+  return op;
+}
+
+}  // namespace
 
 std::string shape_text(int64_t rows, int64_t cols) {
   return "[" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
@@ -149,16 +171,19 @@ OpId ProgramBuilder::gemm_kernel(const std::string& linear_name, const std::stri
   op.fp8 = gemm_fp8_;
   // A tile-fused part reads its rows of A and its share of B: the kernel reads B once over all its parts.
   const double b_share = fused_rows_ > shape.m ? static_cast<double>(shape.m) / static_cast<double>(fused_rows_) : 1.0;
+  // A grouped GEMM reads every problem's own B (splitting m) or writes every problem's own C (splitting k).
+  const double groups = static_cast<double>(std::max<int64_t>(1, shape.groups));
+  const double b_count = shape.groups_split_k ? 1.0 : groups, c_count = shape.groups_split_k ? groups : 1.0;
   op.bytes_read = (gemm_fp8_ ? kFp8Bytes : elem_bytes_) *
-                  (static_cast<double>(shape.m * shape.k) + b_share * static_cast<double>(shape.k * shape.n));
-  op.bytes_written = output_bytes_per_element(linear_name) * static_cast<double>(shape.m * shape.n);
+                  (static_cast<double>(shape.m * shape.k) + b_share * b_count * static_cast<double>(shape.k * shape.n));
+  op.bytes_written = output_bytes_per_element(linear_name) * c_count * static_cast<double>(shape.m * shape.n);
   if (accumulate || (fp32_weight_gradients_ && accumulate_weight_gradients_ &&
                      gemm_role_of(linear_name) == GemmRole::kWeightGradient)) {
     op.bytes_read += op.bytes_written;
   }
   op.output_bytes = output_bytes;
   op.shape = "M=" + std::to_string(shape.m) + " N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
-             (gemm_fp8_ ? " fp8" : "");
+             (shape.groups > 1 ? " groups=" + std::to_string(shape.groups) : "") + (gemm_fp8_ ? " fp8" : "");
   return issue(std::move(op), inputs);
 }
 
@@ -223,39 +248,30 @@ OpId ProgramBuilder::attention(const std::string& name, double flops, double rea
 
 OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, double tensor_bytes,
                                 const std::string& shape, const std::vector<OpId>& deps) {
-  Op op;
-  op.name = name;
-  op.kind = OpKind::kCollective;
-  op.stream = comm_stream_.value_or(Stream::kComm);
-  op.collective = kind;
+  Op op = group_collective(name, kind, tensor_bytes, CommGroup::kTensor, tp(), 1, comm_stream_.value_or(Stream::kComm),
+                           shape);
   op.saved_as = kind == CollectiveKind::kAllGather       ? SavedAs::kAllGather
                 : kind == CollectiveKind::kReduceScatter ? SavedAs::kReduceScatter
                 : kind == CollectiveKind::kAllReduce     ? SavedAs::kAllReduce
                                                          : SavedAs::kOther;
   op.algorithm = algorithm_;
   op.protocol = protocol_;
-  op.tensor_bytes = tensor_bytes;
-  op.group_size = tp();
-  op.transport = Transport::kSm;
-  op.shape = shape;
   return issue(std::move(op), deps);
 }
 
 OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes,
                                      const DataParallel& group, Stream stream, const std::string& shape,
                                      const std::vector<OpId>& deps, const std::vector<OpId>& after) {
-  Op op;
-  op.name = name;
-  op.kind = OpKind::kCollective;
-  op.stream = stream;
-  op.collective = kind;
-  op.tensor_bytes = tensor_bytes;
-  op.group = CommGroup::kData;
-  op.group_size = group.degree;
-  op.group_stride = group.member_stride;
-  op.transport = Transport::kSm;
-  op.shape = shape;
+  Op op =
+      group_collective(name, kind, tensor_bytes, CommGroup::kData, group.degree, group.member_stride, stream, shape);
   return issue_with(std::move(op), reads_then_follows(deps, after));
+}
+
+OpId ProgramBuilder::expert_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ep,
+                                       const std::string& shape, const std::vector<OpId>& deps) {
+  Op op = group_collective(name, kind, tensor_bytes, CommGroup::kExpert, ep, 1, comm_stream_.value_or(Stream::kComm),
+                           shape);
+  return issue(std::move(op), deps);
 }
 
 OpId ProgramBuilder::exchange(const std::string& name, int send_offset, int recv_offset, double bytes,

@@ -27,6 +27,7 @@ class ProgramBuilder {
   const LayerGraph& graph() const { return graph_; }
   double elem_bytes() const { return elem_bytes_; }
   void set_layer(int layer) { layer_ = layer; }
+  int layer() const { return layer_; }
   void set_module(int module) { module_ = module; }
   int module() const { return module_; }
   // The stage of the ops issued next; recomputed ops are named "L<layer>.recompute.<op>".
@@ -77,6 +78,7 @@ class ProgramBuilder {
   OpId repeat(const Op& original, std::vector<Dep> deps);
   // Marks op `id`'s output for save lists (see SavedAs).
   void mark_saved_as(OpId id, SavedAs saved_as) { graph_.set_saved_as(id, saved_as); }
+  void set_model_flops(OpId id, double flops) { graph_.set_model_flops(id, flops); }
 
   // The next kernel issued (on any compute stream) reads the parameters collective `gather` produces (an FSDP
   // all-gather); later kernels follow it in stream order.
@@ -106,6 +108,9 @@ class ProgramBuilder {
   OpId data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const DataParallel& group,
                        Stream stream, const std::string& shape, const std::vector<OpId>& deps,
                        const std::vector<OpId>& after = {});
+  // A collective over the expert-parallel group (CommGroup::kExpert: `ep` consecutive GPUs) on the comm stream.
+  OpId expert_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ep,
+                         const std::string& shape, const std::vector<OpId>& deps);
   // `after`: ops it follows without reading them (a copy engine serving two streams one copy at a time).
   OpId exchange(const std::string& name, int send_offset, int recv_offset, double bytes, Transport transport,
                 const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});

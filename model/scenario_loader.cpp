@@ -9,6 +9,7 @@
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
 #include "model/limits.hpp"
+#include "model/moe_scenario.hpp"
 #include "model/presets.hpp"
 #include "model/scenario.hpp"
 #include "model/size_checks.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration", "workload",
                                            "parallelism", "pipeline", "variants", "sweep",       "implementation",
-                                           "skew",        "fsdp",     "ddp"};
+                                           "skew",        "fsdp",     "ddp",      "moe"};
 const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",      "gate_up",   "rope",
                                                       "repeat_kv", "sp_layout_copies", "async_tp", "model_ends"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
@@ -314,9 +315,7 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
   out.parallelism.tp = in.count(node["tp"], "parallelism.tp", kMaxGroupRanks);
   if (node["pp"]) out.parallelism.pp = in.count(node["pp"], "parallelism.pp", kMaxPipelineStages);
   if (node["dp"]) out.parallelism.dp = in.count(node["dp"], "parallelism.dp", kMaxDataParallel);
-  if (node["ep"] && in.positive_int(node["ep"], "parallelism.ep") != 1) {
-    in.fail(node["ep"], "parallelism.ep > 1 is not supported yet; use 1");
-  }
+  if (node["ep"]) out.parallelism.ep = in.count(node["ep"], "parallelism.ep", kMaxGroupRanks);
   if (const YAML::Node order = node["order"]) {
     out.parallelism.order = read_mesh_order(in, order);
     if (out.parallelism.pp == 1 || out.parallelism.dp == 1) {
@@ -575,6 +574,7 @@ std::vector<std::string> section_keys(const std::string& section) {
   if (section == "pipeline") return pipeline_keys();
   if (section == "fsdp") return fsdp_keys();
   if (section == "ddp") return ddp_keys();
+  if (section == "moe") return moe_routing_keys();
   return {};
 }
 
@@ -637,6 +637,7 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
     out.variants.push_back(plain);
   }
   if (out.parallelism.pp > 1) refuse_unpipelined_variants(in, root["variants"], out);
+  read_expert_parallel(in, root, out);
   if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
   if (root["sweep"]) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");

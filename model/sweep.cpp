@@ -63,7 +63,7 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
     root[head][parts[1]] = value;
     return;
   }
-  if (parts.size() == 2 && (head == "pipeline" || head == "fsdp" || head == "ddp")) {
+  if (parts.size() == 2 && (head == "pipeline" || head == "fsdp" || head == "ddp" || head == "moe")) {
     // No section: the defaults' (pipeline: 1f1b, one chunk per stage), with the swept key over them.
     check_key(head, parts[1]);
     if (!root[head]) root[head] = YAML::Node(YAML::NodeType::Map);

@@ -171,11 +171,12 @@ GemmShape row_shape(const LayerContext& ctx, const RowLinear& linear) {
 }
 
 GemmShape data_gradient_shape(GemmShape forward) {
-  return GemmShape{forward.m, forward.k, forward.n};
+  return GemmShape{forward.m, forward.k, forward.n, forward.groups, false};
 }
 
 GemmShape weight_gradient_shape(GemmShape forward) {
-  return GemmShape{forward.k, forward.n, forward.m};
+  // A grouped forward's weight gradients: one [k, n] output per problem, each over its own rows.
+  return GemmShape{forward.k, forward.n, forward.m, forward.groups, forward.groups > 1};
 }
 
 OpId weight_gradient(ProgramBuilder& b, const std::string& gemm_name, GemmShape forward,

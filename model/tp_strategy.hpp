@@ -87,7 +87,8 @@ OpId norm_of(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& lin
 GemmShape column_shape(const LayerContext& ctx, const ColumnLinear& linear);
 GemmShape row_shape(const LayerContext& ctx, const RowLinear& linear);
 // The backward GEMMs of a forward GEMM [m, k] x [k, n]: the data gradient [m, n] x [n, k] and the
-// weight gradient [k, m] x [m, n], each with the forward's FLOPs.
+// weight gradient [k, m] x [m, n], each with the forward's FLOPs (a grouped forward's: grouped alike, the
+// weight gradient's problems splitting k).
 GemmShape data_gradient_shape(GemmShape forward);
 GemmShape weight_gradient_shape(GemmShape forward);
 // The weight-gradient GEMM of `forward` named <gemm>.wgrad, reading the output gradient and the saved input.

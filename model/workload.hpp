@@ -8,6 +8,7 @@
 
 #include "model/data_parallel.hpp"
 #include "model/dtype.hpp"
+#include "model/expert_parallel.hpp"
 #include "model/fp8_recipe.hpp"
 #include "model/implementation.hpp"
 #include "model/op_list.hpp"
@@ -66,6 +67,8 @@ struct Workload {
   bool head = true;
   // train: the replicas this step's gradients are synchronised with (parallelism.dp), and how.
   DataParallel data_parallel;
+  // An MoE model's expert parallelism (parallelism.ep) and routing (the moe section).
+  ExpertParallel expert_parallel;
   // forward only: the embedding before the layers, and the final norm, LM head and loss after them, as a
   // training forward runs them (phase train always has them).
   bool whole_model = false;

@@ -20,16 +20,21 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 GemmTiling CostModel::gemm_tiling(const model::GemmShape& shape) const {
   const GemmParams& g = profile_.gemm;
-  const int64_t tile_m = shape.m <= g.small_m_tile_m ? g.small_m_tile_m : g.tile_m;
+  // A grouped GEMM's problems (tiles of every problem in one launch): each problem's rows set its tile.
+  const int64_t groups = std::max<int64_t>(1, shape.groups);
+  const bool split_m = groups > 1 && !shape.groups_split_k;
+  const int64_t problem_m = split_m ? ceil_div(shape.m, groups) : shape.m;
+  const int64_t tile_m = problem_m <= g.small_m_tile_m ? g.small_m_tile_m : g.tile_m;
   const int64_t tile_n = g.tile_n;
   const int64_t sms = gpu_.sm_count;
   GemmTiling t;
-  const int64_t rows = ceil_div(shape.m, tile_m);
+  const int64_t rows = groups * ceil_div(problem_m, tile_m);
   const int64_t cols = ceil_div(shape.n, tile_n);
   t.tiles = rows * cols;
-  if (t.tiles < sms) {
+  if (t.tiles < sms && groups == 1) {
     // Skinny GEMMs (M <= small_m_tile_m: decode steps, GEMV-like kernels) split K over every SM, as cuBLAS's
     // split-K and GEMV kernels for small M do; larger ones only while each split keeps min_k_per_split of K.
+    // Grouped kernels do not split K.
     const bool skinny = shape.m <= g.small_m_tile_m;
     const int64_t by_sms = sms / t.tiles;
     const int64_t by_k = skinny ? by_sms : std::max<int64_t>(1, shape.k / g.min_k_per_split);
@@ -38,7 +43,9 @@ GemmTiling CostModel::gemm_tiling(const model::GemmShape& shape) const {
   const int64_t work = t.tiles * t.splits;
   t.waves = ceil_div(work, sms);
   t.wave_efficiency = static_cast<double>(work) / static_cast<double>(t.waves * sms);
-  t.tile_efficiency = static_cast<double>(shape.m * shape.n) / static_cast<double>(rows * tile_m * cols * tile_n);
+  const double outputs =
+      static_cast<double>(shape.m * shape.n) * (shape.groups_split_k ? static_cast<double>(groups) : 1.0);
+  t.tile_efficiency = outputs / static_cast<double>(rows * tile_m * cols * tile_n);
   return t;
 }
 
@@ -84,9 +91,22 @@ double CostModel::tensor_rate(bool fp8) const {
   return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency * clock;
 }
 
+std::string CostModel::grouped_gemm_unsupported_reason() const {
+  if (profile_.gemm.grouped_efficiency) return "";
+  return "profile " + profile_.name +
+         " has no gemm.grouped_efficiency (grouped GEMMs of an MoE layer's experts); add it or base the profile on a "
+         "preset";
+}
+
 double CostModel::gemm_compute_seconds(const model::GemmShape& shape, bool fp8) const {
   const GemmTiling t = gemm_tiling(shape);
-  return model::gemm_flops(shape) / (tensor_rate(fp8) * t.wave_efficiency * t.tile_efficiency);
+  double rate = tensor_rate(fp8);
+  if (shape.groups > 1) {
+    if (fp8) throw InputError("fp8 grouped GEMMs are not modelled");
+    if (const std::string why = grouped_gemm_unsupported_reason(); !why.empty()) throw InputError(why);
+    rate *= *profile_.gemm.grouped_efficiency / profile_.gemm.efficiency;
+  }
+  return model::gemm_flops(shape) / (rate * t.wave_efficiency * t.tile_efficiency);
 }
 
 double CostModel::gemm_seconds(const model::GemmShape& shape, double bytes, bool fp8) const {

@@ -49,12 +49,15 @@ class CostModel {
 
   GemmTiling gemm_tiling(const model::GemmShape& shape) const;
   double gemm_seconds(const model::GemmShape& shape, double bytes, bool fp8 = false) const;
-  // Its tensor-core time alone: FLOPs over the full-wave rate and the wave and tile efficiencies.
+  // Its tensor-core time alone: FLOPs over the full-wave rate (a grouped GEMM's: gemm.grouped_efficiency's) and
+  // the wave and tile efficiencies.
   double gemm_compute_seconds(const model::GemmShape& shape, bool fp8) const;
   // Why this GPU and profile cannot run fp8 GEMMs (no fp8 peak, no gemm.fp8_efficiency); empty if they can.
   std::string fp8_unsupported_reason() const;
   // Why they cannot run fp8 attention (no fp8 peak, no attention.fp8_efficiency); empty if they can.
   std::string fp8_attention_unsupported_reason() const;
+  // Empty when the profile can run grouped GEMMs (gemm.grouped_efficiency), else why not.
+  std::string grouped_gemm_unsupported_reason() const;
   // Empty when the profile can run attention's backward, else why not.
   std::string attention_backward_unsupported_reason() const;
   double memory_seconds(double bytes) const;

@@ -478,19 +478,21 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
                                                           bool data_group_members) {
   auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
   // A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
-  std::map<std::tuple<model::CollectiveKind, double, int, int>, CommPlan> data_plans;
+  std::map<std::tuple<model::CommGroup, model::CollectiveKind, double, int, int>, CommPlan> data_plans;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (!model::is_communication(op.kind)) continue;
-    if (op.group != model::CommGroup::kData) {
+    if (op.group == model::CommGroup::kTensor) {
       (*plans)[id] = plan_communication(op, graph.tp(), cost);
       continue;
     }
-    const auto key = std::make_tuple(op.collective, op.tensor_bytes, op.group_size, op.group_stride);
+    // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
+    // other replicas' ranks, which only the data group's are simulated as).
+    const bool steps = data_group_members && op.group == model::CommGroup::kData;
+    const auto key = std::make_tuple(op.group, op.collective, op.tensor_bytes, op.group_size, op.group_stride);
     auto found = data_plans.find(key);
     if (found == data_plans.end()) {
-      found = data_plans.emplace(key, data_group_members ? plan_data_group_steps(op, cost) : plan_data_group(op, cost))
-                  .first;
+      found = data_plans.emplace(key, steps ? plan_data_group_steps(op, cost) : plan_data_group(op, cost)).first;
     }
     (*plans)[id] = found->second;
   }

@@ -93,12 +93,13 @@ std::vector<ModuleSpan> module_exposure(const model::LayerGraph& graph, const Ti
 }
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline) {
-  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks), data(timeline.ranks);
+  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks), data(timeline.ranks), expert(timeline.ranks);
   for (const OpSpan& span : timeline.spans) {
     const model::Op& op = graph.op(span.op);
     const bool is_compute = op.stream == model::Stream::kCompute;
     (is_compute ? compute : comm)[span.rank].emplace_back(span.start_s, span.end_s);
     if (op.group == model::CommGroup::kData) data[span.rank].emplace_back(span.start_s, span.end_s);
+    if (op.group == model::CommGroup::kExpert) expert[span.rank].emplace_back(span.start_s, span.end_s);
   }
   Metrics m;
   m.time_s = timeline.makespan_s;
@@ -114,6 +115,12 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
     const Intervals busy_data = merged(data[r]);
     m.data_comm_s += length(busy_data);
     m.exposed_data_comm_s += uncovered(busy_data, busy_compute);
+    // Idle compute under both groups' collectives counts once, as the data group's.
+    Intervals compute_or_data = busy_compute;
+    compute_or_data.insert(compute_or_data.end(), busy_data.begin(), busy_data.end());
+    const Intervals busy_expert = merged(expert[r]);
+    m.expert_comm_s += length(busy_expert);
+    m.exposed_expert_comm_s += uncovered(busy_expert, merged(compute_or_data));
     m.idle_s += m.time_s - length(merged(both));
   }
   const double n = std::max(1, timeline.ranks);
@@ -122,6 +129,8 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
   m.exposed_comm_s /= n;
   m.data_comm_s /= n;
   m.exposed_data_comm_s /= n;
+  m.expert_comm_s /= n;
+  m.exposed_expert_comm_s /= n;
   m.idle_s /= n;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
   return m;
@@ -135,6 +144,8 @@ Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
   m.exposed_comm_s = wa * a.exposed_comm_s + wb * b.exposed_comm_s;
   m.data_comm_s = wa * a.data_comm_s + wb * b.data_comm_s;
   m.exposed_data_comm_s = wa * a.exposed_data_comm_s + wb * b.exposed_data_comm_s;
+  m.expert_comm_s = wa * a.expert_comm_s + wb * b.expert_comm_s;
+  m.exposed_expert_comm_s = wa * a.exposed_expert_comm_s + wb * b.exposed_expert_comm_s;
   m.idle_s = wa * a.idle_s + wb * b.idle_s;
   m.model_flops = wa * a.model_flops + wb * b.model_flops;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;

@@ -18,6 +18,10 @@ struct Metrics {
   // (part of exposed_comm_s, which may also hold TP communication at the same time).
   double data_comm_s = 0;
   double exposed_data_comm_s = 0;
+  // The expert-parallel group's all-to-alls (MoE layers), likewise: in flight, and in flight while compute idles
+  // beyond the data group's.
+  double expert_comm_s = 0;
+  double exposed_expert_comm_s = 0;
 };
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);

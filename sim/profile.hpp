@@ -16,6 +16,9 @@ struct GemmParams {
   double efficiency = 0.8;  // fraction of peak tensor FLOP/s a full wave of tiles reaches
   // The same for fp8 GEMMs, of the fp8 peak; absent: the profile cannot run fp8.
   std::optional<double> fp8_efficiency;
+  // The same for grouped GEMMs (one kernel over an MoE layer's local experts, bf16); absent: the profile cannot
+  // run MoE layers.
+  std::optional<double> grouped_efficiency;
   double hbm_efficiency = 0.85;  // fraction of HBM bandwidth a memory-bound GEMM reaches
   double overhead_s = 1e-6;      // per kernel: launch gap, prologue and epilogue
   int tile_m = 128;

@@ -196,12 +196,15 @@ class ProfileReader {
 
   void read_gemm(CostProfile& p, const YAML::Node& node) const {
     in_.expect_map(node, "gemm",
-                   {"efficiency", "fp8_efficiency", "fp8_source", "hbm_efficiency", "overhead_us", "tile_m", "tile_n",
-                    "small_m_tile_m", "min_k_per_split", "tile_source", "efficiency_source", "memory_bound_source",
-                    "source", "fit"});
+                   {"efficiency", "fp8_efficiency", "fp8_source", "grouped_efficiency", "grouped_source",
+                    "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split",
+                    "tile_source", "efficiency_source", "memory_bound_source", "source", "fit"});
     GemmParams& g = p.gemm;
     if (node["efficiency"]) g.efficiency = fraction(node["efficiency"], "gemm.efficiency");
     if (node["fp8_efficiency"]) g.fp8_efficiency = fraction(node["fp8_efficiency"], "gemm.fp8_efficiency");
+    if (node["grouped_efficiency"]) {
+      g.grouped_efficiency = fraction(node["grouped_efficiency"], "gemm.grouped_efficiency");
+    }
     if (node["hbm_efficiency"]) g.hbm_efficiency = fraction(node["hbm_efficiency"], "gemm.hbm_efficiency");
     if (node["overhead_us"]) g.overhead_s = microseconds(node["overhead_us"], "gemm.overhead_us");
     if (node["tile_m"]) g.tile_m = bounded_int(node["tile_m"], "gemm.tile_m", kMaxTile);
@@ -215,7 +218,8 @@ class ProfileReader {
                     {"tile_n", "tile_source"},
                     {"small_m_tile_m", "tile_source"},
                     {"min_k_per_split", "tile_source"},
-                    {"fp8_efficiency", "fp8_source"}});
+                    {"fp8_efficiency", "fp8_source"},
+                    {"grouped_efficiency", "grouped_source"}});
   }
 
   void read_nccl(CostProfile& p, const YAML::Node& n) const {

@@ -174,7 +174,9 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   } catch (const InputError& error) {
     in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
   }
-  const int tp = s.parallelism.tp, pp = s.parallelism.pp, dp = s.parallelism.dp;
+  const int tp = s.parallelism.tp, pp = s.parallelism.pp;
+  // An expert-parallel group wider than the TP group spans replicas of it (inference runs ep / tp of them).
+  const int dp = std::max(s.parallelism.dp, s.parallelism.ep / tp);
   const bool job = pp > 1 || dp > 1;
   if (job) {
     if (const std::string why = job_placement_problem(fabric, tp, pp, dp, gpu.name); !why.empty()) {
@@ -192,11 +194,19 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
 // forced protocols' regimes), each refused at its key. Checked here, where the error can name the file
 // and line; the plans would raise it inside the simulation process, which reports it without one.
 void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& run, const CostModel& cost) {
+  if (scenario.arch.moe.enabled()) {
+    if (const std::string why = cost.grouped_gemm_unsupported_reason(); !why.empty()) {
+      model::YamlReader(scenario.file)
+          .fail(scenario.calibration.node, "calibration: model " + scenario.arch.name + " is MoE, but " + why);
+    }
+  }
   const model::YamlReader in(scenario.file);
   const model::Parallelism& par = scenario.parallelism;
-  if (run.fabric.spans_nodes(par.tp * par.pp * par.dp) && !run.profile.network && !run.fabric.spans_nodes(par.tp)) {
-    const std::string what = par.pp > 1 ? "the " + std::to_string(par.pp) + " pipeline stages"
-                                        : "the " + std::to_string(par.dp) + " data-parallel replicas";
+  const int replicas = std::max(par.dp, par.ep / par.tp);
+  if (run.fabric.spans_nodes(par.tp * par.pp * replicas) && !run.profile.network && !run.fabric.spans_nodes(par.tp)) {
+    const std::string what = par.pp > 1   ? "the " + std::to_string(par.pp) + " pipeline stages"
+                             : par.dp > 1 ? "the " + std::to_string(par.dp) + " data-parallel replicas"
+                                          : "the expert-parallel group of " + std::to_string(par.ep) + " GPUs";
     in.fail(scenario.calibration.node,
             "calibration: profile " + run.profile.name + " has no network section, and " + what + " span " +
                 run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
@@ -280,8 +290,10 @@ int replica_gpus(const VariantRun& v) {
 ExposedByDimension exposed_by_dimension(const VariantRun& v) {
   ExposedByDimension e;
   e.dp_s = v.metrics.exposed_data_comm_s;
-  // Time the compute idles while both groups' collectives are in flight counts once, as the data group's.
-  e.tp_s = std::max(0.0, v.metrics.exposed_comm_s - e.dp_s);
+  e.ep_s = v.metrics.exposed_expert_comm_s;
+  // Time the compute idles while several groups' collectives are in flight counts once: the data group's first,
+  // then the expert group's.
+  e.tp_s = std::max(0.0, v.metrics.exposed_comm_s - e.dp_s - e.ep_s);
   if (v.pipeline) e.pp_s = v.pipeline->send_exposed_s;
   return e;
 }

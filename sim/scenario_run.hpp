@@ -51,9 +51,10 @@ int replica_gpus(const VariantRun& variant);
 
 // A job's exposed communication per dimension of the mesh, in seconds of its step.
 struct ExposedByDimension {
-  double tp_s = 0;  // the TP group's: what exposed_comm_s counts beyond the data group's
+  double tp_s = 0;  // the TP group's: what exposed_comm_s counts beyond the data and expert groups'
   double pp_s = 0;  // the sends between stages: what they add to the step (PipelineRun::send_exposed_s)
   double dp_s = 0;  // the data group's (Metrics::exposed_data_comm_s)
+  double ep_s = 0;  // the expert-parallel group's all-to-alls (Metrics::exposed_expert_comm_s)
 };
 ExposedByDimension exposed_by_dimension(const VariantRun& variant);
 

@@ -1,5 +1,5 @@
 // GEMM shapes from the layer graphs the simulator builds for a scenario, at every point of its sweep
-// (full builds only).
+// (full builds only); grouped GEMMs left out.
 #include <map>
 #include <tuple>
 
@@ -17,7 +17,8 @@ using ShapeKey = std::tuple<int64_t, int64_t, int64_t>;
 
 void add_graph_shapes(const model::LayerGraph& graph, const std::string& label, std::map<ShapeKey, GemmCase>& shapes) {
   for (const model::Op& op : graph.ops()) {
-    if (op.kind != model::OpKind::kGemm) continue;
+    // Grouped GEMMs (MoE experts) are another kernel than the cuBLASLt GEMMs this sweep measures.
+    if (op.kind != model::OpKind::kGemm || op.gemm.groups > 1) continue;
     GemmCase& c = shapes[{op.gemm.m, op.gemm.n, op.gemm.k}];
     if (c.per_rank_count == 0) {
       c = GemmCase{op.gemm.m, op.gemm.n, op.gemm.k, 0, label + " " + op.name};

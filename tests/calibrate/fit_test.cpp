@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "calibrate/component_fits.hpp"
 #include "calibrate/csv_table.hpp"
 #include "calibrate/gemm_fit.hpp"
 #include "calibrate/measurement.hpp"
@@ -653,4 +654,28 @@ TEST_CASE("a measurement line that gives a key twice is refused, naming its line
       R"({"kind":"gemm","gpu":"h100-sxm","m":4096,"n":4096,"k":4096,"dtype":"bf16","median_s":1e-4,"median_s":2e-4})";
   CHECK_THROWS_WITH(calibrate::parse_measurement(line, "m.jsonl:7"),
                     Contains("m.jsonl:7: key \"median_s\" is given twice in one JSON object"));
+}
+
+TEST_CASE(
+    "the grouped-GEMM ratio is the published grouped GEMMs' rate over the H100 profile's dense rate for their "
+    "tiles") {
+  const calibrate::CsvTable table = calibrate::CsvTable::read_file(std::string(TPSIM_SOURCE_DIR) +
+                                                                   "/calibrate/data/public/grouped_gemm_h100_bf16.csv");
+  REQUIRE(table.rows() == 2);
+  sim::CostProfile dense = test::profile_preset("h100-sxm");
+  dense.gemm.grouped_efficiency = dense.gemm.efficiency;  // grouped tiles at a dense GEMM's rate
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), dense);
+  double ratio = 0;
+  for (size_t row = 0; row < table.rows(); ++row) {
+    const int64_t groups = table.integer(row, "groups");
+    const model::GemmShape shape{groups * table.integer(row, "m_per_group"), table.integer(row, "n"),
+                                 table.integer(row, "k"), groups};
+    const double dense_tflops = model::gemm_flops(shape) / cost.gemm_compute_seconds(shape, false) / 1e12;
+    ratio += table.number(row, "tflops") / dense_tflops / static_cast<double>(table.rows());
+  }
+  CHECK(calibrate::kGroupedGemmRatio == Approx(ratio).margin(5e-5));
+  const sim::CostProfile shipped = test::profile_preset("h100-sxm");
+  REQUIRE(shipped.gemm.grouped_efficiency);
+  CHECK(*shipped.gemm.grouped_efficiency ==
+        Approx(shipped.gemm.efficiency * calibrate::kGroupedGemmRatio).epsilon(1e-5));
 }

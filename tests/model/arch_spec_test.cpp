@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every model preset loads with the numbers of its Hugging Face config") {
   const auto names = model::preset_names("models");
-  REQUIRE(names.size() == 11);
+  REQUIRE(names.size() == 14);
   for (const auto& name : names) {
     const model::ArchSpec arch = model::load_model_preset(name);
     CHECK(arch.hidden > 0);
@@ -34,6 +34,23 @@ TEST_CASE("every model preset loads with the numbers of its Hugging Face config"
   CHECK(llama2.kv_heads == 32);
   CHECK(llama2.intermediate == 11008);
   CHECK(llama2.vocab == 32000);
+  CHECK_FALSE(llama2.moe.enabled());
+  const model::ArchSpec qwen3_moe = model::load_model_preset("qwen3-30b-a3b");
+  CHECK(qwen3_moe.moe.experts == 128);
+  CHECK(qwen3_moe.moe.experts_per_token == 8);
+  CHECK(qwen3_moe.moe.expert_ffn == 768);
+  CHECK(qwen3_moe.qk_norm);
+  const model::ArchSpec mixtral = model::load_model_preset("mixtral-8x7b");  // experts as wide as intermediate_size
+  CHECK(mixtral.moe.experts == 8);
+  CHECK(mixtral.moe.experts_per_token == 2);
+  CHECK(mixtral.moe.expert_ffn == 14336);
+}
+
+TEST_CASE("expert parallelism splits whole experts, and must divide them") {
+  const model::ArchSpec qwen3_moe = model::load_model_preset("qwen3-30b-a3b");
+  CHECK(model::shard_for_tp(qwen3_moe, 2, 8).experts == 128 / 8);
+  CHECK(model::shard_for_tp(qwen3_moe, 2, 8).ffn == 0);  // no dense FFN to split over tp
+  CHECK_THROWS_WITH(model::shard_for_tp(qwen3_moe, 2, 24), Contains("ep must divide the 128 experts"));
 }
 
 TEST_CASE("an unknown model preset is rejected with the list of valid names") {

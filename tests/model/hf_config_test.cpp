@@ -61,8 +61,8 @@ void check_refused(const std::string& key, const std::string& value, const std::
 
 }  // namespace
 
-TEST_CASE("tpsim models llama, mistral, qwen2 and qwen3, and every model preset is one of them") {
-  const std::vector<std::string> modelled = {"llama", "mistral", "qwen2", "qwen3"};
+TEST_CASE("tpsim models llama, mistral, qwen2, qwen3, qwen3_moe and mixtral, and every model preset is one of them") {
+  const std::vector<std::string> modelled = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral"};
   CHECK(model::modelled_model_types() == modelled);
   for (const std::string& name : model::preset_names("models")) {
     const model::ArchSpec arch = model::load_model_preset(name);
@@ -128,10 +128,16 @@ TEST_CASE("hybrid and linear attention keys are refused by name") {
   CHECK_NOTHROW(parse(llama_with("layer_types", R"(["full_attention","full_attention"])")));
 }
 
-TEST_CASE("MoE keys are refused by name, and 0 or null means no experts") {
-  const std::string qwen3_moe = read_text(kConfigs + "qwen3-30b-a3b.json");
-  CHECK_THROWS_WITH(parse(qwen3_moe),
-                    Contains(at_key(qwen3_moe, "num_experts")) && Contains("\"num_experts\": 128") && Contains("MoE"));
+TEST_CASE("the Hub config of Qwen3-30B-A3B loads its experts: 128, 8 per token, 768 wide") {
+  const model::ArchSpec arch = model::load_hf_config_file(kConfigs + "qwen3-30b-a3b.json");
+  CHECK(arch.model_type == "qwen3_moe");
+  CHECK(arch.moe.experts == 128);
+  CHECK(arch.moe.experts_per_token == 8);
+  CHECK(arch.moe.expert_ffn == 768);
+  CHECK(arch.qk_norm);
+}
+
+TEST_CASE("MoE keys a model_type does not read are refused by name, and 0 or null means no experts") {
   for (const char* key :
        {"num_experts", "num_local_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
         "n_shared_experts", "shared_expert_intermediate_size", "decoder_sparse_step", "first_k_dense_replace"}) {
@@ -139,6 +145,41 @@ TEST_CASE("MoE keys are refused by name, and 0 or null means no experts") {
     CHECK_NOTHROW(parse(llama_with(key, "0")));
     CHECK_NOTHROW(parse(llama_with(key, "null")));
   }
+}
+
+TEST_CASE("a qwen3_moe config with dense layers between its MoE layers, or shared experts, is refused by name") {
+  const std::string config = read_text(kConfigs + "qwen3-30b-a3b.json");
+  const auto with = [&](const std::string& key, const std::string& value) {
+    const std::string quoted = "\"" + key + "\": ";
+    const size_t at = config.find(quoted);
+    REQUIRE(at != std::string::npos);
+    const size_t end = config.find_first_of(",\n", at + quoted.size());
+    return config.substr(0, at + quoted.size()) + value + config.substr(end);
+  };
+  CHECK_NOTHROW(parse(with("decoder_sparse_step", "1")));
+  const std::string every_other = with("decoder_sparse_step", "2");
+  CHECK_THROWS_WITH(parse(every_other), Contains(at_key(every_other, "decoder_sparse_step")) &&
+                                            Contains("every N-th layer") && Contains("does not model yet"));
+  const std::string dense_first = with("mlp_only_layers", "[0]");
+  CHECK_THROWS_WITH(parse(dense_first), Contains(at_key(dense_first, "mlp_only_layers")) && Contains("dense FFNs"));
+  const std::string shared = with("decoder_sparse_step", "1, \"shared_expert_intermediate_size\": 512");
+  CHECK_THROWS_WITH(parse(shared), Contains("shared expert"));
+}
+
+TEST_CASE("a qwen3_moe config without its expert keys, or routing each token to more experts than it has, is refused") {
+  const std::string config = read_text(kConfigs + "qwen3-30b-a3b.json");
+  std::string missing = config;
+  const size_t at = missing.find("\"num_experts_per_tok\"");
+  REQUIRE(at != std::string::npos);
+  missing.replace(at, std::string("\"num_experts_per_tok\"").size(), "\"unused_key\"");
+  CHECK_THROWS_WITH(parse(missing), Contains("missing required key \"num_experts_per_tok\"") &&
+                                        Contains("model_type qwen3_moe needs num_experts, num_experts_per_tok and "
+                                                 "moe_intermediate_size"));
+  std::string too_many = config;
+  const size_t k = too_many.find("\"num_experts_per_tok\": 8");
+  REQUIRE(k != std::string::npos);
+  too_many.replace(k, std::string("\"num_experts_per_tok\": 8").size(), "\"num_experts_per_tok\": 129");
+  CHECK_THROWS_WITH(parse(too_many), Contains("num_experts_per_tok (129) must be at most num_experts (128)"));
 }
 
 TEST_CASE("multi-head latent attention keys are refused by name") {

@@ -87,7 +87,7 @@ TEST_CASE("impossible or unsupported settings are rejected with what is valid") 
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "{tp: 8}", "{tp: 8, dp: 2}"), "s.yaml"),
                     Contains("s.yaml:9:26:") && Contains("parallelism.dp > 1 replicates a training step"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "{tp: 8}", "{tp: 8, ep: 2}"), "s.yaml"),
-                    Contains("not supported yet"));
+                    Contains("s.yaml:9:26:") && Contains("splits an MoE model's experts"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "model: llama-3.1-8b", "model: gpt-5"), "s.yaml"),
                     Contains("s.yaml:2:8:") && Contains("unknown model preset"));
   CHECK_THROWS_WITH(model::parse_scenario("name: [unclosed\n", "s.yaml"),

@@ -10,6 +10,27 @@
 
 using namespace tpsim;
 
+TEST_CASE("a grouped GEMM's waves count every problem's tiles, each problem tiled over its own rows") {
+  const sim::CostModel cost = test::h100_cost();
+  const int sms = cost.gpu().sm_count;  // 132
+  // 16 experts of 200 rows each: ceil(200 / 128) = 2 tile rows per expert, not ceil(3200 / 128) = 25 in all.
+  const model::GemmShape grouped{16 * 200, 256 * 6, 2048, 16};
+  const sim::GemmTiling t = cost.gemm_tiling(grouped);
+  CHECK(t.tiles == 16 * 2 * 6);
+  CHECK(t.splits == 1);
+  CHECK(t.waves == (16 * 2 * 6 + sms - 1) / sms);
+  CHECK(t.tile_efficiency == Approx(16.0 * 200 * 256 * 6 / (16.0 * 2 * 128 * 256 * 6)));
+  // Its weight gradient: one [2048, 1536] output per expert, each over its own 200 rows.
+  const model::GemmShape wgrad{2048, 256 * 6, 16 * 200, 16, true};
+  const sim::GemmTiling w = cost.gemm_tiling(wgrad);
+  CHECK(w.tiles == 16 * (2048 / 128) * 6);
+  CHECK(w.tile_efficiency == 1.0);
+  CHECK(model::gemm_flops(wgrad) == model::gemm_flops(grouped));
+  // Bytes: every expert's own weights (forward), every expert's own gradient (weight gradient).
+  CHECK(model::gemm_bytes(grouped, 2.0) == 2.0 * (3200.0 * 2048 + 16.0 * 2048 * 1536 + 3200.0 * 1536));
+  CHECK(model::gemm_bytes(wgrad, 2.0) == 2.0 * (2048.0 * 3200 + 3200.0 * 1536 + 16.0 * 2048 * 1536));
+}
+
 TEST_CASE("GEMM waves quantise over the SM count") {
   const sim::CostModel cost = test::h100_cost();
   const int sms = cost.gpu().sm_count;  // 132

@@ -1,0 +1,61 @@
+// The moe section's reader.
+#include "model/expert_parallel.hpp"
+
+#include <cmath>
+#include <yaml-cpp/yaml.h>
+
+#include "model/units.hpp"
+#include "model/yaml_reader.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// Zipf exponents past 4 put nearly every token on one expert; capacity factors past 64 cap nothing.
+constexpr double kMaxZipf = 4.0;
+constexpr double kMaxCapacityFactor = 64.0;
+constexpr double kMaxSeed = 9007199254740992.0;  // 2^53: every integer below is exact in YAML's doubles
+
+}  // namespace
+
+const std::vector<std::string>& moe_routing_keys() {
+  static const std::vector<std::string> keys = {"routing", "zipf_s", "drop", "capacity_factor", "seed"};
+  return keys;
+}
+
+void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out) {
+  in.expect_map(node, "moe", moe_routing_keys());
+  if (node["routing"]) {
+    out.routing = in.choice(node["routing"], "moe.routing", {"balanced", "zipf"}) == "zipf" ? Routing::kZipf
+                                                                                          : Routing::kBalanced;
+  }
+  if (node["zipf_s"]) {
+    if (out.routing != Routing::kZipf) in.fail(node["zipf_s"], "moe.zipf_s applies to routing: zipf only");
+    out.zipf_s = in.number_in(node["zipf_s"], "moe.zipf_s", 0, kMaxZipf);
+  } else if (out.routing == Routing::kZipf) {
+    in.fail(node["routing"], "moe.routing zipf needs zipf_s, the exponent of the experts' shares (0 to 4)");
+  }
+  if (node["drop"]) out.drop = in.boolean(node["drop"], "moe.drop");
+  if (node["capacity_factor"]) {
+    if (!out.drop) {
+      in.fail(node["capacity_factor"],
+              "moe.capacity_factor caps each expert only with drop: true (dropless routing computes every token)");
+    }
+    out.capacity_factor = in.number_in(node["capacity_factor"], "moe.capacity_factor", 1, kMaxCapacityFactor);
+  } else if (out.drop) {
+    in.fail(node["drop"], "moe.drop: true needs capacity_factor, each expert's capacity over its balanced share "
+                          "(1 to 64; GShard and Switch use 1 to 2)");
+  }
+  if (node["seed"]) {
+    const double seed = in.number_in(node["seed"], "moe.seed", 0, kMaxSeed);
+    if (seed != std::floor(seed)) in.fail(node["seed"], "moe.seed must be a whole number from 0 to 2^53");
+    out.seed = static_cast<uint64_t>(seed);
+  }
+}
+
+std::string to_string(const ExpertParallel& ep) {
+  std::string text = ep.routing == Routing::kZipf ? "zipf(" + format_number("%g", ep.zipf_s) + ")" : "balanced";
+  if (ep.drop) text += ", capacity " + format_number("%g", ep.capacity_factor) + " with drops";
+  return text;
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,46 @@
+// Expert parallelism of an MoE model (parallelism.ep) and how its router spreads tokens (the scenario's `moe:`
+// section): balanced, or skewed by a Zipf law over each layer's experts, with or without a capacity that drops
+// the tokens above it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace YAML {
+class Node;
+}
+
+namespace tpsim::model {
+
+class YamlReader;
+
+enum class Routing : uint8_t { kBalanced, kZipf };
+
+struct ExpertParallel {
+  // GPUs each layer's experts are split over (parallelism.ep), consecutive on the job's placement (TP
+  // innermost, then the data-parallel replicas: Megatron's MoE parallel folding with expert TP 1); every expert
+  // lives whole on one GPU.
+  int degree = 1;
+  Routing routing = Routing::kBalanced;
+  // zipf: the expert of popularity rank i (0-based, a seeded shuffle of each layer's experts) gets a share of
+  // the tokens proportional to 1 / (i + 1)^zipf_s.
+  double zipf_s = 0;
+  // drop: an expert takes at most capacity_factor x its balanced share of the tokens and drops the rest
+  // (GShard / Switch capacity); else dropless (every routed token computed).
+  bool drop = false;
+  double capacity_factor = 0;
+  uint64_t seed = 1;
+};
+
+// The keys of a moe section (sweeps check their axes against them).
+const std::vector<std::string>& moe_routing_keys();
+
+// moe: {routing: balanced | zipf, zipf_s, drop, capacity_factor, seed}, each refused at its key when it
+// does not apply (zipf_s without zipf, capacity_factor without drop: true).
+void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out);
+
+// "balanced", "zipf(1.2)", "zipf(1.2), capacity 1.25 with drops".
+std::string to_string(const ExpertParallel& ep);
+
+}  // namespace tpsim::model

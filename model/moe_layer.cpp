@@ -1,0 +1,165 @@
+// Op sequences of the MoE FFN module, forward and backward, with FLOP and byte counts.
+#include "model/moe_layer.hpp"
+
+#include "model/input_error.hpp"
+#include "model/moe_routing.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// Index bytes of a token's expert choice (int32), and of the router's weights (fp32, as Megatron keeps probs).
+constexpr double kIndexBytes = 4.0;
+
+// The shapes one rank's MoE module works on.
+struct MoeShape {
+  int64_t tokens = 0;       // the rank's rows of the residual stream
+  int64_t copies = 0;       // tokens x experts_per_token: the rows it permutes and sends
+  int64_t rows = 0;         // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
+  double mean_rows = 0;     // the mean GPU's, for the model FLOPs
+  int64_t local_experts = 0;
+  int ep = 1;
+  bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
+  bool sorts = false;       // received copies arrive grouped by source: sorted by local expert around the GEMMs
+  int64_t hidden = 0;
+  int64_t ffn = 0;
+  double elem = 2.0;
+};
+
+MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStrategy& tp) {
+  const MoeSpec& moe = ctx.arch.moe;
+  const ExpertParallel& ep = ctx.workload.expert_parallel;
+  MoeShape s;
+  s.tokens = ctx.local_tokens;
+  s.copies = s.tokens * moe.experts_per_token;
+  const LayerRouting routing = route_layer(moe, ep, s.tokens, b.layer());
+  s.rows = routing.busiest_rows();
+  s.mean_rows = routing.mean_copies;
+  s.ep = ep.degree;
+  s.local_experts = moe.experts / ep.degree;
+  s.all_to_all = ep.degree > 1 && tp.communicates();
+  s.sorts = s.all_to_all && s.local_experts > 1;
+  s.hidden = ctx.arch.hidden;
+  s.ffn = moe.expert_ffn;
+  s.elem = b.elem_bytes();
+  return s;
+}
+
+ColumnLinear router_linear(const LayerContext& ctx) {
+  return {"moe.norm", "moe.router", ctx.arch.moe.experts};
+}
+
+// The experts' grouped GEMMs: every local expert's problem in one kernel.
+GemmShape gate_up_shape(const MoeShape& s) {
+  return GemmShape{s.rows, 2 * s.ffn, s.hidden, s.local_experts};
+}
+GemmShape down_shape(const MoeShape& s) {
+  return GemmShape{s.rows, s.hidden, s.ffn, s.local_experts};
+}
+
+double bytes_of(int64_t rows, int64_t cols, double elem) {
+  return static_cast<double>(rows * cols) * elem;
+}
+
+// A grouped GEMM whose model FLOPs are the mean GPU's share of it (its kernel runs the busiest GPU's rows).
+OpId expert_gemm(ProgramBuilder& b, const MoeShape& s, const std::string& name, GemmShape shape,
+                 const std::vector<OpId>& deps) {
+  const OpId id = b.gemm(name, shape, deps);
+  if (s.rows > 0) b.set_model_flops(id, gemm_flops(shape) * s.mean_rows / static_cast<double>(s.rows));
+  return id;
+}
+
+// The copies' all-to-all over the expert-parallel group: the busiest GPU's rows, 1/ep of them from (or to)
+// each member.
+OpId exchange_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, const std::vector<OpId>& deps) {
+  return b.expert_collective(name, CollectiveKind::kAllToAll, bytes_of(s.rows, s.hidden, s.elem), s.ep,
+                             shape_text(s.rows, s.hidden), deps);
+}
+
+// Received copies regrouped by local expert (Megatron's sort_chunks_by_idxs), or back by source.
+OpId sort_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, OpId input) {
+  if (!s.sorts) return input;
+  const double bytes = bytes_of(s.rows, s.hidden, s.elem);
+  return b.memory(name, bytes, bytes, 0, shape_text(s.rows, s.hidden), {input});
+}
+
+}  // namespace
+
+ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
+                        SavedModule* saved) {
+  if (ctx.shard.tp > 1 && !ctx.sequence_sharded) {
+    throw InputError("an MoE layer under tp > 1 needs a sequence-sharded mode (sp, async or nocomm): each rank "
+                     "routes its own rows, as Megatron requires --sequence-parallel with MoE");
+  }
+  const MoeShape s = moe_shape(b, ctx, tp);
+  const int64_t experts = ctx.arch.moe.experts;
+  const ColumnLinear router = router_linear(ctx);
+  const OpId normed = norm_of(b, ctx, router, input);
+  const OpId logits = b.gemm(router.gemm_name, GemmShape{s.tokens, experts, s.hidden}, {normed});
+  // Softmax over the experts and the top-k: reads the logits, writes each token's k weights and expert indices.
+  const OpId top_k = b.memory("moe.top_k", bytes_of(s.tokens, experts, s.elem),
+                              static_cast<double>(s.copies) * (kFp32Bytes + kIndexBytes),
+                              5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), {logits});
+  const OpId permuted =
+      b.memory("moe.permute", bytes_of(s.tokens, s.hidden, s.elem) + static_cast<double>(s.copies) * kIndexBytes,
+               bytes_of(s.copies, s.hidden, s.elem), 0, shape_text(s.copies, s.hidden), {normed, top_k});
+  OpId received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch", {permuted}) : permuted;
+  received = sort_copies(b, s, "moe.sort", received);
+  const OpId gate_up = expert_gemm(b, s, "moe.experts.gate_up_proj", gate_up_shape(s), {received});
+  const OpId act = b.memory("moe.experts.swiglu", bytes_of(s.rows, 2 * s.ffn, s.elem), bytes_of(s.rows, s.ffn, s.elem),
+                            4.0 * static_cast<double>(s.rows * s.ffn), shape_text(s.rows, s.ffn), {gate_up});
+  const OpId down = expert_gemm(b, s, "moe.experts.down_proj", down_shape(s), {act});
+  OpId returned = sort_copies(b, s, "moe.unsort", down);
+  if (s.all_to_all) returned = exchange_copies(b, s, "moe.combine", {returned});
+  // Each token's copies summed by the router's weights.
+  const OpId combined = b.memory(
+      "moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+      bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
+      shape_text(s.tokens, s.hidden), {returned, top_k});
+  if (saved) *saved = SavedModule{input, {normed}, {gate_up}, {top_k, permuted, received, returned}, {act}};
+  return ModuleInput{residual_add(b, "moe.residual", s.tokens, s.hidden, {combined}, input.ready)};
+}
+
+ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
+                         const ModuleInput& grad) {
+  const MoeShape s = moe_shape(b, ctx, tp);
+  const int64_t experts = ctx.arch.moe.experts;
+  const OpId top_k = saved.inner.at(0), received = saved.inner.at(2), returned = saved.inner.at(3);
+  // The copies' gradients (the token's gradient times each weight), and the weights' (its dot with each copy).
+  std::vector<OpId> unpermute_reads = grad.deps();
+  unpermute_reads.insert(unpermute_reads.end(), {returned, top_k});
+  const OpId d_copies = b.memory(
+      "moe.unpermute.backward", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(s.copies, s.hidden, s.elem),
+      bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+      4.0 * static_cast<double>(s.copies * s.hidden), shape_text(s.copies, s.hidden), unpermute_reads);
+  OpId d_down_out = s.all_to_all ? exchange_copies(b, s, "moe.combine.backward", {d_copies}) : d_copies;
+  d_down_out = sort_copies(b, s, "moe.unsort.backward", d_down_out);
+  const GemmShape down = down_shape(s);
+  const OpId d_act = expert_gemm(b, s, "moe.experts.down_proj.dgrad", data_gradient_shape(down), {d_down_out});
+  expert_gemm(b, s, "moe.experts.down_proj.wgrad", weight_gradient_shape(down), {d_down_out, saved.row_input.at(0)});
+  const OpId d_gate_up = b.memory("moe.experts.swiglu.backward", bytes_of(s.rows, 3 * s.ffn, s.elem),
+                                  bytes_of(s.rows, 2 * s.ffn, s.elem), 8.0 * static_cast<double>(s.rows * s.ffn),
+                                  shape_text(s.rows, 2 * s.ffn), {d_act, saved.column_output.at(0)});
+  const GemmShape gate_up = gate_up_shape(s);
+  OpId d_received = expert_gemm(b, s, "moe.experts.gate_up_proj.dgrad", data_gradient_shape(gate_up), {d_gate_up});
+  expert_gemm(b, s, "moe.experts.gate_up_proj.wgrad", weight_gradient_shape(gate_up), {d_gate_up, received});
+  d_received = sort_copies(b, s, "moe.sort.backward", d_received);
+  if (s.all_to_all) d_received = exchange_copies(b, s, "moe.dispatch.backward", {d_received});
+  // Each token's copies' gradients summed back into its row.
+  const OpId d_normed =
+      b.memory("moe.permute.backward", bytes_of(s.copies, s.hidden, s.elem), bytes_of(s.tokens, s.hidden, s.elem),
+               static_cast<double>(s.copies * s.hidden), shape_text(s.tokens, s.hidden), {d_received});
+  // The router: softmax and top-k backward to the logits' gradient, then its two GEMMs (the data gradient adds
+  // into the permutation's, beta = 1).
+  const OpId d_logits =
+      b.memory("moe.top_k.backward", bytes_of(s.tokens, experts, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+               bytes_of(s.tokens, experts, s.elem), 5.0 * static_cast<double>(s.tokens * experts),
+               shape_text(s.tokens, experts), {d_copies, top_k});
+  const ColumnLinear router = router_linear(ctx);
+  const GemmShape router_shape{s.tokens, experts, s.hidden};
+  const OpId d_router = b.gemm("moe.router.dgrad", data_gradient_shape(router_shape), {d_logits, d_normed});
+  weight_gradient(b, router.gemm_name, router_shape, {d_logits}, saved.column_input);
+  const OpId dx = norm_backward(b, ctx, router, {d_router}, saved.input);
+  return ModuleInput{residual_add(b, "moe.residual.backward", s.tokens, s.hidden, {dx}, grad.ready)};
+}
+
+}  // namespace tpsim::model

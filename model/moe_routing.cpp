@@ -1,0 +1,78 @@
+// Expert shares (balanced or Zipf over a seeded shuffle) and the busiest expert-parallel GPU's load.
+#include "model/moe_routing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace tpsim::model {
+namespace {
+
+// SplitMix64's finaliser: a well-mixed 64-bit value from any counter.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31U);
+}
+
+// The popularity rank of each expert in layer `layer`: a Fisher-Yates shuffle drawn from the seed and the
+// layer alone (the same on every machine: no library distribution in between).
+std::vector<int64_t> popularity_ranks(int64_t experts, uint64_t seed, int64_t layer) {
+  std::vector<int64_t> ranks(static_cast<size_t>(experts));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  const uint64_t stream = mix(seed ^ mix(static_cast<uint64_t>(layer) + 1));
+  for (int64_t i = experts - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(mix(stream + static_cast<uint64_t>(i)) % static_cast<uint64_t>(i + 1));
+    std::swap(ranks[static_cast<size_t>(i)], ranks[static_cast<size_t>(j)]);
+  }
+  return ranks;
+}
+
+}  // namespace
+
+int64_t LayerRouting::busiest_rows() const {
+  // Copies are whole; the shares' sums may land a rounding error above a whole number.
+  return static_cast<int64_t>(std::ceil(busiest_copies * (1 - 1e-12)));
+}
+
+std::vector<double> expert_shares(const MoeSpec& moe, const ExpertParallel& ep, int64_t layer) {
+  const auto experts = static_cast<size_t>(moe.experts);
+  std::vector<double> shares(experts, 1.0 / static_cast<double>(experts));
+  if (ep.routing == Routing::kBalanced || ep.zipf_s == 0) return shares;
+  const std::vector<int64_t> rank = popularity_ranks(moe.experts, ep.seed, layer);
+  double total = 0;
+  for (size_t e = 0; e < experts; ++e) {
+    shares[e] = std::pow(static_cast<double>(rank[e] + 1), -ep.zipf_s);
+    total += shares[e];
+  }
+  for (double& share : shares) share /= total;
+  return shares;
+}
+
+LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t rank_tokens, int64_t layer) {
+  LayerRouting r;
+  r.group_copies = static_cast<double>(rank_tokens * moe.experts_per_token) * ep.degree;
+  const int64_t local = moe.experts / ep.degree;
+  if (ep.routing == Routing::kBalanced && !ep.drop) {
+    r.busiest_copies = r.mean_copies = r.group_copies / ep.degree;
+    return r;
+  }
+  const std::vector<double> shares = expert_shares(moe, ep, layer);
+  const double capacity = ep.drop ? ep.capacity_factor * r.group_copies / static_cast<double>(moe.experts) : 0;
+  double kept = 0;
+  for (int rank = 0; rank < ep.degree; ++rank) {
+    double copies = 0;
+    for (int64_t e = rank * local; e < (rank + 1) * local; ++e) {
+      const double routed = shares[static_cast<size_t>(e)] * r.group_copies;
+      copies += ep.drop ? std::min(routed, capacity) : routed;
+    }
+    kept += copies;
+    r.busiest_copies = std::max(r.busiest_copies, copies);
+  }
+  r.mean_copies = kept / ep.degree;
+  r.dropped_copies = ep.drop ? std::max(0.0, r.group_copies - kept) : 0.0;
+  return r;
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,34 @@
+// Where an MoE layer's routed tokens go: each expert's share under the scenario's routing, what the busiest
+// GPU of the expert-parallel group computes, and the tokens a capacity drops. Programs are the same on every
+// rank, so each rank runs the busiest one's share: the all-to-alls and the expert GEMMs wait for it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/arch_spec.hpp"
+#include "model/expert_parallel.hpp"
+
+namespace tpsim::model {
+
+struct LayerRouting {
+  double group_copies = 0;    // token copies the EP group routes: its GPUs' tokens x experts_per_token
+  double busiest_copies = 0;  // copies the busiest GPU's experts compute (after drops)
+  double mean_copies = 0;     // per GPU, after drops
+  double dropped_copies = 0;  // over the group
+  // The busiest GPU's load over the mean (1: balanced).
+  double imbalance() const { return mean_copies > 0 ? busiest_copies / mean_copies : 1.0; }
+  // Rows of the busiest GPU's expert GEMMs: its copies, whole.
+  int64_t busiest_rows() const;
+};
+
+// Each expert's share of layer `layer`'s routed tokens (they sum to 1): equal under balanced routing; under
+// zipf, 1 / (i + 1)^s for the expert of popularity rank i, the ranks a shuffle of the experts seeded by the
+// seed and the layer (each layer has its own popular experts).
+std::vector<double> expert_shares(const MoeSpec& moe, const ExpertParallel& ep, int64_t layer);
+
+// Layer `layer`'s routing when each of the EP group's GPUs holds `rank_tokens` tokens: expert e sits on GPU
+// e / (experts / ep.degree); with drops, an expert computes at most capacity_factor x its balanced share.
+LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t rank_tokens, int64_t layer);
+
+}  // namespace tpsim::model

@@ -1,0 +1,65 @@
+// Expert parallelism's scenario rules.
+#include "model/moe_scenario.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// Every variant under tp > 1 must route each rank's own rows: Megatron requires sequence parallelism with MoE.
+void refuse_replicated_rows(const YamlReader& in, const YAML::Node& variants, const Scenario& out) {
+  if (out.parallelism.tp == 1) return;
+  for (size_t i = 0; i < out.variants.size(); ++i) {
+    const TpMode mode = out.variants[i].mode;
+    if (mode != TpMode::kTp && mode != TpMode::kDtp) continue;
+    in.fail(variants[i]["tp_mode"],
+            "variant " + out.variants[i].name + ": tp_mode " + to_string(mode) + " holds every token on every rank, " +
+                "so an MoE layer's ranks would route the same tokens; with tp > 1 an MoE model needs sp, async or "
+                "nocomm (Megatron requires --sequence-parallel with MoE)");
+  }
+}
+
+}  // namespace
+
+void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out) {
+  const YAML::Node par = root["parallelism"];
+  const int tp = out.parallelism.tp, ep = out.parallelism.ep;
+  const bool moe = out.arch.moe.enabled();
+  if (!moe) {
+    if (ep > 1) {
+      in.fail(par["ep"], "parallelism.ep splits an MoE model's experts; model " + out.arch.name +
+                             " has a dense FFN (use ep: 1)");
+    }
+    if (root["moe"]) in.fail(root["moe"], "the moe section routes an MoE model's tokens; model " + out.arch.name +
+                                              " has a dense FFN");
+    return;
+  }
+  const YAML::Node at = par["ep"] ? par["ep"] : par;
+  if (out.arch.moe.experts % ep != 0) {
+    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must divide the " + std::to_string(out.arch.moe.experts) +
+                    " experts of " + out.arch.name);
+  }
+  if (ep % tp != 0) {
+    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must be a multiple of tp (" + std::to_string(tp) +
+                    "): the expert-parallel group is whole TP groups of consecutive GPUs (fewer GPUs than a TP group would need expert TP, not modelled yet)");
+  }
+  if (ep > 1 && out.parallelism.pp > 1) {
+    in.fail(at, "parallelism.ep > 1 under a pipeline (pp > 1) is not modelled yet; use pp: 1");
+  }
+  if (out.workload.phase == Phase::kTrain && (tp * out.parallelism.dp) % ep != 0) {
+    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must divide tp x dp = " +
+                    std::to_string(tp * out.parallelism.dp) +
+                    ": a training step's expert-parallel group is made of its data-parallel replicas' GPUs");
+  }
+  if (out.workload.data_parallel.fsdp) {
+    in.fail(root["fsdp"], "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
+                          "modelled yet; use ddp (or no section)");
+  }
+  if (out.workload.dtype == Dtype::kFp8) {
+    in.fail(root["workload"]["dtype"], "workload.dtype fp8 with an MoE model is not modelled yet (the grouped "
+                                       "expert GEMMs' quantisation); use bf16");
+  }
+  if (root["variants"]) refuse_replicated_rows(in, root["variants"], out);
+  out.workload.expert_parallel.degree = ep;
+  if (root["moe"]) read_moe_routing(in, root["moe"], out.workload.expert_parallel);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,263 @@
+// MoE layers under expert parallelism: the all-to-alls' bytes, routing skew and drops, the grouped expert GEMMs,
+// the expert gradients' data-parallel group, and the scenario rules.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "model/graph_builder.hpp"
+#include "model/input_error.hpp"
+#include "model/moe_routing.hpp"
+#include "model/scenario.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using Catch::Matchers::Contains;
+using model::OpKind;
+using model::OpStage;
+
+namespace {
+
+constexpr int kTp = 2;
+constexpr int kEp = 8;
+
+model::ArchSpec qwen3_moe() {
+  return model::load_model_preset("qwen3-30b-a3b");
+}
+
+model::Workload with_experts(model::Workload w, int ep, model::ExpertParallel routing = {}) {
+  routing.degree = ep;
+  w.expert_parallel = routing;
+  return w;
+}
+
+model::ExpertParallel zipf(double s, uint64_t seed = 1) {
+  model::ExpertParallel ep;
+  ep.routing = model::Routing::kZipf;
+  ep.zipf_s = s;
+  ep.seed = seed;
+  return ep;
+}
+
+const model::Op& op_named(const model::LayerGraph& g, const std::string& name) {
+  const auto& ops = g.ops();
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const model::Op& op) { return op.name == name; });
+  REQUIRE(it != ops.end());
+  return *it;
+}
+
+// The copies the busiest of `ep` GPUs computes in `layer`, from each expert's share, by brute force.
+double busiest_copies(const model::ArchSpec& arch, const model::ExpertParallel& routing, double group_copies,
+                      int64_t layer) {
+  const std::vector<double> shares = model::expert_shares(arch.moe, routing, layer);
+  const int64_t local = arch.moe.experts / routing.degree;
+  double busiest = 0;
+  for (int rank = 0; rank < routing.degree; ++rank) {
+    double copies = 0;
+    for (int64_t e = rank * local; e < (rank + 1) * local; ++e) {
+      double routed = shares[static_cast<size_t>(e)] * group_copies;
+      if (routing.drop) routed = std::min(routed, routing.capacity_factor * group_copies / arch.moe.experts);
+      copies += routed;
+    }
+    busiest = std::max(busiest, copies);
+  }
+  return busiest;
+}
+
+}  // namespace
+
+TEST_CASE("the all-to-all of balanced routing moves tokens x experts_per_token x hidden x (ep-1)/ep bytes per rank "
+          "each way") {
+  const model::ArchSpec arch = qwen3_moe();
+  const auto w = with_experts(test::forward_workload(2, 4096, 2), kEp);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  const double rank_tokens = 2.0 * 4096 / kTp;  // sequence parallelism: each rank routes its own rows
+  const double copies_bytes = rank_tokens * arch.moe.experts_per_token * static_cast<double>(arch.hidden) * 2.0;
+  for (const char* name : {"L1.moe.dispatch", "L1.moe.combine"}) {
+    INFO(name);
+    const model::Op& a2a = op_named(g, name);
+    CHECK(a2a.collective == model::CollectiveKind::kAllToAll);
+    CHECK(a2a.group == model::CommGroup::kExpert);
+    CHECK(a2a.group_size == kEp);
+    CHECK(model::wire_bytes_per_rank(a2a) == Approx(copies_bytes * (kEp - 1) / kEp).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("skewed routing makes the busiest rank's copies set the all-to-alls' bytes and the expert GEMMs' rows") {
+  const model::ArchSpec arch = qwen3_moe();
+  const model::ExpertParallel routing = [] {
+    model::ExpertParallel r = zipf(1.2);
+    r.degree = kEp;
+    return r;
+  }();
+  const auto w = with_experts(test::forward_workload(2, 4096, 3), kEp, routing);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  const double rank_tokens = 2.0 * 4096 / kTp;
+  const double group_copies = rank_tokens * arch.moe.experts_per_token * kEp;
+  for (int64_t layer = 0; layer < 3; ++layer) {
+    INFO("layer " << layer);
+    const double busiest = busiest_copies(arch, routing, group_copies, layer);
+    CHECK(busiest > 1.5 * group_copies / kEp);  // Zipf 1.2 over 128 experts: far from balanced
+    const auto rows = static_cast<int64_t>(std::ceil(busiest - 1e-6));
+    const std::string prefix = "L" + std::to_string(layer) + ".moe.";
+    CHECK(op_named(g, prefix + "dispatch").tensor_bytes == Approx(rows * arch.hidden * 2.0));
+    CHECK(op_named(g, prefix + "experts.gate_up_proj").gemm.m == rows);
+  }
+  // Each layer has its own popular experts.
+  CHECK(op_named(g, "L0.moe.dispatch").tensor_bytes != op_named(g, "L1.moe.dispatch").tensor_bytes);
+}
+
+TEST_CASE("grouped-GEMM FLOPs equal the sum over the local experts of the tokens they receive") {
+  const model::ArchSpec arch = qwen3_moe();
+  const auto w = with_experts(test::forward_workload(1, 2048, 1), kEp);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, 1, test::variant(model::TpMode::kSp));
+  // Balanced: each of the 16 local experts receives 1/128 of the group's 8 x 2048 x 8 copies.
+  const int64_t local = arch.moe.experts / kEp;
+  const double per_expert = 8.0 * 2048 * arch.moe.experts_per_token / arch.moe.experts;
+  double received = 0;
+  for (int64_t e = 0; e < local; ++e) received += per_expert;
+  const model::Op& gate_up = op_named(g, "L0.moe.experts.gate_up_proj");
+  CHECK(gate_up.gemm.groups == local);
+  CHECK(model::gemm_flops(gate_up.gemm) == Approx(2.0 * received * 2 * arch.moe.expert_ffn * arch.hidden));
+  const model::Op& down = op_named(g, "L0.moe.experts.down_proj");
+  CHECK(model::gemm_flops(down.gemm) == Approx(2.0 * received * arch.hidden * arch.moe.expert_ffn));
+  // Every expert's weights are read: the local experts' [hidden, 2 x ffn] each.
+  CHECK(gate_up.bytes_read == Approx(2.0 * (received * arch.hidden + local * arch.hidden * 2 * arch.moe.expert_ffn)));
+}
+
+TEST_CASE("a skewed layer's model FLOPs count the mean GPU's copies, its kernels the busiest GPU's") {
+  const model::ArchSpec arch = qwen3_moe();
+  const auto balanced = with_experts(test::forward_workload(1, 2048, 1), kEp);
+  const auto skewed = with_experts(test::forward_workload(1, 2048, 1), kEp, zipf(1.0));
+  const auto graph = [&](const model::Workload& w) {
+    return model::build_layer_graph(arch, w, 1, test::variant(model::TpMode::kSp));
+  };
+  const model::LayerGraph even = graph(balanced), uneven = graph(skewed);
+  CHECK(uneven.model_flops() == Approx(even.model_flops()).epsilon(1e-9));
+  CHECK(model::gemm_flops(op_named(uneven, "L0.moe.experts.down_proj").gemm) >
+        model::gemm_flops(op_named(even, "L0.moe.experts.down_proj").gemm));
+}
+
+TEST_CASE("a capacity factor drops the copies above each expert's capacity and caps the busiest GPU") {
+  const model::ArchSpec arch = qwen3_moe();
+  model::ExpertParallel routing = zipf(1.2);
+  routing.degree = kEp;
+  const model::LayerRouting dropless = model::route_layer(arch.moe, routing, 1024, 0);
+  routing.drop = true;
+  routing.capacity_factor = 1.25;
+  const model::LayerRouting capped = model::route_layer(arch.moe, routing, 1024, 0);
+  const double group = 1024.0 * arch.moe.experts_per_token * kEp;
+  const double capacity = 1.25 * group / arch.moe.experts;
+  double dropped = 0;
+  for (const double share : model::expert_shares(arch.moe, routing, 0)) dropped += std::max(0.0, share * group - capacity);
+  CHECK(capped.dropped_copies == Approx(dropped));
+  CHECK(dropped > 0);
+  CHECK(capped.busiest_copies == Approx(busiest_copies(arch, routing, group, 0)));
+  CHECK(capped.busiest_copies <= capacity * arch.moe.experts / kEp + 1e-9);
+  CHECK(capped.busiest_copies < dropless.busiest_copies);
+  CHECK(dropless.dropped_copies == 0);
+  CHECK(dropless.imbalance() > capped.imbalance());
+}
+
+TEST_CASE("routing is a function of its seed and layer: the same seed routes alike, another seed otherwise") {
+  const model::ArchSpec arch = qwen3_moe();
+  CHECK(model::expert_shares(arch.moe, zipf(1.0, 7), 3) == model::expert_shares(arch.moe, zipf(1.0, 7), 3));
+  CHECK(model::expert_shares(arch.moe, zipf(1.0, 7), 3) != model::expert_shares(arch.moe, zipf(1.0, 8), 3));
+  const std::vector<double> shares = model::expert_shares(arch.moe, zipf(1.0, 7), 3);
+  CHECK(std::accumulate(shares.begin(), shares.end(), 0.0) == Approx(1.0));
+  const std::vector<double> flat = model::expert_shares(arch.moe, zipf(0.0), 0);
+  CHECK(std::all_of(flat.begin(), flat.end(), [&](double s) { return s == 1.0 / arch.moe.experts; }));
+}
+
+TEST_CASE("an MoE training step's backward does twice its forward's expert GEMM FLOPs, and sends the copies back "
+          "twice") {
+  const model::ArchSpec arch = qwen3_moe();
+  const auto w = with_experts(test::train_workload(1, 2048, 2), kEp);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  double forward = 0, backward = 0;
+  int forward_a2a = 0, backward_a2a = 0;
+  for (const model::Op& op : g.ops()) {
+    if (op.layer != 1 || op.module != 3) continue;
+    if (op.kind == OpKind::kGemm) (op.stage == OpStage::kForward ? forward : backward) += model::gemm_flops(op.gemm);
+    if (op.kind == OpKind::kCollective && op.collective == model::CollectiveKind::kAllToAll) {
+      ++(op.stage == OpStage::kForward ? forward_a2a : backward_a2a);
+    }
+  }
+  CHECK(forward > 0);
+  CHECK(backward == Approx(2.0 * forward));
+  CHECK(forward_a2a == 2);
+  CHECK(backward_a2a == 2);
+}
+
+TEST_CASE("DDP all-reduces an MoE model's expert gradients over the GPUs that hold the same experts only") {
+  const model::ArchSpec arch = qwen3_moe();
+  const auto buckets = [&](int dp) {
+    model::Workload w = with_experts(test::train_workload(1, 2048, 2), kEp);
+    w.data_parallel.degree = dp;
+    w.data_parallel.member_stride = kTp;
+    const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+    std::vector<model::Op> experts;
+    for (const model::Op& op : g.ops()) {
+      if (op.name.rfind("ddp.experts.", 0) == 0) experts.push_back(op);
+    }
+    return experts;
+  };
+  // tp 2 x dp 4 = 8 GPUs, one expert-parallel group of 8: each expert is on one GPU, nothing to reduce.
+  CHECK(buckets(4).empty());
+  // tp 2 x dp 8 = 16 GPUs: two expert-parallel groups, each expert on two GPUs 8 apart.
+  const std::vector<model::Op> reduced = buckets(8);
+  REQUIRE_FALSE(reduced.empty());
+  double bytes = 0;
+  for (const model::Op& op : reduced) {
+    CHECK(op.group_size == 2);
+    CHECK(op.group_stride == kEp);
+    bytes += op.tensor_bytes;
+  }
+  const double experts_per_layer = 16.0 * 3 * arch.hidden * arch.moe.expert_ffn;
+  CHECK(bytes == Approx(2 * 4.0 * experts_per_layer));  // two layers' fp32 gradients
+}
+
+TEST_CASE("parallelism.ep and the moe section are refused where they cannot apply, with what is valid") {
+  const std::string valid = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: nvswitch}
+workload: {phase: train, batch: 1, seq_len: 2048, layers: 2}
+parallelism: {tp: 2, dp: 4, ep: 8}
+moe: {routing: zipf, zipf_s: 1.0}
+variants:
+  - {name: sp, tp_mode: sp}
+)";
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    std::string text = valid;
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  const model::Scenario s = model::parse_scenario(valid, "s.yaml");
+  CHECK(s.workload.expert_parallel.degree == 8);
+  CHECK(s.workload.expert_parallel.routing == model::Routing::kZipf);
+  struct Refused {
+    const char* from;
+    const char* to;
+    const char* where;  // file:line: of the key
+    const char* why;
+  };
+  const Refused cases[] = {
+      {"qwen3-30b-a3b", "llama-3.1-8b", "s.yaml:5:", "splits an MoE model's experts"},
+      {"ep: 8", "ep: 3", "s.yaml:5:", "must divide the 128 experts"},
+      {"dp: 4, ep: 8", "dp: 4, ep: 1", "s.yaml:5:", "must be a multiple of tp (2)"},
+      {"dp: 4, ep: 8", "dp: 2, ep: 8", "s.yaml:5:", "must divide tp x dp = 4"},
+      {"tp_mode: sp", "tp_mode: tp", "s.yaml:8:", "needs sp, async or nocomm"},
+      {"zipf_s: 1.0", "seed: 3", "s.yaml:6:", "needs zipf_s"},
+      {"{routing: zipf, zipf_s: 1.0}", "{capacity_factor: 1.5}", "s.yaml:6:", "only with drop: true"},
+      {"{routing: zipf, zipf_s: 1.0}", "{drop: true}", "s.yaml:6:", "needs capacity_factor"},
+      {"{routing: zipf, zipf_s: 1.0}", "{zipf_s: 1.0}", "s.yaml:6:", "applies to routing: zipf only"},
+      {"layers: 2}", "layers: 2, dtype: fp8, fp8_recipe: rowwise}", "s.yaml:4:", "fp8 with an MoE model"},
+      {"moe:", "fsdp: {}\nmoe:", "s.yaml:6:", "FSDP of an MoE model"},
+  };
+  for (const Refused& c : cases) {
+    INFO(c.to);
+    CHECK_THROWS_WITH(model::parse_scenario(replace(c.from, c.to), "s.yaml"), Contains(c.where) && Contains(c.why));
+  }
+}
