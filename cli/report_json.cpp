@@ -1,6 +1,8 @@
 // {"scenario": {...resolved inputs...}, "results": [{"variant", "time_s", ...}]} in SI units.
 #include "cli/report_json.hpp"
 
+#include "model/moe_routing.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "sim/breakdown.hpp"
@@ -154,6 +156,23 @@ Json scenario_json(const sim::ScenarioRun& run) {
   }
   if (s.skew.enabled()) {
     j["skew"] = {{"kernel_cv", s.skew.kernel_cv}, {"gpu_cv", s.skew.gpu_cv}, {"seed", s.skew.seed}};
+  }
+  if (s.arch.moe.enabled()) {  // the routing every variant runs (moe_routing.hpp)
+    const model::ExpertParallel& ep = w.expert_parallel;
+    const model::RoutingSummary r =
+        model::summarize_routing(s.arch.moe, ep, model::primary_pass(w).tokens() / s.parallelism.tp, w.layers);
+    Json moe = {{"experts", s.arch.moe.experts},
+                {"experts_per_token", s.arch.moe.experts_per_token},
+                {"experts_per_gpu", s.arch.moe.experts / ep.degree},
+                {"routing", ep.routing == model::Routing::kZipf ? "zipf" : "balanced"},
+                {"seed", ep.seed},
+                {"busiest_over_mean", r.mean_imbalance},
+                {"worst_layer_busiest_over_mean", r.worst_imbalance},
+                {"worst_layer", r.worst_layer},
+                {"dropped_fraction", r.dropped_fraction}};
+    if (ep.routing == model::Routing::kZipf) moe["zipf_s"] = ep.zipf_s;
+    if (ep.drop) moe["capacity_factor"] = ep.capacity_factor;
+    j["moe"] = moe;
   }
   j["variants"] = Json::array();
   for (const auto& v : s.variants) j["variants"].push_back(variant_json(v));

@@ -130,28 +130,15 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
 std::string moe_notes(const model::Scenario& s) {
   if (!s.arch.moe.enabled()) return "";
   const model::ExpertParallel& ep = s.workload.expert_parallel;
-  const int64_t tp = s.parallelism.tp;
-  const int64_t rank_tokens = model::primary_pass(s.workload).tokens() / tp;
-  double imbalance = 0, worst = 0, dropped = 0, routed = 0;
-  int64_t worst_layer = 0;
-  for (int64_t layer = 0; layer < s.workload.layers; ++layer) {
-    const model::LayerRouting r = model::route_layer(s.arch.moe, ep, rank_tokens, layer);
-    imbalance += r.imbalance();
-    if (r.imbalance() > worst) {
-      worst = r.imbalance();
-      worst_layer = layer;
-    }
-    dropped += r.dropped_copies;
-    routed += r.group_copies;
-  }
-  imbalance /= static_cast<double>(std::max<int64_t>(1, s.workload.layers));
+  const model::RoutingSummary r = model::summarize_routing(
+      s.arch.moe, ep, model::primary_pass(s.workload).tokens() / s.parallelism.tp, s.workload.layers);
   std::string out = "experts: " + std::to_string(s.arch.moe.experts / ep.degree) + " of " +
                     std::to_string(s.arch.moe.experts) + " per GPU (ep=" + std::to_string(ep.degree) + "), " +
                     std::to_string(s.arch.moe.experts_per_token) + " per token, routing " + model::to_string(ep) +
-                    ": the busiest GPU computes " + model::format_number("%.2f", imbalance) +
-                    "x the mean GPU's copies (mean over layers; " + model::format_number("%.2f", worst) +
-                    "x at layer " + std::to_string(worst_layer) + ")";
-  if (ep.drop) out += ", " + model::format_number("%.1f", routed > 0 ? 100.0 * dropped / routed : 0.0) + "% dropped";
+                    ": the busiest GPU computes " + model::format_number("%.2f", r.mean_imbalance) +
+                    "x the mean GPU's copies (mean over layers; " + model::format_number("%.2f", r.worst_imbalance) +
+                    "x at layer " + std::to_string(r.worst_layer) + ")";
+  if (ep.drop) out += ", " + model::format_number("%.1f", 100.0 * r.dropped_fraction) + "% dropped";
   return out + "\n";
 }
 

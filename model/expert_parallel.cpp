@@ -1,8 +1,8 @@
 // The moe section's reader.
 #include "model/expert_parallel.hpp"
 
-#include <cmath>
 #include <yaml-cpp/yaml.h>
+#include <cmath>
 
 #include "model/units.hpp"
 #include "model/yaml_reader.hpp"
@@ -25,8 +25,8 @@ const std::vector<std::string>& moe_routing_keys() {
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out) {
   in.expect_map(node, "moe", moe_routing_keys());
   if (node["routing"]) {
-    out.routing = in.choice(node["routing"], "moe.routing", {"balanced", "zipf"}) == "zipf" ? Routing::kZipf
-                                                                                          : Routing::kBalanced;
+    out.routing =
+        in.choice(node["routing"], "moe.routing", {"balanced", "zipf"}) == "zipf" ? Routing::kZipf : Routing::kBalanced;
   }
   if (node["zipf_s"]) {
     if (out.routing != Routing::kZipf) in.fail(node["zipf_s"], "moe.zipf_s applies to routing: zipf only");
@@ -42,8 +42,9 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
     }
     out.capacity_factor = in.number_in(node["capacity_factor"], "moe.capacity_factor", 1, kMaxCapacityFactor);
   } else if (out.drop) {
-    in.fail(node["drop"], "moe.drop: true needs capacity_factor, each expert's capacity over its balanced share "
-                          "(1 to 64; GShard and Switch use 1 to 2)");
+    in.fail(node["drop"],
+            "moe.drop: true needs capacity_factor, each expert's capacity over its balanced share "
+            "(1 to 64; GShard and Switch use 1 to 2)");
   }
   if (node["seed"]) {
     const double seed = in.number_in(node["seed"], "moe.seed", 0, kMaxSeed);

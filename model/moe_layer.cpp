@@ -12,10 +12,10 @@ constexpr double kIndexBytes = 4.0;
 
 // The shapes one rank's MoE module works on.
 struct MoeShape {
-  int64_t tokens = 0;       // the rank's rows of the residual stream
-  int64_t copies = 0;       // tokens x experts_per_token: the rows it permutes and sends
-  int64_t rows = 0;         // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
-  double mean_rows = 0;     // the mean GPU's, for the model FLOPs
+  int64_t tokens = 0;    // the rank's rows of the residual stream
+  int64_t copies = 0;    // tokens x experts_per_token: the rows it permutes and sends
+  int64_t rows = 0;      // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
+  double mean_rows = 0;  // the mean GPU's, for the model FLOPs
   int64_t local_experts = 0;
   int ep = 1;
   bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
@@ -87,8 +87,9 @@ OpId sort_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, 
 ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                         SavedModule* saved) {
   if (ctx.shard.tp > 1 && !ctx.sequence_sharded) {
-    throw InputError("an MoE layer under tp > 1 needs a sequence-sharded mode (sp, async or nocomm): each rank "
-                     "routes its own rows, as Megatron requires --sequence-parallel with MoE");
+    throw InputError(
+        "an MoE layer under tp > 1 needs a sequence-sharded mode (sp, async or nocomm): each rank "
+        "routes its own rows, as Megatron requires --sequence-parallel with MoE");
   }
   const MoeShape s = moe_shape(b, ctx, tp);
   const int64_t experts = ctx.arch.moe.experts;
@@ -111,11 +112,11 @@ ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
   OpId returned = sort_copies(b, s, "moe.unsort", down);
   if (s.all_to_all) returned = exchange_copies(b, s, "moe.combine", {returned});
   // Each token's copies summed by the router's weights.
-  const OpId combined = b.memory(
-      "moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
-      bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
-      shape_text(s.tokens, s.hidden), {returned, top_k});
-  if (saved) *saved = SavedModule{input, {normed}, {gate_up}, {top_k, permuted, received, returned}, {act}};
+  const OpId combined =
+      b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+               bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
+               shape_text(s.tokens, s.hidden), {returned, top_k});
+  if (saved) *saved = SavedModule{input, {normed}, {gate_up}, {top_k, received, returned}, {act}};
   return ModuleInput{residual_add(b, "moe.residual", s.tokens, s.hidden, {combined}, input.ready)};
 }
 
@@ -123,14 +124,14 @@ ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
                          const ModuleInput& grad) {
   const MoeShape s = moe_shape(b, ctx, tp);
   const int64_t experts = ctx.arch.moe.experts;
-  const OpId top_k = saved.inner.at(0), received = saved.inner.at(2), returned = saved.inner.at(3);
+  const OpId top_k = saved.inner.at(0), received = saved.inner.at(1), returned = saved.inner.at(2);
   // The copies' gradients (the token's gradient times each weight), and the weights' (its dot with each copy).
   std::vector<OpId> unpermute_reads = grad.deps();
   unpermute_reads.insert(unpermute_reads.end(), {returned, top_k});
-  const OpId d_copies = b.memory(
-      "moe.unpermute.backward", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(s.copies, s.hidden, s.elem),
-      bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
-      4.0 * static_cast<double>(s.copies * s.hidden), shape_text(s.copies, s.hidden), unpermute_reads);
+  const OpId d_copies =
+      b.memory("moe.unpermute.backward", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(s.copies, s.hidden, s.elem),
+               bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+               4.0 * static_cast<double>(s.copies * s.hidden), shape_text(s.copies, s.hidden), unpermute_reads);
   OpId d_down_out = s.all_to_all ? exchange_copies(b, s, "moe.combine.backward", {d_copies}) : d_copies;
   d_down_out = sort_copies(b, s, "moe.unsort.backward", d_down_out);
   const GemmShape down = down_shape(s);

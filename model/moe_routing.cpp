@@ -75,4 +75,22 @@ LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t r
   return r;
 }
 
+RoutingSummary summarize_routing(const MoeSpec& moe, const ExpertParallel& ep, int64_t rank_tokens, int64_t layers) {
+  RoutingSummary summary;
+  double imbalance = 0, dropped = 0, routed = 0;
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    const LayerRouting r = route_layer(moe, ep, rank_tokens, layer);
+    imbalance += r.imbalance();
+    if (layer == 0 || r.imbalance() > summary.worst_imbalance) {
+      summary.worst_imbalance = r.imbalance();
+      summary.worst_layer = layer;
+    }
+    dropped += r.dropped_copies;
+    routed += r.group_copies;
+  }
+  if (layers > 0) summary.mean_imbalance = imbalance / static_cast<double>(layers);
+  if (routed > 0) summary.dropped_fraction = dropped / routed;
+  return summary;
+}
+
 }  // namespace tpsim::model

@@ -31,4 +31,14 @@ std::vector<double> expert_shares(const MoeSpec& moe, const ExpertParallel& ep, 
 // e / (experts / ep.degree); with drops, an expert computes at most capacity_factor x its balanced share.
 LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t rank_tokens, int64_t layer);
 
+// A step's routing over its first `layers` layers: the busiest GPU's load over the mean, on average and at its
+// worst layer, and the share of the copies dropped.
+struct RoutingSummary {
+  double mean_imbalance = 1;
+  double worst_imbalance = 1;
+  int64_t worst_layer = 0;
+  double dropped_fraction = 0;
+};
+RoutingSummary summarize_routing(const MoeSpec& moe, const ExpertParallel& ep, int64_t rank_tokens, int64_t layers);
+
 }  // namespace tpsim::model

@@ -25,11 +25,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   const bool moe = out.arch.moe.enabled();
   if (!moe) {
     if (ep > 1) {
-      in.fail(par["ep"], "parallelism.ep splits an MoE model's experts; model " + out.arch.name +
-                             " has a dense FFN (use ep: 1)");
+      in.fail(par["ep"],
+              "parallelism.ep splits an MoE model's experts; model " + out.arch.name + " has a dense FFN (use ep: 1)");
     }
-    if (root["moe"]) in.fail(root["moe"], "the moe section routes an MoE model's tokens; model " + out.arch.name +
-                                              " has a dense FFN");
+    if (root["moe"])
+      in.fail(root["moe"], "the moe section routes an MoE model's tokens; model " + out.arch.name + " has a dense FFN");
     return;
   }
   const YAML::Node at = par["ep"] ? par["ep"] : par;
@@ -39,23 +39,26 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   }
   if (ep % tp != 0) {
     in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must be a multiple of tp (" + std::to_string(tp) +
-                    "): the expert-parallel group is whole TP groups of consecutive GPUs (fewer GPUs than a TP group would need expert TP, not modelled yet)");
+                    "): the expert-parallel group is whole TP groups of consecutive GPUs (fewer GPUs than a TP group "
+                    "would need expert TP, not modelled yet)");
   }
   if (ep > 1 && out.parallelism.pp > 1) {
     in.fail(at, "parallelism.ep > 1 under a pipeline (pp > 1) is not modelled yet; use pp: 1");
   }
   if (out.workload.phase == Phase::kTrain && (tp * out.parallelism.dp) % ep != 0) {
-    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must divide tp x dp = " +
-                    std::to_string(tp * out.parallelism.dp) +
+    in.fail(at, "parallelism.ep (" + std::to_string(ep) +
+                    ") must divide tp x dp = " + std::to_string(tp * out.parallelism.dp) +
                     ": a training step's expert-parallel group is made of its data-parallel replicas' GPUs");
   }
   if (out.workload.data_parallel.fsdp) {
-    in.fail(root["fsdp"], "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
-                          "modelled yet; use ddp (or no section)");
+    in.fail(root["fsdp"],
+            "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
+            "modelled yet; use ddp (or no section)");
   }
   if (out.workload.dtype == Dtype::kFp8) {
-    in.fail(root["workload"]["dtype"], "workload.dtype fp8 with an MoE model is not modelled yet (the grouped "
-                                       "expert GEMMs' quantisation); use bf16");
+    in.fail(root["workload"]["dtype"],
+            "workload.dtype fp8 with an MoE model is not modelled yet (the grouped "
+            "expert GEMMs' quantisation); use bf16");
   }
   if (root["variants"]) refuse_replicated_rows(in, root["variants"], out);
   out.workload.expert_parallel.degree = ep;

@@ -62,7 +62,7 @@ std::string to_string(OpStage stage);
 // What an op's output is to a selective-recomputation save list (workload.hpp's SaveList): a linear's
 // matmul output (whole or a pipeline's pieces), an attention output, or a collective's result (a
 // pipeline's received all-gather steps and the ops finishing its reduce-scatter count as theirs).
-enum class SavedAs : uint8_t { kOther, kMatmul, kAttention, kAllGather, kReduceScatter, kAllReduce };
+enum class SavedAs : uint8_t { kOther, kMatmul, kAttention, kAllGather, kReduceScatter, kAllReduce, kAllToAll };
 
 // A GEMM [m, k] x [k, n], or a grouped GEMM: one kernel over `groups` independent problems (an MoE layer's
 // experts, each with its own weights). Their m (forward, data gradient: each problem [m / groups, k] x [k, n]) or,

@@ -271,6 +271,7 @@ OpId ProgramBuilder::expert_collective(const std::string& name, CollectiveKind k
                                        const std::string& shape, const std::vector<OpId>& deps) {
   Op op = group_collective(name, kind, tensor_bytes, CommGroup::kExpert, ep, 1, comm_stream_.value_or(Stream::kComm),
                            shape);
+  if (kind == CollectiveKind::kAllToAll) op.saved_as = SavedAs::kAllToAll;
   return issue(std::move(op), deps);
 }
 

@@ -33,6 +33,8 @@ bool kept_by(const SaveList& save, const Op& op, int matmul_position) {
       return save.reduce_scatter;
     case SavedAs::kAllReduce:
       return save.all_reduce;
+    case SavedAs::kAllToAll:
+      return save.all_to_all;
     case SavedAs::kOther:
       return false;
   }

@@ -76,7 +76,8 @@ const std::vector<std::pair<std::string, bool SaveList::*>>& save_list_items() {
   static const std::vector<std::pair<std::string, bool SaveList::*>> items = {
       {"matmul", &SaveList::matmul},         {"every_other_matmul", &SaveList::every_other_matmul},
       {"attention", &SaveList::attention},   {"reduce_scatter", &SaveList::reduce_scatter},
-      {"all_reduce", &SaveList::all_reduce}, {"all_gather", &SaveList::all_gather}};
+      {"all_reduce", &SaveList::all_reduce}, {"all_gather", &SaveList::all_gather},
+      {"all_to_all", &SaveList::all_to_all}};
   return items;
 }
 

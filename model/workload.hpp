@@ -37,6 +37,7 @@ struct SaveList {
   bool reduce_scatter = true;
   bool all_reduce = false;
   bool all_gather = false;
+  bool all_to_all = false;  // an MoE layer's dispatch and combine outputs
 };
 
 struct Workload {

@@ -67,8 +67,9 @@ double busiest_copies(const model::ArchSpec& arch, const model::ExpertParallel& 
 
 }  // namespace
 
-TEST_CASE("the all-to-all of balanced routing moves tokens x experts_per_token x hidden x (ep-1)/ep bytes per rank "
-          "each way") {
+TEST_CASE(
+    "the all-to-all of balanced routing moves tokens x experts_per_token x hidden x (ep-1)/ep bytes per rank "
+    "each way") {
   const model::ArchSpec arch = qwen3_moe();
   const auto w = with_experts(test::forward_workload(2, 4096, 2), kEp);
   const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
@@ -150,7 +151,8 @@ TEST_CASE("a capacity factor drops the copies above each expert's capacity and c
   const double group = 1024.0 * arch.moe.experts_per_token * kEp;
   const double capacity = 1.25 * group / arch.moe.experts;
   double dropped = 0;
-  for (const double share : model::expert_shares(arch.moe, routing, 0)) dropped += std::max(0.0, share * group - capacity);
+  for (const double share : model::expert_shares(arch.moe, routing, 0))
+    dropped += std::max(0.0, share * group - capacity);
   CHECK(capped.dropped_copies == Approx(dropped));
   CHECK(dropped > 0);
   CHECK(capped.busiest_copies == Approx(busiest_copies(arch, routing, group, 0)));
@@ -170,8 +172,9 @@ TEST_CASE("routing is a function of its seed and layer: the same seed routes ali
   CHECK(std::all_of(flat.begin(), flat.end(), [&](double s) { return s == 1.0 / arch.moe.experts; }));
 }
 
-TEST_CASE("an MoE training step's backward does twice its forward's expert GEMM FLOPs, and sends the copies back "
-          "twice") {
+TEST_CASE(
+    "an MoE training step's backward does twice its forward's expert GEMM FLOPs, and sends the copies back "
+    "twice") {
   const model::ArchSpec arch = qwen3_moe();
   const auto w = with_experts(test::train_workload(1, 2048, 2), kEp);
   const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
@@ -260,4 +263,49 @@ variants:
     INFO(c.to);
     CHECK_THROWS_WITH(model::parse_scenario(replace(c.from, c.to), "s.yaml"), Contains(c.where) && Contains(c.why));
   }
+}
+
+TEST_CASE(
+    "simulated, an all-to-all takes NCCL's call latency, one step and the busiest GPU's bytes through its "
+    "NVLink port") {
+  const model::ArchSpec arch = qwen3_moe();
+  const sim::CostModel cost = test::h100_cost();
+  const auto dispatch_seconds = [&](const model::Workload& w) {
+    const model::LayerGraph g = model::build_layer_graph(arch, w, 1, test::variant(model::TpMode::kSp));
+    const model::Op& op = op_named(g, "L0.moe.dispatch");
+    const sim::Timeline timeline = sim::simulate(g, cost);
+    for (const sim::OpSpan& span : timeline.spans) {
+      if (g.op(span.op).name == op.name && span.rank == 0) return std::pair{span.end_s - span.start_s, op.tensor_bytes};
+    }
+    FAIL("no span of the dispatch");
+    return std::pair{0.0, 0.0};
+  };
+  const sim::TransportParams& nccl = cost.profile().nccl;
+  for (const model::Workload& w : {with_experts(test::forward_workload(1, 4096, 1), kEp),
+                                   with_experts(test::forward_workload(1, 4096, 1), kEp, zipf(1.0))}) {
+    const auto [seconds, tensor_bytes] = dispatch_seconds(w);
+    const double wire = tensor_bytes * (kEp - 1) / kEp;  // 1/ep of the busiest GPU's copies to each other member
+    INFO("tensor bytes " << tensor_bytes);
+    CHECK(seconds == Approx(cost.profile().nccl_call_latency_s + nccl.step_latency_s +
+                            wire / (cost.port_Bps() * nccl.link_efficiency))
+                         .epsilon(0.01));
+  }
+}
+
+TEST_CASE("selective recomputation re-runs an MoE layer's all-to-alls unless the save list keeps all_to_all") {
+  const model::ArchSpec arch = qwen3_moe();
+  const auto recomputed_all_to_alls = [&](bool keep) {
+    model::Workload w = with_experts(test::train_workload(1, 2048, 2, model::Recompute::kSelective), kEp);
+    w.save.all_to_all = keep;
+    const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+    int count = 0;
+    for (const model::Op& op : g.ops()) {
+      count += op.stage == OpStage::kRecompute && op.kind == OpKind::kCollective &&
+               op.collective == model::CollectiveKind::kAllToAll;
+    }
+    return count;
+  };
+  // The gate/up weight gradient reads the dispatch's output, the un-permutation's backward the combine's.
+  CHECK(recomputed_all_to_alls(false) == 2 * 2);
+  CHECK(recomputed_all_to_alls(true) == 0);
 }
