@@ -257,7 +257,9 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   r["mfu"] = v.mfu;
   if (v.ttft_s) r["ttft_s"] = *v.ttft_s;
   if (v.tpot_s) r["tpot_s"] = *v.tpot_s;
-  if (v.skewed_time_s) r["skewed_time_s"] = *v.skewed_time_s;  // under the scenario's skew: its own section
+  if (v.skewed_time_s) r["skewed_time_s"] = *v.skewed_time_s;
+  if (v.balanced_routing_time_s)
+    r["balanced_routing_time_s"] = *v.balanced_routing_time_s;  // under the scenario's skew: its own section
   r["passes_simulated"] = v.passes_simulated;
   if (!v.pipeline) {  // the one program every GPU runs; a pipeline's stages run several (its per_stage entries)
     r["ops_per_gpu"] = graph.size();

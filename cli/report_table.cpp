@@ -126,8 +126,10 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
 }
 
 // An MoE model's routing, the same for every variant: the busiest expert-parallel GPU's copies over the mean
-// GPU's (the mean over the simulated layers, and the worst layer), and the copies a capacity drops.
-std::string moe_notes(const model::Scenario& s) {
+// GPU's (the mean over the simulated layers, and the worst layer), the copies a capacity drops, and what a
+// skewed routing costs each variant over balanced routing.
+std::string moe_notes(const sim::ScenarioRun& run) {
+  const model::Scenario& s = run.scenario;
   if (!s.arch.moe.enabled()) return "";
   const model::ExpertParallel& ep = s.workload.expert_parallel;
   const model::RoutingSummary r = model::summarize_routing(
@@ -139,7 +141,15 @@ std::string moe_notes(const model::Scenario& s) {
                     "x the mean GPU's copies (mean over layers; " + model::format_number("%.2f", r.worst_imbalance) +
                     "x at layer " + std::to_string(r.worst_layer) + ")";
   if (ep.drop) out += ", " + model::format_number("%.1f", 100.0 * r.dropped_fraction) + "% dropped";
-  return out + "\n";
+  out += "\n";
+  for (const sim::VariantRun& v : run.variants) {
+    if (!v.balanced_routing_time_s) continue;
+    out += "  " + v.variant.name + ": " + model::format_number("%.3f", v.metrics.time_s * 1e3) + " ms, " +
+           model::format_number("%+.2f%%", (v.metrics.time_s / *v.balanced_routing_time_s - 1) * 100) +
+           " over balanced dropless routing (" + model::format_number("%.3f", *v.balanced_routing_time_s * 1e3) +
+           " ms)\n";
+  }
+  return out;
 }
 
 // For a job (pp or dp > 1) or expert parallelism, per variant: its exposed communication split by the mesh's
@@ -351,7 +361,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   out += skew_notes(run);
   out += pipeline_notes(run);
   out += data_parallel_notes(run);
-  out += moe_notes(run.scenario);
+  out += moe_notes(run);
   out += exposed_by_dimension_notes(run);
   out += collectives_notes(run);
   return out;

@@ -353,6 +353,16 @@ ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& 
       v.skewed_time_s = run_variant(scenario, v.variant, cost, skewed, run.fabric).metrics.time_s;
     }
   }
+  if (const model::ExpertParallel& ep = w.expert_parallel;
+      scenario.arch.moe.enabled() && (ep.routing != model::Routing::kBalanced || ep.drop)) {
+    // What the skew costs: the same variants under balanced, dropless routing, beside the scenario's.
+    model::Scenario balanced = scenario;
+    balanced.workload.expert_parallel.routing = model::Routing::kBalanced;
+    balanced.workload.expert_parallel.drop = false;
+    for (VariantRun& v : run.variants) {
+      v.balanced_routing_time_s = run_variant(balanced, v.variant, cost, options, run.fabric).metrics.time_s;
+    }
+  }
   const double baseline = run.variants.front().metrics.time_s;
   for (VariantRun& v : run.variants) {
     v.data_replicas = par.dp;

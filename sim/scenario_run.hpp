@@ -34,6 +34,8 @@ struct VariantRun {
   int64_t passes_simulated = 0;
   // Under the scenario's skew (model/rank_skew.hpp), when it has one: the same workload's time.
   std::optional<double> skewed_time_s;
+  // An MoE model under skewed routing (or drops): the same workload's time under balanced dropless routing.
+  std::optional<double> balanced_routing_time_s;
   // Per GPU: weights, KV cache, activations, buffers (model workloads; op lists have none); of the stage that
   // needs the most under a pipeline.
   std::optional<model::MemoryFootprint> memory;

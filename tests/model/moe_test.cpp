@@ -10,6 +10,7 @@
 #include "model/input_error.hpp"
 #include "model/moe_routing.hpp"
 #include "model/scenario.hpp"
+#include "sim/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -308,4 +309,30 @@ TEST_CASE("selective recomputation re-runs an MoE layer's all-to-alls unless the
   // The gate/up weight gradient reads the dispatch's output, the un-permutation's backward the combine's.
   CHECK(recomputed_all_to_alls(false) == 2 * 2);
   CHECK(recomputed_all_to_alls(true) == 0);
+}
+
+TEST_CASE("a skewed routing's cost is each variant's time beside the same variant's under balanced dropless routing") {
+  const std::string skewed = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: nvswitch}
+workload: {phase: forward, batch: 1, seq_len: 2048, layers: 2}
+parallelism: {tp: 2, ep: 8}
+moe: {routing: zipf, zipf_s: 1.0}
+variants:
+  - {name: sp, tp_mode: sp}
+)";
+  std::string balanced = skewed;
+  balanced.replace(balanced.find("moe:"), balanced.find("variants:") - balanced.find("moe:"), "");
+  const sim::ScenarioRun with_skew = sim::run_scenario(model::parse_scenario(skewed, "s.yaml"));
+  const sim::ScenarioRun without = sim::run_scenario(model::parse_scenario(balanced, "b.yaml"));
+  REQUIRE(with_skew.variants.front().balanced_routing_time_s);
+  CHECK(*with_skew.variants.front().balanced_routing_time_s == without.variants.front().metrics.time_s);
+  CHECK(with_skew.variants.front().metrics.time_s > without.variants.front().metrics.time_s);
+  CHECK_FALSE(without.variants.front().balanced_routing_time_s);  // nothing to compare balanced routing with
+  // A capacity that drops 38% of the copies leaves the busiest GPU fewer than a balanced share: faster, and lossy.
+  std::string dropping = skewed;
+  dropping.replace(dropping.find("zipf_s: 1.0}"), 12, "zipf_s: 1.0, drop: true, capacity_factor: 2.0}");
+  const sim::ScenarioRun dropped = sim::run_scenario(model::parse_scenario(dropping, "d.yaml"));
+  CHECK(*dropped.variants.front().balanced_routing_time_s == without.variants.front().metrics.time_s);
+  CHECK(dropped.variants.front().metrics.time_s < without.variants.front().metrics.time_s);
 }
