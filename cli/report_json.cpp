@@ -164,13 +164,14 @@ Json scenario_json(const sim::ScenarioRun& run) {
     Json moe = {{"experts", s.arch.moe.experts},
                 {"experts_per_token", s.arch.moe.experts_per_token},
                 {"experts_per_gpu", s.arch.moe.experts / ep.degree},
-                {"routing", ep.routing == model::Routing::kZipf ? "zipf" : "balanced"},
+                {"routing", model::to_string(ep.routing)},
                 {"seed", ep.seed},
                 {"busiest_over_mean", r.mean_imbalance},
                 {"worst_layer_busiest_over_mean", r.worst_imbalance},
                 {"worst_layer", r.worst_layer},
                 {"dropped_fraction", r.dropped_fraction}};
     if (ep.routing == model::Routing::kZipf) moe["zipf_s"] = ep.zipf_s;
+    if (ep.routing == model::Routing::kFromFile) moe["file"] = ep.routing_file;
     if (ep.drop) moe["capacity_factor"] = ep.capacity_factor;
     j["moe"] = moe;
   }

@@ -18,15 +18,21 @@ constexpr double kMaxSeed = 9007199254740992.0;  // 2^53: every integer below is
 }  // namespace
 
 const std::vector<std::string>& moe_routing_keys() {
-  static const std::vector<std::string> keys = {"routing", "zipf_s", "drop", "capacity_factor", "seed"};
+  static const std::vector<std::string> keys = {"routing", "zipf_s", "file", "drop", "capacity_factor", "seed"};
   return keys;
 }
 
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out) {
   in.expect_map(node, "moe", moe_routing_keys());
   if (node["routing"]) {
-    out.routing =
-        in.choice(node["routing"], "moe.routing", {"balanced", "zipf"}) == "zipf" ? Routing::kZipf : Routing::kBalanced;
+    const std::string routing = in.choice(node["routing"], "moe.routing", {"balanced", "zipf", "from_file"});
+    out.routing = routing == "zipf" ? Routing::kZipf : routing == "from_file" ? Routing::kFromFile : Routing::kBalanced;
+  }
+  if (node["file"]) {
+    if (out.routing != Routing::kFromFile) in.fail(node["file"], "moe.file applies to routing: from_file only");
+    out.routing_file = in.string(node["file"], "moe.file");
+  } else if (out.routing == Routing::kFromFile) {
+    in.fail(node["routing"], "moe.routing from_file needs file: a CSV of layer,expert,tokens (docs/scenarios.md)");
   }
   if (node["zipf_s"]) {
     if (out.routing != Routing::kZipf) in.fail(node["zipf_s"], "moe.zipf_s applies to routing: zipf only");
@@ -53,8 +59,21 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
   }
 }
 
+std::string to_string(Routing routing) {
+  switch (routing) {
+    case Routing::kZipf:
+      return "zipf";
+    case Routing::kFromFile:
+      return "from_file";
+    default:
+      return "balanced";
+  }
+}
+
 std::string to_string(const ExpertParallel& ep) {
-  std::string text = ep.routing == Routing::kZipf ? "zipf(" + format_number("%g", ep.zipf_s) + ")" : "balanced";
+  std::string text = ep.routing == Routing::kZipf       ? "zipf(" + format_number("%g", ep.zipf_s) + ")"
+                     : ep.routing == Routing::kFromFile ? "from_file(" + ep.routing_file + ")"
+                                                        : "balanced";
   if (ep.drop) text += ", capacity " + format_number("%g", ep.capacity_factor) + " with drops";
   return text;
 }

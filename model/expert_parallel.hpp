@@ -15,7 +15,7 @@ namespace tpsim::model {
 
 class YamlReader;
 
-enum class Routing : uint8_t { kBalanced, kZipf };
+enum class Routing : uint8_t { kBalanced, kZipf, kFromFile };
 
 struct ExpertParallel {
   // GPUs each layer's experts are split over (parallelism.ep), consecutive on the job's placement (TP
@@ -31,16 +31,24 @@ struct ExpertParallel {
   bool drop = false;
   double capacity_factor = 0;
   uint64_t seed = 1;
+  // from_file: the routing file as the scenario names it, and each layer's expert shares read from it
+  // (moe_routing_file.hpp).
+  std::string routing_file;
+  std::vector<std::vector<double>> layer_shares;
 };
+
+// "balanced", "zipf", "from_file".
+std::string to_string(Routing routing);
 
 // The keys of a moe section (sweeps check their axes against them).
 const std::vector<std::string>& moe_routing_keys();
 
-// moe: {routing: balanced | zipf, zipf_s, drop, capacity_factor, seed}, each refused at its key when it
-// does not apply (zipf_s without zipf, capacity_factor without drop: true).
+// moe: {routing: balanced | zipf | from_file, zipf_s, file, drop, capacity_factor, seed}, each refused at its
+// key when it does not apply (zipf_s without zipf, file without from_file, capacity_factor without drop: true).
+// A from_file routing's file is read by the caller, which knows the layers.
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out);
 
-// "balanced", "zipf(1.2)", "zipf(1.2), capacity 1.25 with drops".
+// "balanced", "zipf(1.2)", "from_file(r.csv)", "zipf(1.2), capacity 1.25 with drops".
 std::string to_string(const ExpertParallel& ep);
 
 }  // namespace tpsim::model

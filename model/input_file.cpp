@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "model/input_error.hpp"
 
@@ -91,6 +92,12 @@ std::string read_input_file(const std::string& path, const std::string& what, in
   if (static_cast<int64_t>(used) > max_bytes) throw InputError(where + "grew while read, " + limit);
   bytes.resize(used);
   return bytes;
+}
+
+std::string resolve_relative(const std::string& scenario_file, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
 }
 
 }  // namespace tpsim

@@ -16,6 +16,9 @@ std::string read_input_file(const std::string& path, const std::string& what, in
 // path the system refuses (too long, a component that is not a folder).
 bool is_regular_file(const std::string& path);
 
+// `path` as given when absolute, else beside `scenario_file` (a path a scenario names is relative to it).
+std::string resolve_relative(const std::string& scenario_file, const std::string& path);
+
 // Bytes as messages state limits and sizes: "16 MiB", "1 GiB", "1234 bytes".
 std::string byte_count_text(int64_t bytes);
 

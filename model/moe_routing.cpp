@@ -39,6 +39,7 @@ int64_t LayerRouting::busiest_rows() const {
 std::vector<double> expert_shares(const MoeSpec& moe, const ExpertParallel& ep, int64_t layer) {
   const auto experts = static_cast<size_t>(moe.experts);
   std::vector<double> shares(experts, 1.0 / static_cast<double>(experts));
+  if (ep.routing == Routing::kFromFile) return ep.layer_shares.at(static_cast<size_t>(layer));
   if (ep.routing == Routing::kBalanced || ep.zipf_s == 0) return shares;
   const std::vector<int64_t> rank = popularity_ranks(moe.experts, ep.seed, layer);
   double total = 0;

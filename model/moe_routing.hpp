@@ -24,7 +24,7 @@ struct LayerRouting {
 
 // Each expert's share of layer `layer`'s routed tokens (they sum to 1): equal under balanced routing; under
 // zipf, 1 / (i + 1)^s for the expert of popularity rank i, the ranks a shuffle of the experts seeded by the
-// seed and the layer (each layer has its own popular experts).
+// seed and the layer (each layer has its own popular experts); from_file, the routing file's.
 std::vector<double> expert_shares(const MoeSpec& moe, const ExpertParallel& ep, int64_t layer);
 
 // Layer `layer`'s routing when each of the EP group's GPUs holds `rank_tokens` tokens: expert e sits on GPU

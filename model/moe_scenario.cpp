@@ -1,6 +1,10 @@
 // Expert parallelism's scenario rules.
 #include "model/moe_scenario.hpp"
 
+#include "model/input_error.hpp"
+#include "model/input_file.hpp"
+#include "model/moe_routing_file.hpp"
+
 namespace tpsim::model {
 namespace {
 
@@ -63,6 +67,15 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   if (root["variants"]) refuse_replicated_rows(in, root["variants"], out);
   out.workload.expert_parallel.degree = ep;
   if (root["moe"]) read_moe_routing(in, root["moe"], out.workload.expert_parallel);
+  if (ExpertParallel& routing = out.workload.expert_parallel; routing.routing == Routing::kFromFile) {
+    const std::string path = resolve_relative(in.file(), routing.routing_file);
+    try {
+      routing.layer_shares = read_routing_file(path, out.arch.moe.experts, out.arch.layers, out.workload.layers);
+    } catch (const InputError& error) {
+      if (error.detail() != error.what()) throw;  // located in the routing file itself
+      in.fail(root["moe"]["file"], "moe.file: " + error.detail());
+    }
+  }
 }
 
 }  // namespace tpsim::model

@@ -34,12 +34,6 @@ const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",         
                                                "order",      "boundary_overlap", "delta",  "dtp_collective",
                                                "collective", "protocol"};
 
-std::string resolve_relative(const std::string& scenario_file, const std::string& path) {
-  const std::filesystem::path p(path);
-  if (p.is_absolute()) return path;
-  return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
-}
-
 void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (node.IsScalar()) {
     out.model_ref = node.Scalar();

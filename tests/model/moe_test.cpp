@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
 #include "model/moe_routing.hpp"
+#include "model/moe_routing_file.hpp"
 #include "model/scenario.hpp"
 #include "sim/scenario_run.hpp"
 #include "test_support.hpp"
@@ -259,6 +262,9 @@ variants:
       {"{routing: zipf, zipf_s: 1.0}", "{zipf_s: 1.0}", "s.yaml:6:", "applies to routing: zipf only"},
       {"layers: 2}", "layers: 2, dtype: fp8, fp8_recipe: rowwise}", "s.yaml:4:", "fp8 with an MoE model"},
       {"moe:", "fsdp: {}\nmoe:", "s.yaml:6:", "FSDP of an MoE model"},
+      {"{routing: zipf, zipf_s: 1.0}", "{routing: from_file}", "s.yaml:6:", "needs file"},
+      {"zipf_s: 1.0}", "zipf_s: 1.0, file: r.csv}", "s.yaml:6:", "applies to routing: from_file only"},
+      {"{routing: zipf, zipf_s: 1.0}", "{routing: from_file, file: no/such.csv}", "s.yaml:6:", "moe.file:"},
   };
   for (const Refused& c : cases) {
     INFO(c.to);
@@ -335,4 +341,55 @@ variants:
   const sim::ScenarioRun dropped = sim::run_scenario(model::parse_scenario(dropping, "d.yaml"));
   CHECK(*dropped.variants.front().balanced_routing_time_s == without.variants.front().metrics.time_s);
   CHECK(dropped.variants.front().metrics.time_s < without.variants.front().metrics.time_s);
+}
+
+TEST_CASE(
+    "a routing file's token counts are each layer's expert shares, and a bad row is refused at its line and "
+    "column") {
+  const std::string dir = std::filesystem::temp_directory_path() / "tpsim_moe_routing_test";
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  const model::ArchSpec arch = qwen3_moe();
+  // Layer 0: expert 3 gets three quarters; layer 1: experts 0 and 127 half each; layers past the simulated
+  // two need no rows.
+  const std::string good = write("good.csv", "layer,expert,tokens\n0,3,300\n0,4,100\n1,0,5\n1,127,5\n40,1,7\n");
+  const auto shares = model::read_routing_file(good, arch.moe.experts, arch.layers, 2);
+  CHECK(shares[0][3] == 0.75);
+  CHECK(shares[0][4] == 0.25);
+  CHECK(shares[1][0] == 0.5);
+  CHECK(shares[1][127] == 0.5);
+  CHECK(shares[40][1] == 1.0);
+  model::ExpertParallel routing;
+  routing.degree = kEp;
+  routing.routing = model::Routing::kFromFile;
+  routing.layer_shares = shares;
+  // Experts 0-15 sit on GPU 0: all of layer 0's copies land there.
+  CHECK(model::route_layer(arch.moe, routing, 1024, 0).busiest_copies == Approx(1024.0 * 8 * kEp));
+  CHECK(model::route_layer(arch.moe, routing, 1024, 1).imbalance() == Approx(kEp / 2.0));
+
+  const auto refused = [&](const std::string& name, const std::string& text, int64_t simulated = 2) {
+    const std::string path = write(name, text);
+    std::string message;
+    try {
+      model::read_routing_file(path, arch.moe.experts, arch.layers, simulated);
+    } catch (const InputError& error) {
+      message = error.what();
+    }
+    return message;
+  };
+  CHECK_THAT(refused("header.csv", "layer,tokens\n0,1\n"),
+             Contains("header.csv:1:1:") && Contains("layer,expert,tokens"));
+  CHECK_THAT(refused("expert.csv", "layer,expert,tokens\n0,5,10\n0,200,3\n"),
+             Contains("expert.csv:3:3:") && Contains("expert must be a whole number from 0 to 127, got '200'"));
+  CHECK_THAT(refused("layer.csv", "layer,expert,tokens\n48,5,10\n"), Contains("layer.csv:2:1:") && Contains("0 to 47"));
+  CHECK_THAT(refused("tokens.csv", "layer,expert,tokens\n0,5,-1\n"),
+             Contains("tokens.csv:2:5:") && Contains("got '-1'"));
+  CHECK_THAT(refused("fields.csv", "layer,expert,tokens\n0,5\n"), Contains("fields.csv:2:1:") && Contains("3 fields"));
+  CHECK_THAT(refused("twice.csv", "layer,expert,tokens\n0,5,1\n1,5,1\n0,5,2\n"),
+             Contains("twice.csv:4:1:") && Contains("layer 0, expert 5 is given twice"));
+  CHECK_THAT(refused("missing.csv", "layer,expert,tokens\n0,5,1\n"), Contains("layer 1 has no tokens"));
+  std::filesystem::remove_all(dir);
 }
