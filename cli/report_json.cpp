@@ -1,7 +1,7 @@
 // {"scenario": {...resolved inputs...}, "results": [{"variant", "time_s", ...}]} in SI units.
 #include "cli/report_json.hpp"
 
-#include "model/moe_routing.hpp"
+#include "model/moe_scenario.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -159,8 +159,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
   }
   if (s.arch.moe.enabled()) {  // the routing every variant runs (moe_routing.hpp)
     const model::ExpertParallel& ep = w.expert_parallel;
-    const model::RoutingSummary r =
-        model::summarize_routing(s.arch.moe, ep, model::primary_pass(w).tokens() / s.parallelism.tp, w.layers);
+    const model::RoutingSummary r = model::scenario_routing(s);
     Json moe = {{"experts", s.arch.moe.experts},
                 {"experts_per_token", s.arch.moe.experts_per_token},
                 {"experts_per_gpu", s.arch.moe.experts / ep.degree},

@@ -1,7 +1,7 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
 
-#include "model/moe_routing.hpp"
+#include "model/moe_scenario.hpp"
 #include "model/units.hpp"
 #include "sim/breakdown.hpp"
 #include "sim/collective_summary.hpp"
@@ -132,8 +132,7 @@ std::string moe_notes(const sim::ScenarioRun& run) {
   const model::Scenario& s = run.scenario;
   if (!s.arch.moe.enabled()) return "";
   const model::ExpertParallel& ep = s.workload.expert_parallel;
-  const model::RoutingSummary r = model::summarize_routing(
-      s.arch.moe, ep, model::primary_pass(s.workload).tokens() / s.parallelism.tp, s.workload.layers);
+  const model::RoutingSummary r = model::scenario_routing(s);
   std::string out = "experts: " + std::to_string(s.arch.moe.experts / ep.degree) + " of " +
                     std::to_string(s.arch.moe.experts) + " per GPU (ep=" + std::to_string(ep.degree) + "), " +
                     std::to_string(s.arch.moe.experts_per_token) + " per token, routing " + model::to_string(ep) +

@@ -2,7 +2,6 @@
 #include "model/expert_parallel.hpp"
 
 #include <yaml-cpp/yaml.h>
-#include <cmath>
 
 #include "model/units.hpp"
 #include "model/yaml_reader.hpp"
@@ -13,7 +12,6 @@ namespace {
 // Zipf exponents past 4 put nearly every token on one expert; capacity factors past 64 cap nothing.
 constexpr double kMaxZipf = 4.0;
 constexpr double kMaxCapacityFactor = 64.0;
-constexpr double kMaxSeed = 9007199254740992.0;  // 2^53: every integer below is exact in YAML's doubles
 
 }  // namespace
 
@@ -52,11 +50,7 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
             "moe.drop: true needs capacity_factor, each expert's capacity over its balanced share "
             "(1 to 64; GShard and Switch use 1 to 2)");
   }
-  if (node["seed"]) {
-    const double seed = in.number_in(node["seed"], "moe.seed", 0, kMaxSeed);
-    if (seed != std::floor(seed)) in.fail(node["seed"], "moe.seed must be a whole number from 0 to 2^53");
-    out.seed = static_cast<uint64_t>(seed);
-  }
+  if (node["seed"]) out.seed = in.seed(node["seed"], "moe.seed");
 }
 
 std::string to_string(Routing routing) {

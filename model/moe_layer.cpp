@@ -97,6 +97,8 @@ ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
   const OpId normed = norm_of(b, ctx, router, input);
   const OpId logits = b.gemm(router.gemm_name, GemmShape{s.tokens, experts, s.hidden}, {normed});
   // Softmax over the experts and the top-k: reads the logits, writes each token's k weights and expert indices.
+  // FLOPs (informative: a memory-bound kernel's time is its bytes): about 5 per logit, the softmax's max, exp,
+  // sum and divide and the top-k's comparison.
   const OpId top_k = b.memory("moe.top_k", bytes_of(s.tokens, experts, s.elem),
                               static_cast<double>(s.copies) * (kFp32Bytes + kIndexBytes),
                               5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), {logits});
@@ -149,8 +151,8 @@ ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
   const OpId d_normed =
       b.memory("moe.permute.backward", bytes_of(s.copies, s.hidden, s.elem), bytes_of(s.tokens, s.hidden, s.elem),
                static_cast<double>(s.copies * s.hidden), shape_text(s.tokens, s.hidden), {d_received});
-  // The router: softmax and top-k backward to the logits' gradient, then its two GEMMs (the data gradient adds
-  // into the permutation's, beta = 1).
+  // The router: softmax and top-k backward to the logits' gradient (FLOPs as the forward's, informative), then its two
+  // GEMMs (the data gradient adds into the permutation's, beta = 1).
   const OpId d_logits =
       b.memory("moe.top_k.backward", bytes_of(s.tokens, experts, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                bytes_of(s.tokens, experts, s.elem), 5.0 * static_cast<double>(s.tokens * experts),

@@ -14,8 +14,8 @@ namespace {
 const char* const kHeader = "layer,expert,tokens";
 
 // A field of a row: a whole number in [0, max) (layer, expert) or a finite count >= 0 (tokens).
-double field_value(const std::string& path, int line0, int col0, const std::string& text, const char* name,
-                   double max, bool whole) {
+double field_value(const std::string& path, int line0, int col0, const std::string& text, const char* name, double max,
+                   bool whole) {
   size_t used = 0;
   double value = 0;
   try {
@@ -27,7 +27,8 @@ double field_value(const std::string& path, int line0, int col0, const std::stri
                   (!whole || value == std::floor(value));
   if (!ok) {
     std::ostringstream valid;
-    valid << name << " must be " << (whole ? "a whole number from 0 to " : "a count >= 0 below ") << max - (whole ? 1 : 0);
+    valid << name << " must be " << (whole ? "a whole number from 0 to " : "a count >= 0 below ")
+          << max - (whole ? 1 : 0);
     throw InputError(format_location(path, line0, col0), valid.str() + ", got '" + text + "'");
   }
   return value;
@@ -71,21 +72,26 @@ std::vector<std::vector<double>> read_routing_file(const std::string& path, int6
         field_value(path, line0, columns[0], fields[0], "layer", static_cast<double>(layers), true));
     const auto expert = static_cast<size_t>(
         field_value(path, line0, columns[1], fields[1], "expert", static_cast<double>(experts), true));
+    // 1e18: far above any router's count (a trillion-token run routes ~1e13 copies per layer), finite in sums.
     const double count = field_value(path, line0, columns[2], fields[2], "tokens", 1e18, false);
     if (tokens[layer][expert] >= 0) {
-      throw InputError(format_location(path, line0, 0), "layer " + std::to_string(layer) + ", expert " +
-                                                            std::to_string(expert) + " is given twice");
+      throw InputError(format_location(path, line0, 0),
+                       "layer " + std::to_string(layer) + ", expert " + std::to_string(expert) + " is given twice");
     }
     tokens[layer][expert] = count;
   }
-  if (line0 == 0) throw InputError(format_location(path, -1, -1), "a routing file needs the header \"" + std::string(kHeader) + "\" and rows");
+  if (line0 == 0)
+    throw InputError(format_location(path, -1, -1),
+                     "a routing file needs the header \"" + std::string(kHeader) + "\" and rows");
   for (size_t layer = 0; layer < tokens.size(); ++layer) {
     double total = 0;
     for (double& count : tokens[layer]) total += count = std::max(count, 0.0);
     if (total <= 0 && static_cast<int64_t>(layer) < simulated) {
       throw InputError(format_location(path, -1, -1),
-                       "layer " + std::to_string(layer) + " has no tokens; the file must route tokens in every simulated "
-                       "layer (0 to " + std::to_string(simulated - 1) + ")");
+                       "layer " + std::to_string(layer) +
+                           " has no tokens; the file must route tokens in every simulated "
+                           "layer (0 to " +
+                           std::to_string(simulated - 1) + ")");
     }
     for (double& count : tokens[layer]) count = total > 0 ? count / total : 0.0;
   }

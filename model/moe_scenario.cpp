@@ -78,4 +78,9 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   }
 }
 
+RoutingSummary scenario_routing(const Scenario& s) {
+  return summarize_routing(s.arch.moe, s.workload.expert_parallel, primary_pass(s.workload).tokens() / s.parallelism.tp,
+                           s.workload.layers);
+}
+
 }  // namespace tpsim::model

@@ -2,6 +2,7 @@
 // model cannot run with yet refused at its key.
 #pragma once
 
+#include "model/moe_routing.hpp"
 #include "model/scenario.hpp"
 #include "model/yaml_reader.hpp"
 
@@ -13,5 +14,9 @@ namespace tpsim::model {
 // model: pipelines under ep > 1, FSDP, fp8, and variants holding every token on every rank (tp, dtp) under
 // tp > 1.
 void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out);
+
+// The routing of an MoE scenario's primary pass over its simulated layers (each rank routing its 1/tp of the
+// pass's tokens), as the report states it.
+RoutingSummary scenario_routing(const Scenario& s);
 
 }  // namespace tpsim::model

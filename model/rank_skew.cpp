@@ -1,6 +1,8 @@
 // Rank skew's reader and its deterministic log-normal factors.
 #include "model/rank_skew.hpp"
 
+#include "model/splitmix.hpp"
+
 #include <cmath>
 
 namespace tpsim::model {
@@ -8,15 +10,6 @@ namespace {
 
 // A CV above one half describes another GPU, not the variability of one.
 constexpr double kMaxCv = 0.5;
-constexpr double kMaxSeed = 9007199254740992.0;  // 2^53: every integer below is exact in YAML's doubles
-
-// SplitMix64's finaliser: a well-mixed 64-bit value from any counter.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31U);
-}
 
 // A uniform in (0, 1] from the top 53 bits.
 double uniform(uint64_t bits) {
@@ -26,8 +19,8 @@ double uniform(uint64_t bits) {
 
 // A standard normal from two draws of `key` (Box-Muller).
 double standard_normal(uint64_t key) {
-  const double u1 = uniform(mix(key));
-  const double u2 = uniform(mix(key ^ 0x5bd1e9955bd1e995ULL));
+  const double u1 = uniform(splitmix64(key));
+  const double u2 = uniform(splitmix64(key ^ 0x5bd1e9955bd1e995ULL));
   constexpr double kTwoPi = 6.283185307179586;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
 }
@@ -51,19 +44,15 @@ RankSkew read_rank_skew(const YamlReader& in, const YAML::Node& node) {
   RankSkew skew;
   if (node["kernel_cv"]) skew.kernel_cv = in.number_in(node["kernel_cv"], "skew.kernel_cv", 0, kMaxCv);
   if (node["gpu_cv"]) skew.gpu_cv = in.number_in(node["gpu_cv"], "skew.gpu_cv", 0, kMaxCv);
-  if (node["seed"]) {
-    const double seed = in.number_in(node["seed"], "skew.seed", 0, kMaxSeed);
-    if (seed != std::floor(seed)) in.fail(node["seed"], "skew.seed must be a whole number from 0 to 2^53");
-    skew.seed = static_cast<uint64_t>(seed);
-  }
+  if (node["seed"]) skew.seed = in.seed(node["seed"], "skew.seed");
   if (!skew.enabled()) in.fail(node, "skew needs kernel_cv or gpu_cv above 0 (without either, leave the section out)");
   return skew;
 }
 
 double skew_factor(const RankSkew& skew, uint64_t op, int rank) {
   if (!skew.enabled()) return 1.0;
-  const uint64_t gpu_key = mix(skew.seed ^ mix(static_cast<uint64_t>(rank) + 1));
-  const uint64_t kernel_key = mix(gpu_key ^ mix(op + 0x100000000ULL));
+  const uint64_t gpu_key = splitmix64(skew.seed ^ splitmix64(static_cast<uint64_t>(rank) + 1));
+  const uint64_t kernel_key = splitmix64(gpu_key ^ splitmix64(op + 0x100000000ULL));
   return lognormal_factor(skew.gpu_cv, gpu_key) * lognormal_factor(skew.kernel_cv, kernel_key);
 }
 

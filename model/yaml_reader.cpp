@@ -167,6 +167,13 @@ double YamlReader::number_in(const YAML::Node& node, const std::string& what, do
   return value;
 }
 
+uint64_t YamlReader::seed(const YAML::Node& node, const std::string& what) const {
+  constexpr double kMaxSeed = 9007199254740992.0;  // 2^53
+  const double seed = number_in(node, what, 0, kMaxSeed);
+  if (seed != std::floor(seed)) fail(node, what + " must be a whole number from 0 to 2^53");
+  return static_cast<uint64_t>(seed);
+}
+
 bool YamlReader::boolean(const YAML::Node& node, const std::string& what) const {
   bool value = false;
   if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {

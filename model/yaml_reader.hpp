@@ -44,6 +44,8 @@ class YamlReader {
   double non_negative_number(const YAML::Node& node, const std::string& what) const;
   double number_in(const YAML::Node& node, const std::string& what, double min, double max) const;
   bool boolean(const YAML::Node& node, const std::string& what) const;
+  // A seed: a whole number from 0 to 2^53 (every integer below is exact in YAML's doubles).
+  uint64_t seed(const YAML::Node& node, const std::string& what) const;
   // One of `valid`, else an error listing them.
   std::string choice(const YAML::Node& node, const std::string& what, const std::vector<std::string>& valid) const;
   // The one of `kinds` whose to_string the node names, else an error listing their names in that order.

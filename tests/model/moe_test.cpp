@@ -295,7 +295,7 @@ TEST_CASE(
     INFO("tensor bytes " << tensor_bytes);
     CHECK(seconds == Approx(cost.profile().nccl_call_latency_s + nccl.step_latency_s +
                             wire / (cost.port_Bps() * nccl.link_efficiency))
-                         .epsilon(0.01));
+                         .epsilon(1e-6));  // SimGrid settles a flow's end to about 1e-7 of its time
   }
 }
 
