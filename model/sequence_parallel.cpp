@@ -47,14 +47,14 @@ class SequenceParallelStrategy : public TpStrategy {
     return dgrad;
   }
   // The data gradient's partial sums are reduce-scattered to the rank's rows while wgrad runs.
-  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                       const ModuleInput& module_input) override {
+  std::vector<OpId> column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                          const std::vector<OpId>& grad_out,
+                                          const std::vector<OpId>& saved_input) override {
     const GemmShape forward = column_shape(ctx, linear);
-    const std::vector<OpId> reduced =
+    std::vector<OpId> reduced =
         gemm_then_scatter(b, ctx, linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
     weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
-    return norm_backward(b, ctx, linear, reduced, module_input);
+    return reduced;
   }
 
  protected:
@@ -97,7 +97,7 @@ class AsyncStrategy final : public SequenceParallelStrategy {
   }
   ColumnOutput column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                               const ModuleInput& input) override {
-    if (fused_async(ctx.variant) && ctx.variant.boundary_overlap) {
+    if (fused_async(ctx.variant) && ctx.variant.boundary_overlap && !linear.normed) {
       const std::vector<OpId> pieces = async_gather_gemm(b, ctx, linear.gemm_name, column_shape(ctx, linear),
                                                          input.ready, PieceNorm{linear.norm_name});
       return {pieces, gemm_inputs(b, pieces, input.ready)};

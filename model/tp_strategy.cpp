@@ -26,10 +26,10 @@ std::vector<OpId> plain_row_backward(ProgramBuilder& b, const LayerContext& ctx,
   return {dgrad};
 }
 
-// tp, dtp and nocomm: the input gradient's GEMM, its all-reduce (tp, dtp) while wgrad runs, the norm's backward.
-OpId plain_column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                           const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                           const ModuleInput& module_input, bool all_reduce) {
+// tp, dtp and nocomm: the input gradient's GEMM and its all-reduce (tp, dtp) while wgrad runs.
+std::vector<OpId> plain_column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                              const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                                              bool all_reduce) {
   const GemmShape forward = column_shape(ctx, linear);
   OpId gradient = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
   if (all_reduce) {
@@ -38,7 +38,7 @@ OpId plain_column_backward(ProgramBuilder& b, const LayerContext& ctx, const Col
                             shape_text(ctx.tokens, ctx.arch.hidden), {gradient});
   }
   weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
-  return norm_backward(b, ctx, linear, {gradient}, module_input);
+  return {gradient};
 }
 
 // tp, dtp and nocomm: the norm and the GEMM on the rank's rows, no gather; backward, the output
@@ -54,10 +54,10 @@ class PlainLinearStrategy : public TpStrategy {
     return plain_row_backward(b, ctx, linear, grad, saved_input);
   }
   // Each rank's input gradient is a partial sum over its columns: all-reduced while wgrad runs.
-  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                       const ModuleInput& module_input) override {
-    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, communicates());
+  std::vector<OpId> column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                          const std::vector<OpId>& grad_out,
+                                          const std::vector<OpId>& saved_input) override {
+    return plain_column_input_gradient(b, ctx, linear, grad_out, saved_input, communicates());
   }
 };
 
@@ -100,11 +100,11 @@ class AllReduceStrategy final : public PlainLinearStrategy {
                                  const ModuleInput& grad, const std::vector<OpId>& saved_input) override {
     return plain_row_backward(b, ctx, linear, dtp_.partial_gradient(b, ctx, grad), saved_input);
   }
-  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                       const ModuleInput& module_input) override {
+  std::vector<OpId> column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                          const std::vector<OpId>& grad_out,
+                                          const std::vector<OpId>& saved_input) override {
     const bool all_reduce = !dtp_.active(ctx) || linear.closes_pass;
-    return plain_column_backward(b, ctx, linear, grad_out, saved_input, module_input, all_reduce);
+    return plain_column_input_gradient(b, ctx, linear, grad_out, saved_input, all_reduce);
   }
   void after_module_backward(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& grad) override {
     dtp_.after_module_backward(b, ctx, grad);
@@ -158,7 +158,14 @@ OpId TpStrategy::gather_gradient(ProgramBuilder& b, const LayerContext& ctx, con
                       grad.deps());
 }
 
+OpId TpStrategy::column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                 const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                                 const ModuleInput& module_input) {
+  return norm_backward(b, ctx, linear, column_input_gradient(b, ctx, linear, grad_out, saved_input), module_input);
+}
+
 OpId norm_of(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, const ModuleInput& input) {
+  if (linear.normed) return *linear.normed;
   return rms_norm(b, linear.norm_name, ctx.local_tokens, ctx.arch.hidden, input.deps());
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct ColumnLinear {
   std::string gemm_name;  // e.g. "attn.qkv_proj"
   int64_t out_cols = 0;
   bool closes_pass = false;  // the LM head: reads the pass's last hidden state, which dtp reduces first
+  // The norm's output when another branch of the module has run it (an MoE's shared expert beside the
+  // router): the linear reads it instead of running the norm again.
+  std::optional<OpId> normed = std::nullopt;
 };
 
 // A row-parallel linear closing a module: a GEMM of in_cols local rows to the hidden width, the
@@ -73,9 +77,14 @@ class TpStrategy {
   // Backward of column_forward: the data-gradient GEMM of `grad_out`, its partial sums reduced to the
   // stream's rows (all-reduce, reduce-scatter or its pipeline) while the weight-gradient GEMM runs, then
   // the norm's backward over `module_input`. Returns the gradient of the module input through this branch.
-  virtual OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
-                               const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
-                               const ModuleInput& module_input) = 0;
+  OpId column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                       const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
+                       const ModuleInput& module_input);
+  // column_backward without the norm's backward: the ops whose outputs sum to the gradient of the norm's
+  // output through this linear (a module whose branches share one norm sums them before its backward).
+  virtual std::vector<OpId> column_input_gradient(ProgramBuilder& b, const LayerContext& ctx,
+                                                  const ColumnLinear& linear, const std::vector<OpId>& grad_out,
+                                                  const std::vector<OpId>& saved_input) = 0;
 };
 
 // The strategy of `variant` for one pass over `modules` modules (two per decoder layer).
