@@ -110,6 +110,12 @@ void derive_grouped_efficiency(ProfileFit& out) {
                        "dense rate for their tiles (TransformerEngine PR #2045; grouped_gemm_h100_bf16.csv)";
 }
 
+void derive_linear_attention(ProfileFit& out) {
+  out.profile.linear_attention =
+      sim::LinearAttentionParams{kDeltaRuleEfficiency, kDeltaRuleChunkStepUs * 1e-6, kDeltaRuleDecodeHbmEfficiency,
+                                 kDeltaRuleDecodeOverheadUs * 1e-6};
+}
+
 // Peer copies at two sizes or more: the copy engine's step latency and efficiency. The bytes of a copy
 // over a link of another stated nominal rate are scaled to the GPU's NVLink so that all share one line
 // (copy_bytes_at_link); each point is predicted as the report predicts it (copy_seconds).

@@ -27,6 +27,21 @@ void derive_fp8_efficiency(const sim::GpuSpec& gpu, ProfileFit& out);
 inline constexpr double kGroupedGemmRatio = 0.8353;
 // gemm.grouped_efficiency: the bf16 efficiency times kGroupedGemmRatio (H100's ratio, assumed on every GPU).
 void derive_grouped_efficiency(ProfileFit& out);
+// The gated delta rule's kernels of hybrid stacks (the linear_attention section), derived from public Hopper
+// timings of FLA's kernels and vLLM's decode kernel (calibrate/data/public/gated_delta_rule_hopper.csv; a test
+// recomputes each from it), and assumed on every GPU:
+// - efficiency: the chunked kernel's rate solved, with chunk_step_us, from the differences of the H800 pair
+//   (PaddlePaddle/flash-attention PR #133) and of the H100 pair (flashinfer-ai/flashinfer PR #3866): 69.4 TFLOP/s
+//   of the 989.4 peak; each pair's difference cancels its per-call constant;
+// - chunk_step_us: one chunk of the state pass along one chain;
+// - decode_hbm_efficiency and decode_overhead_us: the slope (2.67 TB/s of 4.8) and intercept of the H200 pair
+//   (vllm-project/vllm PR #31722).
+inline constexpr double kDeltaRuleEfficiency = 0.07015;
+inline constexpr double kDeltaRuleChunkStepUs = 0.5195;
+inline constexpr double kDeltaRuleDecodeHbmEfficiency = 0.5556;
+inline constexpr double kDeltaRuleDecodeOverheadUs = 11.44;
+// The linear_attention section from those constants.
+void derive_linear_attention(ProfileFit& out);
 // Peer copies of two sizes or more: the copy engine's step latency and efficiency.
 void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // GEMMs overlapped with collectives: nccl.sms.

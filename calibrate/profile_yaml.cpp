@@ -151,6 +151,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   }
   y += "attention:\n" + kernels + "  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
        "\n  source: \"" + attention_source + "\"\n" + attention_fp8;
+  if (const std::optional<sim::LinearAttentionParams>& l = p.linear_attention) {
+    y += "linear_attention:\n  efficiency: " + model::format_number("%.6g", l->efficiency) +
+         "\n  chunk_step_us: " + model::format_number("%.6g", l->chunk_step_s * 1e6) +
+         "\n  decode_hbm_efficiency: " + model::format_number("%.6g", l->decode_hbm_efficiency) +
+         "\n  decode_overhead_us: " + model::format_number("%.6g", l->decode_overhead_s * 1e6) +
+         "\n  source: \"not fitted: public Hopper timings of FLA's chunked gated delta rule and vLLM's decode kernel "
+         "(gated_delta_rule_hopper.csv), assumed on every GPU\"\n";
+  }
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
   // points of unknown protocol (Simple and one low-latency regime, the faster running).
   const bool simple_forced = fit_of("nccl_simple") != nullptr;

@@ -14,18 +14,25 @@ struct ModelType {
   const char* name;
   bool qk_norm;   // RMSNorm on the q and k heads before RoPE
   bool qkv_bias;  // biases on q/k/v, built into the model type (its config has no key for them)
-  // MoE types: the keys of the expert count and of one expert's FFN width (null: a dense FFN).
+  // MoE types: the keys of the expert count and of one expert's FFN width (null: a dense FFN), and of the
+  // shared expert's width (null: none).
   const char* experts_key;
   const char* expert_ffn_key;
+  const char* shared_expert_key;
+  // qwen3_next: linear-attention layers between full-attention ones, whose q_proj writes an output gate and
+  // whose RoPE turns part of each head.
+  bool hybrid;
 };
 
 constexpr ModelType kModelTypes[] = {
-    {"llama", false, false, nullptr, nullptr},
-    {"mistral", false, false, nullptr, nullptr},
-    {"qwen2", false, true, nullptr, nullptr},
-    {"qwen3", true, false, nullptr, nullptr},
-    {"qwen3_moe", true, false, "num_experts", "moe_intermediate_size"},
-    {"mixtral", false, false, "num_local_experts", "intermediate_size"},
+    {"llama", false, false, nullptr, nullptr, nullptr, false},
+    {"mistral", false, false, nullptr, nullptr, nullptr, false},
+    {"qwen2", false, true, nullptr, nullptr, nullptr, false},
+    {"qwen3", true, false, nullptr, nullptr, nullptr, false},
+    {"qwen2_moe", false, true, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", false},
+    {"qwen3_moe", true, false, "num_experts", "moe_intermediate_size", nullptr, false},
+    {"mixtral", false, false, "num_local_experts", "intermediate_size", nullptr, false},
+    {"qwen3_next", true, false, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", true},
 };
 
 struct ShapeKey {
@@ -82,7 +89,98 @@ MoeSpec read_moe(const ArchSource& source, const ModelType& type) {
                                           ")");
   }
   moe.expert_ffn = positive_int(source, ShapeKey{type.expert_ffn_key, kIntermediate.limit});
+  // Absent or 0: no shared expert (Qwen2MoeConfig's default is 5632 for Qwen1.5-MoE; its configs all give it).
+  if (type.shared_expert_key != nullptr && source.has(type.shared_expert_key)) {
+    const std::optional<int64_t> width = source.integer(type.shared_expert_key);
+    if (!width || *width < 0) {
+      source.fail(type.shared_expert_key, std::string(type.shared_expert_key) + " must be an integer >= 0, got " +
+                                              source.shown(type.shared_expert_key));
+    }
+    if (*width > 0) moe.shared_expert_ffn = positive_int(source, ShapeKey{type.shared_expert_key, kIntermediate.limit});
+  }
   return moe;
+}
+
+// qwen3_next's layer kinds: layer_types when given ("linear_attention" or "full_attention" per layer),
+// else full attention every full_attention_interval-th layer (default 4), as Qwen3NextConfig derives them.
+std::vector<bool> read_linear_layers(const ArchSource& source, int64_t layers) {
+  std::vector<bool> linear(static_cast<size_t>(layers));
+  if (source.has("layer_types")) {
+    const std::optional<std::vector<std::string>> kinds = source.text_list("layer_types");
+    if (!kinds || static_cast<int64_t>(kinds->size()) != layers) {
+      source.fail("layer_types",
+                  "layer_types must list one of \"linear_attention\" or \"full_attention\" for each of "
+                  "the " +
+                      std::to_string(layers) + " layers, got " + source.shown("layer_types"));
+    }
+    for (size_t i = 0; i < kinds->size(); ++i) {
+      const std::string& kind = (*kinds)[i];
+      if (kind != "linear_attention" && kind != "full_attention") {
+        source.fail("layer_types", "layer_types[" + std::to_string(i) + "] is \"" + kind +
+                                       "\"; valid: linear_attention, full_attention");
+      }
+      linear[i] = kind == "linear_attention";
+    }
+    return linear;
+  }
+  const int64_t interval = positive_int_or(source, ShapeKey{"full_attention_interval", kLayers.limit}, 4);
+  for (int64_t i = 0; i < layers; ++i) linear[static_cast<size_t>(i)] = (i + 1) % interval != 0;
+  return linear;
+}
+
+// A hybrid model_type's linear-attention shapes (required), layer kinds, state width and attention options.
+void read_hybrid(const ArchSource& source, ArchSpec& arch) {
+  constexpr ShapeKey kLinearKeys[] = {{"linear_num_key_heads", kHeads.limit},
+                                      {"linear_num_value_heads", kHeads.limit},
+                                      {"linear_key_head_dim", kHeadDim.limit},
+                                      {"linear_value_head_dim", kHeadDim.limit},
+                                      {"linear_conv_kernel_dim", 64}};
+  for (const ShapeKey& key : kLinearKeys) {
+    if (!source.has(key.key)) {
+      source.fail(key.key, std::string("missing required key \"") + key.key + "\"; model_type " + arch.model_type +
+                               " needs linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
+                               "linear_value_head_dim and linear_conv_kernel_dim");
+    }
+  }
+  LinearAttentionSpec& l = arch.linear;
+  l.key_heads = positive_int(source, kLinearKeys[0]);
+  l.value_heads = positive_int(source, kLinearKeys[1]);
+  l.key_head_dim = positive_int(source, kLinearKeys[2]);
+  l.value_head_dim = positive_int(source, kLinearKeys[3]);
+  l.conv_kernel = positive_int(source, kLinearKeys[4]);
+  if (l.value_heads % l.key_heads != 0) {
+    source.fail("linear_num_value_heads", "linear_num_value_heads (" + std::to_string(l.value_heads) +
+                                              ") must be a multiple of linear_num_key_heads (" +
+                                              std::to_string(l.key_heads) + ")");
+  }
+  l.linear_layers = read_linear_layers(source, arch.layers);
+  if (source.has("mamba_ssm_dtype")) {
+    const std::optional<std::string> dtype = source.text("mamba_ssm_dtype");
+    if (!dtype || (*dtype != "float32" && *dtype != "bfloat16" && *dtype != "float16")) {
+      source.fail("mamba_ssm_dtype", "mamba_ssm_dtype must be \"float32\", \"bfloat16\" or \"float16\", got " +
+                                         source.shown("mamba_ssm_dtype"));
+    }
+    l.state_bytes = *dtype == "float32" ? 4.0 : 2.0;
+  }
+  // Absent: gated, as vLLM's Qwen3-Next reads it (getattr(config, "attn_output_gate", True)).
+  arch.attention_output_gate = true;
+  if (source.has("attn_output_gate")) {
+    const std::optional<bool> gate = source.flag("attn_output_gate");
+    if (!gate)
+      source.fail("attn_output_gate",
+                  "attn_output_gate must be true or false, got " + source.shown("attn_output_gate"));
+    arch.attention_output_gate = *gate;
+  }
+  // Absent: 0.25, Qwen3NextConfig's default.
+  arch.rotary_fraction = 0.25;
+  if (source.has("partial_rotary_factor")) {
+    const std::optional<double> fraction = source.number("partial_rotary_factor");
+    if (!fraction || *fraction <= 0 || *fraction > 1) {
+      source.fail("partial_rotary_factor",
+                  "partial_rotary_factor must be a number in (0, 1], got " + source.shown("partial_rotary_factor"));
+    }
+    arch.rotary_fraction = *fraction;
+  }
 }
 
 const ModelType& model_type(const ArchSource& source, MissingModelType missing) {
@@ -142,6 +240,7 @@ ArchSpec read_arch(const ArchSource& source, MissingModelType missing) {
   }
   arch.head_dim = positive_int_or(source, kHeadDim, arch.hidden / arch.heads);
   if (type.experts_key != nullptr) arch.moe = read_moe(source, type);
+  if (type.hybrid) read_hybrid(source, arch);
   return arch;
 }
 

@@ -12,7 +12,8 @@
 
 namespace tpsim::model {
 
-// The Hugging Face model_types whose layers tpsim builds: llama, mistral, qwen2, qwen3, qwen3_moe, mixtral.
+// The Hugging Face model_types whose layers tpsim builds: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe,
+// mixtral, qwen3_next.
 const std::vector<std::string>& modelled_model_types();
 
 // A model config's keys with typed, located access. A key whose value is null counts as absent.
@@ -26,6 +27,10 @@ class ArchSource {
   virtual std::optional<std::string> text(const std::string& key) const = 0;
   // The value as true or false, or nothing when it is not a boolean.
   virtual std::optional<bool> flag(const std::string& key) const = 0;
+  // The value as a finite number, or nothing when it is not one.
+  virtual std::optional<double> number(const std::string& key) const = 0;
+  // The value as a list of strings, or nothing when it is not one.
+  virtual std::optional<std::vector<std::string>> text_list(const std::string& key) const = 0;
   // The value as the user wrote it, for messages.
   virtual std::string shown(const std::string& key) const = 0;
   // Throws InputError located at the key's value (at the whole config when the key is absent).

@@ -5,6 +5,12 @@
 
 namespace tpsim::model {
 
+int64_t LinearAttentionSpec::linear_count(int64_t layers) const {
+  int64_t count = 0;
+  for (int64_t layer = 0; layer < layers; ++layer) count += is_linear(layer) ? 1 : 0;
+  return count;
+}
+
 TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
   const std::string who = "model " + arch.name + " with tp=" + std::to_string(tp) + ": ";
   if (tp < 1) throw InputError(who + "tp must be at least 1");
@@ -25,6 +31,20 @@ TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
                        std::to_string(arch.moe.experts) + " experts");
     }
     shard.experts = arch.moe.experts / ep;
+    if (arch.moe.shared_expert_ffn % tp != 0) {
+      throw InputError(who + "tp must divide the shared expert's FFN width " +
+                       std::to_string(arch.moe.shared_expert_ffn));
+    }
+    shard.shared_expert_ffn = arch.moe.shared_expert_ffn / tp;
+  }
+  if (arch.linear.enabled()) {
+    const LinearAttentionSpec& l = arch.linear;
+    if (l.key_heads % tp != 0 || l.value_heads % tp != 0) {
+      throw InputError(who + "tp must divide the linear-attention layers' " + std::to_string(l.key_heads) +
+                       " key heads and " + std::to_string(l.value_heads) + " value heads");
+    }
+    shard.linear_key_heads = l.key_heads / tp;
+    shard.linear_value_heads = l.value_heads / tp;
   }
   if (arch.kv_heads >= tp) {
     if (arch.kv_heads % tp != 0) {

@@ -1,6 +1,8 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/decoder_layer.hpp"
 
+#include "model/input_error.hpp"
+#include "model/linear_attention.hpp"
 #include "model/moe_layer.hpp"
 
 namespace tpsim::model {
@@ -11,8 +13,12 @@ std::vector<OpId> joined(std::vector<OpId> a, const std::vector<OpId>& b) {
   return a;
 }
 
+// Query columns of q_proj: each head's query, and its output gate where the model gates attention.
+int64_t query_cols(const LayerContext& ctx) {
+  return (ctx.arch.attention_output_gate ? 2 : 1) * ctx.shard.q_heads * ctx.arch.head_dim;
+}
 ColumnLinear qkv_linear(const LayerContext& ctx) {
-  return {"attn.norm", "attn.qkv_proj", (ctx.shard.q_heads + 2 * ctx.shard.kv_heads) * ctx.arch.head_dim};
+  return {"attn.norm", "attn.qkv_proj", query_cols(ctx) + 2 * ctx.shard.kv_heads * ctx.arch.head_dim};
 }
 RowLinear o_linear(const LayerContext& ctx) {
   return {"attn", "attn.o_proj", ctx.shard.q_heads * ctx.arch.head_dim};
@@ -31,8 +37,9 @@ int64_t rotated_cols(const LayerContext& ctx) {
 
 // RoPE over the rotated columns: one fused kernel, or PyTorch's complex-number code left unfused (a cast
 // to fp32, the complex product in fp32, the cast back).
+// A partial rotary embedding (rotary_fraction < 1) reads and writes only the turned part of each head.
 OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const std::vector<OpId>& deps) {
-  const auto elements = static_cast<double>(ctx.tokens * rotated_cols(ctx));
+  const auto elements = static_cast<double>(ctx.tokens * rotated_cols(ctx)) * ctx.arch.rotary_fraction;
   const double e = b.elem_bytes();
   const std::string shape = shape_text(ctx.tokens, rotated_cols(ctx));
   if (ctx.workload.implementation.rope == RopeKernel::kFused) {
@@ -44,6 +51,14 @@ OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
   return b.memory(name + ".to_bf16", elements * kFp32Bytes, elements * e, elements, shape, {turned});
 }
 
+// The gated attention output: attention x sigmoid(gate), reading both and writing the product.
+OpId output_gate(ProgramBuilder& b, const LayerContext& ctx, OpId core, const std::vector<OpId>& projected) {
+  const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
+  const double bytes = static_cast<double>(ctx.tokens * cols) * b.elem_bytes();
+  return b.memory("attn.output_gate", 2.0 * bytes, bytes, 5.0 * static_cast<double>(ctx.tokens * cols),
+                  shape_text(ctx.tokens, cols), joined({core}, projected));
+}
+
 }  // namespace
 
 void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
@@ -51,8 +66,9 @@ void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
   const int64_t d = ctx.arch.head_dim;
   if (i.separate_qkv) {
     b.set_linear_parts(qkv_linear(ctx).gemm_name,
-                       {{"q", ctx.shard.q_heads * d}, {"k", ctx.shard.kv_heads * d}, {"v", ctx.shard.kv_heads * d}});
+                       {{"q", query_cols(ctx)}, {"k", ctx.shard.kv_heads * d}, {"v", ctx.shard.kv_heads * d}});
   }
+  if (ctx.arch.linear.enabled()) set_linear_attention_parts(b, ctx);
   if (i.separate_gate_up) {
     b.set_linear_parts(gate_up_linear(ctx).gemm_name, {{"gate", ctx.shard.ffn}, {"up", ctx.shard.ffn}});
   }
@@ -60,6 +76,10 @@ void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
 
 ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                               SavedModule* saved) {
+  if (ctx.arch.linear.is_linear(b.layer())) {
+    if (saved) throw InputError("the backward of a linear-attention layer is not modelled (phase train)");
+    return linear_attention_forward(b, ctx, tp, input);
+  }
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
@@ -74,8 +94,9 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
   OpId rope = rotary(b, ctx, "attn.rope", rotated_input);
   if (repeats_kv(ctx)) rope = repeat_kv(b, ctx, rope);
   const OpId core = attention_core(b, ctx, rope);
-  if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, {rope, core}, {core}};
-  return tp.row_forward(b, ctx, o_linear(ctx), {core}, input);
+  const OpId out = ctx.arch.attention_output_gate ? output_gate(b, ctx, core, qkv.output) : core;
+  if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, {rope, core}, {out}, {}};
+  return tp.row_forward(b, ctx, o_linear(ctx), {out}, input);
 }
 
 ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
@@ -87,7 +108,7 @@ ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
   const ColumnOutput gate_up = tp.column_forward(b, ctx, gate_up_linear(ctx), input);
   const OpId act = b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
                             4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
-  if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}};
+  if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}, {}};
   return tp.row_forward(b, ctx, down_linear(ctx), {act}, input);
 }
 
@@ -96,7 +117,15 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
-  const std::vector<OpId> d_core = tp.row_backward(b, ctx, o_linear(ctx), grad, saved.row_input);
+  std::vector<OpId> d_core = tp.row_backward(b, ctx, o_linear(ctx), grad, saved.row_input);
+  if (ctx.arch.attention_output_gate) {
+    // The gradients of the attention output and of the gate: reads the incoming gradient, the output and the
+    // gate, writes both gradients.
+    const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
+    const double bytes = static_cast<double>(t * cols) * e;
+    d_core = {b.memory("attn.output_gate.backward", 3.0 * bytes, 2.0 * bytes, 6.0 * static_cast<double>(t * cols),
+                       shape_text(t, cols), joined(d_core, saved.inner))};
+  }
   const OpId d_qkv = attention_core_backward(b, ctx, joined(joined(d_core, saved.inner), saved.column_output));
   const int64_t rotated = rotated_cols(ctx);
   const double rotated_bytes = static_cast<double>(t * rotated) * e;

@@ -9,6 +9,14 @@
 
 namespace tpsim::model {
 
+// What an MoE module's shared expert's backward reads: its gathered input, its gate/up output, and its SwiGLU
+// output and gate.
+struct SavedShared {
+  std::vector<OpId> column_input;
+  std::vector<OpId> column_output;
+  std::vector<OpId> inner;  // the SwiGLU output, then the gate
+};
+
 // What a module's backward reads of its forward: the ops whose outputs autograd saves.
 struct SavedModule {
   ModuleInput input;                // the residual stream the module read (the norm's input)
@@ -16,6 +24,7 @@ struct SavedModule {
   std::vector<OpId> column_output;  // QKV or gate/up
   std::vector<OpId> inner;          // attention: the rotated Q, K and the attention output; ffn: none
   std::vector<OpId> row_input;      // the row-parallel GEMM's input: the attention or SwiGLU output
+  SavedShared shared;               // an MoE FFN's shared expert (empty without one)
 };
 
 // The implementation's separate projections (q, k, v; gate, up) as parts of their fused linears.

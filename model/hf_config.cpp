@@ -2,6 +2,7 @@
 // every error located at file:line:col.
 #include "model/hf_config.hpp"
 
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,23 @@ class JsonSource final : public ArchSource {
     const auto& value = doc_.at(key);
     if (!value.is_boolean()) return std::nullopt;
     return value.get<bool>();
+  }
+
+  std::optional<double> number(const std::string& key) const override {
+    const auto& value = doc_.at(key);
+    if (!value.is_number() || !std::isfinite(value.get<double>())) return std::nullopt;
+    return value.get<double>();
+  }
+
+  std::optional<std::vector<std::string>> text_list(const std::string& key) const override {
+    const auto& value = doc_.at(key);
+    if (!value.is_array()) return std::nullopt;
+    std::vector<std::string> out;
+    for (const auto& item : value) {
+      if (!item.is_string()) return std::nullopt;
+      out.push_back(item.get<std::string>());
+    }
+    return out;
   }
 
   std::string shown(const std::string& key) const override {

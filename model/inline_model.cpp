@@ -1,6 +1,8 @@
 // Inline model mappings: their key set, and YAML access to them for the shared arch reader.
 #include "model/inline_model.hpp"
 
+#include <cmath>
+
 #include "model/arch_reader.hpp"
 
 namespace tpsim::model {
@@ -43,6 +45,24 @@ class YamlSource final : public ArchSource {
     const YAML::Node node = map_[key];
     if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) return std::nullopt;
     return value;
+  }
+
+  std::optional<double> number(const std::string& key) const override {
+    double value = 0;
+    const YAML::Node node = map_[key];
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !std::isfinite(value)) return std::nullopt;
+    return value;
+  }
+
+  std::optional<std::vector<std::string>> text_list(const std::string& key) const override {
+    const YAML::Node node = map_[key];
+    if (!node.IsSequence()) return std::nullopt;
+    std::vector<std::string> out;
+    for (const YAML::Node& item : node) {
+      if (!item.IsScalar()) return std::nullopt;
+      out.push_back(item.Scalar());
+    }
+    return out;
   }
 
   std::string shown(const std::string& key) const override { return YamlReader::show(map_[key]); }

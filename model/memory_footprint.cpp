@@ -25,16 +25,31 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
   const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
   MemoryFootprint m;
+  const double layer_weights =
+      a.linear.enabled()
+          ? linear_parameters_of_layers(a, s, w.layers) * linear_bytes +
+                layers * small_parameters_per_layer(a, s) * kBf16Bytes
+          : layers * (linear_parameters_per_layer(a, s) * linear_bytes + small_parameters_per_layer(a, s) * kBf16Bytes);
   m.weights_bytes =
-      layers * (linear_parameters_per_layer(a, s) * linear_bytes + small_parameters_per_layer(a, s) * kBf16Bytes) +
-      end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp, w.embedding,
-                              w.head) *
-          kBf16Bytes;
+      layer_weights + end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp,
+                                              w.embedding, w.head) *
+                          kBf16Bytes;
   if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
     const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
     const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
-    m.kv_cache_bytes =
-        2.0 * layers * static_cast<double>(s.kv_heads) * hd * static_cast<double>(w.batch) * context * kv_bytes;
+    // Full-attention layers hold K and V for every token; a hybrid stack's linear-attention layers hold each
+    // sequence's recurrent state and its convolution's last K - 1 inputs, whatever the context.
+    const auto linear = static_cast<double>(a.linear.linear_count(w.layers));
+    m.kv_cache_bytes = 2.0 * (layers - linear) * static_cast<double>(s.kv_heads) * hd * static_cast<double>(w.batch) *
+                       context * kv_bytes;
+    if (a.linear.enabled()) {
+      const LinearAttentionSpec& l = a.linear;
+      const auto keys = static_cast<double>(s.linear_key_heads * l.key_head_dim);
+      const auto values = static_cast<double>(s.linear_value_heads * l.value_head_dim);
+      const double state = values * static_cast<double>(l.key_head_dim) * l.state_bytes;
+      const double conv = static_cast<double>(l.conv_kernel - 1) * (2.0 * keys + values) * kBf16Bytes;
+      m.kv_cache_bytes += linear * static_cast<double>(w.batch) * (state + conv);
+    }
   }
   const double tokens = pass_tokens(w);
   const bool sequence_sharded = v.mode == TpMode::kSp || v.mode == TpMode::kAsync;

@@ -1,6 +1,8 @@
 // Op sequences of the MoE FFN module, forward and backward, with FLOP and byte counts.
 #include "model/moe_layer.hpp"
 
+#include <optional>
+
 #include "model/input_error.hpp"
 #include "model/moe_routing.hpp"
 
@@ -17,6 +19,7 @@ struct MoeShape {
   int64_t rows = 0;      // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
   double mean_rows = 0;  // the mean GPU's, for the model FLOPs
   int64_t local_experts = 0;
+  int64_t active_experts = 0;  // the busiest GPU's experts that receive copies: its grouped GEMMs' problems
   int ep = 1;
   bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
   bool sorts = false;       // received copies arrive grouped by source: sorted by local expert around the GEMMs
@@ -36,6 +39,7 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   s.mean_rows = routing.mean_copies;
   s.ep = ep.degree;
   s.local_experts = moe.experts / ep.degree;
+  s.active_experts = routing.busiest_groups();
   s.all_to_all = ep.degree > 1 && tp.communicates();
   s.sorts = s.all_to_all && s.local_experts > 1;
   s.hidden = ctx.arch.hidden;
@@ -50,10 +54,10 @@ ColumnLinear router_linear(const LayerContext& ctx) {
 
 // The experts' grouped GEMMs: every local expert's problem in one kernel.
 GemmShape gate_up_shape(const MoeShape& s) {
-  return GemmShape{s.rows, 2 * s.ffn, s.hidden, s.local_experts};
+  return GemmShape{s.rows, 2 * s.ffn, s.hidden, s.active_experts};
 }
 GemmShape down_shape(const MoeShape& s) {
-  return GemmShape{s.rows, s.hidden, s.ffn, s.local_experts};
+  return GemmShape{s.rows, s.hidden, s.ffn, s.active_experts};
 }
 
 double bytes_of(int64_t rows, int64_t cols, double elem) {
@@ -80,6 +84,62 @@ OpId sort_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, 
   if (!s.sorts) return input;
   const double bytes = bytes_of(s.rows, s.hidden, s.elem);
   return b.memory(name, bytes, bytes, 0, shape_text(s.rows, s.hidden), {input});
+}
+
+// The shared expert's TP-sharded SwiGLU over the router's normed rows (gathered as the mode gathers), and the
+// sigmoid gate of each token that scales its output: a [hidden] -> 1 projection on the rank's rows.
+ColumnLinear shared_gate_up(const LayerContext& ctx, std::optional<OpId> normed) {
+  ColumnLinear linear{"moe.norm", "moe.shared_expert.gate_up_proj", 2 * ctx.shard.shared_expert_ffn};
+  linear.normed = normed;
+  return linear;
+}
+RowLinear shared_down(const LayerContext& ctx) {
+  return {"moe.shared_expert", "moe.shared_expert.down_proj", ctx.shard.shared_expert_ffn};
+}
+OpId shared_gate(ProgramBuilder& b, const MoeShape& s, OpId normed) {
+  return b.memory("moe.shared_expert.gate", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(1, s.hidden, s.elem),
+                  bytes_of(s.tokens, 1, s.elem), 2.0 * static_cast<double>(s.tokens * s.hidden),
+                  shape_text(s.tokens, 1), {normed});
+}
+
+// The shared expert beside the routed ones, added to their combined output: returns what the residual add reads
+// (the sum and the gate scaling the shared part) and records in `saved` (may be null) what its backward reads.
+std::vector<OpId> shared_expert_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeShape& s,
+                                        OpId normed, OpId routed, SavedModule* saved) {
+  const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
+  const OpId gate = shared_gate(b, s, normed);
+  const ColumnOutput gate_up = tp.column_forward(b, ctx, shared_gate_up(ctx, normed), ModuleInput{normed});
+  const OpId act = b.memory("moe.shared_expert.swiglu", bytes_of(t, 2 * ffn, s.elem), bytes_of(t, ffn, s.elem),
+                            4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
+  // The shared output (its gate's sigmoid applied as it is read) added to the routed one.
+  const ModuleInput sum = tp.row_forward(b, ctx, shared_down(ctx), {act}, ModuleInput{routed});
+  if (saved) saved->shared = SavedShared{gate_up.gemm_input, gate_up.output, {act, gate}};
+  return {*sum.ready, gate};
+}
+
+// The shared expert's backward: its down and gate/up linears as the mode runs them, SwiGLU's backward between,
+// and the gate's (the gradient's dot with each row's shared output, back through the sigmoid to the rows and the
+// gate's weight: reads the gradient and the normed rows, writes the rows' gradient). Returns the ops whose
+// outputs sum to the gradient of the normed rows through the shared expert.
+std::vector<OpId> shared_expert_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeShape& s,
+                                         const SavedModule& saved, const ModuleInput& grad) {
+  const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
+  const OpId act = saved.shared.inner.at(0), gate = saved.shared.inner.at(1);
+  const std::vector<OpId> d_act = tp.row_backward(b, ctx, shared_down(ctx), grad, {act});
+  std::vector<OpId> swiglu_reads = d_act;
+  swiglu_reads.insert(swiglu_reads.end(), saved.shared.column_output.begin(), saved.shared.column_output.end());
+  const OpId d_gate_up =
+      b.memory("moe.shared_expert.swiglu.backward", bytes_of(t, 3 * ffn, s.elem), bytes_of(t, 2 * ffn, s.elem),
+               8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), swiglu_reads);
+  std::vector<OpId> d_normed =
+      tp.column_input_gradient(b, ctx, shared_gate_up(ctx, std::nullopt), {d_gate_up}, saved.shared.column_input);
+  std::vector<OpId> gate_reads = grad.deps();
+  gate_reads.insert(gate_reads.end(), {gate, saved.column_input.at(0)});
+  d_normed.push_back(b.memory("moe.shared_expert.gate.backward", 2.0 * bytes_of(s.tokens, s.hidden, s.elem),
+                              bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(1, s.hidden, s.elem),
+                              4.0 * static_cast<double>(s.tokens * s.hidden), shape_text(s.tokens, s.hidden),
+                              gate_reads));
+  return d_normed;
 }
 
 }  // namespace
@@ -118,13 +178,18 @@ ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
       b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
                shape_text(s.tokens, s.hidden), {returned, top_k});
-  if (saved) *saved = SavedModule{input, {normed}, {gate_up}, {top_k, received, returned}, {act}};
-  return ModuleInput{residual_add(b, "moe.residual", s.tokens, s.hidden, {combined}, input.ready)};
+  if (saved) *saved = SavedModule{input, {normed}, {gate_up}, {top_k, received, returned}, {act}, {}};
+  std::vector<OpId> summed{combined};
+  if (ctx.shard.shared_expert_ffn > 0) summed = shared_expert_forward(b, ctx, tp, s, normed, combined, saved);
+  return ModuleInput{residual_add(b, "moe.residual", s.tokens, s.hidden, summed, input.ready)};
 }
 
 ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
   const MoeShape s = moe_shape(b, ctx, tp);
+  // The shared expert ran last: its backward first, down to the gradient of the normed rows through it.
+  std::vector<OpId> d_normed_shared;
+  if (ctx.shard.shared_expert_ffn > 0) d_normed_shared = shared_expert_backward(b, ctx, tp, s, saved, grad);
   const int64_t experts = ctx.arch.moe.experts;
   const OpId top_k = saved.inner.at(0), received = saved.inner.at(1), returned = saved.inner.at(2);
   // The copies' gradients (the token's gradient times each weight), and the weights' (its dot with each copy).
@@ -161,7 +226,8 @@ ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
   const GemmShape router_shape{s.tokens, experts, s.hidden};
   const OpId d_router = b.gemm("moe.router.dgrad", data_gradient_shape(router_shape), {d_logits, d_normed});
   weight_gradient(b, router.gemm_name, router_shape, {d_logits}, saved.column_input);
-  const OpId dx = norm_backward(b, ctx, router, {d_router}, saved.input);
+  d_normed_shared.push_back(d_router);
+  const OpId dx = norm_backward(b, ctx, router, d_normed_shared, saved.input);
   return ModuleInput{residual_add(b, "moe.residual.backward", s.tokens, s.hidden, {dx}, grad.ready)};
 }
 

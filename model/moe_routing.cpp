@@ -23,7 +23,17 @@ std::vector<int64_t> popularity_ranks(int64_t experts, uint64_t seed, int64_t la
   return ranks;
 }
 
+// Whether an expert of share `share` receives a copy from at least one of `tokens` tokens routed to k experts each.
+double active_probability(double share, int64_t experts_per_token, double tokens) {
+  const double miss = 1.0 - std::min(1.0, share * static_cast<double>(experts_per_token));
+  return 1.0 - std::pow(miss, tokens);
+}
+
 }  // namespace
+
+int64_t LayerRouting::busiest_groups() const {
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busiest_active_experts * (1 - 1e-12))));
+}
 
 int64_t LayerRouting::busiest_rows() const {
   // Copies are whole; the shares' sums may land a rounding error above a whole number (1e-12 relative: far
@@ -50,21 +60,29 @@ LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t r
   LayerRouting r;
   r.group_copies = static_cast<double>(rank_tokens * moe.experts_per_token) * ep.degree;
   const int64_t local = moe.experts / ep.degree;
+  const double group_tokens = static_cast<double>(rank_tokens) * ep.degree;
   if (ep.routing == Routing::kBalanced && !ep.drop) {
     r.busiest_copies = r.mean_copies = r.group_copies / ep.degree;
+    r.busiest_active_experts = static_cast<double>(local) * active_probability(1.0 / static_cast<double>(moe.experts),
+                                                                               moe.experts_per_token, group_tokens);
     return r;
   }
   const std::vector<double> shares = expert_shares(moe, ep, layer);
   const double capacity = ep.drop ? ep.capacity_factor * r.group_copies / static_cast<double>(moe.experts) : 0;
   double kept = 0;
   for (int rank = 0; rank < ep.degree; ++rank) {
-    double copies = 0;
+    double copies = 0, active = 0;
     for (int64_t e = rank * local; e < (rank + 1) * local; ++e) {
-      const double routed = shares[static_cast<size_t>(e)] * r.group_copies;
+      const double share = shares[static_cast<size_t>(e)];
+      const double routed = share * r.group_copies;
       copies += ep.drop ? std::min(routed, capacity) : routed;
+      active += active_probability(share, moe.experts_per_token, group_tokens);
     }
     kept += copies;
-    r.busiest_copies = std::max(r.busiest_copies, copies);
+    if (rank == 0 || copies > r.busiest_copies) {
+      r.busiest_copies = copies;
+      r.busiest_active_experts = active;
+    }
   }
   r.mean_copies = kept / ep.degree;
   r.dropped_copies = ep.drop ? std::max(0.0, r.group_copies - kept) : 0.0;

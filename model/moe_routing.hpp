@@ -16,10 +16,16 @@ struct LayerRouting {
   double busiest_copies = 0;  // copies the busiest GPU's experts compute (after drops)
   double mean_copies = 0;     // per GPU, after drops
   double dropped_copies = 0;  // over the group
+  // The busiest GPU's experts that receive at least one copy, in expectation: an expert of share p misses each
+  // of the group's tokens (k distinct experts each) with probability 1 - k p. A grouped GEMM reads only their
+  // weights (a decode step's few tokens leave most experts idle; a training batch none).
+  double busiest_active_experts = 0;
   // The busiest GPU's load over the mean (1: balanced).
   double imbalance() const { return mean_copies > 0 ? busiest_copies / mean_copies : 1.0; }
   // Rows of the busiest GPU's expert GEMMs: its copies, whole.
   int64_t busiest_rows() const;
+  // Problems of its grouped GEMMs: its active experts, whole (at least 1).
+  int64_t busiest_groups() const;
 };
 
 // Each expert's share of layer `layer`'s routed tokens (they sum to 1): equal under balanced routing; under

@@ -90,6 +90,17 @@ inline double gemm_flops(const GemmShape& s) {
   return 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
 }
 
+// A linear-attention layer's gated-delta-rule kernel (kAttention ops only; kNone: FlashAttention). kChunked
+// (prefill, forward): the chunked form, whose state pass walks `chunk_steps` chunks in order along each of
+// `chains` independent (sequence, value head, value block) chains; kRecurrent (decode): one token per
+// sequence, reading and writing each sequence's state.
+enum class LinearKernel : uint8_t { kNone, kChunked, kRecurrent };
+struct LinearScan {
+  LinearKernel kernel = LinearKernel::kNone;
+  int64_t chunk_steps = 0;
+  int64_t chains = 0;
+};
+
 struct Op {
   std::string name;  // e.g. "L3.attn.qkv_proj.piece2"
   OpKind kind = OpKind::kMemory;
@@ -108,6 +119,7 @@ struct Op {
   int64_t fused_rows = 0;
   bool continues_kernel = false;
   bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
+  LinearScan linear_scan;    // kAttention: a linear-attention kernel
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
   double bytes_read = 0;     // HBM bytes read by a kernel
   double bytes_written = 0;  // HBM bytes written by a kernel

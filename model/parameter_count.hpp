@@ -11,8 +11,11 @@ namespace tpsim::model {
 inline constexpr double kGradientBytesPerParameter = 4.0;
 inline constexpr double kAdamWStateBytesPerParameter = 3 * 4.0;
 
-// q/k/v, o, gate/up/down of one layer on one rank (an MoE layer: the router and the rank's experts).
-double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
+// q/k/v, o, gate/up/down of one layer on one rank (an MoE layer: the router, the rank's experts and its shard of
+// the shared expert; a hybrid stack's linear-attention layer: its projections instead of q/k/v and o).
+double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard, bool linear_attention = false);
+// The same summed over the first `layers` layers, each of its kind.
+double linear_parameters_of_layers(const ArchSpec& arch, const TpShard& shard, int64_t layers);
 // The expert parameters among them (0 without MoE): what syncs over the expert-data-parallel group.
 double expert_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 // Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).

@@ -233,11 +233,18 @@ OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double w
 
 OpId ProgramBuilder::attention(const std::string& name, double flops, double read_bytes, double written_bytes,
                                double output_bytes, const std::string& shape, const std::vector<OpId>& deps) {
+  return linear_attention(name, LinearScan{}, flops, read_bytes, written_bytes, output_bytes, shape, deps);
+}
+
+OpId ProgramBuilder::linear_attention(const std::string& name, LinearScan scan, double flops, double read_bytes,
+                                      double written_bytes, double output_bytes, const std::string& shape,
+                                      const std::vector<OpId>& deps) {
   Op op;
   op.name = name;
   op.kind = OpKind::kAttention;
   op.saved_as = SavedAs::kAttention;
-  op.fp8 = attention_fp8_;
+  op.fp8 = scan.kernel == LinearKernel::kNone && attention_fp8_;  // the gated delta rule runs in bf16
+  op.linear_scan = scan;
   op.flops = flops;
   op.bytes_read = read_bytes;
   op.bytes_written = written_bytes;

@@ -101,6 +101,10 @@ class ProgramBuilder {
   // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone.
   OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes, double output_bytes,
                  const std::string& shape, const std::vector<OpId>& deps);
+  // A linear-attention layer's gated-delta-rule kernel (op.hpp's LinearScan; none: attention()); `written_bytes`
+  // include the state.
+  OpId linear_attention(const std::string& name, LinearScan scan, double flops, double read_bytes, double written_bytes,
+                        double output_bytes, const std::string& shape, const std::vector<OpId>& deps);
   OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
                   const std::vector<OpId>& deps);
   // A collective over data-parallel group `group` (CommGroup::kData: its replicas, member_stride GPUs apart) on

@@ -632,6 +632,12 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   }
   if (out.parallelism.pp > 1) refuse_unpipelined_variants(in, root["variants"], out);
   read_expert_parallel(in, root, out);
+  if (out.arch.linear.enabled() && out.workload.phase == Phase::kTrain) {
+    in.fail(root["workload"]["phase"],
+            "model " + out.arch.name +
+                " has linear-attention layers (a hybrid stack), whose backward tpsim does not model yet; phases "
+                "forward, prefill, decode and generate run it");
+  }
   if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
   if (root["sweep"]) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");

@@ -40,7 +40,8 @@ void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicate
 std::vector<OpId*> reads_of(SavedModule& saved) {
   std::vector<OpId*> reads;
   if (saved.input.ready) reads.push_back(&*saved.input.ready);
-  for (std::vector<OpId>* list : {&saved.column_input, &saved.column_output, &saved.inner, &saved.row_input}) {
+  for (std::vector<OpId>* list : {&saved.column_input, &saved.column_output, &saved.inner, &saved.row_input,
+                                  &saved.shared.column_input, &saved.shared.column_output, &saved.shared.inner}) {
     for (OpId& id : *list) reads.push_back(&id);
   }
   return reads;

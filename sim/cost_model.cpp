@@ -91,6 +91,37 @@ double CostModel::tensor_rate(bool fp8) const {
   return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency * clock;
 }
 
+std::string CostModel::linear_attention_unsupported_reason() const {
+  if (profile_.linear_attention) return "";
+  return "profile " + profile_.name +
+         " has no linear_attention section (the gated delta rule's kernels of a hybrid stack); add it or base the "
+         "profile on a preset";
+}
+
+// A linear-attention kernel (model/op.hpp's LinearScan): the chunked form's FLOPs at its rate plus its state
+// pass's sequential chunk steps, in waves of chains over the SMs; the recurrent form streams each sequence's
+// state at its own HBM efficiency.
+KernelCost CostModel::linear_attention_cost(const model::Op& op) const {
+  if (const std::string why = linear_attention_unsupported_reason(); !why.empty()) throw InputError(why);
+  const LinearAttentionParams& l = *profile_.linear_attention;
+  const double clock = compute_clock_ratio(gpu_, profile_);
+  KernelCost k;
+  k.memory_bytes = op.bytes_read + op.bytes_written;
+  k.compute_s = op.flops / (gpu_.peak_bf16_flops * l.efficiency * clock);
+  if (op.linear_scan.kernel == model::LinearKernel::kChunked) {
+    const int64_t sms = std::max(1, gpu_.sm_count);
+    const int64_t waves = (op.linear_scan.chains + sms - 1) / sms;
+    k.compute_s += static_cast<double>(op.linear_scan.chunk_steps * waves) * l.chunk_step_s / clock;
+    k.overhead_s = profile_.gemm.overhead_s;
+    k.hbm_efficiency = profile_.memory.hbm_efficiency;
+  } else {
+    k.overhead_s = l.decode_overhead_s;
+    k.hbm_efficiency = l.decode_hbm_efficiency;
+  }
+  k.memory_s = k.memory_bytes / (gpu_.hbm_Bps * k.hbm_efficiency);
+  return k;
+}
+
 std::string CostModel::grouped_gemm_unsupported_reason() const {
   if (profile_.gemm.grouped_efficiency) return "";
   return "profile " + profile_.name +
@@ -136,6 +167,7 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
       break;
     }
     case model::OpKind::kAttention:
+      if (op.linear_scan.kernel != model::LinearKernel::kNone) return linear_attention_cost(op);
       k.overhead_s = profile_.gemm.overhead_s;
       k.compute_s =
           op.flops / (op.stage == model::OpStage::kBackward ? attention_backward_rate() : attention_rate(op.fp8));

@@ -58,6 +58,8 @@ class CostModel {
   std::string fp8_attention_unsupported_reason() const;
   // Empty when the profile can run grouped GEMMs (gemm.grouped_efficiency), else why not.
   std::string grouped_gemm_unsupported_reason() const;
+  // Empty when the profile can run a hybrid stack's linear-attention kernels (linear_attention), else why not.
+  std::string linear_attention_unsupported_reason() const;
   // Empty when the profile can run attention's backward, else why not.
   std::string attention_backward_unsupported_reason() const;
   double memory_seconds(double bytes) const;
@@ -76,7 +78,8 @@ class CostModel {
 
  private:
   double tensor_rate(bool fp8) const;
-  double attention_rate(bool fp8) const;   // FLOP/s of the attention kernel
+  double attention_rate(bool fp8) const;  // FLOP/s of the attention kernel
+  KernelCost linear_attention_cost(const model::Op& op) const;
   double attention_backward_rate() const;  // FLOP/s of its backward
   std::string fp8_reason(const std::optional<double>& efficiency, const std::string& key) const;
 

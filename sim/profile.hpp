@@ -51,6 +51,17 @@ struct AttentionParams {
   std::optional<double> backward_efficiency;
 };
 
+// The gated delta rule's kernels of a hybrid stack's linear-attention layers (model/linear_attention.hpp).
+// Chunked (prefill, forward): its FLOPs at `efficiency` of the bf16 peak, plus the state pass's chunk steps
+// (chunk_step_s each, along the longest chain, in waves of chains over the SMs); recurrent (decode): its
+// state read and write at decode_hbm_efficiency of HBM bandwidth, plus decode_overhead_s.
+struct LinearAttentionParams {
+  double efficiency = 0;
+  double chunk_step_s = 0;
+  double decode_hbm_efficiency = 0;
+  double decode_overhead_s = 0;
+};
+
 // How compute-bound kernels clock down under a board power limit: a kernel that draws measured_at_W at
 // the clock its profile's efficiencies were measured at draws idle_W + (measured_at_W - idle_W) (f /
 // f_measured)^exponent at clock f, and its rate scales with f. Memory-bound kernels and transfers keep
@@ -87,6 +98,8 @@ struct CostProfile {
   GemmParams gemm;
   MemoryParams memory;
   AttentionParams attention;
+  // Absent: the profile cannot run a hybrid stack's linear-attention layers.
+  std::optional<LinearAttentionParams> linear_attention;
   // Absent: the profile cannot say how its compute rates change below measured power (a run at a lower
   // power limit is refused).
   std::optional<PowerParams> power;

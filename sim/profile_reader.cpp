@@ -68,8 +68,8 @@ class ProfileReader {
   CostProfile read(const std::string& text) {
     const YAML::Node root = in_.parse_text(text);
     in_.expect_map(root, "the profile",
-                   {"gpu", "base", "gemm", "memory", "attention", "nccl", "copy_engine", "one_shot", "two_shot", "nvls",
-                    "multimem", "multimem_gather", "network", "tree", "launch", "power", "source"});
+                   {"gpu", "base", "gemm", "memory", "attention", "linear_attention", "nccl", "copy_engine", "one_shot",
+                    "two_shot", "nvls", "multimem", "multimem_gather", "network", "tree", "launch", "power", "source"});
     in_.require(root, "gpu", "the profile");
     CostProfile p;
     if (const YAML::Node base = root["base"]) {
@@ -288,6 +288,28 @@ class ProfileReader {
     }
   }
 
+  // Where the base has none, every value must be given.
+  void read_linear_attention(CostProfile& p, const YAML::Node& node) const {
+    in_.expect_map(node, "linear_attention",
+                   {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us", "source", "fit"});
+    if (!p.linear_attention) {
+      for (const char* key : {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us"}) {
+        in_.require(node, key, "linear_attention");
+      }
+    }
+    LinearAttentionParams l = p.linear_attention.value_or(LinearAttentionParams{});
+    if (node["efficiency"]) l.efficiency = fraction(node["efficiency"], "linear_attention.efficiency");
+    if (node["chunk_step_us"]) l.chunk_step_s = microseconds(node["chunk_step_us"], "linear_attention.chunk_step_us");
+    if (node["decode_hbm_efficiency"]) {
+      l.decode_hbm_efficiency = fraction(node["decode_hbm_efficiency"], "linear_attention.decode_hbm_efficiency");
+    }
+    if (node["decode_overhead_us"]) {
+      l.decode_overhead_s = microseconds(node["decode_overhead_us"], "linear_attention.decode_overhead_us");
+    }
+    p.linear_attention = l;
+    record_sources(p, node, "linear_attention");
+  }
+
   void read_sections(const YAML::Node& root, CostProfile& p) const {
     if (root["gemm"]) read_gemm(p, root["gemm"]);
     if (const YAML::Node m = root["memory"]) {
@@ -309,6 +331,7 @@ class ProfileReader {
       }
       record_sources(p, a, "attention", {{"fp8_efficiency", "fp8_source"}, {"backward_efficiency", "backward_source"}});
     }
+    if (root["linear_attention"]) read_linear_attention(p, root["linear_attention"]);
     if (root["nccl"]) read_nccl(p, root["nccl"]);
     if (const YAML::Node c = root["copy_engine"]) {
       p.copy_engine = transport(c, "copy_engine", p.copy_engine, {"all_ranks_link_efficiency", "all_ranks_source"});

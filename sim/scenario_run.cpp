@@ -200,6 +200,13 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
           .fail(scenario.calibration.node, "calibration: model " + scenario.arch.name + " is MoE, but " + why);
     }
   }
+  if (scenario.arch.linear.enabled()) {
+    if (const std::string why = cost.linear_attention_unsupported_reason(); !why.empty()) {
+      model::YamlReader(scenario.file)
+          .fail(scenario.calibration.node,
+                "calibration: model " + scenario.arch.name + " has linear-attention layers, but " + why);
+    }
+  }
   const model::YamlReader in(scenario.file);
   const model::Parallelism& par = scenario.parallelism;
   const int replicas = std::max(par.dp, par.ep / par.tp);

@@ -59,6 +59,14 @@ inline double simulate_collective(const sim::CostModel& cost, int ranks, model::
   return sim::simulate(graph, cost).makespan_s;
 }
 
+// The op of graph `g` named `name` (throws when there is none).
+inline const model::Op& op_named(const model::LayerGraph& g, const std::string& name) {
+  for (const model::Op& op : g.ops()) {
+    if (op.name == name) return op;
+  }
+  throw std::runtime_error("no op named " + name);
+}
+
 inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t layers) {
   model::Workload w;
   w.batch = batch;

@@ -13,7 +13,10 @@
 #include "calibrate/public_convert.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "calibrate/tree_fit.hpp"
+#include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
+#include "model/linear_attention.hpp"
+#include "model/scenario.hpp"
 #include "model/units.hpp"
 #include "test_support.hpp"
 
@@ -678,4 +681,73 @@ TEST_CASE(
   REQUIRE(shipped.gemm.grouped_efficiency);
   CHECK(*shipped.gemm.grouped_efficiency ==
         Approx(shipped.gemm.efficiency * calibrate::kGroupedGemmRatio).epsilon(1e-5));
+}
+
+namespace {
+
+// A public gated-delta-rule timing row (gated_delta_rule_hopper.csv), as the cost model counts its work.
+struct DeltaRulePoint {
+  double seconds = 0, flops = 0, steps = 0;  // steps: chunk steps along the longest chain, times its waves
+  double bytes = 0;                          // recurrent rows: the decode op's HBM bytes
+};
+
+DeltaRulePoint delta_rule_point(const calibrate::CsvTable& table, size_t row) {
+  DeltaRulePoint p;
+  p.seconds = table.number(row, "time_us") * 1e-6;
+  const int64_t batch = table.integer(row, "batch"), tokens = table.integer(row, "tokens_per_sequence");
+  const int64_t value_heads = table.integer(row, "value_heads"), dk = table.integer(row, "key_dim"),
+                dv = table.integer(row, "value_dim");
+  const std::string gpu = table.at(row, "gpu") == "H800"   ? "h800-sxm"
+                          : table.at(row, "gpu") == "H100" ? "h100-sxm"
+                                                           : "h200-sxm";
+  p.flops = static_cast<double>(batch * tokens * value_heads) * model::chunked_delta_rule_flops_per_token(dk, dv);
+  const int64_t chains = batch * value_heads * (dv / model::kDeltaRuleValueBlock);
+  const int64_t sms = test::gpu_preset(gpu).sm_count;
+  p.steps = static_cast<double>(tokens / model::kDeltaRuleChunk * ((chains + sms - 1) / sms));
+  if (table.at(row, "kernel") == "recurrent") {
+    // Qwen3-Next's shapes at the row's per-rank heads (TP 4): the decode op as tpsim builds it.
+    REQUIRE(table.integer(row, "value_heads") == 32 / 4);
+    model::Workload w = test::decode_workload(batch, 4096, 1);
+    w.expert_parallel.degree = 4;
+    const model::LayerGraph g = model::build_layer_graph(model::load_model_preset("qwen3-next-80b-a3b"), w, 4,
+                                                         test::variant(model::TpMode::kSp));
+    for (const model::Op& op : g.ops()) {
+      if (op.name == "L0.linear_attn.delta_rule") p.bytes = op.bytes_read + op.bytes_written;
+    }
+    REQUIRE(p.bytes > 0);
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the gated delta rule's rates are the public Hopper timings' differences: the chunked rate and chunk step, the "
+    "decode kernel's bandwidth and overhead") {
+  const calibrate::CsvTable table = calibrate::CsvTable::read_file(
+      std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public/gated_delta_rule_hopper.csv");
+  REQUIRE(table.rows() == 6);
+  std::vector<DeltaRulePoint> p;
+  for (size_t row = 0; row < table.rows(); ++row) p.push_back(delta_rule_point(table, row));
+  // Chunked rows in pairs (H800: 0, 1; H100: 2, 3), t = F / rate + steps x step plus a per-call constant that
+  // each pair's difference cancels: two equations in 1 / rate and step.
+  const double f1 = p[0].flops - p[1].flops, s1 = p[0].steps - p[1].steps, t1 = p[0].seconds - p[1].seconds;
+  const double f2 = p[3].flops - p[2].flops, s2 = p[3].steps - p[2].steps, t2 = p[3].seconds - p[2].seconds;
+  const double det = f1 * s2 - f2 * s1;
+  const double inverse_rate = (t1 * s2 - t2 * s1) / det, step = (f1 * t2 - f2 * t1) / det;
+  const double peak = test::gpu_preset("h800-sxm").peak_bf16_flops;
+  CHECK(calibrate::kDeltaRuleEfficiency == Approx(1.0 / inverse_rate / peak).margin(5e-6));
+  CHECK(calibrate::kDeltaRuleChunkStepUs == Approx(step * 1e6).margin(5e-5));
+  // Decode rows: a line in the op's bytes.
+  const double slope = (p[5].seconds - p[4].seconds) / (p[5].bytes - p[4].bytes);
+  const double hbm = test::gpu_preset("h200-sxm").hbm_Bps;
+  CHECK(calibrate::kDeltaRuleDecodeHbmEfficiency == Approx(1.0 / slope / hbm).margin(5e-5));
+  CHECK(calibrate::kDeltaRuleDecodeOverheadUs == Approx((p[4].seconds - slope * p[4].bytes) * 1e6).margin(5e-3));
+  // Every shipped profile carries them.
+  for (const char* gpu : {"h100-sxm", "h200-sxm", "a100-sxm", "b200"}) {
+    const sim::CostProfile shipped = test::profile_preset(gpu);
+    REQUIRE(shipped.linear_attention);
+    CHECK(shipped.linear_attention->efficiency == calibrate::kDeltaRuleEfficiency);
+    CHECK(shipped.linear_attention->decode_overhead_s == Approx(calibrate::kDeltaRuleDecodeOverheadUs * 1e-6));
+  }
 }

@@ -61,8 +61,11 @@ void check_refused(const std::string& key, const std::string& value, const std::
 
 }  // namespace
 
-TEST_CASE("tpsim models llama, mistral, qwen2, qwen3, qwen3_moe and mixtral, and every model preset is one of them") {
-  const std::vector<std::string> modelled = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral"};
+TEST_CASE(
+    "tpsim models llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral and qwen3_next, and every model preset "
+    "is one of them") {
+  const std::vector<std::string> modelled = {"llama",     "mistral",   "qwen2",   "qwen3",
+                                             "qwen2_moe", "qwen3_moe", "mixtral", "qwen3_next"};
   CHECK(model::modelled_model_types() == modelled);
   for (const std::string& name : model::preset_names("models")) {
     const model::ArchSpec arch = model::load_model_preset(name);
@@ -116,16 +119,62 @@ TEST_CASE("a sliding window in effect is refused by name: Mistral v0.1's, and Qw
   CHECK_NOTHROW(parse(edited("mistral-7b-v0.1.json", {{"sliding_window", "null"}})));
 }
 
-TEST_CASE("hybrid and linear attention keys are refused by name") {
-  const std::string next = read_text(kConfigs + "qwen3-next-80b-a3b.json");
-  CHECK_THROWS_WITH(parse(next), Contains("\"full_attention_interval\": 4") && Contains("hybrid stack"));
+TEST_CASE("hybrid and linear attention keys of a model_type that does not read them are refused by name") {
   for (const char* key : {"linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
-                          "linear_value_head_dim", "linear_conv_kernel_dim"}) {
-    check_refused(key, "16", "linear-attention");
+                          "linear_value_head_dim", "linear_conv_kernel_dim", "full_attention_interval"}) {
+    check_refused(key, "16", "qwen3_next reads it");
   }
   check_refused("layer_types", R"(["full_attention","linear_attention"])", "other than full_attention");
   check_refused("layer_types", R"(["sliding_attention","full_attention"])", "other than full_attention");
   CHECK_NOTHROW(parse(llama_with("layer_types", R"(["full_attention","full_attention"])")));
+}
+
+TEST_CASE(
+    "the Hub config of Qwen3-Next-80B-A3B loads its hybrid stack: full attention every 4th layer, Gated DeltaNet "
+    "between, 512 experts with a shared one") {
+  const model::ArchSpec arch = model::load_hf_config_file(kConfigs + "qwen3-next-80b-a3b.json");
+  CHECK(arch.model_type == "qwen3_next");
+  const model::LinearAttentionSpec& l = arch.linear;
+  CHECK(l.key_heads == 16);
+  CHECK(l.value_heads == 32);
+  CHECK(l.key_head_dim == 128);
+  CHECK(l.value_head_dim == 128);
+  CHECK(l.conv_kernel == 4);
+  // Qwen3NextConfig: layer i is full attention when (i + 1) % full_attention_interval == 0.
+  REQUIRE(l.linear_layers.size() == 48);
+  for (int64_t i = 0; i < 48; ++i) CHECK(l.is_linear(i) == ((i + 1) % 4 != 0));
+  CHECK(l.linear_count(48) == 36);
+  CHECK(l.state_bytes == 2.0);  // vLLM's default: the model's dtype
+  CHECK(arch.attention_output_gate);
+  CHECK(arch.rotary_fraction == 0.25);
+  CHECK(arch.moe.experts == 512);
+  CHECK(arch.moe.experts_per_token == 10);
+  CHECK(arch.moe.shared_expert_ffn == 512);
+}
+
+TEST_CASE("a qwen3_next config's layer_types override the interval, and a bad kind or length is refused at the key") {
+  const auto with = [](const std::string& key, const std::string& value) {
+    return edited("qwen3-next-80b-a3b.json", {{key, value}});
+  };
+  std::string kinds = "[";
+  for (int i = 0; i < 48; ++i)
+    kinds += std::string(i ? "," : "") + (i % 2 ? "\"full_attention\"" : "\"linear_attention\"");
+  const model::ArchSpec alternate = parse(with("layer_types", kinds + "]"));
+  CHECK(alternate.linear.linear_count(48) == 24);
+  CHECK(alternate.linear.is_linear(0));
+  CHECK_FALSE(alternate.linear.is_linear(1));
+  const std::string short_list = with("layer_types", R"(["linear_attention"])");
+  CHECK_THROWS_WITH(parse(short_list),
+                    Contains(at_key(short_list, "layer_types")) && Contains("each of the 48 layers"));
+  std::string bad = kinds;
+  bad.replace(1, std::string("\"linear_attention\"").size(), "\"sliding_attention\"");
+  const std::string wrong = with("layer_types", bad + "]");
+  CHECK_THROWS_WITH(parse(wrong), Contains("layer_types[0] is \"sliding_attention\"") &&
+                                      Contains("valid: linear_attention, full_attention"));
+  const std::string fp32 = with("mamba_ssm_dtype", R"("float32")");
+  CHECK(parse(fp32).linear.state_bytes == 4.0);
+  const std::string odd = with("linear_num_value_heads", "24");
+  CHECK_THROWS_WITH(parse(odd), Contains("must be a multiple of linear_num_key_heads"));
 }
 
 TEST_CASE("the Hub config of Qwen3-30B-A3B loads its experts: 128, 8 per token, 768 wide") {
@@ -163,7 +212,7 @@ TEST_CASE("a qwen3_moe config with dense layers between its MoE layers, or share
   const std::string dense_first = with("mlp_only_layers", "[0]");
   CHECK_THROWS_WITH(parse(dense_first), Contains(at_key(dense_first, "mlp_only_layers")) && Contains("dense FFNs"));
   const std::string shared = with("decoder_sparse_step", "1, \"shared_expert_intermediate_size\": 512");
-  CHECK_THROWS_WITH(parse(shared), Contains("shared expert"));
+  CHECK_THROWS_WITH(parse(shared), Contains("shared expert") && Contains("qwen2_moe and qwen3_next read it"));
 }
 
 TEST_CASE("a qwen3_moe config without its expert keys, or routing each token to more experts than it has, is refused") {

@@ -20,6 +20,7 @@ using namespace tpsim;
 using Catch::Matchers::Contains;
 using model::OpKind;
 using model::OpStage;
+using test::op_named;
 
 namespace {
 
@@ -42,13 +43,6 @@ model::ExpertParallel zipf(double s, uint64_t seed = 1) {
   ep.zipf_s = s;
   ep.seed = seed;
   return ep;
-}
-
-const model::Op& op_named(const model::LayerGraph& g, const std::string& name) {
-  const auto& ops = g.ops();
-  const auto it = std::find_if(ops.begin(), ops.end(), [&](const model::Op& op) { return op.name == name; });
-  REQUIRE(it != ops.end());
-  return *it;
 }
 
 // The copies the busiest of `ep` GPUs computes in `layer`, from each expert's share, by brute force.
@@ -392,4 +386,22 @@ TEST_CASE(
              Contains("twice.csv:4:1:") && Contains("layer 0, expert 5 is given twice"));
   CHECK_THAT(refused("missing.csv", "layer,expert,tokens\n0,5,1\n"), Contains("layer 1 has no tokens"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a decode step's grouped GEMMs run, and read the weights of, only the experts that receive copies") {
+  const model::ArchSpec arch = qwen3_moe();
+  // 4 sequences on each of 8 GPUs (tp 1): 32 tokens, 8 of the 128 experts each. An expert misses a token with
+  // probability 1 - 8/128, so it is idle with probability (120/128)^32; each GPU holds 16.
+  const auto w = with_experts(test::decode_workload(4, 1024, 1), kEp);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, 1, test::variant(model::TpMode::kSp));
+  const double active = 16.0 * (1.0 - std::pow(120.0 / 128.0, 32));
+  const model::Op& gate_up = op_named(g, "L0.moe.experts.gate_up_proj");
+  CHECK(gate_up.gemm.groups == static_cast<int64_t>(std::ceil(active)));  // 13.97: 14 problems
+  CHECK(gate_up.gemm.groups == 14);
+  const double weights = 14.0 * arch.hidden * 2 * arch.moe.expert_ffn * 2.0;
+  CHECK(gate_up.bytes_read == Approx(weights + 32.0 * arch.hidden * 2.0).epsilon(1e-12));
+  // A training batch leaves none idle.
+  const model::LayerGraph train = model::build_layer_graph(arch, with_experts(test::forward_workload(1, 2048, 1), kEp),
+                                                           1, test::variant(model::TpMode::kSp));
+  CHECK(op_named(train, "L0.moe.experts.gate_up_proj").gemm.groups == 16);
 }

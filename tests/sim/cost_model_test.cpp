@@ -1,6 +1,10 @@
 // GEMM tiling and wave quantisation, roofline regimes, transport step costs.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "model/graph_builder.hpp"
 #include "model/hf_config.hpp"
 #include "model/scenario.hpp"
@@ -226,4 +230,49 @@ TEST_CASE("the mxfp8 recipe on a GPU without block-scaled fp8 tensor cores is re
   const model::Scenario s = model::parse_scenario(text, "t.yaml");
   CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:4:") && Catch::Contains("compute capability 10.0") &&
                                               Catch::Contains("h100-sxm has 9.0"));
+}
+
+TEST_CASE(
+    "a chunked gated delta rule costs its FLOPs at the profile's rate plus its chunk steps in waves of chains, and a "
+    "decode step its state bytes at the decode efficiency") {
+  const sim::CostModel cost(test::gpu_preset("h200-sxm"), test::profile_preset("h200-sxm"));
+  const sim::LinearAttentionParams l = *test::profile_preset("h200-sxm").linear_attention;
+  const double peak = test::gpu_preset("h200-sxm").peak_bf16_flops;
+  model::Op chunked;
+  chunked.kind = model::OpKind::kAttention;
+  chunked.linear_scan = {model::LinearKernel::kChunked, 128, 200};  // 200 chains: 2 waves over 132 SMs
+  chunked.flops = 1e11;
+  chunked.bytes_read = chunked.bytes_written = 1e6;
+  const sim::KernelCost c = cost.kernel_cost(chunked);
+  CHECK(c.compute_s == Approx(1e11 / (peak * l.efficiency) + 128 * 2 * l.chunk_step_s).epsilon(1e-12));
+  CHECK_FALSE(c.memory_bound());
+  model::Op recurrent = chunked;
+  recurrent.linear_scan = {model::LinearKernel::kRecurrent, 1, 0};
+  recurrent.flops = 1e6;
+  recurrent.bytes_read = recurrent.bytes_written = 1e8;
+  const sim::KernelCost r = cost.kernel_cost(recurrent);
+  CHECK(r.memory_bound());
+  CHECK(r.seconds() ==
+        Approx(l.decode_overhead_s + 2e8 / (test::gpu_preset("h200-sxm").hbm_Bps * l.decode_hbm_efficiency))
+            .epsilon(1e-12));
+}
+
+TEST_CASE("a hybrid model on a profile without a linear_attention section is refused at its calibration key") {
+  std::ifstream preset(std::string(TPSIM_SOURCE_DIR) + "/scenarios/presets/profiles/h100-sxm.yaml");  // no base
+  std::string profile((std::istreambuf_iterator<char>(preset)), std::istreambuf_iterator<char>());
+  const size_t from = profile.find("linear_attention:");
+  REQUIRE(from != std::string::npos);
+  profile.erase(from, profile.find("nccl:", from) - from);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tpsim_hybrid_profile";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "p.yaml") << profile;
+  const std::string text =
+      "name: t\nmodel: qwen3-next-80b-a3b\nhardware: {gpu: h100-sxm}\ncalibration: {profile: p.yaml}\n"
+      "workload: {phase: decode, batch: 8, context_len: 512, layers: 4}\nparallelism: {tp: 4, ep: 4}\n"
+      "variants: [{name: sp, tp_mode: sp}]\n";
+  std::ofstream(dir / "t.yaml") << text;
+  const model::Scenario s = model::load_scenario((dir / "t.yaml").string());
+  CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:4:") && Catch::Contains("linear-attention layers") &&
+                                              Catch::Contains("has no linear_attention section"));
+  std::filesystem::remove_all(dir);
 }
