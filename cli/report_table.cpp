@@ -133,12 +133,18 @@ std::string moe_notes(const sim::ScenarioRun& run) {
   if (!s.arch.moe.enabled()) return "";
   const model::ExpertParallel& ep = s.workload.expert_parallel;
   const model::RoutingSummary r = model::scenario_routing(s);
-  std::string out = "experts: " + std::to_string(s.arch.moe.experts / ep.degree) + " of " +
-                    std::to_string(s.arch.moe.experts) + " per GPU (ep=" + std::to_string(ep.degree) + "), " +
-                    std::to_string(s.arch.moe.experts_per_token) + " per token, routing " + model::to_string(ep) +
-                    ": the busiest GPU computes " + model::format_number("%.2f", r.mean_imbalance) +
-                    "x the mean GPU's copies (mean over layers; " + model::format_number("%.2f", r.worst_imbalance) +
-                    "x at layer " + std::to_string(r.worst_layer) + ")";
+  const int tp = s.parallelism.tp;
+  const std::string held = ep.degree == 1 && tp > 1
+                               ? "all " + std::to_string(s.arch.moe.experts) + ", 1/" + std::to_string(tp) +
+                                     " of each per GPU (expert TP " + std::to_string(tp) + ", ep=1), "
+                               : std::to_string(s.arch.moe.experts / ep.degree) + " of " +
+                                     std::to_string(s.arch.moe.experts) + " per GPU (ep=" + std::to_string(ep.degree) +
+                                     "), ";
+  std::string out = "experts: " + held + std::to_string(s.arch.moe.experts_per_token) + " per token, routing " +
+                    model::to_string(ep) + ": the busiest GPU computes " +
+                    model::format_number("%.2f", r.mean_imbalance) + "x the mean GPU's copies (mean over layers; " +
+                    model::format_number("%.2f", r.worst_imbalance) + "x at layer " + std::to_string(r.worst_layer) +
+                    ")";
   if (ep.drop) out += ", " + model::format_number("%.1f", 100.0 * r.dropped_fraction) + "% dropped";
   out += "\n";
   for (const sim::VariantRun& v : run.variants) {

@@ -31,6 +31,12 @@ TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
                        std::to_string(arch.moe.experts) + " experts");
     }
     shard.experts = arch.moe.experts / ep;
+    shard.expert_tp = ep == 1 && tp > 1;
+    if (shard.expert_tp && arch.moe.expert_ffn % tp != 0) {
+      throw InputError(who + "tp must divide each expert's FFN width " + std::to_string(arch.moe.expert_ffn) +
+                       " (ep 1 splits every expert over the TP group)");
+    }
+    shard.expert_ffn = shard.expert_tp ? arch.moe.expert_ffn / tp : arch.moe.expert_ffn;
     if (arch.moe.shared_expert_ffn % tp != 0) {
       throw InputError(who + "tp must divide the shared expert's FFN width " +
                        std::to_string(arch.moe.shared_expert_ffn));

@@ -73,6 +73,8 @@ struct TpShard {
   bool kv_replicated = false;     // kv_heads < tp: each KV head lives on tp / kv_heads ranks
   int64_t ffn = 0;                // intermediate neurons per rank (0 for an MoE FFN)
   int64_t experts = 0;            // an MoE FFN's experts per rank (whole experts, split by expert parallelism)
+  int64_t expert_ffn = 0;         // each of those experts' neurons on the rank: all, or 1 / tp under expert TP
+  bool expert_tp = false;         // ep 1 under tp > 1: every rank holds every expert's 1 / tp slice
   int64_t shared_expert_ffn = 0;  // the shared expert's neurons per rank
   int64_t linear_key_heads = 0;   // a hybrid stack's linear-attention heads per rank
   int64_t linear_value_heads = 0;
@@ -80,8 +82,10 @@ struct TpShard {
 
 // Splits the layer over tp ranks as Megatron and vLLM do, or returns why it cannot:
 // tp must divide the query heads and the (dense) FFN width; it must divide the KV heads, or be a
-// multiple of them (KV heads are then replicated). An MoE FFN's experts are not split by tp but by expert
-// parallelism (moe_layer.hpp) over `ep` GPUs, which must divide them.
+// multiple of them (KV heads are then replicated). An MoE FFN's experts are split whole by expert
+// parallelism (moe_layer.hpp) over `ep` GPUs, which must divide them; with ep 1 under tp > 1 each expert is
+// split like a dense FFN instead (expert TP: vLLM's default, Megatron's expert tensor parallelism), and tp
+// must divide its width.
 TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep = 1);
 
 }  // namespace tpsim::model

@@ -38,7 +38,8 @@ std::string scan_shape(const LayerContext& ctx) {
   return "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
          " key_heads=" + std::to_string(ctx.shard.linear_key_heads) +
          " value_heads=" + std::to_string(ctx.shard.linear_value_heads) +
-         " dk=" + std::to_string(ctx.arch.linear.key_head_dim) + " dv=" + std::to_string(ctx.arch.linear.value_head_dim);
+         " dk=" + std::to_string(ctx.arch.linear.key_head_dim) +
+         " dv=" + std::to_string(ctx.arch.linear.value_head_dim);
 }
 
 // The gated delta rule over the pass. Both forms read q, k, v (the convolution's output), the gates' inputs a, b

@@ -59,9 +59,11 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
                                      static_cast<double>(s.q_heads) * hd + hidden);
   double mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
   if (a.moe.enabled()) {
-    // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced).
-    const double rows = (sequence_sharded ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token);
-    mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(a.moe.expert_ffn));
+    // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced); under
+    // expert TP every token's copies.
+    const bool own_rows = sequence_sharded && !s.expert_tp;
+    const double rows = (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token);
+    mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(s.expert_ffn));
   }
   m.activation_bytes = (residual + std::max(attention, mlp)) * kBf16Bytes;
   if (v.mode == TpMode::kAsync) {

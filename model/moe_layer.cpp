@@ -14,7 +14,7 @@ constexpr double kIndexBytes = 4.0;
 
 // The shapes one rank's MoE module works on.
 struct MoeShape {
-  int64_t tokens = 0;    // the rank's rows of the residual stream
+  int64_t tokens = 0;    // the rows it routes: the rank's rows of the residual stream (all the pass's: expert TP)
   int64_t copies = 0;    // tokens x experts_per_token: the rows it permutes and sends
   int64_t rows = 0;      // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
   double mean_rows = 0;  // the mean GPU's, for the model FLOPs
@@ -32,7 +32,7 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   const MoeSpec& moe = ctx.arch.moe;
   const ExpertParallel& ep = ctx.workload.expert_parallel;
   MoeShape s;
-  s.tokens = ctx.local_tokens;
+  s.tokens = ctx.shard.expert_tp ? ctx.tokens : ctx.local_tokens;
   s.copies = s.tokens * moe.experts_per_token;
   const LayerRouting routing = route_layer(moe, ep, s.tokens, b.layer());
   s.rows = routing.busiest_rows();
@@ -43,7 +43,7 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   s.all_to_all = ep.degree > 1 && tp.communicates();
   s.sorts = s.all_to_all && s.local_experts > 1;
   s.hidden = ctx.arch.hidden;
-  s.ffn = moe.expert_ffn;
+  s.ffn = ctx.shard.expert_ffn;
   s.elem = b.elem_bytes();
   return s;
 }
@@ -96,75 +96,121 @@ ColumnLinear shared_gate_up(const LayerContext& ctx, std::optional<OpId> normed)
 RowLinear shared_down(const LayerContext& ctx) {
   return {"moe.shared_expert", "moe.shared_expert.down_proj", ctx.shard.shared_expert_ffn};
 }
-OpId shared_gate(ProgramBuilder& b, const MoeShape& s, OpId normed) {
+OpId shared_gate(ProgramBuilder& b, const MoeShape& s, const std::vector<OpId>& normed) {
   return b.memory("moe.shared_expert.gate", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(1, s.hidden, s.elem),
                   bytes_of(s.tokens, 1, s.elem), 2.0 * static_cast<double>(s.tokens * s.hidden),
-                  shape_text(s.tokens, 1), {normed});
+                  shape_text(s.tokens, 1), normed);
+}
+OpId shared_swiglu(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s, const std::vector<OpId>& gate_up) {
+  const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
+  return b.memory("moe.shared_expert.swiglu", bytes_of(t, 2 * ffn, s.elem), bytes_of(t, ffn, s.elem),
+                  4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up);
+}
+// SwiGLU's backward (reads gate, up and the incoming gradient `d_act`), and the gate's (the gradient's dot with each
+// row's shared output, back through the sigmoid to the rows and the gate's weight: reads the gradient `d_out` and the
+// normed rows, writes the rows' gradient).
+OpId shared_swiglu_backward(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s, std::vector<OpId> d_act,
+                            const SavedModule& saved) {
+  const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
+  d_act.insert(d_act.end(), saved.shared.column_output.begin(), saved.shared.column_output.end());
+  return b.memory("moe.shared_expert.swiglu.backward", bytes_of(t, 3 * ffn, s.elem), bytes_of(t, 2 * ffn, s.elem),
+                  8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), d_act);
+}
+OpId shared_gate_backward(ProgramBuilder& b, const MoeShape& s, std::vector<OpId> d_out, const SavedModule& saved) {
+  d_out.insert(d_out.end(), {saved.shared.inner.at(1), saved.column_input.at(0)});
+  return b.memory("moe.shared_expert.gate.backward", 2.0 * bytes_of(s.tokens, s.hidden, s.elem),
+                  bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(1, s.hidden, s.elem),
+                  4.0 * static_cast<double>(s.tokens * s.hidden), shape_text(s.tokens, s.hidden), d_out);
 }
 
 // The shared expert beside the routed ones, added to their combined output: returns what the residual add reads
 // (the sum and the gate scaling the shared part) and records in `saved` (may be null) what its backward reads.
 std::vector<OpId> shared_expert_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeShape& s,
                                         OpId normed, OpId routed, SavedModule* saved) {
-  const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
-  const OpId gate = shared_gate(b, s, normed);
+  const OpId gate = shared_gate(b, s, {normed});
   const ColumnOutput gate_up = tp.column_forward(b, ctx, shared_gate_up(ctx, normed), ModuleInput{normed});
-  const OpId act = b.memory("moe.shared_expert.swiglu", bytes_of(t, 2 * ffn, s.elem), bytes_of(t, ffn, s.elem),
-                            4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
+  const OpId act = shared_swiglu(b, ctx, s, gate_up.output);
   // The shared output (its gate's sigmoid applied as it is read) added to the routed one.
   const ModuleInput sum = tp.row_forward(b, ctx, shared_down(ctx), {act}, ModuleInput{routed});
   if (saved) saved->shared = SavedShared{gate_up.gemm_input, gate_up.output, {act, gate}};
   return {*sum.ready, gate};
 }
 
-// The shared expert's backward: its down and gate/up linears as the mode runs them, SwiGLU's backward between,
-// and the gate's (the gradient's dot with each row's shared output, back through the sigmoid to the rows and the
-// gate's weight: reads the gradient and the normed rows, writes the rows' gradient). Returns the ops whose
-// outputs sum to the gradient of the normed rows through the shared expert.
+// The shared expert's backward: its down and gate/up linears as the mode runs them, SwiGLU's and the gate's
+// backward. Returns the ops whose outputs sum to the gradient of the normed rows through the shared expert.
 std::vector<OpId> shared_expert_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeShape& s,
                                          const SavedModule& saved, const ModuleInput& grad) {
-  const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
-  const OpId act = saved.shared.inner.at(0), gate = saved.shared.inner.at(1);
-  const std::vector<OpId> d_act = tp.row_backward(b, ctx, shared_down(ctx), grad, {act});
-  std::vector<OpId> swiglu_reads = d_act;
-  swiglu_reads.insert(swiglu_reads.end(), saved.shared.column_output.begin(), saved.shared.column_output.end());
-  const OpId d_gate_up =
-      b.memory("moe.shared_expert.swiglu.backward", bytes_of(t, 3 * ffn, s.elem), bytes_of(t, 2 * ffn, s.elem),
-               8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), swiglu_reads);
+  const std::vector<OpId> d_act = tp.row_backward(b, ctx, shared_down(ctx), grad, {saved.shared.inner.at(0)});
+  const OpId d_gate_up = shared_swiglu_backward(b, ctx, s, d_act, saved);
   std::vector<OpId> d_normed =
       tp.column_input_gradient(b, ctx, shared_gate_up(ctx, std::nullopt), {d_gate_up}, saved.shared.column_input);
-  std::vector<OpId> gate_reads = grad.deps();
-  gate_reads.insert(gate_reads.end(), {gate, saved.column_input.at(0)});
-  d_normed.push_back(b.memory("moe.shared_expert.gate.backward", 2.0 * bytes_of(s.tokens, s.hidden, s.elem),
-                              bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(1, s.hidden, s.elem),
-                              4.0 * static_cast<double>(s.tokens * s.hidden), shape_text(s.tokens, s.hidden),
-                              gate_reads));
+  d_normed.push_back(shared_gate_backward(b, s, grad.deps(), saved));
   return d_normed;
+}
+
+// Expert TP: the shared expert's slice on every token (the rows the router read, already gathered), its partial sum
+// added to the routed experts' before their one reduction, as vLLM adds them.
+GemmShape sliced_shared_gate_up(const LayerContext& ctx, const MoeShape& s) {
+  return GemmShape{s.tokens, 2 * ctx.shard.shared_expert_ffn, s.hidden};
+}
+GemmShape sliced_shared_down(const LayerContext& ctx, const MoeShape& s) {
+  return GemmShape{s.tokens, s.hidden, ctx.shard.shared_expert_ffn};
+}
+OpId sliced_shared_expert_forward(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s,
+                                  const std::vector<OpId>& normed, OpId routed, SavedModule* saved) {
+  const OpId gate = shared_gate(b, s, normed);
+  const OpId gate_up = b.gemm("moe.shared_expert.gate_up_proj", sliced_shared_gate_up(ctx, s), normed);
+  const OpId act = shared_swiglu(b, ctx, s, {gate_up});
+  const OpId down = b.gemm("moe.shared_expert.down_proj", sliced_shared_down(ctx, s), {act});
+  if (saved) saved->shared = SavedShared{normed, {gate_up}, {act, gate}};
+  return residual_add(b, "moe.shared_expert.residual", s.tokens, s.hidden, {down, gate}, routed);
+}
+std::vector<OpId> sliced_shared_expert_backward(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s,
+                                                const SavedModule& saved, const std::vector<OpId>& d_out) {
+  const GemmShape down = sliced_shared_down(ctx, s), gate_up = sliced_shared_gate_up(ctx, s);
+  const OpId d_act = b.gemm("moe.shared_expert.down_proj.dgrad", data_gradient_shape(down), d_out);
+  weight_gradient(b, "moe.shared_expert.down_proj", down, d_out, {saved.shared.inner.at(0)});
+  const OpId d_gate_up = shared_swiglu_backward(b, ctx, s, {d_act}, saved);
+  const OpId d_normed = b.gemm("moe.shared_expert.gate_up_proj.dgrad", data_gradient_shape(gate_up), {d_gate_up});
+  weight_gradient(b, "moe.shared_expert.gate_up_proj", gate_up, {d_gate_up}, saved.shared.column_input);
+  return {d_normed, shared_gate_backward(b, s, d_out, saved)};
 }
 
 }  // namespace
 
 ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                         SavedModule* saved) {
-  if (ctx.shard.tp > 1 && !ctx.sequence_sharded) {
+  const bool sliced = ctx.shard.expert_tp;
+  if (ctx.shard.tp > 1 && !ctx.sequence_sharded && !sliced) {
     throw InputError(
-        "an MoE layer under tp > 1 needs a sequence-sharded mode (sp, async or nocomm): each rank "
-        "routes its own rows, as Megatron requires --sequence-parallel with MoE");
+        "an MoE layer under tp > 1 with expert parallelism needs a sequence-sharded mode (sp, async or nocomm): "
+        "each rank routes its own rows, as Megatron requires --sequence-parallel with MoE");
   }
   const MoeShape s = moe_shape(b, ctx, tp);
   const int64_t experts = ctx.arch.moe.experts;
   const ColumnLinear router = router_linear(ctx);
-  const OpId normed = norm_of(b, ctx, router, input);
-  const OpId logits = b.gemm(router.gemm_name, GemmShape{s.tokens, experts, s.hidden}, {normed});
+  // The router's input rows and logits: the rank's own rows, or under expert TP every row of the pass (gathered as
+  // the mode gathers a column-parallel linear's input; the router is replicated).
+  std::vector<OpId> normed, logits;
+  if (sliced) {
+    const ColumnOutput routed = tp.column_forward(b, ctx, router, input);
+    normed = routed.gemm_input;
+    logits = routed.output;
+  } else {
+    normed = {norm_of(b, ctx, router, input)};
+    logits = {b.gemm(router.gemm_name, GemmShape{s.tokens, experts, s.hidden}, normed)};
+  }
   // Softmax over the experts and the top-k: reads the logits, writes each token's k weights and expert indices.
   // FLOPs (informative: a memory-bound kernel's time is its bytes): about 5 per logit, the softmax's max, exp,
   // sum and divide and the top-k's comparison.
   const OpId top_k = b.memory("moe.top_k", bytes_of(s.tokens, experts, s.elem),
                               static_cast<double>(s.copies) * (kFp32Bytes + kIndexBytes),
-                              5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), {logits});
+                              5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), logits);
+  std::vector<OpId> permute_reads = normed;
+  permute_reads.push_back(top_k);
   const OpId permuted =
       b.memory("moe.permute", bytes_of(s.tokens, s.hidden, s.elem) + static_cast<double>(s.copies) * kIndexBytes,
-               bytes_of(s.copies, s.hidden, s.elem), 0, shape_text(s.copies, s.hidden), {normed, top_k});
+               bytes_of(s.copies, s.hidden, s.elem), 0, shape_text(s.copies, s.hidden), permute_reads);
   OpId received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch", {permuted}) : permuted;
   received = sort_copies(b, s, "moe.sort", received);
   const OpId gate_up = expert_gemm(b, s, "moe.experts.gate_up_proj", gate_up_shape(s), {received});
@@ -178,22 +224,37 @@ ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
       b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
                shape_text(s.tokens, s.hidden), {returned, top_k});
-  if (saved) *saved = SavedModule{input, {normed}, {gate_up}, {top_k, received, returned}, {act}, {}};
+  if (saved) *saved = SavedModule{input, normed, {gate_up}, {top_k, received, returned}, {act}, {}};
+  const bool shared = ctx.shard.shared_expert_ffn > 0;
+  if (sliced) {
+    // Every rank's partial sums (its slices of every expert) reduced as the mode reduces, then the residual add.
+    const OpId partial = shared ? sliced_shared_expert_forward(b, ctx, s, normed, combined, saved) : combined;
+    const ModuleInput reduced = tp.reduce_partial(b, ctx, "moe.experts", partial);
+    return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, reduced.deps(), input.ready)};
+  }
   std::vector<OpId> summed{combined};
-  if (ctx.shard.shared_expert_ffn > 0) summed = shared_expert_forward(b, ctx, tp, s, normed, combined, saved);
-  return ModuleInput{residual_add(b, "moe.residual", s.tokens, s.hidden, summed, input.ready)};
+  if (shared) summed = shared_expert_forward(b, ctx, tp, s, normed.front(), combined, saved);
+  return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, summed, input.ready)};
 }
 
 ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
   const MoeShape s = moe_shape(b, ctx, tp);
+  const bool sliced = ctx.shard.expert_tp;
+  // The gradient of the routed output: the stream's rows, or under expert TP every row (gathered as the mode
+  // gathers the gradient of a reduced partial sum).
+  const std::vector<OpId> d_out =
+      sliced ? std::vector<OpId>{tp.gather_gradient(b, ctx, "moe.experts.backward", grad)} : grad.deps();
   // The shared expert ran last: its backward first, down to the gradient of the normed rows through it.
   std::vector<OpId> d_normed_shared;
-  if (ctx.shard.shared_expert_ffn > 0) d_normed_shared = shared_expert_backward(b, ctx, tp, s, saved, grad);
+  if (ctx.shard.shared_expert_ffn > 0) {
+    d_normed_shared = sliced ? sliced_shared_expert_backward(b, ctx, s, saved, d_out)
+                             : shared_expert_backward(b, ctx, tp, s, saved, grad);
+  }
   const int64_t experts = ctx.arch.moe.experts;
   const OpId top_k = saved.inner.at(0), received = saved.inner.at(1), returned = saved.inner.at(2);
   // The copies' gradients (the token's gradient times each weight), and the weights' (its dot with each copy).
-  std::vector<OpId> unpermute_reads = grad.deps();
+  std::vector<OpId> unpermute_reads = d_out;
   unpermute_reads.insert(unpermute_reads.end(), {returned, top_k});
   const OpId d_copies =
       b.memory("moe.unpermute.backward", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(s.copies, s.hidden, s.elem),
@@ -223,12 +284,21 @@ ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
                bytes_of(s.tokens, experts, s.elem), 5.0 * static_cast<double>(s.tokens * experts),
                shape_text(s.tokens, experts), {d_copies, top_k});
   const ColumnLinear router = router_linear(ctx);
+  if (sliced) {
+    // Every rank's partial input gradient (its slices' and its share of the router's) reduced as the mode reduces
+    // a column-parallel linear's, with the router's data gradient adding into it.
+    std::vector<OpId> partials{d_logits, d_normed};
+    partials.insert(partials.end(), d_normed_shared.begin(), d_normed_shared.end());
+    const std::vector<OpId> reduced = tp.column_input_gradient(b, ctx, router, partials, saved.column_input);
+    const OpId dx = norm_backward(b, ctx, router, reduced, saved.input);
+    return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, grad.ready)};
+  }
   const GemmShape router_shape{s.tokens, experts, s.hidden};
   const OpId d_router = b.gemm("moe.router.dgrad", data_gradient_shape(router_shape), {d_logits, d_normed});
   weight_gradient(b, router.gemm_name, router_shape, {d_logits}, saved.column_input);
   d_normed_shared.push_back(d_router);
   const OpId dx = norm_backward(b, ctx, router, d_normed_shared, saved.input);
-  return ModuleInput{residual_add(b, "moe.residual.backward", s.tokens, s.hidden, {dx}, grad.ready)};
+  return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, grad.ready)};
 }
 
 }  // namespace tpsim::model

@@ -8,12 +8,20 @@
 namespace tpsim::model {
 namespace {
 
-// Every variant under tp > 1 must route each rank's own rows: Megatron requires sequence parallelism with MoE.
+// Under expert parallelism with tp > 1 every variant must route each rank's own rows: Megatron requires sequence
+// parallelism with MoE. Under expert TP (ep 1) every rank computes every token's copies for its slices, so tp
+// works too; DTP's delayed reductions are not modelled around an MoE layer.
 void refuse_replicated_rows(const YamlReader& in, const YAML::Node& variants, const Scenario& out) {
   if (out.parallelism.tp == 1) return;
+  const bool expert_tp = out.parallelism.ep == 1;
   for (size_t i = 0; i < out.variants.size(); ++i) {
     const TpMode mode = out.variants[i].mode;
-    if (mode != TpMode::kTp && mode != TpMode::kDtp) continue;
+    if (expert_tp && mode == TpMode::kDtp) {
+      in.fail(variants[i]["tp_mode"], "variant " + out.variants[i].name +
+                                          ": tp_mode dtp around an MoE layer is not modelled yet; use tp, sp, async "
+                                          "or nocomm");
+    }
+    if (expert_tp || (mode != TpMode::kTp && mode != TpMode::kDtp)) continue;
     in.fail(variants[i]["tp_mode"],
             "variant " + out.variants[i].name + ": tp_mode " + to_string(mode) + " holds every token on every rank, " +
                 "so an MoE layer's ranks would route the same tokens; with tp > 1 an MoE model needs sp, async or "
@@ -41,10 +49,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
     in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must divide the " + std::to_string(out.arch.moe.experts) +
                     " experts of " + out.arch.name);
   }
-  if (ep % tp != 0) {
-    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must be a multiple of tp (" + std::to_string(tp) +
-                    "): the expert-parallel group is whole TP groups of consecutive GPUs (fewer GPUs than a TP group "
-                    "would need expert TP, not modelled yet)");
+  if (ep > 1 && ep % tp != 0) {
+    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must be 1 or a multiple of tp (" + std::to_string(tp) +
+                    "): the expert-parallel group is whole TP groups of consecutive GPUs, or ep 1 splits every "
+                    "expert over the TP group (expert TP); expert TP within an expert-parallel group is not "
+                    "modelled yet");
   }
   if (ep > 1 && out.parallelism.pp > 1) {
     in.fail(at, "parallelism.ep > 1 under a pipeline (pp > 1) is not modelled yet; use pp: 1");

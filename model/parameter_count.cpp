@@ -26,7 +26,7 @@ double linear_parameters_per_layer(const ArchSpec& a, const TpShard& s, bool lin
                                             : hidden * qkv_width + static_cast<double>(s.q_heads) * hd * hidden;
   if (a.moe.enabled()) {
     // The router (replicated) and the rank's whole experts, and the shared expert's shard and gate.
-    const double experts = static_cast<double>(a.moe.experts), width = static_cast<double>(a.moe.expert_ffn);
+    const double experts = static_cast<double>(a.moe.experts), width = static_cast<double>(s.expert_ffn);
     double p = attention + hidden * experts + static_cast<double>(s.experts) * 3.0 * hidden * width;
     if (s.shared_expert_ffn > 0) p += 3.0 * hidden * static_cast<double>(s.shared_expert_ffn) + hidden;
     return p;
@@ -42,7 +42,9 @@ double linear_parameters_of_layers(const ArchSpec& a, const TpShard& s, int64_t 
 }
 
 double expert_parameters_per_layer(const ArchSpec& a, const TpShard& s) {
-  return static_cast<double>(s.experts) * 3.0 * static_cast<double>(a.hidden) * static_cast<double>(a.moe.expert_ffn);
+  // Expert TP: each rank's slices sync with the same slices of the other replicas, as the dense parameters do.
+  if (s.expert_tp) return 0.0;
+  return static_cast<double>(s.experts) * 3.0 * static_cast<double>(a.hidden) * static_cast<double>(s.expert_ffn);
 }
 
 double small_parameters_per_layer(const ArchSpec& a, const TpShard& s) {

@@ -147,8 +147,7 @@ TEST_CASE("the shared expert runs TP-sharded beside the routed experts on the ro
     a.moe.shared_expert_ffn = 0;
     return model::shard_for_tp(a, kTp, kEp);
   }();
-  CHECK(model::linear_parameters_per_layer(arch, s, true) -
-            model::linear_parameters_per_layer(arch, no_shared, true) ==
+  CHECK(model::linear_parameters_per_layer(arch, s, true) - model::linear_parameters_per_layer(arch, no_shared, true) ==
         Approx(3.0 * 2048 * 512 / kTp + 2048));
 }
 

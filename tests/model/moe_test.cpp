@@ -12,6 +12,7 @@
 #include "model/input_error.hpp"
 #include "model/moe_routing.hpp"
 #include "model/moe_routing_file.hpp"
+#include "model/parameter_count.hpp"
 #include "model/scenario.hpp"
 #include "sim/scenario_run.hpp"
 #include "test_support.hpp"
@@ -247,7 +248,7 @@ variants:
   const Refused cases[] = {
       {"qwen3-30b-a3b", "llama-3.1-8b", "s.yaml:5:", "splits an MoE model's experts"},
       {"ep: 8", "ep: 3", "s.yaml:5:", "must divide the 128 experts"},
-      {"dp: 4, ep: 8", "dp: 4, ep: 1", "s.yaml:5:", "must be a multiple of tp (2)"},
+      {"tp: 2, dp: 4, ep: 8", "tp: 4, dp: 2, ep: 2", "s.yaml:5:", "must be 1 or a multiple of tp (4)"},
       {"dp: 4, ep: 8", "dp: 2, ep: 8", "s.yaml:5:", "must divide tp x dp = 4"},
       {"tp_mode: sp", "tp_mode: tp", "s.yaml:8:", "needs sp, async or nocomm"},
       {"zipf_s: 1.0", "seed: 3", "s.yaml:6:", "needs zipf_s"},
@@ -404,4 +405,60 @@ TEST_CASE("a decode step's grouped GEMMs run, and read the weights of, only the 
   const model::LayerGraph train = model::build_layer_graph(arch, with_experts(test::forward_workload(1, 2048, 1), kEp),
                                                            1, test::variant(model::TpMode::kSp));
   CHECK(op_named(train, "L0.moe.experts.gate_up_proj").gemm.groups == 16);
+}
+
+TEST_CASE(
+    "under expert TP (ep 1) every GPU computes its slice of every expert on every token, and one reduction sums "
+    "them") {
+  const model::ArchSpec arch = model::load_model_preset("qwen3-next-80b-a3b");
+  constexpr int tp = 4;
+  const model::TpShard shard = model::shard_for_tp(arch, tp, 1);
+  CHECK(shard.expert_tp);
+  CHECK(shard.experts == 512);
+  CHECK(shard.expert_ffn == 512 / tp);
+  // Decode, tp mode: every rank routes all 8 tokens (no all-to-all), its grouped GEMMs over the 80 copies of the
+  // experts that get any (512 x (1 - (1 - 10/512)^8) = 74.9: 75 problems), each a quarter wide.
+  model::Workload w = test::decode_workload(8, 2000, 1);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, tp, test::variant(model::TpMode::kTp));
+  const model::Op& gate_up = op_named(g, "L0.moe.experts.gate_up_proj");
+  CHECK(gate_up.gemm.m == 8 * 10);
+  CHECK(gate_up.gemm.n == 2 * 512 / tp);
+  CHECK(gate_up.gemm.groups == static_cast<int64_t>(std::ceil(512.0 * (1 - std::pow(1 - 10.0 / 512, 8)))));
+  CHECK(op_named(g, "L0.moe.experts.down_proj").gemm.k == 512 / tp);
+  CHECK(op_named(g, "L0.moe.shared_expert.gate_up_proj").gemm.n == 2 * 512 / tp);
+  const auto& ops = g.ops();
+  CHECK(std::none_of(ops.begin(), ops.end(), [](const model::Op& op) { return op.name == "L0.moe.dispatch"; }));
+  // The routed and shared partial sums are reduced together, once.
+  const model::Op& reduce = op_named(g, "L0.moe.experts.all_reduce");
+  CHECK(reduce.tensor_bytes == 8.0 * arch.hidden * 2.0);
+  CHECK(std::any_of(reduce.deps.begin(), reduce.deps.end(),
+                    [&](const model::Dep& dep) { return g.op(dep.op).name == "L0.moe.shared_expert.residual"; }));
+  // Training under sp: the router's gathered input, the gradient gathered before the experts' backward and the input
+  // gradient reduce-scattered after the router's data gradient.
+  model::Workload train = test::train_workload(1, 2048, 1);
+  const model::LayerGraph t =
+      model::build_layer_graph(model::load_model_preset("qwen3-30b-a3b"), train, 2, test::variant(model::TpMode::kSp));
+  CHECK(op_named(t, "L0.moe.router").gemm.m == 2048);
+  CHECK(op_named(t, "L0.moe.experts.reduce_scatter").collective == model::CollectiveKind::kReduceScatter);
+  CHECK(op_named(t, "L0.moe.experts.backward.all_gather").collective == model::CollectiveKind::kAllGather);
+  CHECK(op_named(t, "L0.moe.router.dgrad.reduce_scatter").collective == model::CollectiveKind::kReduceScatter);
+  // Its expert slices sync with the data-parallel group like dense parameters: no expert buckets.
+  CHECK(model::expert_parameters_per_layer(arch, shard) == 0);
+}
+
+TEST_CASE("expert TP runs under tp, sp, async and nocomm, and dtp around it is refused at the variant") {
+  const std::string text = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: nvswitch}
+workload: {phase: decode, batch: 8, context_len: 1024, layers: 2}
+parallelism: {tp: 4, ep: 1}
+variants:
+  - {name: tp, tp_mode: tp}
+  - {name: sp, tp_mode: sp}
+)";
+  CHECK_NOTHROW(model::parse_scenario(text, "s.yaml"));
+  std::string dtp = text;
+  dtp.replace(dtp.find("tp_mode: sp"), 11, "tp_mode: dtp, delta: 1");
+  CHECK_THROWS_WITH(model::parse_scenario(dtp, "s.yaml"),
+                    Contains("s.yaml:8:") && Contains("dtp around an MoE layer is not modelled"));
 }
