@@ -32,6 +32,7 @@ Json variant_json(const model::Variant& v) {
     j["order"] = model::to_string(v.order);
     j["boundary_overlap"] = v.boundary_overlap;
   }
+  if (v.two_batch_overlap) j["two_batch_overlap"] = true;
   return j;
 }
 

@@ -2,20 +2,23 @@
 // prefill passes, decode steps), or a training step (train_step.hpp).
 #include "model/graph_builder.hpp"
 
+#include <functional>
 #include <memory>
 
 #include "model/decoder_layer.hpp"
+#include "model/input_error.hpp"
 #include "model/lm_head.hpp"
+#include "model/moe_layer.hpp"
 #include "model/program_builder.hpp"
 #include "model/train_step.hpp"
 
 namespace tpsim::model {
 
-LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
-                            const Variant& variant) {
-  if (workload.phase == Phase::kOps) {
-    return build_op_list_graph(workload.ops, tp, workload.dtype, variant.algorithm, variant.protocol);
-  }
+namespace {
+
+// The context of one pass (or of one micro-batch's part of it) under `strategy`.
+LayerContext pass_context(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
+                          const Variant& variant, const TpStrategy& strategy) {
   LayerContext ctx;
   ctx.arch = arch;
   ctx.shard = shard_for_tp(arch, tp, workload.expert_parallel.degree);
@@ -23,11 +26,59 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   ctx.pass = pass;
   ctx.variant = variant;
   ctx.tokens = pass.tokens();
-  const std::unique_ptr<TpStrategy> strategy = make_tp_strategy(variant, static_cast<int>(2 * workload.layers));
-  ctx.sequence_sharded = strategy->shards_sequence(ctx.tokens, tp);
+  ctx.sequence_sharded = strategy.shards_sequence(ctx.tokens, tp);
   ctx.local_tokens = ctx.sequence_sharded ? ctx.tokens / tp : ctx.tokens;
   ctx.elem_bytes = dtype_bytes(workload.dtype);
-  strategy->check(ctx);
+  strategy.check(ctx);
+  return ctx;
+}
+
+// Two-batch overlap (variant.two_batch_overlap): the pass as two micro-batches of half its sequences (ops named
+// mb0., mb1.), each layer's attention modules one after the other and its MoE stages interleaved (dispatch 0,
+// dispatch 1, experts 0, experts 1, combine 0, combine 1), so that each micro-batch's all-to-alls run beside the
+// other's compute, as SGLang's two-batch overlap orders them.
+void build_two_batch_layers(ProgramBuilder& b, const ArchSpec& arch, const Workload& workload, const Pass& pass,
+                            const Variant& variant, TpStrategy& strategy) {
+  Pass half = pass;
+  half.batch = pass.batch / 2;
+  const LayerContext ctx = pass_context(arch, workload, half, b.tp(), variant, strategy);
+  const std::string names[2] = {"mb0.", "mb1."};
+  ModuleInput hidden[2];
+  const auto each = [&](const std::function<void(int)>& stage) {
+    for (int mb = 0; mb < 2; ++mb) {
+      b.set_name_prefix(names[mb]);
+      stage(mb);
+    }
+  };
+  for (int64_t layer = 0; layer < workload.layers; ++layer) {
+    b.set_layer(static_cast<int>(layer));
+    b.set_module(static_cast<int>(2 * layer));
+    each([&](int mb) {
+      hidden[mb] = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb]), nullptr);
+    });
+    b.set_module(static_cast<int>(2 * layer + 1));
+    MoeForward moe[2];
+    each([&](int mb) { moe[mb] = moe_forward_dispatch(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb])); });
+    each([&](int mb) { moe_forward_experts(b, ctx, strategy, moe[mb]); });
+    each([&](int mb) { hidden[mb] = moe_forward_combine(b, ctx, strategy, moe[mb], nullptr); });
+  }
+  b.set_module(-1);
+  each([&](int mb) {
+    const OpId normed = rms_norm(b, "final.norm", ctx.local_tokens, arch.hidden, hidden[mb].deps());
+    strategy.finish_pass(b, ctx, normed);
+  });
+  b.set_name_prefix("");
+}
+
+}  // namespace
+
+LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, const Pass& pass, int tp,
+                            const Variant& variant) {
+  if (workload.phase == Phase::kOps) {
+    return build_op_list_graph(workload.ops, tp, workload.dtype, variant.algorithm, variant.protocol);
+  }
+  const std::unique_ptr<TpStrategy> strategy = make_tp_strategy(variant, static_cast<int>(2 * workload.layers));
+  const LayerContext ctx = pass_context(arch, workload, pass, tp, variant, *strategy);
 
   LayerGraph graph(tp);
   ProgramBuilder builder(graph, ctx.elem_bytes);
@@ -36,11 +87,22 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
   builder.set_fp8_recipe(workload.fp8_recipe);
   builder.set_attention_fp8(workload.attention_dtype == Dtype::kFp8);
-  set_projection_parts(builder, ctx);
   if (workload.phase == Phase::kTrain) {
+    set_projection_parts(builder, ctx);
     build_train_step(builder, ctx, *strategy);
     return graph;
   }
+  if (variant.two_batch_overlap) {
+    if (workload.whole_model) {
+      throw InputError("variant " + variant.name + ": two_batch_overlap does not run the model's ends (whole_model)");
+    }
+    Pass half = pass;
+    half.batch = pass.batch / 2;
+    set_projection_parts(builder, pass_context(arch, workload, half, tp, variant, *strategy));
+    build_two_batch_layers(builder, arch, workload, pass, variant, *strategy);
+    return graph;
+  }
+  set_projection_parts(builder, ctx);
   ModelEnds ends(ctx, *strategy);
   ModuleInput hidden;
   builder.set_module(-1);

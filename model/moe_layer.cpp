@@ -178,63 +178,81 @@ std::vector<OpId> sliced_shared_expert_backward(ProgramBuilder& b, const LayerCo
 
 }  // namespace
 
-ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
-                        SavedModule* saved) {
+MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input) {
   const bool sliced = ctx.shard.expert_tp;
   if (ctx.shard.tp > 1 && !ctx.sequence_sharded && !sliced) {
     throw InputError(
         "an MoE layer under tp > 1 with expert parallelism needs a sequence-sharded mode (sp, async or nocomm): "
         "each rank routes its own rows, as Megatron requires --sequence-parallel with MoE");
   }
+  MoeForward f;
+  f.input = input;
   const MoeShape s = moe_shape(b, ctx, tp);
   const int64_t experts = ctx.arch.moe.experts;
   const ColumnLinear router = router_linear(ctx);
   // The router's input rows and logits: the rank's own rows, or under expert TP every row of the pass (gathered as
   // the mode gathers a column-parallel linear's input; the router is replicated).
-  std::vector<OpId> normed, logits;
+  std::vector<OpId> logits;
   if (sliced) {
     const ColumnOutput routed = tp.column_forward(b, ctx, router, input);
-    normed = routed.gemm_input;
+    f.normed = routed.gemm_input;
     logits = routed.output;
   } else {
-    normed = {norm_of(b, ctx, router, input)};
-    logits = {b.gemm(router.gemm_name, GemmShape{s.tokens, experts, s.hidden}, normed)};
+    f.normed = {norm_of(b, ctx, router, input)};
+    logits = {b.gemm(router.gemm_name, GemmShape{s.tokens, experts, s.hidden}, f.normed)};
   }
   // Softmax over the experts and the top-k: reads the logits, writes each token's k weights and expert indices.
   // FLOPs (informative: a memory-bound kernel's time is its bytes): about 5 per logit, the softmax's max, exp,
   // sum and divide and the top-k's comparison.
-  const OpId top_k = b.memory("moe.top_k", bytes_of(s.tokens, experts, s.elem),
-                              static_cast<double>(s.copies) * (kFp32Bytes + kIndexBytes),
-                              5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), logits);
-  std::vector<OpId> permute_reads = normed;
-  permute_reads.push_back(top_k);
+  f.top_k = b.memory("moe.top_k", bytes_of(s.tokens, experts, s.elem),
+                     static_cast<double>(s.copies) * (kFp32Bytes + kIndexBytes),
+                     5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), logits);
+  std::vector<OpId> permute_reads = f.normed;
+  permute_reads.push_back(f.top_k);
   const OpId permuted =
       b.memory("moe.permute", bytes_of(s.tokens, s.hidden, s.elem) + static_cast<double>(s.copies) * kIndexBytes,
                bytes_of(s.copies, s.hidden, s.elem), 0, shape_text(s.copies, s.hidden), permute_reads);
-  OpId received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch", {permuted}) : permuted;
-  received = sort_copies(b, s, "moe.sort", received);
-  const OpId gate_up = expert_gemm(b, s, "moe.experts.gate_up_proj", gate_up_shape(s), {received});
-  const OpId act = b.memory("moe.experts.swiglu", bytes_of(s.rows, 2 * s.ffn, s.elem), bytes_of(s.rows, s.ffn, s.elem),
-                            4.0 * static_cast<double>(s.rows * s.ffn), shape_text(s.rows, s.ffn), {gate_up});
-  const OpId down = expert_gemm(b, s, "moe.experts.down_proj", down_shape(s), {act});
-  OpId returned = sort_copies(b, s, "moe.unsort", down);
-  if (s.all_to_all) returned = exchange_copies(b, s, "moe.combine", {returned});
+  f.received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch", {permuted}) : permuted;
+  return f;
+}
+
+void moe_forward_experts(ProgramBuilder& b, const LayerContext& ctx, const TpStrategy& tp, MoeForward& f) {
+  const MoeShape s = moe_shape(b, ctx, tp);
+  f.received = sort_copies(b, s, "moe.sort", f.received);
+  f.gate_up = expert_gemm(b, s, "moe.experts.gate_up_proj", gate_up_shape(s), {f.received});
+  f.act = b.memory("moe.experts.swiglu", bytes_of(s.rows, 2 * s.ffn, s.elem), bytes_of(s.rows, s.ffn, s.elem),
+                   4.0 * static_cast<double>(s.rows * s.ffn), shape_text(s.rows, s.ffn), {f.gate_up});
+  const OpId down = expert_gemm(b, s, "moe.experts.down_proj", down_shape(s), {f.act});
+  f.returned = sort_copies(b, s, "moe.unsort", down);
+  if (s.all_to_all) f.returned = exchange_copies(b, s, "moe.combine", {f.returned});
+}
+
+ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
+                                SavedModule* saved) {
+  const MoeShape s = moe_shape(b, ctx, tp);
   // Each token's copies summed by the router's weights.
   const OpId combined =
       b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
-               shape_text(s.tokens, s.hidden), {returned, top_k});
-  if (saved) *saved = SavedModule{input, normed, {gate_up}, {top_k, received, returned}, {act}, {}};
+               shape_text(s.tokens, s.hidden), {f.returned, f.top_k});
+  if (saved) *saved = SavedModule{f.input, f.normed, {f.gate_up}, {f.top_k, f.received, f.returned}, {f.act}, {}};
   const bool shared = ctx.shard.shared_expert_ffn > 0;
-  if (sliced) {
+  if (ctx.shard.expert_tp) {
     // Every rank's partial sums (its slices of every expert) reduced as the mode reduces, then the residual add.
-    const OpId partial = shared ? sliced_shared_expert_forward(b, ctx, s, normed, combined, saved) : combined;
+    const OpId partial = shared ? sliced_shared_expert_forward(b, ctx, s, f.normed, combined, saved) : combined;
     const ModuleInput reduced = tp.reduce_partial(b, ctx, "moe.experts", partial);
-    return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, reduced.deps(), input.ready)};
+    return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, reduced.deps(), f.input.ready)};
   }
   std::vector<OpId> summed{combined};
-  if (shared) summed = shared_expert_forward(b, ctx, tp, s, normed.front(), combined, saved);
-  return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, summed, input.ready)};
+  if (shared) summed = shared_expert_forward(b, ctx, tp, s, f.normed.front(), combined, saved);
+  return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, summed, f.input.ready)};
+}
+
+ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
+                        SavedModule* saved) {
+  MoeForward f = moe_forward_dispatch(b, ctx, tp, input);
+  moe_forward_experts(b, ctx, tp, f);
+  return moe_forward_combine(b, ctx, tp, f, saved);
 }
 
 ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,

@@ -29,12 +29,46 @@ void refuse_replicated_rows(const YamlReader& in, const YAML::Node& variants, co
   }
 }
 
+// Two-batch overlap splits an inference pass's sequences in two and interleaves their MoE stages: it needs an MoE
+// model whose experts are split over GPUs (all-to-alls to hide), an even batch and a mode without delayed reductions.
+void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const Scenario& out) {
+  const YAML::Node variants = root["variants"];
+  for (size_t i = 0; i < out.variants.size(); ++i) {
+    if (!out.variants[i].two_batch_overlap) continue;
+    const YAML::Node at = variants[i]["two_batch_overlap"];
+    const std::string what = "variants[" + std::to_string(i) + "].two_batch_overlap: ";
+    if (!out.arch.moe.enabled() || out.parallelism.ep == 1) {
+      in.fail(at, what +
+                      "overlaps one half-batch's expert all-to-alls with the other's compute, so it needs an MoE "
+                      "model with parallelism.ep > 1");
+    }
+    const Phase phase = out.workload.phase;
+    if (phase != Phase::kPrefill && phase != Phase::kDecode && phase != Phase::kGenerate) {
+      in.fail(at, what + "applies to inference phases (prefill, decode, generate); phase " + to_string(phase) +
+                      " is not modelled with it");
+    }
+    if (out.workload.batch % 2 != 0) {
+      in.fail(at, what + "splits the batch's sequences in two halves: workload.batch (" +
+                      std::to_string(out.workload.batch) + ") must be even");
+    }
+    if (out.variants[i].mode == TpMode::kDtp) in.fail(at, what + "is not modelled with tp_mode dtp");
+    // Each half's tokens are sharded over the TP group under sp and async.
+    const TpMode mode = out.variants[i].mode;
+    const int64_t half = out.workload.batch / 2 * (phase == Phase::kPrefill ? out.workload.seq_len : 1);
+    if ((mode == TpMode::kSp || mode == TpMode::kAsync) && half % out.parallelism.tp != 0) {
+      in.fail(at, what + "each half-batch's tokens of a pass (" + std::to_string(half) +
+                      ") must divide by tp=" + std::to_string(out.parallelism.tp) + " to shard the sequence");
+    }
+  }
+}
+
 }  // namespace
 
 void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out) {
   const YAML::Node par = root["parallelism"];
   const int tp = out.parallelism.tp, ep = out.parallelism.ep;
   const bool moe = out.arch.moe.enabled();
+  if (root["variants"]) check_two_batch_overlap(in, root, out);
   if (!moe) {
     if (ep > 1) {
       in.fail(par["ep"],

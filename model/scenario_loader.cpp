@@ -30,9 +30,9 @@ const std::vector<std::string> kWorkloadKeys = {
     "layers", "cuda_graphs", "ops",     "microbatches", "optimizer", "save",  "fp8_recipe",      "whole_model"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "order"};
-const std::vector<std::string> kVariantKeys = {"name",       "tp_mode",          "chunks", "transport",
-                                               "order",      "boundary_overlap", "delta",  "dtp_collective",
-                                               "collective", "protocol"};
+const std::vector<std::string> kVariantKeys = {
+    "name",           "tp_mode",    "chunks",   "transport",        "order", "boundary_overlap", "delta",
+    "dtp_collective", "collective", "protocol", "two_batch_overlap"};
 
 void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (node.IsScalar()) {
@@ -410,6 +410,9 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   }
   if (node["protocol"]) {
     v.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
+  }
+  if (node["two_batch_overlap"]) {
+    v.two_batch_overlap = in.boolean(node["two_batch_overlap"], context + ".two_batch_overlap");
   }
   if (v.mode == TpMode::kAsync) read_async_keys(in, node, context, tp, v);
   if (v.mode == TpMode::kDtp) read_dtp_keys(in, node, context, v);

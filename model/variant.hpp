@@ -43,6 +43,9 @@ struct Variant {
   bool dtp_allgather = false;                    // dtp only: all-gather the partials instead of all-reduce
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kNccl;
   Protocol protocol = Protocol::kAuto;  // NCCL_PROTO of its collectives' ring steps
+  // An MoE model's inference pass as two micro-batches of half the sequences whose MoE stages interleave, so that
+  // one's all-to-all runs beside the other's compute (SGLang's two-batch overlap).
+  bool two_batch_overlap = false;
 };
 
 std::string to_string(TpMode mode);

@@ -462,3 +462,33 @@ variants:
   CHECK_THROWS_WITH(model::parse_scenario(dtp, "s.yaml"),
                     Contains("s.yaml:8:") && Contains("dtp around an MoE layer is not modelled"));
 }
+
+TEST_CASE("two_batch_overlap is refused at its key without experts to exchange, an even batch or an inference phase") {
+  const std::string valid = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: nvswitch}
+workload: {phase: decode, batch: 16, context_len: 1024, layers: 2}
+parallelism: {tp: 2, ep: 8}
+variants:
+  - {name: sp, tp_mode: sp, two_batch_overlap: true}
+)";
+  CHECK(model::parse_scenario(valid, "s.yaml").variants[0].two_batch_overlap);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = valid;
+    return text.replace(text.find(from), from.size(), to);
+  };
+  const std::string odd = with("tp_mode: sp", "tp_mode: nocomm");  // nocomm runs any batch
+  const std::pair<std::string, std::string> cases[] = {
+      {"batch: 16", "batch: 2"},
+      {"ep: 8", "ep: 1"},
+      {"phase: decode, batch: 16, context_len: 1024", "phase: train, batch: 16, seq_len: 1024"}};
+  const char* why[] = {"must divide by tp=2", "parallelism.ep > 1", "applies to inference phases"};
+  for (size_t i = 0; i < 3; ++i) {
+    INFO(cases[i].second);
+    CHECK_THROWS_WITH(model::parse_scenario(with(cases[i].first, cases[i].second), "s.yaml"),
+                      Contains("s.yaml:7:") && Contains(why[i]));
+  }
+  std::string odd_batch = odd;
+  odd_batch.replace(odd_batch.find("batch: 16"), 9, "batch: 15");
+  CHECK_THROWS_WITH(model::parse_scenario(odd_batch, "s.yaml"), Contains("s.yaml:7:") && Contains("must be even"));
+}

@@ -276,3 +276,34 @@ TEST_CASE("a hybrid model on a profile without a linear_attention section is ref
                                               Catch::Contains("has no linear_attention section"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("two-batch overlap runs one half-batch's expert all-to-all beside the other half's compute") {
+  const model::ArchSpec arch = model::load_model_preset("qwen3-30b-a3b");
+  model::Workload w = test::forward_workload(2, 2048, 1);
+  w.phase = model::Phase::kPrefill;
+  w.expert_parallel.degree = 8;
+  model::Variant v = test::variant(model::TpMode::kSp);
+  const model::LayerGraph whole = model::build_layer_graph(arch, w, 2, v);
+  v.two_batch_overlap = true;
+  const model::LayerGraph halves = model::build_layer_graph(arch, w, 2, v);
+  // Each half dispatches half the copies.
+  const model::Op& dispatch = test::op_named(halves, "mb0.L0.moe.dispatch");
+  CHECK(dispatch.tensor_bytes == test::op_named(whole, "L0.moe.dispatch").tensor_bytes / 2);
+  CHECK(test::op_named(halves, "mb1.L0.moe.dispatch").tensor_bytes == dispatch.tensor_bytes);
+  // Interleaved: half 0's dispatch runs while half 1 routes and permutes its rows, half 1's combine while half 0
+  // un-permutes.
+  const sim::Timeline t = sim::simulate(halves, test::h100_cost());
+  const auto span = [&](const std::string& name) {
+    const model::OpId id = static_cast<model::OpId>(&test::op_named(halves, name) - halves.ops().data());
+    for (const sim::OpSpan& s : t.spans) {
+      if (s.op == id && s.rank == 0) return s;
+    }
+    throw std::logic_error("no span of " + name);
+  };
+  const auto overlaps = [&](const std::string& a, const std::string& b) {
+    const sim::OpSpan x = span(a), y = span(b);
+    return x.start_s < y.end_s && y.start_s < x.end_s;
+  };
+  CHECK(overlaps("mb0.L0.moe.dispatch", "mb1.L0.moe.router"));
+  CHECK(overlaps("mb1.L0.moe.combine", "mb0.L0.moe.unpermute"));
+}
