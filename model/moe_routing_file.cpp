@@ -38,7 +38,11 @@ double field_value(const std::string& path, int line0, int col0, const std::stri
 
 std::vector<std::vector<double>> read_routing_file(const std::string& path, int64_t experts, int64_t layers,
                                                    int64_t simulated) {
-  const std::string text = read_input_file(path, "routing", kMaxTextFileBytes);
+  return parse_routing_file(read_input_file(path, "routing", kMaxTextFileBytes), path, experts, layers, simulated);
+}
+
+std::vector<std::vector<double>> parse_routing_file(const std::string& text, const std::string& path, int64_t experts,
+                                                    int64_t layers, int64_t simulated) {
   std::vector<std::vector<double>> tokens(static_cast<size_t>(layers),
                                           std::vector<double>(static_cast<size_t>(experts), -1.0));
   std::istringstream lines(text);

@@ -15,5 +15,8 @@ namespace tpsim::model {
 // expert), a layer or expert out of range, or a simulated layer without tokens.
 std::vector<std::vector<double>> read_routing_file(const std::string& path, int64_t experts, int64_t layers,
                                                    int64_t simulated);
+// The same for a file's `text`, its errors located in `path`.
+std::vector<std::vector<double>> parse_routing_file(const std::string& text, const std::string& path, int64_t experts,
+                                                    int64_t layers, int64_t simulated);
 
 }  // namespace tpsim::model
