@@ -113,7 +113,7 @@ void derive_grouped_efficiency(ProfileFit& out) {
 void derive_linear_attention(ProfileFit& out) {
   out.profile.linear_attention =
       sim::LinearAttentionParams{kDeltaRuleEfficiency, kDeltaRuleChunkStepUs * 1e-6, kDeltaRuleDecodeHbmEfficiency,
-                                 kDeltaRuleDecodeOverheadUs * 1e-6};
+                                 kDeltaRuleDecodeOverheadUs * 1e-6, kDeltaRuleBackwardRatio};
 }
 
 // Peer copies at two sizes or more: the copy engine's step latency and efficiency. The bytes of a copy

@@ -40,6 +40,10 @@ inline constexpr double kDeltaRuleEfficiency = 0.07015;
 inline constexpr double kDeltaRuleChunkStepUs = 0.5195;
 inline constexpr double kDeltaRuleDecodeHbmEfficiency = 0.5556;
 inline constexpr double kDeltaRuleDecodeOverheadUs = 11.44;
+// - backward_ratio: the chunked backward's time over the forward's, the mean of FLA's published GB200 forward and
+//   forward + backward timings at head dim 128 and 786,432 tokens x heads or more (fla-org/flash-linear-attention
+//   README; smaller shapes there are host-bound), assumed on every GPU.
+inline constexpr double kDeltaRuleBackwardRatio = 2.677;
 // The linear_attention section from those constants.
 void derive_linear_attention(ProfileFit& out);
 // Peer copies of two sizes or more: the copy engine's step latency and efficiency.

@@ -156,8 +156,9 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\n  chunk_step_us: " + model::format_number("%.6g", l->chunk_step_s * 1e6) +
          "\n  decode_hbm_efficiency: " + model::format_number("%.6g", l->decode_hbm_efficiency) +
          "\n  decode_overhead_us: " + model::format_number("%.6g", l->decode_overhead_s * 1e6) +
-         "\n  source: \"not fitted: public Hopper timings of FLA's chunked gated delta rule and vLLM's decode kernel "
-         "(gated_delta_rule_hopper.csv), assumed on every GPU\"\n";
+         "\n  backward_ratio: " + model::format_number("%.6g", l->backward_ratio) +
+         "\n  source: \"not fitted: public Hopper timings of FLA's chunked gated delta rule and vLLM's decode kernel, "
+         "and FLA's GB200 backward over forward (gated_delta_rule_hopper.csv), assumed on every GPU\"\n";
   }
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
   // points of unknown protocol (Simple and one low-latency regime, the faster running).

@@ -18,7 +18,7 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
 
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {
   // TorchTitan keeps the last layer gathered after its forward: its backward follows at once.
-  return SyncUnit{"", layer_parameters_per_rank(ctx_.arch, ctx_.shard, 1),
+  return SyncUnit{"", layer_parameters_at(ctx_.arch, ctx_.shard, layer),
                   expert_parameters_per_layer(ctx_.arch, ctx_.shard),
                   dp_.reshard_after_forward && layer + 1 < ctx_.workload.layers};
 }

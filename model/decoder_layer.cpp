@@ -1,7 +1,6 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/decoder_layer.hpp"
 
-#include "model/input_error.hpp"
 #include "model/linear_attention.hpp"
 #include "model/moe_layer.hpp"
 
@@ -76,10 +75,7 @@ void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
 
 ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                               SavedModule* saved) {
-  if (ctx.arch.linear.is_linear(b.layer())) {
-    if (saved) throw InputError("the backward of a linear-attention layer is not modelled (phase train)");
-    return linear_attention_forward(b, ctx, tp, input);
-  }
+  if (ctx.arch.linear.is_linear(b.layer())) return linear_attention_forward(b, ctx, tp, input, saved);
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
@@ -114,6 +110,7 @@ ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
 
 ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                                const ModuleInput& grad) {
+  if (ctx.arch.linear.is_linear(b.layer())) return linear_attention_backward(b, ctx, tp, saved, grad);
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();

@@ -44,7 +44,8 @@ std::string scan_shape(const LayerContext& ctx) {
 
 // The gated delta rule over the pass. Both forms read q, k, v (the convolution's output), the gates' inputs a, b
 // (the decay g and strength beta are computed inside, in fp32) and write the output.
-OpId delta_rule(ProgramBuilder& b, const LayerContext& ctx, OpId conv, OpId projected) {
+OpId delta_rule(ProgramBuilder& b, const LayerContext& ctx, OpId conv, OpId projected,
+                const std::string& name = "linear_attn.delta_rule") {
   const LinearShape s(ctx);
   const double e = b.elem_bytes();
   const double tokens = static_cast<double>(ctx.tokens);
@@ -54,9 +55,8 @@ OpId delta_rule(ProgramBuilder& b, const LayerContext& ctx, OpId conv, OpId proj
     // One step per sequence: S <- g S + k (beta (v - S^T k))^T, o = S^T q: about 7 dk dv FLOPs per value head,
     // each sequence's state read and written once.
     const double state = batch * s.hv * s.dk * s.dv * ctx.arch.linear.state_bytes;
-    return b.linear_attention("linear_attn.delta_rule", LinearScan{LinearKernel::kRecurrent, 1, 0},
-                              7.0 * tokens * s.hv * s.dk * s.dv, io_read + state, output + state, output,
-                              scan_shape(ctx), {conv, projected});
+    return b.linear_attention(name, LinearScan{LinearKernel::kRecurrent, 1, 0}, 7.0 * tokens * s.hv * s.dk * s.dv,
+                              io_read + state, output + state, output, scan_shape(ctx), {conv, projected});
   }
   // Chunked: the chunk-local products in parallel, the state carried from chunk to chunk along each chain.
   const int64_t chunks = (ctx.pass.new_tokens + kDeltaRuleChunk - 1) / kDeltaRuleChunk;
@@ -69,7 +69,7 @@ OpId delta_rule(ProgramBuilder& b, const LayerContext& ctx, OpId conv, OpId proj
   const double states = 2.0 * batch * static_cast<double>(chunks) * s.hv * s.dk * s.dv * e;
   const double flops =
       tokens * s.hv * chunked_delta_rule_flops_per_token(ctx.arch.linear.key_head_dim, ctx.arch.linear.value_head_dim);
-  return b.linear_attention("linear_attn.delta_rule", LinearScan{LinearKernel::kChunked, chunks, chains}, flops,
+  return b.linear_attention(name, LinearScan{LinearKernel::kChunked, chunks, chains}, flops,
                             io_read + factors / 2.0 + states / 2.0, output + factors / 2.0 + states / 2.0, output,
                             scan_shape(ctx), {conv, projected});
 }
@@ -88,7 +88,7 @@ void set_linear_attention_parts(ProgramBuilder& b, const LayerContext& ctx) {
 }
 
 ModuleInput linear_attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp,
-                                     const ModuleInput& input) {
+                                     const ModuleInput& input, SavedModule* saved) {
   const LinearShape s(ctx);
   const double e = b.elem_bytes();
   const double tokens = static_cast<double>(ctx.tokens);
@@ -106,7 +106,35 @@ ModuleInput linear_attention_forward(ProgramBuilder& b, const LayerContext& ctx,
   const double values = tokens * s.values();
   const OpId normed = b.memory("linear_attn.gated_norm", 2.0 * values * e + s.dv * e, values * e, 8.0 * values,
                                shape_text(ctx.tokens, static_cast<int64_t>(s.values())), {core});
+  if (saved) *saved = SavedModule{input, projected.gemm_input, projected.output, {conv, core}, {normed}, {}};
   return tp.row_forward(b, ctx, out_proj(ctx), {normed}, input);
+}
+
+ModuleInput linear_attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp,
+                                      const SavedModule& saved, const ModuleInput& grad) {
+  const LinearShape s(ctx);
+  const double e = b.elem_bytes();
+  const double tokens = static_cast<double>(ctx.tokens);
+  const double values = tokens * s.values();
+  const OpId conv = saved.inner.at(0), core = saved.inner.at(1);
+  std::vector<OpId> d_normed = tp.row_backward(b, ctx, out_proj(ctx), grad, saved.row_input);
+  // The gated norm's backward: reads the incoming gradient, the rule's output and z; writes the gradients of both.
+  d_normed.push_back(core);
+  d_normed.insert(d_normed.end(), saved.column_output.begin(), saved.column_output.end());
+  const OpId d_core = b.memory("linear_attn.gated_norm.backward", 3.0 * values * e, 2.0 * values * e, 12.0 * values,
+                               shape_text(ctx.tokens, static_cast<int64_t>(s.values())), d_normed);
+  // The rule's backward (FLA's chunk_gated_delta_rule_bwd): the forward's work again (the chunk states recomputed,
+  // not saved) and the gradients' reverse pass, costed as the forward op's time x linear_attention.backward_ratio;
+  // reads q, k, v, the gates and the output's gradient, writes the gradients of q, k, v and the gates.
+  const OpId d_conv = delta_rule(b, ctx, d_core, conv, "linear_attn.delta_rule.backward");
+  // The convolution's backward: reads its output's gradient and its input, writes its input's gradient (the taps'
+  // gradient is a reduction over the same reads).
+  const double channels = s.qkv(), kernel = static_cast<double>(ctx.arch.linear.conv_kernel);
+  const OpId d_projected = b.memory("linear_attn.conv1d.backward", 2.0 * tokens * channels * e + kernel * channels * e,
+                                    tokens * channels * e + kernel * channels * e, 4.0 * kernel * tokens * channels,
+                                    shape_text(ctx.tokens, static_cast<int64_t>(channels)), {d_conv});
+  const OpId dx = tp.column_backward(b, ctx, in_proj(ctx), {d_projected, d_core}, saved.column_input, saved.input);
+  return ModuleInput{residual_add(b, "attn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
 }
 
 }  // namespace tpsim::model

@@ -1,4 +1,4 @@
-// A hybrid stack's linear-attention module (Qwen3-Next's Gated DeltaNet), forward only: RMSNorm, the
+// A hybrid stack's linear-attention module (Qwen3-Next's Gated DeltaNet), forward and backward: RMSNorm, the
 // column-parallel input projections (q, k, v and the output gate z; the decay and write-strength inputs a, b),
 // the causal depthwise convolution, the gated delta rule (chunked over a pass's tokens, or one recurrent step
 // per sequence in decode), the gated RMSNorm and the row-parallel output projection. TP splits the key and
@@ -20,9 +20,13 @@ inline constexpr int64_t kDeltaRuleValueBlock = 64;
 // state (W S, Q S, K^T V), and 2C^2/3 for the triangular solve.
 double chunked_delta_rule_flops_per_token(int64_t key_dim, int64_t value_dim);
 
-// The module's forward (no `saved`: its backward is not modelled; phase train refuses hybrid stacks).
+// The module's forward; `saved` (may be null) receives what its backward reads.
 ModuleInput linear_attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp,
-                                     const ModuleInput& input);
+                                     const ModuleInput& input, SavedModule* saved);
+// Its backward: the output projection's, the gated norm's, the rule's (chunked, at the forward's cost x the
+// profile's linear_attention.backward_ratio), the convolution's and the input projections'.
+ModuleInput linear_attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp,
+                                      const SavedModule& saved, const ModuleInput& grad);
 
 // The linear parts of its input projection: q, k, v and z in one GEMM and a, b in another, as both
 // transformers and vLLM run them.

@@ -82,7 +82,7 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
       // gathered: the largest unit twice (one prefetched) when units reshard after their forward, every unit from
       // its forward to its backward when they do not; and one unit's whole gradient before its reduce-scatter.
       const double unit =
-          std::max({w.layers > 0 ? layer_parameters_per_rank(a, s, 1) : 0.0,
+          std::max({w.layers > 0 ? largest_layer_parameters(a, s) : 0.0,
                     end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
       const double shards = dp.shards();
       m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);

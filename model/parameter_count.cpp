@@ -1,6 +1,8 @@
 // Parameter counts from the layer's shapes.
 #include "model/parameter_count.hpp"
 
+#include <algorithm>
+
 namespace tpsim::model {
 
 namespace {
@@ -53,6 +55,16 @@ double small_parameters_per_layer(const ArchSpec& a, const TpShard& s) {
   if (a.qk_norm) p += 2.0 * hd;
   if (a.qkv_bias) p += static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd;
   return p;
+}
+
+double layer_parameters_at(const ArchSpec& a, const TpShard& s, int64_t layer) {
+  return linear_parameters_per_layer(a, s, a.linear.is_linear(layer)) + small_parameters_per_layer(a, s);
+}
+
+double largest_layer_parameters(const ArchSpec& a, const TpShard& s) {
+  const double full = linear_parameters_per_layer(a, s);
+  const double linear = a.linear.enabled() ? linear_parameters_per_layer(a, s, true) : 0.0;
+  return std::max(full, linear) + small_parameters_per_layer(a, s);
 }
 
 double layer_parameters_per_rank(const ArchSpec& a, const TpShard& s, int64_t layers) {

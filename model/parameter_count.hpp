@@ -20,6 +20,10 @@ double linear_parameters_of_layers(const ArchSpec& arch, const TpShard& shard, i
 double expert_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 // Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).
 double small_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
+// Both, for layer `layer` (its kind in a hybrid stack).
+double layer_parameters_at(const ArchSpec& arch, const TpShard& shard, int64_t layer);
+// Both, for the largest layer (of either kind in a hybrid stack).
+double largest_layer_parameters(const ArchSpec& arch, const TpShard& shard);
 // Both, for `layers` layers.
 double layer_parameters_per_rank(const ArchSpec& arch, const TpShard& shard, int64_t layers);
 // The embedding and LM head (one matrix when tied), split over the vocabulary, and the final norm.

@@ -112,6 +112,7 @@ KernelCost CostModel::linear_attention_cost(const model::Op& op) const {
     const int64_t sms = std::max(1, gpu_.sm_count);
     const int64_t waves = (op.linear_scan.chains + sms - 1) / sms;
     k.compute_s += static_cast<double>(op.linear_scan.chunk_steps * waves) * l.chunk_step_s / clock;
+    if (op.stage == model::OpStage::kBackward) k.compute_s *= l.backward_ratio;
     k.overhead_s = profile_.gemm.overhead_s;
     k.hbm_efficiency = profile_.memory.hbm_efficiency;
   } else {

@@ -54,12 +54,14 @@ struct AttentionParams {
 // The gated delta rule's kernels of a hybrid stack's linear-attention layers (model/linear_attention.hpp).
 // Chunked (prefill, forward): its FLOPs at `efficiency` of the bf16 peak, plus the state pass's chunk steps
 // (chunk_step_s each, along the longest chain, in waves of chains over the SMs); recurrent (decode): its
-// state read and write at decode_hbm_efficiency of HBM bandwidth, plus decode_overhead_s.
+// state read and write at decode_hbm_efficiency of HBM bandwidth, plus decode_overhead_s. The chunked backward
+// takes backward_ratio times the forward's time.
 struct LinearAttentionParams {
   double efficiency = 0;
   double chunk_step_s = 0;
   double decode_hbm_efficiency = 0;
   double decode_overhead_s = 0;
+  double backward_ratio = 0;
 };
 
 // How compute-bound kernels clock down under a board power limit: a kernel that draws measured_at_W at

@@ -291,9 +291,11 @@ class ProfileReader {
   // Where the base has none, every value must be given.
   void read_linear_attention(CostProfile& p, const YAML::Node& node) const {
     in_.expect_map(node, "linear_attention",
-                   {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us", "source", "fit"});
+                   {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us", "backward_ratio",
+                    "source", "fit"});
     if (!p.linear_attention) {
-      for (const char* key : {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us"}) {
+      for (const char* key :
+           {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us", "backward_ratio"}) {
         in_.require(node, key, "linear_attention");
       }
     }
@@ -305,6 +307,9 @@ class ProfileReader {
     }
     if (node["decode_overhead_us"]) {
       l.decode_overhead_s = microseconds(node["decode_overhead_us"], "linear_attention.decode_overhead_us");
+    }
+    if (node["backward_ratio"]) {
+      l.backward_ratio = in_.number_in(node["backward_ratio"], "linear_attention.backward_ratio", 0.5, 20);
     }
     p.linear_attention = l;
     record_sources(p, node, "linear_attention");

@@ -726,9 +726,10 @@ TEST_CASE(
     "decode kernel's bandwidth and overhead") {
   const calibrate::CsvTable table = calibrate::CsvTable::read_file(
       std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public/gated_delta_rule_hopper.csv");
-  REQUIRE(table.rows() == 6);
+  REQUIRE(table.rows() == 12);
+  // Rows 0-5: the Hopper forward and decode rows; 6-11: FLA's GB200 forward, forward + backward pairs.
   std::vector<DeltaRulePoint> p;
-  for (size_t row = 0; row < table.rows(); ++row) p.push_back(delta_rule_point(table, row));
+  for (size_t row = 0; row < 6; ++row) p.push_back(delta_rule_point(table, row));
   // Chunked rows in pairs (H800: 0, 1; H100: 2, 3), t = F / rate + steps x step plus a per-call constant that
   // each pair's difference cancels: two equations in 1 / rate and step.
   const double f1 = p[0].flops - p[1].flops, s1 = p[0].steps - p[1].steps, t1 = p[0].seconds - p[1].seconds;
@@ -743,11 +744,21 @@ TEST_CASE(
   const double hbm = test::gpu_preset("h200-sxm").hbm_Bps;
   CHECK(calibrate::kDeltaRuleDecodeHbmEfficiency == Approx(1.0 / slope / hbm).margin(5e-5));
   CHECK(calibrate::kDeltaRuleDecodeOverheadUs == Approx((p[4].seconds - slope * p[4].bytes) * 1e6).margin(5e-3));
+  // The backward over the forward: the mean of the GB200 pairs' (forward + backward - forward) / forward.
+  double ratio = 0;
+  for (size_t row = 6; row < 12; row += 2) {
+    REQUIRE(table.at(row, "kernel") == "chunked");
+    REQUIRE(table.at(row + 1, "kernel") == "chunked_forward_backward");
+    const double forward = table.number(row, "time_us"), both = table.number(row + 1, "time_us");
+    ratio += (both - forward) / forward / 3.0;
+  }
+  CHECK(calibrate::kDeltaRuleBackwardRatio == Approx(ratio).margin(5e-4));
   // Every shipped profile carries them.
   for (const char* gpu : {"h100-sxm", "h200-sxm", "a100-sxm", "b200"}) {
     const sim::CostProfile shipped = test::profile_preset(gpu);
     REQUIRE(shipped.linear_attention);
     CHECK(shipped.linear_attention->efficiency == calibrate::kDeltaRuleEfficiency);
     CHECK(shipped.linear_attention->decode_overhead_s == Approx(calibrate::kDeltaRuleDecodeOverheadUs * 1e-6));
+    CHECK(shipped.linear_attention->backward_ratio == calibrate::kDeltaRuleBackwardRatio);
   }
 }

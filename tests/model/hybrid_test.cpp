@@ -189,15 +189,39 @@ TEST_CASE("a hybrid model's KV cache holds only its full-attention layers, and i
   CHECK(m.kv_cache_bytes == Approx(kv + state).epsilon(1e-12));
 }
 
-TEST_CASE("a hybrid stack in phase train is refused at the phase") {
+TEST_CASE("a hybrid stack trains: the Gated DeltaNet backward mirrors its forward, each layer syncs its own size") {
+  const model::ArchSpec arch = qwen3_next();
+  model::Workload w = test::train_workload(1, 4096, 4);
+  w.expert_parallel.degree = kEp;
+  const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  const model::Op& forward = op_named(g, "L0.linear_attn.delta_rule");
+  const model::Op& backward = op_named(g, "L0.linear_attn.delta_rule.backward");
+  CHECK(backward.stage == model::OpStage::kBackward);
+  CHECK(backward.linear_scan.kernel == model::LinearKernel::kChunked);
+  CHECK(backward.linear_scan.chunk_steps == forward.linear_scan.chunk_steps);
+  CHECK(backward.flops == forward.flops);  // the profile's backward_ratio scales its time
+  for (const char* name :
+       {"L0.linear_attn.gated_norm.backward", "L0.linear_attn.conv1d.backward", "L0.linear_attn.in_proj.wgrad.qkvz",
+        "L0.linear_attn.out_proj.wgrad", "L3.attn.output_gate.backward", "L3.attn.core.backward"}) {
+    INFO(name);
+    CHECK(has_op(g, name));
+  }
+  // A linear-attention layer and a full-attention layer hold different parameters.
+  const model::TpShard s = model::shard_for_tp(arch, kTp, kEp);
+  CHECK(model::layer_parameters_at(arch, s, 0) != model::layer_parameters_at(arch, s, 3));
+  CHECK(model::layer_parameters_per_rank(arch, s, 4) ==
+        Approx(3 * model::layer_parameters_at(arch, s, 0) + model::layer_parameters_at(arch, s, 3)));
+}
+
+TEST_CASE("a hybrid stack under a pipeline is refused at parallelism.pp") {
   const std::string yaml = R"(name: next-train
 model: qwen3-next-80b-a3b
 hardware: {gpu: h200-sxm, topology: nvswitch, nodes: 1}
-workload: {phase: train, batch: 1, seq_len: 4096, layers: 4}
-parallelism: {tp: 4, dp: 1, ep: 4}
+workload: {phase: train, batch: 1, seq_len: 4096, layers: 8, microbatches: 4}
+parallelism: {tp: 2, pp: 2, dp: 1, ep: 1}
 variants:
   - {name: sp, tp_mode: sp}
 )";
   CHECK_THROWS_WITH(model::parse_scenario(yaml, "t.yaml"),
-                    Contains("t.yaml:4:19") && Contains("linear-attention layers") && Contains("does not model yet"));
+                    Contains("t.yaml:5:") && Contains("linear-attention layers") && Contains("use pp: 1"));
 }

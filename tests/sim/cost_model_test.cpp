@@ -246,6 +246,9 @@ TEST_CASE(
   const sim::KernelCost c = cost.kernel_cost(chunked);
   CHECK(c.compute_s == Approx(1e11 / (peak * l.efficiency) + 128 * 2 * l.chunk_step_s).epsilon(1e-12));
   CHECK_FALSE(c.memory_bound());
+  model::Op backward = chunked;
+  backward.stage = model::OpStage::kBackward;
+  CHECK(cost.kernel_cost(backward).compute_s == Approx(c.compute_s * l.backward_ratio).epsilon(1e-12));
   model::Op recurrent = chunked;
   recurrent.linear_scan = {model::LinearKernel::kRecurrent, 1, 0};
   recurrent.flops = 1e6;
