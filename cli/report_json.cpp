@@ -55,6 +55,16 @@ Json scenario_json(const sim::ScenarioRun& run) {
                 {"vocab_size", a.vocab},
                 {"qk_norm", a.qk_norm},
                 {"source", a.source}};
+  if (a.moe.shared_expert_ffn > 0) j["model"]["shared_expert_intermediate_size"] = a.moe.shared_expert_ffn;
+  if (const model::LinearAttentionSpec& l = a.linear; l.enabled()) {
+    j["model"]["linear_attention"] = {{"layers", l.linear_count(a.layers)},
+                                      {"linear_num_key_heads", l.key_heads},
+                                      {"linear_num_value_heads", l.value_heads},
+                                      {"linear_key_head_dim", l.key_head_dim},
+                                      {"linear_value_head_dim", l.value_head_dim},
+                                      {"linear_conv_kernel_dim", l.conv_kernel},
+                                      {"state_bytes", l.state_bytes}};
+  }
   const sim::GpuSpec& g = run.gpu;
   j["hardware"] = {{"gpu",
                     {{"name", g.name},

@@ -41,6 +41,19 @@ TEST_CASE("tpsim run prints the comparison table with a speedup per variant") {
   CHECK_THAT(result.out, Contains("1.000x"));
 }
 
+TEST_CASE("run --json names a hybrid model's linear-attention layers, its shared expert and its expert TP") {
+  const std::string path = temp_path("hybrid.json");
+  const auto result = test::run_tpsim("run scenarios/qwen3-next-80b-a3b-tp4-decode.yaml -q --json " + path);
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(test::read_file(path));
+  const auto& model = json["scenario"]["model"];
+  CHECK(model["linear_attention"]["layers"] == 36);  // 48 layers, full attention every 4th
+  CHECK(model["linear_attention"]["linear_num_value_heads"] == 32);
+  CHECK(model["shared_expert_intermediate_size"] == 512);
+  CHECK(json["scenario"]["moe"]["expert_tp"] == 4);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("run --json writes resolved inputs and one result per variant") {
   const std::string path = temp_path("result.json");
   const auto result = test::run_tpsim("run scenarios/quickstart.yaml --json " + path);
