@@ -116,6 +116,10 @@ void derive_linear_attention(ProfileFit& out) {
                                  kDeltaRuleDecodeOverheadUs * 1e-6, kDeltaRuleBackwardRatio};
 }
 
+void derive_deepep(ProfileFit& out) {
+  out.profile.deepep = sim::DeepEpParams{kDeepEpNvlinkEfficiency, kDeepEpRdmaEfficiency};
+}
+
 // Peer copies at two sizes or more: the copy engine's step latency and efficiency. The bytes of a copy
 // over a link of another stated nominal rate are scaled to the GPU's NVLink so that all share one line
 // (copy_bytes_at_link); each point is predicted as the report predicts it (copy_seconds).

@@ -46,6 +46,15 @@ inline constexpr double kDeltaRuleDecodeOverheadUs = 11.44;
 inline constexpr double kDeltaRuleBackwardRatio = 2.677;
 // The linear_attention section from those constants.
 void derive_linear_attention(ProfileFit& out);
+// DeepEP's normal kernels (the deepep section), from its published H800 table (deepseek-ai/DeepEP docs/legacy.md;
+// calibrate/data/public/deepep_h800.csv, recomputed by a test), assumed on every GPU:
+// - nvlink_efficiency: the intranode EP 8 dispatch and combine bandwidths (153, 158 GB/s of received tokens) over
+//   the H800's 200 GB/s NVLink port;
+// - rdma_efficiency: the internode EP 32 and EP 64 rows (58, 57, 51, 50 GB/s of tokens counted once per destination
+//   node) over the 50 GB/s CX7 NIC; EP 16 is left out, NVLink-bound there (DeepEP issue #285).
+inline constexpr double kDeepEpNvlinkEfficiency = 0.7775;
+inline constexpr double kDeepEpRdmaEfficiency = 1.08;
+void derive_deepep(ProfileFit& out);
 // Peer copies of two sizes or more: the copy engine's step latency and efficiency.
 void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);
 // GEMMs overlapped with collectives: nccl.sms.

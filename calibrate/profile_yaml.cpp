@@ -151,6 +151,12 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   }
   y += "attention:\n" + kernels + "  efficiency: " + model::format_number("%.6g", p.attention.efficiency) +
        "\n  source: \"" + attention_source + "\"\n" + attention_fp8;
+  if (const std::optional<sim::DeepEpParams>& d = p.deepep) {
+    y += "deepep:\n  nvlink_efficiency: " + model::format_number("%.6g", d->nvlink_efficiency) +
+         "\n  rdma_efficiency: " + model::format_number("%.6g", d->rdma_efficiency) +
+         "\n  source: \"not fitted: DeepEP's published normal-kernel bandwidths on H800 (deepep_h800.csv), assumed on "
+         "every GPU\"\n";
+  }
   if (const std::optional<sim::LinearAttentionParams>& l = p.linear_attention) {
     y += "linear_attention:\n  efficiency: " + model::format_number("%.6g", l->efficiency) +
          "\n  chunk_step_us: " + model::format_number("%.6g", l->chunk_step_s * 1e6) +

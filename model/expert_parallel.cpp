@@ -16,7 +16,8 @@ constexpr double kMaxCapacityFactor = 64.0;
 }  // namespace
 
 const std::vector<std::string>& moe_routing_keys() {
-  static const std::vector<std::string> keys = {"routing", "zipf_s", "file", "drop", "capacity_factor", "seed"};
+  static const std::vector<std::string> keys = {"routing",         "zipf_s", "file",      "drop",
+                                                "capacity_factor", "seed",   "dispatcher"};
   return keys;
 }
 
@@ -51,6 +52,15 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
             "(1 to 64; GShard and Switch use 1 to 2)");
   }
   if (node["seed"]) out.seed = in.seed(node["seed"], "moe.seed");
+  if (node["dispatcher"]) {
+    out.dispatcher = in.choice(node["dispatcher"], "moe.dispatcher", {"nccl", "deepep"}) == "deepep"
+                         ? Dispatcher::kDeepEp
+                         : Dispatcher::kNccl;
+  }
+}
+
+std::string to_string(Dispatcher dispatcher) {
+  return dispatcher == Dispatcher::kDeepEp ? "deepep" : "nccl";
 }
 
 std::string to_string(Routing routing) {

@@ -16,6 +16,10 @@ namespace tpsim::model {
 class YamlReader;
 
 enum class Routing : uint8_t { kBalanced, kZipf, kFromFile };
+// How the dispatch and combine all-to-alls run: NCCL's point-to-point calls, one message per token copy (Megatron's
+// all-to-all dispatcher); or DeepEP's normal kernels, one message per token and destination GPU, across nodes
+// once per token and destination node, forwarded over NVLink there (deepseek-ai/DeepEP).
+enum class Dispatcher : uint8_t { kNccl, kDeepEp };
 
 struct ExpertParallel {
   // GPUs each layer's experts are split over (parallelism.ep), consecutive on the job's placement (TP
@@ -35,17 +39,23 @@ struct ExpertParallel {
   // (moe_routing_file.hpp).
   std::string routing_file;
   std::vector<std::vector<double>> layer_shares;
+  Dispatcher dispatcher = Dispatcher::kNccl;
+  // GPUs per node of the job's fabric (set by the simulation before it builds programs; 0: one node), which
+  // decides the nodes an expert-parallel group spans.
+  int node_gpus = 0;
 };
 
 // "balanced", "zipf", "from_file".
 std::string to_string(Routing routing);
+// "nccl", "deepep".
+std::string to_string(Dispatcher dispatcher);
 
 // The keys of a moe section (sweeps check their axes against them).
 const std::vector<std::string>& moe_routing_keys();
 
-// moe: {routing: balanced | zipf | from_file, zipf_s, file, drop, capacity_factor, seed}, each refused at its
-// key when it does not apply (zipf_s without zipf, file without from_file, capacity_factor without drop: true).
-// A from_file routing's file is read by the caller, which knows the layers.
+// moe: {routing: balanced | zipf | from_file, zipf_s, file, drop, capacity_factor, seed, dispatcher}, each refused at
+// its key when it does not apply (zipf_s without zipf, file without from_file, capacity_factor without drop: true). A
+// from_file routing's file is read by the caller, which knows the layers.
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out);
 
 // "balanced", "zipf(1.2)", "from_file(r.csv)", "zipf(1.2), capacity 1.25 with drops".

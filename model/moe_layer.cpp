@@ -22,7 +22,13 @@ struct MoeShape {
   int64_t active_experts = 0;  // the busiest GPU's experts that receive copies: its grouped GEMMs' problems
   int ep = 1;
   bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
-  bool sorts = false;       // received copies arrive grouped by source: sorted by local expert around the GEMMs
+  // DeepEP (moe.dispatcher deepep): the group's tokens the busiest GPU receives (once each), and the distinct nodes
+  // each of the rank's tokens goes to (moe_routing.hpp).
+  bool deepep = false;
+  double received_tokens = 0;
+  double destination_nodes = 1;
+  bool spans_nodes = false;  // the expert-parallel group spans nodes
+  bool sorts = false;        // received copies arrive grouped by source: sorted by local expert around the GEMMs
   int64_t hidden = 0;
   int64_t ffn = 0;
   double elem = 2.0;
@@ -41,6 +47,10 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   s.local_experts = moe.experts / ep.degree;
   s.active_experts = routing.busiest_groups();
   s.all_to_all = ep.degree > 1 && tp.communicates();
+  s.deepep = ep.dispatcher == Dispatcher::kDeepEp;
+  s.received_tokens = routing.busiest_received_tokens;
+  s.destination_nodes = routing.destination_nodes;
+  s.spans_nodes = ep.node_gpus > 0 && ep.degree > ep.node_gpus;
   s.sorts = s.all_to_all && s.local_experts > 1;
   s.hidden = ctx.arch.hidden;
   s.ffn = ctx.shard.expert_ffn;
@@ -75,6 +85,12 @@ OpId expert_gemm(ProgramBuilder& b, const MoeShape& s, const std::string& name, 
 // The copies' all-to-all over the expert-parallel group: the busiest GPU's rows, 1/ep of them from (or to)
 // each member.
 OpId exchange_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, const std::vector<OpId>& deps) {
+  if (s.deepep) {
+    // DeepEP: one message per token and destination GPU (received whole), across nodes one per destination node.
+    const double row = static_cast<double>(s.hidden) * s.elem;
+    const double network = s.spans_nodes ? static_cast<double>(s.tokens) * s.destination_nodes * row : 0.0;
+    return b.deepep_all_to_all(name, s.received_tokens * row, network, s.ep, shape_text(s.rows, s.hidden), deps);
+  }
   return b.expert_collective(name, CollectiveKind::kAllToAll, bytes_of(s.rows, s.hidden, s.elem), s.ep,
                              shape_text(s.rows, s.hidden), deps);
 }

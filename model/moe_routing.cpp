@@ -29,6 +29,40 @@ double active_probability(double share, int64_t experts_per_token, double tokens
   return 1.0 - std::pow(miss, tokens);
 }
 
+// The probability that a token's k experts all miss a set of experts: balanced, exactly C(E - held, k) / C(E, k)
+// (k distinct experts of E uniformly); else (1 - share)^k.
+double miss_probability(const MoeSpec& moe, bool balanced, int64_t held, double share) {
+  const int64_t k = moe.experts_per_token;
+  if (!balanced) return std::pow(std::max(0.0, 1.0 - share), static_cast<double>(k));
+  double miss = 1;
+  for (int64_t j = 0; j < k; ++j) {
+    miss *= std::max(0.0, static_cast<double>(moe.experts - held - j)) / static_cast<double>(moe.experts - j);
+  }
+  return miss;
+}
+
+// DeepEP's per-token messages over the layer's shares (expert e on GPU e / local).
+void deepep_messages(const MoeSpec& moe, const ExpertParallel& ep, const std::vector<double>& shares, int busiest,
+                     double group_tokens, LayerRouting& r) {
+  const int64_t local = moe.experts / ep.degree;
+  const bool balanced = ep.routing == Routing::kBalanced;
+  const auto held_share = [&](int64_t first, int64_t count) {
+    double share = 0;
+    for (int64_t e = first; e < first + count; ++e) share += shares[static_cast<size_t>(e)];
+    return share;
+  };
+  r.busiest_received_tokens =
+      group_tokens * (1.0 - miss_probability(moe, balanced, local, held_share(busiest * local, local)));
+  const int node_gpus = ep.node_gpus > 0 ? std::min(ep.node_gpus, ep.degree) : ep.degree;
+  const int nodes = (ep.degree + node_gpus - 1) / node_gpus;
+  r.destination_nodes = 0;
+  for (int n = 0; n < nodes; ++n) {
+    const int64_t first = static_cast<int64_t>(n) * node_gpus * local;
+    const int64_t count = std::min<int64_t>(static_cast<int64_t>(node_gpus) * local, moe.experts - first);
+    r.destination_nodes += 1.0 - miss_probability(moe, balanced, count, held_share(first, count));
+  }
+}
+
 }  // namespace
 
 int64_t LayerRouting::busiest_groups() const {
@@ -65,9 +99,13 @@ LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t r
     r.busiest_copies = r.mean_copies = r.group_copies / ep.degree;
     r.busiest_active_experts = static_cast<double>(local) * active_probability(1.0 / static_cast<double>(moe.experts),
                                                                                moe.experts_per_token, group_tokens);
+    if (ep.dispatcher == Dispatcher::kDeepEp) {
+      deepep_messages(moe, ep, expert_shares(moe, ep, layer), 0, group_tokens, r);
+    }
     return r;
   }
   const std::vector<double> shares = expert_shares(moe, ep, layer);
+  int busiest = 0;
   const double capacity = ep.drop ? ep.capacity_factor * r.group_copies / static_cast<double>(moe.experts) : 0;
   double kept = 0;
   for (int rank = 0; rank < ep.degree; ++rank) {
@@ -82,10 +120,12 @@ LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t r
     if (rank == 0 || copies > r.busiest_copies) {
       r.busiest_copies = copies;
       r.busiest_active_experts = active;
+      busiest = rank;
     }
   }
   r.mean_copies = kept / ep.degree;
   r.dropped_copies = ep.drop ? std::max(0.0, r.group_copies - kept) : 0.0;
+  if (ep.dispatcher == Dispatcher::kDeepEp) deepep_messages(moe, ep, shares, busiest, group_tokens, r);
   return r;
 }
 

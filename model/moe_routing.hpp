@@ -20,6 +20,12 @@ struct LayerRouting {
   // of the group's tokens (k distinct experts each) with probability 1 - k p. A grouped GEMM reads only their
   // weights (a decode step's few tokens leave most experts idle; a training batch none).
   double busiest_active_experts = 0;
+  // DeepEP's messages (Dispatcher::kDeepEp): the group's tokens the busiest GPU receives, each once however many of
+  // its experts the token chose; and the distinct nodes a token's experts sit on, its own counted (a token crosses
+  // the network once per other node), in expectation: a GPU (or node) holding experts of total share p misses a
+  // token with probability (1 - p)^k, or exactly C(E - e, k) / C(E, k) for e of E experts under balanced routing.
+  double busiest_received_tokens = 0;
+  double destination_nodes = 1;
   // The busiest GPU's load over the mean (1: balanced).
   double imbalance() const { return mean_copies > 0 ? busiest_copies / mean_copies : 1.0; }
   // Rows of the busiest GPU's expert GEMMs: its copies, whole.

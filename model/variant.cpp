@@ -43,6 +43,8 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "multimem";
     case CollectiveAlgorithm::kPointToPoint:
       return "point_to_point";
+    case CollectiveAlgorithm::kDeepEp:
+      return "deepep";
   }
   return "auto";
 }

@@ -22,8 +22,20 @@ enum class ChunkOrder { kRing, kDirect };
 // across them, pipelined in chunks), kMultimem the symmetric-memory kernels (PyTorch, vLLM, TensorRT-LLM)
 // that reduce or broadcast through NVSwitch multicast (multimem.ld_reduce / multimem.st) without NCCL.
 // kPointToPoint is how all-to-alls and send/recvs run (NCCL
-// send/recv messages): a plan's outcome, never asked for by name.
-enum class CollectiveAlgorithm { kNccl, kAuto, kRing, kDirect, kNvls, kTwoShot, kTree, kMultimem, kPointToPoint };
+// send/recv messages): a plan's outcome, never asked for by name. kDeepEp: an MoE layer's dispatch and combine
+// as DeepEP's normal kernels run them (moe: {dispatcher: deepep}; sim/deepep_plan.hpp), never a variant's.
+enum class CollectiveAlgorithm {
+  kNccl,
+  kAuto,
+  kRing,
+  kDirect,
+  kNvls,
+  kTwoShot,
+  kTree,
+  kMultimem,
+  kPointToPoint,
+  kDeepEp
+};
 
 // NCCL's protocols for ring steps (NCCL_PROTO): Simple for large messages, LL and LL128 for small ones
 // (lower latency, lower bandwidth); auto runs the fastest regime the profile has. kLowLatency is a

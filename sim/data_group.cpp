@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/input_error.hpp"
+
 namespace tpsim::sim {
 
 Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp) {
@@ -44,6 +46,26 @@ CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {
   const double link_s = std::min(total_s, model::wire_bytes_per_rank(op) / (rails * link_Bps * efficiency));
   outside.link_bytes = link_s * link_Bps;
   outside.latency_s = total_s - link_s;
+  plan.outside = outside;
+  return plan;
+}
+
+CommPlan plan_deepep(const model::Op& op, const CostModel& cost) {
+  if (!cost.profile().deepep) {
+    throw InputError("profile " + cost.profile().name + " has no deepep section (DeepEP's all-to-alls)");
+  }
+  const DeepEpParams& d = *cost.profile().deepep;
+  const CostModel group_cost = data_group_cost(op, cost);
+  CommPlan plan = plan_communication(op, op.group_size, group_cost);
+  plan.algorithm = model::CollectiveAlgorithm::kDeepEp;
+  plan.nccl_call = false;
+  plan.call_latency_s = 0;
+  const double nvlink_s = op.tensor_bytes / (group_cost.port_Bps() * d.nvlink_efficiency);
+  const double network_s = op.message_bytes / (group_cost.fabric().nic_Bps * d.rdma_efficiency);
+  CommPlan::OutsideGroup outside;
+  outside.network = network_s > nvlink_s;
+  const double link_Bps = outside.network ? group_cost.fabric().nic_Bps : group_cost.port_Bps();
+  outside.link_bytes = std::max(nvlink_s, network_s) * link_Bps;
   plan.outside = outside;
   return plan;
 }

@@ -25,4 +25,9 @@ CommPlan plan_data_group_steps(const model::Op& op, const CostModel& cost);
 // wire_bytes_per_rank / (its rails x link x efficiency) and the rest is latency.
 CommPlan plan_data_group(const model::Op& op, const CostModel& cost);
 
+// The plan of an MoE all-to-all as DeepEP's normal kernels run it (CollectiveAlgorithm::kDeepEp): op.tensor_bytes
+// received over NVLink at deepep.nvlink_efficiency of the port, op.message_bytes sent across nodes at
+// deepep.rdma_efficiency of the NIC, the slower in closed form through its link (no NCCL call latency).
+CommPlan plan_deepep(const model::Op& op, const CostModel& cost);
+
 }  // namespace tpsim::sim

@@ -488,6 +488,10 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
     }
     // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
     // other replicas' ranks, which only the data group's are simulated as).
+    if (op.algorithm == model::CollectiveAlgorithm::kDeepEp) {
+      (*plans)[id] = plan_deepep(op, cost);
+      continue;
+    }
     const bool steps = data_group_members && op.group == model::CommGroup::kData;
     const auto key = std::make_tuple(op.group, op.collective, op.tensor_bytes, op.group_size, op.group_stride);
     auto found = data_plans.find(key);

@@ -64,6 +64,15 @@ struct LinearAttentionParams {
   double backward_ratio = 0;
 };
 
+// DeepEP's normal kernels (an MoE layer's dispatch and combine under moe: {dispatcher: deepep}): the bytes a GPU
+// receives over NVLink at nvlink_efficiency of its port, and the bytes it sends across nodes, counted as DeepEP
+// counts them (once per token and destination node, its own node included), at rdma_efficiency of its NIC (above 1
+// where the own node's share never crosses the NIC); the slower decides.
+struct DeepEpParams {
+  double nvlink_efficiency = 0;
+  double rdma_efficiency = 0;
+};
+
 // How compute-bound kernels clock down under a board power limit: a kernel that draws measured_at_W at
 // the clock its profile's efficiencies were measured at draws idle_W + (measured_at_W - idle_W) (f /
 // f_measured)^exponent at clock f, and its rate scales with f. Memory-bound kernels and transfers keep
@@ -102,6 +111,8 @@ struct CostProfile {
   AttentionParams attention;
   // Absent: the profile cannot run a hybrid stack's linear-attention layers.
   std::optional<LinearAttentionParams> linear_attention;
+  // Absent: the profile cannot run DeepEP's all-to-alls.
+  std::optional<DeepEpParams> deepep;
   // Absent: the profile cannot say how its compute rates change below measured power (a run at a lower
   // power limit is refused).
   std::optional<PowerParams> power;

@@ -67,9 +67,10 @@ class ProfileReader {
 
   CostProfile read(const std::string& text) {
     const YAML::Node root = in_.parse_text(text);
-    in_.expect_map(root, "the profile",
-                   {"gpu", "base", "gemm", "memory", "attention", "linear_attention", "nccl", "copy_engine", "one_shot",
-                    "two_shot", "nvls", "multimem", "multimem_gather", "network", "tree", "launch", "power", "source"});
+    in_.expect_map(
+        root, "the profile",
+        {"gpu", "base", "gemm", "memory", "attention", "linear_attention", "deepep", "nccl", "copy_engine", "one_shot",
+         "two_shot", "nvls", "multimem", "multimem_gather", "network", "tree", "launch", "power", "source"});
     in_.require(root, "gpu", "the profile");
     CostProfile p;
     if (const YAML::Node base = root["base"]) {
@@ -315,6 +316,23 @@ class ProfileReader {
     record_sources(p, node, "linear_attention");
   }
 
+  // Where the base has none, both values must be given.
+  void read_deepep(CostProfile& p, const YAML::Node& node) const {
+    in_.expect_map(node, "deepep", {"nvlink_efficiency", "rdma_efficiency", "source", "fit"});
+    if (!p.deepep) {
+      for (const char* key : {"nvlink_efficiency", "rdma_efficiency"}) in_.require(node, key, "deepep");
+    }
+    DeepEpParams d = p.deepep.value_or(DeepEpParams{});
+    if (node["nvlink_efficiency"])
+      d.nvlink_efficiency = fraction(node["nvlink_efficiency"], "deepep.nvlink_efficiency");
+    // DeepEP's own count includes the bytes a node sends itself, so its rate may exceed the NIC's.
+    if (node["rdma_efficiency"]) {
+      d.rdma_efficiency = in_.number_in(node["rdma_efficiency"], "deepep.rdma_efficiency", 0.01, 4);
+    }
+    p.deepep = d;
+    record_sources(p, node, "deepep");
+  }
+
   void read_sections(const YAML::Node& root, CostProfile& p) const {
     if (root["gemm"]) read_gemm(p, root["gemm"]);
     if (const YAML::Node m = root["memory"]) {
@@ -337,6 +355,7 @@ class ProfileReader {
       record_sources(p, a, "attention", {{"fp8_efficiency", "fp8_source"}, {"backward_efficiency", "backward_source"}});
     }
     if (root["linear_attention"]) read_linear_attention(p, root["linear_attention"]);
+    if (root["deepep"]) read_deepep(p, root["deepep"]);
     if (root["nccl"]) read_nccl(p, root["nccl"]);
     if (const YAML::Node c = root["copy_engine"]) {
       p.copy_engine = transport(c, "copy_engine", p.copy_engine, {"all_ranks_link_efficiency", "all_ranks_source"});

@@ -200,6 +200,13 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
           .fail(scenario.calibration.node, "calibration: model " + scenario.arch.name + " is MoE, but " + why);
     }
   }
+  if (scenario.workload.expert_parallel.dispatcher == model::Dispatcher::kDeepEp && !run.profile.deepep) {
+    const YAML::Node moe = scenario.root["moe"];
+    model::YamlReader(scenario.file)
+        .fail(moe && moe["dispatcher"] ? moe["dispatcher"] : scenario.calibration.node,
+              "moe.dispatcher deepep: profile " + run.profile.name +
+                  " has no deepep section (DeepEP's rates); add it or base the profile on a preset");
+  }
   if (scenario.arch.linear.enabled()) {
     if (const std::string why = cost.linear_attention_unsupported_reason(); !why.empty()) {
       model::YamlReader(scenario.file)
@@ -326,14 +333,16 @@ void require_memory_fit(const ScenarioRun& run) {
   }
 }
 
-ScenarioRun run_scenario(const model::Scenario& scenario, const VariantStarted& started, const CostProfile* profile,
+ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& started, const CostProfile* profile,
                          Symmetry symmetry) {
   ScenarioRun run;
-  run.scenario = scenario;
+  model::Scenario scenario = input;  // with the expert-parallel group's node size, once the fabric is known
   run.symmetry = symmetry;
   run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
   apply_power_limit(scenario, run.gpu);
   run.fabric = check_hardware(scenario, run.gpu);
+  scenario.workload.expert_parallel.node_gpus = run.fabric.gpus_per_node;
+  run.scenario = scenario;
   run.profile = profile ? *profile : resolve_profile(scenario, run.gpu.name);
   check_power_limit(scenario, run);
   apply_attention_kernel(scenario, run.profile);

@@ -762,3 +762,23 @@ TEST_CASE(
     CHECK(shipped.linear_attention->backward_ratio == calibrate::kDeltaRuleBackwardRatio);
   }
 }
+
+TEST_CASE("DeepEP's rates are its published H800 bandwidths over the NVLink port and the NIC") {
+  const calibrate::CsvTable table =
+      calibrate::CsvTable::read_file(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public/deepep_h800.csv");
+  REQUIRE(table.rows() == 4);
+  const double port_GBps = test::gpu_preset("h800-sxm").nvlink_Bps / 1e9;
+  REQUIRE(table.at(0, "type") == "intranode");
+  const double nvlink = (table.number(0, "dispatch_GBps") + table.number(0, "combine_GBps")) / 2 / port_GBps;
+  CHECK(calibrate::kDeepEpNvlinkEfficiency == Approx(nvlink).margin(5e-5));
+  // EP 32 and 64 (rows 2, 3): the network-bound rows over a 400 Gb/s NIC; EP 16 is NVLink-bound on H800.
+  double rdma = 0;
+  for (size_t row = 2; row < 4; ++row) {
+    rdma += (table.number(row, "dispatch_GBps") + table.number(row, "combine_GBps")) / 4 / 50.0;
+  }
+  CHECK(calibrate::kDeepEpRdmaEfficiency == Approx(rdma).margin(5e-5));
+  const sim::CostProfile shipped = test::profile_preset("h100-sxm");
+  REQUIRE(shipped.deepep);
+  CHECK(shipped.deepep->nvlink_efficiency == calibrate::kDeepEpNvlinkEfficiency);
+  CHECK(shipped.deepep->rdma_efficiency == calibrate::kDeepEpRdmaEfficiency);
+}

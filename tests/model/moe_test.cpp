@@ -492,3 +492,46 @@ variants:
   odd_batch.replace(odd_batch.find("batch: 16"), 9, "batch: 15");
   CHECK_THROWS_WITH(model::parse_scenario(odd_batch, "s.yaml"), Contains("s.yaml:7:") && Contains("must be even"));
 }
+
+TEST_CASE("under DeepEP a GPU receives each token once, and across nodes a token crosses once per destination node") {
+  const model::ArchSpec arch = qwen3_moe();
+  model::ExpertParallel ep;
+  ep.dispatcher = model::Dispatcher::kDeepEp;
+  ep.node_gpus = 8;
+  const auto w = with_experts(test::forward_workload(2, 4096, 1), 16, ep);
+  const model::LayerGraph g = model::build_layer_graph(arch, w, 2, test::variant(model::TpMode::kSp));
+  const model::Op& dispatch = op_named(g, "L0.moe.dispatch");
+  CHECK(dispatch.algorithm == model::CollectiveAlgorithm::kDeepEp);
+  // 4096 rows per GPU, 16 GPUs of 8 experts each, 2 nodes of 64; a token's 8 distinct experts of 128 miss a set of e
+  // experts with probability C(128 - e, 8) / C(128, 8).
+  const auto miss = [](int held) {
+    double p = 1;
+    for (int j = 0; j < 8; ++j) p *= static_cast<double>(128 - held - j) / (128 - j);
+    return p;
+  };
+  const double row = 2048 * 2.0, group_tokens = 16 * 4096.0;
+  CHECK(dispatch.tensor_bytes == Approx(group_tokens * (1 - miss(8)) * row).epsilon(1e-12));
+  CHECK(dispatch.message_bytes == Approx(4096 * 2 * (1 - miss(64)) * row).epsilon(1e-12));
+  // Inside one node nothing crosses the network.
+  model::ExpertParallel one_node = ep;
+  one_node.node_gpus = 16;
+  const model::LayerGraph inside = model::build_layer_graph(
+      arch, with_experts(test::forward_workload(2, 4096, 1), 16, one_node), 2, test::variant(model::TpMode::kSp));
+  CHECK(op_named(inside, "L0.moe.dispatch").message_bytes == 0);
+}
+
+TEST_CASE("moe.dispatcher takes nccl or deepep, and anything else is refused at the key with both") {
+  const std::string text = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: nvswitch}
+workload: {phase: train, batch: 1, seq_len: 2048, layers: 1}
+parallelism: {tp: 2, dp: 4, ep: 8}
+moe: {dispatcher: deepep}
+variants:
+  - {name: sp, tp_mode: sp}
+)";
+  CHECK(model::parse_scenario(text, "s.yaml").workload.expert_parallel.dispatcher == model::Dispatcher::kDeepEp);
+  std::string bad = text;
+  bad.replace(bad.find("deepep}"), 6, "deepx");
+  CHECK_THROWS_WITH(model::parse_scenario(bad, "s.yaml"), Contains("s.yaml:6:") && Contains("nccl, deepep"));
+}

@@ -8,6 +8,7 @@
 #include "model/graph_builder.hpp"
 #include "model/hf_config.hpp"
 #include "model/scenario.hpp"
+#include "sim/data_group.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/scenario_run.hpp"
 #include "test_support.hpp"
@@ -260,24 +261,40 @@ TEST_CASE(
             .epsilon(1e-12));
 }
 
-TEST_CASE("a hybrid model on a profile without a linear_attention section is refused at its calibration key") {
-  std::ifstream preset(std::string(TPSIM_SOURCE_DIR) + "/scenarios/presets/profiles/h100-sxm.yaml");  // no base
+namespace {
+
+// Runs scenario `text` (t.yaml) on the h100-sxm profile (which has no base) without its section from `section` up to
+// `next`, and returns the error it is refused with.
+std::string refusal_without_section(const std::string& section, const std::string& next, const std::string& text) {
+  std::ifstream preset(std::string(TPSIM_SOURCE_DIR) + "/scenarios/presets/profiles/h100-sxm.yaml");
   std::string profile((std::istreambuf_iterator<char>(preset)), std::istreambuf_iterator<char>());
-  const size_t from = profile.find("linear_attention:");
+  const size_t from = profile.find(section + ":");
   REQUIRE(from != std::string::npos);
-  profile.erase(from, profile.find("nccl:", from) - from);
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "tpsim_hybrid_profile";
+  profile.erase(from, profile.find(next + ":", from) - from);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tpsim_without_" + section);
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "p.yaml") << profile;
-  const std::string text =
+  std::ofstream(dir / "t.yaml") << text;
+  std::string error;
+  try {
+    sim::run_scenario(model::load_scenario((dir / "t.yaml").string()));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::filesystem::remove_all(dir);
+  return error;
+}
+
+}  // namespace
+
+TEST_CASE("a hybrid model on a profile without a linear_attention section is refused at its calibration key") {
+  const std::string error = refusal_without_section(
+      "linear_attention", "nccl",
       "name: t\nmodel: qwen3-next-80b-a3b\nhardware: {gpu: h100-sxm}\ncalibration: {profile: p.yaml}\n"
       "workload: {phase: decode, batch: 8, context_len: 512, layers: 4}\nparallelism: {tp: 4, ep: 4}\n"
-      "variants: [{name: sp, tp_mode: sp}]\n";
-  std::ofstream(dir / "t.yaml") << text;
-  const model::Scenario s = model::load_scenario((dir / "t.yaml").string());
-  CHECK_THROWS_WITH(sim::run_scenario(s), Catch::Contains("t.yaml:4:") && Catch::Contains("linear-attention layers") &&
-                                              Catch::Contains("has no linear_attention section"));
-  std::filesystem::remove_all(dir);
+      "variants: [{name: sp, tp_mode: sp}]\n");
+  CHECK_THAT(error, Catch::Contains("t.yaml:4:") && Catch::Contains("linear-attention layers") &&
+                        Catch::Contains("has no linear_attention section"));
 }
 
 TEST_CASE("two-batch overlap runs one half-batch's expert all-to-all beside the other half's compute") {
@@ -309,4 +326,37 @@ TEST_CASE("two-batch overlap runs one half-batch's expert all-to-all beside the 
   };
   CHECK(overlaps("mb0.L0.moe.dispatch", "mb1.L0.moe.router"));
   CHECK(overlaps("mb1.L0.moe.combine", "mb0.L0.moe.unpermute"));
+}
+
+TEST_CASE("a DeepEP all-to-all takes the slower of its NVLink bytes at the port and its network bytes at the NIC") {
+  const sim::CostProfile profile = test::profile_preset("h100-sxm");
+  REQUIRE(profile.deepep);
+  const sim::Fabric two_nodes = sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2}, test::gpu_preset("h100-sxm"));
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile, two_nodes);
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = model::CollectiveKind::kAllToAll;
+  op.algorithm = model::CollectiveAlgorithm::kDeepEp;
+  op.group = model::CommGroup::kExpert;
+  op.group_size = 16;
+  op.tensor_bytes = 100e6;
+  op.message_bytes = 40e6;
+  const sim::CommPlan plan = sim::plan_deepep(op, cost);
+  REQUIRE(plan.outside);
+  const double nvlink_s = 100e6 / (cost.port_Bps() * profile.deepep->nvlink_efficiency);
+  const double network_s = 40e6 / (two_nodes.nic_Bps * profile.deepep->rdma_efficiency);
+  CHECK(plan.outside->network == (network_s > nvlink_s));
+  const double link_Bps = plan.outside->network ? two_nodes.nic_Bps : cost.port_Bps();
+  CHECK(plan.outside->link_bytes / link_Bps == Approx(std::max(nvlink_s, network_s)).epsilon(1e-12));
+  CHECK(plan.outside->latency_s == 0);
+  CHECK_FALSE(plan.nccl_call);
+}
+
+TEST_CASE("a DeepEP dispatcher on a profile without a deepep section is refused at moe.dispatcher") {
+  const std::string error = refusal_without_section(
+      "deepep", "linear_attention",
+      "name: t\nmodel: qwen3-30b-a3b\nhardware: {gpu: h100-sxm}\ncalibration: {profile: p.yaml}\n"
+      "workload: {phase: train, batch: 1, seq_len: 2048, layers: 1}\n"
+      "parallelism: {tp: 2, dp: 4, ep: 8}\nmoe: {dispatcher: deepep}\nvariants: [{name: sp, tp_mode: sp}]\n");
+  CHECK_THAT(error, Catch::Contains("t.yaml:7:") && Catch::Contains("no deepep section"));
 }
