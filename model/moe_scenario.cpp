@@ -110,6 +110,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   if (root["variants"]) refuse_replicated_rows(in, root["variants"], out);
   out.workload.expert_parallel.degree = ep;
   if (root["moe"]) read_moe_routing(in, root["moe"], out.workload.expert_parallel);
+  if (out.workload.expert_parallel.dispatcher == Dispatcher::kDeepEp && ep == 1) {
+    in.fail(root["moe"]["dispatcher"],
+            "moe.dispatcher deepep runs the expert-parallel all-to-alls, and with "
+            "parallelism.ep 1 there are none; use ep > 1, or dispatcher nccl");
+  }
   if (ExpertParallel& routing = out.workload.expert_parallel; routing.routing == Routing::kFromFile) {
     const std::string path = resolve_relative(in.file(), routing.routing_file);
     try {

@@ -520,7 +520,7 @@ TEST_CASE("under DeepEP a GPU receives each token once, and across nodes a token
   CHECK(op_named(inside, "L0.moe.dispatch").message_bytes == 0);
 }
 
-TEST_CASE("moe.dispatcher takes nccl or deepep, and anything else is refused at the key with both") {
+TEST_CASE("moe.dispatcher takes nccl or deepep, refused at the key otherwise or without an expert-parallel group") {
   const std::string text = R"(name: t
 model: qwen3-30b-a3b
 hardware: {gpu: h100-sxm, topology: nvswitch}
@@ -534,4 +534,8 @@ variants:
   std::string bad = text;
   bad.replace(bad.find("deepep}"), 6, "deepx");
   CHECK_THROWS_WITH(model::parse_scenario(bad, "s.yaml"), Contains("s.yaml:6:") && Contains("nccl, deepep"));
+  std::string no_exchange = text;
+  no_exchange.replace(no_exchange.find("ep: 8"), 5, "ep: 1");
+  CHECK_THROWS_WITH(model::parse_scenario(no_exchange, "s.yaml"),
+                    Contains("s.yaml:6:") && Contains("with parallelism.ep 1 there are none"));
 }
