@@ -174,7 +174,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
     Json moe = {{"experts", s.arch.moe.experts},
                 {"experts_per_token", s.arch.moe.experts_per_token},
                 {"experts_per_gpu", s.arch.moe.experts / ep.degree},
-                {"expert_tp", ep.degree == 1 ? s.parallelism.tp : 1},
+                {"expert_tp", model::experts_split_over_tp(s.parallelism.tp, ep.degree) ? s.parallelism.tp : 1},
                 {"routing", model::to_string(ep.routing)},
                 {"seed", ep.seed},
                 {"busiest_over_mean", r.mean_imbalance},

@@ -134,7 +134,7 @@ std::string moe_notes(const sim::ScenarioRun& run) {
   const model::ExpertParallel& ep = s.workload.expert_parallel;
   const model::RoutingSummary r = model::scenario_routing(s);
   const int tp = s.parallelism.tp;
-  const std::string held = ep.degree == 1 && tp > 1
+  const std::string held = model::experts_split_over_tp(tp, ep.degree)
                                ? "all " + std::to_string(s.arch.moe.experts) + ", 1/" + std::to_string(tp) +
                                      " of each per GPU (expert TP " + std::to_string(tp) + ", ep=1), "
                                : std::to_string(s.arch.moe.experts / ep.degree) + " of " +

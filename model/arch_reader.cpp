@@ -128,13 +128,16 @@ std::vector<bool> read_linear_layers(const ArchSource& source, int64_t layers) {
   return linear;
 }
 
+// A hybrid model_type's linear-attention shape keys, all required.
+constexpr ShapeKey kLinearKeys[] = {{"linear_num_key_heads", kHeads.limit},
+                                    {"linear_num_value_heads", kHeads.limit},
+                                    {"linear_key_head_dim", kHeadDim.limit},
+                                    {"linear_value_head_dim", kHeadDim.limit},
+                                    // Qwen3-Next's and Mamba's convolutions are 4 taps; 64 stops a typo.
+                                    {"linear_conv_kernel_dim", 64}};
+
 // A hybrid model_type's linear-attention shapes (required), layer kinds, state width and attention options.
 void read_hybrid(const ArchSource& source, ArchSpec& arch) {
-  constexpr ShapeKey kLinearKeys[] = {{"linear_num_key_heads", kHeads.limit},
-                                      {"linear_num_value_heads", kHeads.limit},
-                                      {"linear_key_head_dim", kHeadDim.limit},
-                                      {"linear_value_head_dim", kHeadDim.limit},
-                                      {"linear_conv_kernel_dim", 64}};
   for (const ShapeKey& key : kLinearKeys) {
     if (!source.has(key.key)) {
       source.fail(key.key, std::string("missing required key \"") + key.key + "\"; model_type " + arch.model_type +
@@ -201,6 +204,25 @@ const ModelType& model_type(const ArchSource& source, MissingModelType missing) 
 }
 
 }  // namespace
+
+bool model_type_reads(const std::string& name, const std::string& key) {
+  const auto* type =
+      std::find_if(std::begin(kModelTypes), std::end(kModelTypes), [&](const ModelType& t) { return name == t.name; });
+  if (type == std::end(kModelTypes)) return false;
+  if (type->experts_key != nullptr) {
+    for (const char* moe_key : {type->experts_key, type->expert_ffn_key, kExpertsPerToken.key}) {
+      if (key == moe_key) return true;
+    }
+    if (type->shared_expert_key != nullptr && key == type->shared_expert_key) return true;
+  }
+  if (type->hybrid) {
+    if (key == "layer_types" || key == "full_attention_interval") return true;
+    for (const ShapeKey& linear : kLinearKeys) {
+      if (key == linear.key) return true;
+    }
+  }
+  return false;
+}
 
 const std::vector<std::string>& modelled_model_types() {
   static const std::vector<std::string> names = [] {

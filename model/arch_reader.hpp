@@ -16,6 +16,10 @@ namespace tpsim::model {
 // mixtral, qwen3_next.
 const std::vector<std::string>& modelled_model_types();
 
+// Whether model_type `name` reads config key `key` (its experts', shared expert's or linear-attention keys), which
+// the refusal of unmodelled keys (hf_keys.hpp) then leaves to the reader.
+bool model_type_reads(const std::string& name, const std::string& key);
+
 // A model config's keys with typed, located access. A key whose value is null counts as absent.
 class ArchSource {
  public:

@@ -1,6 +1,7 @@
 // Divisibility rules of tensor parallelism over heads and FFN neurons.
 #include "model/arch_spec.hpp"
 
+#include "model/expert_parallel.hpp"
 #include "model/input_error.hpp"
 
 namespace tpsim::model {
@@ -31,7 +32,7 @@ TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
                        std::to_string(arch.moe.experts) + " experts");
     }
     shard.experts = arch.moe.experts / ep;
-    shard.expert_tp = ep == 1 && tp > 1;
+    shard.expert_tp = experts_split_over_tp(tp, ep);
     if (shard.expert_tp && arch.moe.expert_ffn % tp != 0) {
       throw InputError(who + "tp must divide each expert's FFN width " + std::to_string(arch.moe.expert_ffn) +
                        " (ep 1 splits every expert over the TP group)");

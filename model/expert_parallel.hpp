@@ -45,6 +45,12 @@ struct ExpertParallel {
   int node_gpus = 0;
 };
 
+// Whether `tp` ranks with `ep` expert-parallel GPUs split every expert over the TP group (expert TP): ep 1 under
+// tp > 1, as vLLM and SGLang run MoE by default.
+inline bool experts_split_over_tp(int tp, int ep) {
+  return ep == 1 && tp > 1;
+}
+
 // "balanced", "zipf", "from_file".
 std::string to_string(Routing routing);
 // "nccl", "deepep".

@@ -33,15 +33,13 @@ LayerContext pass_context(const ArchSpec& arch, const Workload& workload, const 
   return ctx;
 }
 
-// Two-batch overlap (variant.two_batch_overlap): the pass as two micro-batches of half its sequences (ops named
+// Two-batch overlap (variant.two_batch_overlap): the pass as two micro-batches of half its sequences (`ctx`, ops named
 // mb0., mb1.), each layer's attention modules one after the other and its MoE stages interleaved (dispatch 0,
 // dispatch 1, experts 0, experts 1, combine 0, combine 1), so that each micro-batch's all-to-alls run beside the
 // other's compute, as SGLang's two-batch overlap orders them.
-void build_two_batch_layers(ProgramBuilder& b, const ArchSpec& arch, const Workload& workload, const Pass& pass,
-                            const Variant& variant, TpStrategy& strategy) {
-  Pass half = pass;
-  half.batch = pass.batch / 2;
-  const LayerContext ctx = pass_context(arch, workload, half, b.tp(), variant, strategy);
+void build_two_batch_layers(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
+  const ArchSpec& arch = ctx.arch;
+  const Workload& workload = ctx.workload;
   const std::string names[2] = {"mb0.", "mb1."};
   ModuleInput hidden[2];
   const auto each = [&](const std::function<void(int)>& stage) {
@@ -59,7 +57,7 @@ void build_two_batch_layers(ProgramBuilder& b, const ArchSpec& arch, const Workl
     b.set_module(static_cast<int>(2 * layer + 1));
     MoeForward moe[2];
     each([&](int mb) { moe[mb] = moe_forward_dispatch(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb])); });
-    each([&](int mb) { moe_forward_experts(b, ctx, strategy, moe[mb]); });
+    each([&](int mb) { moe_forward_experts(b, moe[mb]); });
     each([&](int mb) { hidden[mb] = moe_forward_combine(b, ctx, strategy, moe[mb], nullptr); });
   }
   b.set_module(-1);
@@ -98,8 +96,9 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
     }
     Pass half = pass;
     half.batch = pass.batch / 2;
-    set_projection_parts(builder, pass_context(arch, workload, half, tp, variant, *strategy));
-    build_two_batch_layers(builder, arch, workload, pass, variant, *strategy);
+    const LayerContext half_ctx = pass_context(arch, workload, half, tp, variant, *strategy);
+    set_projection_parts(builder, half_ctx);
+    build_two_batch_layers(builder, half_ctx, *strategy);
     return graph;
   }
   set_projection_parts(builder, ctx);

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 
+#include "model/arch_reader.hpp"
 #include "model/presets.hpp"
 
 namespace tpsim::model {
@@ -102,40 +102,11 @@ bool window_in_effect(const Json& config, const Json&) {
   return from.is_null() || !layers.is_number() || from < layers;
 }
 
-// An MoE key that the config's model_type does not read (num_experts in a llama config), or reads only in
-// a form tpsim models (decoder_sparse_step 1, an empty mlp_only_layers).
-bool model_type_is(const Json& config, std::initializer_list<const char*> types) {
-  const Json type = config.value("model_type", Json());
-  return std::any_of(types.begin(), types.end(), [&](const char* name) { return type == name; });
-}
-// The model_types that read the routed-expert keys num_experts and moe_intermediate_size, those that read a
-// shared expert's width, and the hybrid ones (linear-attention keys and layer kinds).
-constexpr std::initializer_list<const char*> kNumExpertsTypes = {"qwen2_moe", "qwen3_moe", "qwen3_next"};
-constexpr std::initializer_list<const char*> kSharedExpertTypes = {"qwen2_moe", "qwen3_next"};
-constexpr std::initializer_list<const char*> kHybridTypes = {"qwen3_next"};
-bool set_unless_num_experts_type(const Json& config, const Json& v) {
-  return is_set(config, v) && !model_type_is(config, kNumExpertsTypes);
-}
-bool set_unless_mixtral(const Json& config, const Json& v) {
-  return is_set(config, v) && !model_type_is(config, {"mixtral"});
-}
-bool set_unless_moe_type(const Json& config, const Json& v) {
-  return is_set(config, v) && !model_type_is(config, {"qwen2_moe", "qwen3_moe", "mixtral", "qwen3_next"});
-}
-bool set_unless_shared_expert_type(const Json& config, const Json& v) {
-  return is_set(config, v) && !model_type_is(config, kSharedExpertTypes);
-}
-bool set_unless_hybrid(const Json& config, const Json& v) {
-  return is_set(config, v) && !model_type_is(config, kHybridTypes);
-}
 bool sparse_step_above_one(const Json& config, const Json& v) {
   return is_set(config, v) && v != 1;
 }
 
-// layer_types other than full attention: a hybrid model_type reads linear_attention (arch_reader.cpp checks
-// each), every other type none (sliding_attention, or linear attention outside a hybrid type).
-bool not_all_full_attention(const Json& config, const Json& v) {
-  if (model_type_is(config, kHybridTypes)) return false;
+bool not_all_full_attention(const Json&, const Json& v) {
   return std::any_of(v.begin(), v.end(), [](const Json& kind) { return kind != "full_attention"; });
 }
 
@@ -154,29 +125,24 @@ constexpr UnmodelledKey kUnmodelled[] = {
      not_all_full_attention},
     {"full_attention_interval",
      "a hybrid stack (full attention every N layers, linear attention between; model_type qwen3_next reads it)",
-     set_unless_hybrid},
-    {"linear_num_key_heads", "linear-attention key heads of a hybrid stack (model_type qwen3_next reads it)",
-     set_unless_hybrid},
+     is_set},
+    {"linear_num_key_heads", "linear-attention key heads of a hybrid stack (model_type qwen3_next reads it)", is_set},
     {"linear_num_value_heads", "linear-attention value heads of a hybrid stack (model_type qwen3_next reads it)",
-     set_unless_hybrid},
-    {"linear_key_head_dim", "the key head width of linear-attention layers (model_type qwen3_next reads it)",
-     set_unless_hybrid},
+     is_set},
+    {"linear_key_head_dim", "the key head width of linear-attention layers (model_type qwen3_next reads it)", is_set},
     {"linear_value_head_dim", "the value head width of linear-attention layers (model_type qwen3_next reads it)",
-     set_unless_hybrid},
+     is_set},
     {"linear_conv_kernel_dim", "the causal convolution of linear-attention layers (model_type qwen3_next reads it)",
-     set_unless_hybrid},
+     is_set},
     {"n_routed_experts", "DeepSeek-style MoE (routed experts per layer)", is_set},
     {"n_shared_experts", "DeepSeek-style MoE (shared experts beside the routed ones)", is_set},
     {"shared_expert_intermediate_size",
-     "MoE (the FFN width of the shared expert; model_types qwen2_moe and qwen3_next read it)",
-     set_unless_shared_expert_type},
-    {"num_experts", "MoE (routed experts per layer; model_types qwen2_moe, qwen3_moe and qwen3_next read it)",
-     set_unless_num_experts_type},
-    {"num_local_experts", "MoE (experts per layer; model_type mixtral reads it)", set_unless_mixtral},
+     "MoE (the FFN width of the shared expert; model_types qwen2_moe and qwen3_next read it)", is_set},
+    {"num_experts", "MoE (routed experts per layer; model_types qwen2_moe, qwen3_moe and qwen3_next read it)", is_set},
+    {"num_local_experts", "MoE (experts per layer; model_type mixtral reads it)", is_set},
     {"moe_intermediate_size",
-     "MoE (the FFN width of one expert; model_types qwen2_moe, qwen3_moe and qwen3_next read it)",
-     set_unless_num_experts_type},
-    {"num_experts_per_tok", "MoE (experts each token is routed to; the MoE model_types read it)", set_unless_moe_type},
+     "MoE (the FFN width of one expert; model_types qwen2_moe, qwen3_moe and qwen3_next read it)", is_set},
+    {"num_experts_per_tok", "MoE (experts each token is routed to; the MoE model_types read it)", is_set},
     {"decoder_sparse_step", "MoE in every N-th layer only (dense FFNs between)", sparse_step_above_one},
     {"mlp_only_layers", "dense FFNs in the listed layers of an MoE stack", is_set},
     {"first_k_dense_replace", "MoE (dense first layers, MoE after them)", is_set},
@@ -205,8 +171,12 @@ void check_hf_keys(const Json& config, const ArchSource& at) {
       at.fail(known.key, std::string(known.key) + " must be " + kind_text(known.kind) + ", got " + short_dump(value));
     }
   }
+  const Json type = config.value("model_type", Json());
   for (const UnmodelledKey& unmodelled : kUnmodelled) {
-    if (!at.has(unmodelled.key)) continue;
+    // A key the config's model_type reads is the reader's (arch_reader.cpp checks its values).
+    if (!at.has(unmodelled.key) || (type.is_string() && model_type_reads(type.get<std::string>(), unmodelled.key))) {
+      continue;
+    }
     const Json& value = config.at(unmodelled.key);
     if (unmodelled.in_effect(config, value)) {
       std::string what = std::string(1, '"') + unmodelled.key;

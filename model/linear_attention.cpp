@@ -1,4 +1,5 @@
-// Op sequence of the linear-attention module, with FLOP and byte counts.
+// Op sequence of the linear-attention module, with FLOP and byte counts. The FLOPs of its memory-bound kernels
+// (convolution, gated norm, their backwards) are informative: their time is their bytes.
 #include "model/linear_attention.hpp"
 
 namespace tpsim::model {

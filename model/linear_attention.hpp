@@ -12,7 +12,8 @@ namespace tpsim::model {
 // The chunk length of FLA's chunked gated delta rule (fla/ops/gated_delta_rule/chunk.py: 64, the only size
 // Qwen3-Next's kernels run).
 inline constexpr int64_t kDeltaRuleChunk = 64;
-// The value columns one program of the chunked state pass owns (FLA's BV block of 64 on Hopper).
+// The value columns one program of the chunked state pass owns: assumed 64, the larger of the BV blocks FLA's
+// chunk_gated_delta_rule_fwd_h autotunes among (32, 64); a chain is one (sequence, value head, block).
 inline constexpr int64_t kDeltaRuleValueBlock = 64;
 
 // FLOPs per token per value head of the chunked gated delta rule with chunk C: 2C(3 dk + 2 dv) for the

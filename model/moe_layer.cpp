@@ -12,28 +12,6 @@ namespace {
 // Index bytes of a token's expert choice (int32), and of the router's weights (fp32, as Megatron keeps probs).
 constexpr double kIndexBytes = 4.0;
 
-// The shapes one rank's MoE module works on.
-struct MoeShape {
-  int64_t tokens = 0;    // the rows it routes: the rank's rows of the residual stream (all the pass's: expert TP)
-  int64_t copies = 0;    // tokens x experts_per_token: the rows it permutes and sends
-  int64_t rows = 0;      // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
-  double mean_rows = 0;  // the mean GPU's, for the model FLOPs
-  int64_t local_experts = 0;
-  int64_t active_experts = 0;  // the busiest GPU's experts that receive copies: its grouped GEMMs' problems
-  int ep = 1;
-  bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
-  // DeepEP (moe.dispatcher deepep): the group's tokens the busiest GPU receives (once each), and the distinct nodes
-  // each of the rank's tokens goes to (moe_routing.hpp).
-  bool deepep = false;
-  double received_tokens = 0;
-  double destination_nodes = 1;
-  bool spans_nodes = false;  // the expert-parallel group spans nodes
-  bool sorts = false;        // received copies arrive grouped by source: sorted by local expert around the GEMMs
-  int64_t hidden = 0;
-  int64_t ffn = 0;
-  double elem = 2.0;
-};
-
 MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStrategy& tp) {
   const MoeSpec& moe = ctx.arch.moe;
   const ExpertParallel& ep = ctx.workload.expert_parallel;
@@ -203,7 +181,8 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
   }
   MoeForward f;
   f.input = input;
-  const MoeShape s = moe_shape(b, ctx, tp);
+  f.shape = moe_shape(b, ctx, tp);
+  const MoeShape& s = f.shape;
   const int64_t experts = ctx.arch.moe.experts;
   const ColumnLinear router = router_linear(ctx);
   // The router's input rows and logits: the rank's own rows, or under expert TP every row of the pass (gathered as
@@ -232,8 +211,8 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
   return f;
 }
 
-void moe_forward_experts(ProgramBuilder& b, const LayerContext& ctx, const TpStrategy& tp, MoeForward& f) {
-  const MoeShape s = moe_shape(b, ctx, tp);
+void moe_forward_experts(ProgramBuilder& b, MoeForward& f) {
+  const MoeShape& s = f.shape;
   f.received = sort_copies(b, s, "moe.sort", f.received);
   f.gate_up = expert_gemm(b, s, "moe.experts.gate_up_proj", gate_up_shape(s), {f.received});
   f.act = b.memory("moe.experts.swiglu", bytes_of(s.rows, 2 * s.ffn, s.elem), bytes_of(s.rows, s.ffn, s.elem),
@@ -245,7 +224,7 @@ void moe_forward_experts(ProgramBuilder& b, const LayerContext& ctx, const TpStr
 
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
                                 SavedModule* saved) {
-  const MoeShape s = moe_shape(b, ctx, tp);
+  const MoeShape& s = f.shape;
   // Each token's copies summed by the router's weights.
   const OpId combined =
       b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
@@ -267,7 +246,7 @@ ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpSt
 ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                         SavedModule* saved) {
   MoeForward f = moe_forward_dispatch(b, ctx, tp, input);
-  moe_forward_experts(b, ctx, tp, f);
+  moe_forward_experts(b, f);
   return moe_forward_combine(b, ctx, tp, f, saved);
 }
 

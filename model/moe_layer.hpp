@@ -16,13 +16,36 @@ ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
 // moe_forward in three stages, so that two micro-batches' stages can interleave (two-batch overlap: one's
 // all-to-all beside the other's compute): the router, top-k, permutation and dispatch; the experts and the
 // combine; the un-permutation, the shared expert and the residual add. What one stage hands the next:
+// The shapes one rank's MoE module works on (the busiest GPU's routing of its layer).
+struct MoeShape {
+  int64_t tokens = 0;    // the rows it routes: the rank's rows of the residual stream (all the pass's: expert TP)
+  int64_t copies = 0;    // tokens x experts_per_token: the rows it permutes and sends
+  int64_t rows = 0;      // the copies its experts compute: the busiest GPU's (moe_routing.hpp)
+  double mean_rows = 0;  // the mean GPU's, for the model FLOPs
+  int64_t local_experts = 0;
+  int64_t active_experts = 0;  // the busiest GPU's experts that receive copies: its grouped GEMMs' problems
+  int ep = 1;
+  bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
+  // DeepEP (moe.dispatcher deepep): the group's tokens the busiest GPU receives (once each), and the distinct nodes
+  // each of the rank's tokens goes to (moe_routing.hpp).
+  bool deepep = false;
+  double received_tokens = 0;
+  double destination_nodes = 1;
+  bool spans_nodes = false;  // the expert-parallel group spans nodes
+  bool sorts = false;        // received copies arrive grouped by source: sorted by local expert around the GEMMs
+  int64_t hidden = 0;
+  int64_t ffn = 0;
+  double elem = 2.0;
+};
+
 struct MoeForward {
+  MoeShape shape;  // routed once per layer and pass, for all three stages
   ModuleInput input;
   std::vector<OpId> normed;  // the router's input rows
   OpId top_k = 0, received = 0, gate_up = 0, act = 0, returned = 0;
 };
 MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input);
-void moe_forward_experts(ProgramBuilder& b, const LayerContext& ctx, const TpStrategy& tp, MoeForward& f);
+void moe_forward_experts(ProgramBuilder& b, MoeForward& f);
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
                                 SavedModule* saved);
 ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,

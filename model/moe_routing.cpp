@@ -23,22 +23,23 @@ std::vector<int64_t> popularity_ranks(int64_t experts, uint64_t seed, int64_t la
   return ranks;
 }
 
-// Whether an expert of share `share` receives a copy from at least one of `tokens` tokens routed to k experts each.
-double active_probability(double share, int64_t experts_per_token, double tokens) {
-  const double miss = 1.0 - std::min(1.0, share * static_cast<double>(experts_per_token));
-  return 1.0 - std::pow(miss, tokens);
-}
-
-// The probability that a token's k experts all miss a set of experts: balanced, exactly C(E - held, k) / C(E, k)
-// (k distinct experts of E uniformly); else (1 - share)^k.
+// The probability that a token's k experts all miss a set of `held` experts of total share `share`: for one expert
+// 1 - k share (it is among the token's k with probability k share: 1 - k / E balanced); for a larger set, balanced,
+// exactly C(E - held, k) / C(E, k) (k distinct experts of E uniformly), else (1 - share)^k.
 double miss_probability(const MoeSpec& moe, bool balanced, int64_t held, double share) {
   const int64_t k = moe.experts_per_token;
+  if (held == 1) return 1.0 - std::min(1.0, share * static_cast<double>(k));
   if (!balanced) return std::pow(std::max(0.0, 1.0 - share), static_cast<double>(k));
   double miss = 1;
   for (int64_t j = 0; j < k; ++j) {
     miss *= std::max(0.0, static_cast<double>(moe.experts - held - j)) / static_cast<double>(moe.experts - j);
   }
   return miss;
+}
+
+// Whether an expert of share `share` receives a copy from at least one of `tokens` tokens.
+double active_probability(const MoeSpec& moe, double share, double tokens) {
+  return 1.0 - std::pow(miss_probability(moe, false, 1, share), tokens);
 }
 
 // DeepEP's per-token messages over the layer's shares (expert e on GPU e / local).
@@ -97,8 +98,8 @@ LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t r
   const double group_tokens = static_cast<double>(rank_tokens) * ep.degree;
   if (ep.routing == Routing::kBalanced && !ep.drop) {
     r.busiest_copies = r.mean_copies = r.group_copies / ep.degree;
-    r.busiest_active_experts = static_cast<double>(local) * active_probability(1.0 / static_cast<double>(moe.experts),
-                                                                               moe.experts_per_token, group_tokens);
+    r.busiest_active_experts =
+        static_cast<double>(local) * active_probability(moe, 1.0 / static_cast<double>(moe.experts), group_tokens);
     if (ep.dispatcher == Dispatcher::kDeepEp) {
       deepep_messages(moe, ep, expert_shares(moe, ep, layer), 0, group_tokens, r);
     }
@@ -114,7 +115,7 @@ LayerRouting route_layer(const MoeSpec& moe, const ExpertParallel& ep, int64_t r
       const double share = shares[static_cast<size_t>(e)];
       const double routed = share * r.group_copies;
       copies += ep.drop ? std::min(routed, capacity) : routed;
-      active += active_probability(share, moe.experts_per_token, group_tokens);
+      active += active_probability(moe, share, group_tokens);
     }
     kept += copies;
     if (rank == 0 || copies > r.busiest_copies) {

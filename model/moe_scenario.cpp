@@ -13,7 +13,7 @@ namespace {
 // works too; DTP's delayed reductions are not modelled around an MoE layer.
 void refuse_replicated_rows(const YamlReader& in, const YAML::Node& variants, const Scenario& out) {
   if (out.parallelism.tp == 1) return;
-  const bool expert_tp = out.parallelism.ep == 1;
+  const bool expert_tp = experts_split_over_tp(out.parallelism.tp, out.parallelism.ep);
   for (size_t i = 0; i < out.variants.size(); ++i) {
     const TpMode mode = out.variants[i].mode;
     if (expert_tp && mode == TpMode::kDtp) {

@@ -310,6 +310,8 @@ class ProfileReader {
       l.decode_overhead_s = microseconds(node["decode_overhead_us"], "linear_attention.decode_overhead_us");
     }
     if (node["backward_ratio"]) {
+      // Guards, not measurements: a backward does at least half its forward's work and far less than 20 times it
+      // (FlashAttention's is 2.5 times, FLA's gated delta rule's 2.7).
       l.backward_ratio = in_.number_in(node["backward_ratio"], "linear_attention.backward_ratio", 0.5, 20);
     }
     p.linear_attention = l;
@@ -325,7 +327,8 @@ class ProfileReader {
     DeepEpParams d = p.deepep.value_or(DeepEpParams{});
     if (node["nvlink_efficiency"])
       d.nvlink_efficiency = fraction(node["nvlink_efficiency"], "deepep.nvlink_efficiency");
-    // DeepEP's own count includes the bytes a node sends itself, so its rate may exceed the NIC's.
+    // DeepEP's own count includes the bytes a node sends itself, so its rate may exceed the NIC's: up to the EP
+    // group's nodes over its other nodes, 4 a guard far above two nodes' 2 (the published rows give 1.08).
     if (node["rdma_efficiency"]) {
       d.rdma_efficiency = in_.number_in(node["rdma_efficiency"], "deepep.rdma_efficiency", 0.01, 4);
     }

@@ -737,6 +737,7 @@ TEST_CASE(
   const double det = f1 * s2 - f2 * s1;
   const double inverse_rate = (t1 * s2 - t2 * s1) / det, step = (f1 * t2 - f2 * t1) / det;
   const double peak = test::gpu_preset("h800-sxm").peak_bf16_flops;
+  // Each constant keeps 4 significant digits: the margins are half a unit in the last.
   CHECK(calibrate::kDeltaRuleEfficiency == Approx(1.0 / inverse_rate / peak).margin(5e-6));
   CHECK(calibrate::kDeltaRuleChunkStepUs == Approx(step * 1e6).margin(5e-5));
   // Decode rows: a line in the op's bytes.
@@ -770,7 +771,7 @@ TEST_CASE("DeepEP's rates are its published H800 bandwidths over the NVLink port
   const double port_GBps = test::gpu_preset("h800-sxm").nvlink_Bps / 1e9;
   REQUIRE(table.at(0, "type") == "intranode");
   const double nvlink = (table.number(0, "dispatch_GBps") + table.number(0, "combine_GBps")) / 2 / port_GBps;
-  CHECK(calibrate::kDeepEpNvlinkEfficiency == Approx(nvlink).margin(5e-5));
+  CHECK(calibrate::kDeepEpNvlinkEfficiency == Approx(nvlink).margin(5e-5));  // 4 digits, as the constant keeps
   // EP 32 and 64 (rows 2, 3): the network-bound rows over a 400 Gb/s NIC; EP 16 is NVLink-bound on H800.
   double rdma = 0;
   for (size_t row = 2; row < 4; ++row) {
