@@ -56,8 +56,20 @@ Json scenario_json(const sim::ScenarioRun& run) {
                 {"qk_norm", a.qk_norm},
                 {"source", a.source}};
   if (a.moe.shared_expert_ffn > 0) j["model"]["shared_expert_intermediate_size"] = a.moe.shared_expert_ffn;
+  if (a.moe.enabled()) {
+    j["model"]["moe_layers"] = a.moe.moe_count({0, a.layers});
+    if (a.moe.group_limited())
+      j["model"]["router_groups"] = {{"n_group", a.moe.groups}, {"topk_group", a.moe.group_limit}};
+  }
+  if (const model::LatentAttentionSpec& l = a.latent; l.enabled()) {
+    j["model"]["latent_attention"] = {{"q_lora_rank", l.q_lora_rank},
+                                      {"kv_lora_rank", l.kv_lora_rank},
+                                      {"qk_rope_head_dim", l.rope_head_dim},
+                                      {"qk_nope_head_dim", l.nope_head_dim},
+                                      {"v_head_dim", l.value_head_dim}};
+  }
   if (const model::LinearAttentionSpec& l = a.linear; l.enabled()) {
-    j["model"]["linear_attention"] = {{"layers", l.linear_count(a.layers)},
+    j["model"]["linear_attention"] = {{"layers", l.linear_count({0, a.layers})},
                                       {"linear_num_key_heads", l.key_heads},
                                       {"linear_num_value_heads", l.value_heads},
                                       {"linear_key_head_dim", l.key_head_dim},

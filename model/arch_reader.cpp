@@ -22,17 +22,24 @@ struct ModelType {
   // qwen3_next: linear-attention layers between full-attention ones, whose q_proj writes an output gate and
   // whose RoPE turns part of each head.
   bool hybrid;
+  // Dense FFNs between the MoE ones where decoder_sparse_step and mlp_only_layers say (Qwen2-MoE's family).
+  bool sparse_layers;
+  // DeepSeek-V2/V3: multi-head latent attention, n_shared_experts ungated shared experts of the routed width,
+  // dense first layers (first_k_dense_replace, moe_layer_freq) and the group-limited router (n_group, topk_group).
+  bool deepseek = false;
 };
 
 constexpr ModelType kModelTypes[] = {
-    {"llama", false, false, nullptr, nullptr, nullptr, false},
-    {"mistral", false, false, nullptr, nullptr, nullptr, false},
-    {"qwen2", false, true, nullptr, nullptr, nullptr, false},
-    {"qwen3", true, false, nullptr, nullptr, nullptr, false},
-    {"qwen2_moe", false, true, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", false},
-    {"qwen3_moe", true, false, "num_experts", "moe_intermediate_size", nullptr, false},
-    {"mixtral", false, false, "num_local_experts", "intermediate_size", nullptr, false},
-    {"qwen3_next", true, false, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", true},
+    {"llama", false, false, nullptr, nullptr, nullptr, false, false},
+    {"mistral", false, false, nullptr, nullptr, nullptr, false, false},
+    {"qwen2", false, true, nullptr, nullptr, nullptr, false, false},
+    {"qwen3", true, false, nullptr, nullptr, nullptr, false, false},
+    {"qwen2_moe", false, true, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", false, true},
+    {"qwen3_moe", true, false, "num_experts", "moe_intermediate_size", nullptr, false, true},
+    {"mixtral", false, false, "num_local_experts", "intermediate_size", nullptr, false, false},
+    {"qwen3_next", true, false, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", true, true},
+    {"deepseek_v2", false, false, "n_routed_experts", "moe_intermediate_size", nullptr, false, false, true},
+    {"deepseek_v3", false, false, "n_routed_experts", "moe_intermediate_size", nullptr, false, false, true},
 };
 
 struct ShapeKey {
@@ -52,6 +59,8 @@ constexpr ShapeKey kVocab{"vocab_size", int64_t{1} << 22};
 // DeepSeek-V3 routes among 256 experts, Qwen3-Next among 512, each token to 8 or 10.
 constexpr int64_t kMaxExperts = int64_t{1} << 12;
 constexpr ShapeKey kExpertsPerToken{"num_experts_per_tok", kMaxExperts};
+// DeepSeek-V2 and V3 route within 8 groups; 256 bounds the group-limited router's exact miss probabilities.
+constexpr int64_t kMaxRouterGroups = 256;
 
 const char* const kRequired = "hidden_size, intermediate_size, num_attention_heads, num_hidden_layers, vocab_size";
 
@@ -69,6 +78,15 @@ int64_t positive_int(const ArchSource& source, const ShapeKey& shape) {
 
 int64_t positive_int_or(const ArchSource& source, const ShapeKey& shape, int64_t fallback) {
   return source.has(shape.key) ? positive_int(source, shape) : fallback;
+}
+
+int64_t non_negative_int(const ArchSource& source, const std::string& key) {
+  const std::optional<int64_t> value = source.integer(key);
+  if (!value || *value < 0 || *value > kMaxLayers) {
+    source.fail(key,
+                key + " must be an integer from 0 to " + std::to_string(kMaxLayers) + ", got " + source.shown(key));
+  }
+  return *value;
 }
 
 // The MoE keys of an MoE model_type: the expert count, the experts per token (at most the count) and one
@@ -99,6 +117,108 @@ MoeSpec read_moe(const ArchSource& source, const ModelType& type) {
     if (*width > 0) moe.shared_expert_ffn = positive_int(source, ShapeKey{type.shared_expert_key, kIntermediate.limit});
   }
   return moe;
+}
+
+// The dense layers of a Qwen2-MoE-family stack, placed as Qwen2MoeDecoderLayer (and Qwen3-MoE's and
+// Qwen3-Next's) places them: layer i runs the dense FFN of intermediate_size when mlp_only_layers lists it or
+// when i + 1 is not a multiple of decoder_sparse_step (default 1: every layer an MoE). Empty when none is dense.
+std::vector<bool> read_dense_layers(const ArchSource& source, int64_t layers) {
+  const int64_t step = positive_int_or(source, ShapeKey{"decoder_sparse_step", kLayers.limit}, 1);
+  std::vector<bool> dense(static_cast<size_t>(layers));
+  for (int64_t layer = 0; layer < layers; ++layer) dense[static_cast<size_t>(layer)] = (layer + 1) % step != 0;
+  if (source.has("mlp_only_layers")) {
+    const std::optional<std::vector<int64_t>> listed = source.integer_list("mlp_only_layers");
+    if (!listed) {
+      source.fail("mlp_only_layers",
+                  "mlp_only_layers must be a list of layer numbers, got " + source.shown("mlp_only_layers"));
+    }
+    for (const int64_t layer : *listed) {
+      if (layer < 0 || layer >= layers) {
+        source.fail("mlp_only_layers", "mlp_only_layers lists layer " + std::to_string(layer) + "; valid: 0 to " +
+                                           std::to_string(layers - 1) + " (num_hidden_layers " +
+                                           std::to_string(layers) + ")");
+      }
+      dense[static_cast<size_t>(layer)] = true;
+    }
+  }
+  if (std::find(dense.begin(), dense.end(), false) == dense.end()) {
+    const bool listed = source.has("mlp_only_layers") && !source.integer_list("mlp_only_layers")->empty();
+    source.fail(listed ? "mlp_only_layers" : "decoder_sparse_step",
+                std::string(listed ? "mlp_only_layers" : "decoder_sparse_step") + " " +
+                    source.shown(listed ? "mlp_only_layers" : "decoder_sparse_step") + " leaves none of the " +
+                    std::to_string(layers) +
+                    " layers an MoE; valid: a decoder_sparse_step of at most num_hidden_layers, and some layer that "
+                    "mlp_only_layers does not list");
+  }
+  if (std::find(dense.begin(), dense.end(), true) == dense.end()) return {};
+  return dense;
+}
+
+// DeepSeek's keys of MLA, all required but q_lora_rank (null or absent: queries straight from the hidden state).
+constexpr ShapeKey kLatentKeys[] = {
+    {"kv_lora_rank", kIntermediate.limit},
+    {"qk_rope_head_dim", kHeadDim.limit},
+    {"qk_nope_head_dim", kHeadDim.limit},
+    {"v_head_dim", kHeadDim.limit},
+};
+constexpr ShapeKey kQueryLora{"q_lora_rank", kIntermediate.limit};
+
+LatentAttentionSpec read_latent_attention(const ArchSource& source, const ModelType& type) {
+  for (const ShapeKey& key : kLatentKeys) {
+    if (!source.has(key.key)) {
+      source.fail(key.key, std::string("missing required key \"") + key.key + "\"; model_type " + type.name +
+                               " (multi-head latent attention) needs kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim "
+                               "and v_head_dim");
+    }
+  }
+  LatentAttentionSpec l;
+  l.kv_lora_rank = positive_int(source, kLatentKeys[0]);
+  l.rope_head_dim = positive_int(source, kLatentKeys[1]);
+  l.nope_head_dim = positive_int(source, kLatentKeys[2]);
+  l.value_head_dim = positive_int(source, kLatentKeys[3]);
+  l.q_lora_rank = positive_int_or(source, kQueryLora, 0);
+  return l;
+}
+
+// DeepSeek's MoE extras: n_shared_experts shared experts of the routed width (one SwiGLU of their summed width,
+// ungated), dense FFNs in the first first_k_dense_replace layers and, after them, wherever the layer's distance
+// from the first MoE layer is not a multiple of moe_layer_freq (DeepseekV3DecoderLayer), and the router's groups.
+void read_deepseek_moe(const ArchSource& source, int64_t layers, MoeSpec& moe) {
+  const int64_t shared = source.has("n_shared_experts") ? non_negative_int(source, "n_shared_experts") : 0;
+  moe.shared_expert_ffn = shared * moe.expert_ffn;
+  moe.shared_expert_gated = false;
+  const int64_t dense_first =
+      source.has("first_k_dense_replace") ? non_negative_int(source, "first_k_dense_replace") : 0;
+  const int64_t frequency = positive_int_or(source, ShapeKey{"moe_layer_freq", kLayers.limit}, 1);
+  std::vector<bool> dense(static_cast<size_t>(layers));
+  bool any_moe = false, any_dense = false;
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    const bool is_dense = layer < dense_first || (layer - dense_first) % frequency != 0;
+    dense[static_cast<size_t>(layer)] = is_dense;
+    any_moe = any_moe || !is_dense;
+    any_dense = any_dense || is_dense;
+  }
+  if (!any_moe) {
+    source.fail("first_k_dense_replace", "first_k_dense_replace " + std::to_string(dense_first) +
+                                             " leaves none of the " + std::to_string(layers) +
+                                             " layers an MoE; valid: below num_hidden_layers");
+  }
+  if (any_dense) moe.dense_layers = std::move(dense);
+  moe.groups = positive_int_or(source, ShapeKey{"n_group", kMaxRouterGroups}, 1);
+  moe.group_limit = positive_int_or(source, ShapeKey{"topk_group", kMaxExperts}, moe.groups);
+  if (moe.experts % moe.groups != 0) {
+    source.fail("n_group", "n_group (" + std::to_string(moe.groups) + ") must divide n_routed_experts (" +
+                               std::to_string(moe.experts) + ")");
+  }
+  if (moe.group_limit > moe.groups) {
+    source.fail("topk_group", "topk_group (" + std::to_string(moe.group_limit) + ") must be at most n_group (" +
+                                  std::to_string(moe.groups) + ")");
+  }
+  if (moe.group_limit * (moe.experts / moe.groups) < moe.experts_per_token) {
+    source.fail("topk_group", "topk_group " + std::to_string(moe.group_limit) + " groups of " +
+                                  std::to_string(moe.experts / moe.groups) + " experts hold fewer than the " +
+                                  std::to_string(moe.experts_per_token) + " experts each token picks");
+  }
 }
 
 // qwen3_next's layer kinds: layer_types when given ("linear_attention" or "full_attention" per layer),
@@ -215,6 +335,16 @@ bool model_type_reads(const std::string& name, const std::string& key) {
     }
     if (type->shared_expert_key != nullptr && key == type->shared_expert_key) return true;
   }
+  if (type->sparse_layers && (key == "decoder_sparse_step" || key == "mlp_only_layers")) return true;
+  if (type->deepseek) {
+    for (const char* deepseek_key :
+         {"n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "n_group", "topk_group", kQueryLora.key}) {
+      if (key == deepseek_key) return true;
+    }
+    for (const ShapeKey& latent : kLatentKeys) {
+      if (key == latent.key) return true;
+    }
+  }
   if (type->hybrid) {
     if (key == "layer_types" || key == "full_attention_interval") return true;
     for (const ShapeKey& linear : kLinearKeys) {
@@ -262,6 +392,11 @@ ArchSpec read_arch(const ArchSource& source, MissingModelType missing) {
   }
   arch.head_dim = positive_int_or(source, kHeadDim, arch.hidden / arch.heads);
   if (type.experts_key != nullptr) arch.moe = read_moe(source, type);
+  if (type.sparse_layers) arch.moe.dense_layers = read_dense_layers(source, arch.layers);
+  if (type.deepseek) {
+    read_deepseek_moe(source, arch.layers, arch.moe);
+    arch.latent = read_latent_attention(source, type);
+  }
   if (type.hybrid) read_hybrid(source, arch);
   return arch;
 }

@@ -35,6 +35,8 @@ class ArchSource {
   virtual std::optional<double> number(const std::string& key) const = 0;
   // The value as a list of strings, or nothing when it is not one.
   virtual std::optional<std::vector<std::string>> text_list(const std::string& key) const = 0;
+  // The value as a list of integers, or nothing when it is not one.
+  virtual std::optional<std::vector<int64_t>> integer_list(const std::string& key) const = 0;
   // The value as the user wrote it, for messages.
   virtual std::string shown(const std::string& key) const = 0;
   // Throws InputError located at the key's value (at the whole config when the key is absent).

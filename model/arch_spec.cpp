@@ -1,14 +1,39 @@
 // Divisibility rules of tensor parallelism over heads and FFN neurons.
 #include "model/arch_spec.hpp"
 
+#include <algorithm>
+
 #include "model/expert_parallel.hpp"
 #include "model/input_error.hpp"
 
 namespace tpsim::model {
 
-int64_t LinearAttentionSpec::linear_count(int64_t layers) const {
+int64_t LinearAttentionSpec::linear_count(LayerRange range) const {
   int64_t count = 0;
-  for (int64_t layer = 0; layer < layers; ++layer) count += is_linear(layer) ? 1 : 0;
+  for (int64_t layer = range.first; layer < range.first + range.count; ++layer) count += is_linear(layer) ? 1 : 0;
+  return count;
+}
+
+int64_t MoeSpec::moe_count(LayerRange range) const {
+  int64_t count = 0;
+  for (int64_t layer = range.first; layer < range.first + range.count; ++layer) count += is_moe(layer) ? 1 : 0;
+  return count;
+}
+
+bool MoeSpec::has_dense_layers() const {
+  return enabled() && std::find(dense_layers.begin(), dense_layers.end(), true) != dense_layers.end();
+}
+
+bool ArchSpec::uniform(LayerRange range) const {
+  for (int64_t layer = range.first + 1; layer < range.first + range.count; ++layer) {
+    if (kind(layer) != kind(range.first)) return false;
+  }
+  return true;
+}
+
+int64_t ArchSpec::count_of(LayerKind k, LayerRange range) const {
+  int64_t count = 0;
+  for (int64_t layer = range.first; layer < range.first + range.count; ++layer) count += kind(layer) == k ? 1 : 0;
   return count;
 }
 
@@ -19,13 +44,13 @@ TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
     throw InputError(who + "tp must divide the " + std::to_string(arch.heads) +
                      " query heads (valid tp values divide " + std::to_string(arch.heads) + ")");
   }
-  if (!arch.moe.enabled() && arch.intermediate % tp != 0) {
+  if (arch.has_dense_ffn() && arch.intermediate % tp != 0) {
     throw InputError(who + "tp must divide the FFN width " + std::to_string(arch.intermediate));
   }
   TpShard shard;
   shard.tp = tp;
   shard.q_heads = arch.heads / tp;
-  shard.ffn = arch.moe.enabled() ? 0 : arch.intermediate / tp;
+  shard.ffn = arch.has_dense_ffn() ? arch.intermediate / tp : 0;
   if (arch.moe.enabled()) {
     if (ep < 1 || arch.moe.experts % ep != 0) {
       throw InputError("model " + arch.name + " with ep=" + std::to_string(ep) + ": ep must divide the " +

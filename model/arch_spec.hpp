@@ -1,6 +1,6 @@
 // Architecture of a pre-norm GQA SwiGLU decoder (Llama, Qwen2/3, Danube3; Qwen3-MoE and Mixtral with an MoE
-// FFN in every layer; Qwen3-Next with linear-attention layers between its full-attention ones): the numbers that
-// decide every shape.
+// FFN in every layer or in some; Qwen3-Next with linear-attention layers between its full-attention ones): the
+// numbers that decide every shape.
 #pragma once
 
 #include <cstdint>
@@ -9,16 +9,40 @@
 
 namespace tpsim::model {
 
+// Layers first to first + count - 1 of the model (a pipeline chunk's, or the whole stack's).
+struct LayerRange {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
 // The mixture-of-experts FFN of every layer (none when experts is 0): a router sends each token to
 // experts_per_token of `experts` SwiGLU experts of width expert_ffn, and sums their outputs by its weights.
 struct MoeSpec {
   int64_t experts = 0;            // num_experts (qwen3_moe), num_local_experts (mixtral)
   int64_t experts_per_token = 0;  // num_experts_per_tok
   int64_t expert_ffn = 0;         // moe_intermediate_size (qwen3_moe), intermediate_size (mixtral)
-  // A SwiGLU expert every token runs beside its routed ones (shared_expert_intermediate_size; 0: none),
-  // TP-sharded like a dense FFN, its output scaled by a sigmoid gate of the token (qwen2_moe, qwen3_next).
+  // A SwiGLU expert every token runs beside its routed ones (shared_expert_intermediate_size, or DeepSeek's
+  // n_shared_experts x moe_intermediate_size; 0: none), TP-sharded like a dense FFN; Qwen's output is scaled by
+  // a sigmoid gate of the token (shared_expert_gated), DeepSeek's is not.
   int64_t shared_expert_ffn = 0;
+  bool shared_expert_gated = true;
+  // DeepSeek's group-limited router (n_group, topk_group): the experts fall in `groups` equal groups and each
+  // token picks its experts among the `group_limit` groups it scores highest. 1 and 1: no limit.
+  int64_t groups = 1;
+  int64_t group_limit = 1;
+  bool group_limited() const { return group_limit < groups; }
+  // Layers whose FFN is the dense SwiGLU of the model's intermediate width instead (decoder_sparse_step,
+  // mlp_only_layers): layer i is dense when dense_layers[i]; empty: every layer is an MoE.
+  std::vector<bool> dense_layers;
   bool enabled() const { return experts > 0; }
+  // Whether layer `layer` (numbered in the model, from 0) runs the MoE FFN.
+  bool is_moe(int64_t layer) const {
+    return enabled() && !(layer >= 0 && static_cast<size_t>(layer) < dense_layers.size() && dense_layers[layer]);
+  }
+  // Whether any layer of the stack runs a dense FFN beside the MoE ones.
+  bool has_dense_layers() const;
+  // How many layers of the range run the MoE FFN.
+  int64_t moe_count(LayerRange range) const;
 };
 
 // The linear-attention layers of a hybrid stack (Qwen3-Next's Gated DeltaNet; none when key_heads is 0): q and
@@ -39,8 +63,31 @@ struct LinearAttentionSpec {
   bool is_linear(int64_t layer) const {
     return layer >= 0 && static_cast<size_t>(layer) < linear_layers.size() && linear_layers[layer];
   }
-  // Layers among the first `layers` that run linear attention.
-  int64_t linear_count(int64_t layers) const;
+  // How many layers of the range run linear attention.
+  int64_t linear_count(LayerRange range) const;
+};
+
+// DeepSeek's multi-head latent attention (MLA; none when kv_lora_rank is 0): the hidden state is projected down
+// to a query latent (q_lora_rank; 0: queries straight from the hidden state) and a KV latent (kv_lora_rank) with
+// one rotary key part shared by all heads (rope_head_dim), each normed; the heads' queries (nope + rope wide)
+// and keys and values (nope and value_head_dim wide) are projected up from them. The KV cache holds the latent
+// and the rotary key: kv_lora_rank + rope_head_dim per token and layer, for all heads.
+struct LatentAttentionSpec {
+  int64_t q_lora_rank = 0;     // q_lora_rank (null: 0)
+  int64_t kv_lora_rank = 0;    // kv_lora_rank
+  int64_t rope_head_dim = 0;   // qk_rope_head_dim
+  int64_t nope_head_dim = 0;   // qk_nope_head_dim
+  int64_t value_head_dim = 0;  // v_head_dim
+  bool enabled() const { return kv_lora_rank > 0; }
+  int64_t qk_head_dim() const { return nope_head_dim + rope_head_dim; }
+  int64_t cache_width() const { return kv_lora_rank + rope_head_dim; }
+};
+
+// What one layer runs: full or linear attention, and a dense or an MoE FFN.
+struct LayerKind {
+  bool linear_attention = false;
+  bool moe = false;
+  bool operator==(const LayerKind&) const = default;
 };
 
 struct ArchSpec {
@@ -57,13 +104,25 @@ struct ArchSpec {
   bool qkv_bias = false;         // Qwen2: bias on the q/k/v projections (built into the model type)
   bool tied_embeddings = false;  // tie_word_embeddings: the LM head is the embedding matrix (one copy)
   std::string source;            // where the numbers come from
-  MoeSpec moe;                   // every layer's FFN is an MoE when moe.enabled()
+  MoeSpec moe;                   // the FFN of every layer but moe.dense_layers is an MoE when moe.enabled()
   // qwen3_next's full-attention layers: q_proj also writes a per-head gate whose sigmoid scales the attention
   // output before o_proj, and RoPE turns only rotary_fraction of each head (partial_rotary_factor).
   bool attention_output_gate = false;
   double rotary_fraction = 1.0;
   LinearAttentionSpec linear = {};  // a hybrid stack's linear-attention layers when linear.enabled()
+  LatentAttentionSpec latent = {};  // every full-attention layer is MLA when latent.enabled()
+  // What layer `layer` (numbered in the model, from 0) runs.
+  LayerKind kind(int64_t layer) const { return LayerKind{linear.is_linear(layer), moe.is_moe(layer)}; }
+  // Whether some layer runs a dense FFN (every layer of a dense model; the dense layers of a mixed MoE stack).
+  bool has_dense_ffn() const { return !moe.enabled() || moe.has_dense_layers(); }
+  // Whether every layer of the range runs the same kind (a plain dense or MoE stack's always do).
+  bool uniform(LayerRange range) const;
+  // How many layers of the range run `kind`.
+  int64_t count_of(LayerKind kind, LayerRange range) const;
 };
+
+// The four layer kinds in a fixed order (sums over a stack's kinds add them in this order).
+inline constexpr LayerKind kLayerKinds[] = {{false, false}, {false, true}, {true, false}, {true, true}};
 
 // How one TP rank holds the layer: heads and FFN neurons per rank.
 struct TpShard {
@@ -71,7 +130,7 @@ struct TpShard {
   int64_t q_heads = 0;            // query heads per rank
   int64_t kv_heads = 0;           // KV heads per rank (1 when replicated)
   bool kv_replicated = false;     // kv_heads < tp: each KV head lives on tp / kv_heads ranks
-  int64_t ffn = 0;                // intermediate neurons per rank (0 for an MoE FFN)
+  int64_t ffn = 0;                // a dense FFN's intermediate neurons per rank (0 when every layer is an MoE)
   int64_t experts = 0;            // an MoE FFN's experts per rank (whole experts, split by expert parallelism)
   int64_t expert_ffn = 0;         // each of those experts' neurons on the rank: all, or 1 / tp under expert TP
   bool expert_tp = false;         // ep 1 under tp > 1: every rank holds every expert's 1 / tp slice

@@ -18,8 +18,9 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
 
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {
   // TorchTitan keeps the last layer gathered after its forward: its backward follows at once.
-  return SyncUnit{"", layer_parameters_at(ctx_.arch, ctx_.shard, layer),
-                  expert_parameters_per_layer(ctx_.arch, ctx_.shard),
+  const int64_t model_layer = ctx_.workload.first_layer + layer;
+  return SyncUnit{"", layer_parameters_at(ctx_.arch, ctx_.shard, model_layer),
+                  expert_parameters_at(ctx_.arch, ctx_.shard, model_layer),
                   dp_.reshard_after_forward && layer + 1 < ctx_.workload.layers};
 }
 

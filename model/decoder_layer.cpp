@@ -1,6 +1,7 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/decoder_layer.hpp"
 
+#include "model/latent_attention.hpp"
 #include "model/linear_attention.hpp"
 #include "model/moe_layer.hpp"
 
@@ -75,7 +76,8 @@ void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
 
 ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                               SavedModule* saved) {
-  if (ctx.arch.linear.is_linear(b.layer())) return linear_attention_forward(b, ctx, tp, input, saved);
+  if (ctx.arch.linear.is_linear(b.model_layer())) return linear_attention_forward(b, ctx, tp, input, saved);
+  if (ctx.arch.latent.enabled()) return latent_attention_forward(b, ctx, tp, input, saved);
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
@@ -97,7 +99,7 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
 
 ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                         SavedModule* saved) {
-  if (ctx.arch.moe.enabled()) return moe_forward(b, ctx, tp, input, saved);
+  if (ctx.arch.moe.is_moe(b.model_layer())) return moe_forward(b, ctx, tp, input, saved);
   const int64_t ffn = ctx.shard.ffn;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
@@ -110,7 +112,8 @@ ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
 
 ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                                const ModuleInput& grad) {
-  if (ctx.arch.linear.is_linear(b.layer())) return linear_attention_backward(b, ctx, tp, saved, grad);
+  if (ctx.arch.linear.is_linear(b.model_layer())) return linear_attention_backward(b, ctx, tp, saved, grad);
+  if (ctx.arch.latent.enabled()) return latent_attention_backward(b, ctx, tp, saved, grad);
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
@@ -140,7 +143,7 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
 
 ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
-  if (ctx.arch.moe.enabled()) return moe_backward(b, ctx, tp, saved, grad);
+  if (ctx.arch.moe.is_moe(b.model_layer())) return moe_backward(b, ctx, tp, saved, grad);
   const int64_t ffn = ctx.shard.ffn;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();

@@ -55,6 +55,12 @@ void build_two_batch_layers(ProgramBuilder& b, const LayerContext& ctx, TpStrate
       hidden[mb] = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb]), nullptr);
     });
     b.set_module(static_cast<int>(2 * layer + 1));
+    if (!arch.moe.is_moe(b.model_layer())) {  // a dense layer of a mixed stack: nothing to overlap
+      each([&](int mb) {
+        hidden[mb] = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb]), nullptr);
+      });
+      continue;
+    }
     MoeForward moe[2];
     each([&](int mb) { moe[mb] = moe_forward_dispatch(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb])); });
     each([&](int mb) { moe_forward_experts(b, moe[mb]); });
@@ -80,6 +86,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
 
   LayerGraph graph(tp);
   ProgramBuilder builder(graph, ctx.elem_bytes);
+  builder.set_first_layer(workload.first_layer);
   builder.set_collective_algorithm(variant.algorithm);
   builder.set_collective_protocol(variant.protocol);
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);

@@ -72,6 +72,20 @@ class JsonSource final : public ArchSource {
     return out;
   }
 
+  std::optional<std::vector<int64_t>> integer_list(const std::string& key) const override {
+    const auto& value = doc_.at(key);
+    if (!value.is_array()) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const auto& item : value) {
+      constexpr auto kLargest = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+      if (!item.is_number_integer() || (item.is_number_unsigned() && item.get<uint64_t>() > kLargest)) {
+        return std::nullopt;
+      }
+      out.push_back(item.get<int64_t>());
+    }
+    return out;
+  }
+
   std::string shown(const std::string& key) const override {
     return doc_.contains(key) ? echo_value(doc_.at(key).dump()) : "nothing";
   }

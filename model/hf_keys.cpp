@@ -102,7 +102,7 @@ bool window_in_effect(const Json& config, const Json&) {
   return from.is_null() || !layers.is_number() || from < layers;
 }
 
-bool sparse_step_above_one(const Json& config, const Json& v) {
+bool above_one(const Json& config, const Json& v) {
   return is_set(config, v) && v != 1;
 }
 
@@ -134,8 +134,11 @@ constexpr UnmodelledKey kUnmodelled[] = {
      is_set},
     {"linear_conv_kernel_dim", "the causal convolution of linear-attention layers (model_type qwen3_next reads it)",
      is_set},
-    {"n_routed_experts", "DeepSeek-style MoE (routed experts per layer)", is_set},
-    {"n_shared_experts", "DeepSeek-style MoE (shared experts beside the routed ones)", is_set},
+    {"n_routed_experts",
+     "DeepSeek-style MoE (routed experts per layer; model_types deepseek_v2 and deepseek_v3 read it)", is_set},
+    {"n_shared_experts",
+     "DeepSeek-style MoE (shared experts beside the routed ones; model_types deepseek_v2 and deepseek_v3 read it)",
+     is_set},
     {"shared_expert_intermediate_size",
      "MoE (the FFN width of the shared expert; model_types qwen2_moe and qwen3_next read it)", is_set},
     {"num_experts", "MoE (routed experts per layer; model_types qwen2_moe, qwen3_moe and qwen3_next read it)", is_set},
@@ -143,14 +146,22 @@ constexpr UnmodelledKey kUnmodelled[] = {
     {"moe_intermediate_size",
      "MoE (the FFN width of one expert; model_types qwen2_moe, qwen3_moe and qwen3_next read it)", is_set},
     {"num_experts_per_tok", "MoE (experts each token is routed to; the MoE model_types read it)", is_set},
-    {"decoder_sparse_step", "MoE in every N-th layer only (dense FFNs between)", sparse_step_above_one},
+    {"decoder_sparse_step", "MoE in every N-th layer only (dense FFNs between)", above_one},
     {"mlp_only_layers", "dense FFNs in the listed layers of an MoE stack", is_set},
-    {"first_k_dense_replace", "MoE (dense first layers, MoE after them)", is_set},
-    {"q_lora_rank", "multi-head latent attention (MLA: a low-rank query projection)", is_set},
-    {"kv_lora_rank", "multi-head latent attention (MLA: a compressed latent KV cache)", is_set},
-    {"qk_rope_head_dim", "multi-head latent attention (MLA: the rotary part of each head)", is_set},
-    {"qk_nope_head_dim", "multi-head latent attention (MLA: the non-rotary part of each head)", is_set},
-    {"v_head_dim", "multi-head latent attention (MLA: value heads narrower or wider than q/k)", is_set},
+    {"first_k_dense_replace",
+     "MoE (dense first layers, MoE after them; model_types deepseek_v2 and deepseek_v3 read it)", is_set},
+    {"n_group", "a group-limited MoE router (model_types deepseek_v2 and deepseek_v3 read it)", above_one},
+    {"q_lora_rank", "multi-head latent attention (MLA: a low-rank query projection; the deepseek model_types read it)",
+     is_set},
+    {"kv_lora_rank",
+     "multi-head latent attention (MLA: a compressed latent KV cache; the deepseek model_types read it)", is_set},
+    {"qk_rope_head_dim",
+     "multi-head latent attention (MLA: the rotary part of each head; the deepseek model_types read it)", is_set},
+    {"qk_nope_head_dim",
+     "multi-head latent attention (MLA: the non-rotary part of each head; the deepseek model_types read it)", is_set},
+    {"v_head_dim",
+     "multi-head latent attention (MLA: value heads narrower or wider than q/k; the deepseek model_types read it)",
+     is_set},
     {"attention_bias", "biases on the q/k/v/o projections (Qwen2's built-in q/k/v biases are modelled)", is_true},
     {"mlp_bias", "biases on the gate/up/down projections", is_true},
 };

@@ -65,6 +65,18 @@ class YamlSource final : public ArchSource {
     return out;
   }
 
+  std::optional<std::vector<int64_t>> integer_list(const std::string& key) const override {
+    const YAML::Node node = map_[key];
+    if (!node.IsSequence()) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const YAML::Node& item : node) {
+      int64_t value = 0;
+      if (!item.IsScalar() || !YAML::convert<int64_t>::decode(item, value)) return std::nullopt;
+      out.push_back(value);
+    }
+    return out;
+  }
+
   std::string shown(const std::string& key) const override { return YamlReader::show(map_[key]); }
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const override {

@@ -25,11 +25,12 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
   const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
   MemoryFootprint m;
-  const double layer_weights =
-      a.linear.enabled()
-          ? linear_parameters_of_layers(a, s, w.layers) * linear_bytes +
-                layers * small_parameters_per_layer(a, s) * kBf16Bytes
-          : layers * (linear_parameters_per_layer(a, s) * linear_bytes + small_parameters_per_layer(a, s) * kBf16Bytes);
+  const LayerRange range{w.first_layer, w.layers};
+  const double layer_weights = a.uniform(range)
+                                   ? layers * (linear_parameters_per_layer(a, s, a.kind(range.first)) * linear_bytes +
+                                               small_parameters_per_layer(a, s) * kBf16Bytes)
+                                   : linear_parameters_of_layers(a, s, range) * linear_bytes +
+                                         layers * small_parameters_per_layer(a, s) * kBf16Bytes;
   m.weights_bytes =
       layer_weights + end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp,
                                               w.embedding, w.head) *
@@ -39,9 +40,11 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
     const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
     // Full-attention layers hold K and V for every token; a hybrid stack's linear-attention layers hold each
     // sequence's recurrent state and its convolution's last K - 1 inputs, whatever the context.
-    const auto linear = static_cast<double>(a.linear.linear_count(w.layers));
-    m.kv_cache_bytes = 2.0 * (layers - linear) * static_cast<double>(s.kv_heads) * hd * static_cast<double>(w.batch) *
-                       context * kv_bytes;
+    const auto linear = static_cast<double>(a.linear.linear_count(range));
+    // An MLA layer holds one latent and rotary key per token for all heads, on every TP rank.
+    const double per_token =
+        a.latent.enabled() ? static_cast<double>(a.latent.cache_width()) : 2.0 * static_cast<double>(s.kv_heads) * hd;
+    m.kv_cache_bytes = (layers - linear) * per_token * static_cast<double>(w.batch) * context * kv_bytes;
     if (a.linear.enabled()) {
       const LinearAttentionSpec& l = a.linear;
       const auto keys = static_cast<double>(s.linear_key_heads * l.key_head_dim);
@@ -55,16 +58,27 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   const bool sequence_sharded = v.mode == TpMode::kSp || v.mode == TpMode::kAsync;
   const double residual = (sequence_sharded ? tokens / tp : tokens) * hidden;
   // The block's gathered input, its projections' outputs and the row-parallel output before reduction.
-  const double attention = tokens * (hidden + static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd +
-                                     static_cast<double>(s.q_heads) * hd + hidden);
-  double mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
+  double attention = tokens * (hidden + static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd +
+                               static_cast<double>(s.q_heads) * hd + hidden);
+  if (a.latent.enabled()) {
+    // MLA: the latents, every head's query, key and value, and the attention output.
+    const LatentAttentionSpec& l = a.latent;
+    const auto heads = static_cast<double>(s.q_heads);
+    attention = tokens * (hidden + static_cast<double>(l.q_lora_rank + l.cache_width()) +
+                          heads * static_cast<double>(2 * l.qk_head_dim() + 2 * l.value_head_dim) + hidden);
+  }
+  const double dense_mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
+  double moe_mlp = 0.0;
   if (a.moe.enabled()) {
     // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced); under
     // expert TP every token's copies.
     const bool own_rows = sequence_sharded && !s.expert_tp;
     const double rows = (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token);
-    mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(s.expert_ffn));
+    moe_mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(s.expert_ffn));
   }
+  // The larger of the FFN kinds the range's layers run.
+  const bool any_dense = a.moe.moe_count(range) < range.count;
+  const double mlp = a.moe.enabled() ? std::max(any_dense ? dense_mlp : 0.0, moe_mlp) : dense_mlp;
   m.activation_bytes = (residual + std::max(attention, mlp)) * kBf16Bytes;
   if (v.mode == TpMode::kAsync) {
     m.buffer_bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers
@@ -73,8 +87,7 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   }
   if (w.phase == Phase::kTrain) {
     // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
-    const double params =
-        layer_parameters_per_rank(a, s, w.layers) + end_parameters_per_rank(a, tp, w.embedding, w.head);
+    const double params = layer_parameters_per_rank(a, s, range) + end_parameters_per_rank(a, tp, w.embedding, w.head);
     m.gradient_bytes = kGradientBytesPerParameter * params;
     m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
     if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.fsdp) {
@@ -82,7 +95,7 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
       // gathered: the largest unit twice (one prefetched) when units reshard after their forward, every unit from
       // its forward to its backward when they do not; and one unit's whole gradient before its reduce-scatter.
       const double unit =
-          std::max({w.layers > 0 ? largest_layer_parameters(a, s) : 0.0,
+          std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
                     end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
       const double shards = dp.shards();
       m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);

@@ -18,7 +18,7 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   MoeShape s;
   s.tokens = ctx.shard.expert_tp ? ctx.tokens : ctx.local_tokens;
   s.copies = s.tokens * moe.experts_per_token;
-  const LayerRouting routing = route_layer(moe, ep, s.tokens, b.layer());
+  const LayerRouting routing = route_layer(moe, ep, s.tokens, b.model_layer());
   s.rows = routing.busiest_rows();
   s.mean_rows = routing.mean_copies;
   s.ep = ep.degree;
@@ -95,6 +95,16 @@ OpId shared_gate(ProgramBuilder& b, const MoeShape& s, const std::vector<OpId>& 
                   bytes_of(s.tokens, 1, s.elem), 2.0 * static_cast<double>(s.tokens * s.hidden),
                   shape_text(s.tokens, 1), normed);
 }
+// The gate where the model gates its shared expert (Qwen's; DeepSeek's adds the shared output as it is).
+std::vector<OpId> gate_of_shared(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s,
+                                 const std::vector<OpId>& normed) {
+  if (!ctx.arch.moe.shared_expert_gated) return {};
+  return {shared_gate(b, s, normed)};
+}
+std::vector<OpId> joined_ops(std::vector<OpId> a, const std::vector<OpId>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
 OpId shared_swiglu(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s, const std::vector<OpId>& gate_up) {
   const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
   return b.memory("moe.shared_expert.swiglu", bytes_of(t, 2 * ffn, s.elem), bytes_of(t, ffn, s.elem),
@@ -121,13 +131,13 @@ OpId shared_gate_backward(ProgramBuilder& b, const MoeShape& s, std::vector<OpId
 // (the sum and the gate scaling the shared part) and records in `saved` (may be null) what its backward reads.
 std::vector<OpId> shared_expert_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeShape& s,
                                         OpId normed, OpId routed, SavedModule* saved) {
-  const OpId gate = shared_gate(b, s, {normed});
+  const std::vector<OpId> gate = gate_of_shared(b, ctx, s, {normed});
   const ColumnOutput gate_up = tp.column_forward(b, ctx, shared_gate_up(ctx, normed), ModuleInput{normed});
   const OpId act = shared_swiglu(b, ctx, s, gate_up.output);
   // The shared output (its gate's sigmoid applied as it is read) added to the routed one.
   const ModuleInput sum = tp.row_forward(b, ctx, shared_down(ctx), {act}, ModuleInput{routed});
-  if (saved) saved->shared = SavedShared{gate_up.gemm_input, gate_up.output, {act, gate}};
-  return {*sum.ready, gate};
+  if (saved) saved->shared = SavedShared{gate_up.gemm_input, gate_up.output, joined_ops({act}, gate)};
+  return joined_ops({*sum.ready}, gate);
 }
 
 // The shared expert's backward: its down and gate/up linears as the mode runs them, SwiGLU's and the gate's
@@ -138,7 +148,7 @@ std::vector<OpId> shared_expert_backward(ProgramBuilder& b, const LayerContext& 
   const OpId d_gate_up = shared_swiglu_backward(b, ctx, s, d_act, saved);
   std::vector<OpId> d_normed =
       tp.column_input_gradient(b, ctx, shared_gate_up(ctx, std::nullopt), {d_gate_up}, saved.shared.column_input);
-  d_normed.push_back(shared_gate_backward(b, s, grad.deps(), saved));
+  if (ctx.arch.moe.shared_expert_gated) d_normed.push_back(shared_gate_backward(b, s, grad.deps(), saved));
   return d_normed;
 }
 
@@ -152,12 +162,12 @@ GemmShape sliced_shared_down(const LayerContext& ctx, const MoeShape& s) {
 }
 OpId sliced_shared_expert_forward(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s,
                                   const std::vector<OpId>& normed, OpId routed, SavedModule* saved) {
-  const OpId gate = shared_gate(b, s, normed);
+  const std::vector<OpId> gate = gate_of_shared(b, ctx, s, normed);
   const OpId gate_up = b.gemm("moe.shared_expert.gate_up_proj", sliced_shared_gate_up(ctx, s), normed);
   const OpId act = shared_swiglu(b, ctx, s, {gate_up});
   const OpId down = b.gemm("moe.shared_expert.down_proj", sliced_shared_down(ctx, s), {act});
-  if (saved) saved->shared = SavedShared{normed, {gate_up}, {act, gate}};
-  return residual_add(b, "moe.shared_expert.residual", s.tokens, s.hidden, {down, gate}, routed);
+  if (saved) saved->shared = SavedShared{normed, {gate_up}, joined_ops({act}, gate)};
+  return residual_add(b, "moe.shared_expert.residual", s.tokens, s.hidden, joined_ops({down}, gate), routed);
 }
 std::vector<OpId> sliced_shared_expert_backward(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s,
                                                 const SavedModule& saved, const std::vector<OpId>& d_out) {
@@ -167,6 +177,7 @@ std::vector<OpId> sliced_shared_expert_backward(ProgramBuilder& b, const LayerCo
   const OpId d_gate_up = shared_swiglu_backward(b, ctx, s, {d_act}, saved);
   const OpId d_normed = b.gemm("moe.shared_expert.gate_up_proj.dgrad", data_gradient_shape(gate_up), {d_gate_up});
   weight_gradient(b, "moe.shared_expert.gate_up_proj", gate_up, {d_gate_up}, saved.shared.column_input);
+  if (!ctx.arch.moe.shared_expert_gated) return {d_normed};
   return {d_normed, shared_gate_backward(b, s, d_out, saved)};
 }
 

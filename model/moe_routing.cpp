@@ -10,6 +10,14 @@
 namespace tpsim::model {
 namespace {
 
+// n choose r as a double (0 when r is out of range).
+double choose(int64_t n, int64_t r) {
+  if (r < 0 || r > n) return 0.0;
+  double c = 1;
+  for (int64_t i = 1; i <= r; ++i) c = c * static_cast<double>(n - r + i) / static_cast<double>(i);
+  return c;
+}
+
 // The popularity rank of each expert in layer `layer`: a Fisher-Yates shuffle drawn from the seed and the
 // layer alone (the same on every machine: no library distribution in between).
 std::vector<int64_t> popularity_ranks(int64_t experts, uint64_t seed, int64_t layer) {
@@ -23,23 +31,65 @@ std::vector<int64_t> popularity_ranks(int64_t experts, uint64_t seed, int64_t la
   return ranks;
 }
 
-// The probability that a token's k experts all miss a set of `held` experts of total share `share`: for one expert
-// 1 - k share (it is among the token's k with probability k share: 1 - k / E balanced); for a larger set, balanced,
-// exactly C(E - held, k) / C(E, k) (k distinct experts of E uniformly), else (1 - share)^k.
-double miss_probability(const MoeSpec& moe, bool balanced, int64_t held, double share) {
-  const int64_t k = moe.experts_per_token;
-  if (held == 1) return 1.0 - std::min(1.0, share * static_cast<double>(k));
-  if (!balanced) return std::pow(std::max(0.0, 1.0 - share), static_cast<double>(k));
+// The probability that a token's k experts, drawn uniformly among the `pool` experts of its groups, all miss
+// `held` of them: C(pool - held, k) / C(pool, k).
+double uniform_miss(int64_t k, int64_t pool, int64_t held) {
   double miss = 1;
   for (int64_t j = 0; j < k; ++j) {
-    miss *= std::max(0.0, static_cast<double>(moe.experts - held - j)) / static_cast<double>(moe.experts - j);
+    miss *= std::max(0.0, static_cast<double>(pool - held - j)) / static_cast<double>(pool - j);
   }
   return miss;
 }
 
+// Balanced routing under a group-limited router: the token's `group_limit` groups are drawn uniformly among the
+// `groups`, its k experts uniformly among theirs. The miss probability of experts first .. first + held - 1 is the
+// mean over the drawn groups of uniform_miss over the experts of the set they hold; a recursion over the groups the
+// set touches counts the draws by how many of them it takes and how many of the set's experts those hold.
+double group_limited_miss(const MoeSpec& moe, int64_t first, int64_t held) {
+  const int64_t size = moe.experts / moe.groups, limit = moe.group_limit;
+  std::vector<int64_t> touched;  // the set's experts in each group it touches
+  for (int64_t e = first; e < first + held; ++e) {
+    if (e == first || e % size == 0) touched.push_back(0);
+    ++touched.back();
+  }
+  const auto width = static_cast<size_t>(held + 1);
+  // ways[j][h]: draws of j touched groups holding h of the set's experts.
+  std::vector<std::vector<double>> ways(static_cast<size_t>(limit + 1), std::vector<double>(width, 0.0));
+  ways[0][0] = 1;
+  for (const int64_t in_group : touched) {
+    for (int64_t j = limit; j >= 1; --j) {
+      for (int64_t h = held; h >= in_group; --h) ways[j][h] += ways[j - 1][h - in_group];
+    }
+  }
+  const int64_t untouched = moe.groups - static_cast<int64_t>(touched.size());
+  double total = 0, miss = 0;
+  for (int64_t j = 0; j <= limit; ++j) {
+    // The draw's other limit - j groups among the untouched ones.
+    const double others = choose(untouched, limit - j);
+    for (int64_t h = 0; h <= held; ++h) {
+      const double draws = ways[j][h] * others;
+      total += draws;
+      miss += draws * uniform_miss(moe.experts_per_token, limit * size, h);
+    }
+  }
+  return miss / total;
+}
+
+// The probability that a token's k experts all miss experts first .. first + held - 1 of total share `share`: for
+// one expert 1 - k share (it is among the token's k with probability k share: 1 - k / E balanced); for a larger
+// set, balanced, exactly C(E - held, k) / C(E, k) (k distinct experts of E uniformly), or group_limited_miss under
+// a group-limited router; skewed, (1 - share)^k (the shares carry whatever the router did).
+double miss_probability(const MoeSpec& moe, bool balanced, int64_t first, int64_t held, double share) {
+  const int64_t k = moe.experts_per_token;
+  if (held == 1) return 1.0 - std::min(1.0, share * static_cast<double>(k));
+  if (!balanced) return std::pow(std::max(0.0, 1.0 - share), static_cast<double>(k));
+  if (moe.group_limited()) return group_limited_miss(moe, first, held);
+  return uniform_miss(k, moe.experts, held);
+}
+
 // Whether an expert of share `share` receives a copy from at least one of `tokens` tokens.
 double active_probability(const MoeSpec& moe, double share, double tokens) {
-  return 1.0 - std::pow(miss_probability(moe, false, 1, share), tokens);
+  return 1.0 - std::pow(miss_probability(moe, false, 0, 1, share), tokens);
 }
 
 // DeepEP's per-token messages over the layer's shares (expert e on GPU e / local).
@@ -52,15 +102,15 @@ void deepep_messages(const MoeSpec& moe, const ExpertParallel& ep, const std::ve
     for (int64_t e = first; e < first + count; ++e) share += shares[static_cast<size_t>(e)];
     return share;
   };
-  r.busiest_received_tokens =
-      group_tokens * (1.0 - miss_probability(moe, balanced, local, held_share(busiest * local, local)));
+  r.busiest_received_tokens = group_tokens * (1.0 - miss_probability(moe, balanced, busiest * local, local,
+                                                                     held_share(busiest * local, local)));
   const int node_gpus = ep.node_gpus > 0 ? std::min(ep.node_gpus, ep.degree) : ep.degree;
   const int nodes = (ep.degree + node_gpus - 1) / node_gpus;
   r.destination_nodes = 0;
   for (int n = 0; n < nodes; ++n) {
     const int64_t first = static_cast<int64_t>(n) * node_gpus * local;
     const int64_t count = std::min<int64_t>(static_cast<int64_t>(node_gpus) * local, moe.experts - first);
-    r.destination_nodes += 1.0 - miss_probability(moe, balanced, count, held_share(first, count));
+    r.destination_nodes += 1.0 - miss_probability(moe, balanced, first, count, held_share(first, count));
   }
 }
 

@@ -102,10 +102,10 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
             "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
             "modelled yet; use ddp (or no section)");
   }
-  if (out.workload.dtype == Dtype::kFp8) {
+  if (out.workload.dtype == Dtype::kFp8 && out.workload.phase == Phase::kTrain) {
     in.fail(root["workload"]["dtype"],
-            "workload.dtype fp8 with an MoE model is not modelled yet (the grouped "
-            "expert GEMMs' quantisation); use bf16");
+            "workload.dtype fp8 training of an MoE model is not modelled yet (the fp8 recipes' casts of the grouped "
+            "expert GEMMs' operands); use bf16, or fp8 in an inference phase");
   }
   if (root["variants"]) refuse_replicated_rows(in, root["variants"], out);
   out.workload.expert_parallel.degree = ep;

@@ -11,21 +11,21 @@ namespace tpsim::model {
 inline constexpr double kGradientBytesPerParameter = 4.0;
 inline constexpr double kAdamWStateBytesPerParameter = 3 * 4.0;
 
-// q/k/v, o, gate/up/down of one layer on one rank (an MoE layer: the router, the rank's experts and its shard of
-// the shared expert; a hybrid stack's linear-attention layer: its projections instead of q/k/v and o).
-double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard, bool linear_attention = false);
-// The same summed over the first `layers` layers, each of its kind.
-double linear_parameters_of_layers(const ArchSpec& arch, const TpShard& shard, int64_t layers);
-// The expert parameters among them (0 without MoE): what syncs over the expert-data-parallel group.
-double expert_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
+// q/k/v, o, gate/up/down of one layer of `kind` on one rank (an MoE layer: the router, the rank's experts and its
+// shard of the shared expert; a hybrid stack's linear-attention layer: its projections instead of q/k/v and o).
+double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard, LayerKind kind);
+// The same summed over the range's layers, each of its kind.
+double linear_parameters_of_layers(const ArchSpec& arch, const TpShard& shard, LayerRange range);
+// The expert parameters of layer `layer` (0 for a dense FFN): what syncs over the expert-data-parallel group.
+double expert_parameters_at(const ArchSpec& arch, const TpShard& shard, int64_t layer);
 // Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).
 double small_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
-// Both, for layer `layer` (its kind in a hybrid stack).
+// Both, for layer `layer` (numbered in the model; of its kind).
 double layer_parameters_at(const ArchSpec& arch, const TpShard& shard, int64_t layer);
-// Both, for the largest layer (of either kind in a hybrid stack).
-double largest_layer_parameters(const ArchSpec& arch, const TpShard& shard);
-// Both, for `layers` layers.
-double layer_parameters_per_rank(const ArchSpec& arch, const TpShard& shard, int64_t layers);
+// Both, for the largest layer of the range (of any kind it holds).
+double largest_layer_parameters(const ArchSpec& arch, const TpShard& shard, LayerRange range);
+// Both, for the range's layers.
+double layer_parameters_per_rank(const ArchSpec& arch, const TpShard& shard, LayerRange range);
 // The embedding and LM head (one matrix when tied), split over the vocabulary, and the final norm.
 double embedding_parameters_per_rank(const ArchSpec& arch, int tp);
 // The part of those a program holds that runs only the embedding, only the head (the final norm and the LM

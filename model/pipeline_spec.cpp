@@ -78,14 +78,24 @@ std::vector<ModelChunk> model_chunks(int64_t layers, int stages, const PipelineS
   const int count = stages * spec.virtual_stages;
   std::vector<ModelChunk> chunks(static_cast<size_t>(count), ModelChunk{layers / count, false, false});
   for (size_t c = 0; c < spec.chunk_layers.size() && c < chunks.size(); ++c) chunks[c].layers = spec.chunk_layers[c];
+  for (size_t c = 1; c < chunks.size(); ++c) chunks[c].first_layer = chunks[c - 1].first_layer + chunks[c - 1].layers;
   chunks.front().embedding = true;
   chunks.back().head = true;
   return chunks;
 }
 
+bool same_program(const ArchSpec& arch, const ModelChunk& a, const ModelChunk& b) {
+  if (a.layers != b.layers || a.embedding != b.embedding || a.head != b.head) return false;
+  for (int64_t layer = 0; layer < a.layers; ++layer) {
+    if (arch.kind(a.first_layer + layer) != arch.kind(b.first_layer + layer)) return false;
+  }
+  return true;
+}
+
 Workload chunk_workload(const Workload& workload, const ModelChunk& chunk) {
   Workload w = workload;
   w.layers = chunk.layers;
+  w.first_layer = chunk.first_layer;
   w.microbatches = 1;
   w.embedding = chunk.embedding;
   w.head = chunk.head;

@@ -42,8 +42,13 @@ struct ModelChunk {
   int64_t layers = 0;
   bool embedding = false;
   bool head = false;
+  int64_t first_layer = 0;  // the model's number of its first layer
   bool operator==(const ModelChunk&) const = default;
 };
+
+// Whether two chunks run the same program: the same number of layers, layer for layer of the same kind, and
+// the same model ends (a plain stack's chunks of equal size at equal ends do, wherever they start).
+bool same_program(const ArchSpec& arch, const ModelChunk& a, const ModelChunk& b);
 
 // The stages x virtual_stages chunks in model order (chunk c runs on stage_of_chunk(c)): `spec.chunk_layers`,
 // or `layers` split evenly (read_pipeline checks either).

@@ -26,8 +26,12 @@ class ProgramBuilder {
   int tp() const { return graph_.tp(); }
   const LayerGraph& graph() const { return graph_; }
   double elem_bytes() const { return elem_bytes_; }
+  // The layer of the ops issued next, numbered in the program (names say "L<layer>."), and the model's number
+  // of the program's first layer (a later pipeline chunk's is above 0): what decides each layer's kind.
   void set_layer(int layer) { layer_ = layer; }
   int layer() const { return layer_; }
+  void set_first_layer(int64_t first) { first_layer_ = first; }
+  int64_t model_layer() const { return first_layer_ + layer_; }
   void set_module(int module) { module_ = module; }
   int module() const { return module_; }
   // The stage of the ops issued next; recomputed ops are named "L<layer>.recompute.<op>".
@@ -134,6 +138,7 @@ class ProgramBuilder {
   bool exchanges_as_nccl_calls_ = false;
   bool attention_fp8_ = false;
   int layer_ = 0;
+  int64_t first_layer_ = 0;
   int module_ = 0;
   OpStage stage_ = OpStage::kForward;
   std::string name_prefix_;

@@ -635,12 +635,6 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   }
   if (out.parallelism.pp > 1) refuse_unpipelined_variants(in, root["variants"], out);
   read_expert_parallel(in, root, out);
-  if (out.arch.linear.enabled() && out.parallelism.pp > 1) {
-    // A pipeline chunk's program numbers its layers from 0; the layer kinds follow the model's numbering.
-    in.fail(root["parallelism"]["pp"], "model " + out.arch.name +
-                                           " has linear-attention layers (a hybrid stack), which are not modelled "
-                                           "under a pipeline yet; use pp: 1");
-  }
   if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
   if (root["sweep"]) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");

@@ -17,7 +17,7 @@ namespace {
 // data-parallel group too. `synced`: the step's last gradient reduction over that group, which it reads.
 void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicates, std::optional<OpId> synced) {
   const DataParallel& dp = ctx.workload.data_parallel;
-  const double p = (layer_parameters_per_rank(ctx.arch, ctx.shard, ctx.workload.layers) +
+  const double p = (layer_parameters_per_rank(ctx.arch, ctx.shard, {ctx.workload.first_layer, ctx.workload.layers}) +
                     end_parameters_per_rank(ctx.arch, ctx.shard.tp, ctx.workload.embedding, ctx.workload.head)) /
                    dp.shards();
   const std::string shape = std::to_string(static_cast<int64_t>(p)) + " params";

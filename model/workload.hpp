@@ -51,6 +51,7 @@ struct Workload {
   // peak and halves the K/V bytes it reads; its output stays bf16.
   Dtype attention_dtype = Dtype::kBf16;
   int64_t layers = 0;        // decoder layers to simulate (resolved from "all")
+  int64_t first_layer = 0;   // the model's number of the first of them (a later pipeline chunk's: above 0)
   bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
   std::vector<OpSpec> ops;   // phase ops
   // train only: micro-batches of `batch` sequences accumulated into one step, recomputation, and

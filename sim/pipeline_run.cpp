@@ -128,7 +128,8 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   std::vector<ChunkSim> sims;
   std::vector<size_t> sim_of;
   for (const model::ModelChunk& chunk : chunks) {
-    const auto same = std::find_if(sims.begin(), sims.end(), [&](const ChunkSim& c) { return c.chunk == chunk; });
+    const auto same = std::find_if(sims.begin(), sims.end(),
+                                   [&](const ChunkSim& c) { return model::same_program(s.arch, c.chunk, chunk); });
     const auto index = static_cast<size_t>(same - sims.begin());
     if (index == sims.size()) sims.push_back(simulate_chunk(s, variant, chunk, cost, options));
     sim_of.push_back(index);

@@ -54,6 +54,20 @@ TEST_CASE("run --json names a hybrid model's linear-attention layers, its shared
   std::filesystem::remove(path);
 }
 
+TEST_CASE("run --json names a DeepSeek model's latent attention, its MoE layers and its router's groups") {
+  const std::string path = temp_path("deepseek.json");
+  const auto result = test::run_tpsim("run scenarios/deepseek-v3-tp4-ep32-prefill.yaml -q --json " + path);
+  REQUIRE(result.exit_code == 0);
+  const auto json = nlohmann::json::parse(test::read_file(path));
+  const auto& model = json["scenario"]["model"];
+  CHECK(model["latent_attention"]["kv_lora_rank"] == 512);
+  CHECK(model["latent_attention"]["q_lora_rank"] == 1536);
+  CHECK(model["moe_layers"] == 61 - 3);  // first_k_dense_replace 3
+  CHECK(model["router_groups"]["n_group"] == 8);
+  CHECK(model["router_groups"]["topk_group"] == 4);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("run --json writes resolved inputs and one result per variant") {
   const std::string path = temp_path("result.json");
   const auto result = test::run_tpsim("run scenarios/quickstart.yaml --json " + path);

@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every model preset loads with the numbers of its Hugging Face config") {
   const auto names = model::preset_names("models");
-  REQUIRE(names.size() == 15);
+  REQUIRE(names.size() == 17);
   for (const auto& name : names) {
     const model::ArchSpec arch = model::load_model_preset(name);
     CHECK(arch.hidden > 0);

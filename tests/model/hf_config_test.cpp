@@ -62,10 +62,10 @@ void check_refused(const std::string& key, const std::string& value, const std::
 }  // namespace
 
 TEST_CASE(
-    "tpsim models llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral and qwen3_next, and every model preset "
-    "is one of them") {
-  const std::vector<std::string> modelled = {"llama",     "mistral",   "qwen2",   "qwen3",
-                                             "qwen2_moe", "qwen3_moe", "mixtral", "qwen3_next"};
+    "tpsim models llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, qwen3_next, deepseek_v2 and "
+    "deepseek_v3, and every model preset is one of them") {
+  const std::vector<std::string> modelled = {"llama",     "mistral", "qwen2",      "qwen3",       "qwen2_moe",
+                                             "qwen3_moe", "mixtral", "qwen3_next", "deepseek_v2", "deepseek_v3"};
   CHECK(model::modelled_model_types() == modelled);
   for (const std::string& name : model::preset_names("models")) {
     const model::ArchSpec arch = model::load_model_preset(name);
@@ -143,7 +143,7 @@ TEST_CASE(
   // Qwen3NextConfig: layer i is full attention when (i + 1) % full_attention_interval == 0.
   REQUIRE(l.linear_layers.size() == 48);
   for (int64_t i = 0; i < 48; ++i) CHECK(l.is_linear(i) == ((i + 1) % 4 != 0));
-  CHECK(l.linear_count(48) == 36);
+  CHECK(l.linear_count({0, 48}) == 36);
   CHECK(l.state_bytes == 2.0);  // vLLM's default: the model's dtype
   CHECK(arch.attention_output_gate);
   CHECK(arch.rotary_fraction == 0.25);
@@ -160,7 +160,7 @@ TEST_CASE("a qwen3_next config's layer_types override the interval, and a bad ki
   for (int i = 0; i < 48; ++i)
     kinds += std::string(i ? "," : "") + (i % 2 ? "\"full_attention\"" : "\"linear_attention\"");
   const model::ArchSpec alternate = parse(with("layer_types", kinds + "]"));
-  CHECK(alternate.linear.linear_count(48) == 24);
+  CHECK(alternate.linear.linear_count({0, 48}) == 24);
   CHECK(alternate.linear.is_linear(0));
   CHECK_FALSE(alternate.linear.is_linear(1));
   const std::string short_list = with("layer_types", R"(["linear_attention"])");
@@ -196,22 +196,53 @@ TEST_CASE("MoE keys a model_type does not read are refused by name, and 0 or nul
   }
 }
 
-TEST_CASE("a qwen3_moe config with dense layers between its MoE layers, or shared experts, is refused by name") {
-  const std::string config = read_text(kConfigs + "qwen3-30b-a3b.json");
-  const auto with = [&](const std::string& key, const std::string& value) {
-    const std::string quoted = "\"" + key + "\": ";
-    const size_t at = config.find(quoted);
-    REQUIRE(at != std::string::npos);
-    const size_t end = config.find_first_of(",\n", at + quoted.size());
-    return config.substr(0, at + quoted.size()) + value + config.substr(end);
-  };
-  CHECK_NOTHROW(parse(with("decoder_sparse_step", "1")));
-  const std::string every_other = with("decoder_sparse_step", "2");
-  CHECK_THROWS_WITH(parse(every_other), Contains(at_key(every_other, "decoder_sparse_step")) &&
-                                            Contains("every N-th layer") && Contains("does not model yet"));
-  const std::string dense_first = with("mlp_only_layers", "[0]");
-  CHECK_THROWS_WITH(parse(dense_first), Contains(at_key(dense_first, "mlp_only_layers")) && Contains("dense FFNs"));
-  const std::string shared = with("decoder_sparse_step", "1, \"shared_expert_intermediate_size\": 512");
+namespace {
+
+// A Hub config with one key's value replaced.
+std::string config_with(const std::string& file, const std::string& key, const std::string& value) {
+  const std::string config = read_text(kConfigs + file);
+  const std::string quoted = "\"" + key + "\": ";
+  const size_t at = config.find(quoted);
+  REQUIRE(at != std::string::npos);
+  const size_t end = config.find_first_of(",\n", at + quoted.size());
+  return config.substr(0, at + quoted.size()) + value + config.substr(end);
+}
+
+std::string qwen3_moe_with(const std::string& key, const std::string& value) {
+  return config_with("qwen3-30b-a3b.json", key, value);
+}
+
+}  // namespace
+
+TEST_CASE("a qwen3_moe config places dense layers where decoder_sparse_step and mlp_only_layers say") {
+  const model::ArchSpec every = parse(qwen3_moe_with("decoder_sparse_step", "1"));
+  CHECK(every.moe.dense_layers.empty());
+  CHECK(every.moe.moe_count({0, 48}) == 48);
+  // Qwen2MoeDecoderLayer: an MoE where (i + 1) % decoder_sparse_step == 0 and mlp_only_layers does not list i.
+  const model::ArchSpec every_other = parse(qwen3_moe_with("decoder_sparse_step", "2"));
+  CHECK_FALSE(every_other.moe.is_moe(0));
+  CHECK(every_other.moe.is_moe(1));
+  CHECK(every_other.moe.moe_count({0, 48}) == 24);
+  CHECK(every_other.has_dense_ffn());
+  const model::ArchSpec dense_first = parse(qwen3_moe_with("mlp_only_layers", "[0, 5]"));
+  CHECK(dense_first.moe.moe_count({0, 48}) == 46);
+  CHECK_FALSE(dense_first.moe.is_moe(5));
+  CHECK(dense_first.kind(5) == model::LayerKind{false, false});
+  CHECK(dense_first.kind(6) == model::LayerKind{false, true});
+}
+
+TEST_CASE("dense-layer keys that name no layer, or leave no MoE, are refused at the key with what is valid") {
+  const std::string past_end = qwen3_moe_with("mlp_only_layers", "[48]");
+  CHECK_THROWS_WITH(parse(past_end),
+                    Contains(at_key(past_end, "mlp_only_layers")) && Contains("lists layer 48; valid: 0 to 47"));
+  const std::string not_numbers = qwen3_moe_with("mlp_only_layers", "[\"first\"]");
+  CHECK_THROWS_WITH(parse(not_numbers), Contains("mlp_only_layers must be a list of layer numbers"));
+  const std::string too_sparse = qwen3_moe_with("decoder_sparse_step", "49");
+  CHECK_THROWS_WITH(parse(too_sparse), Contains(at_key(too_sparse, "decoder_sparse_step")) &&
+                                           Contains("leaves none of the 48 layers an MoE"));
+  CHECK_THROWS_WITH(parse(qwen3_moe_with("decoder_sparse_step", "0")),
+                    Contains("decoder_sparse_step must be a positive integer"));
+  const std::string shared = qwen3_moe_with("decoder_sparse_step", "1, \"shared_expert_intermediate_size\": 512");
   CHECK_THROWS_WITH(parse(shared), Contains("shared expert") && Contains("qwen2_moe and qwen3_next read it"));
 }
 
@@ -231,14 +262,54 @@ TEST_CASE("a qwen3_moe config without its expert keys, or routing each token to 
   CHECK_THROWS_WITH(parse(too_many), Contains("num_experts_per_tok (129) must be at most num_experts (128)"));
 }
 
-TEST_CASE("multi-head latent attention keys are refused by name") {
-  // DeepSeek-V2-Lite is MoE as well; the first refused key in the table order names it.
-  CHECK_THROWS_WITH(model::load_hf_config_file(kConfigs + "deepseek-v2-lite.json"),
-                    Contains("\"n_routed_experts\": 64"));
+TEST_CASE("multi-head latent attention and group-limited router keys are refused by name outside the deepseek types") {
   for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"}) {
     check_refused(key, "64", "multi-head latent attention");
   }
+  check_refused("n_group", "8", "group-limited MoE router");
+  CHECK_NOTHROW(parse(llama_with("n_group", "1")));
   CHECK_NOTHROW(parse(llama_with("q_lora_rank", "null")));  // DeepSeek-V2-Lite's: no query compression
+}
+
+TEST_CASE("the Hub configs of DeepSeek-V2-Lite and DeepSeek-V3 load MLA, dense first layers and the shared experts") {
+  const model::ArchSpec lite = model::load_hf_config_file(kConfigs + "deepseek-v2-lite.json");
+  CHECK(lite.model_type == "deepseek_v2");
+  CHECK(lite.latent.enabled());
+  CHECK(lite.latent.q_lora_rank == 0);  // null: queries straight from the hidden state
+  CHECK(lite.latent.kv_lora_rank == 512);
+  CHECK(lite.latent.qk_head_dim() == 128 + 64);
+  CHECK(lite.latent.cache_width() == 512 + 64);
+  CHECK(lite.moe.experts == 64);
+  CHECK(lite.moe.experts_per_token == 6);
+  CHECK(lite.moe.shared_expert_ffn == 2 * 1408);  // n_shared_experts x moe_intermediate_size
+  CHECK_FALSE(lite.moe.shared_expert_gated);
+  CHECK_FALSE(lite.moe.is_moe(0));  // first_k_dense_replace 1
+  CHECK(lite.moe.moe_count({0, 27}) == 26);
+  CHECK_FALSE(lite.moe.group_limited());
+  const model::ArchSpec v3 = model::load_model_preset("deepseek-v3");
+  CHECK(v3.latent.q_lora_rank == 1536);
+  CHECK(v3.moe.moe_count({0, 61}) == 58);  // the first three layers dense
+  CHECK(v3.moe.shared_expert_ffn == 2048);
+  CHECK(v3.moe.groups == 8);
+  CHECK(v3.moe.group_limit == 4);
+  CHECK(v3.moe.group_limited());
+}
+
+TEST_CASE("deepseek configs without an MLA key, or with a router whose groups cannot hold k experts, are refused") {
+  const auto with = [](const std::string& key, const std::string& value) {
+    return config_with("deepseek-v2-lite.json", key, value);
+  };
+  CHECK_THROWS_WITH(parse(with("kv_lora_rank", "null")),
+                    Contains("missing required key \"kv_lora_rank\"") && Contains("multi-head latent attention"));
+  const std::string uneven = with("n_group", "5");
+  CHECK_THROWS_WITH(parse(uneven),
+                    Contains(at_key(uneven, "n_group")) && Contains("must divide n_routed_experts (64)"));
+  const std::string narrow = with("n_group", "32");  // topk_group 1: one group of 2 experts for 6 picks
+  CHECK_THROWS_WITH(parse(narrow), Contains(at_key(narrow, "topk_group")) &&
+                                       Contains("groups of 2 experts hold fewer than the 6 experts"));
+  const std::string all_dense = with("first_k_dense_replace", "27");
+  CHECK_THROWS_WITH(parse(all_dense),
+                    Contains(at_key(all_dense, "first_k_dense_replace")) && Contains("leaves none of the 27 layers"));
 }
 
 TEST_CASE("o_proj and MLP biases are refused, and false biases or tied embeddings are accepted") {

@@ -10,6 +10,7 @@
 #include "model/linear_attention.hpp"
 #include "model/memory_footprint.hpp"
 #include "model/parameter_count.hpp"
+#include "model/pipeline_spec.hpp"
 #include "model/scenario.hpp"
 #include "test_support.hpp"
 
@@ -147,7 +148,8 @@ TEST_CASE("the shared expert runs TP-sharded beside the routed experts on the ro
     a.moe.shared_expert_ffn = 0;
     return model::shard_for_tp(a, kTp, kEp);
   }();
-  CHECK(model::linear_parameters_per_layer(arch, s, true) - model::linear_parameters_per_layer(arch, no_shared, true) ==
+  CHECK(model::linear_parameters_per_layer(arch, s, {true, true}) -
+            model::linear_parameters_per_layer(arch, no_shared, {true, true}) ==
         Approx(3.0 * 2048 * 512 / kTp + 2048));
 }
 
@@ -209,19 +211,39 @@ TEST_CASE("a hybrid stack trains: the Gated DeltaNet backward mirrors its forwar
   // A linear-attention layer and a full-attention layer hold different parameters.
   const model::TpShard s = model::shard_for_tp(arch, kTp, kEp);
   CHECK(model::layer_parameters_at(arch, s, 0) != model::layer_parameters_at(arch, s, 3));
-  CHECK(model::layer_parameters_per_rank(arch, s, 4) ==
+  CHECK(model::layer_parameters_per_rank(arch, s, {0, 4}) ==
         Approx(3 * model::layer_parameters_at(arch, s, 0) + model::layer_parameters_at(arch, s, 3)));
 }
 
-TEST_CASE("a hybrid stack under a pipeline is refused at parallelism.pp") {
-  const std::string yaml = R"(name: next-train
-model: qwen3-next-80b-a3b
-hardware: {gpu: h200-sxm, topology: nvswitch, nodes: 1}
-workload: {phase: train, batch: 1, seq_len: 4096, layers: 8, microbatches: 4}
-parallelism: {tp: 2, pp: 2, dp: 1, ep: 1}
-variants:
-  - {name: sp, tp_mode: sp}
-)";
-  CHECK_THROWS_WITH(model::parse_scenario(yaml, "t.yaml"),
-                    Contains("t.yaml:5:") && Contains("linear-attention layers") && Contains("use pp: 1"));
+TEST_CASE("a pipeline chunk of a hybrid stack runs each layer as the model numbers it") {
+  // Qwen3-Next runs full attention in every 4th layer (3, 7, ...): a chunk from layer 3 starts with one.
+  const model::ArchSpec arch = qwen3_next();
+  model::Workload w = with_experts(test::train_workload(1, 4096, 1));
+  w.layers = 2;
+  w.first_layer = 3;
+  const model::LayerGraph from_three = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  CHECK(has_op(from_three, "L0.attn.core"));  // named in the chunk's program, of the model's layer 3
+  CHECK(has_op(from_three, "L1.linear_attn.delta_rule"));
+  CHECK_FALSE(has_op(from_three, "L0.linear_attn.delta_rule"));
+  w.first_layer = 0;
+  const model::LayerGraph from_zero = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  CHECK(has_op(from_zero, "L0.linear_attn.delta_rule"));
+  CHECK_FALSE(has_op(from_zero, "L0.attn.core"));
+  // Its memory holds its own layers' parameters: one full-attention and one linear-attention layer.
+  const model::TpShard s = model::shard_for_tp(arch, kTp, kEp);
+  w.first_layer = 3;
+  w.data_parallel = {};
+  const double expected = model::layer_parameters_at(arch, s, 3) + model::layer_parameters_at(arch, s, 4);
+  CHECK(model::layer_parameters_per_rank(arch, s, {3, 2}) == Approx(expected));
+  CHECK(model::layer_parameters_per_rank(arch, s, {0, 2}) == Approx(2 * model::layer_parameters_at(arch, s, 0)));
+}
+
+TEST_CASE("chunks share a simulation only when their layers are of the same kinds, layer for layer") {
+  const model::ArchSpec arch = qwen3_next();
+  // Chunks of 4 layers from 0, 4 and 8 each hold three linear-attention layers, then a full-attention one.
+  CHECK(model::same_program(arch, {4, false, false, 4}, {4, false, false, 8}));
+  CHECK_FALSE(model::same_program(arch, {4, false, false, 4}, {4, false, false, 5}));
+  CHECK_FALSE(model::same_program(arch, {4, false, false, 4}, {4, true, false, 8}));
+  const model::ArchSpec dense = model::load_model_preset("llama-3.1-8b");
+  CHECK(model::same_program(dense, {8, false, false, 8}, {8, false, false, 17}));
 }

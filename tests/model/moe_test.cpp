@@ -255,7 +255,7 @@ variants:
       {"{routing: zipf, zipf_s: 1.0}", "{capacity_factor: 1.5}", "s.yaml:6:", "only with drop: true"},
       {"{routing: zipf, zipf_s: 1.0}", "{drop: true}", "s.yaml:6:", "needs capacity_factor"},
       {"{routing: zipf, zipf_s: 1.0}", "{zipf_s: 1.0}", "s.yaml:6:", "applies to routing: zipf only"},
-      {"layers: 2}", "layers: 2, dtype: fp8, fp8_recipe: rowwise}", "s.yaml:4:", "fp8 with an MoE model"},
+      {"layers: 2}", "layers: 2, dtype: fp8, fp8_recipe: rowwise}", "s.yaml:4:", "fp8 training of an MoE model"},
       {"moe:", "fsdp: {}\nmoe:", "s.yaml:6:", "FSDP of an MoE model"},
       {"{routing: zipf, zipf_s: 1.0}", "{routing: from_file}", "s.yaml:6:", "needs file"},
       {"zipf_s: 1.0}", "zipf_s: 1.0, file: r.csv}", "s.yaml:6:", "applies to routing: from_file only"},
@@ -443,7 +443,7 @@ TEST_CASE(
   CHECK(op_named(t, "L0.moe.experts.backward.all_gather").collective == model::CollectiveKind::kAllGather);
   CHECK(op_named(t, "L0.moe.router.dgrad.reduce_scatter").collective == model::CollectiveKind::kReduceScatter);
   // Its expert slices sync with the data-parallel group like dense parameters: no expert buckets.
-  CHECK(model::expert_parameters_per_layer(arch, shard) == 0);
+  CHECK(model::expert_parameters_at(arch, shard, 0) == 0);
 }
 
 TEST_CASE("expert TP runs under tp, sp, async and nocomm, and dtp around it is refused at the variant") {
@@ -538,4 +538,93 @@ variants:
   no_exchange.replace(no_exchange.find("ep: 8"), 5, "ep: 1");
   CHECK_THROWS_WITH(model::parse_scenario(no_exchange, "s.yaml"),
                     Contains("s.yaml:6:") && Contains("with parallelism.ep 1 there are none"));
+}
+
+TEST_CASE("a mixed stack runs the dense FFN in its dense layers and the MoE FFN in the rest, and syncs each its own") {
+  model::ArchSpec arch = qwen3_moe();
+  arch.moe.dense_layers = {true, false};  // layer 0 dense (intermediate_size 6144), layer 1 an MoE
+  const model::TpShard s = model::shard_for_tp(arch, kTp, kEp);
+  CHECK(s.ffn == arch.intermediate / kTp);
+  model::Workload w = with_experts(test::train_workload(1, 2048, 2), kEp);
+  w.data_parallel.degree = 8;
+  w.data_parallel.member_stride = kTp;
+  const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  const model::Op& gate_up = op_named(g, "L0.ffn.gate_up_proj");
+  CHECK(gate_up.gemm.n == 2 * arch.intermediate / kTp);
+  CHECK(op_named(g, "L1.moe.router").kind == OpKind::kGemm);
+  for (const model::Op& op : g.ops()) {
+    INFO(op.name);
+    CHECK(op.name.rfind("L0.moe.", 0) == std::string::npos);
+    CHECK(op.name.rfind("L1.ffn.gate_up_proj", 0) == std::string::npos);
+  }
+  // Only layer 1's experts reduce over the expert-data-parallel group: 16 local experts' fp32 gradients.
+  double expert_bytes = 0;
+  for (const model::Op& op : g.ops()) {
+    if (op.name.rfind("ddp.experts.", 0) == 0) expert_bytes += op.tensor_bytes;
+  }
+  CHECK(expert_bytes == Approx(4.0 * 16.0 * 3 * arch.hidden * arch.moe.expert_ffn));
+  CHECK(model::expert_parameters_at(arch, s, 0) == 0);
+  // The two layers' parameters: a dense SwiGLU of 3 x hidden x ffn per rank in one, the router and 16 experts in
+  // the other, beside the same attention.
+  const double h = static_cast<double>(arch.hidden);
+  const double dense_ffn = 3.0 * h * static_cast<double>(s.ffn);
+  const double moe_ffn = h * 128.0 + 16.0 * 3.0 * h * static_cast<double>(arch.moe.expert_ffn);
+  CHECK(model::layer_parameters_at(arch, s, 1) - model::layer_parameters_at(arch, s, 0) == Approx(moe_ffn - dense_ffn));
+  CHECK(model::layer_parameters_per_rank(arch, s, {0, 2}) ==
+        Approx(model::layer_parameters_at(arch, s, 0) + model::layer_parameters_at(arch, s, 1)));
+}
+
+TEST_CASE("a group-limited router sends a token to at most topk_group nodes when each node holds one group") {
+  // DeepSeek-V3: 256 experts in 8 groups of 32, each token's 8 experts within its 4 best groups. Over EP64 on 8
+  // nodes each node holds one group, each GPU 4 experts of one.
+  model::ArchSpec arch = model::load_model_preset("deepseek-v3");
+  model::ExpertParallel ep;
+  ep.degree = 64;
+  ep.dispatcher = model::Dispatcher::kDeepEp;
+  ep.node_gpus = 8;
+  // C(pool - held, 8) / C(pool, 8): 8 distinct experts of a pool all missing `held` of them.
+  const auto miss = [](int pool, int held) {
+    double p = 1;
+    for (int j = 0; j < 8; ++j) p *= static_cast<double>(pool - held - j) / (pool - j);
+    return p;
+  };
+  const model::LayerRouting limited = model::route_layer(arch.moe, ep, 128, 3);
+  // A node's group is among the token's 4 with probability 4/8, then hit unless all 8 picks of the 128 experts
+  // of the 4 groups miss its 32.
+  CHECK(limited.destination_nodes == Approx(8 * 0.5 * (1 - miss(128, 32))).epsilon(1e-12));
+  CHECK(limited.destination_nodes <= 4.0);
+  CHECK(limited.busiest_received_tokens == Approx(64 * 128 * 0.5 * (1 - miss(128, 4))).epsilon(1e-12));
+  // Without the limit the 8 picks spread over the 256 experts, and over more nodes.
+  arch.moe.group_limit = arch.moe.groups;
+  const model::LayerRouting free = model::route_layer(arch.moe, ep, 128, 3);
+  CHECK(free.destination_nodes == Approx(8 * (1 - miss(256, 32))).epsilon(1e-12));
+  CHECK(free.destination_nodes > limited.destination_nodes + 1.0);
+}
+
+TEST_CASE("an fp8 MoE decode step streams e4m3 expert weights, its grouped GEMMs at the fp8 rate") {
+  const std::string text = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h200-sxm, topology: nvswitch, nodes: 1}
+workload: {phase: decode, batch: 64, context_len: 2048, layers: 2, dtype: DTYPE}
+parallelism: {tp: 2, ep: 1}
+variants: [{name: tp, tp_mode: tp}]
+)";
+  const auto grouped = [&](const std::string& dtype) {
+    std::string yaml = text;
+    yaml.replace(yaml.find("DTYPE"), 5, dtype);
+    const sim::ScenarioRun run = sim::run_scenario(model::parse_scenario(yaml, "t.yaml"));
+    return run.variants.front().metrics.time_s;
+  };
+  // Half the weight bytes to stream: the fp8 step is faster, and well short of half the time (attention and the
+  // KV cache stay bf16).
+  const double bf16 = grouped("bf16"), fp8 = grouped("fp8");
+  CHECK(fp8 < bf16);
+  CHECK(fp8 > 0.5 * bf16);
+  const model::ArchSpec arch = qwen3_moe();
+  model::Workload w = test::decode_workload(64, 2048, 1);
+  w.dtype = model::Dtype::kFp8;
+  const model::LayerGraph g = model::build_layer_graph(arch, w, 2, test::variant(model::TpMode::kTp));
+  const model::Op& gate_up = op_named(g, "L0.moe.experts.gate_up_proj");
+  CHECK(gate_up.fp8);
+  CHECK(gate_up.gemm.groups > 1);
 }

@@ -34,16 +34,18 @@ TEST_CASE(
     CHECK(chunks[c].layers == 10);
     CHECK(chunks[c].embedding == (c == 0));
     CHECK(chunks[c].head == (c == 7));
+    CHECK(chunks[c].first_layer == static_cast<int64_t>(10 * c));  // numbered in the model
   }
   model::Workload w;
   w.phase = model::Phase::kTrain;
   w.microbatches = 16;
   w.layers = 80;
   spec.chunk_layers = {11, 9, 10, 10, 10, 10, 9, 11};
-  CHECK(model::model_chunks(80, 4, spec)[7] == model::ModelChunk{11, false, true});
+  CHECK(model::model_chunks(80, 4, spec)[7] == model::ModelChunk{11, false, true, 80 - 11});
   CHECK(model::model_chunks(80, 4, spec)[1].layers == 9);
   const model::Workload one = model::chunk_workload(w, chunks[7]);
   CHECK(one.layers == 10);
+  CHECK(one.first_layer == 70);
   CHECK(one.microbatches == 1);
   CHECK_FALSE(one.embedding);
   CHECK(one.head);

@@ -85,7 +85,7 @@ TEST_CASE("DDP all-reduces every gradient once, in the last micro-batch, in buck
   const model::Scenario s = model::parse_scenario(job("ddp: {bucket_MB: 100}\n", 4, ", microbatches: 3"), "dp.yaml");
   const model::LayerGraph graph = step_graph(s);
   const DataOps ops = data_ops(graph, layer_parameters_tp8());
-  const double params = model::layer_parameters_per_rank(s.arch, model::shard_for_tp(s.arch, 8), 32) +
+  const double params = model::layer_parameters_per_rank(s.arch, model::shard_for_tp(s.arch, 8), {0, 32}) +
                         model::embedding_parameters_per_rank(s.arch, 8);
   CHECK(ops.all_reduced_bytes == Approx(4.0 * params).epsilon(1e-12));
   CHECK(ops.gathers == 0);

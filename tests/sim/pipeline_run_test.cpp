@@ -248,3 +248,21 @@ TEST_CASE("an uneven split runs the layers it gives: moving layers off the LM he
   CHECK(uneven_weights == Approx(even_weights).epsilon(1e-12));
   CHECK(uneven.variants.front().metrics.time_s < even.variants.front().metrics.time_s);
 }
+
+TEST_CASE("a hybrid stack's chunks run their layers as the model numbers them, sharing a simulation when alike",
+          "[sim][pipeline]") {
+  // Qwen3-Next's first 16 layers (full attention in every 4th), expert TP over tp 2, 4 stages.
+  const auto hybrid = [](const std::string& pipeline) {
+    return run(
+        "name: pp\nmodel: qwen3-next-80b-a3b\nhardware: {gpu: h200-sxm}\n"
+        "workload: {phase: train, batch: 1, seq_len: 2048, layers: 16, microbatches: 8}\n"
+        "parallelism: {tp: 2, pp: 4, ep: 1}\n" +
+        pipeline + "variants: [{name: sp, tp_mode: sp}]\n");
+  };
+  // Chunks of 4 layers: three linear-attention layers and a full-attention one in each, like every other.
+  CHECK(hybrid("").variants.front().pipeline->programs_simulated == 3);
+  // Chunks of 2: layers 0-1 (both linear), 2-3 (linear, full), 4-5, ...: two kinds of middle chunk.
+  const sim::ScenarioRun interleaved = hybrid("pipeline: {schedule: interleaved, virtual_stages: 2}\n");
+  CHECK(interleaved.variants.front().pipeline->programs_simulated == 4);
+  CHECK(interleaved.variants.front().metrics.time_s > 0);
+}
