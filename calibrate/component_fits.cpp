@@ -117,7 +117,14 @@ void derive_linear_attention(ProfileFit& out) {
 }
 
 void derive_deepep(ProfileFit& out) {
-  out.profile.deepep = sim::DeepEpParams{kDeepEpNvlinkEfficiency, kDeepEpRdmaEfficiency};
+  const sim::DeepEpLowLatencyParams low_latency{kDeepEpLowLatencyDispatchNvlinkEfficiency,
+                                                kDeepEpLowLatencyCombineNvlinkEfficiency,
+                                                kDeepEpLowLatencyDispatchNvlinkLatencyUs * 1e-6,
+                                                kDeepEpLowLatencyCombineNvlinkLatencyUs * 1e-6,
+                                                kDeepEpLowLatencyRdmaEfficiency,
+                                                kDeepEpLowLatencyRdmaLatencyUs * 1e-6};
+  if (!out.profile.deepep) out.profile.deepep = sim::DeepEpParams{kDeepEpNvlinkEfficiency, kDeepEpRdmaEfficiency};
+  if (!out.profile.deepep->low_latency) out.profile.deepep->low_latency = low_latency;
 }
 
 // Peer copies at two sizes or more: the copy engine's step latency and efficiency. The bytes of a copy

@@ -54,6 +54,21 @@ void derive_linear_attention(ProfileFit& out);
 //   node) over the 50 GB/s CX7 NIC; EP 16 is left out, NVLink-bound there (DeepEP issue #285).
 inline constexpr double kDeepEpNvlinkEfficiency = 0.7775;
 inline constexpr double kDeepEpRdmaEfficiency = 1.08;
+// Its low-latency kernels (deepep.low_latency), from aiconfigurator's published H100 sweep of them (sglang's
+// DeepEP benchmark over 1 to 2,048 tokens per GPU at EP 8 to 64, 8 GPUs and a 400 Gb/s NIC per GPU per node;
+// calibrate/data/public/deepep_ll_h100.csv, recomputed by a test), least squares of time on the bytes the benchmark
+// counts, 8 to 256 tokens (decode's batches; below 8 its masked routes leave too few bytes), assumed on every GPU:
+// - inside a node (EP 8): dispatch 14.60 us + bytes at 0.6440 of the 450 GB/s port, combine 10.25 us + bytes at
+//   0.5134 (the combine reduces what it receives);
+// - across nodes (EP 16, 32, 64; dispatch and combine together): 25.26 us + the bytes from other nodes (7/8 of
+//   them at EP 64) at 0.9226 of the NIC.
+inline constexpr double kDeepEpLowLatencyDispatchNvlinkEfficiency = 0.6440;
+inline constexpr double kDeepEpLowLatencyCombineNvlinkEfficiency = 0.5134;
+inline constexpr double kDeepEpLowLatencyDispatchNvlinkLatencyUs = 14.60;
+inline constexpr double kDeepEpLowLatencyCombineNvlinkLatencyUs = 10.25;
+inline constexpr double kDeepEpLowLatencyRdmaEfficiency = 0.9226;
+inline constexpr double kDeepEpLowLatencyRdmaLatencyUs = 25.26;
+// The deepep section from those constants, or its low_latency part where a base profile gave the rest.
 void derive_deepep(ProfileFit& out);
 // Peer copies of two sizes or more: the copy engine's step latency and efficiency.
 void fit_copy_steps(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out);

@@ -177,7 +177,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   if (!gemms.empty() || !base) derive_grouped_efficiency(out);  // follows the bf16 efficiency fitted here
   if (!out.profile.linear_attention) derive_linear_attention(out);
-  if (!out.profile.deepep) derive_deepep(out);
+  derive_deepep(out);  // what the base profile does not give
   // One ring line across rank counts (steps and per-step bytes follow n). Points of unknown protocol
   // fit Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
   bool simple_fitted = two_sizes(rings);

@@ -153,9 +153,18 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  source: \"" + attention_source + "\"\n" + attention_fp8;
   if (const std::optional<sim::DeepEpParams>& d = p.deepep) {
     y += "deepep:\n  nvlink_efficiency: " + model::format_number("%.6g", d->nvlink_efficiency) +
-         "\n  rdma_efficiency: " + model::format_number("%.6g", d->rdma_efficiency) +
-         "\n  source: \"not fitted: DeepEP's published normal-kernel bandwidths on H800 (deepep_h800.csv), assumed on "
-         "every GPU\"\n";
+         "\n  rdma_efficiency: " + model::format_number("%.6g", d->rdma_efficiency) + "\n";
+    if (const std::optional<sim::DeepEpLowLatencyParams>& l = d->low_latency) {
+      y += "  low_latency:\n    dispatch_nvlink_efficiency: " +
+           model::format_number("%.6g", l->dispatch_nvlink_efficiency) +
+           "\n    combine_nvlink_efficiency: " + model::format_number("%.6g", l->combine_nvlink_efficiency) +
+           "\n    dispatch_nvlink_latency_us: " + model::format_number("%.6g", l->dispatch_nvlink_latency_s * 1e6) +
+           "\n    combine_nvlink_latency_us: " + model::format_number("%.6g", l->combine_nvlink_latency_s * 1e6) +
+           "\n    rdma_efficiency: " + model::format_number("%.6g", l->rdma_efficiency) +
+           "\n    rdma_latency_us: " + model::format_number("%.6g", l->rdma_latency_s * 1e6) + "\n";
+    }
+    y += "  source: \"not fitted: DeepEP's published normal-kernel bandwidths on H800 (deepep_h800.csv) and "
+         "aiconfigurator's H100 sweep of its low-latency kernels (deepep_ll_h100.csv), assumed on every GPU\"\n";
   }
   if (const std::optional<sim::LinearAttentionParams>& l = p.linear_attention) {
     y += "linear_attention:\n  efficiency: " + model::format_number("%.6g", l->efficiency) +

@@ -16,8 +16,8 @@ constexpr double kMaxCapacityFactor = 64.0;
 }  // namespace
 
 const std::vector<std::string>& moe_routing_keys() {
-  static const std::vector<std::string> keys = {"routing",         "zipf_s", "file",      "drop",
-                                                "capacity_factor", "seed",   "dispatcher"};
+  static const std::vector<std::string> keys = {"routing",         "zipf_s", "file",       "drop",
+                                                "capacity_factor", "seed",   "dispatcher", "deepep_mode"};
   return keys;
 }
 
@@ -57,6 +57,31 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
                          ? Dispatcher::kDeepEp
                          : Dispatcher::kNccl;
   }
+  if (node["deepep_mode"]) {
+    if (out.dispatcher != Dispatcher::kDeepEp) {
+      in.fail(node["deepep_mode"], "moe.deepep_mode applies to dispatcher: deepep only");
+    }
+    const std::string mode = in.choice(node["deepep_mode"], "moe.deepep_mode", {"auto", "normal", "low_latency"});
+    out.deepep_mode = mode == "normal"        ? DeepEpMode::kNormal
+                      : mode == "low_latency" ? DeepEpMode::kLowLatency
+                                              : DeepEpMode::kAuto;
+  }
+}
+
+std::string to_string(DeepEpMode mode) {
+  switch (mode) {
+    case DeepEpMode::kNormal:
+      return "normal";
+    case DeepEpMode::kLowLatency:
+      return "low_latency";
+    default:
+      return "auto";
+  }
+}
+
+bool runs_low_latency(const ExpertParallel& ep, bool inference, int64_t new_tokens) {
+  if (ep.dispatcher != Dispatcher::kDeepEp || !inference) return false;
+  return ep.deepep_mode == DeepEpMode::kLowLatency || (ep.deepep_mode == DeepEpMode::kAuto && new_tokens == 1);
 }
 
 std::string to_string(Dispatcher dispatcher) {

@@ -20,6 +20,11 @@ enum class Routing : uint8_t { kBalanced, kZipf, kFromFile };
 // all-to-all dispatcher); or DeepEP's normal kernels, one message per token and destination GPU, across nodes
 // once per token and destination node, forwarded over NVLink there (deepseek-ai/DeepEP).
 enum class Dispatcher : uint8_t { kNccl, kDeepEp };
+// Which of DeepEP's kernels run: its low-latency ones in decode steps and its normal ones otherwise (auto, as
+// SGLang's --deepep-mode auto chooses), or one of them always (low_latency only in inference). The low-latency
+// kernels send one message per token copy (no deduplication), fp8 on dispatch, and permute and combine the copies
+// inside the kernels.
+enum class DeepEpMode : uint8_t { kAuto, kNormal, kLowLatency };
 
 struct ExpertParallel {
   // GPUs each layer's experts are split over (parallelism.ep), consecutive on the job's placement (TP
@@ -40,6 +45,7 @@ struct ExpertParallel {
   std::string routing_file;
   std::vector<std::vector<double>> layer_shares;
   Dispatcher dispatcher = Dispatcher::kNccl;
+  DeepEpMode deepep_mode = DeepEpMode::kAuto;
   // GPUs per node of the job's fabric (set by the simulation before it builds programs; 0: one node), which
   // decides the nodes an expert-parallel group spans.
   int node_gpus = 0;
@@ -55,13 +61,17 @@ inline bool experts_split_over_tp(int tp, int ep) {
 std::string to_string(Routing routing);
 // "nccl", "deepep".
 std::string to_string(Dispatcher dispatcher);
+// "auto", "normal", "low_latency".
+std::string to_string(DeepEpMode mode);
+// Whether a pass of `new_tokens` per sequence in an inference phase (or not) runs DeepEP's low-latency kernels.
+bool runs_low_latency(const ExpertParallel& ep, bool inference, int64_t new_tokens);
 
 // The keys of a moe section (sweeps check their axes against them).
 const std::vector<std::string>& moe_routing_keys();
 
-// moe: {routing: balanced | zipf | from_file, zipf_s, file, drop, capacity_factor, seed, dispatcher}, each refused at
-// its key when it does not apply (zipf_s without zipf, file without from_file, capacity_factor without drop: true). A
-// from_file routing's file is read by the caller, which knows the layers.
+// moe: {routing: balanced | zipf | from_file, zipf_s, file, drop, capacity_factor, seed, dispatcher, deepep_mode}, each
+// refused at its key when it does not apply (zipf_s without zipf, file without from_file, capacity_factor without drop:
+// true). A from_file routing's file is read by the caller, which knows the layers.
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out);
 
 // "balanced", "zipf(1.2)", "from_file(r.csv)", "zipf(1.2), capacity 1.25 with drops".

@@ -96,9 +96,9 @@ OpId absorbed_attention(ProgramBuilder& b, const LayerContext& ctx, const std::v
   const OpId absorbed_q = b.gemm("attn.q_absorb", GemmShape{ctx.tokens, s.kv_rank, s.nope, s.heads}, deps);
   const double queries = batch * q * heads * width * qkv, output = batch * q * heads * values * e;
   const double cache = batch * (c + q) * width * qkv, append = batch * q * width * qkv;
-  const OpId core = b.attention("attn.core", causal_flops(ctx, heads, width, values), queries + cache,
-                                output + append, output, attention_shape(ctx, "absorbed") + (b.attention_fp8() ? " fp8" : ""),
-                                {absorbed_q});
+  const OpId core =
+      b.attention("attn.core", causal_flops(ctx, heads, width, values), queries + cache, output + append, output,
+                  attention_shape(ctx, "absorbed") + (b.attention_fp8() ? " fp8" : ""), {absorbed_q});
   return b.gemm("attn.v_absorb", GemmShape{ctx.tokens, s.value, s.kv_rank, s.heads}, {core});
 }
 
@@ -143,11 +143,12 @@ ModuleInput latent_attention_backward(ProgramBuilder& b, const LayerContext& ctx
   d_core.insert(d_core.end(), {rope, kv, core});
   // FlashAttention's backward: 2.5 x the forward's FLOPs; reads Q, K, V, O and dO, writes dQ, dK and dV.
   const auto t = static_cast<double>(ctx.tokens), heads = static_cast<double>(s.heads);
-  const double qk_side = t * heads * static_cast<double>(s.qk) * e, v_side = t * heads * static_cast<double>(s.value) * e;
-  const OpId d_attention = b.attention("attn.core.backward",
-                                       2.5 * causal_flops(ctx, heads, static_cast<double>(s.qk), static_cast<double>(s.value)),
-                                       2.0 * qk_side + 3.0 * v_side, 2.0 * qk_side + v_side, 2.0 * qk_side + v_side,
-                                       attention_shape(ctx, "naive"), d_core);
+  const double qk_side = t * heads * static_cast<double>(s.qk) * e,
+               v_side = t * heads * static_cast<double>(s.value) * e;
+  const OpId d_attention = b.attention(
+      "attn.core.backward", 2.5 * causal_flops(ctx, heads, static_cast<double>(s.qk), static_cast<double>(s.value)),
+      2.0 * qk_side + 3.0 * v_side, 2.0 * qk_side + v_side, 2.0 * qk_side + v_side, attention_shape(ctx, "naive"),
+      d_core);
   const OpId d_rope = latent_rotary(b, ctx, "attn.rope.backward", {d_attention});
   // The KV up projection's gradients, then the KV latent norm's backward.
   const GemmShape kv_up = kv_up_shape(ctx);

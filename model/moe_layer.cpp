@@ -26,10 +26,13 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   s.active_experts = routing.busiest_groups();
   s.all_to_all = ep.degree > 1 && tp.communicates();
   s.deepep = ep.dispatcher == Dispatcher::kDeepEp;
+  s.low_latency = runs_low_latency(ep, ctx.workload.is_inference(), ctx.pass.new_tokens);
   s.received_tokens = routing.busiest_received_tokens;
   s.destination_nodes = routing.destination_nodes;
   s.spans_nodes = ep.node_gpus > 0 && ep.degree > ep.node_gpus;
-  s.sorts = s.all_to_all && s.local_experts > 1;
+  // The share of the group's GPUs on other nodes: where a balanced GPU's copies come from across the network.
+  s.remote_fraction = s.spans_nodes ? 1.0 - static_cast<double>(ep.node_gpus) / static_cast<double>(ep.degree) : 0.0;
+  s.sorts = s.all_to_all && s.local_experts > 1 && !s.low_latency;
   s.hidden = ctx.arch.hidden;
   s.ffn = ctx.shard.expert_ffn;
   s.elem = b.elem_bytes();
@@ -63,11 +66,23 @@ OpId expert_gemm(ProgramBuilder& b, const MoeShape& s, const std::string& name, 
 // The copies' all-to-all over the expert-parallel group: the busiest GPU's rows, 1/ep of them from (or to)
 // each member.
 OpId exchange_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, const std::vector<OpId>& deps) {
+  if (s.low_latency) {
+    // DeepEP's low-latency kernels: the busiest GPU's copies, each its own message (the fp8 row with its per-128
+    // scales and a 16-byte header on dispatch, the bf16 output on combine), those from other nodes over the NIC.
+    const bool dispatch = name == "moe.dispatch";
+    const auto hidden = static_cast<double>(s.hidden);
+    const double message = dispatch ? hidden * kFp8Bytes + hidden / 128.0 * kFp32Bytes + 16.0 : hidden * kBf16Bytes;
+    const double received = static_cast<double>(s.rows) * message;
+    return b.deepep_all_to_all(
+        name, dispatch ? CollectiveAlgorithm::kDeepEpLowLatencyDispatch : CollectiveAlgorithm::kDeepEpLowLatencyCombine,
+        received, received * s.remote_fraction, s.ep, shape_text(s.rows, s.hidden), deps);
+  }
   if (s.deepep) {
     // DeepEP: one message per token and destination GPU (received whole), across nodes one per destination node.
     const double row = static_cast<double>(s.hidden) * s.elem;
     const double network = s.spans_nodes ? static_cast<double>(s.tokens) * s.destination_nodes * row : 0.0;
-    return b.deepep_all_to_all(name, s.received_tokens * row, network, s.ep, shape_text(s.rows, s.hidden), deps);
+    return b.deepep_all_to_all(name, CollectiveAlgorithm::kDeepEp, s.received_tokens * row, network, s.ep,
+                               shape_text(s.rows, s.hidden), deps);
   }
   return b.expert_collective(name, CollectiveKind::kAllToAll, bytes_of(s.rows, s.hidden, s.elem), s.ep,
                              shape_text(s.rows, s.hidden), deps);
@@ -215,6 +230,10 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
                      5.0 * static_cast<double>(s.tokens * experts), shape_text(s.tokens, experts), logits);
   std::vector<OpId> permute_reads = f.normed;
   permute_reads.push_back(f.top_k);
+  if (s.low_latency && s.all_to_all) {  // the kernel reads each row once and writes its copies to their experts
+    f.received = exchange_copies(b, s, "moe.dispatch", permute_reads);
+    return f;
+  }
   const OpId permuted =
       b.memory("moe.permute", bytes_of(s.tokens, s.hidden, s.elem) + static_cast<double>(s.copies) * kIndexBytes,
                bytes_of(s.copies, s.hidden, s.elem), 0, shape_text(s.copies, s.hidden), permute_reads);
@@ -236,11 +255,13 @@ void moe_forward_experts(ProgramBuilder& b, MoeForward& f) {
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
                                 SavedModule* saved) {
   const MoeShape& s = f.shape;
-  // Each token's copies summed by the router's weights.
+  // Each token's copies summed by the router's weights (inside DeepEP's low-latency combine kernel).
   const OpId combined =
-      b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
-               bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
-               shape_text(s.tokens, s.hidden), {f.returned, f.top_k});
+      s.low_latency && s.all_to_all
+          ? f.returned
+          : b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+                     bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
+                     shape_text(s.tokens, s.hidden), {f.returned, f.top_k});
   if (saved) *saved = SavedModule{f.input, f.normed, {f.gate_up}, {f.top_k, f.received, f.returned}, {f.act}, {}};
   const bool shared = ctx.shard.shared_expert_ffn > 0;
   if (ctx.shard.expert_tp) {

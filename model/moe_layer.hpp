@@ -29,10 +29,14 @@ struct MoeShape {
   // DeepEP (moe.dispatcher deepep): the group's tokens the busiest GPU receives (once each), and the distinct nodes
   // each of the rank's tokens goes to (moe_routing.hpp).
   bool deepep = false;
+  // DeepEP's low-latency kernels (decode): one message per copy, fp8 on dispatch; the copies permuted into each
+  // expert's buffer and combined by the kernels themselves.
+  bool low_latency = false;
   double received_tokens = 0;
   double destination_nodes = 1;
-  bool spans_nodes = false;  // the expert-parallel group spans nodes
-  bool sorts = false;        // received copies arrive grouped by source: sorted by local expert around the GEMMs
+  bool spans_nodes = false;    // the expert-parallel group spans nodes
+  double remote_fraction = 0;  // the group's GPUs on other nodes, as a share of it
+  bool sorts = false;          // received copies arrive grouped by source: sorted by local expert around the GEMMs
   int64_t hidden = 0;
   int64_t ffn = 0;
   double elem = 2.0;

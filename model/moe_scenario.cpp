@@ -115,6 +115,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
             "moe.dispatcher deepep runs the expert-parallel all-to-alls, and with "
             "parallelism.ep 1 there are none; use ep > 1, or dispatcher nccl");
   }
+  if (out.workload.expert_parallel.deepep_mode == DeepEpMode::kLowLatency && out.workload.phase == Phase::kTrain) {
+    in.fail(root["moe"]["deepep_mode"],
+            "moe.deepep_mode low_latency runs DeepEP's decode kernels, which have no backward; use auto or normal "
+            "in phase train");
+  }
   if (ExpertParallel& routing = out.workload.expert_parallel; routing.routing == Routing::kFromFile) {
     const std::string path = resolve_relative(in.file(), routing.routing_file);
     try {

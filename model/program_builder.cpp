@@ -282,12 +282,13 @@ OpId ProgramBuilder::expert_collective(const std::string& name, CollectiveKind k
   return issue(std::move(op), deps);
 }
 
-OpId ProgramBuilder::deepep_all_to_all(const std::string& name, double received_bytes, double network_bytes, int ep,
-                                       const std::string& shape, const std::vector<OpId>& deps) {
+OpId ProgramBuilder::deepep_all_to_all(const std::string& name, CollectiveAlgorithm algorithm, double received_bytes,
+                                       double network_bytes, int ep, const std::string& shape,
+                                       const std::vector<OpId>& deps) {
   Op op = group_collective(name, CollectiveKind::kAllToAll, received_bytes, CommGroup::kExpert, ep, 1,
                            comm_stream_.value_or(Stream::kComm), shape);
   op.saved_as = SavedAs::kAllToAll;
-  op.algorithm = CollectiveAlgorithm::kDeepEp;
+  op.algorithm = algorithm;
   op.message_bytes = network_bytes;
   return issue(std::move(op), deps);
 }

@@ -119,11 +119,12 @@ class ProgramBuilder {
   // A collective over the expert-parallel group (CommGroup::kExpert: `ep` consecutive GPUs) on the comm stream.
   OpId expert_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ep,
                          const std::string& shape, const std::vector<OpId>& deps);
-  // The same all-to-all as DeepEP's normal kernels run it (CollectiveAlgorithm::kDeepEp): `received_bytes` the
-  // tokens the busiest GPU receives (its tensor_bytes), `network_bytes` what each GPU sends once per destination
-  // node, its own counted (its message_bytes; 0 inside one node).
-  OpId deepep_all_to_all(const std::string& name, double received_bytes, double network_bytes, int ep,
-                         const std::string& shape, const std::vector<OpId>& deps);
+  // The same all-to-all as DeepEP's kernels run it (`algorithm`: kDeepEp, its normal kernels, or its low-latency
+  // dispatch or combine): `received_bytes` what the busiest GPU receives (its tensor_bytes), `network_bytes` what
+  // crosses the NIC (its message_bytes; 0 inside one node): normal kernels, each GPU's tokens once per destination
+  // node, its own counted; low-latency ones, the received copies from other nodes.
+  OpId deepep_all_to_all(const std::string& name, CollectiveAlgorithm algorithm, double received_bytes,
+                         double network_bytes, int ep, const std::string& shape, const std::vector<OpId>& deps);
   // `after`: ops it follows without reading them (a copy engine serving two streams one copy at a time).
   OpId exchange(const std::string& name, int send_offset, int recv_offset, double bytes, Transport transport,
                 const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after = {});

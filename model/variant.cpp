@@ -45,6 +45,10 @@ std::string to_string(CollectiveAlgorithm algorithm) {
       return "point_to_point";
     case CollectiveAlgorithm::kDeepEp:
       return "deepep";
+    case CollectiveAlgorithm::kDeepEpLowLatencyDispatch:
+      return "deepep_ll_dispatch";
+    case CollectiveAlgorithm::kDeepEpLowLatencyCombine:
+      return "deepep_ll_combine";
   }
   return "auto";
 }

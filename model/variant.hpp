@@ -23,7 +23,8 @@ enum class ChunkOrder { kRing, kDirect };
 // that reduce or broadcast through NVSwitch multicast (multimem.ld_reduce / multimem.st) without NCCL.
 // kPointToPoint is how all-to-alls and send/recvs run (NCCL
 // send/recv messages): a plan's outcome, never asked for by name. kDeepEp: an MoE layer's dispatch and combine
-// as DeepEP's normal kernels run them (moe: {dispatcher: deepep}; sim/deepep_plan.hpp), never a variant's.
+// as DeepEP's normal kernels run them (moe: {dispatcher: deepep}; sim/data_group.hpp), never a variant's;
+// kDeepEpLowLatencyDispatch and kDeepEpLowLatencyCombine: the same as its low-latency kernels run them.
 enum class CollectiveAlgorithm {
   kNccl,
   kAuto,
@@ -34,8 +35,16 @@ enum class CollectiveAlgorithm {
   kTree,
   kMultimem,
   kPointToPoint,
-  kDeepEp
+  kDeepEp,
+  kDeepEpLowLatencyDispatch,
+  kDeepEpLowLatencyCombine
 };
+
+// Whether `algorithm` is one of DeepEP's kernels (an MoE all-to-all under moe: {dispatcher: deepep}).
+inline bool is_deepep(CollectiveAlgorithm algorithm) {
+  return algorithm == CollectiveAlgorithm::kDeepEp || algorithm == CollectiveAlgorithm::kDeepEpLowLatencyDispatch ||
+         algorithm == CollectiveAlgorithm::kDeepEpLowLatencyCombine;
+}
 
 // NCCL's protocols for ring steps (NCCL_PROTO): Simple for large messages, LL and LL128 for small ones
 // (lower latency, lower bandwidth); auto runs the fastest regime the profile has. kLowLatency is a

@@ -391,6 +391,10 @@ std::string costed_by(const CommPlan& plan) {
     case CollectiveAlgorithm::kPointToPoint:
       section = "nccl";
       break;
+    case CollectiveAlgorithm::kDeepEpLowLatencyDispatch:
+    case CollectiveAlgorithm::kDeepEpLowLatencyCombine:
+      section = "deepep.low_latency";
+      break;
     default:
       section = model::to_string(plan.algorithm);
   }

@@ -57,15 +57,30 @@ CommPlan plan_deepep(const model::Op& op, const CostModel& cost) {
   const DeepEpParams& d = *cost.profile().deepep;
   const CostModel group_cost = data_group_cost(op, cost);
   CommPlan plan = plan_communication(op, op.group_size, group_cost);
-  plan.algorithm = model::CollectiveAlgorithm::kDeepEp;
+  plan.algorithm = op.algorithm;
   plan.nccl_call = false;
   plan.call_latency_s = 0;
-  const double nvlink_s = op.tensor_bytes / (group_cost.port_Bps() * d.nvlink_efficiency);
-  const double network_s = op.message_bytes / (group_cost.fabric().nic_Bps * d.rdma_efficiency);
+  double nvlink_efficiency = d.nvlink_efficiency, rdma_efficiency = d.rdma_efficiency, floor_s = 0;
+  if (op.algorithm != model::CollectiveAlgorithm::kDeepEp) {
+    if (!d.low_latency) {
+      throw InputError("profile " + cost.profile().name +
+                       " has no deepep.low_latency section (DeepEP's low-latency kernels, which decode runs)");
+    }
+    const DeepEpLowLatencyParams& l = *d.low_latency;
+    const bool dispatch = op.algorithm == model::CollectiveAlgorithm::kDeepEpLowLatencyDispatch;
+    nvlink_efficiency = dispatch ? l.dispatch_nvlink_efficiency : l.combine_nvlink_efficiency;
+    rdma_efficiency = l.rdma_efficiency;
+    floor_s = op.message_bytes > 0 ? l.rdma_latency_s
+              : dispatch           ? l.dispatch_nvlink_latency_s
+                                   : l.combine_nvlink_latency_s;
+  }
+  const double nvlink_s = op.tensor_bytes / (group_cost.port_Bps() * nvlink_efficiency);
+  const double network_s = op.message_bytes / (group_cost.fabric().nic_Bps * rdma_efficiency);
   CommPlan::OutsideGroup outside;
   outside.network = network_s > nvlink_s;
   const double link_Bps = outside.network ? group_cost.fabric().nic_Bps : group_cost.port_Bps();
   outside.link_bytes = std::max(nvlink_s, network_s) * link_Bps;
+  outside.latency_s = floor_s;
   plan.outside = outside;
   return plan;
 }

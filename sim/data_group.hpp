@@ -27,7 +27,9 @@ CommPlan plan_data_group(const model::Op& op, const CostModel& cost);
 
 // The plan of an MoE all-to-all as DeepEP's normal kernels run it (CollectiveAlgorithm::kDeepEp): op.tensor_bytes
 // received over NVLink at deepep.nvlink_efficiency of the port, op.message_bytes sent across nodes at
-// deepep.rdma_efficiency of the NIC, the slower in closed form through its link (no NCCL call latency).
+// deepep.rdma_efficiency of the NIC, the slower in closed form through its link (no NCCL call latency). Its
+// low-latency dispatch and combine: the same at deepep.low_latency's rates, after the kernel's floor (the RDMA one
+// when bytes cross nodes).
 CommPlan plan_deepep(const model::Op& op, const CostModel& cost);
 
 }  // namespace tpsim::sim

@@ -488,7 +488,7 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
     }
     // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
     // other replicas' ranks, which only the data group's are simulated as).
-    if (op.algorithm == model::CollectiveAlgorithm::kDeepEp) {
+    if (model::is_deepep(op.algorithm)) {
       (*plans)[id] = plan_deepep(op, cost);
       continue;
     }

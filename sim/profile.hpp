@@ -68,9 +68,22 @@ struct LinearAttentionParams {
 // receives over NVLink at nvlink_efficiency of its port, and the bytes it sends across nodes, counted as DeepEP
 // counts them (once per token and destination node, its own node included), at rdma_efficiency of its NIC (above 1
 // where the own node's share never crosses the NIC); the slower decides.
+// Its low-latency kernels (decode): one message per token copy; a kernel takes its floor (latency) plus its bytes
+// over NVLink at the kind's efficiency of the port inside a node, or plus the slower of those and the bytes from
+// other nodes at rdma_efficiency of the NIC (with the RDMA floor) when the group spans nodes.
+struct DeepEpLowLatencyParams {
+  double dispatch_nvlink_efficiency = 0;
+  double combine_nvlink_efficiency = 0;
+  double dispatch_nvlink_latency_s = 0;
+  double combine_nvlink_latency_s = 0;
+  double rdma_efficiency = 0;
+  double rdma_latency_s = 0;
+};
+
 struct DeepEpParams {
   double nvlink_efficiency = 0;
   double rdma_efficiency = 0;
+  std::optional<DeepEpLowLatencyParams> low_latency;
 };
 
 // How compute-bound kernels clock down under a board power limit: a kernel that draws measured_at_W at

@@ -319,8 +319,34 @@ class ProfileReader {
   }
 
   // Where the base has none, both values must be given.
+  // Where the base has none, every value must be given.
+  void read_deepep_low_latency(DeepEpParams& d, const YAML::Node& node) const {
+    const std::vector<std::string> keys = {
+        "dispatch_nvlink_efficiency", "combine_nvlink_efficiency", "dispatch_nvlink_latency_us",
+        "combine_nvlink_latency_us",  "rdma_efficiency",           "rdma_latency_us"};
+    in_.expect_map(node, "deepep.low_latency", keys);
+    if (!d.low_latency) {
+      for (const std::string& key : keys) in_.require(node, key.c_str(), "deepep.low_latency");
+    }
+    DeepEpLowLatencyParams l = d.low_latency.value_or(DeepEpLowLatencyParams{});
+    const auto rate = [&](const char* key, double& out) {
+      if (node[key]) out = fraction(node[key], std::string("deepep.low_latency.") + key);
+    };
+    // A kernel's floor: 1 ms is far above any published one (tens of microseconds).
+    const auto floor = [&](const char* key, double& out) {
+      if (node[key]) out = in_.number_in(node[key], std::string("deepep.low_latency.") + key, 0, 1000) * 1e-6;
+    };
+    rate("dispatch_nvlink_efficiency", l.dispatch_nvlink_efficiency);
+    rate("combine_nvlink_efficiency", l.combine_nvlink_efficiency);
+    rate("rdma_efficiency", l.rdma_efficiency);
+    floor("dispatch_nvlink_latency_us", l.dispatch_nvlink_latency_s);
+    floor("combine_nvlink_latency_us", l.combine_nvlink_latency_s);
+    floor("rdma_latency_us", l.rdma_latency_s);
+    d.low_latency = l;
+  }
+
   void read_deepep(CostProfile& p, const YAML::Node& node) const {
-    in_.expect_map(node, "deepep", {"nvlink_efficiency", "rdma_efficiency", "source", "fit"});
+    in_.expect_map(node, "deepep", {"nvlink_efficiency", "rdma_efficiency", "low_latency", "source", "fit"});
     if (!p.deepep) {
       for (const char* key : {"nvlink_efficiency", "rdma_efficiency"}) in_.require(node, key, "deepep");
     }
@@ -332,6 +358,7 @@ class ProfileReader {
     if (node["rdma_efficiency"]) {
       d.rdma_efficiency = in_.number_in(node["rdma_efficiency"], "deepep.rdma_efficiency", 0.01, 4);
     }
+    if (node["low_latency"]) read_deepep_low_latency(d, node["low_latency"]);
     p.deepep = d;
     record_sources(p, node, "deepep");
   }

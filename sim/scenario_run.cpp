@@ -200,12 +200,28 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
           .fail(scenario.calibration.node, "calibration: model " + scenario.arch.name + " is MoE, but " + why);
     }
   }
-  if (scenario.workload.expert_parallel.dispatcher == model::Dispatcher::kDeepEp && !run.profile.deepep) {
+  if (const model::ExpertParallel& ep = scenario.workload.expert_parallel;
+      ep.dispatcher == model::Dispatcher::kDeepEp) {
     const YAML::Node moe = scenario.root["moe"];
-    model::YamlReader(scenario.file)
-        .fail(moe && moe["dispatcher"] ? moe["dispatcher"] : scenario.calibration.node,
-              "moe.dispatcher deepep: profile " + run.profile.name +
-                  " has no deepep section (DeepEP's rates); add it or base the profile on a preset");
+    const YAML::Node at = moe && moe["dispatcher"] ? moe["dispatcher"] : scenario.calibration.node;
+    if (!run.profile.deepep) {
+      model::YamlReader(scenario.file)
+          .fail(at, "moe.dispatcher deepep: profile " + run.profile.name +
+                        " has no deepep section (DeepEP's rates); add it or base the profile on a preset");
+    }
+    // Decode passes run the low-latency kernels unless deepep_mode says normal; every inference pass when it says
+    // low_latency.
+    const model::Phase phase = scenario.workload.phase;
+    const bool decodes = phase == model::Phase::kDecode || phase == model::Phase::kGenerate;
+    const bool low_latency =
+        scenario.workload.is_inference() &&
+        (ep.deepep_mode == model::DeepEpMode::kLowLatency || (ep.deepep_mode == model::DeepEpMode::kAuto && decodes));
+    if (low_latency && !run.profile.deepep->low_latency) {
+      model::YamlReader(scenario.file)
+          .fail(at, "moe.dispatcher deepep: profile " + run.profile.name +
+                        " has no deepep.low_latency section (the rates of DeepEP's low-latency kernels, which decode "
+                        "runs); add it, base the profile on a preset, or set moe.deepep_mode: normal");
+    }
   }
   if (scenario.arch.linear.enabled()) {
     if (const std::string why = cost.linear_attention_unsupported_reason(); !why.empty()) {

@@ -783,3 +783,69 @@ TEST_CASE("DeepEP's rates are its published H800 bandwidths over the NVLink port
   CHECK(shipped.deepep->nvlink_efficiency == calibrate::kDeepEpNvlinkEfficiency);
   CHECK(shipped.deepep->rdma_efficiency == calibrate::kDeepEpRdmaEfficiency);
 }
+
+namespace {
+
+// The least-squares line y = intercept + slope x.
+struct Line {
+  double intercept = 0, slope = 0;
+};
+Line least_squares(const std::vector<double>& x, const std::vector<double>& y) {
+  const auto n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    mx += x[i] / n;
+    my += y[i] / n;
+  }
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  return Line{my - sxy / sxx * mx, sxy / sxx};
+}
+
+}  // namespace
+
+TEST_CASE("DeepEP's low-latency rates are the least-squares lines of the published H100 sweep of its kernels") {
+  const calibrate::CsvTable table =
+      calibrate::CsvTable::read_file(std::string(TPSIM_SOURCE_DIR) + "/calibrate/data/public/deepep_ll_h100.csv");
+  REQUIRE(table.rows() == 56);
+  const double port_Bps = test::gpu_preset("h100-sxm").nvlink_Bps, nic_Bps = 50e9;  // CX7 400 Gb/s
+  // Time (us) against the bytes the benchmark counts (GB/s x us x 1e3), 8 to 256 tokens per GPU; across nodes the
+  // bytes from other nodes (1 - 8 / ep of them), dispatch and combine together.
+  std::vector<double> remote_bytes, remote_us;
+  for (const std::string kind : {"dispatch", "combine"}) {
+    std::vector<double> bytes, us;
+    for (size_t row = 0; row < table.rows(); ++row) {
+      const double tokens = table.number(row, "tokens"), ep = table.number(row, "ep");
+      if (tokens < 8 || tokens > 256) continue;
+      const double t = table.number(row, kind + "_us"), counted = table.number(row, kind + "_GBps") * t * 1e3;
+      if (ep == 8) {
+        bytes.push_back(counted);
+        us.push_back(t);
+      } else {
+        remote_bytes.push_back(counted * (1 - 8 / ep));
+        remote_us.push_back(t);
+      }
+    }
+    const Line nvlink = least_squares(bytes, us);
+    const double efficiency = 1e6 / (nvlink.slope * port_Bps);
+    INFO(kind);
+    if (kind == "dispatch") {
+      CHECK(calibrate::kDeepEpLowLatencyDispatchNvlinkEfficiency == Approx(efficiency).margin(5e-5));
+      CHECK(calibrate::kDeepEpLowLatencyDispatchNvlinkLatencyUs == Approx(nvlink.intercept).margin(5e-3));
+    } else {
+      CHECK(calibrate::kDeepEpLowLatencyCombineNvlinkEfficiency == Approx(efficiency).margin(5e-5));
+      CHECK(calibrate::kDeepEpLowLatencyCombineNvlinkLatencyUs == Approx(nvlink.intercept).margin(5e-3));
+    }
+  }
+  const Line rdma = least_squares(remote_bytes, remote_us);
+  CHECK(calibrate::kDeepEpLowLatencyRdmaEfficiency == Approx(1e6 / (rdma.slope * nic_Bps)).margin(5e-5));
+  CHECK(calibrate::kDeepEpLowLatencyRdmaLatencyUs == Approx(rdma.intercept).margin(5e-3));
+  const sim::CostProfile shipped = test::profile_preset("h200-sxm");
+  REQUIRE(shipped.deepep);
+  REQUIRE(shipped.deepep->low_latency);
+  CHECK(shipped.deepep->low_latency->rdma_latency_s == Approx(calibrate::kDeepEpLowLatencyRdmaLatencyUs * 1e-6));
+  CHECK(shipped.deepep->low_latency->combine_nvlink_efficiency == calibrate::kDeepEpLowLatencyCombineNvlinkEfficiency);
+}

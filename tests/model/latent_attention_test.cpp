@@ -92,8 +92,8 @@ TEST_CASE("an MLA decode step attends over the cached latents once for all of a 
   const model::ArchSpec arch = deepseek_v3();
   const int64_t batch = 32, context = 8192;
   const auto core_of = [&](int tp) {
-    const model::LayerGraph g = model::build_layer_graph(arch, test::decode_workload(batch, context, 1), tp,
-                                                         test::variant(model::TpMode::kTp));
+    const model::LayerGraph g =
+        model::build_layer_graph(arch, test::decode_workload(batch, context, 1), tp, test::variant(model::TpMode::kTp));
     CHECK(has_op(g, "L0.attn.q_absorb"));
     CHECK(has_op(g, "L0.attn.v_absorb"));
     CHECK_FALSE(has_op(g, "L0.attn.kv_up_proj"));

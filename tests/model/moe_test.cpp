@@ -14,6 +14,8 @@
 #include "model/moe_routing_file.hpp"
 #include "model/parameter_count.hpp"
 #include "model/scenario.hpp"
+#include "sim/data_group.hpp"
+#include "sim/fabric.hpp"
 #include "sim/scenario_run.hpp"
 #include "test_support.hpp"
 
@@ -627,4 +629,82 @@ variants: [{name: tp, tp_mode: tp}]
   const model::Op& gate_up = op_named(g, "L0.moe.experts.gate_up_proj");
   CHECK(gate_up.fp8);
   CHECK(gate_up.gemm.groups > 1);
+}
+
+namespace {
+
+// Qwen3-30B-A3B over EP 16 on two nodes of 8 (tp 1), DeepEP in `mode`, one layer of `phase`.
+model::LayerGraph deepep_graph(model::DeepEpMode mode, model::Workload w) {
+  model::ExpertParallel ep;
+  ep.dispatcher = model::Dispatcher::kDeepEp;
+  ep.deepep_mode = mode;
+  ep.node_gpus = 8;
+  return model::build_layer_graph(qwen3_moe(), with_experts(std::move(w), 16, ep), 1,
+                                  test::variant(model::TpMode::kTp));
+}
+
+}  // namespace
+
+TEST_CASE("DeepEP's low-latency kernels send one message per copy in decode, its normal kernels the prefill") {
+  const model::LayerGraph decode = deepep_graph(model::DeepEpMode::kAuto, test::decode_workload(32, 2048, 1));
+  const model::Op& dispatch = op_named(decode, "L0.moe.dispatch");
+  CHECK(dispatch.algorithm == model::CollectiveAlgorithm::kDeepEpLowLatencyDispatch);
+  // 32 tokens x 8 copies (balanced: the busiest GPU receives as many), each an fp8 row of 2048 with its 16 scales
+  // and a 16-byte header; half of the group on the other node.
+  const double copies = 32 * 8, message = 2048 + 2048 / 128 * 4 + 16;
+  CHECK(dispatch.tensor_bytes == Approx(copies * message));
+  CHECK(dispatch.message_bytes == Approx(copies * message / 2));
+  const model::Op& combine = op_named(decode, "L0.moe.combine");
+  CHECK(combine.algorithm == model::CollectiveAlgorithm::kDeepEpLowLatencyCombine);
+  CHECK(combine.tensor_bytes == Approx(copies * 2048 * 2.0));
+  // The kernels permute the copies into their experts' buffers and sum them back: no permutation ops around them.
+  for (const char* name : {"L0.moe.permute", "L0.moe.sort", "L0.moe.unsort", "L0.moe.unpermute"}) {
+    for (const model::Op& op : decode.ops()) CHECK(op.name != name);
+  }
+  // A prefill runs the normal kernels and their permutations.
+  model::Workload prefill = test::forward_workload(2, 1024, 1);
+  prefill.phase = model::Phase::kPrefill;
+  const model::LayerGraph normal = deepep_graph(model::DeepEpMode::kAuto, prefill);
+  CHECK(op_named(normal, "L0.moe.dispatch").algorithm == model::CollectiveAlgorithm::kDeepEp);
+  CHECK(op_named(normal, "L0.moe.permute").kind == OpKind::kMemory);
+  // deepep_mode forces either kind.
+  CHECK(op_named(deepep_graph(model::DeepEpMode::kNormal, test::decode_workload(32, 2048, 1)), "L0.moe.dispatch")
+            .algorithm == model::CollectiveAlgorithm::kDeepEp);
+  CHECK(op_named(deepep_graph(model::DeepEpMode::kLowLatency, prefill), "L0.moe.dispatch").algorithm ==
+        model::CollectiveAlgorithm::kDeepEpLowLatencyDispatch);
+}
+
+TEST_CASE("a low-latency dispatch takes its floor plus the slower of its NVLink and its network bytes") {
+  const model::LayerGraph g = deepep_graph(model::DeepEpMode::kAuto, test::decode_workload(32, 2048, 1));
+  const model::Op& op = op_named(g, "L0.moe.dispatch");
+  const sim::GpuSpec gpu = test::gpu_preset("h200-sxm");
+  const sim::CostModel cost(gpu, test::profile_preset("h200-sxm"),
+                            sim::resolve_fabric(sim::FabricRequest{"ib-rail", 2}, gpu));
+  const sim::DeepEpLowLatencyParams& l = *cost.profile().deepep->low_latency;
+  const sim::CommPlan plan = sim::plan_deepep(op, cost);
+  const double nvlink_s = op.tensor_bytes / (cost.port_Bps() * l.dispatch_nvlink_efficiency);
+  const double network_s = op.message_bytes / (cost.fabric().nic_Bps * l.rdma_efficiency);
+  REQUIRE(plan.outside);
+  CHECK(plan.outside->latency_s == Approx(l.rdma_latency_s));  // bytes cross nodes: the RDMA floor
+  CHECK(plan.outside->network == (network_s > nvlink_s));
+  const double link_Bps = plan.outside->network ? cost.fabric().nic_Bps : cost.port_Bps();
+  CHECK(plan.outside->link_bytes / link_Bps == Approx(std::max(nvlink_s, network_s)));
+}
+
+TEST_CASE("moe.deepep_mode is refused without DeepEP, and low_latency in training") {
+  const std::string text = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: nvswitch, nodes: 1}
+workload: {phase: train, batch: 1, seq_len: 2048, layers: 2}
+parallelism: {tp: 2, dp: 4, ep: 8}
+moe: {dispatcher: deepep, deepep_mode: low_latency}
+variants: [{name: sp, tp_mode: sp}]
+)";
+  CHECK_THROWS_WITH(model::parse_scenario(text, "s.yaml"), Contains("s.yaml:6:") && Contains("have no backward"));
+  std::string nccl = text;
+  nccl.replace(nccl.find("dispatcher: deepep"), 18, "dispatcher: nccl");
+  CHECK_THROWS_WITH(model::parse_scenario(nccl, "s.yaml"), Contains("applies to dispatcher: deepep only"));
+  std::string bad = text;
+  bad.replace(bad.find("low_latency}"), 12, "fast}");
+  CHECK_THROWS_WITH(model::parse_scenario(bad, "s.yaml"), Contains("auto, normal, low_latency"));
 }
