@@ -89,8 +89,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
                     "expert over the TP group (expert TP); expert TP within an expert-parallel group is not "
                     "modelled yet");
   }
-  if (ep > 1 && out.parallelism.pp > 1) {
-    in.fail(at, "parallelism.ep > 1 under a pipeline (pp > 1) is not modelled yet; use pp: 1");
+  if (ep > 1 && out.parallelism.pp > 1 && out.parallelism.order != MeshOrder::kTpDpPp) {
+    // A stage's replicas then sit tp x pp GPUs apart: its expert-parallel group would not be consecutive GPUs.
+    in.fail(par["order"] ? par["order"] : at,
+            "parallelism.ep > 1 under a pipeline needs parallelism.order [tp, dp, pp] (the default: a stage's "
+            "data-parallel replicas on consecutive GPUs, which its expert-parallel group is made of)");
   }
   if (out.workload.phase == Phase::kTrain && (tp * out.parallelism.dp) % ep != 0) {
     in.fail(at, "parallelism.ep (" + std::to_string(ep) +

@@ -14,6 +14,8 @@ std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes)
     for (model::OpId id = 0; id < pass.graph.size(); ++id) {
       const model::Op& op = pass.graph.op(id);
       if (op.kind != model::OpKind::kCollective) continue;
+      // A TP group of one GPU runs its collectives as nothing (tp 1 programs still issue them).
+      if (op.group == model::CommGroup::kTensor && pass.graph.tp() < 2) continue;
       const CommPlan& plan = (*pass.timeline.plans)[id];
       const std::string how = ran_as(plan) + costed_by(plan) + plan.deviation;
       bool found = false;

@@ -20,7 +20,7 @@ struct CollectiveRun {
   int64_t count = 0;  // collectives of the pass in the group
 };
 
-// Groups in order of first appearance; op lists' and layers' collectives alike.
+// Groups in order of first appearance; op lists' and layers' collectives alike; a TP group of one GPU's none.
 std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes);
 
 // "128 MiB", "16 KiB", "3 B": a size for people (powers of two).

@@ -266,3 +266,26 @@ TEST_CASE("a hybrid stack's chunks run their layers as the model numbers them, s
   CHECK(interleaved.variants.front().pipeline->programs_simulated == 4);
   CHECK(interleaved.variants.front().metrics.time_s > 0);
 }
+
+TEST_CASE("experts split over a stage's replicas run under a pipeline, each stage's all-to-alls over its own GPUs",
+          "[sim][pipeline]") {
+  // DeepSeek-V2-Lite over 2 stages of 8 replicas (one H100 node each), its 64 experts over EP 8 inside each stage.
+  const std::string text =
+      "name: pp\nmodel: deepseek-v2-lite\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}\n"
+      "workload: {phase: train, batch: 1, seq_len: 4096, microbatches: 4}\n"
+      "parallelism: {tp: 1, dp: 8, pp: 2, ep: 8ORDER}\npipeline: {chunk_layers: [13, 14]}\n"
+      "variants: [{name: tp, tp_mode: tp}]\n";
+  std::string yaml = text;
+  yaml.replace(yaml.find("ORDER"), 5, "");
+  const sim::ScenarioRun r = run(yaml);
+  const sim::PipelineRun& p = *r.variants.front().pipeline;
+  REQUIRE(p.stages.size() == 2);
+  // Stage 0 holds the embedding and the dense first layer, stage 1 the head: two programs.
+  CHECK(p.programs_simulated == 4);  // each plain and synchronised over the replicas
+  CHECK(sim::exposed_by_dimension(r.variants.front()).ep_s > 0);
+  // The stage's replicas are 8 consecutive GPUs only with the stages outermost.
+  std::string inner = text;
+  inner.replace(inner.find("ORDER"), 5, ", order: [tp, pp, dp]");
+  CHECK_THROWS_WITH(model::parse_scenario(inner, "pp.yaml"),
+                    Contains("pp.yaml:5:") && Contains("needs parallelism.order [tp, dp, pp]"));
+}
