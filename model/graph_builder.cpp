@@ -92,20 +92,22 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
   builder.set_fp8_recipe(workload.fp8_recipe);
   builder.set_attention_fp8(workload.attention_dtype == Dtype::kFp8);
+  if (variant.two_batch_overlap && workload.whole_model && workload.phase != Phase::kTrain) {
+    throw InputError("variant " + variant.name + ": two_batch_overlap does not run the model's ends (whole_model)");
+  }
+  // Under two-batch overlap the layers are built for half the pass's sequences, each half in turn.
+  Pass half = pass;
+  half.batch = pass.batch / 2;
+  const LayerContext layer_ctx =
+      variant.two_batch_overlap ? pass_context(arch, workload, half, tp, variant, *strategy) : ctx;
   if (workload.phase == Phase::kTrain) {
-    set_projection_parts(builder, ctx);
-    build_train_step(builder, ctx, *strategy);
+    set_projection_parts(builder, layer_ctx);
+    build_train_step(builder, layer_ctx, *strategy);
     return graph;
   }
   if (variant.two_batch_overlap) {
-    if (workload.whole_model) {
-      throw InputError("variant " + variant.name + ": two_batch_overlap does not run the model's ends (whole_model)");
-    }
-    Pass half = pass;
-    half.batch = pass.batch / 2;
-    const LayerContext half_ctx = pass_context(arch, workload, half, tp, variant, *strategy);
-    set_projection_parts(builder, half_ctx);
-    build_two_batch_layers(builder, half_ctx, *strategy);
+    set_projection_parts(builder, layer_ctx);
+    build_two_batch_layers(builder, layer_ctx, *strategy);
     return graph;
   }
   set_projection_parts(builder, ctx);

@@ -282,31 +282,40 @@ ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
   return moe_forward_combine(b, ctx, tp, f, saved);
 }
 
-ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
-                         const ModuleInput& grad) {
-  const MoeShape s = moe_shape(b, ctx, tp);
+MoeBackward moe_backward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
+                                 const ModuleInput& grad) {
+  MoeBackward m;
+  m.saved = &saved;
+  m.grad = grad;
+  m.shape = moe_shape(b, ctx, tp);
+  const MoeShape& s = m.shape;
   const bool sliced = ctx.shard.expert_tp;
   // The gradient of the routed output: the stream's rows, or under expert TP every row (gathered as the mode
   // gathers the gradient of a reduced partial sum).
   const std::vector<OpId> d_out =
       sliced ? std::vector<OpId>{tp.gather_gradient(b, ctx, "moe.experts.backward", grad)} : grad.deps();
   // The shared expert ran last: its backward first, down to the gradient of the normed rows through it.
-  std::vector<OpId> d_normed_shared;
   if (ctx.shard.shared_expert_ffn > 0) {
-    d_normed_shared = sliced ? sliced_shared_expert_backward(b, ctx, s, saved, d_out)
-                             : shared_expert_backward(b, ctx, tp, s, saved, grad);
+    m.d_normed_shared = sliced ? sliced_shared_expert_backward(b, ctx, s, saved, d_out)
+                               : shared_expert_backward(b, ctx, tp, s, saved, grad);
   }
-  const int64_t experts = ctx.arch.moe.experts;
-  const OpId top_k = saved.inner.at(0), received = saved.inner.at(1), returned = saved.inner.at(2);
+  const OpId top_k = saved.inner.at(0), returned = saved.inner.at(2);
   // The copies' gradients (the token's gradient times each weight), and the weights' (its dot with each copy).
   std::vector<OpId> unpermute_reads = d_out;
   unpermute_reads.insert(unpermute_reads.end(), {returned, top_k});
-  const OpId d_copies =
+  m.d_copies =
       b.memory("moe.unpermute.backward", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(s.copies, s.hidden, s.elem),
                bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                4.0 * static_cast<double>(s.copies * s.hidden), shape_text(s.copies, s.hidden), unpermute_reads);
-  OpId d_down_out = s.all_to_all ? exchange_copies(b, s, "moe.combine.backward", {d_copies}) : d_copies;
-  d_down_out = sort_copies(b, s, "moe.unsort.backward", d_down_out);
+  m.d_returned = s.all_to_all ? exchange_copies(b, s, "moe.combine.backward", {m.d_copies}) : m.d_copies;
+  return m;
+}
+
+void moe_backward_experts(ProgramBuilder& b, MoeBackward& m) {
+  const MoeShape& s = m.shape;
+  const SavedModule& saved = *m.saved;
+  const OpId received = saved.inner.at(1);
+  const OpId d_down_out = sort_copies(b, s, "moe.unsort.backward", m.d_returned);
   const GemmShape down = down_shape(s);
   const OpId d_act = expert_gemm(b, s, "moe.experts.down_proj.dgrad", data_gradient_shape(down), {d_down_out});
   expert_gemm(b, s, "moe.experts.down_proj.wgrad", weight_gradient_shape(down), {d_down_out, saved.row_input.at(0)});
@@ -317,33 +326,49 @@ ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
   OpId d_received = expert_gemm(b, s, "moe.experts.gate_up_proj.dgrad", data_gradient_shape(gate_up), {d_gate_up});
   expert_gemm(b, s, "moe.experts.gate_up_proj.wgrad", weight_gradient_shape(gate_up), {d_gate_up, received});
   d_received = sort_copies(b, s, "moe.sort.backward", d_received);
-  if (s.all_to_all) d_received = exchange_copies(b, s, "moe.dispatch.backward", {d_received});
+  m.d_received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch.backward", {d_received}) : d_received;
+}
+
+ModuleInput moe_backward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, MoeBackward& m) {
+  const MoeShape& s = m.shape;
+  const SavedModule& saved = *m.saved;
+  const bool sliced = ctx.shard.expert_tp;
+  const int64_t experts = ctx.arch.moe.experts;
+  const OpId top_k = saved.inner.at(0);
   // Each token's copies' gradients summed back into its row.
   const OpId d_normed =
       b.memory("moe.permute.backward", bytes_of(s.copies, s.hidden, s.elem), bytes_of(s.tokens, s.hidden, s.elem),
-               static_cast<double>(s.copies * s.hidden), shape_text(s.tokens, s.hidden), {d_received});
+               static_cast<double>(s.copies * s.hidden), shape_text(s.tokens, s.hidden), {m.d_received});
   // The router: softmax and top-k backward to the logits' gradient (FLOPs as the forward's, informative), then its two
   // GEMMs (the data gradient adds into the permutation's, beta = 1).
   const OpId d_logits =
       b.memory("moe.top_k.backward", bytes_of(s.tokens, experts, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                bytes_of(s.tokens, experts, s.elem), 5.0 * static_cast<double>(s.tokens * experts),
-               shape_text(s.tokens, experts), {d_copies, top_k});
+               shape_text(s.tokens, experts), {m.d_copies, top_k});
   const ColumnLinear router = router_linear(ctx);
   if (sliced) {
     // Every rank's partial input gradient (its slices' and its share of the router's) reduced as the mode reduces
     // a column-parallel linear's, with the router's data gradient adding into it.
     std::vector<OpId> partials{d_logits, d_normed};
-    partials.insert(partials.end(), d_normed_shared.begin(), d_normed_shared.end());
+    partials.insert(partials.end(), m.d_normed_shared.begin(), m.d_normed_shared.end());
     const std::vector<OpId> reduced = tp.column_input_gradient(b, ctx, router, partials, saved.column_input);
     const OpId dx = norm_backward(b, ctx, router, reduced, saved.input);
-    return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, grad.ready)};
+    return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, m.grad.ready)};
   }
   const GemmShape router_shape{s.tokens, experts, s.hidden};
   const OpId d_router = b.gemm("moe.router.dgrad", data_gradient_shape(router_shape), {d_logits, d_normed});
   weight_gradient(b, router.gemm_name, router_shape, {d_logits}, saved.column_input);
-  d_normed_shared.push_back(d_router);
-  const OpId dx = norm_backward(b, ctx, router, d_normed_shared, saved.input);
-  return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, grad.ready)};
+  std::vector<OpId> d_normed_all = m.d_normed_shared;
+  d_normed_all.push_back(d_router);
+  const OpId dx = norm_backward(b, ctx, router, d_normed_all, saved.input);
+  return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, m.grad.ready)};
+}
+
+ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
+                         const ModuleInput& grad) {
+  MoeBackward m = moe_backward_combine(b, ctx, tp, saved, grad);
+  moe_backward_experts(b, m);
+  return moe_backward_dispatch(b, ctx, tp, m);
 }
 
 }  // namespace tpsim::model

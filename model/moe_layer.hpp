@@ -52,6 +52,20 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
 void moe_forward_experts(ProgramBuilder& b, MoeForward& f);
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
                                 SavedModule* saved);
+// The backward in the same three stages, for two-batch overlap in training: the combine's (the shared expert's
+// backward, the un-permutation's, the combine all-to-all's), the experts' (their grouped GEMMs' data and weight
+// gradients, the dispatch all-to-all's backward) and the dispatch's (the permutation's, the router's, the norm's).
+struct MoeBackward {
+  MoeShape shape;
+  const SavedModule* saved = nullptr;
+  ModuleInput grad;
+  std::vector<OpId> d_normed_shared;  // the normed rows' gradient through the shared expert
+  OpId d_copies = 0, d_returned = 0, d_received = 0;
+};
+MoeBackward moe_backward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
+                                 const ModuleInput& grad);
+void moe_backward_experts(ProgramBuilder& b, MoeBackward& m);
+ModuleInput moe_backward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, MoeBackward& m);
 ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad);
 

@@ -29,8 +29,9 @@ void refuse_replicated_rows(const YamlReader& in, const YAML::Node& variants, co
   }
 }
 
-// Two-batch overlap splits an inference pass's sequences in two and interleaves their MoE stages: it needs an MoE
-// model whose experts are split over GPUs (all-to-alls to hide), an even batch and a mode without delayed reductions.
+// Two-batch overlap splits a pass's (or a training micro-batch's) sequences in two and interleaves their MoE stages:
+// it needs an MoE model whose experts are split over GPUs (all-to-alls to hide), an even batch, a mode without
+// delayed reductions and, in training, no recomputation.
 void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const Scenario& out) {
   const YAML::Node variants = root["variants"];
   for (size_t i = 0; i < out.variants.size(); ++i) {
@@ -43,9 +44,14 @@ void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const
                       "model with parallelism.ep > 1");
     }
     const Phase phase = out.workload.phase;
-    if (phase != Phase::kPrefill && phase != Phase::kDecode && phase != Phase::kGenerate) {
-      in.fail(at, what + "applies to inference phases (prefill, decode, generate); phase " + to_string(phase) +
+    if (phase == Phase::kForward || phase == Phase::kOps) {
+      in.fail(at, what + "applies to phases prefill, decode, generate and train; phase " + to_string(phase) +
                       " is not modelled with it");
+    }
+    if (phase == Phase::kTrain && out.workload.recompute != Recompute::kNone) {
+      in.fail(at, what +
+                      "in phase train runs without recomputation (its halves' interleaved backward is not "
+                      "modelled with a layer's forward re-run); use recompute: none");
     }
     if (out.workload.batch % 2 != 0) {
       in.fail(at, what + "splits the batch's sequences in two halves: workload.batch (" +
@@ -54,7 +60,8 @@ void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const
     if (out.variants[i].mode == TpMode::kDtp) in.fail(at, what + "is not modelled with tp_mode dtp");
     // Each half's tokens are sharded over the TP group under sp and async.
     const TpMode mode = out.variants[i].mode;
-    const int64_t half = out.workload.batch / 2 * (phase == Phase::kPrefill ? out.workload.seq_len : 1);
+    const bool whole_sequences = phase == Phase::kPrefill || phase == Phase::kTrain;
+    const int64_t half = out.workload.batch / 2 * (whole_sequences ? out.workload.seq_len : 1);
     if ((mode == TpMode::kSp || mode == TpMode::kAsync) && half % out.parallelism.tp != 0) {
       in.fail(at, what + "each half-batch's tokens of a pass (" + std::to_string(half) +
                       ") must divide by tp=" + std::to_string(out.parallelism.tp) + " to shard the sequence");

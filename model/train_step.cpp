@@ -6,6 +6,7 @@
 #include "model/lm_head.hpp"
 #include "model/parameter_count.hpp"
 #include "model/selective_recompute.hpp"
+#include "model/two_batch_step.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -139,9 +140,14 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
 void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
   DataParallelSync sync(ctx);
   for (int64_t mb = 0; mb < ctx.workload.microbatches; ++mb) {
-    b.set_name_prefix(ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "");
+    const std::string prefix = ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "";
+    b.set_name_prefix(prefix);
     b.set_fp32_weight_gradients(true, mb > 0);
-    micro_batch(b, ctx, strategy, sync, mb);
+    if (ctx.variant.two_batch_overlap) {
+      two_batch_micro_batch(b, ctx, strategy, sync, mb, prefix);
+    } else {
+      micro_batch(b, ctx, strategy, sync, mb);
+    }
   }
   b.set_name_prefix("");
   const std::optional<OpId> synced = sync.finish(b);

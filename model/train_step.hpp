@@ -10,7 +10,8 @@
 
 namespace tpsim::model {
 
-// The step's ops appended to `b`'s graph for the context's pass (one micro-batch's tokens).
+// The step's ops appended to `b`'s graph for the context's pass (one micro-batch's tokens; under two-batch overlap
+// one half of a micro-batch's, two_batch_step.hpp).
 void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy);
 
 }  // namespace tpsim::model

@@ -465,7 +465,7 @@ variants:
                     Contains("s.yaml:8:") && Contains("dtp around an MoE layer is not modelled"));
 }
 
-TEST_CASE("two_batch_overlap is refused at its key without experts to exchange, an even batch or an inference phase") {
+TEST_CASE("two_batch_overlap is refused at its key without experts to exchange, an even batch, or with recomputation") {
   const std::string valid = R"(name: t
 model: qwen3-30b-a3b
 hardware: {gpu: h100-sxm, topology: nvswitch}
@@ -483,8 +483,11 @@ variants:
   const std::pair<std::string, std::string> cases[] = {
       {"batch: 16", "batch: 2"},
       {"ep: 8", "ep: 1"},
-      {"phase: decode, batch: 16, context_len: 1024", "phase: train, batch: 16, seq_len: 1024"}};
-  const char* why[] = {"must divide by tp=2", "parallelism.ep > 1", "applies to inference phases"};
+      {"phase: decode, batch: 16, context_len: 1024", "phase: train, batch: 16, seq_len: 1024, recompute: full"}};
+  const char* why[] = {"must divide by tp=2", "parallelism.ep > 1", "without recomputation"};
+  std::string train = with("phase: decode, batch: 16, context_len: 1024", "phase: train, batch: 16, seq_len: 1024");
+  train.replace(train.find("tp: 2, ep: 8"), 12, "tp: 2, dp: 4, ep: 8");
+  CHECK(model::parse_scenario(train, "s.yaml").variants[0].two_batch_overlap);
   for (size_t i = 0; i < 3; ++i) {
     INFO(cases[i].second);
     CHECK_THROWS_WITH(model::parse_scenario(with(cases[i].first, cases[i].second), "s.yaml"),
@@ -707,4 +710,40 @@ variants: [{name: sp, tp_mode: sp}]
   std::string bad = text;
   bad.replace(bad.find("low_latency}"), 12, "fast}");
   CHECK_THROWS_WITH(model::parse_scenario(bad, "s.yaml"), Contains("auto, normal, low_latency"));
+}
+
+TEST_CASE("two-batch overlap in training interleaves each layer's MoE stages of two half micro-batches, both ways") {
+  model::Workload w = with_experts(test::train_workload(4, 1024, 2), kEp);
+  model::Variant v = test::variant(model::TpMode::kSp);
+  v.two_batch_overlap = true;
+  const model::LayerGraph g = model::build_layer_graph(qwen3_moe(), w, kTp, v);
+  // An op's place in issue order.
+  const auto id = [&](const std::string& name) {
+    const auto& ops = g.ops();
+    const auto at = std::find_if(ops.begin(), ops.end(), [&](const model::Op& op) { return op.name == name; });
+    REQUIRE(at != ops.end());
+    return at - ops.begin();
+  };
+  // Forward: both halves' dispatches before either's experts; half 0's combine all-to-all issued before half 1's
+  // experts (it runs beside them), both before either's un-permutation.
+  CHECK(id("half0.L1.moe.dispatch") < id("half1.L1.moe.dispatch"));
+  CHECK(id("half1.L1.moe.dispatch") < id("half0.L1.moe.experts.gate_up_proj"));
+  CHECK(id("half0.L1.moe.combine") < id("half1.L1.moe.experts.gate_up_proj"));
+  CHECK(id("half1.L1.moe.combine") < id("half0.L1.moe.unpermute"));
+  // Backward, mirrored: both combines' backward before either's expert gradients, half 0's dispatch backward
+  // before half 1's expert gradients, both before either's router gradient.
+  CHECK(id("half0.L1.moe.combine.backward") < id("half1.L1.moe.combine.backward"));
+  CHECK(id("half1.L1.moe.combine.backward") < id("half0.L1.moe.experts.down_proj.dgrad"));
+  CHECK(id("half0.L1.moe.dispatch.backward") < id("half1.L1.moe.experts.down_proj.dgrad"));
+  CHECK(id("half1.L1.moe.dispatch.backward") < id("half0.L1.moe.router.dgrad"));
+  // Each half routes its 2 sequences' rows (sharded over tp): half the copies of the whole micro-batch.
+  const model::Op& half_permute = op_named(g, "half0.L0.moe.permute");
+  model::Variant whole = test::variant(model::TpMode::kSp);
+  const model::LayerGraph g1 = model::build_layer_graph(qwen3_moe(), w, kTp, whole);
+  CHECK(half_permute.bytes_written == Approx(op_named(g1, "L0.moe.permute").bytes_written / 2));
+  // The step's FLOPs are the whole micro-batch's.
+  double flops = 0, whole_flops = 0;
+  for (const model::Op& op : g.ops()) flops += op.flops;
+  for (const model::Op& op : g1.ops()) whole_flops += op.flops;
+  CHECK(flops == Approx(whole_flops).epsilon(0.01));
 }

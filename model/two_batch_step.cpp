@@ -1,0 +1,97 @@
+// The op order of a training micro-batch as two interleaved halves.
+#include "model/two_batch_step.hpp"
+
+#include <array>
+#include <functional>
+
+#include "model/decoder_layer.hpp"
+#include "model/lm_head.hpp"
+#include "model/moe_layer.hpp"
+
+namespace tpsim::model {
+
+void two_batch_micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy, DataParallelSync& sync,
+                           int64_t mb, const std::string& prefix) {
+  const int64_t layers = ctx.workload.layers;
+  const std::array<std::string, 2> names = {prefix + "half0.", prefix + "half1."};
+  const auto each = [&](const std::function<void(int)>& stage) {
+    for (int half = 0; half < 2; ++half) {
+      b.set_name_prefix(names[half]);
+      stage(half);
+    }
+    b.set_name_prefix(prefix);
+  };
+  std::array<std::vector<SavedModule>, 2> saved;
+  for (std::vector<SavedModule>& s : saved) s.resize(static_cast<size_t>(2 * layers));
+  std::array<ModuleInput, 2> hidden;
+  b.set_stage(OpStage::kForward);
+  b.set_module(-1);
+  ModelEnds ends(ctx, strategy);
+  if (ctx.workload.embedding) {
+    sync.before_forward(b, sync.embedding_unit());
+    each([&](int h) { hidden[h] = embedding_forward(b, ends.ctx(), ends.strategy()); });
+  }
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    const auto attn = static_cast<size_t>(2 * layer), ffn = attn + 1;
+    b.set_layer(static_cast<int>(layer));
+    b.set_module(static_cast<int>(attn));
+    sync.before_forward(b, sync.layer_unit(layer));
+    each([&](int h) {
+      hidden[h] = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[h]), &saved[h][attn]);
+    });
+    b.set_module(static_cast<int>(ffn));
+    if (!ctx.arch.moe.is_moe(b.model_layer())) {
+      each([&](int h) {
+        hidden[h] = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[h]), &saved[h][ffn]);
+      });
+      continue;
+    }
+    std::array<MoeForward, 2> moe;
+    each([&](int h) { moe[h] = moe_forward_dispatch(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[h])); });
+    each([&](int h) { moe_forward_experts(b, moe[h]); });
+    each([&](int h) { hidden[h] = moe_forward_combine(b, ctx, strategy, moe[h], &saved[h][ffn]); });
+  }
+  b.set_module(-1);
+  std::array<ModuleInput, 2> grad = hidden;  // an earlier stage's output gradient, from the next stage
+  if (ctx.workload.head) {
+    sync.before_forward(b, sync.head_unit());
+    each([&](int h) {
+      b.set_stage(OpStage::kForward);
+      const SavedHead head = head_forward(b, ends.ctx(), ends.strategy(), hidden[h]);
+      b.set_stage(OpStage::kBackward);
+      grad[h] = head_backward(b, ends.ctx(), ends.strategy(), head);
+    });
+    sync.after_backward(b, sync.head_unit(), mb);
+  }
+  b.set_stage(OpStage::kBackward);
+  for (int64_t layer = layers - 1; layer >= 0; --layer) {
+    const auto attn = static_cast<size_t>(2 * layer), ffn = attn + 1;
+    b.set_layer(static_cast<int>(layer));
+    b.set_module(static_cast<int>(attn));
+    sync.before_backward(b, sync.layer_unit(layer));
+    b.set_module(static_cast<int>(ffn));
+    if (ctx.arch.moe.is_moe(b.model_layer())) {
+      std::array<MoeBackward, 2> moe;
+      each([&](int h) { moe[h] = moe_backward_combine(b, ctx, strategy, saved[h][ffn], grad[h]); });
+      each([&](int h) { moe_backward_experts(b, moe[h]); });
+      each([&](int h) { grad[h] = moe_backward_dispatch(b, ctx, strategy, moe[h]); });
+    } else {
+      each([&](int h) { grad[h] = ffn_backward(b, ctx, strategy, saved[h][ffn], grad[h]); });
+    }
+    each([&](int h) { strategy.after_module_backward(b, ctx, grad[h]); });
+    b.set_module(static_cast<int>(attn));
+    each([&](int h) {
+      grad[h] = attention_backward(b, ctx, strategy, saved[h][attn], grad[h]);
+      strategy.after_module_backward(b, ctx, grad[h]);
+    });
+    sync.after_backward(b, sync.layer_unit(layer), mb);
+  }
+  b.set_module(-1);
+  if (ctx.workload.embedding) {
+    sync.before_backward(b, sync.embedding_unit());
+    each([&](int h) { embedding_backward(b, ends.ctx(), ends.strategy(), grad[h]); });
+    sync.after_backward(b, sync.embedding_unit(), mb);
+  }
+}
+
+}  // namespace tpsim::model
