@@ -123,7 +123,9 @@ void derive_deepep(ProfileFit& out) {
                                                 kDeepEpLowLatencyCombineNvlinkLatencyUs * 1e-6,
                                                 kDeepEpLowLatencyRdmaEfficiency,
                                                 kDeepEpLowLatencyRdmaLatencyUs * 1e-6};
-  if (!out.profile.deepep) out.profile.deepep = sim::DeepEpParams{kDeepEpNvlinkEfficiency, kDeepEpRdmaEfficiency};
+  if (!out.profile.deepep) {
+    out.profile.deepep = sim::DeepEpParams{kDeepEpNvlinkEfficiency, kDeepEpRdmaEfficiency, std::nullopt};
+  }
   if (!out.profile.deepep->low_latency) out.profile.deepep->low_latency = low_latency;
 }
 
