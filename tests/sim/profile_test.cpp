@@ -94,3 +94,28 @@ TEST_CASE("the shipped profiles say which values no measurement fitted, and why 
     CHECK_THAT(source.source, !Contains("without a source"));
   }
 }
+
+TEST_CASE("a deepep.low_latency section is whole where the base has none, and overrides one value where it has") {
+  // A base with one (h100-sxm): a value alone overrides it, the others stay the base's.
+  const sim::CostProfile p =
+      sim::parse_profile("gpu: h100-sxm\nbase: h100-sxm\ndeepep: {low_latency: {rdma_latency_us: 40}}\n", "p.yaml");
+  const sim::CostProfile base = *sim::default_profile("h100-sxm");
+  REQUIRE(p.deepep->low_latency);
+  CHECK(p.deepep->low_latency->rdma_latency_s == Approx(40e-6));
+  CHECK(p.deepep->low_latency->rdma_efficiency == base.deepep->low_latency->rdma_efficiency);
+  // Without one in a base every value must be given: the shipped (complete, baseless) profile with its
+  // low_latency subsection cut to its network values.
+  std::ifstream shipped(std::string(TPSIM_SOURCE_DIR) + "/scenarios/presets/profiles/h100-sxm.yaml");
+  std::string text((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
+  const size_t from = text.find("  low_latency:\n"), to = text.find("    rdma_efficiency:", from);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  text.erase(from + std::string("  low_latency:\n").size(), to - from - std::string("  low_latency:\n").size());
+  CHECK_THROWS_WITH(sim::parse_profile(text, "p.yaml"), Contains("p.yaml:") && Contains("dispatch_nvlink_efficiency"));
+  CHECK_THROWS_WITH(
+      sim::parse_profile("gpu: h100-sxm\nbase: h100-sxm\ndeepep: {low_latency: {rdma_efficiency: 1.5}}\n", "p.yaml"),
+      Contains("deepep.low_latency.rdma_efficiency"));
+  CHECK_THROWS_WITH(
+      sim::parse_profile("gpu: h100-sxm\nbase: h100-sxm\ndeepep: {low_latency: {floor_us: 3}}\n", "p.yaml"),
+      Contains("unknown key") && Contains("rdma_latency_us"));
+}
