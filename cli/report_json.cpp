@@ -164,6 +164,7 @@ Json scenario_json(const sim::ScenarioRun& run) {
   j["workload"] = workload;
   j["parallelism"] = {
       {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
+  if (s.parallelism.etp > 1) j["parallelism"]["etp"] = s.parallelism.etp;
   if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["parallelism"]["order"] = model::to_string(s.parallelism.order);
   if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
     Json sync = {{"mode", dp.fsdp ? "fsdp" : "ddp"}, {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};
@@ -183,16 +184,17 @@ Json scenario_json(const sim::ScenarioRun& run) {
   if (s.arch.moe.enabled()) {  // the routing every variant runs (moe_routing.hpp)
     const model::ExpertParallel& ep = w.expert_parallel;
     const model::RoutingSummary r = model::scenario_routing(s);
-    Json moe = {{"experts", s.arch.moe.experts},
-                {"experts_per_token", s.arch.moe.experts_per_token},
-                {"experts_per_gpu", s.arch.moe.experts / ep.degree},
-                {"expert_tp", model::experts_split_over_tp(s.parallelism.tp, ep.degree) ? s.parallelism.tp : 1},
-                {"routing", model::to_string(ep.routing)},
-                {"seed", ep.seed},
-                {"busiest_over_mean", r.mean_imbalance},
-                {"worst_layer_busiest_over_mean", r.worst_imbalance},
-                {"worst_layer", r.worst_layer},
-                {"dropped_fraction", r.dropped_fraction}};
+    Json moe = {
+        {"experts", s.arch.moe.experts},
+        {"experts_per_token", s.arch.moe.experts_per_token},
+        {"experts_per_gpu", s.arch.moe.experts / ep.degree},
+        {"expert_tp", model::experts_split_over_tp(s.parallelism.tp, ep.degree) ? s.parallelism.tp : ep.tensor_degree},
+        {"routing", model::to_string(ep.routing)},
+        {"seed", ep.seed},
+        {"busiest_over_mean", r.mean_imbalance},
+        {"worst_layer_busiest_over_mean", r.worst_imbalance},
+        {"worst_layer", r.worst_layer},
+        {"dropped_fraction", r.dropped_fraction}};
     if (ep.routing == model::Routing::kZipf) moe["zipf_s"] = ep.zipf_s;
     if (ep.routing == model::Routing::kFromFile) moe["file"] = ep.routing_file;
     if (ep.drop) moe["capacity_factor"] = ep.capacity_factor;

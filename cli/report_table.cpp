@@ -134,12 +134,16 @@ std::string moe_notes(const sim::ScenarioRun& run) {
   const model::ExpertParallel& ep = s.workload.expert_parallel;
   const model::RoutingSummary r = model::scenario_routing(s);
   const int tp = s.parallelism.tp;
-  const std::string held = model::experts_split_over_tp(tp, ep.degree)
-                               ? "all " + std::to_string(s.arch.moe.experts) + ", 1/" + std::to_string(tp) +
-                                     " of each per GPU (expert TP " + std::to_string(tp) + ", ep=1), "
-                               : std::to_string(s.arch.moe.experts / ep.degree) + " of " +
-                                     std::to_string(s.arch.moe.experts) + " per GPU (ep=" + std::to_string(ep.degree) +
-                                     "), ";
+  const std::string held =
+      model::experts_split_over_tp(tp, ep.degree)
+          ? "all " + std::to_string(s.arch.moe.experts) + ", 1/" + std::to_string(tp) + " of each per GPU (expert TP " +
+                std::to_string(tp) + ", ep=1), "
+      : ep.tensor_degree > 1
+          ? std::to_string(s.arch.moe.experts / ep.degree) + " of " + std::to_string(s.arch.moe.experts) + ", 1/" +
+                std::to_string(ep.tensor_degree) + " of each per GPU (ep=" + std::to_string(ep.degree) +
+                ", etp=" + std::to_string(ep.tensor_degree) + "), "
+          : std::to_string(s.arch.moe.experts / ep.degree) + " of " + std::to_string(s.arch.moe.experts) +
+                " per GPU (ep=" + std::to_string(ep.degree) + "), ";
   std::string out = "experts: " + held + std::to_string(s.arch.moe.experts_per_token) + " per token, routing " +
                     model::to_string(ep) + ": the busiest GPU computes " +
                     model::format_number("%.2f", r.mean_imbalance) + "x the mean GPU's copies (mean over layers; " +

@@ -37,7 +37,7 @@ int64_t ArchSpec::count_of(LayerKind k, LayerRange range) const {
   return count;
 }
 
-TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
+TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep, int etp) {
   const std::string who = "model " + arch.name + " with tp=" + std::to_string(tp) + ": ";
   if (tp < 1) throw InputError(who + "tp must be at least 1");
   if (arch.heads % tp != 0) {
@@ -62,7 +62,11 @@ TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep) {
       throw InputError(who + "tp must divide each expert's FFN width " + std::to_string(arch.moe.expert_ffn) +
                        " (ep 1 splits every expert over the TP group)");
     }
-    shard.expert_ffn = shard.expert_tp ? arch.moe.expert_ffn / tp : arch.moe.expert_ffn;
+    if (etp < 1 || arch.moe.expert_ffn % etp != 0) {
+      throw InputError("model " + arch.name + " with etp=" + std::to_string(etp) +
+                       ": etp must divide each expert's FFN width " + std::to_string(arch.moe.expert_ffn));
+    }
+    shard.expert_ffn = shard.expert_tp ? arch.moe.expert_ffn / tp : arch.moe.expert_ffn / etp;
     if (arch.moe.shared_expert_ffn % tp != 0) {
       throw InputError(who + "tp must divide the shared expert's FFN width " +
                        std::to_string(arch.moe.shared_expert_ffn));

@@ -132,7 +132,7 @@ struct TpShard {
   bool kv_replicated = false;     // kv_heads < tp: each KV head lives on tp / kv_heads ranks
   int64_t ffn = 0;                // a dense FFN's intermediate neurons per rank (0 when every layer is an MoE)
   int64_t experts = 0;            // an MoE FFN's experts per rank (whole experts, split by expert parallelism)
-  int64_t expert_ffn = 0;         // each of those experts' neurons on the rank: all, or 1 / tp under expert TP
+  int64_t expert_ffn = 0;         // each of those experts' neurons on the rank: all, 1 / tp under expert TP, 1 / etp
   bool expert_tp = false;         // ep 1 under tp > 1: every rank holds every expert's 1 / tp slice
   int64_t shared_expert_ffn = 0;  // the shared expert's neurons per rank
   int64_t linear_key_heads = 0;   // a hybrid stack's linear-attention heads per rank
@@ -145,6 +145,8 @@ struct TpShard {
 // parallelism (moe_layer.hpp) over `ep` GPUs, which must divide them; with ep 1 under tp > 1 each expert is
 // split like a dense FFN instead (expert TP: vLLM's default, Megatron's expert tensor parallelism), and tp
 // must divide its width.
-TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep = 1);
+// With ep > 1, `etp` > 1 slices each of a GPU's whole experts over etp GPUs (expert TP inside the expert-parallel
+// group); etp must divide the expert width.
+TpShard shard_for_tp(const ArchSpec& arch, int tp, int ep = 1, int etp = 1);
 
 }  // namespace tpsim::model

@@ -10,10 +10,11 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
   dense_.group = dp_;
   experts_.name = "ddp.experts";
   experts_.group = dp_;
-  // The GPUs holding the same experts: one per expert-parallel group of the tp x dp replicas' GPUs.
-  const int ep = ctx.workload.expert_parallel.degree;
-  experts_.group.degree = ctx.shard.tp * dp_.degree / ep;
-  experts_.group.member_stride = ep;
+  // The GPUs holding the same experts (slices): one per expert-parallel group of the tp x dp replicas' GPUs, each
+  // group ep x etp of them.
+  const int group = ctx.workload.expert_parallel.degree * ctx.workload.expert_parallel.tensor_degree;
+  experts_.group.degree = ctx.shard.tp * dp_.degree / group;
+  experts_.group.member_stride = group;
 }
 
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {

@@ -31,6 +31,10 @@ struct ExpertParallel {
   // innermost, then the data-parallel replicas: Megatron's MoE parallel folding with expert TP 1); every expert
   // lives whole on one GPU.
   int degree = 1;
+  // Expert TP inside the group (parallelism.etp; Megatron's expert tensor parallelism with EP): each expert sliced
+  // over `tensor_degree` consecutive GPUs; the all-to-all runs between the GPUs of the same slice, `tensor_degree`
+  // apart, and each slice's GPUs all-gather what they received (and reduce-scatter their partial outputs).
+  int tensor_degree = 1;
   Routing routing = Routing::kBalanced;
   // zipf: the expert of popularity rank i (0-based, a seeded shuffle of each layer's experts) gets a share of
   // the tokens proportional to 1 / (i + 1)^zipf_s.

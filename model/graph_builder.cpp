@@ -21,7 +21,7 @@ LayerContext pass_context(const ArchSpec& arch, const Workload& workload, const 
                           const Variant& variant, const TpStrategy& strategy) {
   LayerContext ctx;
   ctx.arch = arch;
-  ctx.shard = shard_for_tp(arch, tp, workload.expert_parallel.degree);
+  ctx.shard = shard_for_tp(arch, tp, workload.expert_parallel.degree, workload.expert_parallel.tensor_degree);
   ctx.workload = workload;
   ctx.pass = pass;
   ctx.variant = variant;

@@ -19,7 +19,7 @@ double pass_tokens(const Workload& w) {
 }  // namespace
 
 MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
-  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree);
+  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
   const double layers = static_cast<double>(w.layers);
   // fp8 inference holds e4m3 weights; fp8 training keeps bf16 weights and casts them before each GEMM.
   const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
@@ -73,7 +73,9 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
     // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced); under
     // expert TP every token's copies.
     const bool own_rows = sequence_sharded && !s.expert_tp;
-    const double rows = (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token);
+    // Expert TP inside the group: the slice's GPUs gather each other's received copies.
+    const int etp = w.expert_parallel.degree > 1 ? w.expert_parallel.tensor_degree : 1;
+    const double rows = (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token) * etp;
     moe_mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(s.expert_ffn));
   }
   // The larger of the FFN kinds the range's layers run.

@@ -18,7 +18,10 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   MoeShape s;
   s.tokens = ctx.shard.expert_tp ? ctx.tokens : ctx.local_tokens;
   s.copies = s.tokens * moe.experts_per_token;
-  const LayerRouting routing = route_layer(moe, ep, s.tokens, b.model_layer());
+  s.etp = ep.degree > 1 ? ep.tensor_degree : 1;
+  // Under expert TP inside the group, each slice's GPUs gather what the others received: its experts compute the
+  // copies of etp x the tokens each member of the all-to-all routes.
+  const LayerRouting routing = route_layer(moe, ep, s.tokens * s.etp, b.model_layer());
   s.rows = routing.busiest_rows();
   s.mean_rows = routing.mean_copies;
   s.ep = ep.degree;
@@ -29,7 +32,7 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   s.low_latency = runs_low_latency(ep, ctx.workload.is_inference(), ctx.pass.new_tokens);
   s.received_tokens = routing.busiest_received_tokens;
   s.destination_nodes = routing.destination_nodes;
-  s.spans_nodes = ep.node_gpus > 0 && ep.degree > ep.node_gpus;
+  s.spans_nodes = ep.node_gpus > 0 && ep.degree * s.etp > ep.node_gpus;
   // The share of the group's GPUs on other nodes: where a balanced GPU's copies come from across the network.
   s.remote_fraction = s.spans_nodes ? 1.0 - static_cast<double>(ep.node_gpus) / static_cast<double>(ep.degree) : 0.0;
   s.sorts = s.all_to_all && s.local_experts > 1 && !s.low_latency;
@@ -84,8 +87,23 @@ OpId exchange_copies(ProgramBuilder& b, const MoeShape& s, const std::string& na
     return b.deepep_all_to_all(name, CollectiveAlgorithm::kDeepEp, s.received_tokens * row, network, s.ep,
                                shape_text(s.rows, s.hidden), deps);
   }
-  return b.expert_collective(name, CollectiveKind::kAllToAll, bytes_of(s.rows, s.hidden, s.elem), s.ep,
-                             shape_text(s.rows, s.hidden), deps);
+  // Under expert TP inside the group, between the GPUs of the same slice (etp apart), each its share of the rows.
+  const int64_t rows = (s.rows + s.etp - 1) / s.etp;
+  return b.expert_collective(name, CollectiveKind::kAllToAll, bytes_of(rows, s.hidden, s.elem), s.ep,
+                             shape_text(rows, s.hidden), deps, s.etp);
+}
+
+// Expert TP inside the group: the slice's GPUs gather the copies each received (and, after the experts, reduce-scatter
+// their partial outputs back); the backward swaps the two.
+OpId gather_slice_rows(ProgramBuilder& b, const MoeShape& s, const std::string& name, OpId input) {
+  if (s.etp == 1 || !s.all_to_all) return input;
+  return b.expert_collective(name, CollectiveKind::kAllGather, bytes_of(s.rows, s.hidden, s.elem), s.etp,
+                             shape_text(s.rows, s.hidden), {input});
+}
+OpId scatter_slice_rows(ProgramBuilder& b, const MoeShape& s, const std::string& name, OpId input) {
+  if (s.etp == 1 || !s.all_to_all) return input;
+  return b.expert_collective(name, CollectiveKind::kReduceScatter, bytes_of(s.rows, s.hidden, s.elem), s.etp,
+                             shape_text(s.rows, s.hidden), {input});
 }
 
 // Received copies regrouped by local expert (Megatron's sort_chunks_by_idxs), or back by source.
@@ -243,12 +261,12 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
 
 void moe_forward_experts(ProgramBuilder& b, MoeForward& f) {
   const MoeShape& s = f.shape;
-  f.received = sort_copies(b, s, "moe.sort", f.received);
+  f.received = sort_copies(b, s, "moe.sort", gather_slice_rows(b, s, "moe.etp.all_gather", f.received));
   f.gate_up = expert_gemm(b, s, "moe.experts.gate_up_proj", gate_up_shape(s), {f.received});
   f.act = b.memory("moe.experts.swiglu", bytes_of(s.rows, 2 * s.ffn, s.elem), bytes_of(s.rows, s.ffn, s.elem),
                    4.0 * static_cast<double>(s.rows * s.ffn), shape_text(s.rows, s.ffn), {f.gate_up});
   const OpId down = expert_gemm(b, s, "moe.experts.down_proj", down_shape(s), {f.act});
-  f.returned = sort_copies(b, s, "moe.unsort", down);
+  f.returned = scatter_slice_rows(b, s, "moe.etp.reduce_scatter", sort_copies(b, s, "moe.unsort", down));
   if (s.all_to_all) f.returned = exchange_copies(b, s, "moe.combine", {f.returned});
 }
 
@@ -315,7 +333,8 @@ void moe_backward_experts(ProgramBuilder& b, MoeBackward& m) {
   const MoeShape& s = m.shape;
   const SavedModule& saved = *m.saved;
   const OpId received = saved.inner.at(1);
-  const OpId d_down_out = sort_copies(b, s, "moe.unsort.backward", m.d_returned);
+  const OpId d_down_out = sort_copies(b, s, "moe.unsort.backward",
+                                      gather_slice_rows(b, s, "moe.etp.reduce_scatter.backward", m.d_returned));
   const GemmShape down = down_shape(s);
   const OpId d_act = expert_gemm(b, s, "moe.experts.down_proj.dgrad", data_gradient_shape(down), {d_down_out});
   expert_gemm(b, s, "moe.experts.down_proj.wgrad", weight_gradient_shape(down), {d_down_out, saved.row_input.at(0)});
@@ -325,7 +344,8 @@ void moe_backward_experts(ProgramBuilder& b, MoeBackward& m) {
   const GemmShape gate_up = gate_up_shape(s);
   OpId d_received = expert_gemm(b, s, "moe.experts.gate_up_proj.dgrad", data_gradient_shape(gate_up), {d_gate_up});
   expert_gemm(b, s, "moe.experts.gate_up_proj.wgrad", weight_gradient_shape(gate_up), {d_gate_up, received});
-  d_received = sort_copies(b, s, "moe.sort.backward", d_received);
+  d_received =
+      scatter_slice_rows(b, s, "moe.etp.all_gather.backward", sort_copies(b, s, "moe.sort.backward", d_received));
   m.d_received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch.backward", {d_received}) : d_received;
 }
 

@@ -25,6 +25,7 @@ struct MoeShape {
   int64_t local_experts = 0;
   int64_t active_experts = 0;  // the busiest GPU's experts that receive copies: its grouped GEMMs' problems
   int ep = 1;
+  int etp = 1;  // expert TP inside the group: each expert sliced over etp GPUs (rows: the slice's gathered copies)
   bool all_to_all = false;  // the experts live on other GPUs and the mode communicates
   // DeepEP (moe.dispatcher deepep): the group's tokens the busiest GPU receives (once each), and the distinct nodes
   // each of the rank's tokens goes to (moe_routing.hpp).

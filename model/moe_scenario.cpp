@@ -73,9 +73,15 @@ void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const
 
 void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out) {
   const YAML::Node par = root["parallelism"];
-  const int tp = out.parallelism.tp, ep = out.parallelism.ep;
+  const int tp = out.parallelism.tp, ep = out.parallelism.ep, etp = out.parallelism.etp;
   const bool moe = out.arch.moe.enabled();
   if (root["variants"]) check_two_batch_overlap(in, root, out);
+  if (etp > 1 && (!moe || ep == 1)) {
+    in.fail(par["etp"], "parallelism.etp slices each expert inside an expert-parallel group (ep > 1); " +
+                            std::string(moe ? "with ep 1 every expert is split over the TP group already (expert TP)"
+                                            : "model " + out.arch.name + " has a dense FFN") +
+                            "; use etp: 1");
+  }
   if (!moe) {
     if (ep > 1) {
       in.fail(par["ep"],
@@ -90,11 +96,18 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
     in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must divide the " + std::to_string(out.arch.moe.experts) +
                     " experts of " + out.arch.name);
   }
-  if (ep > 1 && ep % tp != 0) {
-    in.fail(at, "parallelism.ep (" + std::to_string(ep) + ") must be 1 or a multiple of tp (" + std::to_string(tp) +
-                    "): the expert-parallel group is whole TP groups of consecutive GPUs, or ep 1 splits every "
-                    "expert over the TP group (expert TP); expert TP within an expert-parallel group is not "
-                    "modelled yet");
+  if (ep > 1 && (ep * etp) % tp != 0) {
+    in.fail(at, "parallelism.ep x etp (" + std::to_string(ep) + " x " + std::to_string(etp) +
+                    ") must be 1 or a multiple of tp (" + std::to_string(tp) +
+                    "): the expert-parallel group (each expert sliced over etp of its GPUs) is whole TP groups of "
+                    "consecutive GPUs, or ep 1 splits every expert over the TP group (expert TP)");
+  }
+  if (etp > 1) {
+    try {
+      shard_for_tp(out.arch, tp, ep, etp);
+    } catch (const InputError& error) {
+      in.fail(par["etp"], error.what());
+    }
   }
   if (ep > 1 && out.parallelism.pp > 1 && out.parallelism.order != MeshOrder::kTpDpPp) {
     // A stage's replicas then sit tp x pp GPUs apart: its expert-parallel group would not be consecutive GPUs.
@@ -102,8 +115,8 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
             "parallelism.ep > 1 under a pipeline needs parallelism.order [tp, dp, pp] (the default: a stage's "
             "data-parallel replicas on consecutive GPUs, which its expert-parallel group is made of)");
   }
-  if (out.workload.phase == Phase::kTrain && (tp * out.parallelism.dp) % ep != 0) {
-    in.fail(at, "parallelism.ep (" + std::to_string(ep) +
+  if (out.workload.phase == Phase::kTrain && (tp * out.parallelism.dp) % (ep * etp) != 0) {
+    in.fail(at, "parallelism.ep" + std::string(etp > 1 ? " x etp (" : " (") + std::to_string(ep * etp) +
                     ") must divide tp x dp = " + std::to_string(tp * out.parallelism.dp) +
                     ": a training step's expert-parallel group is made of its data-parallel replicas' GPUs");
   }
@@ -119,7 +132,13 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   }
   if (root["variants"]) refuse_replicated_rows(in, root["variants"], out);
   out.workload.expert_parallel.degree = ep;
+  out.workload.expert_parallel.tensor_degree = etp;
   if (root["moe"]) read_moe_routing(in, root["moe"], out.workload.expert_parallel);
+  if (out.workload.expert_parallel.dispatcher == Dispatcher::kDeepEp && etp > 1) {
+    in.fail(root["moe"]["dispatcher"],
+            "moe.dispatcher deepep sends whole tokens to whole experts; with parallelism.etp > 1 (experts sliced "
+            "inside the group) use dispatcher nccl");
+  }
   if (out.workload.expert_parallel.dispatcher == Dispatcher::kDeepEp && ep == 1) {
     in.fail(root["moe"]["dispatcher"],
             "moe.dispatcher deepep runs the expert-parallel all-to-alls, and with "

@@ -275,9 +275,9 @@ OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kin
 }
 
 OpId ProgramBuilder::expert_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ep,
-                                       const std::string& shape, const std::vector<OpId>& deps) {
-  Op op = group_collective(name, kind, tensor_bytes, CommGroup::kExpert, ep, 1, comm_stream_.value_or(Stream::kComm),
-                           shape);
+                                       const std::string& shape, const std::vector<OpId>& deps, int stride) {
+  Op op = group_collective(name, kind, tensor_bytes, CommGroup::kExpert, ep, stride,
+                           comm_stream_.value_or(Stream::kComm), shape);
   if (kind == CollectiveKind::kAllToAll) op.saved_as = SavedAs::kAllToAll;
   return issue(std::move(op), deps);
 }

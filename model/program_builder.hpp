@@ -116,9 +116,9 @@ class ProgramBuilder {
   OpId data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const DataParallel& group,
                        Stream stream, const std::string& shape, const std::vector<OpId>& deps,
                        const std::vector<OpId>& after = {});
-  // A collective over the expert-parallel group (CommGroup::kExpert: `ep` consecutive GPUs) on the comm stream.
+  // A collective over the expert-parallel group (CommGroup::kExpert: `ep` GPUs `stride` apart) on the comm stream.
   OpId expert_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, int ep,
-                         const std::string& shape, const std::vector<OpId>& deps);
+                         const std::string& shape, const std::vector<OpId>& deps, int stride = 1);
   // The same all-to-all as DeepEP's kernels run it (`algorithm`: kDeepEp, its normal kernels, or its low-latency
   // dispatch or combine): `received_bytes` what the busiest GPU receives (its tensor_bytes), `network_bytes` what
   // crosses the NIC (its message_bytes; 0 inside one node): normal kernels, each GPU's tokens once per destination

@@ -28,6 +28,7 @@ struct Parallelism {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  int etp = 1;  // each expert sliced over etp GPUs inside the expert-parallel group (ep > 1 only)
   MeshOrder order = MeshOrder::kTpDpPp;  // parallelism.order
 
   // GPUs between a rank and the same rank of the next data-parallel replica, and of the next pipeline stage.

@@ -29,7 +29,7 @@ const std::vector<std::string> kWorkloadKeys = {
     "phase",  "batch",       "seq_len", "context_len",  "gen_len",   "dtype", "attention_dtype", "recompute",
     "layers", "cuda_graphs", "ops",     "microbatches", "optimizer", "save",  "fp8_recipe",      "whole_model"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
-const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "order"};
+const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "etp", "order"};
 const std::vector<std::string> kVariantKeys = {
     "name",           "tp_mode",    "chunks",   "transport",        "order", "boundary_overlap", "delta",
     "dtp_collective", "collective", "protocol", "two_batch_overlap"};
@@ -310,6 +310,7 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
   if (node["pp"]) out.parallelism.pp = in.count(node["pp"], "parallelism.pp", kMaxPipelineStages);
   if (node["dp"]) out.parallelism.dp = in.count(node["dp"], "parallelism.dp", kMaxDataParallel);
   if (node["ep"]) out.parallelism.ep = in.count(node["ep"], "parallelism.ep", kMaxGroupRanks);
+  if (node["etp"]) out.parallelism.etp = in.count(node["etp"], "parallelism.etp", kMaxGroupRanks);
   if (const YAML::Node order = node["order"]) {
     out.parallelism.order = read_mesh_order(in, order);
     if (out.parallelism.pp == 1 || out.parallelism.dp == 1) {

@@ -747,3 +747,61 @@ TEST_CASE("two-batch overlap in training interleaves each layer's MoE stages of 
   for (const model::Op& op : g1.ops()) whole_flops += op.flops;
   CHECK(flops == Approx(whole_flops).epsilon(0.01));
 }
+
+TEST_CASE("expert TP inside the group slices each expert over etp GPUs, gathering and scattering the slice's rows") {
+  // Qwen3-30B-A3B, tp 2 x dp 8, experts over EP 8 with each sliced over 2 GPUs: 16 experts per GPU, half of each.
+  const model::ArchSpec arch = qwen3_moe();
+  model::Workload w = with_experts(test::train_workload(2, 2048, 1), 8);
+  w.expert_parallel.tensor_degree = 2;
+  w.data_parallel.degree = 8;
+  w.data_parallel.member_stride = kTp;
+  const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+  const double rank_copies = 2.0 * 2048 / kTp * 8, row = 2048 * 2.0;  // a rank's rows x 8 experts, bf16
+  // The all-to-all between the GPUs of the same slice (2 apart), each its own copies; then the slice's two GPUs
+  // gather each other's.
+  const model::Op& dispatch = op_named(g, "L0.moe.dispatch");
+  CHECK(dispatch.group_size == 8);
+  CHECK(dispatch.group_stride == 2);
+  CHECK(dispatch.tensor_bytes == Approx(rank_copies * row));
+  const model::Op& gather = op_named(g, "L0.moe.etp.all_gather");
+  CHECK(gather.collective == model::CollectiveKind::kAllGather);
+  CHECK(gather.group_size == 2);
+  CHECK(gather.group_stride == 1);
+  CHECK(gather.tensor_bytes == Approx(2 * rank_copies * row));
+  // The grouped GEMMs run the slice's rows at half the expert width; a reduce-scatter returns each GPU's share.
+  const model::Op& gate_up = op_named(g, "L0.moe.experts.gate_up_proj");
+  CHECK(gate_up.gemm.m == static_cast<int64_t>(2 * rank_copies));
+  CHECK(gate_up.gemm.n == 2 * arch.moe.expert_ffn / 2);
+  CHECK(op_named(g, "L0.moe.etp.reduce_scatter").collective == model::CollectiveKind::kReduceScatter);
+  // The backward swaps them: the combine's gradient gathered, the dispatch's reduce-scattered.
+  CHECK(op_named(g, "L0.moe.etp.reduce_scatter.backward").collective == model::CollectiveKind::kAllGather);
+  CHECK(op_named(g, "L0.moe.etp.all_gather.backward").collective == model::CollectiveKind::kReduceScatter);
+  // 16 experts per GPU, half of each; tp x dp / (ep x etp) = 1 GPU holds each slice: nothing to reduce.
+  const model::TpShard s = model::shard_for_tp(arch, kTp, 8, 2);
+  CHECK(s.experts == 16);
+  CHECK(s.expert_ffn == arch.moe.expert_ffn / 2);
+  for (const model::Op& op : g.ops()) CHECK(op.name.rfind("ddp.experts.", 0) == std::string::npos);
+}
+
+TEST_CASE("parallelism.etp is refused without an expert-parallel group, or where it cannot split the experts") {
+  const std::string valid = R"(name: t
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}
+workload: {phase: train, batch: 2, seq_len: 1024, layers: 2}
+parallelism: {tp: 2, dp: 8, ep: 8, etp: 2}
+variants: [{name: sp, tp_mode: sp}]
+)";
+  CHECK(model::parse_scenario(valid, "s.yaml").workload.expert_parallel.tensor_degree == 2);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = valid;
+    return text.replace(text.find(from), from.size(), to);
+  };
+  CHECK_THROWS_WITH(model::parse_scenario(with("ep: 8, etp: 2", "ep: 1, etp: 2"), "s.yaml"),
+                    Contains("s.yaml:5:") && Contains("inside an expert-parallel group"));
+  CHECK_THROWS_WITH(model::parse_scenario(with("ep: 8, etp: 2", "ep: 8, etp: 5"), "s.yaml"),
+                    Contains("etp must divide each expert's FFN width 768"));
+  CHECK_THROWS_WITH(model::parse_scenario(with("ep: 8, etp: 2", "ep: 16, etp: 2"), "s.yaml"),
+                    Contains("must divide tp x dp = 16"));
+  CHECK_THROWS_WITH(model::parse_scenario(with("variants:", "moe: {dispatcher: deepep}\nvariants:"), "s.yaml"),
+                    Contains("with parallelism.etp > 1"));
+}
