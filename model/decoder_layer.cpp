@@ -8,11 +8,6 @@
 namespace tpsim::model {
 namespace {
 
-std::vector<OpId> joined(std::vector<OpId> a, const std::vector<OpId>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 // Query columns of q_proj: each head's query, and its output gate where the model gates attention.
 int64_t query_cols(const LayerContext& ctx) {
   return (ctx.arch.attention_output_gate ? 2 : 1) * ctx.shard.q_heads * ctx.arch.head_dim;

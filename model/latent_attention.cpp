@@ -4,12 +4,6 @@
 namespace tpsim::model {
 namespace {
 
-std::vector<OpId> joined_with(OpId first, const std::vector<OpId>& rest) {
-  std::vector<OpId> all{first};
-  all.insert(all.end(), rest.begin(), rest.end());
-  return all;
-}
-
 // One rank's shapes: its heads and the latent widths.
 struct LatentShape {
   int64_t heads, qk, nope, rope, value, q_rank, kv_rank;
@@ -157,7 +151,7 @@ ModuleInput latent_attention_backward(ProgramBuilder& b, const LayerContext& ctx
   const double kv_bytes = t * static_cast<double>(s.kv_rank) * e;
   std::vector<OpId> d_latent = {b.memory("attn.kv_latent_norm.backward", 2.0 * kv_bytes, kv_bytes,
                                          6.0 * t * static_cast<double>(s.kv_rank), shape_text(ctx.tokens, s.kv_rank),
-                                         joined_with(d_kv_latent, saved.column_output))};
+                                         joined({d_kv_latent}, saved.column_output))};
   d_latent.push_back(d_rope);
   if (s.q_rank > 0) {
     const GemmShape q_up = q_up_shape(ctx);
@@ -166,7 +160,7 @@ ModuleInput latent_attention_backward(ProgramBuilder& b, const LayerContext& ctx
     const double q_bytes = t * static_cast<double>(s.q_rank) * e;
     d_latent.push_back(b.memory("attn.q_latent_norm.backward", 2.0 * q_bytes, q_bytes,
                                 6.0 * t * static_cast<double>(s.q_rank), shape_text(ctx.tokens, s.q_rank),
-                                joined_with(d_q_latent, saved.column_output)));
+                                joined({d_q_latent}, saved.column_output)));
   }
   // The latents' gradients are partial sums over each rank's heads: all-reduced over the TP group (every rank
   // holds the replicated down projection), the queries' own columns too without a query latent.

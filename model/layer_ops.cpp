@@ -3,6 +3,11 @@
 
 namespace tpsim::model {
 
+std::vector<OpId> joined(std::vector<OpId> a, const std::vector<OpId>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width,
               const std::vector<OpId>& deps) {
   const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();

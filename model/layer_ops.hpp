@@ -17,6 +17,9 @@ struct ModuleInput {
   std::vector<OpId> deps() const { return ready ? std::vector<OpId>{*ready} : std::vector<OpId>{}; }
 };
 
+// `a` followed by `b`: the inputs of an op that reads two lists of ops.
+std::vector<OpId> joined(std::vector<OpId> a, const std::vector<OpId>& b);
+
 // RMSNorm over [tokens, width]: reads the input and the weight, writes the output.
 OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, const std::vector<OpId>& deps);
 

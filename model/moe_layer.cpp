@@ -134,10 +134,6 @@ std::vector<OpId> gate_of_shared(ProgramBuilder& b, const LayerContext& ctx, con
   if (!ctx.arch.moe.shared_expert_gated) return {};
   return {shared_gate(b, s, normed)};
 }
-std::vector<OpId> joined_ops(std::vector<OpId> a, const std::vector<OpId>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 OpId shared_swiglu(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s, const std::vector<OpId>& gate_up) {
   const int64_t ffn = ctx.shard.shared_expert_ffn, t = ctx.tokens;
   return b.memory("moe.shared_expert.swiglu", bytes_of(t, 2 * ffn, s.elem), bytes_of(t, ffn, s.elem),
@@ -169,8 +165,8 @@ std::vector<OpId> shared_expert_forward(ProgramBuilder& b, const LayerContext& c
   const OpId act = shared_swiglu(b, ctx, s, gate_up.output);
   // The shared output (its gate's sigmoid applied as it is read) added to the routed one.
   const ModuleInput sum = tp.row_forward(b, ctx, shared_down(ctx), {act}, ModuleInput{routed});
-  if (saved) saved->shared = SavedShared{gate_up.gemm_input, gate_up.output, joined_ops({act}, gate)};
-  return joined_ops({*sum.ready}, gate);
+  if (saved) saved->shared = SavedShared{gate_up.gemm_input, gate_up.output, joined({act}, gate)};
+  return joined({*sum.ready}, gate);
 }
 
 // The shared expert's backward: its down and gate/up linears as the mode runs them, SwiGLU's and the gate's
@@ -199,8 +195,8 @@ OpId sliced_shared_expert_forward(ProgramBuilder& b, const LayerContext& ctx, co
   const OpId gate_up = b.gemm("moe.shared_expert.gate_up_proj", sliced_shared_gate_up(ctx, s), normed);
   const OpId act = shared_swiglu(b, ctx, s, {gate_up});
   const OpId down = b.gemm("moe.shared_expert.down_proj", sliced_shared_down(ctx, s), {act});
-  if (saved) saved->shared = SavedShared{normed, {gate_up}, joined_ops({act}, gate)};
-  return residual_add(b, "moe.shared_expert.residual", s.tokens, s.hidden, joined_ops({down}, gate), routed);
+  if (saved) saved->shared = SavedShared{normed, {gate_up}, joined({act}, gate)};
+  return residual_add(b, "moe.shared_expert.residual", s.tokens, s.hidden, joined({down}, gate), routed);
 }
 std::vector<OpId> sliced_shared_expert_backward(ProgramBuilder& b, const LayerContext& ctx, const MoeShape& s,
                                                 const SavedModule& saved, const std::vector<OpId>& d_out) {
