@@ -80,11 +80,12 @@ int64_t positive_int_or(const ArchSource& source, const ShapeKey& shape, int64_t
   return source.has(shape.key) ? positive_int(source, shape) : fallback;
 }
 
-int64_t non_negative_int(const ArchSource& source, const std::string& key) {
+int64_t non_negative_int(const ArchSource& source, const ShapeKey& shape) {
+  const std::string key = shape.key;
   const std::optional<int64_t> value = source.integer(key);
-  if (!value || *value < 0 || *value > kMaxLayers) {
+  if (!value || *value < 0 || *value > shape.limit) {
     source.fail(key,
-                key + " must be an integer from 0 to " + std::to_string(kMaxLayers) + ", got " + source.shown(key));
+                key + " must be an integer from 0 to " + std::to_string(shape.limit) + ", got " + source.shown(key));
   }
   return *value;
 }
@@ -126,6 +127,7 @@ std::vector<bool> read_dense_layers(const ArchSource& source, int64_t layers) {
   const int64_t step = positive_int_or(source, ShapeKey{"decoder_sparse_step", kLayers.limit}, 1);
   std::vector<bool> dense(static_cast<size_t>(layers));
   for (int64_t layer = 0; layer < layers; ++layer) dense[static_cast<size_t>(layer)] = (layer + 1) % step != 0;
+  bool lists_layers = false;
   if (source.has("mlp_only_layers")) {
     const std::optional<std::vector<int64_t>> listed = source.integer_list("mlp_only_layers");
     if (!listed) {
@@ -140,13 +142,12 @@ std::vector<bool> read_dense_layers(const ArchSource& source, int64_t layers) {
       }
       dense[static_cast<size_t>(layer)] = true;
     }
+    lists_layers = !listed->empty();
   }
   if (std::find(dense.begin(), dense.end(), false) == dense.end()) {
-    const bool listed = source.has("mlp_only_layers") && !source.integer_list("mlp_only_layers")->empty();
-    source.fail(listed ? "mlp_only_layers" : "decoder_sparse_step",
-                std::string(listed ? "mlp_only_layers" : "decoder_sparse_step") + " " +
-                    source.shown(listed ? "mlp_only_layers" : "decoder_sparse_step") + " leaves none of the " +
-                    std::to_string(layers) +
+    const std::string blamed = lists_layers ? "mlp_only_layers" : "decoder_sparse_step";
+    source.fail(blamed,
+                blamed + " " + source.shown(blamed) + " leaves none of the " + std::to_string(layers) +
                     " layers an MoE; valid: a decoder_sparse_step of at most num_hidden_layers, and some layer that "
                     "mlp_only_layers does not list");
   }
@@ -184,11 +185,13 @@ LatentAttentionSpec read_latent_attention(const ArchSource& source, const ModelT
 // ungated), dense FFNs in the first first_k_dense_replace layers and, after them, wherever the layer's distance
 // from the first MoE layer is not a multiple of moe_layer_freq (DeepseekV3DecoderLayer), and the router's groups.
 void read_deepseek_moe(const ArchSource& source, int64_t layers, MoeSpec& moe) {
-  const int64_t shared = source.has("n_shared_experts") ? non_negative_int(source, "n_shared_experts") : 0;
+  const int64_t shared =
+      source.has("n_shared_experts") ? non_negative_int(source, ShapeKey{"n_shared_experts", kMaxExperts}) : 0;
   moe.shared_expert_ffn = shared * moe.expert_ffn;
   moe.shared_expert_gated = false;
-  const int64_t dense_first =
-      source.has("first_k_dense_replace") ? non_negative_int(source, "first_k_dense_replace") : 0;
+  const int64_t dense_first = source.has("first_k_dense_replace")
+                                  ? non_negative_int(source, ShapeKey{"first_k_dense_replace", kLayers.limit})
+                                  : 0;
   const int64_t frequency = positive_int_or(source, ShapeKey{"moe_layer_freq", kLayers.limit}, 1);
   std::vector<bool> dense(static_cast<size_t>(layers));
   bool any_moe = false, any_dense = false;

@@ -12,7 +12,7 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
   experts_.group = dp_;
   // The GPUs holding the same experts (slices): one per expert-parallel group of the tp x dp replicas' GPUs, each
   // group ep x etp of them.
-  const int group = ctx.workload.expert_parallel.degree * ctx.workload.expert_parallel.tensor_degree;
+  const int group = ctx.workload.expert_parallel.degree * ctx.workload.expert_parallel.slices();
   experts_.group.degree = ctx.shard.tp * dp_.degree / group;
   experts_.group.member_stride = group;
 }

@@ -35,6 +35,8 @@ struct ExpertParallel {
   // over `tensor_degree` consecutive GPUs; the all-to-all runs between the GPUs of the same slice, `tensor_degree`
   // apart, and each slice's GPUs all-gather what they received (and reduce-scatter their partial outputs).
   int tensor_degree = 1;
+  // The GPUs each expert is sliced over inside the group (1 without one: ep 1 is expert TP over the TP group).
+  int slices() const { return degree > 1 ? tensor_degree : 1; }
   Routing routing = Routing::kBalanced;
   // zipf: the expert of popularity rank i (0-based, a seeded shuffle of each layer's experts) gets a share of
   // the tokens proportional to 1 / (i + 1)^zipf_s.

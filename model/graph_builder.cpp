@@ -2,15 +2,14 @@
 // prefill passes, decode steps), or a training step (train_step.hpp).
 #include "model/graph_builder.hpp"
 
-#include <functional>
 #include <memory>
 
 #include "model/decoder_layer.hpp"
 #include "model/input_error.hpp"
 #include "model/lm_head.hpp"
-#include "model/moe_layer.hpp"
 #include "model/program_builder.hpp"
 #include "model/train_step.hpp"
+#include "model/two_batch_step.hpp"
 
 namespace tpsim::model {
 
@@ -36,42 +35,20 @@ LayerContext pass_context(const ArchSpec& arch, const Workload& workload, const 
 // Two-batch overlap (variant.two_batch_overlap): the pass as two micro-batches of half its sequences (`ctx`, ops named
 // mb0., mb1.), each layer's attention modules one after the other and its MoE stages interleaved (dispatch 0,
 // dispatch 1, experts 0, experts 1, combine 0, combine 1), so that each micro-batch's all-to-alls run beside the
-// other's compute, as SGLang's two-batch overlap orders them.
+// other's compute, as SGLang's two-batch overlap orders them (two_batch_step.hpp).
 void build_two_batch_layers(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
-  const ArchSpec& arch = ctx.arch;
-  const Workload& workload = ctx.workload;
-  const std::string names[2] = {"mb0.", "mb1."};
-  ModuleInput hidden[2];
-  const auto each = [&](const std::function<void(int)>& stage) {
-    for (int mb = 0; mb < 2; ++mb) {
-      b.set_name_prefix(names[mb]);
-      stage(mb);
-    }
-  };
-  for (int64_t layer = 0; layer < workload.layers; ++layer) {
+  const HalfBatches halves(b, "", {"mb0.", "mb1."});
+  std::array<ModuleInput, 2> hidden;
+  for (int64_t layer = 0; layer < ctx.workload.layers; ++layer) {
     b.set_layer(static_cast<int>(layer));
     b.set_module(static_cast<int>(2 * layer));
-    each([&](int mb) {
-      hidden[mb] = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb]), nullptr);
-    });
-    b.set_module(static_cast<int>(2 * layer + 1));
-    if (!arch.moe.is_moe(b.model_layer())) {  // a dense layer of a mixed stack: nothing to overlap
-      each([&](int mb) {
-        hidden[mb] = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb]), nullptr);
-      });
-      continue;
-    }
-    MoeForward moe[2];
-    each([&](int mb) { moe[mb] = moe_forward_dispatch(b, ctx, strategy, strategy.enter_module(b, ctx, hidden[mb])); });
-    each([&](int mb) { moe_forward_experts(b, moe[mb]); });
-    each([&](int mb) { hidden[mb] = moe_forward_combine(b, ctx, strategy, moe[mb], nullptr); });
+    two_half_layer_forward(b, ctx, strategy, halves, layer, hidden, nullptr);
   }
   b.set_module(-1);
-  each([&](int mb) {
-    const OpId normed = rms_norm(b, "final.norm", ctx.local_tokens, arch.hidden, hidden[mb].deps());
+  halves.each([&](int h) {
+    const OpId normed = rms_norm(b, "final.norm", ctx.local_tokens, ctx.arch.hidden, hidden[h].deps());
     strategy.finish_pass(b, ctx, normed);
   });
-  b.set_name_prefix("");
 }
 
 }  // namespace

@@ -135,12 +135,14 @@ ModuleInput latent_attention_backward(ProgramBuilder& b, const LayerContext& ctx
   const OpId rope = saved.inner.at(0), kv = saved.inner.at(1), core = saved.inner.at(2);
   std::vector<OpId> d_core = tp.row_backward(b, ctx, o_proj(ctx), grad, saved.row_input);
   d_core.insert(d_core.end(), {rope, kv, core});
-  // FlashAttention's backward: 2.5 x the forward's FLOPs; reads Q, K, V, O and dO, writes dQ, dK and dV.
+  // FlashAttention's backward (kAttentionBackwardFlopRatio x the forward's FLOPs): reads Q, K, V, O and dO, writes dQ,
+  // dK and dV.
   const auto t = static_cast<double>(ctx.tokens), heads = static_cast<double>(s.heads);
   const double qk_side = t * heads * static_cast<double>(s.qk) * e,
                v_side = t * heads * static_cast<double>(s.value) * e;
   const OpId d_attention = b.attention(
-      "attn.core.backward", 2.5 * causal_flops(ctx, heads, static_cast<double>(s.qk), static_cast<double>(s.value)),
+      "attn.core.backward",
+      kAttentionBackwardFlopRatio * causal_flops(ctx, heads, static_cast<double>(s.qk), static_cast<double>(s.value)),
       2.0 * qk_side + 3.0 * v_side, 2.0 * qk_side + v_side, 2.0 * qk_side + v_side, attention_shape(ctx, "naive"),
       d_core);
   const OpId d_rope = latent_rotary(b, ctx, "attn.rope.backward", {d_attention});

@@ -86,8 +86,8 @@ OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const s
   if (repeats_kv(ctx)) a.hkv = a.hq;
   const double query_side = a.batch * a.q * a.hq * a.d * e;               // one of Q, O, dO, dQ
   const double key_side = 2.0 * a.batch * (a.c + a.q) * a.hkv * a.d * e;  // K and V, or their gradients
-  return b.attention("attn.core.backward", 2.5 * a.forward_flops(), 3.0 * query_side + key_side, query_side + key_side,
-                     query_side + key_side, attention_shape(ctx), deps);
+  return b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.forward_flops(), 3.0 * query_side + key_side,
+                     query_side + key_side, query_side + key_side, attention_shape(ctx), deps);
 }
 
 }  // namespace tpsim::model

@@ -38,6 +38,10 @@ bool repeats_kv(const LayerContext& ctx);
 OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, OpId input);
 OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad);
 
+// FlashAttention's backward FLOPs over its forward's: five matmuls to the forward's two, as FlashAttention-2
+// counts them.
+inline constexpr double kAttentionBackwardFlopRatio = 2.5;
+
 // FlashAttention's backward over the same pass: 2.5 times the forward's FLOPs (five matmuls to the
 // forward's two, as FlashAttention-2 counts them); reads Q, K, V, the output and its gradient, writes
 // the gradients of Q, K and V.

@@ -74,8 +74,8 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
     // expert TP every token's copies.
     const bool own_rows = sequence_sharded && !s.expert_tp;
     // Expert TP inside the group: the slice's GPUs gather each other's received copies.
-    const int etp = w.expert_parallel.degree > 1 ? w.expert_parallel.tensor_degree : 1;
-    const double rows = (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token) * etp;
+    const double rows =
+        (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token) * w.expert_parallel.slices();
     moe_mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(s.expert_ffn));
   }
   // The larger of the FFN kinds the range's layers run.

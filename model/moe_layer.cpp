@@ -11,6 +11,13 @@ namespace {
 
 // Index bytes of a token's expert choice (int32), and of the router's weights (fp32, as Megatron keeps probs).
 constexpr double kIndexBytes = 4.0;
+// A DeepEP low-latency dispatch message: the fp8 row, one fp32 scale per 128 of its values and an int4 header
+// (deepseek-ai/DeepEP csrc/kernels/internode_ll.cu: num_bytes_per_msg = sizeof(int4) + hidden + hidden / 128 x 4).
+constexpr double kDeepEpScaleBlock = 128.0;
+constexpr double kDeepEpHeaderBytes = 16.0;
+
+// Which way an all-to-all moves the copies: to their experts, or back.
+enum class Exchange { kDispatch, kCombine };
 
 MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStrategy& tp) {
   const MoeSpec& moe = ctx.arch.moe;
@@ -18,7 +25,7 @@ MoeShape moe_shape(const ProgramBuilder& b, const LayerContext& ctx, const TpStr
   MoeShape s;
   s.tokens = ctx.shard.expert_tp ? ctx.tokens : ctx.local_tokens;
   s.copies = s.tokens * moe.experts_per_token;
-  s.etp = ep.degree > 1 ? ep.tensor_degree : 1;
+  s.etp = ep.slices();
   // Under expert TP inside the group, each slice's GPUs gather what the others received: its experts compute the
   // copies of etp x the tokens each member of the all-to-all routes.
   const LayerRouting routing = route_layer(moe, ep, s.tokens * s.etp, b.model_layer());
@@ -68,13 +75,15 @@ OpId expert_gemm(ProgramBuilder& b, const MoeShape& s, const std::string& name, 
 
 // The copies' all-to-all over the expert-parallel group: the busiest GPU's rows, 1/ep of them from (or to)
 // each member.
-OpId exchange_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, const std::vector<OpId>& deps) {
+OpId exchange_copies(ProgramBuilder& b, const MoeShape& s, const std::string& name, Exchange way,
+                     const std::vector<OpId>& deps) {
   if (s.low_latency) {
-    // DeepEP's low-latency kernels: the busiest GPU's copies, each its own message (the fp8 row with its per-128
-    // scales and a 16-byte header on dispatch, the bf16 output on combine), those from other nodes over the NIC.
-    const bool dispatch = name == "moe.dispatch";
+    // DeepEP's low-latency kernels: the busiest GPU's copies, each its own message (the fp8 row with its scales and
+    // header on dispatch, the bf16 output on combine), those from other nodes over the NIC.
+    const bool dispatch = way == Exchange::kDispatch;
     const auto hidden = static_cast<double>(s.hidden);
-    const double message = dispatch ? hidden * kFp8Bytes + hidden / 128.0 * kFp32Bytes + 16.0 : hidden * kBf16Bytes;
+    const double message = dispatch ? hidden * kFp8Bytes + hidden / kDeepEpScaleBlock * kFp32Bytes + kDeepEpHeaderBytes
+                                    : hidden * kBf16Bytes;
     const double received = static_cast<double>(s.rows) * message;
     return b.deepep_all_to_all(
         name, dispatch ? CollectiveAlgorithm::kDeepEpLowLatencyDispatch : CollectiveAlgorithm::kDeepEpLowLatencyCombine,
@@ -245,13 +254,13 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
   std::vector<OpId> permute_reads = f.normed;
   permute_reads.push_back(f.top_k);
   if (s.low_latency && s.all_to_all) {  // the kernel reads each row once and writes its copies to their experts
-    f.received = exchange_copies(b, s, "moe.dispatch", permute_reads);
+    f.received = exchange_copies(b, s, "moe.dispatch", Exchange::kDispatch, permute_reads);
     return f;
   }
   const OpId permuted =
       b.memory("moe.permute", bytes_of(s.tokens, s.hidden, s.elem) + static_cast<double>(s.copies) * kIndexBytes,
                bytes_of(s.copies, s.hidden, s.elem), 0, shape_text(s.copies, s.hidden), permute_reads);
-  f.received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch", {permuted}) : permuted;
+  f.received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch", Exchange::kDispatch, {permuted}) : permuted;
   return f;
 }
 
@@ -263,7 +272,7 @@ void moe_forward_experts(ProgramBuilder& b, MoeForward& f) {
                    4.0 * static_cast<double>(s.rows * s.ffn), shape_text(s.rows, s.ffn), {f.gate_up});
   const OpId down = expert_gemm(b, s, "moe.experts.down_proj", down_shape(s), {f.act});
   f.returned = scatter_slice_rows(b, s, "moe.etp.reduce_scatter", sort_copies(b, s, "moe.unsort", down));
-  if (s.all_to_all) f.returned = exchange_copies(b, s, "moe.combine", {f.returned});
+  if (s.all_to_all) f.returned = exchange_copies(b, s, "moe.combine", Exchange::kCombine, {f.returned});
 }
 
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
@@ -321,7 +330,8 @@ MoeBackward moe_backward_combine(ProgramBuilder& b, const LayerContext& ctx, TpS
       b.memory("moe.unpermute.backward", bytes_of(s.tokens, s.hidden, s.elem) + bytes_of(s.copies, s.hidden, s.elem),
                bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
                4.0 * static_cast<double>(s.copies * s.hidden), shape_text(s.copies, s.hidden), unpermute_reads);
-  m.d_returned = s.all_to_all ? exchange_copies(b, s, "moe.combine.backward", {m.d_copies}) : m.d_copies;
+  m.d_returned =
+      s.all_to_all ? exchange_copies(b, s, "moe.combine.backward", Exchange::kDispatch, {m.d_copies}) : m.d_copies;
   return m;
 }
 
@@ -342,7 +352,8 @@ void moe_backward_experts(ProgramBuilder& b, MoeBackward& m) {
   expert_gemm(b, s, "moe.experts.gate_up_proj.wgrad", weight_gradient_shape(gate_up), {d_gate_up, received});
   d_received =
       scatter_slice_rows(b, s, "moe.etp.all_gather.backward", sort_copies(b, s, "moe.sort.backward", d_received));
-  m.d_received = s.all_to_all ? exchange_copies(b, s, "moe.dispatch.backward", {d_received}) : d_received;
+  m.d_received =
+      s.all_to_all ? exchange_copies(b, s, "moe.dispatch.backward", Exchange::kCombine, {d_received}) : d_received;
 }
 
 ModuleInput moe_backward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, MoeBackward& m) {
