@@ -219,6 +219,8 @@ Json pipeline_json(const sim::PipelineRun& p) {
   j["programs_simulated"] = p.programs_simulated;
   j["send_bytes_per_gpu"] = p.activation_bytes;
   j["send_exposed_s"] = p.send_exposed_s;
+  j["grad_norm_sync_s"] = p.grad_norm_sync_s;
+  j["tied_embedding_sync_s"] = p.tied_embedding_sync_s;
   j["hops"] = Json::array();
   for (size_t i = 0; i < p.hop_s.size(); ++i) {
     j["hops"].push_back({{"send_s", p.hop_s[i]}, {"across_nodes", static_cast<bool>(p.hop_crosses_nodes[i])}});
@@ -232,6 +234,7 @@ Json pipeline_json(const sim::PipelineRun& p) {
                               {"gathered_forward_s", s.gathered_forward_s},
                               {"reduce_tail_s", s.reduce_tail_s},
                               {"optimizer_s", s.optimizer_s},
+                              {"norm_s", s.norm_s},
                               {"busy_s", s.busy_s},
                               {"end_s", s.end_s},
                               {"peak_in_flight", s.peak_in_flight},

@@ -179,6 +179,18 @@ std::string exposed_by_dimension_notes(const sim::ScenarioRun& run) {
   return out;
 }
 
+// Before the optimizer's clipping, the stages' norms summed (and tied embeddings' gradients between two stages).
+std::string stage_sync_text(const sim::PipelineRun& p) {
+  if (p.grad_norm_sync_s <= 0) return "";
+  std::string text =
+      "; the stages' gradient norms summed in " + model::format_number("%.3f", p.grad_norm_sync_s * 1e3) + " ms";
+  if (p.tied_embedding_sync_s > 0) {
+    text += ", the tied embedding's gradients between first and last stage in " +
+            model::format_number("%.3f", p.tied_embedding_sync_s * 1e3) + " ms";
+  }
+  return text;
+}
+
 // Under a pipeline, per variant: its bubble, the sends between stages, and each stage's passes per micro-batch.
 std::string pipeline_notes(const sim::ScenarioRun& run) {
   std::string out;
@@ -198,7 +210,7 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
            sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
            (across ? " across nodes" : " over NVLink") + ", exposed " +
            model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
-           " stage programs simulated\n" +
+           " stage programs simulated" + stage_sync_text(p) + "\n" +
            "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB" +
            // Data parallelism: the first forward with its gathers from the step's start, the reduction's tail.
            (synced ? "  gathered fwd ms  reduce tail ms\n" : "\n");

@@ -32,7 +32,7 @@ void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicate
     total = b.data_collective("optimizer.grad_norm.fsdp.all_reduce", CollectiveKind::kAllReduce, sizeof(float), dp,
                               Stream::kComm4, "[1]", {total});
   }
-  const OpId clipped = b.memory("optimizer.clip", grads, grads, p, shape, {total});
+  const OpId clipped = b.memory(kClipOpName, grads, grads, p, shape, {total});
   // Reads the gradient and the state, writes the state and the bf16 copy.
   b.memory("optimizer.adamw", grads + state, state + kBf16Bytes * p, 12.0 * p, shape, {clipped});
 }

@@ -10,6 +10,10 @@
 
 namespace tpsim::model {
 
+// The optimizer's op that scales the gradients by the clipping factor: the first to need the whole model's gradient
+// norm (under a pipeline, every stage's).
+inline constexpr const char* kClipOpName = "optimizer.clip";
+
 // The step's ops appended to `b`'s graph for the context's pass (one micro-batch's tokens; under two-batch overlap
 // one half of a micro-batch's, two_batch_step.hpp).
 void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy);

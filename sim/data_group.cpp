@@ -10,7 +10,9 @@ namespace tpsim::sim {
 Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp) {
   Fabric group = tp_fabric;
   const int per_node = stride < tp_fabric.gpus_per_node ? tp_fabric.gpus_per_node / stride : 1;
-  if (dp <= per_node) {
+  // The first member at the node's start: the last one, (dp - 1) x stride on, still inside it (a stride that does
+  // not divide the node, such as a pipeline's first and last stage, may fit more than per_node).
+  if (static_cast<int64_t>(dp - 1) * stride < tp_fabric.gpus_per_node) {
     group.nodes = 1;
     group.gpus_per_node = group.max_gpus = dp;
     return group;
@@ -31,6 +33,11 @@ CostModel data_group_cost(const model::Op& op, const CostModel& cost) {
 
 CommPlan plan_data_group_steps(const model::Op& op, const CostModel& cost) {
   return plan_communication(op, op.group_size, data_group_cost(op, cost));
+}
+
+double data_group_idle_seconds(const model::Op& op, const CostModel& cost) {
+  const CostModel group_cost = data_group_cost(op, cost);
+  return idle_seconds(plan_communication(op, op.group_size, group_cost), group_cost);
 }
 
 CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {

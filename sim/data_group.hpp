@@ -10,9 +10,9 @@
 namespace tpsim::sim {
 
 // The fabric `dp` members of a data-parallel group span, `stride` GPUs apart on the TP group's fabric: one
-// NVSwitch domain while dp x stride GPUs fit in a node, else nodes of gpus_per_node / stride members each (one
-// when the stride fills a node or more), each member using its own NIC (the rails of its node's TP ranks are
-// the group's).
+// NVSwitch domain while its members, `stride` GPUs apart from a node's first, fit in the node, else nodes of
+// gpus_per_node / stride members each (one when the stride fills a node or more), each member using its own NIC (the
+// rails of its node's TP ranks are the group's).
 Fabric data_group_fabric(const Fabric& tp_fabric, int stride, int dp);
 
 // The plan of data-group collective `op` over its members, as NCCL runs it (plan_communication on
@@ -24,6 +24,8 @@ CommPlan plan_data_group_steps(const model::Op& op, const CostModel& cost);
 // closed form: an idle-fabric time of idle_seconds, of which the bytes through one GPU's own link take
 // wire_bytes_per_rank / (its rails x link x efficiency) and the rest is latency.
 CommPlan plan_data_group(const model::Op& op, const CostModel& cost);
+// That plan's time alone on an idle fabric (idle_seconds over the group's placement).
+double data_group_idle_seconds(const model::Op& op, const CostModel& cost);
 
 // The plan of an MoE all-to-all as DeepEP's normal kernels run it (CollectiveAlgorithm::kDeepEp): op.tensor_bytes
 // received over NVLink at deepep.nvlink_efficiency of the port, op.message_bytes sent across nodes at

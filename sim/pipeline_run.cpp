@@ -2,12 +2,16 @@
 #include "sim/pipeline_run.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "model/activation_memory.hpp"
 #include "model/fp8_recipe.hpp"
 #include "model/graph_builder.hpp"
+#include "model/parameter_count.hpp"
+#include "model/train_step.hpp"
 #include "sim/collective_time.hpp"
+#include "sim/data_group.hpp"
 #include "sim/isolated_run.hpp"
 
 namespace tpsim::sim {
@@ -19,6 +23,7 @@ struct ChunkSim {
   model::ChunkCosts costs;
   Metrics passes;                 // one micro-batch, forward and backward
   Metrics optimizer;              // clipping and AdamW over the chunk's parameters
+  double optimizer_norm_s = 0;    // of optimizer.time_s: the local gradient norm and its reductions before clipping
   Metrics synced;                 // data parallelism: the micro-batch that gathers and reduces over the replicas
   model::MemoryFootprint memory;  // weights, gradients, optimizer state; one micro-batch's activations
   model::SavedActivations saved;
@@ -87,7 +92,13 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
     end.microbatches = 0;
     end.optimizer = true;
     const model::LayerGraph step_end = model::build_pass_graph(s.arch, end, model::primary_pass(end), tp, v);
-    c.optimizer = compute_metrics(step_end, simulate(step_end, cost, options));
+    const Timeline timeline = simulate(step_end, cost, options);
+    c.optimizer = compute_metrics(step_end, timeline);
+    c.optimizer_norm_s = c.optimizer.time_s;
+    for (const OpSpan& span : timeline.spans) {
+      if (step_end.op(span.op).name == model::kClipOpName)
+        c.optimizer_norm_s = std::min(c.optimizer_norm_s, span.start_s);
+    }
   }
   return c;
 }
@@ -97,6 +108,43 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
 double send_seconds(const CostProfile& profile, const Fabric& job, bool across_nodes, double bytes) {
   if (across_nodes) return profile.nccl_call_latency_s + step_seconds(*profile.network, bytes, job.nic_Bps);
   return profile.nccl_call_latency_s + step_seconds(profile.nccl, bytes, job.port_Bps);
+}
+
+// A collective of `bytes` over `members` GPUs `stride` apart on the job (the GPUs of one TP rank in each pipeline
+// stage), alone on an idle fabric as NCCL runs it.
+double stage_group_seconds(const CostModel& cost, model::CollectiveKind kind, double bytes, int members, int stride) {
+  model::Op op;
+  op.kind = model::OpKind::kCollective;
+  op.collective = kind;
+  op.tensor_bytes = bytes;
+  op.group = model::CommGroup::kData;
+  op.group_size = members;
+  op.group_stride = stride;
+  return data_group_idle_seconds(op, cost);
+}
+
+// Each stage's end with the optimizer: its passes and gradient reductions, its local norm, then (once the
+// stages' norms are summed) its clipping and AdamW; with tied embeddings on two stages, their gradients summed
+// before those two stages' norms.
+void end_stages(const model::Scenario& s, const CostModel& cost, const model::PipelineTiming& timing, int chunks,
+                PipelineRun& run) {
+  const int p = s.parallelism.pp, stride = s.parallelism.pp_stride();
+  std::vector<double> ready = timing.end_s;
+  const model::PipelineScheduleKind kind = s.pipeline.schedule;
+  const int first = model::stage_of_chunk(kind, p, 0), last = model::stage_of_chunk(kind, p, chunks - 1);
+  if (s.arch.tied_embeddings && first != last) {
+    const double bytes = model::kGradientBytesPerParameter *
+                         model::end_parameters_per_rank(s.arch, s.parallelism.tp, true, false) /
+                         s.workload.data_parallel.shards();
+    run.tied_embedding_sync_s =
+        stage_group_seconds(cost, model::CollectiveKind::kAllReduce, bytes, 2, std::abs(last - first) * stride);
+    const double both = std::max(ready[first], ready[last]) + run.tied_embedding_sync_s;
+    ready[first] = ready[last] = both;
+  }
+  run.grad_norm_sync_s = stage_group_seconds(cost, model::CollectiveKind::kAllReduce, sizeof(float), p, stride);
+  double norms = 0;
+  for (int stage = 0; stage < p; ++stage) norms = std::max(norms, ready[stage] + run.stages[stage].norm_s);
+  for (StageRun& r : run.stages) r.end_s = norms + run.grad_norm_sync_s + (r.optimizer_s - r.norm_s);
 }
 
 // The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest
@@ -192,18 +240,20 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
       r.reduce_tail_s = std::max(r.reduce_tail_s, sim.costs.reduce_tail_s);
       r.weight_gradient_s += sim.costs.weight_gradient_s;
       r.optimizer_s += sim.optimizer.time_s;
+      r.norm_s += sim.optimizer_norm_s;
       // With data parallelism one micro-batch's passes are the synchronised program's.
       const bool synced = sim.synced_trace.has_value();
       sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, synced ? m - 1 : m), 1.0, sim.optimizer, 1.0);
       if (synced) sum = weighted_sum(sum, 1.0, sim.synced, 1.0);
     }
     r.busy_s = timing.busy_s[stage];
-    r.end_s = timing.end_s[stage] + r.optimizer_s;
+    r.end_s = timing.end_s[stage];
     r.peak_in_flight = held[stage];
     r.memory = stage_memory(own, held_bytes[static_cast<size_t>(stage)]);
     run.stages.push_back(r);
     stage_metrics.push_back(sum);
   }
+  if (s.workload.optimizer) end_stages(s, cost, timing, static_cast<int>(chunks.size()), run);
   for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
   // Per GPU, averaged over the stages: their programs' busy times; idle is the rest of the step.
   Metrics mean;

@@ -2,9 +2,9 @@
 // once for one micro-batch on its TP group (stages with the same program share it), the activation
 // send/recv between stages costed over NVLink or the network as the stages are placed (TP innermost, stage
 // s on GPUs s·tp to (s+1)·tp - 1), and the schedule timed with those costs (model/pipeline_schedule.hpp);
-// each stage's optimizer runs after its last pass. Assumed: a chunk's passes cost the same for every
-// micro-batch (the first one's: weight gradients written, not accumulated), and the sends, on their own
-// streams, take no SMs from compute.
+// each stage's optimizer runs after its last pass, its clipping once every stage's norm is summed. Assumed: a chunk's
+// passes cost the same for every micro-batch (the first one's: weight gradients written, not accumulated), and the
+// sends, on their own streams, take no SMs from compute.
 #pragma once
 
 #include <vector>
@@ -31,8 +31,9 @@ struct StageRun {
   double gathered_forward_s = 0;
   double reduce_tail_s = 0;
   double optimizer_s = 0;  // after the stage's last pass: gradient clipping and AdamW
+  double norm_s = 0;       // of optimizer_s: the local gradient norm, before the stages' norms are summed
   double busy_s = 0;       // its passes over the step
-  double end_s = 0;        // its optimizer's end
+  double end_s = 0;        // its optimizer's end (after every stage's norm: the slowest stage's)
   int peak_in_flight = 0;  // micro-batch chunks whose activations it holds at once
   model::MemoryFootprint memory;
 };
@@ -50,6 +51,11 @@ struct PipelineRun {
   // What the sends add to the passes' span: the schedule timed with them, less timed without them (the
   // pipeline dimension's exposed communication).
   double send_exposed_s = 0;
+  // Before clipping, the stages' gradient norms summed: one fp32 all-reduced over the stages (every stage waits for
+  // the slowest). Before that, tied embeddings held on two stages (the embedding on the first, its copy as the LM head
+  // on the last) sum their gradients: an all-reduce between the two, as Megatron's finalize_model_grads runs it.
+  double grad_norm_sync_s = 0;
+  double tied_embedding_sync_s = 0;  // 0: untied, or both ends on one stage (zb-v)
   int programs_simulated = 0;
 };
 

@@ -189,6 +189,9 @@ TEST_CASE("a data-parallel group inside a node runs over NVLink: tp=2 leaves roo
   const sim::Fabric across = sim::data_group_fabric(sim::group_fabric(node, 2), 2, 8);
   CHECK(across.nodes == 2);
   CHECK(across.gpus_per_node == 4);
+  // Two members 6 apart (a 4-stage pipeline's first and last stage at tp=2) sit in the same 8-GPU node too.
+  CHECK_FALSE(sim::data_group_fabric(sim::group_fabric(node, 2), 6, 2).spans_nodes(2));
+  CHECK(sim::data_group_fabric(sim::group_fabric(node, 2), 6, 3).spans_nodes(3));
 }
 
 TEST_CASE("FSDP shards gradients and optimizer state over the replicas, and dp: 1 is the training step unchanged",

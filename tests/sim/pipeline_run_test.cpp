@@ -289,3 +289,57 @@ TEST_CASE("experts split over a stage's replicas run under a pipeline, each stag
   CHECK_THROWS_WITH(model::parse_scenario(inner, "pp.yaml"),
                     Contains("pp.yaml:5:") && Contains("needs parallelism.order [tp, dp, pp]"));
 }
+
+namespace {
+
+// When stage `stage`'s last pass ends.
+double passes_end(const sim::PipelineRun& p, size_t stage) {
+  double end = 0;
+  for (const model::PipelineSpan& span : p.spans[stage]) end = std::max(end, span.end_s);
+  return end;
+}
+
+}  // namespace
+
+TEST_CASE("every stage clips once the stages' gradient norms are summed: the updates start together after the slowest",
+          "[sim][pipeline]") {
+  const sim::ScenarioRun r = run(job(""));
+  const sim::PipelineRun& p = *r.variants.front().pipeline;
+  // One fp32 summed over the 4 stages' GPUs of a TP rank (2 apart inside the node): an NCCL call, microseconds.
+  CHECK(p.grad_norm_sync_s > r.profile.nccl_call_latency_s);
+  CHECK(p.grad_norm_sync_s < 50e-6);
+  double norms = 0;
+  for (size_t s = 0; s < p.stages.size(); ++s) {
+    CHECK(p.stages[s].norm_s > 0);
+    CHECK(p.stages[s].norm_s < p.stages[s].optimizer_s);
+    norms = std::max(norms, passes_end(p, s) + p.stages[s].norm_s);
+  }
+  for (const sim::StageRun& stage : p.stages) {
+    CHECK(stage.end_s == Approx(norms + p.grad_norm_sync_s + stage.optimizer_s - stage.norm_s).epsilon(1e-12));
+  }
+  // The step ends with the largest update (the LM head's stage), not the last stage to finish its passes plus its own.
+  double step = 0;
+  for (const sim::StageRun& stage : p.stages) step = std::max(step, stage.end_s);
+  CHECK(r.variants.front().metrics.time_s == step);
+  CHECK(p.tied_embedding_sync_s == 0);  // Llama-3.1-8B's LM head is its own matrix
+}
+
+TEST_CASE("tied embeddings on the first and last stage sum their gradients before those stages' norms, not under ZB-V",
+          "[sim][pipeline]") {
+  const std::string tied =
+      "{hidden_size: 4096, intermediate_size: 14336, num_attention_heads: 32, num_key_value_heads: 8, "
+      "num_hidden_layers: 32, vocab_size: 128256, tie_word_embeddings: true}";
+  const sim::ScenarioRun r = run(job("", "{gpu: h100-sxm}", 2, tied));
+  const sim::PipelineRun& p = *r.variants.front().pipeline;
+  // The fp32 gradient of the embedding's half on each TP rank, all-reduced between GPU r of stage 0 and of stage 3
+  // (6 apart, one node): a two-GPU ring moves it once through the port, at most at NVLink's rate.
+  const double bytes = 4.0 * (128256 / 2) * 4096;
+  CHECK(p.tied_embedding_sync_s > bytes / r.gpu.nvlink_Bps);
+  CHECK(p.tied_embedding_sync_s < 2 * bytes / r.gpu.nvlink_Bps + 1e-3);
+  const double both = std::max(passes_end(p, 0), passes_end(p, 3)) + p.tied_embedding_sync_s;
+  for (const size_t s : {size_t{0}, size_t{3}}) {
+    CHECK(p.stages[s].end_s >= both + p.stages[s].optimizer_s - 1e-12);
+  }
+  const sim::ScenarioRun v = run(job("pipeline: {schedule: zb-v, virtual_stages: 2}\n", "{gpu: h100-sxm}", 2, tied));
+  CHECK(v.variants.front().pipeline->tied_embedding_sync_s == 0);  // both ends on stage 0
+}
