@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cluster-job simulation cost: the shipped data-parallel and pipeline jobs from 64 to 16,384 GPUs (one replica's
 # programs simulated, the replicas' collectives in closed form), each with `taskset` on one core when
-# available: wall time and peak memory of `tpsim run` per scenario, and the 64-GPU one again with --no-symmetry.
+# available: wall time and peak memory of `tpsim run` per scenario, and the 64-GPU one and the 32-GPU pipeline again
+# with --no-symmetry.
 # Usage: bench/cluster_job_bench.sh [path/to/tpsim]   (default build/cli/tpsim)
 set -euo pipefail
 tpsim="${1:-build/cli/tpsim}"
@@ -16,3 +17,6 @@ done
 # The check: the 64-GPU job with every data-parallel replica simulated, their collectives step by step.
 /usr/bin/time -f "cluster_job_bench: llama3-8b-tp8-fsdp8-train --no-symmetry: %e s wall, %M KiB peak resident" \
   "${one_core[@]}" "$tpsim" run "$root/scenarios/llama3-8b-tp8-fsdp8-train.yaml" --no-symmetry --no-progress >/dev/null
+# And the pipeline simulated whole: every stage at once, the sends as flows (3 schedules).
+/usr/bin/time -f "cluster_job_bench: llama3-70b-tp8-pp4-train --no-symmetry: %e s wall, %M KiB peak resident" \
+  "${one_core[@]}" "$tpsim" run "$root/scenarios/llama3-70b-tp8-pp4-train.yaml" --no-symmetry --no-progress >/dev/null

@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
                     "the whole chain in --json)");
   run_app->add_flag("--no-symmetry", run.no_symmetry,
                     "Simulate every data-parallel replica, their collectives step by step between them, instead of "
-                    "one replica and the collectives' closed form (slower; a check of the symmetric model)");
+                    "one replica and the collectives' closed form, and under a pipeline the whole step, every stage "
+                    "at once, instead of the schedule timed from each stage's program (slower; a check of the "
+                    "symmetric model)");
   run_app->add_flag("!--no-progress", run.progress, "Do not show progress (shown only on a terminal, after 2 s)");
   run_app->add_flag("--require-fit", run.require_fit,
                     "Refuse (exit 2, nothing written) a variant whose memory per GPU exceeds the GPU's HBM");

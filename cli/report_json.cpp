@@ -217,6 +217,7 @@ Json pipeline_json(const sim::PipelineRun& p) {
   j["pipeline_s"] = p.pipeline_s;
   j["bubble_fraction"] = p.bubble_fraction;
   j["programs_simulated"] = p.programs_simulated;
+  j["simulated_whole"] = p.simulated_whole;
   j["send_bytes_per_gpu"] = p.activation_bytes;
   j["send_exposed_s"] = p.send_exposed_s;
   j["grad_norm_sync_s"] = p.grad_norm_sync_s;

@@ -210,7 +210,9 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
            sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
            (across ? " across nodes" : " over NVLink") + ", exposed " +
            model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
-           " stage programs simulated" + stage_sync_text(p) + "\n" +
+           " stage programs simulated" +
+           (p.simulated_whole ? ", then the whole step (every stage and replica at once, --no-symmetry)" : "") +
+           stage_sync_text(p) + "\n" +
            "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB" +
            // Data parallelism: the first forward with its gathers from the step's start, the reduction's tail.
            (synced ? "  gathered fwd ms  reduce tail ms\n" : "\n");

@@ -55,6 +55,8 @@ std::string to_string(CommGroup group) {
       return "data";
     case CommGroup::kExpert:
       return "expert";
+    case CommGroup::kPipeline:
+      return "pipeline";
     default:
       return "tensor";
   }

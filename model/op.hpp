@@ -50,8 +50,9 @@ struct Dep {
 // The group a collective runs over: the TP group the program simulates, the data-parallel group (the GPUs
 // holding the same TP rank in every replica, outside the simulated group), or an MoE layer's expert-parallel
 // group (group_size consecutive GPUs, the TP group's among them). The last two are costed in closed form
-// (sim/data_group.hpp).
-enum class CommGroup : uint8_t { kTensor, kData, kExpert };
+// (sim/data_group.hpp). A pipelined step simulated whole (--no-symmetry) adds kPipeline: one send of a stage's output
+// (or input gradient) from each GPU of Op::pipeline_stage to the same TP rank of Op::receiving_stage.
+enum class CommGroup : uint8_t { kTensor, kData, kExpert, kPipeline };
 std::string to_string(CommGroup group);
 
 // Which part of a step an op belongs to: a pass's forward, a training step's backward, the forward
@@ -136,7 +137,12 @@ struct Op {
   int recv_offset = 0;  // 0: receives nothing
   double message_bytes = 0;
   Transport transport = Transport::kSm;  // kCollective always uses kSm
-  std::vector<Dep> deps;                 // includes the previous op on the same stream
+  // A pipelined step simulated whole (model/pipeline_program.hpp): the stage whose GPUs run the op (-1: every GPU
+  // simulated, as in every other program), and for a send between stages the stage that receives it (the op runs on
+  // both: the sender's side and the receiver's). A dependency on an op that does not run on a GPU's stage is none.
+  int pipeline_stage = -1;
+  int receiving_stage = -1;
+  std::vector<Dep> deps;  // includes the previous op on the same stream
   // The tensor the op produces, read by the ops that depend on it with data dependencies: a kernel's
   // output, a collective's result on this rank, an exchange's received message.
   double output_bytes = 0;
@@ -147,6 +153,11 @@ struct Op {
 // all-reduce's tensor, an all-gather's gathered tensor, a reduce-scatter's shard, an exchange's message
 // when it receives one.
 double produced_bytes(const Op& op);
+
+// Whether `op` runs on the GPUs of pipeline stage `stage` (every op does outside a whole pipelined step).
+inline bool runs_on_stage(const Op& op, int stage) {
+  return op.pipeline_stage < 0 || op.pipeline_stage == stage || op.receiving_stage == stage;
+}
 
 bool is_kernel(OpKind kind);
 bool is_communication(OpKind kind);

@@ -225,9 +225,13 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
   std::array<std::vector<std::vector<double>>, 3> end;
   end.fill(std::vector<std::vector<double>>(m, std::vector<double>(chunks, -1.0)));
   const auto ended = [&](PipelinePass pass, int mb, int chunk) { return end[static_cast<int>(pass)][mb][chunk]; };
-  const auto after = [](double t, double delay) { return t < 0 ? t : t + delay; };
   std::vector<size_t> next(p, 0);
   std::vector<double> free_at(p, 0.0);
+  // An input from another stage moves once both ends are there: the producer's pass over, and the receiver done with
+  // its previous pass (when PyTorch's and Megatron's 1F1B post the next receive, batched with their current send).
+  const auto after = [&](double t, double delay, int stage) {
+    return t < 0 ? t : (delay > 0 ? std::max(t, free_at[stage]) + delay : t);
+  };
   PipelineTiming t;
   t.busy_s.assign(p, 0.0);
   t.end_s.assign(p, 0.0);
@@ -243,10 +247,10 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
         double ready = 0;
         switch (step.pass) {
           case PipelinePass::kForward:
-            ready = chunk > 0 ? after(ended(PipelinePass::kForward, mb, chunk - 1), hop(chunk - 1)) : 0.0;
+            ready = chunk > 0 ? after(ended(PipelinePass::kForward, mb, chunk - 1), hop(chunk - 1), stage) : 0.0;
             break;
           case PipelinePass::kBackward:
-            ready = chunk + 1 < chunks ? after(ended(PipelinePass::kBackward, mb, chunk + 1), hop(chunk))
+            ready = chunk + 1 < chunks ? after(ended(PipelinePass::kBackward, mb, chunk + 1), hop(chunk), stage)
                                        : ended(PipelinePass::kForward, mb, chunk);
             break;
           case PipelinePass::kWeightGradient:
@@ -254,9 +258,11 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
             break;
         }
         if (ready < 0) break;
-        const double cost = pass_cost(step.pass, chunk);
-        const double start = std::max(free_at[stage], ready);
         const ChunkCosts& c = costs.chunk[chunk];
+        // The step's last backward runs beside the gradients' reduction.
+        const double cost = pass_cost(step.pass, chunk) +
+                            (step.pass == PipelinePass::kBackward && mb + 1 == m ? c.synced_backward_extra_s : 0.0);
+        const double start = std::max(free_at[stage], ready);
         // The step's first forward waits for its gathered parameters (a stall, not work).
         const double finish = step.pass == PipelinePass::kForward && mb == 0 && c.gathered_forward_s > 0
                                   ? std::max(start + cost, c.gathered_forward_s)

@@ -73,9 +73,12 @@ struct ChunkCosts {
   double weight_gradient_s = 0;  // the part of backward_s that computes weight gradients
   // Data parallelism. The step's first forward of the chunk ends no earlier than `gathered_forward_s` after the
   // step starts: FSDP gathers the parameters it keeps for the step from the start, while earlier stages fill
-  // the pipeline (0: no gather). The gradients' reduction over the replicas runs `reduce_tail_s` past the
-  // chunk's last backward on its own stream: it delays the stage's optimizer, not its next pass.
+  // the pipeline (0: no gather).
   double gathered_forward_s = 0;
+  // The gradients' reduction over the replicas in the step's last backward: what it adds to that pass (its traffic
+  // slowing the backward's kernels), and how long it runs past it on its own stream (delaying the stage's optimizer,
+  // not its next pass).
+  double synced_backward_extra_s = 0;
   double reduce_tail_s = 0;
 };
 

@@ -2,6 +2,7 @@
 #include "sim/data_group.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "model/input_error.hpp"
 
@@ -54,6 +55,25 @@ CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {
   outside.link_bytes = link_s * link_Bps;
   outside.latency_s = total_s - link_s;
   plan.outside = outside;
+  return plan;
+}
+
+CommPlan plan_pipeline_send(const model::Op& op, const CostModel& cost) {
+  const CostProfile& profile = cost.profile();
+  CommPlan plan;
+  plan.algorithm = model::CollectiveAlgorithm::kPointToPoint;
+  plan.ranks = 2;
+  plan.steps = 1;
+  auto one_way = std::make_shared<PeerSchedule>();
+  one_way->sends = {{{1}, {}}};
+  one_way->recvs = {{{}, {0}}};
+  plan.schedule = std::move(one_way);
+  plan.message_bytes = op.tensor_bytes;
+  plan.call_latency_s = profile.nccl_call_latency_s;
+  plan.nccl_call = true;
+  plan.transport = profile.nccl;
+  if (profile.network) plan.network = *profile.network;
+  plan.uses_sms = false;
   return plan;
 }
 

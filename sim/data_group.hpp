@@ -27,6 +27,12 @@ CommPlan plan_data_group(const model::Op& op, const CostModel& cost);
 // That plan's time alone on an idle fabric (idle_seconds over the group's placement).
 double data_group_idle_seconds(const model::Op& op, const CostModel& cost);
 
+// The plan of a send between pipeline stages (CommGroup::kPipeline, simulated whole): one NCCL point-to-point message
+// of op.tensor_bytes from index 0 (the sending stage's GPU) to index 1 (the receiving stage's), on the profile's
+// NVLink transport inside a node and its network transport through the GPU's own NIC across nodes (which the engine
+// tells from the two GPUs' places). It takes no SMs from the passes beside it, as the schedule's timing assumes.
+CommPlan plan_pipeline_send(const model::Op& op, const CostModel& cost);
+
 // The plan of an MoE all-to-all as DeepEP's normal kernels run it (CollectiveAlgorithm::kDeepEp): op.tensor_bytes
 // received over NVLink at deepep.nvlink_efficiency of the port, op.message_bytes sent across nodes at
 // deepep.rdma_efficiency of the NIC, the slower in closed form through its link (no NCCL call latency). Its

@@ -69,9 +69,11 @@ class Runner {
         platform_(platform),
         options_(options),
         tp_(graph.tp()),
-        members_(options.data_group ? options.data_group->members : 1),
+        replicas_(options.data_group ? options.data_group->replicas : 1),
         stride_(options.data_group ? options.data_group->stride : graph.tp()),
-        ranks_(tp_ * members_),
+        stages_(options.data_group ? options.data_group->stages : 1),
+        stage_stride_(options.data_group ? options.data_group->stage_stride : 0),
+        ranks_(tp_ * replicas_ * stages_),
         shared_plans_(std::move(plans)),
         plans_(*shared_plans_) {
     const size_t count = graph.size();
@@ -80,31 +82,41 @@ class Runner {
     for (OpId id = 0; id < count; ++id) {
       const Op& op = graph.op(id);
       for (const model::Dep& dep : op.deps) successors_[dep.op].push_back(model::Dep{id, dep.rank_offset});
-      for (int r = 0; r < ranks_; ++r) instance(id, r).pending = static_cast<int>(op.deps.size());
+      for (int stage = 0; stage < stages_; ++stage) {
+        if (!model::runs_on_stage(op, stage)) continue;
+        // A dependency on an op of another stage is none (a send runs on both).
+        const auto pending = static_cast<int>(std::count_if(op.deps.begin(), op.deps.end(), [&](const model::Dep& dep) {
+          return model::runs_on_stage(graph.op(dep.op), stage);
+        }));
+        for (int r = stage * replicas_ * tp_; r < (stage + 1) * replicas_ * tp_; ++r) instance(id, r).pending = pending;
+      }
     }
     comm_kernels_.assign(ranks_, 0);
     power_states_.assign(ranks_, 0);
     port_traffic_.resize(ranks_);
-    // The host issues ops in program order: each costs a launch, a wait per dependency on another
+    // The host (each stage's) issues ops in program order: each costs a launch, a wait per dependency on another
     // stream of the same rank, and for an NCCL call the framework's own host time; op `id` is launched once
     // all of that before it (and its own) is done.
-    launched_s_.resize(count);
-    double host_s = 0;
-    for (OpId id = 0; id < count; ++id) {
-      const Op& op = graph.op(id);
-      if (op.continues_kernel) {
-        // A later part of a tile-fused kernel the host launched with its first part; the part's waits on
-        // other streams are the kernel's own signal waits on the GPU (launch.gpu_wait_us), not host events.
-        launched_s_[id] = host_s;
-        continue;
+    launched_s_.resize(count * stages_);
+    for (int stage = 0; stage < stages_; ++stage) {
+      double host_s = 0;
+      for (OpId id = 0; id < count; ++id) {
+        const Op& op = graph.op(id);
+        if (!model::runs_on_stage(op, stage)) continue;
+        if (op.continues_kernel) {
+          // A later part of a tile-fused kernel the host launched with its first part; the part's waits on
+          // other streams are the kernel's own signal waits on the GPU (launch.gpu_wait_us), not host events.
+          launched_s_[id * stages_ + stage] = host_s;
+          continue;
+        }
+        int waits = 0;
+        for (const model::Dep& dep : op.deps) {
+          if (waits_across_streams(graph, op, dep) && model::runs_on_stage(graph.op(dep.op), stage)) ++waits;
+        }
+        host_s += options_.host_launch_s + waits * options_.stream_wait_s;
+        if (plans_[id].nccl_call) host_s += options_.collective_host_s;
+        launched_s_[id * stages_ + stage] = host_s;
       }
-      int waits = 0;
-      for (const model::Dep& dep : op.deps) {
-        if (waits_across_streams(graph, op, dep)) ++waits;
-      }
-      host_s += options_.host_launch_s + waits * options_.stream_wait_s;
-      if (plans_[id].nccl_call) host_s += options_.collective_host_s;
-      launched_s_[id] = host_s;
     }
   }
 
@@ -113,7 +125,7 @@ class Runner {
         [this](s4u::Activity const& activity) { on_complete(*activity.get_data<Completion>()); });
     for (OpId id = 0; id < graph_.size(); ++id) {
       for (int r = 0; r < ranks_; ++r) {
-        if (instance(id, r).pending == 0) start(id, r);
+        if (instance(id, r).pending == 0 && runs_on(id, r)) start(id, r);
       }
     }
     s4u::Engine::get_instance()->run();
@@ -124,34 +136,52 @@ class Runner {
  private:
   Instance& instance(OpId op, int rank) { return instances_[static_cast<size_t>(op) * ranks_ + rank]; }
 
-  // Simulated GPU g is rank g % tp of data-group member g / tp; it sits at platform GPU member·stride + rank.
+  // Simulated GPU g is rank g % tp of member g / tp: replica member % replicas of stage member / replicas. It sits at
+  // platform GPU stage·stage_stride + replica·stride + rank.
   s4u::Host* gpu(int g) const { return platform_.gpus[host_index(g)]; }
-  int host_index(int g) const { return g / tp_ * stride_ + g % tp_; }
+  int stage_of(int g) const { return g / tp_ / replicas_; }
+  int replica_of(int g) const { return g / tp_ % replicas_; }
+  int gpu_at(int stage, int replica, int rank) const { return (stage * replicas_ + replica) * tp_ + rank; }
+  int host_index(int g) const { return stage_of(g) * stage_stride_ + replica_of(g) * stride_ + g % tp_; }
+  bool runs_on(OpId id, int g) const { return model::runs_on_stage(graph_.op(id), stage_of(g)); }
   // Whether op `id` runs between the data group's members (simulated whole) rather than inside a TP group.
-  bool between_members(OpId id) const { return members_ > 1 && graph_.op(id).group == model::CommGroup::kData; }
+  bool between_members(OpId id) const { return replicas_ > 1 && graph_.op(id).group == model::CommGroup::kData; }
+  bool between_stages(OpId id) const { return graph_.op(id).group == model::CommGroup::kPipeline; }
   // Replicas between two members of data-group op `id`'s group (1; hybrid sharding's replicate group: more).
   int replica_step(OpId id) const { return graph_.op(id).group_stride / stride_; }
-  int group_size(OpId id) const { return between_members(id) ? graph_.op(id).group_size : tp_; }
-  // GPU g's index in the group op `id` runs over (its plan's ranks): its member index, or its TP rank.
+  int group_size(OpId id) const {
+    if (between_stages(id)) return 2;
+    return between_members(id) ? graph_.op(id).group_size : tp_;
+  }
+  // GPU g's index in the group op `id` runs over (its plan's ranks): its member index, or its TP rank; for a send
+  // between stages, 0 on the sender's stage and 1 on the receiver's.
   int group_index(OpId id, int g) const {
-    return between_members(id) ? g / tp_ / replica_step(id) % graph_.op(id).group_size : g % tp_;
+    if (between_stages(id)) return stage_of(g) == graph_.op(id).pipeline_stage ? 0 : 1;
+    return between_members(id) ? replica_of(g) / replica_step(id) % graph_.op(id).group_size : g % tp_;
   }
   // The GPU at `index` of g's group for op `id`.
   int group_peer(OpId id, int g, int index) const {
+    const Op& op = graph_.op(id);
+    if (between_stages(id)) return gpu_at(index == 0 ? op.pipeline_stage : op.receiving_stage, replica_of(g), g % tp_);
     if (!between_members(id)) return g / tp_ * tp_ + index;
-    const int q = replica_step(id), first = g / tp_ - group_index(id, g) * q;
-    return (first + index * q) * tp_ + g % tp_;
+    const int q = replica_step(id), first = replica_of(g) - group_index(id, g) * q;
+    return gpu_at(stage_of(g), first + index * q, g % tp_);
   }
   // The GPU `offset` places from g around its group for op `id`.
   int peer_at(OpId id, int g, int offset) const {
     const int n = group_size(id);
     return group_peer(id, g, ((group_index(id, g) + offset) % n + n) % n);
   }
+  // A send between stages crosses nodes where its two GPUs sit in different nodes of the job.
   bool crosses_nodes(OpId id, int src, int dst) const {
+    if (between_stages(id)) {
+      const Fabric& job = options_.data_group->fabric;
+      return job.node_of(host_index(src)) != job.node_of(host_index(dst));
+    }
     return plans_[id].crosses_nodes(group_index(id, src), group_index(id, dst));
   }
   const TransportParams& flow_transport(OpId id, int src, int dst) const {
-    return plans_[id].flow_transport(group_index(id, src), group_index(id, dst));
+    return crosses_nodes(id, src, dst) ? plans_[id].network : plans_[id].transport;
   }
 
   Completion* track(Completion completion) {
@@ -177,7 +207,8 @@ class Runner {
   // An op cannot start before the host has launched it, nor before the GPU has resolved its waits on
   // other streams.
   void start(OpId id, int rank) {
-    const double wait_s = std::max(launched_s_[id], instance(id, rank).gate_s) - s4u::Engine::get_clock();
+    const double wait_s =
+        std::max(launched_s_[id * stages_ + stage_of(rank)], instance(id, rank).gate_s) - s4u::Engine::get_clock();
     if (wait_s > 0) {
       wait(wait_s, Completion::Kind::kLaunchGate, id, rank, rank);
       return;
@@ -421,6 +452,7 @@ class Runner {
     if (model::is_communication(op.kind) && plans_[id].uses_sms) change_comm_kernels(rank, -1);
     for (const model::Dep& succ : successors_[id]) {
       const int target = rank / tp_ * tp_ + ((rank % tp_ - succ.rank_offset) % tp_ + tp_) % tp_;
+      if (!runs_on(succ.op, target)) continue;
       Instance& next = instance(succ.op, target);
       if (waits_across_streams(graph_, graph_.op(succ.op), model::Dep{id, succ.rank_offset})) {
         next.gate_s = std::max(next.gate_s, self.end_s + options_.gpu_wait_s);
@@ -436,6 +468,7 @@ class Runner {
     timeline.spans.reserve(instances_.size());
     for (OpId id = 0; id < graph_.size(); ++id) {
       for (int r = 0; r < ranks_; ++r) {
+        if (!runs_on(id, r)) continue;
         const Instance& inst = instance(id, r);
         if (inst.end_s < 0) {
           throw std::logic_error("simulation ended with op " + graph_.op(id).name + " on GPU " + std::to_string(r) +
@@ -452,10 +485,12 @@ class Runner {
   const CostModel& cost_;
   const Platform& platform_;
   EngineOptions options_;
-  int tp_;       // ranks of the TP group
-  int members_;  // data-group members simulated (1 unless --no-symmetry)
-  int stride_;   // platform GPUs from one member's rank r to the next's
-  int ranks_;    // GPUs simulated
+  int tp_;            // ranks of the TP group
+  int replicas_;      // data-group members simulated per stage (1 unless --no-symmetry)
+  int stride_;        // platform GPUs from one replica's rank r to the next's
+  int stages_;        // pipeline stages simulated (1 unless a pipelined step simulated whole)
+  int stage_stride_;  // platform GPUs from one stage's rank r to the next's
+  int ranks_;         // GPUs simulated
   std::vector<Instance> instances_;
   std::shared_ptr<const std::vector<CommPlan>> shared_plans_;
   const std::vector<CommPlan>& plans_;
@@ -467,7 +502,7 @@ class Runner {
     std::multiset<double> in, out;
   };
   std::vector<PortTraffic> port_traffic_;
-  std::vector<double> launched_s_;  // host time at which each op has been launched
+  std::vector<double> launched_s_;  // per op and stage: host time at which the stage's host has launched it
   std::deque<Completion> completions_;
   std::vector<s4u::ActivityPtr> released_;
 };
@@ -484,6 +519,10 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
     if (!model::is_communication(op.kind)) continue;
     if (op.group == model::CommGroup::kTensor) {
       (*plans)[id] = plan_communication(op, graph.tp(), cost);
+      continue;
+    }
+    if (op.group == model::CommGroup::kPipeline) {
+      (*plans)[id] = plan_pipeline_send(op, cost);
       continue;
     }
     // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
@@ -513,10 +552,11 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   s4u::Engine engine(&argc, argv);
   configure_engine(engine);
   const bool outside_groups = std::any_of(plans->begin(), plans->end(), [](const CommPlan& p) { return p.outside; });
-  // --no-symmetry: the platform holds the job's GPUs up to the last member's TP group.
-  const DataGroupMembers* members = options.data_group ? &*options.data_group : nullptr;
+  // --no-symmetry: the platform holds the job's GPUs up to the last stage's last replica's TP group.
+  const JobMembers* members = options.data_group ? &*options.data_group : nullptr;
   const Platform platform = members
-                                ? build_platform((members->members - 1) * members->stride + graph.tp(),
+                                ? build_platform((members->stages - 1) * members->stage_stride +
+                                                     (members->replicas - 1) * members->stride + graph.tp(),
                                                  CostModel(cost.gpu(), cost.profile(), members->fabric), outside_groups)
                                 : build_platform(graph.tp(), cost, outside_groups);
   Runner runner(graph, cost, platform, options, std::move(plans));

@@ -3,7 +3,8 @@
 // Kernels are execs on the GPU host; communication ops are sequences of point-to-point steps whose
 // flows meet at a rendezvous of both ranks and share NVLink ports; SM-driven comm kernels lower the
 // GPU's power state so a concurrent GEMM slows by the SM share they take. With --no-symmetry it plays every
-// data-parallel replica of the TP group at once, the data group's collectives as steps between them.
+// data-parallel replica of the TP group at once, the data group's collectives as steps between them, and a pipelined
+// step's stages at once, each op on its stage's GPUs.
 #pragma once
 
 #include <memory>
@@ -19,13 +20,17 @@
 
 namespace tpsim::sim {
 
-// `--no-symmetry`: the whole data group simulated instead of one member and its collectives' closed form.
-// `members` copies of the TP group, rank r of member k on GPU k·stride + r of `fabric` (the job's); each data-group
-// collective runs as its plan's point-to-point steps between the members holding the same TP rank.
-struct DataGroupMembers {
-  int members = 1;
+// `--no-symmetry`: the whole data group simulated instead of one member and its collectives' closed form, and under
+// a pipeline simulated whole (model/pipeline_program.hpp) every stage too. `replicas` copies of the TP group in each
+// of `stages` stages: rank r of replica k in stage s on GPU s·stage_stride + k·stride + r of `fabric` (the job's);
+// each data-group collective runs as its plan's point-to-point steps between the replicas of its stage holding the
+// same TP rank, each send between stages (CommGroup::kPipeline) between the two stages' GPUs of one replica and rank.
+struct JobMembers {
+  int replicas = 1;
   int stride = 1;
   Fabric fabric;
+  int stages = 1;
+  int stage_stride = 0;
 };
 
 struct EngineOptions {
@@ -37,7 +42,7 @@ struct EngineOptions {
   // Seeded variability of kernel durations (model/rank_skew.hpp); off unless a scenario asks for it.
   model::RankSkew skew;
   // Set: every member of the data group simulated (--no-symmetry); unset: one, its collectives in closed form.
-  std::optional<DataGroupMembers> data_group;
+  std::optional<JobMembers> data_group;
 };
 
 // Eager launches cost the profile's launch.host_us per op, launch.stream_wait_us per cross-stream
@@ -71,7 +76,8 @@ std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGrap
 
 // Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp),
 // with `plans` from plan_program (made here when null); the timeline holds them, and a span per op and GPU
-// simulated (tp of them, or tp x members with options.data_group: GPU k·tp + r is rank r of member k).
+// simulated (tp of them, or tp x replicas x stages with options.data_group: GPU k·tp + r is rank r of member k, the
+// replica k % replicas of stage k / replicas; an op runs only on its stage's GPUs: model::runs_on_stage).
 // Throws std::logic_error if some op can never start (a deadlocked program).
 Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost,
                                   const EngineOptions& options = {},

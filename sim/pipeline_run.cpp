@@ -9,6 +9,7 @@
 #include "model/fp8_recipe.hpp"
 #include "model/graph_builder.hpp"
 #include "model/parameter_count.hpp"
+#include "model/pipeline_program.hpp"
 #include "model/train_step.hpp"
 #include "sim/collective_time.hpp"
 #include "sim/data_group.hpp"
@@ -47,6 +48,31 @@ double forward_end(const model::LayerGraph& graph, const Timeline& timeline) {
   return end;
 }
 
+// Under a zero-bubble schedule: the backward as the schedule runs it, the input gradient first and the weight gradient
+// as a pass of its own after it (model/pipeline_program.hpp, on one stage). The input gradient's pass runs without the
+// weight-gradient GEMMs that hid its communication, so it is longer than the backward less those GEMMs' time.
+void split_backward(const model::LayerGraph& graph, model::PipelineScheduleKind kind, const CostModel& cost,
+                    const EngineOptions& options, model::ChunkCosts& costs) {
+  model::PipelineSchedule one{kind, 1, 1, 1, {{}}};
+  std::vector<std::vector<model::PipelineSpan>> order(1);
+  for (const model::PipelinePass pass :
+       {model::PipelinePass::kForward, model::PipelinePass::kBackward, model::PipelinePass::kWeightGradient}) {
+    one.steps[0].push_back(model::PipelineStep{pass, 0, 0});
+    order[0].push_back(model::PipelineSpan{one.steps[0].back(), static_cast<double>(order[0].size()), 0.0});
+  }
+  const model::PipelineProgram program = model::build_pipeline_program(one, {&graph}, order, 0.0, 0);
+  const Timeline timeline = simulate(program.graph, cost, options);
+  std::vector<double> end(3, 0.0);  // per pass: its last op's end
+  for (const OpSpan& span : timeline.spans) {
+    for (size_t pass = 0; pass < end.size(); ++pass) {
+      const auto [begin, stop] = program.passes[0][pass];
+      if (span.op >= begin && span.op < stop) end[pass] = std::max(end[pass], span.end_s);
+    }
+  }
+  costs.backward_s = timeline.makespan_s - end[0];
+  costs.weight_gradient_s = timeline.makespan_s - end[1];
+}
+
 ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
                         const CostModel& cost, const EngineOptions& options) {
   const int tp = s.parallelism.tp;
@@ -70,6 +96,9 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
   }
   c.costs.forward_s = forward_end(graph, timeline);
   c.costs.backward_s = timeline.makespan_s - c.costs.forward_s;
+  const double unsplit_backward = c.costs.backward_s;
+  if (model::splits_weight_gradient(s.pipeline.schedule))
+    split_backward(graph, s.pipeline.schedule, cost, options, c.costs);
   c.passes = compute_metrics(graph, timeline);
   c.memory = model::memory_footprint(s.arch, w, v, tp);
   c.saved = model::saved_activations(graph);
@@ -81,7 +110,16 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
     Timeline synced_timeline = simulate(synced, cost, options);
     const double synced_forward = forward_end(synced, synced_timeline);
     c.costs.gathered_forward_s = synced_forward;
-    c.costs.reduce_tail_s = std::max(0.0, synced_timeline.makespan_s - synced_forward - c.costs.backward_s);
+    // The backward's work ends with its last op but the reduction's.
+    double backward_end = synced_forward;
+    for (const OpSpan& span : synced_timeline.spans) {
+      const model::Op& op = synced.op(span.op);
+      if (op.stage != model::OpStage::kForward && op.group != model::CommGroup::kData) {
+        backward_end = std::max(backward_end, span.end_s);
+      }
+    }
+    c.costs.synced_backward_extra_s = std::max(0.0, backward_end - synced_forward - unsplit_backward);
+    c.costs.reduce_tail_s = std::max(0.0, synced_timeline.makespan_s - backward_end);
     c.synced = compute_metrics(synced, synced_timeline);
     c.synced_trace.emplace(
         PassTrace{chunk_label(chunk) + ", synchronised over the replicas", synced, std::move(synced_timeline)});
@@ -126,10 +164,9 @@ double stage_group_seconds(const CostModel& cost, model::CollectiveKind kind, do
 // Each stage's end with the optimizer: its passes and gradient reductions, its local norm, then (once the
 // stages' norms are summed) its clipping and AdamW; with tied embeddings on two stages, their gradients summed
 // before those two stages' norms.
-void end_stages(const model::Scenario& s, const CostModel& cost, const model::PipelineTiming& timing, int chunks,
+void end_stages(const model::Scenario& s, const CostModel& cost, std::vector<double> ready, int chunks,
                 PipelineRun& run) {
   const int p = s.parallelism.pp, stride = s.parallelism.pp_stride();
-  std::vector<double> ready = timing.end_s;
   const model::PipelineScheduleKind kind = s.pipeline.schedule;
   const int first = model::stage_of_chunk(kind, p, 0), last = model::stage_of_chunk(kind, p, chunks - 1);
   if (s.arch.tied_embeddings && first != last) {
@@ -145,6 +182,54 @@ void end_stages(const model::Scenario& s, const CostModel& cost, const model::Pi
   double norms = 0;
   for (int stage = 0; stage < p; ++stage) norms = std::max(norms, ready[stage] + run.stages[stage].norm_s);
   for (StageRun& r : run.stages) r.end_s = norms + run.grad_norm_sync_s + (r.optimizer_s - r.norm_s);
+}
+
+// --no-symmetry: the step simulated whole (model/pipeline_program.hpp), every stage and replica at once on the job's
+// fabric, the sends as flows beside the data group's traffic. Per stage: its passes' spans (their ops but the data
+// group's collectives), their sum, and when its last op (its last pass, or its gradients' reduction) ended.
+struct WholeStep {
+  std::vector<std::vector<model::PipelineSpan>> spans;
+  std::vector<double> busy_s;
+  std::vector<double> end_s;
+  double passes_s = 0;  // the last pass's end
+};
+
+WholeStep simulate_whole(const model::Scenario& s, const model::PipelineSchedule& schedule,
+                         const model::PipelineTiming& timing, const std::vector<const model::LayerGraph*>& programs,
+                         double send_bytes, const CostModel& cost, EngineOptions options) {
+  const int p = s.parallelism.pp;
+  const model::PipelineProgram program =
+      model::build_pipeline_program(schedule, programs, timing.spans, send_bytes, s.parallelism.pp_stride());
+  options.data_group->stages = p;
+  options.data_group->stage_stride = s.parallelism.pp_stride();
+  const Timeline timeline = simulate(program.graph, cost, options);
+  const size_t ops = program.graph.size();
+  std::vector<double> first(ops, timeline.makespan_s), last(ops, 0.0);
+  WholeStep w;
+  w.end_s.assign(static_cast<size_t>(p), 0.0);
+  for (const OpSpan& span : timeline.spans) {
+    first[span.op] = std::min(first[span.op], span.start_s);
+    last[span.op] = std::max(last[span.op], span.end_s);
+    const int stage = program.graph.op(span.op).pipeline_stage;
+    w.end_s[static_cast<size_t>(stage)] = std::max(w.end_s[static_cast<size_t>(stage)], span.end_s);
+  }
+  w.spans.resize(static_cast<size_t>(p));
+  w.busy_s.assign(static_cast<size_t>(p), 0.0);
+  for (int stage = 0; stage < p; ++stage) {
+    for (size_t i = 0; i < schedule.steps[stage].size(); ++i) {
+      const auto [begin, end] = program.passes[stage][i];
+      model::PipelineSpan span{schedule.steps[stage][i], timeline.makespan_s, 0.0};
+      for (model::OpId id = begin; id < end; ++id) {
+        if (program.graph.op(id).group == model::CommGroup::kData) continue;  // the replicas' sync: not the pass's work
+        span.start_s = std::min(span.start_s, first[id]);
+        span.end_s = std::max(span.end_s, last[id]);
+      }
+      w.busy_s[stage] += span.end_s - span.start_s;
+      w.passes_s = std::max(w.passes_s, span.end_s);
+      w.spans[stage].push_back(span);
+    }
+  }
+  return w;
 }
 
 // The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest
@@ -208,7 +293,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   free_sends.hop_s.clear();
   const model::PipelineSchedule schedule =
       model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
-  const model::PipelineTiming timing = model::time_pipeline(schedule, costs);
+  model::PipelineTiming timing = model::time_pipeline(schedule, costs);
   const std::vector<int> held = model::peak_in_flight(schedule);
   // Each stage's model chunks by virtual stage, and what a held micro-batch chunk of each keeps.
   std::vector<std::vector<size_t>> stage_chunks(static_cast<size_t>(p));
@@ -221,6 +306,21 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     }
   }
   const std::vector<double> held_bytes = model::peak_held_bytes(schedule, saved);
+  if (options.data_group) {
+    // --no-symmetry: the schedule's timing replaced by the whole step simulated, in the order that timing ran it.
+    std::vector<const model::LayerGraph*> programs;
+    for (const size_t i : sim_of)
+      programs.push_back(sims[i].synced_trace ? &sims[i].synced_trace->graph : &sims[i].trace->graph);
+    WholeStep whole = simulate_whole(s, schedule, timing, programs, run.activation_bytes, cost, options);
+    double busy = 0;
+    for (const double b : whole.busy_s) busy += b;
+    timing.step_s = whole.passes_s;
+    timing.bubble_fraction = whole.passes_s > 0 ? 1.0 - busy / (p * whole.passes_s) : 0.0;
+    timing.busy_s = std::move(whole.busy_s);
+    timing.end_s = std::move(whole.end_s);
+    timing.spans = std::move(whole.spans);
+    run.simulated_whole = true;
+  }
   run.pipeline_s = timing.step_s;
   run.bubble_fraction = timing.bubble_fraction;
   run.spans = timing.spans;
@@ -253,7 +353,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     run.stages.push_back(r);
     stage_metrics.push_back(sum);
   }
-  if (s.workload.optimizer) end_stages(s, cost, timing, static_cast<int>(chunks.size()), run);
+  if (s.workload.optimizer) end_stages(s, cost, timing.end_s, static_cast<int>(chunks.size()), run);
   for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
   // Per GPU, averaged over the stages: their programs' busy times; idle is the rest of the step.
   Metrics mean;

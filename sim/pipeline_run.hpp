@@ -57,6 +57,9 @@ struct PipelineRun {
   double grad_norm_sync_s = 0;
   double tied_embedding_sync_s = 0;  // 0: untied, or both ends on one stage (zb-v)
   int programs_simulated = 0;
+  // --no-symmetry: the step simulated whole (every stage and replica at once, the sends as flows on the job's fabric),
+  // its passes' spans, busy times, bubble and stage ends from that simulation instead of the schedule's timing.
+  bool simulated_whole = false;
 };
 
 // What run_pipeline gives a variant: the step's metrics (time the slowest stage's end; the busy times each

@@ -368,8 +368,9 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   const model::Workload& w = scenario.workload;
   EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   const model::Parallelism& par = scenario.parallelism;
-  if (symmetry == Symmetry::kEveryMember && par.dp > 1) {
-    options.data_group = DataGroupMembers{par.dp, par.dp_stride(), run.fabric};
+  // A pipeline is simulated whole under --no-symmetry even with one replica (sim/pipeline_run.hpp).
+  if (symmetry == Symmetry::kEveryMember && (par.dp > 1 || par.pp > 1)) {
+    options.data_group = JobMembers{par.dp, par.dp_stride(), run.fabric};
   }
   for (const model::Variant& variant : scenario.variants) {
     if (started) started(variant, run.variants.size());

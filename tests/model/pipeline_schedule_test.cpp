@@ -166,7 +166,8 @@ TEST_CASE("1F1B stage s holds p-s micro-batches' activations, GPipe all of them"
         std::vector<int>(4, 8));
 }
 
-TEST_CASE("GPipe pays each stage-to-stage transfer twice on its critical path, once each way", "[model][pipeline]") {
+TEST_CASE("GPipe pays every transfer on its critical path: a stage posts each receive once done with its last pass",
+          "[model][pipeline]") {
   for (const int p : {2, 4, 8}) {
     const double f = 1.0, b = 2.0, hop = 0.25;
     const int m = 8;
@@ -175,7 +176,9 @@ TEST_CASE("GPipe pays each stage-to-stage transfer twice on its critical path, o
     costs.hop_s.assign(p - 1, hop);
     const auto gpipe = model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m);
     CAPTURE(p);
-    CHECK(model::time_pipeline(gpipe, costs).step_s == Approx((m + p - 1) * (f + b) + 2 * (p - 1) * hop));
+    // The first forward crosses p - 1 boundaries; then the last stage receives each of its m - 1 other forwards
+    // only after running the one before; the backward likewise: 2 (m + p - 2) transfers in series with the passes.
+    CHECK(model::time_pipeline(gpipe, costs).step_s == Approx((m + p - 1) * (f + b) + 2 * (m + p - 2) * hop));
   }
   model::PipelineCosts wrong;
   wrong.chunk.assign(4, model::ChunkCosts{1.0, 2.0, 0});
@@ -201,6 +204,10 @@ TEST_CASE("a stage's first forward waits for its gathered parameters and its opt
   model::PipelineCosts later = costs;
   for (int s = 1; s < p; ++s) later.chunk[s].gathered_forward_s = s * f + f;
   CHECK(model::time_pipeline(schedule, later).step_s == Approx(plain.step_s));
+  // The reduction's traffic slowing the last backward delays every chain through it.
+  model::PipelineCosts slowed = costs;
+  slowed.chunk[p - 1].synced_backward_extra_s = 0.25;
+  CHECK(model::time_pipeline(schedule, slowed).step_s == Approx(plain.step_s + 0.25));
   // A reduction past the last backward delays only its stage's end, not the passes.
   model::PipelineCosts tail = costs;
   tail.chunk[p - 1].reduce_tail_s = 0.75;

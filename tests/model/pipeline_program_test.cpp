@@ -1,0 +1,116 @@
+// A pipelined step as one program over every stage (--no-symmetry): each stage's passes in the schedule's order,
+// copies of its chunk's ops per micro-batch, a send wherever a pass's input comes from another stage, and under a
+// zero-bubble schedule the weight gradients as passes of their own.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "model/fp8_recipe.hpp"
+#include "model/graph_builder.hpp"
+#include "model/pipeline_program.hpp"
+#include "model/pipeline_spec.hpp"
+#include "model/scenario.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+using model::PipelinePass;
+using model::PipelineScheduleKind;
+
+namespace {
+
+// Two chunks of Llama-3.1-8B's layers (2 each, no ends) at tp 2 under sequence parallelism, for one micro-batch.
+model::LayerGraph chunk_program() {
+  const model::Scenario s = model::parse_scenario(
+      "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: train, batch: 1, seq_len: 2048, "
+      "layers: 4}\nparallelism: {tp: 2}\nvariants: [{name: sp, tp_mode: sp}]\n",
+      "pp.yaml");
+  model::Workload w = model::chunk_workload(s.workload, model::ModelChunk{2, false, false});
+  w.optimizer = false;
+  return model::build_pass_graph(s.arch, w, model::primary_pass(w), 2, s.variants.front());
+}
+
+// The schedule over 2 stages and 2 micro-batches, each step one unit long as time_pipeline runs it.
+struct Built {
+  model::PipelineSchedule schedule;
+  model::PipelineProgram program;
+};
+
+Built build(PipelineScheduleKind kind, const model::LayerGraph& chunk, double send_bytes) {
+  Built b;
+  b.schedule = model::make_pipeline_schedule(kind, 2, 2);
+  const model::PipelineTiming timing = model::time_pipeline(b.schedule, model::ChunkCosts{1.0, 2.0, 0.5});
+  b.program = model::build_pipeline_program(b.schedule, {&chunk, &chunk}, timing.spans, send_bytes, 2);
+  return b;
+}
+
+bool is_weight_gradient(const model::Op& op) {
+  return op.kind == model::OpKind::kGemm && model::gemm_role_of(op.name) == model::GemmRole::kWeightGradient;
+}
+
+}  // namespace
+
+TEST_CASE("a whole pipelined step holds every chunk's ops once per micro-batch on its stage, and a send per crossing",
+          "[model][pipeline]") {
+  const model::LayerGraph chunk = chunk_program();
+  const double bytes = 2048.0 * 4096 * 2 / 2;
+  const Built b = build(PipelineScheduleKind::kOneFOneB, chunk, bytes);
+  const model::LayerGraph& g = b.program.graph;
+  // 2 chunks x 2 micro-batches of the program, and per micro-batch one activation sent on, one gradient sent back.
+  CHECK(g.size() == 2 * 2 * chunk.size() + 2 * 2);
+  int sends = 0;
+  for (model::OpId id = 0; id < g.size(); ++id) {
+    const model::Op& op = g.op(id);
+    if (op.group != model::CommGroup::kPipeline) {
+      CHECK((op.pipeline_stage == 0 || op.pipeline_stage == 1));
+      CHECK(op.receiving_stage == -1);
+      continue;
+    }
+    ++sends;
+    CHECK(op.tensor_bytes == bytes);
+    CHECK(op.group_stride == 2);
+    // Forward sends go from stage 0 to 1, gradients back; each runs on both stages.
+    const bool forward = op.stage == model::OpStage::kForward;
+    CHECK(op.pipeline_stage == (forward ? 0 : 1));
+    CHECK(op.receiving_stage == (forward ? 1 : 0));
+    CHECK(model::runs_on_stage(op, 0));
+    CHECK(model::runs_on_stage(op, 1));
+  }
+  CHECK(sends == 4);
+  // Each step's ops are a run of the program: a forward the chunk's forward ops, a backward the rest.
+  size_t forward_ops = 0;
+  for (const model::Op& op : chunk.ops()) forward_ops += op.stage == model::OpStage::kForward ? 1 : 0;
+  for (int stage = 0; stage < 2; ++stage) {
+    REQUIRE(b.program.passes[stage].size() == b.schedule.steps[stage].size());
+    for (size_t i = 0; i < b.schedule.steps[stage].size(); ++i) {
+      const auto [first, last] = b.program.passes[stage][i];
+      const bool forward = b.schedule.steps[stage][i].pass == PipelinePass::kForward;
+      CHECK(last - first == (forward ? forward_ops : chunk.size() - forward_ops));
+      for (model::OpId id = first; id < last; ++id) CHECK(g.op(id).pipeline_stage == stage);
+    }
+  }
+  // Stage 1's forward of micro-batch 0 starts with ops that read the send of stage 0's output.
+  const auto [first, last] = b.program.passes[1][0];
+  const model::Op& send = g.op(first - 1);
+  REQUIRE(send.group == model::CommGroup::kPipeline);
+  bool reads_send = false;
+  for (const model::Dep& dep : g.op(first).deps) reads_send = reads_send || (dep.op == first - 1 && dep.data);
+  CHECK(reads_send);
+}
+
+TEST_CASE("a zero-bubble step runs each backward's weight-gradient GEMMs in a pass of their own", "[model][pipeline]") {
+  const model::LayerGraph chunk = chunk_program();
+  int weight_gemms = 0;
+  for (const model::Op& op : chunk.ops()) weight_gemms += is_weight_gradient(op) ? 1 : 0;
+  REQUIRE(weight_gemms > 0);
+  const Built b = build(PipelineScheduleKind::kZeroBubbleH1, chunk, 1.0);
+  for (int stage = 0; stage < 2; ++stage) {
+    for (size_t i = 0; i < b.schedule.steps[stage].size(); ++i) {
+      const PipelinePass pass = b.schedule.steps[stage][i].pass;
+      const auto [first, last] = b.program.passes[stage][i];
+      int gemms = 0;
+      for (model::OpId id = first; id < last; ++id) gemms += is_weight_gradient(b.program.graph.op(id)) ? 1 : 0;
+      CHECK(gemms == (pass == PipelinePass::kWeightGradient ? weight_gemms : 0));
+    }
+  }
+  // The same ops as 1F1B's, split differently.
+  CHECK(b.program.graph.size() == build(PipelineScheduleKind::kOneFOneB, chunk, 1.0).program.graph.size());
+}
