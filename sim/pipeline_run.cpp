@@ -185,18 +185,13 @@ void end_stages(const model::Scenario& s, const CostModel& cost, std::vector<dou
 }
 
 // --no-symmetry: the step simulated whole (model/pipeline_program.hpp), every stage and replica at once on the job's
-// fabric, the sends as flows beside the data group's traffic. Per stage: its passes' spans (their ops but the data
-// group's collectives), their sum, and when its last op (its last pass, or its gradients' reduction) ended.
-struct WholeStep {
-  std::vector<std::vector<model::PipelineSpan>> spans;
-  std::vector<double> busy_s;
-  std::vector<double> end_s;
-  double passes_s = 0;  // the last pass's end
-};
-
-WholeStep simulate_whole(const model::Scenario& s, const model::PipelineSchedule& schedule,
-                         const model::PipelineTiming& timing, const std::vector<const model::LayerGraph*>& programs,
-                         double send_bytes, const CostModel& cost, EngineOptions options) {
+// fabric, the sends as flows beside the data group's traffic: the schedule's timing as that simulation gives it. Per
+// stage: its passes' spans (their ops but the data group's collectives), their sum, and when its last op (its last
+// pass, or its gradients' reduction) ended.
+model::PipelineTiming simulate_whole(const model::Scenario& s, const model::PipelineSchedule& schedule,
+                                     const model::PipelineTiming& timing,
+                                     const std::vector<const model::LayerGraph*>& programs, double send_bytes,
+                                     const CostModel& cost, EngineOptions options) {
   const int p = s.parallelism.pp;
   const model::PipelineProgram program =
       model::build_pipeline_program(schedule, programs, timing.spans, send_bytes, s.parallelism.pp_stride());
@@ -205,7 +200,7 @@ WholeStep simulate_whole(const model::Scenario& s, const model::PipelineSchedule
   const Timeline timeline = simulate(program.graph, cost, options);
   const size_t ops = program.graph.size();
   std::vector<double> first(ops, timeline.makespan_s), last(ops, 0.0);
-  WholeStep w;
+  model::PipelineTiming w;
   w.end_s.assign(static_cast<size_t>(p), 0.0);
   for (const OpSpan& span : timeline.spans) {
     first[span.op] = std::min(first[span.op], span.start_s);
@@ -225,11 +220,25 @@ WholeStep simulate_whole(const model::Scenario& s, const model::PipelineSchedule
         span.end_s = std::max(span.end_s, last[id]);
       }
       w.busy_s[stage] += span.end_s - span.start_s;
-      w.passes_s = std::max(w.passes_s, span.end_s);
+      w.step_s = std::max(w.step_s, span.end_s);
       w.spans[stage].push_back(span);
     }
   }
+  double busy = 0;
+  for (const double b : w.busy_s) busy += b;
+  w.bubble_fraction = w.step_s > 0 ? 1.0 - busy / (p * w.step_s) : 0.0;
   return w;
+}
+
+// Each model chunk's program for one micro-batch: the one synchronised over the replicas where there is one (the
+// whole step takes its first forward and last backward from it).
+std::vector<const model::LayerGraph*> chunk_programs(const std::vector<ChunkSim>& sims,
+                                                     const std::vector<size_t>& sim_of) {
+  std::vector<const model::LayerGraph*> programs;
+  for (const size_t i : sim_of) {
+    programs.push_back(sims[i].synced_trace ? &sims[i].synced_trace->graph : &sims[i].trace->graph);
+  }
+  return programs;
 }
 
 // The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest
@@ -293,7 +302,13 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   free_sends.hop_s.clear();
   const model::PipelineSchedule schedule =
       model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
-  model::PipelineTiming timing = model::time_pipeline(schedule, costs);
+  const model::PipelineTiming scheduled = model::time_pipeline(schedule, costs);
+  // --no-symmetry: the whole step simulated instead, in the order the schedule's timing ran it.
+  run.simulated_whole = options.data_group.has_value();
+  const model::PipelineTiming timing =
+      run.simulated_whole
+          ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), run.activation_bytes, cost, options)
+          : scheduled;
   const std::vector<int> held = model::peak_in_flight(schedule);
   // Each stage's model chunks by virtual stage, and what a held micro-batch chunk of each keeps.
   std::vector<std::vector<size_t>> stage_chunks(static_cast<size_t>(p));
@@ -306,21 +321,6 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     }
   }
   const std::vector<double> held_bytes = model::peak_held_bytes(schedule, saved);
-  if (options.data_group) {
-    // --no-symmetry: the schedule's timing replaced by the whole step simulated, in the order that timing ran it.
-    std::vector<const model::LayerGraph*> programs;
-    for (const size_t i : sim_of)
-      programs.push_back(sims[i].synced_trace ? &sims[i].synced_trace->graph : &sims[i].trace->graph);
-    WholeStep whole = simulate_whole(s, schedule, timing, programs, run.activation_bytes, cost, options);
-    double busy = 0;
-    for (const double b : whole.busy_s) busy += b;
-    timing.step_s = whole.passes_s;
-    timing.bubble_fraction = whole.passes_s > 0 ? 1.0 - busy / (p * whole.passes_s) : 0.0;
-    timing.busy_s = std::move(whole.busy_s);
-    timing.end_s = std::move(whole.end_s);
-    timing.spans = std::move(whole.spans);
-    run.simulated_whole = true;
-  }
   run.pipeline_s = timing.step_s;
   run.bubble_fraction = timing.bubble_fraction;
   run.spans = timing.spans;
