@@ -210,7 +210,7 @@ class ProgramWriter {
   std::vector<std::vector<bool>> reads_input_;      // per chunk, per op: pass_inputs_of
   PipelineProgram program_;
   std::vector<std::array<std::optional<OpId>, kStreamCount>> last_;  // per stage: the last op issued per stream
-  std::map<std::pair<int, int>, Copies> copies_;                       // per (chunk, micro-batch)
+  std::map<std::pair<int, int>, Copies> copies_;                     // per (chunk, micro-batch)
   // Per (chunk, micro-batch, pass): its last op on each compute stream (its output).
   std::map<std::tuple<int, int, PipelinePass>, std::array<std::optional<OpId>, kStreamCount>> tails_;
 };

@@ -282,10 +282,14 @@ PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCos
     }
     if (!progressed) throw std::logic_error("pipeline schedule " + to_string(schedule.kind) + " deadlocks");
   }
-  double busy = 0;
-  for (const double b : t.busy_s) busy += b;
-  t.bubble_fraction = t.step_s > 0 ? 1.0 - busy / (p * t.step_s) : 0.0;
+  t.bubble_fraction = bubble_fraction(t.busy_s, t.step_s);
   return t;
+}
+
+double bubble_fraction(const std::vector<double>& busy_s, double step_s) {
+  double busy = 0;
+  for (const double b : busy_s) busy += b;
+  return step_s > 0 ? 1.0 - busy / (static_cast<double>(busy_s.size()) * step_s) : 0.0;
 }
 
 PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs) {

@@ -104,6 +104,9 @@ struct PipelineTiming {
   std::vector<std::vector<PipelineSpan>> spans;  // per stage, in issue order
 };
 
+// The idle share of the stages' time over the passes' span: 1 - sum(busy_s) / (stages x step_s) (0 without a span).
+double bubble_fraction(const std::vector<double>& busy_s, double step_s);
+
 // The schedule run with every pass taking its chunk's cost: each stage runs its steps in order, each as
 // soon as its input is there (a forward the previous chunk's forward, a backward the next chunk's backward,
 // the last chunk's backward its own forward, a weight gradient its own backward), plus the hop's time where

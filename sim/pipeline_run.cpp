@@ -224,9 +224,7 @@ model::PipelineTiming simulate_whole(const model::Scenario& s, const model::Pipe
       w.spans[stage].push_back(span);
     }
   }
-  double busy = 0;
-  for (const double b : w.busy_s) busy += b;
-  w.bubble_fraction = w.step_s > 0 ? 1.0 - busy / (p * w.step_s) : 0.0;
+  w.bubble_fraction = model::bubble_fraction(w.busy_s, w.step_s);
   return w;
 }
 
