@@ -66,17 +66,21 @@ std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& 
   return {builder.gemm(name, full, {gathered})};
 }
 
-std::vector<OpId> gemm_then_scatter(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
-                                    GemmShape full, const std::vector<OpId>& inputs) {
-  if (fused_async(ctx.variant)) return async_gemm_scatter(builder, ctx, name, full, inputs);
-  OpId product = builder.gemm(name, full, inputs);
+OpId scatter_product(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name, GemmShape full,
+                     OpId product, const std::vector<OpId>& after) {
   const double bytes = static_cast<double>(full.m * full.n) * builder.elem_bytes();
   if (ctx.workload.implementation.sp_layout_copies) {
     product =
         builder.memory(name + ".reduce_scatter.layout_copy", bytes, bytes, 0, shape_text(full.m, full.n), {product});
   }
-  return {builder.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes,
-                             shape_text(full.m, full.n), {product})};
+  return builder.collective(name + ".reduce_scatter", CollectiveKind::kReduceScatter, bytes, shape_text(full.m, full.n),
+                            {product}, after);
+}
+
+std::vector<OpId> gemm_then_scatter(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                    GemmShape full, const std::vector<OpId>& inputs) {
+  if (fused_async(ctx.variant)) return async_gemm_scatter(builder, ctx, name, full, inputs);
+  return {scatter_product(builder, ctx, name, full, builder.gemm(name, full, inputs))};
 }
 
 std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,

@@ -36,6 +36,11 @@ bool fused_async(const Variant& variant);
 std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                    GemmShape full, std::optional<OpId> local_shard);
 
+// The blocking reduce-scatter of a GEMM's [M, N] `product`, after its layout copy where the implementation
+// has them, and issued after `after` (ordering only).
+OpId scatter_product(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name, GemmShape full,
+                     OpId product, const std::vector<OpId>& after = {});
+
 // A row-parallel GEMM of N columns over all tokens reduced to the rank's [local_tokens, N] shard, under
 // sp or async: the GEMM then the reduce-scatter, or the chunked pipeline. Returns the ops that finish
 // the shard.

@@ -7,25 +7,49 @@
 namespace tpsim::model {
 namespace {
 
+// TorchTitan's Llama of 2024 (torchtitan/models/llama/model.py, the async-TP post's runs): wq, wk, wv
+// and w1, w3 as separate nn.Linear modules; apply_rotary_emb through torch.view_as_complex in fp32,
+// which Inductor left to eager kernels; repeat_kv expanding K and V; F.scaled_dot_product_attention,
+// whose flash backend is the FlashAttention-2 port; sequence parallelism on dim 1 of [bs, seqlen,
+// dim] (Shard(1)), whose all-gathers and reduce-scatters copy the whole tensor (pytorch/torchtitan
+// #437); torch.compile's micro-pipeline TP over the symmetric-memory ops; compiled per
+// TransformerBlock, so the embedding, LM head and loss run eagerly on NCCL; autograd's order in the
+// backward (a Linear's input gradient redistributed after its weight gradient,
+// torch/distributed/tensor/parallel/style.py's ColwiseParallel and PrepareModuleInput; the
+// micro-pipeline pass, torch/_inductor/fx_passes/micro_pipeline_tp.py _find_producer_matmul, fuses a
+// reduce-scatter only with the mm producing it, not with the sum of the q, k, v or w1, w3 gradients).
+Implementation torchtitan_2024() {
+  return {.name = "torchtitan-2024",
+          .attention = AttentionKernel::kFa2,
+          .separate_qkv = true,
+          .separate_gate_up = true,
+          .rope = RopeKernel::kFp32Unfused,
+          .repeat_kv = true,
+          .sp_layout_copies = true,
+          .async_tp = AsyncTpKernel::kSymmMem,
+          .model_ends = ModelEndsMode::kNccl,
+          .backward_order = BackwardOrder::kAutograd};
+}
+
+// The same choices under another name.
+Implementation renamed(Implementation implementation, const std::string& name) {
+  implementation.name = name;
+  return implementation;
+}
+
 // Each preset with the framework code it follows.
 const std::vector<Implementation>& presets() {
   static const std::vector<Implementation> all = {
-      // TorchTitan's Llama of 2024 (torchtitan/models/llama/model.py, the async-TP post's runs): wq, wk, wv
-      // and w1, w3 as separate nn.Linear modules; apply_rotary_emb through torch.view_as_complex in fp32,
-      // which Inductor left to eager kernels; repeat_kv expanding K and V; F.scaled_dot_product_attention,
-      // whose flash backend is the FlashAttention-2 port; sequence parallelism on dim 1 of [bs, seqlen,
-      // dim] (Shard(1)), whose all-gathers and reduce-scatters copy the whole tensor (pytorch/torchtitan
-      // #437); torch.compile's micro-pipeline TP over the symmetric-memory ops; compiled per
-      // TransformerBlock, so the embedding, LM head and loss run eagerly on NCCL.
-      {.name = "torchtitan-2024",
-       .attention = AttentionKernel::kFa2,
-       .separate_qkv = true,
-       .separate_gate_up = true,
-       .rope = RopeKernel::kFp32Unfused,
-       .repeat_kv = true,
-       .sp_layout_copies = true,
-       .async_tp = AsyncTpKernel::kSymmMem,
-       .model_ends = ModelEndsMode::kNccl},
+      torchtitan_2024(),
+      // TorchTitan's Llama 3 of June 2025 (torchtitan 820504e, the commit of its async-TP benchmark of that
+      // month; torchtitan/models/llama3/model.py and parallelize_llama.py) makes the same choices: separate
+      // wq/wk/wv and w1/w3, apply_rotary_emb through view_as_complex in fp32, repeat_kv by expand + reshape,
+      // SDPA restricted to its flash, efficient and math backends, Shard(1) sequence parallelism, blocks
+      // compiled one by one with the embedding, final norm and output left eager. PyTorch's fused ops of
+      // that time (torch 2.8 development) add barriers on entry to and exit from the reduce-scatter and skip
+      // the local shard's copy into the gathered output when nothing reads it: neither is modelled apart (a
+      // barrier is one copy-engine step latency, the copy one shard).
+      renamed(torchtitan_2024(), "torchtitan-2025"),
       // Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM),
       // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
       // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
@@ -41,7 +65,8 @@ const std::vector<Implementation>& presets() {
        .attention = AttentionKernel::kFa2,
        .separate_gate_up = true,
        .repeat_kv = true,
-       .model_ends = ModelEndsMode::kReplicated}};
+       .model_ends = ModelEndsMode::kReplicated,
+       .backward_order = BackwardOrder::kAutograd}};
   return all;
 }
 
@@ -106,6 +131,15 @@ const std::vector<AttentionKernel>& attention_kernels() {
   return kinds;
 }
 
+std::string to_string(BackwardOrder order) {
+  return order == BackwardOrder::kAutograd ? "autograd" : "overlapped";
+}
+
+const std::vector<BackwardOrder>& backward_orders() {
+  static const std::vector<BackwardOrder> orders = {BackwardOrder::kOverlapped, BackwardOrder::kAutograd};
+  return orders;
+}
+
 std::string describe(const Implementation& i) {
   if (!i.is_set()) return "idealised (fused projections, the profile's attention kernel, no layout copies)";
   return i.name + ": attention " + to_string(i.attention) + ", qkv " + (i.separate_qkv ? "separate" : "fused") +
@@ -115,7 +149,8 @@ std::string describe(const Implementation& i) {
          ", async tp " + to_string(i.async_tp) + ", model ends " +
          (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
-                                                       : "on the variant's collectives");
+                                                       : "on the variant's collectives") +
+         ", backward " + to_string(i.backward_order);
 }
 
 }  // namespace tpsim::model

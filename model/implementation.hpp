@@ -1,7 +1,7 @@
 // How a framework runs the layer (a scenario's `implementation:` block): the attention kernel, fused or
 // separate projections, RoPE and repeat_kv kernels, and the layout copies around sequence-parallel
 // collectives. Unset, the layer is the idealised one (fused projections, the profile's attention kernel,
-// no extra copies); named presets (torchtitan-2024, megatron-te, vllm, gpt-fast) fill the same keys.
+// no extra copies); named presets (torchtitan-2024, torchtitan-2025, megatron-te, vllm, gpt-fast) fill the same keys.
 #pragma once
 
 #include <string>
@@ -31,6 +31,14 @@ enum class AsyncTpKernel { kPipeline, kSymmMem, kTileFused };
 // only the layers' linears).
 enum class ModelEndsMode { kVariant, kNccl, kReplicated };
 
+// When a column-parallel linear's input gradient is reduced (all-reduce, or reduce-scatter under sp):
+// issued right after its data-gradient GEMM, the weight-gradient GEMM running beside it (Megatron's
+// async grad-input reduction); or as PyTorch's autograd orders a Linear's backward under DTensor, after
+// both gradients (and every part's, where the linear runs as separate GEMMs), nothing left beside it.
+// PyTorch's micro-pipeline pass fuses a reduce-scatter only with the one matmul producing it: the summed
+// input gradient of separate GEMMs runs as a plain NCCL reduce-scatter under `async_tp: symm_mem` too.
+enum class BackwardOrder { kOverlapped, kAutograd };
+
 struct Implementation {
   std::string name;  // the preset's, or "custom" with keys of its own; empty: unset (the idealised layer)
   AttentionKernel attention = AttentionKernel::kProfile;
@@ -44,6 +52,7 @@ struct Implementation {
   bool sp_layout_copies = false;
   AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
   ModelEndsMode model_ends = ModelEndsMode::kVariant;
+  BackwardOrder backward_order = BackwardOrder::kOverlapped;
 
   bool is_set() const { return !name.empty(); }
 };
@@ -60,6 +69,9 @@ const std::vector<AsyncTpKernel>& async_tp_kernels();
 const std::vector<AttentionKernel>& attention_kernels();
 // "variant", "nccl", "replicated": the values of implementation.model_ends, in that order.
 const std::vector<std::string>& model_ends_names();
+// "overlapped", "autograd": the values of implementation.backward_order.
+std::string to_string(BackwardOrder order);
+const std::vector<BackwardOrder>& backward_orders();
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
 

@@ -111,6 +111,7 @@ struct Op {
   OpStage stage = OpStage::kForward;
   SavedAs saved_as = SavedAs::kOther;
   int32_t linear = -1;        // kGemm: the linear it computes (its pieces share it), numbered in issue order
+  int32_t linear_part = 0;    // kGemm of a linear run as separate GEMMs (separate q/k/v, gate/up): which one
   bool quantisation = false;  // an fp8 recipe's amax, cast or swizzle: the tensor it reads, in other bytes
   GemmShape gemm;             // kGemm
   // kGemm: a part of one tile-fused kernel (a GEMM whose tiles wait for their rows' signal, as Flux and

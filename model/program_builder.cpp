@@ -130,7 +130,8 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
       if (i > 0) part_inputs.push_back(gemm);
       const bool last = i + 1 == parts->size();
       const double output = last ? whole_output * output_bytes_per_element(linear_name) : 0.0;
-      gemm = gemm_kernel(linear_name, name + "." + (*parts)[i].name, part, part_inputs, data_gradient && i > 0, output);
+      gemm = gemm_kernel(linear_name, name + "." + (*parts)[i].name, part, part_inputs, data_gradient && i > 0, output,
+                         static_cast<int32_t>(i));
     }
   } else {
     gemm = gemm_kernel(linear_name, name, shape, inputs, false, 0.0);
@@ -158,12 +159,13 @@ const std::vector<LinearPart>* ProgramBuilder::parts_of(const std::string& linea
 }
 
 OpId ProgramBuilder::gemm_kernel(const std::string& linear_name, const std::string& name, GemmShape shape,
-                                 const std::vector<OpId>& inputs, bool accumulate, double output_bytes) {
+                                 const std::vector<OpId>& inputs, bool accumulate, double output_bytes, int32_t part) {
   Op op;
   op.name = name;
   op.kind = OpKind::kGemm;
   op.saved_as = SavedAs::kMatmul;
   op.linear = linears_ - 1;
+  op.linear_part = part;
   op.gemm = shape;
   op.fused_rows = fused_rows_;
   op.continues_kernel = continues_kernel_;
@@ -254,7 +256,8 @@ OpId ProgramBuilder::linear_attention(const std::string& name, LinearScan scan, 
 }
 
 OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, double tensor_bytes,
-                                const std::string& shape, const std::vector<OpId>& deps) {
+                                const std::string& shape, const std::vector<OpId>& deps,
+                                const std::vector<OpId>& after) {
   Op op = group_collective(name, kind, tensor_bytes, CommGroup::kTensor, tp(), 1, comm_stream_.value_or(Stream::kComm),
                            shape);
   op.saved_as = kind == CollectiveKind::kAllGather       ? SavedAs::kAllGather
@@ -263,7 +266,7 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
                                                          : SavedAs::kOther;
   op.algorithm = algorithm_;
   op.protocol = protocol_;
-  return issue(std::move(op), deps);
+  return issue_with(std::move(op), reads_then_follows(deps, after));
 }
 
 OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes,

@@ -67,6 +67,7 @@ class ProgramBuilder {
   void set_linear_parts(const std::string& linear, std::vector<LinearPart> parts) {
     linear_parts_[linear] = std::move(parts);
   }
+  bool has_linear_parts(const std::string& linear) const { return linear_parts_.count(linear) > 0; }
   // Attention kernels issued next read e4m3 Q, K, V (their byte counts are the caller's).
   void set_attention_fp8(bool fp8) { attention_fp8_ = fp8; }
   bool attention_fp8() const { return attention_fp8_; }
@@ -109,8 +110,9 @@ class ProgramBuilder {
   // include the state.
   OpId linear_attention(const std::string& name, LinearScan scan, double flops, double read_bytes, double written_bytes,
                         double output_bytes, const std::string& shape, const std::vector<OpId>& deps);
+  // A collective over the TP group, after reading `deps` and following `after` (ordering only).
   OpId collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const std::string& shape,
-                  const std::vector<OpId>& deps);
+                  const std::vector<OpId>& deps, const std::vector<OpId>& after = {});
   // A collective over data-parallel group `group` (CommGroup::kData: its replicas, member_stride GPUs apart) on
   // `stream`, after reading `deps` and following `after` (ordering only).
   OpId data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes, const DataParallel& group,
@@ -166,9 +168,9 @@ class ProgramBuilder {
   std::vector<OpId> quantise_operands(const std::string& linear_name, const std::string& name, GemmShape shape,
                                       const std::vector<OpId>& deps, bool first_piece);
   // One GEMM kernel: `accumulate` reads its output too (beta = 1); `output_bytes` (0: its own) is what
-  // it leaves for its readers.
+  // it leaves for its readers; `part` which of the linear's separate GEMMs it is (Op::linear_part).
   OpId gemm_kernel(const std::string& linear_name, const std::string& name, GemmShape shape,
-                   const std::vector<OpId>& inputs, bool accumulate, double output_bytes);
+                   const std::vector<OpId>& inputs, bool accumulate, double output_bytes, int32_t part = 0);
   // The parts linear `linear_name` (a role suffix allowed) is split into, when their columns add up to
   // the GEMM's; nullptr otherwise.
   const std::vector<LinearPart>* parts_of(const std::string& linear_name, GemmShape shape) const;

@@ -21,8 +21,9 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration", "workload",
                                            "parallelism", "pipeline", "variants", "sweep",       "implementation",
                                            "skew",        "fsdp",     "ddp",      "moe"};
-const std::vector<std::string> kImplementationKeys = {"preset",    "attention",        "qkv",      "gate_up",   "rope",
-                                                      "repeat_kv", "sp_layout_copies", "async_tp", "model_ends"};
+const std::vector<std::string> kImplementationKeys = {
+    "preset",    "attention",        "qkv",      "gate_up",    "rope",
+    "repeat_kv", "sp_layout_copies", "async_tp", "model_ends", "backward_order"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -234,6 +235,9 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
     i.model_ends = ends == "nccl"         ? ModelEndsMode::kNccl
                    : ends == "replicated" ? ModelEndsMode::kReplicated
                                           : ModelEndsMode::kVariant;
+  }
+  if (const YAML::Node o = node["backward_order"]) {
+    i.backward_order = in.choice_of(o, "implementation.backward_order", backward_orders());
   }
   if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
   return i;

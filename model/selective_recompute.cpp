@@ -2,18 +2,24 @@
 #include "model/selective_recompute.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tpsim::model {
 namespace {
 
-// Position (1-based) of each forward linear of the span, in issue order.
-std::map<int32_t, int> matmul_positions(const LayerGraph& graph, ForwardSpan span) {
-  std::map<int32_t, int> positions;
+// A matmul as TorchTitan's policy counts them (aten.mm calls): each separate GEMM of a linear run as
+// several (separate q/k/v, gate/up) is one; the pieces of an async-TP pipeline are not.
+using Matmul = std::pair<int32_t, int32_t>;  // (linear, part)
+
+// Position (1-based) of each forward matmul of the span, in issue order.
+std::map<Matmul, int> matmul_positions(const LayerGraph& graph, ForwardSpan span) {
+  std::map<Matmul, int> positions;
   for (OpId id = span.begin; id < span.end; ++id) {
     const Op& op = graph.op(id);
-    if (op.saved_as == SavedAs::kMatmul && op.linear >= 0 && positions.count(op.linear) == 0) {
+    const Matmul matmul{op.linear, op.linear_part};
+    if (op.saved_as == SavedAs::kMatmul && op.linear >= 0 && positions.count(matmul) == 0) {
       const int position = static_cast<int>(positions.size()) + 1;
-      positions[op.linear] = position;
+      positions[matmul] = position;
     }
   }
   return positions;
@@ -44,11 +50,11 @@ bool kept_by(const SaveList& save, const Op& op, int matmul_position) {
 std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, const std::vector<OpId>& needed,
                                        const SaveList& save) {
   const LayerGraph& graph = b.graph();
-  const std::map<int32_t, int> positions = matmul_positions(graph, span);
+  const std::map<Matmul, int> positions = matmul_positions(graph, span);
   const auto inside = [&](OpId id) { return id >= span.begin && id < span.end; };
   const auto kept = [&](OpId id) {
     const Op& op = graph.op(id);
-    const auto position = positions.find(op.linear);
+    const auto position = positions.find(Matmul{op.linear, op.linear_part});
     return kept_by(save, op, position == positions.end() ? 0 : position->second);
   };
 

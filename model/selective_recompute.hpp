@@ -19,7 +19,8 @@ struct ForwardSpan {
 };
 
 // Whether `save` keeps the output of forward op `op`; `matmul_position` is the 1-based position of its
-// linear among the layer's linears (every_other_matmul keeps the odd ones).
+// matmul among the layer's (every_other_matmul keeps the odd ones): a linear run as separate GEMMs
+// (separate q/k/v, gate/up) counts each, as TorchTitan's policy counts aten.mm calls.
 bool kept_by(const SaveList& save, const Op& op, int matmul_position);
 
 // Re-issues (stage recompute, on `b`'s current layer) the ops of `span` that `needed` reaches through

@@ -46,15 +46,29 @@ class SequenceParallelStrategy : public TpStrategy {
     weight_gradient(b, linear.gemm_name, forward, gemm_inputs(b, dgrad, grad.ready), saved_input);
     return dgrad;
   }
-  // The data gradient's partial sums are reduce-scattered to the rank's rows while wgrad runs.
+  // The data gradient's partial sums are reduce-scattered to the rank's rows (or pipelined) while wgrad runs;
+  // in autograd's order the blocking reduce-scatter waits for wgrad. PyTorch's fused ops cannot take the summed
+  // gradient of a linear run as separate GEMMs: it is reduce-scattered by NCCL under async too.
   std::vector<OpId> column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                                           const std::vector<OpId>& grad_out,
                                           const std::vector<OpId>& saved_input) override {
-    const GemmShape forward = column_shape(ctx, linear);
-    std::vector<OpId> reduced =
-        gemm_then_scatter(b, ctx, linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+    const GemmShape forward = column_shape(ctx, linear), shape = data_gradient_shape(forward);
+    const std::string name = linear.gemm_name + ".dgrad";
+    const Implementation& implementation = ctx.workload.implementation;
+    const bool unfusable = implementation.async_tp == AsyncTpKernel::kSymmMem && b.has_linear_parts(linear.gemm_name);
+    if (fused_async(ctx.variant) && !unfusable) {
+      std::vector<OpId> reduced = gemm_then_scatter(b, ctx, name, shape, grad_out);
+      weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+      return reduced;
+    }
+    const OpId dgrad = b.gemm(name, shape, grad_out);
+    if (implementation.backward_order == BackwardOrder::kAutograd) {
+      const OpId wgrad = weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+      return {scatter_product(b, ctx, name, shape, dgrad, {wgrad})};
+    }
+    const OpId reduced = scatter_product(b, ctx, name, shape, dgrad);
     weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
-    return reduced;
+    return {reduced};
   }
 
  protected:

@@ -26,18 +26,23 @@ std::vector<OpId> plain_row_backward(ProgramBuilder& b, const LayerContext& ctx,
   return {dgrad};
 }
 
-// tp, dtp and nocomm: the input gradient's GEMM and its all-reduce (tp, dtp) while wgrad runs.
+// tp, dtp and nocomm: the input gradient's GEMM and its all-reduce (tp, dtp) while wgrad runs, or (autograd's
+// order) after it.
 std::vector<OpId> plain_column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                                               const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
                                               bool all_reduce) {
   const GemmShape forward = column_shape(ctx, linear);
-  OpId gradient = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+  const bool autograd = ctx.workload.implementation.backward_order == BackwardOrder::kAutograd;
+  const OpId dgrad = b.gemm(linear.gemm_name + ".dgrad", data_gradient_shape(forward), grad_out);
+  std::vector<OpId> after;  // autograd's order: the weight gradient first
+  if (autograd) after.push_back(weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input));
+  OpId gradient = dgrad;
   if (all_reduce) {
     const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
     gradient = b.collective(linear.gemm_name + ".dgrad.all_reduce", CollectiveKind::kAllReduce, bytes,
-                            shape_text(ctx.tokens, ctx.arch.hidden), {gradient});
+                            shape_text(ctx.tokens, ctx.arch.hidden), {dgrad}, after);
   }
-  weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+  if (!autograd) weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
   return {gradient};
 }
 
@@ -147,15 +152,23 @@ ModuleInput TpStrategy::reduce_partial(ProgramBuilder& b, const LayerContext& ct
   const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
   const CollectiveKind kind = ctx.sequence_sharded ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce;
   const std::string suffix = ctx.sequence_sharded ? ".reduce_scatter" : ".all_reduce";
-  return ModuleInput{b.collective(name + suffix, kind, bytes, shape_text(ctx.tokens, ctx.arch.hidden), {partial})};
+  const std::string shape = shape_text(ctx.tokens, ctx.arch.hidden);
+  // Scattered on the sequence dimension of [batch, seq, hidden]: the whole partial is copied into the
+  // collective's layout first, as after a linear (pytorch/torchtitan#437).
+  if (ctx.sequence_sharded && ctx.workload.implementation.sp_layout_copies) {
+    partial = b.memory(name + ".reduce_scatter.layout_copy", bytes, bytes, 0, shape, {partial});
+  }
+  return ModuleInput{b.collective(name + suffix, kind, bytes, shape, {partial})};
 }
 
 OpId TpStrategy::gather_gradient(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
                                  const ModuleInput& grad) {
   if (!communicates() || !ctx.sequence_sharded) return *grad.ready;
   const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
-  return b.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape_text(ctx.tokens, ctx.arch.hidden),
-                      grad.deps());
+  const std::string shape = shape_text(ctx.tokens, ctx.arch.hidden);
+  const OpId gathered = b.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape, grad.deps());
+  if (!ctx.workload.implementation.sp_layout_copies) return gathered;
+  return b.memory(name + ".all_gather.layout_copy", bytes, bytes, 0, shape, {gathered});
 }
 
 OpId TpStrategy::column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,

@@ -63,7 +63,9 @@ class TpStrategy {
   virtual void after_module_backward(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& grad);
 
   // A [tokens, hidden] partial sum every rank holds (the vocab-parallel embedding's lookup) reduced
-  // into the residual stream's rows: all-reduce, reduce-scatter, or nothing (nocomm).
+  // into the residual stream's rows: all-reduce, reduce-scatter, or nothing (nocomm). With the
+  // implementation's sp_layout_copies, a reduce-scatter is preceded and its backward's all-gather followed by
+  // a full-tensor layout copy.
   virtual ModuleInput reduce_partial(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, OpId partial);
   // Backward of reduce_partial: the stream's gradient made whole on every rank (the all-gather of sp).
   virtual OpId gather_gradient(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,

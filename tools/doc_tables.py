@@ -121,6 +121,23 @@ def torchtitan():
                 f"{sp / asy - psp / pasy:+.3f}")
 
 
+def torchtitan_train():
+    # Published: TorchTitan's async-TP benchmark of June 2025 (pytorch/torchtitan
+    # benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md, bf16 rows), average tokens/s per GPU.
+    published = {"8b": (4378, 4809.4), "70b": (597.3, 652.4)}
+    header("TorchTitan, June 2025, bf16", "sp tok/s/GPU", "published", "error", "async tok/s/GPU", "published",
+           "error", "step gain", "published", "difference")
+    for model, label in [("8b", "Llama-3.1-8B, 64 H100, FSDP 8 x TP 8, per-op SAC, 12 x 8192"),
+                         ("70b", "Llama-3.1-70B, 256 H100, FSDP 32 x TP 8, full AC, 16 x 8192")]:
+        scenario = "torchtitan-llama3-8b-tp8-fsdp8-train" if model == "8b" else "torchtitan-llama3-70b-tp8-fsdp32-train"
+        v = by_variant(results(scenario)["results"])
+        sp, asy = v["sp"]["tokens_per_s_per_gpu"], v["async"]["tokens_per_s_per_gpu"]
+        psp, pasy = published[model]
+        row(label, f"{sp:.0f}", f"{psp:g}", f"{100 * (sp / psp - 1):+.0f}%", f"{asy:.0f}", f"{pasy:g}",
+            f"{100 * (asy / pasy - 1):+.0f}%", f"**{asy / sp:.3f}x**", f"{pasy / psp:.3f}x",
+            f"{asy / sp - pasy / psp:+.3f}")
+
+
 def gpt_fast():
     # Published: gpt-fast's README (decode_tp_gpt_fast.csv, copied under calibrate/data/public), tokens/s.
     import csv
@@ -283,7 +300,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "traced-layer": traced_layer, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

@@ -62,21 +62,26 @@ TEST_CASE("an implementation preset sets its keys, and a mapping overrides them 
   CHECK(i.sp_layout_copies);
   CHECK(i.async_tp == model::AsyncTpKernel::kSymmMem);
   CHECK(i.model_ends == model::ModelEndsMode::kNccl);
-  const model::Scenario custom =
-      model::parse_scenario(scenario_text("{preset: torchtitan-2024, attention: fa3, qkv: fused}"), "t.yaml");
+  CHECK(i.backward_order == model::BackwardOrder::kAutograd);
+  const model::Scenario custom = model::parse_scenario(
+      scenario_text("{preset: torchtitan-2024, attention: fa3, qkv: fused, backward_order: overlapped}"), "t.yaml");
   CHECK(custom.workload.implementation.name == "torchtitan-2024+custom");
   CHECK(custom.workload.implementation.attention == model::AttentionKernel::kFa3);
   CHECK_FALSE(custom.workload.implementation.separate_qkv);
   CHECK(custom.workload.implementation.separate_gate_up);
+  CHECK(custom.workload.implementation.backward_order == model::BackwardOrder::kOverlapped);
   CHECK_FALSE(model::parse_scenario(scenario_text("{}"), "t.yaml").workload.implementation.separate_qkv);
 }
 
 TEST_CASE("an unknown implementation preset or key is refused at its place with what is valid",
           "[model][implementation]") {
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("torchtitan-2023"), "t.yaml"),
-                    Catch::Contains("t.yaml:4:17") && Catch::Contains("torchtitan-2024, megatron-te, vllm, gpt-fast"));
+                    Catch::Contains("t.yaml:4:17") &&
+                        Catch::Contains("torchtitan-2024, torchtitan-2025, megatron-te, vllm, gpt-fast"));
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{attention: fa4}"), "t.yaml"),
                     Catch::Contains("t.yaml:4:29") && Catch::Contains("profile, fa2, fa3, cudnn"));
+  CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{backward_order: eager}"), "t.yaml"),
+                    Catch::Contains("t.yaml:4:34") && Catch::Contains("overlapped, autograd"));
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{colour: red}"), "t.yaml"),
                     Catch::Contains("t.yaml:4:") && Catch::Contains("async_tp"));
 }
@@ -210,6 +215,104 @@ TEST_CASE("symmetric-memory async TP refuses chunk counts, transports and orders
       model::parse_scenario(scenario_text(symm, "{name: a, tp_mode: async, chunks: 8, transport: sm}"), "t.yaml"),
       Catch::Contains("use copy_engine"));
   CHECK_NOTHROW(model::parse_scenario(scenario_text(symm, "{name: a, tp_mode: async, chunks: 8}"), "t.yaml"));
+}
+
+TEST_CASE("TorchTitan's June 2025 preset makes the 2024 preset's choices", "[model][implementation]") {
+  const model::Implementation old = torchtitan();
+  const model::Implementation now = model::implementation_preset("torchtitan-2025");
+  CHECK(now.name == "torchtitan-2025");
+  // describe() names every key's value after the preset's name.
+  CHECK(model::describe(now).substr(now.name.size()) == model::describe(old).substr(old.name.size()));
+  CHECK(model::describe(now).find("backward autograd") != std::string::npos);
+}
+
+TEST_CASE(
+    "sp layout copies also copy the embedding's partial before its reduce-scatter and its gradient after the "
+    "all-gather, under async too when the model's ends run NCCL's collectives",
+    "[model][implementation]") {
+  const int64_t tokens = 2048, hidden = llama8b().hidden;
+  const auto w = with(test::train_workload(1, tokens, 1), torchtitan());
+  const model::Variant async =
+      test::variant(model::TpMode::kAsync, 8, model::Transport::kCopyEngine, model::ChunkOrder::kDirect);
+  for (const model::Variant& variant : {test::variant(model::TpMode::kSp), async}) {
+    const model::LayerGraph g = model::build_layer_graph(llama8b(), w, 8, variant);
+    const std::vector<const Op*> before = named(g, "embedding.reduce_scatter.layout_copy");
+    const std::vector<const Op*> after = named(g, "embedding.grad.all_gather.layout_copy");
+    REQUIRE(before.size() == 1);
+    REQUIRE(after.size() == 1);
+    for (const Op* copy : {before[0], after[0]}) {
+      CHECK(copy->bytes_read == Approx(2.0 * tokens * hidden));  // the whole [tokens, hidden] tensor, bf16
+      CHECK(copy->bytes_written == copy->bytes_read);
+    }
+    const Op* scatter = named(g, "embedding.reduce_scatter")[0];
+    const Op* gather = named(g, "embedding.grad.all_gather")[0];
+    const auto reads = [&g](const Op* op, const Op* input) {
+      const auto input_id = static_cast<model::OpId>(input - g.ops().data());
+      for (const model::Dep& d : op->deps) {
+        if (d.data && d.op == input_id) return true;
+      }
+      return false;
+    };
+    CHECK(reads(scatter, before[0]));
+    CHECK(reads(after[0], gather));
+  }
+  model::Implementation none = torchtitan();
+  none.sp_layout_copies = false;
+  const model::LayerGraph plain = model::build_layer_graph(llama8b(), with(test::train_workload(1, tokens, 1), none), 8,
+                                                           test::variant(model::TpMode::kSp));
+  CHECK(named(plain, "layout_copy").empty());
+}
+
+TEST_CASE(
+    "in autograd's order a column-parallel linear's input gradient is reduced after its weight gradient, and "
+    "beside it otherwise",
+    "[model][implementation]") {
+  model::Workload w = test::train_workload(1, 2048, 1);
+  // The position of an op of rank 0's program, and whether `op` reads `input`.
+  const auto find = [](const model::LayerGraph& g, const std::string& suffix) {
+    const std::vector<const Op*> ops = named(g, suffix);
+    REQUIRE(ops.size() == 1);
+    return static_cast<model::OpId>(ops[0] - g.ops().data());
+  };
+  const auto follows = [](const model::LayerGraph& g, model::OpId op, model::OpId before) {
+    for (const model::Dep& d : g.op(op).deps) {
+      if (d.op == before) return true;
+    }
+    return false;
+  };
+  for (const model::TpMode mode : {model::TpMode::kSp, model::TpMode::kTp}) {
+    const std::string reduce =
+        mode == model::TpMode::kSp ? "ffn.gate_up_proj.dgrad.reduce_scatter" : "ffn.gate_up_proj.dgrad.all_reduce";
+    const model::LayerGraph beside = model::build_layer_graph(llama8b(), w, 8, test::variant(mode));
+    CHECK(find(beside, "ffn.gate_up_proj.wgrad") > find(beside, reduce));
+    w.implementation.name = "custom";
+    w.implementation.backward_order = model::BackwardOrder::kAutograd;
+    const model::LayerGraph after = model::build_layer_graph(llama8b(), w, 8, test::variant(mode));
+    CHECK(follows(after, find(after, reduce), find(after, "ffn.gate_up_proj.wgrad")));
+    w.implementation = {};
+  }
+}
+
+TEST_CASE(
+    "PyTorch's fused ops reduce-scatter no summed gradient of separate GEMMs: NCCL reduces the q, k, v input "
+    "gradient under symmetric-memory async TP, and a fused projection's is pipelined",
+    "[model][implementation]") {
+  const model::Variant async =
+      test::variant(model::TpMode::kAsync, 8, model::Transport::kCopyEngine, model::ChunkOrder::kDirect);
+  const model::LayerGraph separate =
+      model::build_layer_graph(llama8b(), with(test::train_workload(1, 2048, 1), torchtitan()), 8, async);
+  const std::vector<const Op*> reduced = named(separate, "attn.qkv_proj.dgrad.reduce_scatter");
+  REQUIRE(reduced.size() == 1);
+  CHECK(reduced[0]->kind == OpKind::kCollective);
+  CHECK(named(separate, "attn.qkv_proj.dgrad.reduce_scatter.layout_copy").size() == 1);
+  CHECK(named(separate, "attn.qkv_proj.dgrad.rs.pull1").empty());
+  CHECK(named(separate, "attn.o_proj.dgrad.ag.pull1").size() == 1);  // a row-parallel gradient still pipelines
+  model::Implementation fused = torchtitan();
+  fused.separate_qkv = false;
+  const model::LayerGraph one =
+      model::build_layer_graph(llama8b(), with(test::train_workload(1, 2048, 1), fused), 8, async);
+  CHECK(named(one, "attn.qkv_proj.dgrad.rs.pull1").size() == 1);
+  CHECK(named(one, "attn.qkv_proj.dgrad.reduce_scatter").empty());
 }
 
 TEST_CASE(

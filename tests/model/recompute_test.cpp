@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "model/activation_memory.hpp"
 #include "model/graph_builder.hpp"
@@ -103,6 +105,31 @@ TEST_CASE("selective recomputation recomputes the matmuls the list leaves out, a
   CHECK(r.gemms == 2);  // QKV (read by the attention backward) and gate/up (read by SwiGLU's)
   CHECK(r.gemm_flops == Approx(qkv + gate_up));
   CHECK(r.attention == 0);
+}
+
+TEST_CASE(
+    "TorchTitan's every-other-matmul policy counts separate q, k, v and gate, up GEMMs one by one, so the up "
+    "projection runs again and the gate projection does not") {
+  // Seven matmuls per layer in issue order: q, k, v, o, gate (w1), up (w3), down (w2). The odd ones are
+  // kept: q, v, gate, down. The backward reads up's output (SwiGLU's), so up runs again, after its gathered
+  // input. k is chained behind q and v as one projection's parts, whose last part stands for their output:
+  // v is kept, so k does not run again (a GEMM of 2 t h d / 8 FLOPs left out).
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = train_workload(1, Recompute::kSelective);
+  w.implementation.name = "custom";
+  w.implementation.separate_qkv = true;
+  w.implementation.separate_gate_up = true;
+  const model::LayerGraph g = train_graph(TpMode::kSp, w);
+  std::vector<std::string> gemms;
+  for (const model::Op& op : g.ops()) {
+    if (op.stage == OpStage::kRecompute && op.kind == OpKind::kGemm) gemms.push_back(op.name);
+  }
+  REQUIRE(gemms.size() == 1);
+  CHECK(gemms[0] == "L0.recompute.ffn.gate_up_proj.up");
+  const double t = 2048, h = static_cast<double>(arch.hidden);
+  CHECK(recomputed(g).gemm_flops == Approx(2 * t * h * (14336.0 / 8)));
+  // Fused, the same policy counts four matmuls (qkv, o, gate/up, down) and keeps gate/up whole.
+  CHECK(recomputed(train_graph(TpMode::kSp, train_workload(1, Recompute::kSelective))).gemms == 0);
 }
 
 TEST_CASE("selective recomputation under async TP re-issues the pipeline's all-gather steps without its GEMMs") {
