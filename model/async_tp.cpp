@@ -51,11 +51,25 @@ bool fused_async(const Variant& variant) {
   return variant.mode == TpMode::kAsync && !(variant.chunks == 1 && variant.transport == Transport::kSm);
 }
 
+bool gathers_fp8(const ProgramBuilder& builder, const LayerContext& ctx) {
+  return fp8_gathers(ctx.workload) && builder.gemm_fp8();
+}
+
+std::optional<OpId> cast_shard_for_gather(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                          GemmShape full, std::optional<OpId> local_shard) {
+  if (!gathers_fp8(builder, ctx)) return local_shard;
+  const std::string operand = gemm_role_of(name) == GemmRole::kForward ? ".x" : ".dy";
+  const std::vector<OpId> deps = local_shard ? std::vector<OpId>{*local_shard} : std::vector<OpId>{};
+  return builder.cast_to_fp8(name + operand, full.m / builder.tp(), full.k, deps);
+}
+
 std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                    GemmShape full, std::optional<OpId> local_shard) {
   if (fused_async(ctx.variant)) return async_gather_gemm(builder, ctx, name, full, local_shard, std::nullopt);
-  const double bytes = static_cast<double>(full.m * full.k) * builder.elem_bytes();
-  const std::vector<OpId> deps = local_shard ? std::vector<OpId>{*local_shard} : std::vector<OpId>{};
+  const bool fp8 = gathers_fp8(builder, ctx);
+  const double bytes = static_cast<double>(full.m * full.k) * (fp8 ? kFp8Bytes : builder.elem_bytes());
+  const std::optional<OpId> shard = cast_shard_for_gather(builder, ctx, name, full, local_shard);
+  const std::vector<OpId> deps = shard ? std::vector<OpId>{*shard} : std::vector<OpId>{};
   OpId gathered =
       builder.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape_text(full.m, full.k), deps);
   if (ctx.workload.implementation.sp_layout_copies) {
@@ -63,7 +77,10 @@ std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& 
         builder.memory(name + ".all_gather.layout_copy", bytes, bytes, 0, shape_text(full.m, full.k), {gathered});
     builder.mark_saved_as(gathered, SavedAs::kAllGather);  // the gathered input, in the layout the GEMM reads
   }
-  return {builder.gemm(name, full, {gathered})};
+  builder.set_a_quantised(fp8);
+  const OpId gemm = builder.gemm(name, full, {gathered});
+  builder.set_a_quantised(false);
+  return {gemm};
 }
 
 OpId scatter_product(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name, GemmShape full,

@@ -36,6 +36,13 @@ bool fused_async(const Variant& variant);
 std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                    GemmShape full, std::optional<OpId> local_shard);
 
+// Whether this GEMM's all-gather moves fp8 (Workload fp8_gathers, and the GEMM runs in fp8); then
+// cast_shard_for_gather casts the rank's [M / tp, K] shard of `local_shard` first (the input, or under a
+// ".dgrad" name the output gradient), else returns it as it is.
+bool gathers_fp8(const ProgramBuilder& builder, const LayerContext& ctx);
+std::optional<OpId> cast_shard_for_gather(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
+                                          GemmShape full, std::optional<OpId> local_shard);
+
 // The blocking reduce-scatter of a GEMM's [M, N] `product`, after its layout copy where the implementation
 // has them, and issued after `after` (ordering only).
 OpId scatter_product(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name, GemmShape full,

@@ -17,7 +17,9 @@ namespace {
 // backward (a Linear's input gradient redistributed after its weight gradient,
 // torch/distributed/tensor/parallel/style.py's ColwiseParallel and PrepareModuleInput; the
 // micro-pipeline pass, torch/_inductor/fx_passes/micro_pipeline_tp.py _find_producer_matmul, fuses a
-// reduce-scatter only with the mm producing it, not with the sum of the q, k, v or w1, w3 gradients).
+// reduce-scatter only with the mm producing it, not with the sum of the q, k, v or w1, w3 gradients); under
+// float8 tensorwise, torchao's float8 TP plan (torchao/float8/float8_tensor_parallel.py, chosen by
+// parallelize_llama.py's enable_float8_tensorwise_tp at torchtitan 820504e; the 2024 runs were bf16).
 Implementation torchtitan_2024() {
   return {.name = "torchtitan-2024",
           .attention = AttentionKernel::kFa2,
@@ -28,7 +30,8 @@ Implementation torchtitan_2024() {
           .sp_layout_copies = true,
           .async_tp = AsyncTpKernel::kSymmMem,
           .model_ends = ModelEndsMode::kNccl,
-          .backward_order = BackwardOrder::kAutograd};
+          .backward_order = BackwardOrder::kAutograd,
+          .fp8_all_gather = true};
 }
 
 // The same choices under another name.
@@ -150,7 +153,7 @@ std::string describe(const Implementation& i) {
          (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
                                                        : "on the variant's collectives") +
-         ", backward " + to_string(i.backward_order);
+         ", backward " + to_string(i.backward_order) + (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "");
 }
 
 }  // namespace tpsim::model

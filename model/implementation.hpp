@@ -53,6 +53,12 @@ struct Implementation {
   AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
   ModelEndsMode model_ends = ModelEndsMode::kVariant;
   BackwardOrder backward_order = BackwardOrder::kOverlapped;
+  // Under an fp8 tensorwise recipe, torchao's float8 TP plan (Float8ColwiseParallel, Float8RowwiseParallel,
+  // PrepareFloat8ModuleInput): each sharded input is cast to e4m3 before its sequence-parallel all-gather
+  // (the row-parallel output gradient to e5m2 before the backward's), so the gather, its layout copy and
+  // the saved gathered input are fp8; the GEMMs read them without casting again. Reduce-scatters stay bf16.
+  // Ignored under other recipes (TorchTitan runs rowwise over plain TP, gathering bf16).
+  bool fp8_all_gather = false;
 
   bool is_set() const { return !name.empty(); }
 };

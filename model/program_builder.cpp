@@ -196,6 +196,7 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
   const auto b_elements = static_cast<double>(shape.k * shape.n);
   std::optional<OpId> last_a, last_b;  // each operand's kernels run in turn (amax, cast, swizzle)
   for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role)) {
+    if (a_quantised_ && !kernel.reads_b) continue;  // cast before its all-gather
     const bool weight = kernel.reads_b && role != GemmRole::kWeightGradient;
     if (weight && !first_piece) continue;
     const double elements = kernel.reads_b ? b_elements : a_elements;
@@ -213,12 +214,44 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
     op.shape = kernel.reads_b ? shape_text(shape.k, shape.n) : shape_text(shape.m, shape.k);
     last = issue(std::move(op), inputs);
   }
+  if (a_quantised_ && role != GemmRole::kForward) {
+    // The gathered fp8 copy transposed for the weight gradient (the output gradient's, written beside the data
+    // gradient as its cast does; the input's, for the weight gradient itself): read and written once.
+    Op op;
+    op.name = name + (role == GemmRole::kDataGradient ? ".dy.transpose" : ".x.transpose");
+    op.kind = OpKind::kMemory;
+    op.quantisation = true;
+    op.bytes_read = a_elements * kFp8Bytes;
+    op.bytes_written = a_elements * kFp8Bytes;
+    op.shape = shape_text(shape.m, shape.k);
+    last_a = issue(std::move(op), deps);
+  }
   std::vector<OpId> inputs = last_a ? std::vector<OpId>{*last_a} : deps;
   if (last_b && role == GemmRole::kWeightGradient) {
     if (!last_a) inputs.clear();
     inputs.push_back(*last_b);
   }
   return inputs;
+}
+
+OpId ProgramBuilder::cast_to_fp8(const std::string& name, int64_t rows, int64_t cols, const std::vector<OpId>& deps) {
+  const auto elements = static_cast<double>(rows * cols);
+  const std::string shape = shape_text(rows, cols);
+  OpId last = 0;
+  for (const bool cast : {false, true}) {
+    Op op;
+    op.name = name + (cast ? ".cast" : ".amax");
+    op.kind = OpKind::kMemory;
+    op.quantisation = true;
+    op.flops = elements;
+    op.bytes_read = elements * kBf16Bytes;
+    op.bytes_written = cast ? elements * kFp8Bytes : 0.0;
+    op.shape = shape;
+    std::vector<OpId> inputs = deps;
+    if (cast) inputs.push_back(last);  // its scale
+    last = issue(std::move(op), inputs);
+  }
+  return last;
 }
 
 OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,

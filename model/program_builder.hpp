@@ -54,6 +54,13 @@ class ProgramBuilder {
   // GEMMs issued from now on (with set_gemm_fp8) are preceded by `recipe`'s quantisation kernels, their
   // role told by their linear's name (fp8_recipe.hpp); kNone: the casts are assumed fused elsewhere.
   void set_fp8_recipe(Fp8Recipe recipe) { fp8_recipe_ = recipe; }
+  bool gemm_fp8() const { return gemm_fp8_; }
+  // GEMMs issued next read an A operand already cast to fp8 before its all-gather (the float8 TP plan,
+  // Workload fp8_gathers): no cast of it; a data or weight gradient transposes the gathered fp8 copy instead.
+  void set_a_quantised(bool quantised) { a_quantised_ = quantised; }
+  // A tensorwise cast of a [rows, cols] bf16 activation to fp8 (its amax, then the cast), named <name>.amax and
+  // <name>.cast; returns the cast.
+  OpId cast_to_fp8(const std::string& name, int64_t rows, int64_t cols, const std::vector<OpId>& deps);
   // Weight-gradient GEMMs issued next write the fp32 gradient (Megatron's main_grad, fused accumulation:
   // the GEMM's epilogue adds into it); with `accumulate` (every micro-batch after a step's first) they
   // read it too (beta = 1).
@@ -146,6 +153,7 @@ class ProgramBuilder {
   OpStage stage_ = OpStage::kForward;
   std::string name_prefix_;
   int32_t linears_ = 0;           // linears issued so far
+  bool a_quantised_ = false;      // set_a_quantised
   std::string last_linear_name_;  // the linear the last GEMM computed
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;

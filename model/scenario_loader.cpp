@@ -22,8 +22,8 @@ const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware"
                                            "parallelism", "pipeline", "variants", "sweep",       "implementation",
                                            "skew",        "fsdp",     "ddp",      "moe"};
 const std::vector<std::string> kImplementationKeys = {
-    "preset",    "attention",        "qkv",      "gate_up",    "rope",
-    "repeat_kv", "sp_layout_copies", "async_tp", "model_ends", "backward_order"};
+    "preset",           "attention", "qkv",        "gate_up",        "rope",          "repeat_kv",
+    "sp_layout_copies", "async_tp",  "model_ends", "backward_order", "fp8_all_gather"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -239,6 +239,7 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   if (const YAML::Node o = node["backward_order"]) {
     i.backward_order = in.choice_of(o, "implementation.backward_order", backward_orders());
   }
+  if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
   if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
   return i;
 }
@@ -512,6 +513,15 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     }
     if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kTileFused) {
       check_tile_fused_variant(in, node[i], i, v);
+    }
+    const bool pipelined = v.mode == TpMode::kAsync && !(v.chunks == 1 && v.transport == Transport::kSm);
+    if (pipelined && fp8_gathers(out.workload) && out.workload.implementation.async_tp != AsyncTpKernel::kSymmMem) {
+      in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) +
+                                      "]: fp8 all-gathers (implementation.fp8_all_gather under fp8_recipe "
+                                      "tensorwise) are modelled for sp's collectives and async_tp symm_mem's pulls, "
+                                      "not for async_tp " +
+                                      to_string(out.workload.implementation.async_tp) +
+                                      "; use async_tp: symm_mem or fp8_all_gather: false");
     }
     if (v.mode == TpMode::kAsync && !v.chunks_auto && out.workload.phase != Phase::kOps) {
       check_chunk_plan(in, node[i], i, out, v);

@@ -56,18 +56,25 @@ class SequenceParallelStrategy : public TpStrategy {
     const std::string name = linear.gemm_name + ".dgrad";
     const Implementation& implementation = ctx.workload.implementation;
     const bool unfusable = implementation.async_tp == AsyncTpKernel::kSymmMem && b.has_linear_parts(linear.gemm_name);
+    // The weight gradient reads the saved gathered input: fp8 already under the float8 TP plan.
+    const auto wgrad = [&] {
+      b.set_a_quantised(gathers_fp8(b, ctx));
+      const OpId id = weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+      b.set_a_quantised(false);
+      return id;
+    };
     if (fused_async(ctx.variant) && !unfusable) {
       std::vector<OpId> reduced = gemm_then_scatter(b, ctx, name, shape, grad_out);
-      weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+      wgrad();
       return reduced;
     }
     const OpId dgrad = b.gemm(name, shape, grad_out);
     if (implementation.backward_order == BackwardOrder::kAutograd) {
-      const OpId wgrad = weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
-      return {scatter_product(b, ctx, name, shape, dgrad, {wgrad})};
+      const OpId weight = wgrad();
+      return {scatter_product(b, ctx, name, shape, dgrad, {weight})};
     }
     const OpId reduced = scatter_product(b, ctx, name, shape, dgrad);
-    weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+    wgrad();
     return {reduced};
   }
 

@@ -1,6 +1,8 @@
 // The symmetric-memory async-TP ops' streams, copies and barriers, step by step.
 #include "model/symm_mem_async_tp.hpp"
 
+#include "model/async_tp.hpp"
+
 namespace tpsim::model {
 namespace {
 
@@ -34,10 +36,14 @@ std::vector<OpId> symm_mem_gather_gemm(ProgramBuilder& b, const LayerContext& ct
                                        GemmShape full, std::optional<OpId> local_shard) {
   const int tp = b.tp();
   const int64_t shard_tokens = ctx.tokens / tp;
-  const double shard_bytes = static_cast<double>(shard_tokens * full.k) * b.elem_bytes();
+  // Under the float8 TP plan the shard is cast first and every copy moves fp8.
+  const bool fp8 = gathers_fp8(b, ctx);
+  const double shard_bytes = static_cast<double>(shard_tokens * full.k) * (fp8 ? kFp8Bytes : b.elem_bytes());
   const std::string shape = shape_text(shard_tokens, full.k);
   const GemmShape piece{shard_tokens, full.n, full.k};
-  const std::vector<OpId> local = local_shard ? std::vector<OpId>{*local_shard} : std::vector<OpId>{};
+  const std::optional<OpId> input = cast_shard_for_gather(b, ctx, name, full, local_shard);
+  const std::vector<OpId> local = input ? std::vector<OpId>{*input} : std::vector<OpId>{};
+  b.set_a_quantised(fp8);
 
   const OpId opened = barrier(b, name + ".ag.barrier", Stream::kCompute, local);
   const OpId staged = b.memory(name + ".ag.stage", shard_bytes, shard_bytes, 0, shape, {opened});
@@ -63,6 +69,7 @@ std::vector<OpId> symm_mem_gather_gemm(ProgramBuilder& b, const LayerContext& ct
   if (step_stream(tp) == Stream::kCompute2) backend_tail = gathered_own;
   b.mark_saved_as(gathered_own, SavedAs::kAllGather);
   b.set_compute_stream(Stream::kCompute);
+  b.set_a_quantised(false);
   pieces.push_back(barrier(b, name + ".ag.closing_barrier", Stream::kCompute, {backend_tail, gathered_own}));
   return pieces;
 }

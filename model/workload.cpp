@@ -3,6 +3,11 @@
 
 namespace tpsim::model {
 
+bool fp8_gathers(const Workload& workload) {
+  return workload.dtype == Dtype::kFp8 && workload.fp8_recipe == Fp8Recipe::kTensorwise &&
+         workload.implementation.fp8_all_gather;
+}
+
 Pass primary_pass(const Workload& workload) {
   switch (workload.phase) {
     case Phase::kForward:

@@ -92,6 +92,8 @@ struct Pass {
 
 // forward / prefill: the whole sequence; decode: one token at context_len; generate: its prefill.
 Pass primary_pass(const Workload& workload);
+// Whether sequence-parallel all-gathers move fp8 (implementation.fp8_all_gather under fp8_recipe tensorwise).
+bool fp8_gathers(const Workload& workload);
 // Decode step `step` (0-based) of a generate workload: one token after context_len + step tokens.
 Pass decode_pass(const Workload& workload, int64_t step);
 

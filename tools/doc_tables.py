@@ -123,19 +123,25 @@ def torchtitan():
 
 def torchtitan_train():
     # Published: TorchTitan's async-TP benchmark of June 2025 (pytorch/torchtitan
-    # benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md, bf16 rows), average tokens/s per GPU.
-    published = {"8b": (4378, 4809.4), "70b": (597.3, 652.4)}
-    header("TorchTitan, June 2025, bf16", "sp tok/s/GPU", "published", "error", "async tok/s/GPU", "published",
+    # benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md), average tokens/s per GPU, sp then async.
+    published = {("8b", "bf16"): (4378, 4809.4), ("8b", "tensorwise"): (5078.1, 5570.1),
+                 ("8b", "rowwise"): (3708.5, 3914.9), ("70b", "bf16"): (597.3, 652.4),
+                 ("70b", "tensorwise"): (809.8, 942.4), ("70b", "rowwise"): (599.6, 624.8)}
+    jobs = {"8b": ("Llama-3.1-8B, 64 H100, FSDP 8 x TP 8, per-op SAC, 12 x 8192", "torchtitan-llama3-8b-tp8-fsdp8-train"),
+            "70b": ("Llama-3.1-70B, 256 H100, FSDP 32 x TP 8, full AC, 16 x 8192",
+                    "torchtitan-llama3-70b-tp8-fsdp32-train")}
+    header("TorchTitan, June 2025", "dtype", "sp tok/s/GPU", "published", "error", "async tok/s/GPU", "published",
            "error", "step gain", "published", "difference")
-    for model, label in [("8b", "Llama-3.1-8B, 64 H100, FSDP 8 x TP 8, per-op SAC, 12 x 8192"),
-                         ("70b", "Llama-3.1-70B, 256 H100, FSDP 32 x TP 8, full AC, 16 x 8192")]:
-        scenario = "torchtitan-llama3-8b-tp8-fsdp8-train" if model == "8b" else "torchtitan-llama3-70b-tp8-fsdp32-train"
-        v = by_variant(results(scenario)["results"])
-        sp, asy = v["sp"]["tokens_per_s_per_gpu"], v["async"]["tokens_per_s_per_gpu"]
-        psp, pasy = published[model]
-        row(label, f"{sp:.0f}", f"{psp:g}", f"{100 * (sp / psp - 1):+.0f}%", f"{asy:.0f}", f"{pasy:g}",
-            f"{100 * (asy / pasy - 1):+.0f}%", f"**{asy / sp:.3f}x**", f"{pasy / psp:.3f}x",
-            f"{asy / sp - pasy / psp:+.3f}")
+    for model, (label, scenario) in jobs.items():
+        runs = [("bf16", r) for r in results(scenario)["results"]]
+        runs += [(r["point"]["workload.fp8_recipe"], r) for r in results(scenario + "-fp8")["results"]]
+        for dtype in ["bf16", "tensorwise", "rowwise"]:
+            v = {r["variant"]: r for d, r in runs if d == dtype}
+            sp, asy = v["sp"]["tokens_per_s_per_gpu"], v["async"]["tokens_per_s_per_gpu"]
+            psp, pasy = published[(model, dtype)]
+            row(label if dtype == "bf16" else "", dtype if dtype == "bf16" else f"fp8 {dtype}", f"{sp:.0f}",
+                f"{psp:g}", f"{100 * (sp / psp - 1):+.0f}%", f"{asy:.0f}", f"{pasy:g}", f"{100 * (asy / pasy - 1):+.0f}%",
+                f"**{asy / sp:.3f}x**", f"{pasy / psp:.3f}x", f"{asy / sp - pasy / psp:+.3f}")
 
 
 def gpt_fast():

@@ -316,6 +316,53 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "under tensorwise fp8 the float8 TP plan casts each shard before its all-gather, which moves fp8, and the "
+    "GEMMs read the gathered fp8 without casting it again",
+    "[model][implementation]") {
+  const int64_t tokens = 2048, hidden = llama8b().hidden, tp = 8;
+  auto w = with(test::train_workload(1, tokens, 1), torchtitan());
+  w.dtype = model::Dtype::kFp8;
+  w.fp8_recipe = model::Fp8Recipe::kTensorwise;
+  const model::LayerGraph g = model::build_layer_graph(llama8b(), w, 8, test::variant(model::TpMode::kSp));
+  const std::vector<const Op*> casts = named(g, "L0.attn.qkv_proj.x.cast");
+  REQUIRE(casts.size() == 1);  // on the shard only, not again on the gathered tensor
+  CHECK(casts[0]->bytes_read == Approx(2.0 * tokens / tp * hidden));
+  CHECK(casts[0]->bytes_written == Approx(1.0 * tokens / tp * hidden));
+  CHECK(named(g, "L0.attn.qkv_proj.all_gather.layout_copy")[0]->bytes_read == Approx(1.0 * tokens * hidden));
+  // The row-parallel output gradient is cast to e5m2 on the shard, gathered, and transposed for the weight gradient.
+  CHECK(named(g, "L0.attn.o_proj.dgrad.dy.cast")[0]->bytes_read == Approx(2.0 * tokens / tp * hidden));
+  CHECK(named(g, "L0.attn.o_proj.dgrad.dy.transpose")[0]->bytes_read == Approx(1.0 * tokens * hidden));
+  // The column-parallel weight gradient transposes the saved gathered fp8 input instead of casting bf16.
+  CHECK(named(g, "L0.attn.qkv_proj.wgrad.x.cast_t").empty());
+  CHECK(named(g, "L0.attn.qkv_proj.wgrad.x.transpose")[0]->bytes_written == Approx(1.0 * tokens * hidden));
+  // Rowwise keeps bf16 collectives, as TorchTitan runs it over plain TP.
+  w.fp8_recipe = model::Fp8Recipe::kRowwise;
+  const model::LayerGraph rowwise = model::build_layer_graph(llama8b(), w, 8, test::variant(model::TpMode::kSp));
+  CHECK(named(rowwise, "L0.attn.qkv_proj.all_gather.layout_copy")[0]->bytes_read == Approx(2.0 * tokens * hidden));
+  // Under the symmetric-memory ops every pull moves the fp8 shard.
+  w.fp8_recipe = model::Fp8Recipe::kTensorwise;
+  const model::LayerGraph async = model::build_layer_graph(
+      llama8b(), w, 8,
+      test::variant(model::TpMode::kAsync, 8, model::Transport::kCopyEngine, model::ChunkOrder::kDirect));
+  CHECK(named(async, "L0.attn.qkv_proj.ag.pull1")[0]->message_bytes == Approx(1.0 * tokens / tp * hidden));
+  CHECK(named(async, "L0.attn.o_proj.dgrad.ag.pull1")[0]->message_bytes == Approx(1.0 * tokens / tp * hidden));
+}
+
+TEST_CASE("fp8 all-gathers are refused with async TP kernels other than PyTorch's", "[model][implementation]") {
+  const std::string text =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+      "implementation: {preset: torchtitan-2025, async_tp: pipeline}\n"
+      "workload: {phase: train, batch: 1, seq_len: 1024, layers: 1, dtype: fp8, fp8_recipe: tensorwise}\n"
+      "parallelism: {tp: 8}\nvariants: [{name: sp, tp_mode: sp}, {name: a, tp_mode: async, chunks: 8}]\n";
+  CHECK_THROWS_WITH(model::parse_scenario(text, "t.yaml"),
+                    Catch::Contains("t.yaml:7:") && Catch::Contains("fp8 all-gathers") &&
+                        Catch::Contains("use async_tp: symm_mem or fp8_all_gather: false"));
+  std::string bf16 = text;
+  bf16.replace(bf16.find("dtype: fp8, fp8_recipe: tensorwise"), 34, "dtype: bf16");
+  CHECK_NOTHROW(model::parse_scenario(bf16, "t.yaml"));
+}
+
+TEST_CASE(
     "a whole-model forward adds the embedding, LM head and loss, whose collectives stay NCCL's under async "
     "when the framework compiles only the blocks",
     "[model][implementation]") {
