@@ -204,27 +204,15 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
     // Reads its operand (a weight is no activation: no dependency) and the previous kernel's scale.
     std::vector<OpId> inputs = weight ? std::vector<OpId>{} : deps;
     if (last) inputs.push_back(*last);
-    Op op;
-    op.name = name + "." + kernel.name;
-    op.kind = OpKind::kMemory;
-    op.quantisation = true;
-    op.flops = elements;
-    op.bytes_read = elements * kernel.read_per_element;
-    op.bytes_written = elements * kernel.written_per_element;
-    op.shape = kernel.reads_b ? shape_text(shape.k, shape.n) : shape_text(shape.m, shape.k);
-    last = issue(std::move(op), inputs);
+    last = quantisation_kernel(name + "." + kernel.name, elements, elements * kernel.read_per_element,
+                               elements * kernel.written_per_element,
+                               kernel.reads_b ? shape_text(shape.k, shape.n) : shape_text(shape.m, shape.k), inputs);
   }
   if (a_quantised_ && role != GemmRole::kForward) {
     // The gathered fp8 copy transposed for the weight gradient (the output gradient's, written beside the data
     // gradient as its cast does; the input's, for the weight gradient itself): read and written once.
-    Op op;
-    op.name = name + (role == GemmRole::kDataGradient ? ".dy.transpose" : ".x.transpose");
-    op.kind = OpKind::kMemory;
-    op.quantisation = true;
-    op.bytes_read = a_elements * kFp8Bytes;
-    op.bytes_written = a_elements * kFp8Bytes;
-    op.shape = shape_text(shape.m, shape.k);
-    last_a = issue(std::move(op), deps);
+    last_a = quantisation_kernel(name + (role == GemmRole::kDataGradient ? ".dy.transpose" : ".x.transpose"), 0.0,
+                                 a_elements * kFp8Bytes, a_elements * kFp8Bytes, shape_text(shape.m, shape.k), deps);
   }
   std::vector<OpId> inputs = last_a ? std::vector<OpId>{*last_a} : deps;
   if (last_b && role == GemmRole::kWeightGradient) {
@@ -237,21 +225,23 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
 OpId ProgramBuilder::cast_to_fp8(const std::string& name, int64_t rows, int64_t cols, const std::vector<OpId>& deps) {
   const auto elements = static_cast<double>(rows * cols);
   const std::string shape = shape_text(rows, cols);
-  OpId last = 0;
-  for (const bool cast : {false, true}) {
-    Op op;
-    op.name = name + (cast ? ".cast" : ".amax");
-    op.kind = OpKind::kMemory;
-    op.quantisation = true;
-    op.flops = elements;
-    op.bytes_read = elements * kBf16Bytes;
-    op.bytes_written = cast ? elements * kFp8Bytes : 0.0;
-    op.shape = shape;
-    std::vector<OpId> inputs = deps;
-    if (cast) inputs.push_back(last);  // its scale
-    last = issue(std::move(op), inputs);
-  }
-  return last;
+  const OpId amax = quantisation_kernel(name + ".amax", elements, elements * kBf16Bytes, 0.0, shape, deps);
+  std::vector<OpId> inputs = deps;
+  inputs.push_back(amax);  // its scale
+  return quantisation_kernel(name + ".cast", elements, elements * kBf16Bytes, elements * kFp8Bytes, shape, inputs);
+}
+
+OpId ProgramBuilder::quantisation_kernel(const std::string& name, double flops, double read_bytes, double written_bytes,
+                                         const std::string& shape, const std::vector<OpId>& inputs) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::kMemory;
+  op.quantisation = true;
+  op.flops = flops;
+  op.bytes_read = read_bytes;
+  op.bytes_written = written_bytes;
+  op.shape = shape;
+  return issue(std::move(op), inputs);
 }
 
 OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,

@@ -175,6 +175,9 @@ class ProgramBuilder {
   // activations and keep only stream order).
   std::vector<OpId> quantise_operands(const std::string& linear_name, const std::string& name, GemmShape shape,
                                       const std::vector<OpId>& deps, bool first_piece);
+  // A memory-bound kernel of an fp8 recipe (Op::quantisation: an amax, cast, transpose or swizzle).
+  OpId quantisation_kernel(const std::string& name, double flops, double read_bytes, double written_bytes,
+                           const std::string& shape, const std::vector<OpId>& inputs);
   // One GEMM kernel: `accumulate` reads its output too (beta = 1); `output_bytes` (0: its own) is what
   // it leaves for its readers; `part` which of the linear's separate GEMMs it is (Op::linear_part).
   OpId gemm_kernel(const std::string& linear_name, const std::string& name, GemmShape shape,

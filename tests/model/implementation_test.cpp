@@ -41,6 +41,15 @@ std::vector<const Op*> named(const model::LayerGraph& g, const std::string& suff
   return out;
 }
 
+// Whether `op` depends on `on` (`data`: reads its output; else any dependency, ordering ones too).
+bool depends_on(const model::LayerGraph& g, const Op* op, const Op* on, bool data) {
+  const auto id = static_cast<model::OpId>(on - g.ops().data());
+  for (const model::Dep& d : op->deps) {
+    if (d.op == id && (d.data || !data)) return true;
+  }
+  return false;
+}
+
 std::string scenario_text(const std::string& implementation, const std::string& variant = "{name: sp, tp_mode: sp}") {
   return "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nimplementation: " + implementation +
          "\nworkload: {phase: forward, batch: 1, seq_len: 1024, layers: 1}\nparallelism: {tp: 8}\nvariants: [" +
@@ -246,15 +255,8 @@ TEST_CASE(
     }
     const Op* scatter = named(g, "embedding.reduce_scatter")[0];
     const Op* gather = named(g, "embedding.grad.all_gather")[0];
-    const auto reads = [&g](const Op* op, const Op* input) {
-      const auto input_id = static_cast<model::OpId>(input - g.ops().data());
-      for (const model::Dep& d : op->deps) {
-        if (d.data && d.op == input_id) return true;
-      }
-      return false;
-    };
-    CHECK(reads(scatter, before[0]));
-    CHECK(reads(after[0], gather));
+    CHECK(depends_on(g, scatter, before[0], true));
+    CHECK(depends_on(g, after[0], gather, true));
   }
   model::Implementation none = torchtitan();
   none.sp_layout_copies = false;
@@ -268,17 +270,11 @@ TEST_CASE(
     "beside it otherwise",
     "[model][implementation]") {
   model::Workload w = test::train_workload(1, 2048, 1);
-  // The position of an op of rank 0's program, and whether `op` reads `input`.
+  // The one op of rank 0's program named `suffix` (ops are stored in issue order).
   const auto find = [](const model::LayerGraph& g, const std::string& suffix) {
     const std::vector<const Op*> ops = named(g, suffix);
     REQUIRE(ops.size() == 1);
-    return static_cast<model::OpId>(ops[0] - g.ops().data());
-  };
-  const auto follows = [](const model::LayerGraph& g, model::OpId op, model::OpId before) {
-    for (const model::Dep& d : g.op(op).deps) {
-      if (d.op == before) return true;
-    }
-    return false;
+    return ops[0];
   };
   for (const model::TpMode mode : {model::TpMode::kSp, model::TpMode::kTp}) {
     const std::string reduce =
@@ -288,7 +284,7 @@ TEST_CASE(
     w.implementation.name = "custom";
     w.implementation.backward_order = model::BackwardOrder::kAutograd;
     const model::LayerGraph after = model::build_layer_graph(llama8b(), w, 8, test::variant(mode));
-    CHECK(follows(after, find(after, reduce), find(after, "ffn.gate_up_proj.wgrad")));
+    CHECK(depends_on(after, find(after, reduce), find(after, "ffn.gate_up_proj.wgrad"), false));
     w.implementation = {};
   }
 }
