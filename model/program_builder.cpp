@@ -231,29 +231,31 @@ OpId ProgramBuilder::cast_to_fp8(const std::string& name, int64_t rows, int64_t 
   return quantisation_kernel(name + ".cast", elements, elements * kBf16Bytes, elements * kFp8Bytes, shape, inputs);
 }
 
-OpId ProgramBuilder::quantisation_kernel(const std::string& name, double flops, double read_bytes, double written_bytes,
-                                         const std::string& shape, const std::vector<OpId>& inputs) {
+namespace {
+
+Op memory_op(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape) {
   Op op;
   op.name = name;
   op.kind = OpKind::kMemory;
-  op.quantisation = true;
   op.flops = flops;
   op.bytes_read = read_bytes;
   op.bytes_written = written_bytes;
   op.shape = shape;
+  return op;
+}
+
+}  // namespace
+
+OpId ProgramBuilder::quantisation_kernel(const std::string& name, double flops, double read_bytes, double written_bytes,
+                                         const std::string& shape, const std::vector<OpId>& inputs) {
+  Op op = memory_op(name, read_bytes, written_bytes, flops, shape);
+  op.quantisation = true;
   return issue(std::move(op), inputs);
 }
 
 OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,
                             const std::string& shape, const std::vector<OpId>& deps) {
-  Op op;
-  op.name = name;
-  op.kind = OpKind::kMemory;
-  op.flops = flops;
-  op.bytes_read = read_bytes;
-  op.bytes_written = written_bytes;
-  op.shape = shape;
-  return issue(std::move(op), deps);
+  return issue(memory_op(name, read_bytes, written_bytes, flops, shape), deps);
 }
 
 OpId ProgramBuilder::attention(const std::string& name, double flops, double read_bytes, double written_bytes,
