@@ -132,8 +132,9 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
         b.memory("attn.qk_norm.backward", 2.0 * rotated_bytes + 2.0 * d * e, rotated_bytes,
                  6.0 * static_cast<double>(t * rotated), shape_text(t, rotated), joined({d_proj}, saved.column_output));
   }
-  const OpId dx = tp.column_backward(b, ctx, qkv_linear(ctx), {d_proj}, saved.column_input, saved.input);
-  return ModuleInput{residual_add(b, "attn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
+  const ColumnLinear qkv = qkv_linear(ctx);
+  return module_input_gradient(b, ctx, qkv, tp.column_input_gradient(b, ctx, qkv, {d_proj}, saved.column_input),
+                               saved.input, "attn", grad);
 }
 
 ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
@@ -147,8 +148,10 @@ ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
   const OpId d_gate_up =
       b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
                8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
-  const OpId dx = tp.column_backward(b, ctx, gate_up_linear(ctx), {d_gate_up}, saved.column_input, saved.input);
-  return ModuleInput{residual_add(b, "ffn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
+  const ColumnLinear gate_up = gate_up_linear(ctx);
+  return module_input_gradient(b, ctx, gate_up,
+                               tp.column_input_gradient(b, ctx, gate_up, {d_gate_up}, saved.column_input), saved.input,
+                               "ffn", grad);
 }
 
 }  // namespace tpsim::model

@@ -52,7 +52,7 @@ ModuleInput DtpState::reduce_into_residual(ProgramBuilder& b, const LayerContext
   const double bytes = static_cast<double>(ctx.tokens * hidden) * b.elem_bytes();
   const OpId reduced = b.collective(gemm_name + ".all_reduce", CollectiveKind::kAllReduce, bytes,
                                     shape_text(ctx.tokens, hidden), {product});
-  return ModuleInput{residual_add(b, module + ".residual", ctx.local_tokens, hidden, {reduced}, residual.ready)};
+  return residual_stream(b, ctx, module + ".residual", {reduced}, residual.ready);
 }
 
 ModuleInput DtpState::after_module(ProgramBuilder& b, const LayerContext& ctx, const std::string& module, OpId product,
@@ -60,7 +60,7 @@ ModuleInput DtpState::after_module(ProgramBuilder& b, const LayerContext& ctx, c
   const int k = b.module();
   const OpId own = residual_add(b, module + ".residual_own", ctx.tokens, ctx.arch.hidden, {product}, residual.ready);
   if (schedule(ctx).reduces(k)) reductions_[k] = reduce(b, ctx, module + ".partials", product);
-  return ModuleInput{own};
+  return ModuleInput{own, true};
 }
 
 std::optional<OpId> DtpState::final_reduction(ProgramBuilder& b, const LayerContext& ctx, OpId normed) {

@@ -46,7 +46,7 @@ void build_two_batch_layers(ProgramBuilder& b, const LayerContext& ctx, TpStrate
   }
   b.set_module(-1);
   halves.each([&](int h) {
-    const OpId normed = rms_norm(b, "final.norm", ctx.local_tokens, ctx.arch.hidden, hidden[h].deps());
+    const OpId normed = stream_norm(b, ctx, "final.norm", hidden[h]);
     strategy.finish_pass(b, ctx, normed);
   });
 }
@@ -108,7 +108,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
     }
     return graph;
   }
-  const OpId normed = rms_norm(builder, "final.norm", ctx.local_tokens, arch.hidden, hidden.deps());
+  const OpId normed = stream_norm(builder, ctx, "final.norm", hidden);
   strategy->finish_pass(builder, ctx, normed);
   return graph;
 }

@@ -19,7 +19,9 @@ namespace {
 // micro-pipeline pass, torch/_inductor/fx_passes/micro_pipeline_tp.py _find_producer_matmul, fuses a
 // reduce-scatter only with the mm producing it, not with the sum of the q, k, v or w1, w3 gradients); under
 // float8 tensorwise, torchao's float8 TP plan (torchao/float8/float8_tensor_parallel.py, chosen by
-// parallelize_llama.py's enable_float8_tensorwise_tp at torchtitan 820504e; the 2024 runs were bf16).
+// parallelize_llama.py's enable_float8_tensorwise_tp at torchtitan 820504e; the 2024 runs were bf16); Inductor
+// fusing each block's residual add with the RMSNorm after it (the traced layer's "residual add + RMSNorm (fused
+// Triton)" kernel; the add closing a block and the next block's attention_norm are in two compiled graphs).
 Implementation torchtitan_2024() {
   return {.name = "torchtitan-2024",
           .attention = AttentionKernel::kFa2,
@@ -31,7 +33,8 @@ Implementation torchtitan_2024() {
           .async_tp = AsyncTpKernel::kSymmMem,
           .model_ends = ModelEndsMode::kNccl,
           .backward_order = BackwardOrder::kAutograd,
-          .fp8_all_gather = true};
+          .fp8_all_gather = true,
+          .add_norm = AddNormKernel::kFusedInLayer};
 }
 
 // The same choices under another name.
@@ -58,18 +61,22 @@ const std::vector<Implementation>& presets() {
       // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
       {.name = "megatron-te", .attention = AttentionKernel::kCudnn},
       // vLLM: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA kernel,
-      // and FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads.
-      {.name = "vllm", .attention = AttentionKernel::kFa3},
+      // and FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads; its RMSNorm takes the
+      // residual (vllm/model_executor/models/llama.py: input_layernorm(hidden_states, residual)), running
+      // every residual add with the norm after it as one fused_add_rms_norm kernel, the final norm's too.
+      {.name = "vllm", .attention = AttentionKernel::kFa3, .add_norm = AddNormKernel::kFused},
       // gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in
       // fp32 real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
       // Its tp.py shards the layers' linears only: the embedding and the output layer stay whole on every
-      // rank.
+      // rank. generate.py compiles the whole decode step (torch.compile of decode_one_token), so Inductor
+      // fuses every residual add with the RMSNorm after it, across layers too.
       {.name = "gpt-fast",
        .attention = AttentionKernel::kFa2,
        .separate_gate_up = true,
        .repeat_kv = true,
        .model_ends = ModelEndsMode::kReplicated,
-       .backward_order = BackwardOrder::kAutograd}};
+       .backward_order = BackwardOrder::kAutograd,
+       .add_norm = AddNormKernel::kFused}};
   return all;
 }
 
@@ -143,6 +150,24 @@ const std::vector<BackwardOrder>& backward_orders() {
   return orders;
 }
 
+std::string to_string(AddNormKernel kernel) {
+  switch (kernel) {
+    case AddNormKernel::kFusedInLayer:
+      return "fused_in_layer";
+    case AddNormKernel::kFused:
+      return "fused";
+    case AddNormKernel::kSeparate:
+      break;
+  }
+  return "separate";
+}
+
+const std::vector<AddNormKernel>& add_norm_kernels() {
+  static const std::vector<AddNormKernel> kinds = {AddNormKernel::kSeparate, AddNormKernel::kFusedInLayer,
+                                                   AddNormKernel::kFused};
+  return kinds;
+}
+
 std::string describe(const Implementation& i) {
   if (!i.is_set()) return "idealised (fused projections, the profile's attention kernel, no layout copies)";
   return i.name + ": attention " + to_string(i.attention) + ", qkv " + (i.separate_qkv ? "separate" : "fused") +
@@ -153,7 +178,8 @@ std::string describe(const Implementation& i) {
          (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
                                                        : "on the variant's collectives") +
-         ", backward " + to_string(i.backward_order) + (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "");
+         ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) +
+         (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "");
 }
 
 }  // namespace tpsim::model

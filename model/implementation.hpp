@@ -39,6 +39,15 @@ enum class ModelEndsMode { kVariant, kNccl, kReplicated };
 // input gradient of separate GEMMs runs as a plain NCCL reduce-scatter under `async_tp: symm_mem` too.
 enum class BackwardOrder { kOverlapped, kAutograd };
 
+// Whether a residual add and the RMSNorm reading its sum run as one kernel (the add writes the stream, the
+// norm continues in the same kernel from its registers and writes its output; in the backward the norm's
+// backward and the add of the skip connection's gradient likewise): two kernels each (eager PyTorch,
+// Megatron's own kernels); fused within a layer (torch.compile per TransformerBlock: the add closing the
+// attention and the FFN's norm, and the backward's pairs, fuse; the add closing a block and the next block's
+// first norm are in two compiled graphs); or fused everywhere (a whole-model compile, or vLLM's
+// fused_add_rms_norm, which also takes the add closing each layer into the next layer's or the final norm).
+enum class AddNormKernel { kSeparate, kFusedInLayer, kFused };
+
 struct Implementation {
   std::string name;  // the preset's, or "custom" with keys of its own; empty: unset (the idealised layer)
   AttentionKernel attention = AttentionKernel::kProfile;
@@ -59,6 +68,7 @@ struct Implementation {
   // the saved gathered input are fp8; the GEMMs read them without casting again. Reduce-scatters stay bf16.
   // Ignored under other recipes (TorchTitan runs rowwise over plain TP, gathering bf16).
   bool fp8_all_gather = false;
+  AddNormKernel add_norm = AddNormKernel::kSeparate;
 
   bool is_set() const { return !name.empty(); }
 };
@@ -78,6 +88,9 @@ const std::vector<std::string>& model_ends_names();
 // "overlapped", "autograd": the values of implementation.backward_order.
 std::string to_string(BackwardOrder order);
 const std::vector<BackwardOrder>& backward_orders();
+// "separate", "fused_in_layer", "fused": the values of implementation.add_norm.
+std::string to_string(AddNormKernel kernel);
+const std::vector<AddNormKernel>& add_norm_kernels();
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
 

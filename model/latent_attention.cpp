@@ -184,8 +184,7 @@ ModuleInput latent_attention_backward(ProgramBuilder& b, const LayerContext& ctx
     // column-parallel linear's.
     d_normed = tp.column_input_gradient(b, ctx, down, d_latent, saved.column_input);
   }
-  const OpId dx = norm_backward(b, ctx, down, d_normed, saved.input);
-  return ModuleInput{residual_add(b, "attn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
+  return module_input_gradient(b, ctx, down, d_normed, saved.input, "attn", grad);
 }
 
 }  // namespace tpsim::model

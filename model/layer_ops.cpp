@@ -22,6 +22,33 @@ OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, in
   return b.memory(name, 2.0 * bytes, bytes, static_cast<double>(tokens * width), shape_text(tokens, width), deps);
 }
 
+ModuleInput residual_stream(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, std::vector<OpId> deps,
+                            std::optional<OpId> residual) {
+  return ModuleInput{residual_add(b, name, ctx.local_tokens, ctx.arch.hidden, std::move(deps), residual), true};
+}
+
+bool fuses_add_norm(const LayerContext& ctx, int module) {
+  switch (ctx.workload.implementation.add_norm) {
+    case AddNormKernel::kFused:
+      return true;
+    case AddNormKernel::kFusedInLayer:
+      return module >= 0 && module % 2 == 1;  // the norm of a layer's second module, after its first's add
+    case AddNormKernel::kSeparate:
+      break;
+  }
+  return false;
+}
+
+OpId stream_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const ModuleInput& input) {
+  const int64_t tokens = ctx.local_tokens, width = ctx.arch.hidden;
+  const bool fused =
+      input.from_residual_add && input.ready && fuses_add_norm(ctx, b.module()) && b.can_continue(*input.ready);
+  if (!fused) return rms_norm(b, name, tokens, width, input.deps());
+  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
+  return b.continue_kernel(*input.ready, name, bytes, static_cast<double>(width) * b.elem_bytes(), bytes,
+                           4.0 * static_cast<double>(tokens * width), shape_text(tokens, width), {});
+}
+
 namespace {
 
 // The attention of a pass on one rank, as doubles: b sequences of q new tokens after c cached ones,

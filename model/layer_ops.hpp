@@ -11,9 +11,11 @@
 
 namespace tpsim::model {
 
-// The residual stream entering a module: the op that last wrote it (none before the first layer).
+// The residual stream entering a module: the op that last wrote it (none before the first layer), and whether
+// that op is a residual add (stream_norm may fuse the norm reading it into its kernel).
 struct ModuleInput {
   std::optional<OpId> ready;
+  bool from_residual_add = false;
   std::vector<OpId> deps() const { return ready ? std::vector<OpId>{*ready} : std::vector<OpId>{}; }
 };
 
@@ -26,6 +28,18 @@ OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_
 // residual += sum of `deps`' output, over [tokens, width].
 OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, std::vector<OpId> deps,
                   std::optional<OpId> residual);
+// The stream a module's residual add writes over the rank's rows: residual_add, marked from_residual_add.
+ModuleInput residual_stream(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, std::vector<OpId> deps,
+                            std::optional<OpId> residual);
+
+// Whether the implementation runs the residual add before the norm of module `module` (ProgramBuilder's numbering:
+// -1 the final norm) with that norm as one kernel in the forward (implementation.add_norm); every norm's backward
+// fuses with its skip connection's add where any forward pair does.
+bool fuses_add_norm(const LayerContext& ctx, int module);
+// The RMSNorm of the stream `input` over the rank's rows, named `name`: a kernel of its own, or, where
+// fuses_add_norm holds and the residual add that wrote `input` is the last kernel issued, that kernel continued
+// (the sum read from registers, the normed rows written).
+OpId stream_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const ModuleInput& input);
 
 // Causal attention of the pass's new tokens over the cached and new keys: FLOPs
 // 4 b hq d (q c + q^2 / 2) for q new and c cached tokens; bytes: Q, K, V (cache and new), O, and

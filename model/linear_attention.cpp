@@ -134,8 +134,10 @@ ModuleInput linear_attention_backward(ProgramBuilder& b, const LayerContext& ctx
   const OpId d_projected = b.memory("linear_attn.conv1d.backward", 2.0 * tokens * channels * e + kernel * channels * e,
                                     tokens * channels * e + kernel * channels * e, 4.0 * kernel * tokens * channels,
                                     shape_text(ctx.tokens, static_cast<int64_t>(channels)), {d_conv});
-  const OpId dx = tp.column_backward(b, ctx, in_proj(ctx), {d_projected, d_core}, saved.column_input, saved.input);
-  return ModuleInput{residual_add(b, "attn.residual.backward", ctx.local_tokens, ctx.arch.hidden, {dx}, grad.ready)};
+  const ColumnLinear linear = in_proj(ctx);
+  return module_input_gradient(b, ctx, linear,
+                               tp.column_input_gradient(b, ctx, linear, {d_projected, d_core}, saved.column_input),
+                               saved.input, "attn", grad);
 }
 
 }  // namespace tpsim::model

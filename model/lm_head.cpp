@@ -55,7 +55,10 @@ void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
 }
 
 SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream) {
-  const ColumnOutput logits = tp.column_forward(b, ctx, head_linear(ctx), stream);
+  const ColumnOutput logits = [&] {
+    const HighPrecisionGemms bf16(b);
+    return tp.column_forward(b, ctx, head_linear(ctx), stream);
+  }();
   const int64_t t = ctx.tokens, v = head_columns(ctx);
   const double logit_bytes = static_cast<double>(t * v) * b.elem_bytes();
   const double fp32_logits = static_cast<double>(t * v) * kFp32;
@@ -82,7 +85,10 @@ void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, 
   LayerContext last = ctx;
   last.tokens = ctx.workload.batch;
   last.local_tokens = last.tokens;
-  const ColumnOutput logits = tp.column_forward(b, last, head_linear(last), stream);
+  const ColumnOutput logits = [&] {
+    const HighPrecisionGemms bf16(b);
+    return tp.column_forward(b, last, head_linear(last), stream);
+  }();
   const int64_t rows = last.tokens, cols = head_columns(last);
   std::vector<OpId> whole = logits.output;
   if (tp.communicates() && !replicated(last)) {
@@ -103,6 +109,7 @@ ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy
   const OpId d_logits =
       b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
                2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});
+  const HighPrecisionGemms bf16(b);
   return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
 }
 

@@ -291,11 +291,11 @@ ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpSt
     // Every rank's partial sums (its slices of every expert) reduced as the mode reduces, then the residual add.
     const OpId partial = shared ? sliced_shared_expert_forward(b, ctx, s, f.normed, combined, saved) : combined;
     const ModuleInput reduced = tp.reduce_partial(b, ctx, "moe.experts", partial);
-    return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, reduced.deps(), f.input.ready)};
+    return residual_stream(b, ctx, "moe.residual", reduced.deps(), f.input.ready);
   }
   std::vector<OpId> summed{combined};
   if (shared) summed = shared_expert_forward(b, ctx, tp, s, f.normed.front(), combined, saved);
-  return ModuleInput{residual_add(b, "moe.residual", ctx.local_tokens, s.hidden, summed, f.input.ready)};
+  return residual_stream(b, ctx, "moe.residual", summed, f.input.ready);
 }
 
 ModuleInput moe_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
@@ -379,16 +379,14 @@ ModuleInput moe_backward_dispatch(ProgramBuilder& b, const LayerContext& ctx, Tp
     std::vector<OpId> partials{d_logits, d_normed};
     partials.insert(partials.end(), m.d_normed_shared.begin(), m.d_normed_shared.end());
     const std::vector<OpId> reduced = tp.column_input_gradient(b, ctx, router, partials, saved.column_input);
-    const OpId dx = norm_backward(b, ctx, router, reduced, saved.input);
-    return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, m.grad.ready)};
+    return module_input_gradient(b, ctx, router, reduced, saved.input, "moe", m.grad);
   }
   const GemmShape router_shape{s.tokens, experts, s.hidden};
   const OpId d_router = b.gemm("moe.router.dgrad", data_gradient_shape(router_shape), {d_logits, d_normed});
   weight_gradient(b, router.gemm_name, router_shape, {d_logits}, saved.column_input);
   std::vector<OpId> d_normed_all = m.d_normed_shared;
   d_normed_all.push_back(d_router);
-  const OpId dx = norm_backward(b, ctx, router, d_normed_all, saved.input);
-  return ModuleInput{residual_add(b, "moe.residual.backward", ctx.local_tokens, s.hidden, {dx}, m.grad.ready)};
+  return module_input_gradient(b, ctx, router, d_normed_all, saved.input, "moe", m.grad);
 }
 
 ModuleInput moe_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,

@@ -117,9 +117,14 @@ struct Op {
   // kGemm: a part of one tile-fused kernel (a GEMM whose tiles wait for their rows' signal, as Flux and
   // TileLink run AG+GEMM and GEMM+RS): the whole kernel's M (0: the op is a kernel of its own), and whether
   // an earlier part started the kernel. A part takes its share of the whole kernel's tensor-core time (the
-  // whole GEMM's waves, no piece's); only the first is launched and pays the launch overhead.
+  // whole GEMM's waves, no piece's); only the first is launched and pays the launch overhead. A memory-bound op
+  // may continue the kernel issued just before it on its stream likewise (ProgramBuilder::continue_kernel).
   int64_t fused_rows = 0;
   bool continues_kernel = false;
+  // kMemory continuing the memory-bound kernel it follows on its stream (a fused residual add + RMSNorm): the
+  // bytes of that kernel's result it takes from registers, which it reads from HBM when it runs alone (a
+  // recomputation that re-issues it without that kernel).
+  double bytes_in_registers = 0;
   bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
   LinearScan linear_scan;    // kAttention: a linear-attention kernel
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)

@@ -87,6 +87,14 @@ OpId ProgramBuilder::repeat(const Op& original, std::vector<Dep> deps) {
   Op op = original;
   op.name = original.name.substr(forward.size());
   op.deps.clear();
+  if (op.kind == OpKind::kMemory && op.continues_kernel) {
+    const auto continued = std::find_if(deps.begin(), deps.end(), [&](const Dep& d) { return d.data; });
+    if (continued == deps.end() || !can_continue(continued->op)) {
+      op.continues_kernel = false;
+      op.bytes_read += op.bytes_in_registers;
+      op.bytes_in_registers = 0;
+    }
+  }
   return issue_with(std::move(op), std::move(deps));
 }
 
@@ -256,6 +264,26 @@ OpId ProgramBuilder::quantisation_kernel(const std::string& name, double flops, 
 OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,
                             const std::string& shape, const std::vector<OpId>& deps) {
   return issue(memory_op(name, read_bytes, written_bytes, flops, shape), deps);
+}
+
+bool ProgramBuilder::can_continue(OpId kernel) const {
+  return kernel < graph_.size() && graph_.op(kernel).kind == OpKind::kMemory &&
+         graph_.op(kernel).stream == compute_stream_ && last_on(compute_stream_) == kernel;
+}
+
+OpId ProgramBuilder::continue_kernel(OpId kernel, const std::string& name, double in_registers, double read_bytes,
+                                     double written_bytes, double flops, const std::string& shape,
+                                     const std::vector<OpId>& deps) {
+  if (!can_continue(kernel)) {
+    throw std::logic_error("op " + name + " cannot continue op " + std::to_string(kernel) +
+                           ": not the last memory-bound kernel on its stream");
+  }
+  Op op = memory_op(name, read_bytes, written_bytes, flops, shape);
+  op.continues_kernel = true;
+  op.bytes_in_registers = in_registers;
+  std::vector<OpId> reads{kernel};  // the continued kernel first: what repeat() finds as the kernel
+  reads.insert(reads.end(), deps.begin(), deps.end());
+  return issue(std::move(op), reads);
 }
 
 OpId ProgramBuilder::attention(const std::string& name, double flops, double read_bytes, double written_bytes,

@@ -54,6 +54,7 @@ class ProgramBuilder {
   // GEMMs issued from now on (with set_gemm_fp8) are preceded by `recipe`'s quantisation kernels, their
   // role told by their linear's name (fp8_recipe.hpp); kNone: the casts are assumed fused elsewhere.
   void set_fp8_recipe(Fp8Recipe recipe) { fp8_recipe_ = recipe; }
+  Fp8Recipe fp8_recipe() const { return fp8_recipe_; }
   bool gemm_fp8() const { return gemm_fp8_; }
   // GEMMs issued next read an A operand already cast to fp8 before its all-gather (the float8 TP plan,
   // Workload fp8_gathers): no cast of it; a data or weight gradient transposes the gathered fp8 copy instead.
@@ -86,7 +87,8 @@ class ProgramBuilder {
   OpId issue_with(Op op, std::vector<Dep> deps);
 
   // Re-issues forward op `original` of the current layer as a recomputed op (stage, name and stream
-  // order of now), reading `deps`.
+  // order of now), reading `deps`. An op that continued a kernel runs as a kernel of its own, reading what it
+  // took from registers, unless that kernel's re-issue is the last op on its stream.
   OpId repeat(const Op& original, std::vector<Dep> deps);
   // Marks op `id`'s output for save lists (see SavedAs).
   void mark_saved_as(OpId id, SavedAs saved_as) { graph_.set_saved_as(id, saved_as); }
@@ -110,6 +112,14 @@ class ProgramBuilder {
                  const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
+  // Whether memory-bound kernel `kernel` is the last op issued on the stream kernels issue on now: what
+  // continue_kernel needs.
+  bool can_continue(OpId kernel) const;
+  // Memory-bound work fused into `kernel` (can_continue): an op continuing it (Op::continues_kernel), neither
+  // launched nor paying an overhead of its own, reading `kernel`'s result (`in_registers` bytes) from registers
+  // and `read_bytes` more from HBM, and `deps` beside it. std::logic_error where `kernel` cannot be continued.
+  OpId continue_kernel(OpId kernel, const std::string& name, double in_registers, double read_bytes,
+                       double written_bytes, double flops, const std::string& shape, const std::vector<OpId>& deps);
   // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone.
   OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes, double output_bytes,
                  const std::string& shape, const std::vector<OpId>& deps);
@@ -189,6 +199,30 @@ class ProgramBuilder {
   double output_bytes_per_element(const std::string& linear_name) const;
   // The name prefix of stage `stage` now.
   std::string prefix_of(OpStage stage) const;
+};
+
+// While it lives, the GEMMs `builder` issues run in bf16 with no fp8 recipe's kernels: the LM head, which fp8
+// training keeps in high precision (TorchTitan's llama3 training configs: float8 filter_fqns ["output"];
+// Megatron-Core's output_layer, a ColumnParallelLinear outside Transformer Engine; DeepSeek-V3's report,
+// section 3.3.1, "the output head").
+class HighPrecisionGemms {
+ public:
+  explicit HighPrecisionGemms(ProgramBuilder& builder)
+      : builder_(builder), fp8_(builder.gemm_fp8()), recipe_(builder.fp8_recipe()) {
+    builder.set_gemm_fp8(false);
+    builder.set_fp8_recipe(Fp8Recipe::kNone);
+  }
+  ~HighPrecisionGemms() {
+    builder_.set_gemm_fp8(fp8_);
+    builder_.set_fp8_recipe(recipe_);
+  }
+  HighPrecisionGemms(const HighPrecisionGemms&) = delete;
+  HighPrecisionGemms& operator=(const HighPrecisionGemms&) = delete;
+
+ private:
+  ProgramBuilder& builder_;
+  bool fp8_;
+  Fp8Recipe recipe_;
 };
 
 std::string shape_text(int64_t rows, int64_t cols);

@@ -22,8 +22,8 @@ const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware"
                                            "parallelism", "pipeline", "variants", "sweep",       "implementation",
                                            "skew",        "fsdp",     "ddp",      "moe"};
 const std::vector<std::string> kImplementationKeys = {
-    "preset",           "attention", "qkv",        "gate_up",        "rope",          "repeat_kv",
-    "sp_layout_copies", "async_tp",  "model_ends", "backward_order", "fp8_all_gather"};
+    "preset",           "attention", "qkv",        "gate_up",        "rope",           "repeat_kv",
+    "sp_layout_copies", "async_tp",  "model_ends", "backward_order", "fp8_all_gather", "add_norm"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -239,6 +239,8 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   if (const YAML::Node o = node["backward_order"]) {
     i.backward_order = in.choice_of(o, "implementation.backward_order", backward_orders());
   }
+  if (const YAML::Node f = node["add_norm"])
+    i.add_norm = in.choice_of(f, "implementation.add_norm", add_norm_kernels());
   if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
   if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
   return i;

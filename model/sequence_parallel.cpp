@@ -33,8 +33,7 @@ class SequenceParallelStrategy : public TpStrategy {
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
     const std::vector<OpId> reduced = gemm_then_scatter(b, ctx, linear.gemm_name, row_shape(ctx, linear), inputs);
-    return ModuleInput{
-        residual_add(b, linear.module + ".residual", ctx.local_tokens, ctx.arch.hidden, reduced, residual.ready)};
+    return residual_stream(b, ctx, linear.module + ".residual", reduced, residual.ready);
   }
   // The output gradient is sharded like the stream: all-gathered (or pipelined into the data-gradient
   // GEMM), and the gathered gradient feeds the weight gradient.

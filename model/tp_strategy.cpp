@@ -10,6 +10,17 @@
 namespace tpsim::model {
 namespace {
 
+// RMSNorm's backward, writing its result (`written`) or leaving it in registers for the kernel's next op.
+OpId norm_backward_kernel(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                          std::vector<OpId> grad, const ModuleInput& module_input, bool written) {
+  if (module_input.ready) grad.push_back(*module_input.ready);
+  const int64_t rows = ctx.local_tokens;
+  const double bytes = static_cast<double>(rows * ctx.arch.hidden) * b.elem_bytes();
+  return b.memory(linear.norm_name + ".backward", 2.0 * bytes + static_cast<double>(ctx.arch.hidden) * b.elem_bytes(),
+                  written ? bytes : 0.0, 6.0 * static_cast<double>(rows * ctx.arch.hidden),
+                  shape_text(rows, ctx.arch.hidden), grad);
+}
+
 // tp, dtp and nocomm: the norm, then the GEMM on the rank's (replicated) rows.
 ColumnOutput plain_column_forward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                                   const ModuleInput& input) {
@@ -128,8 +139,7 @@ class NoCommStrategy final : public PlainLinearStrategy {
   ModuleInput row_forward(ProgramBuilder& b, const LayerContext& ctx, const RowLinear& linear,
                           const std::vector<OpId>& inputs, const ModuleInput& residual) override {
     const OpId product = b.gemm(linear.gemm_name, row_shape(ctx, linear), inputs);
-    return ModuleInput{
-        residual_add(b, linear.module + ".residual", ctx.local_tokens, ctx.arch.hidden, {product}, residual.ready)};
+    return residual_stream(b, ctx, linear.module + ".residual", {product}, residual.ready);
   }
 };
 
@@ -174,12 +184,13 @@ OpId TpStrategy::gather_gradient(ProgramBuilder& b, const LayerContext& ctx, con
 OpId TpStrategy::column_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                                  const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input,
                                  const ModuleInput& module_input) {
-  return norm_backward(b, ctx, linear, column_input_gradient(b, ctx, linear, grad_out, saved_input), module_input);
+  return norm_backward_kernel(b, ctx, linear, column_input_gradient(b, ctx, linear, grad_out, saved_input),
+                              module_input, true);
 }
 
 OpId norm_of(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, const ModuleInput& input) {
   if (linear.normed) return *linear.normed;
-  return rms_norm(b, linear.norm_name, ctx.local_tokens, ctx.arch.hidden, input.deps());
+  return stream_norm(b, ctx, linear.norm_name, input);
 }
 
 GemmShape column_shape(const LayerContext& ctx, const ColumnLinear& linear) {
@@ -206,13 +217,19 @@ OpId weight_gradient(ProgramBuilder& b, const std::string& gemm_name, GemmShape 
   return b.gemm(gemm_name + ".wgrad", weight_gradient_shape(forward), deps);
 }
 
-OpId norm_backward(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear, std::vector<OpId> grad,
-                   const ModuleInput& module_input) {
-  if (module_input.ready) grad.push_back(*module_input.ready);
-  const int64_t rows = ctx.local_tokens;
-  const double bytes = static_cast<double>(rows * ctx.arch.hidden) * b.elem_bytes();
-  return b.memory(linear.norm_name + ".backward", 2.0 * bytes + static_cast<double>(ctx.arch.hidden) * b.elem_bytes(),
-                  bytes, 6.0 * static_cast<double>(rows * ctx.arch.hidden), shape_text(rows, ctx.arch.hidden), grad);
+ModuleInput module_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
+                                  std::vector<OpId> grad, const ModuleInput& module_input, const std::string& module,
+                                  const ModuleInput& skip) {
+  const std::string name = module + ".residual.backward";
+  const int64_t rows = ctx.local_tokens, width = ctx.arch.hidden;
+  if (ctx.workload.implementation.add_norm == AddNormKernel::kSeparate) {
+    const OpId dx = norm_backward_kernel(b, ctx, linear, std::move(grad), module_input, true);
+    return ModuleInput{residual_add(b, name, rows, width, {dx}, skip.ready)};
+  }
+  const OpId dx = norm_backward_kernel(b, ctx, linear, std::move(grad), module_input, false);
+  const double bytes = static_cast<double>(rows * width) * b.elem_bytes();
+  return ModuleInput{b.continue_kernel(dx, name, bytes, bytes, bytes, static_cast<double>(rows * width),
+                                       shape_text(rows, width), skip.deps())};
 }
 
 std::unique_ptr<TpStrategy> make_tp_strategy(const Variant& variant, int modules) {

@@ -176,7 +176,7 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     case model::OpKind::kMemory:
-      k.overhead_s = profile_.memory.overhead_s;
+      k.overhead_s = op.continues_kernel ? 0.0 : profile_.memory.overhead_s;
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     default:

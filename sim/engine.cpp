@@ -104,8 +104,9 @@ class Runner {
         const Op& op = graph.op(id);
         if (!model::runs_on_stage(op, stage)) continue;
         if (op.continues_kernel) {
-          // A later part of a tile-fused kernel the host launched with its first part; the part's waits on
-          // other streams are the kernel's own signal waits on the GPU (launch.gpu_wait_us), not host events.
+          // A later part of a tile-fused kernel the host launched with its first part (the part's waits on
+          // other streams are the kernel's own signal waits on the GPU, launch.gpu_wait_us, not host events), or
+          // memory-bound work fused into the kernel before it.
           launched_s_[id * stages_ + stage] = host_s;
           continue;
         }

@@ -56,6 +56,7 @@ def cases():
         ("gemm.efficiency -5%", f"gemm: {{efficiency: {0.95 * gemm:.6g}}}", None, None),
         ("no sp layout copies", None, "sp_layout_copies: false", None),
         ("RoPE fused", None, "rope: fused", None),
+        ("residual add and RMSNorm as two kernels", None, "add_norm: separate", None),
         ("fused q/k/v and gate/up", None, "qkv: fused, gate_up: fused", None),
         ("FlashAttention-3 instead of -2", None, "attention: fa3", None),
         ("idealised async-TP pipeline (not PyTorch's ops)", None, "async_tp: pipeline", None),
