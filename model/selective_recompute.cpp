@@ -2,6 +2,7 @@
 #include "model/selective_recompute.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace tpsim::model {
@@ -23,6 +24,20 @@ std::map<Matmul, int> matmul_positions(const LayerGraph& graph, ForwardSpan span
     }
   }
   return positions;
+}
+
+// The part of the same linear issued just before forward GEMM part `id` (Op::linear_part > 0), which it reads.
+std::optional<OpId> earlier_part(const LayerGraph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.kind != OpKind::kGemm || op.linear_part == 0) return std::nullopt;
+  for (const Dep& dep : op.deps) {
+    const Op& before = graph.op(dep.op);
+    if (dep.data && before.kind == OpKind::kGemm && before.linear == op.linear &&
+        before.linear_part == op.linear_part - 1) {
+      return dep.op;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -58,19 +73,25 @@ std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, cons
     return kept_by(save, op, position == positions.end() ? 0 : position->second);
   };
 
-  // Walk the data dependencies back from what the backward reads, stopping at kept ops and at the span.
+  // Walk the data dependencies back from what the backward reads, stopping at kept ops and at the span. A linear
+  // run as separate GEMMs reads on through its last part (each later part reads the one before): reading a part
+  // reads the earlier parts' outputs too, each recomputed unless kept itself (TorchTitan's policy keeps q and v
+  // of separate q, k, v and runs k again).
   std::vector<bool> recompute(span.end - span.begin, false);
   std::vector<OpId> pending;
-  for (const OpId id : needed) {
-    if (inside(id) && !kept(id)) pending.push_back(id);
-  }
+  const auto need = [&](OpId id) {
+    for (std::optional<OpId> part = id; part && inside(*part); part = earlier_part(graph, *part)) {
+      if (!kept(*part) && !recompute[*part - span.begin]) pending.push_back(*part);
+    }
+  };
+  for (const OpId id : needed) need(id);
   while (!pending.empty()) {
     const OpId id = pending.back();
     pending.pop_back();
     if (recompute[id - span.begin]) continue;
     recompute[id - span.begin] = true;
     for (const Dep& dep : graph.op(id).deps) {
-      if (dep.data && inside(dep.op) && !kept(dep.op) && !recompute[dep.op - span.begin]) pending.push_back(dep.op);
+      if (dep.data) need(dep.op);
     }
   }
 

@@ -192,12 +192,18 @@ TRACED_ASYNC = [("fused all-gather + q/k/v matmul", 8.59, ("attn.qkv_proj.ag.bar
                 ("fused w2 matmul + reduce-scatter", 13.42, ("ffn.down_proj.piece0", "ffn.down_proj.rs.reduce"))]
 
 
-def traced_layer():
-    trace = json.loads(tpsim("run", "scenarios/torchtitan-llama3-70b-traced-layer.yaml", "-q", "--trace", "-"))
+def traced_spans(scenario="scenarios/torchtitan-llama3-70b-traced-layer.yaml"):
+    """(GPU 0's variant pid, op name without "L0.") -> (start ms, end ms) of the traced layer's run."""
+    trace = json.loads(tpsim("run", scenario, "-q", "--trace", "-"))
     spans = {}
     for e in trace["traceEvents"]:
         if e.get("ph") == "X" and e["pid"] in (0, 1000) and e["name"].startswith("L0."):
             spans[(e["pid"], e["name"][3:])] = (e["ts"] / 1e3, (e["ts"] + e["dur"]) / 1e3)
+    return spans
+
+
+def traced_layer():
+    spans = traced_spans()
     header("variant", "traced kernel or block", "traced ms", "predicted ms", "error")
     for label, traced, ops in TRACED_SP:
         predicted = sum(spans[(0, op)][1] - spans[(0, op)][0] for op in ops)
@@ -210,6 +216,30 @@ def traced_layer():
     row("sp", "whole layer", "82.56", f"{layer[0]:.2f}", f"{100 * (layer[0] / 82.56 - 1):+.0f}%")
     row("async", "whole layer", "63.77", f"{layer[1000]:.2f}", f"{100 * (layer[1000] / 63.77 - 1):+.0f}%")
     row("", "speedup", "1.295x", f"{layer[0] / layer[1000]:.3f}x", "")
+
+
+def traced_batch():
+    # The traced layer's sp kernels at each batch near the inferred one: the error of each kind of kernel (the
+    # geometric mean over its rows) and the root mean square of every row's log error.
+    import math
+    kinds = {"NCCL collectives": ("NCCL",), "layout copies": ("layout copy",),
+             "GEMMs and attention": ("GEMM", "FlashAttention"),
+             "pointwise kernels": ("RoPE", "residual add", "SiLU")}
+    text = (ROOT / "scenarios/torchtitan-llama3-70b-traced-layer.yaml").read_text()
+    header("batch", *kinds, "rms log error")
+    with tempfile.TemporaryDirectory() as folder:
+        for batch in range(13, 18):
+            path = Path(folder) / f"batch{batch}.yaml"
+            path.write_text(text.replace("batch: 16,", f"batch: {batch},"))
+            spans = traced_spans(str(path))
+            errors = {}
+            for label, traced, ops in TRACED_SP:
+                predicted = sum(spans[(0, op)][1] - spans[(0, op)][0] for op in ops)
+                kind = next(k for k, words in kinds.items() if any(w in label for w in words))
+                errors.setdefault(kind, []).append(math.log(predicted / traced))
+            every = [e for row in errors.values() for e in row]
+            row(batch, *(f"{100 * (math.exp(sum(errors[k]) / len(errors[k])) - 1):+.0f}%" for k in kinds),
+                f"{math.sqrt(sum(e * e for e in every) / len(every)):.3f}")
 
 
 def train():
@@ -306,7 +336,7 @@ def validation_summary():
             row(fit, title, points, *errors)
 
 
-TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
+TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "traced-batch": traced_batch, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary}
 

@@ -63,17 +63,17 @@ TEST_CASE(
   CHECK_FALSE(test::op_named(g, "L1.attn.norm").continues_kernel);
   CHECK_FALSE(test::op_named(g, "final.norm").continues_kernel);
   // A whole-model compile fuses them too.
-  const model::LayerGraph whole = model::build_layer_graph(
-      llama8b(), fused(test::forward_workload(1, kTokens, 2), model::AddNormKernel::kFused), kTp,
-      test::variant(model::TpMode::kSp));
+  const model::LayerGraph whole =
+      model::build_layer_graph(llama8b(), fused(test::forward_workload(1, kTokens, 2), model::AddNormKernel::kFused),
+                               kTp, test::variant(model::TpMode::kSp));
   CHECK(test::op_named(whole, "L1.attn.norm").continues_kernel);
   CHECK(reads(whole, test::op_named(whole, "L1.attn.norm"), "L0.ffn.residual"));
   CHECK(test::op_named(whole, "final.norm").continues_kernel);
   // The first layer's norm reads no add (the embedding, or nothing before it).
   CHECK_FALSE(test::op_named(whole, "L0.attn.norm").continues_kernel);
   // Unfused: every norm a kernel reading the stream.
-  const model::LayerGraph separate =
-      model::build_layer_graph(llama8b(), test::forward_workload(1, kTokens, 2), kTp, test::variant(model::TpMode::kSp));
+  const model::LayerGraph separate = model::build_layer_graph(llama8b(), test::forward_workload(1, kTokens, 2), kTp,
+                                                              test::variant(model::TpMode::kSp));
   CHECK_FALSE(test::op_named(separate, "L0.ffn.norm").continues_kernel);
   CHECK(test::op_named(separate, "L0.ffn.norm").bytes_read == Approx(tensor + 2.0 * static_cast<double>(hidden)));
 }
@@ -126,9 +126,8 @@ TEST_CASE(
   CHECK(test::op_named(separate, "L0.ffn.residual.backward").bytes_read == Approx(2.0 * tensor));
 }
 
-TEST_CASE(
-    "a recomputed norm whose add is not recomputed before it runs as a kernel of its own, reading the stream",
-    "[model][add_norm]") {
+TEST_CASE("a recomputed norm whose add is not recomputed before it runs as a kernel of its own, reading the stream",
+          "[model][add_norm]") {
   const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
   const double tensor = 2.0 * static_cast<double>(rows * hidden), weight = 2.0 * static_cast<double>(hidden);
   const model::Workload w =
@@ -145,9 +144,10 @@ TEST_CASE(
   CHECK(inner.bytes_read == Approx(weight));
 }
 
-TEST_CASE("implementation.add_norm is read from the scenario, set by the compiled frameworks' presets, and refused "
-          "with its valid values",
-          "[model][add_norm]") {
+TEST_CASE(
+    "implementation.add_norm is read from the scenario, set by the compiled frameworks' presets, and refused "
+    "with its valid values",
+    "[model][add_norm]") {
   const auto scenario = [](const std::string& implementation) {
     return "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nimplementation: " + implementation +
            "\nworkload: {phase: forward, batch: 1, seq_len: 1024, layers: 1}\nparallelism: {tp: 8}\nvariants: "

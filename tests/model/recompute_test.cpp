@@ -108,12 +108,12 @@ TEST_CASE("selective recomputation recomputes the matmuls the list leaves out, a
 }
 
 TEST_CASE(
-    "TorchTitan's every-other-matmul policy counts separate q, k, v and gate, up GEMMs one by one, so the up "
-    "projection runs again and the gate projection does not") {
+    "TorchTitan's every-other-matmul policy counts separate q, k, v and gate, up GEMMs one by one, so the k and up "
+    "projections run again and the others do not") {
   // Seven matmuls per layer in issue order: q, k, v, o, gate (w1), up (w3), down (w2). The odd ones are
   // kept: q, v, gate, down. The backward reads up's output (SwiGLU's), so up runs again, after its gathered
-  // input. k is chained behind q and v as one projection's parts, whose last part stands for their output:
-  // v is kept, so k does not run again (a GEMM of 2 t h d / 8 FLOPs left out).
+  // input; RoPE, run again for the attention backward, reads q and k through v (the parts chain, the last
+  // standing for the projection's output), so k runs again while q and v are read as kept.
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   model::Workload w = train_workload(1, Recompute::kSelective);
   w.implementation.name = "custom";
@@ -124,10 +124,10 @@ TEST_CASE(
   for (const model::Op& op : g.ops()) {
     if (op.stage == OpStage::kRecompute && op.kind == OpKind::kGemm) gemms.push_back(op.name);
   }
-  REQUIRE(gemms.size() == 1);
-  CHECK(gemms[0] == "L0.recompute.ffn.gate_up_proj.up");
+  CHECK(gemms == std::vector<std::string>{"L0.recompute.attn.qkv_proj.k", "L0.recompute.ffn.gate_up_proj.up"});
   const double t = 2048, h = static_cast<double>(arch.hidden);
-  CHECK(recomputed(g).gemm_flops == Approx(2 * t * h * (14336.0 / 8)));
+  const double kv_cols = static_cast<double>(arch.kv_heads * arch.head_dim) / 8;
+  CHECK(recomputed(g).gemm_flops == Approx(2 * t * h * (14336.0 / 8) + 2 * t * h * kv_cols));
   // Fused, the same policy counts four matmuls (qkv, o, gate/up, down) and keeps gate/up whole.
   CHECK(recomputed(train_graph(TpMode::kSp, train_workload(1, Recompute::kSelective))).gemms == 0);
 }
