@@ -105,11 +105,11 @@ GemmShape weight_gradient_shape(GemmShape forward);
 // The weight-gradient GEMM of `forward` named <gemm>.wgrad, reading the output gradient and the saved input.
 OpId weight_gradient(ProgramBuilder& b, const std::string& gemm_name, GemmShape forward,
                      const std::vector<OpId>& grad_out, const std::vector<OpId>& saved_input);
-// The gradient of a module's input: RMSNorm's backward (reads the norm's input and output gradient, writes the
-// input's) of `grad` (the parts of the norm output's gradient) over
-// `module_input`, plus `skip`, the stream's gradient past the module (the skip connection), summed by
-// <module>.residual.backward. Two kernels, or where the implementation fuses add and norm (fuses_add_norm of any
-// module) one: the add continues the norm's backward, whose result never leaves registers.
+// The gradient of a module's input: RMSNorm's backward over `module_input` (reads the norm's input and `grad`,
+// the parts of its output's gradient; writes its input's), plus `skip`, the stream's gradient past the module
+// (the skip connection), summed by <module>.residual.backward. Two kernels, or where the implementation fuses add
+// and norm (add_norm other than separate) one: the add continues the norm's backward, whose result never leaves
+// registers.
 ModuleInput module_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                                   std::vector<OpId> grad, const ModuleInput& module_input, const std::string& module,
                                   const ModuleInput& skip);
