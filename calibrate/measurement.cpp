@@ -217,6 +217,14 @@ GpuState read_gpu_state(const LineReader& in, const Json& state) {
   g.sm_clock_mhz = read_spread(in, state, "sm_clock_mhz");
   g.power_W = read_spread(in, state, "power_W");
   g.temperature_C = read_spread(in, state, "temperature_C");
+  if (state.contains("power_limit_W")) {
+    const Json& limit = state.at("power_limit_W");
+    if (!limit.is_number() || !(limit.get<double>() > 0) || limit.get<double>() > model::kMaxPowerW) {
+      in.fail("\"gpu_state.power_limit_W\" must be a power in W above 0 and at most " +
+              model::format_number("%g", model::kMaxPowerW) + ", got " + LineReader::shown(limit));
+    }
+    g.power_limit_W = limit.get<double>();
+  }
   return g;
 }
 
@@ -372,11 +380,13 @@ Json spread_json(const Spread& s) {
 
 Json gpu_state_json(const GpuState& g) {
   if (!g.recorded) return Json{{"recorded", false}, {"why", g.why_not}};
-  return Json{{"recorded", true},
-              {"readings", g.readings},
-              {"sm_clock_mhz", spread_json(g.sm_clock_mhz)},
-              {"power_W", spread_json(g.power_W)},
-              {"temperature_C", spread_json(g.temperature_C)}};
+  Json j{{"recorded", true},
+         {"readings", g.readings},
+         {"sm_clock_mhz", spread_json(g.sm_clock_mhz)},
+         {"power_W", spread_json(g.power_W)},
+         {"temperature_C", spread_json(g.temperature_C)}};
+  if (g.power_limit_W > 0) j["power_limit_W"] = g.power_limit_W;
+  return j;
 }
 
 }  // namespace

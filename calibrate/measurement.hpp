@@ -59,6 +59,7 @@ struct GpuState {
   Spread sm_clock_mhz;
   Spread power_W;
   Spread temperature_C;
+  double power_limit_W = 0;  // the enforced power limit while timed (the largest read); 0: not read
 };
 
 struct Measurement {

@@ -9,6 +9,7 @@
 #include "calibrate/composite_model.hpp"
 #include "calibrate/fit_measure.hpp"
 #include "calibrate/power_curve.hpp"
+#include "calibrate/power_curve_fit.hpp"
 #include "calibrate/ring_fit.hpp"
 #include "calibrate/transfer_energy_fit.hpp"
 #include "model/input_error.hpp"
@@ -88,8 +89,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.host_launch_s = kAssumedHostLaunch_s;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather, copies, trees,
-      overlaps, copy_overlaps, launches;
+  std::vector<const Measurement*> all_gemms, gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather,
+      copies, trees, overlaps, copy_overlaps, launches;
   // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
   std::vector<const Measurement*> rings;
   std::map<std::string, std::vector<const Measurement*>> forced_rings;
@@ -125,8 +126,10 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
       declined_ranks = std::max(declined_ranks, m.ranks);
       out.nvls_declined.push_back(m.origin);
     }
-    if (m.kind == "gemm" && m.dtype == "bf16") gemms.push_back(&m);
-    if (m.kind == "gemm" && m.dtype == "fp8") fp8_gemms.push_back(&m);
+    if (m.kind == "gemm") all_gemms.push_back(&m);
+    // GEMMs capped below the GPU's power limit tell the power curve, not the compute rate at the limit.
+    if (m.kind == "gemm" && m.dtype == "bf16" && !ran_below_power_limit(m, gpu)) gemms.push_back(&m);
+    if (m.kind == "gemm" && m.dtype == "fp8" && !ran_below_power_limit(m, gpu)) fp8_gemms.push_back(&m);
     if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
     if (m.kind == "overlap" && m.pattern == "memcpy_peer") copy_overlaps.push_back(&m);
     if (m.kind == "launch") launches.push_back(&m);
@@ -157,6 +160,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else {
     out.not_fitted.push_back("gemm");
   }
+  fit_power_curve(all_gemms, gpu, out);
   if (!base) {
     out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
     out.attention_backward_source = kFa3BackwardSource;

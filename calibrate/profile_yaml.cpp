@@ -298,12 +298,14 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "\n  measured_at_W_source: \"" +
          (fit.power_measured_source.empty() ? "as in " + fit.base : fit.power_measured_source) +
          "\"\n  idle_W: " + model::format_number("%.6g", p.power->idle_W) + "\n  idle_W_source: \"" +
-         idle_power_source() + "\"\n  exponent: " + model::format_number("%.6g", p.power->exponent) +
-         "\n  exponent_source: \"" + power_exponent_source() +
+         (fit.power_curve_source.empty() ? idle_power_source() : fit.power_curve_source) +
+         "\"\n  exponent: " + model::format_number("%.6g", p.power->exponent) + "\n  exponent_source: \"" +
+         (fit.power_curve_source.empty() ? power_exponent_source() : fit.power_curve_source) +
          "\"\n  transfer_pJ_per_bit: " + model::format_number("%.6g", p.power->transfer_pJ_per_bit) +
          "\n  transfer_pJ_per_bit_source: \"" +
          (fit.transfer_energy_source.empty() ? "as in " + fit.base : fit.transfer_energy_source) + "\"\n" +
-         fit_block("transfer_energy", {"transfer_pJ_per_bit"});
+         fit_block("transfer_energy", {"transfer_pJ_per_bit"}) +
+         (fit_of("power_curve") ? fit_block("power_curve", {"idle_W", "exponent"}, "  ", "curve_fit") : "");
   }
   const ComponentFit* launch_fit = fit_of("launch");
   std::vector<std::string> launch_values;

@@ -247,7 +247,7 @@ class ProfileReader {
   void read_power(CostProfile& p, const YAML::Node& node) const {
     in_.expect_map(node, "power",
                    {"measured_at_W", "idle_W", "exponent", "transfer_pJ_per_bit", "measured_at_W_source",
-                    "idle_W_source", "exponent_source", "transfer_pJ_per_bit_source", "source", "fit"});
+                    "idle_W_source", "exponent_source", "transfer_pJ_per_bit_source", "source", "fit", "curve_fit"});
     if (!p.power) {
       for (const char* key : {"measured_at_W", "idle_W", "exponent"}) in_.require(node, key, "power");
     }

@@ -28,6 +28,7 @@ calibrate::GpuState summarize_gpu_state(const std::vector<GpuReading>& readings,
   g.sm_clock_mhz = spread_of(readings, &GpuReading::sm_clock_mhz);
   g.power_W = spread_of(readings, &GpuReading::power_W);
   g.temperature_C = spread_of(readings, &GpuReading::temperature_C);
+  g.power_limit_W = spread_of(readings, &GpuReading::power_limit_W).max;
   return g;
 }
 

@@ -22,6 +22,7 @@ struct NvmlReader::Api {
   NvmlReturn (*clock_info)(NvmlDevice, int, unsigned int*) = nullptr;      // nvmlDeviceGetClockInfo (MHz)
   NvmlReturn (*power_usage)(NvmlDevice, unsigned int*) = nullptr;          // nvmlDeviceGetPowerUsage (mW)
   NvmlReturn (*temperature)(NvmlDevice, int, unsigned int*) = nullptr;     // nvmlDeviceGetTemperature (C)
+  NvmlReturn (*power_limit)(NvmlDevice, unsigned int*) = nullptr;          // nvmlDeviceGetEnforcedPowerLimit (mW)
 
   std::string error(const std::string& call, NvmlReturn code) const {
     return call + " failed: " + (error_string ? error_string(code) : "NVML error " + std::to_string(code));
@@ -56,6 +57,7 @@ NvmlReader::NvmlReader(const std::string& library) {
     why_not_ = "NVML in " + library + " lacks an entry point tpsim-real reads";
     return;
   }
+  resolve(library_, "nvmlDeviceGetEnforcedPowerLimit", api_->power_limit);  // optional: the limit reads 0 without it
   const NvmlReturn code = api_->init();
   initialized_ = code == kNvmlSuccess;
   if (!initialized_) why_not_ = api_->error("nvmlInit", code);
@@ -85,7 +87,9 @@ std::optional<GpuReading> NvmlReader::read(const std::string& pci_bus_id, std::s
   } else if ((code = api_->temperature(device, kNvmlTemperatureGpu, &celsius)) != kNvmlSuccess) {
     *why = api_->error("nvmlDeviceGetTemperature", code);
   } else {
-    return GpuReading{static_cast<double>(clock_mhz), power_mw * 1e-3, static_cast<double>(celsius)};
+    unsigned int limit_mw = 0;
+    if (api_->power_limit == nullptr || api_->power_limit(device, &limit_mw) != kNvmlSuccess) limit_mw = 0;
+    return GpuReading{static_cast<double>(clock_mhz), power_mw * 1e-3, static_cast<double>(celsius), limit_mw * 1e-3};
   }
   return std::nullopt;
 }

@@ -1,9 +1,9 @@
 // NVML (the NVIDIA Management Library behind nvidia-smi), loaded when the process first asks: SM clock,
-// power draw and temperature of a GPU. Where the driver's libnvidia-ml.so.1 is missing or NVML fails
-// (no driver, a container without it, a GPU that does not report a value), readings are "not recorded"
-// with the reason, never an error. The few entry points used are declared here from NVML's documented
-// API (CUDA toolkits do not always ship nvml.h) and resolved with dlopen, so that tpsim-real also runs
-// where NVML is absent; nothing links against the library.
+// power draw, temperature and enforced power limit of a GPU. Where the driver's libnvidia-ml.so.1 is missing or NVML
+// fails (no driver, a container without it, a GPU that does not report a value), readings are "not recorded" with the
+// reason, never an error. The few entry points used are declared here from NVML's documented API (CUDA toolkits do not
+// always ship nvml.h) and resolved with dlopen, so that tpsim-real also runs where NVML is absent; nothing links
+// against the library.
 #pragma once
 
 #include <memory>
@@ -16,6 +16,7 @@ struct GpuReading {
   double sm_clock_mhz = 0;
   double power_W = 0;
   double temperature_C = 0;
+  double power_limit_W = 0;  // the enforced power limit (nvidia-smi -pl); 0 where NVML does not give it
 };
 
 class NvmlReader {

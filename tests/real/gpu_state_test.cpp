@@ -21,8 +21,12 @@ const std::string kLine = R"({"kind":"gemm","gpu":"h200-sxm","m":64,"n":64,"k":6
 
 }  // namespace
 
-TEST_CASE("readings summarise to the smallest, median and largest clock, power and temperature", "[real][gpu_state]") {
-  const GpuState g = summarize_gpu_state({{1980, 650, 60}, {1755, 700, 64}, {1830, 690, 62}}, "");
+TEST_CASE(
+    "readings summarise to the smallest, median and largest clock, power and temperature, and the largest enforced "
+    "power limit",
+    "[real][gpu_state]") {
+  const GpuState g = summarize_gpu_state({{1980, 650, 60, 700}, {1755, 700, 64, 700}, {1830, 690, 62, 0}}, "");
+  CHECK(g.power_limit_W == 700);
   CHECK(g.recorded);
   CHECK(g.readings == 3);
   CHECK(g.sm_clock_mhz.min == 1755);
@@ -61,6 +65,12 @@ TEST_CASE("a point's GPU state is written with it and read back, and files witho
   CHECK(back.gpu_state.sm_clock_mhz.min == 1755);
   CHECK(back.gpu_state.power_W.max == 700);
   CHECK(back.gpu_state.temperature_C.median == Approx(62));
+  CHECK(back.gpu_state.power_limit_W == 0);  // not read: not written
+  GpuState capped = recorded;
+  capped.power_limit_W = 500;
+  const nlohmann::ordered_json limited = tpsim::calibrate::to_json(gemm_with(capped));
+  CHECK(limited["gpu_state"]["power_limit_W"] == 500);
+  CHECK(tpsim::calibrate::parse_measurement(limited.dump(), "t:4").gpu_state.power_limit_W == 500);
 
   GpuState absent;
   absent.why_not = "NVML not loaded (libnvidia-ml.so.1: cannot open shared object file)";
@@ -84,4 +94,9 @@ TEST_CASE("a malformed GPU state is refused by name", "[real][gpu_state]") {
   CHECK_THROWS_WITH(tpsim::calibrate::parse_measurement(
                         kLine + R"(,"gpu_state":{"recorded":true,"readings":2,"sm_clock_mhz":)" + spread + "}}", "f:8"),
                     "f:8: \"gpu_state.sm_clock_mhz\" needs min <= median <= max");
+  const std::string full = R"({"min":1755,"median":1800,"max":1980})";
+  const std::string state = R"(,"gpu_state":{"recorded":true,"readings":2,"sm_clock_mhz":)" + full + R"(,"power_W":)" +
+                            full + R"(,"temperature_C":)" + full;
+  CHECK_THROWS_WITH(tpsim::calibrate::parse_measurement(kLine + state + R"(,"power_limit_W":-5}})", "f:9"),
+                    "f:9: \"gpu_state.power_limit_W\" must be a power in W above 0 and at most 10000, got -5");
 }
