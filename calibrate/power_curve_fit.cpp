@@ -96,9 +96,8 @@ std::vector<const Measurement*> largest_shape_group(const std::vector<const Meas
 
 bool spans_powers(const std::vector<const Measurement*>& points) {
   if (points.size() < kMinPoints) return false;
-  const auto [low, high] = std::minmax_element(points.begin(), points.end(), [](const auto* a, const auto* b) {
-    return power_of(*a) < power_of(*b);
-  });
+  const auto [low, high] = std::minmax_element(
+      points.begin(), points.end(), [](const auto* a, const auto* b) { return power_of(*a) < power_of(*b); });
   return power_of(**high) >= kMinPowerSpan * power_of(**low);
 }
 
@@ -117,11 +116,12 @@ void fit_power_curve(const std::vector<const Measurement*>& gemms, const sim::Gp
       if (ran_below_power_limit(*m, gpu)) capped.push_back(m);
     }
     if (capped.empty()) return;
-    throw InputError(capped.front()->origin + (capped.size() > 1 ? " and " + std::to_string(capped.size() - 1) +
-                                                                       " more GEMM points" : " (a GEMM point)") +
-                     " ran below " + gpu.name + "'s power limit (" + model::format_number("%g", gpu.power_limit_W) +
-                     " W), which only the power curve's fit reads, and it needs one shape timed at four points or "
-                     "more whose median powers differ by 10%; add them or drop the capped points");
+    throw InputError(
+        capped.front()->origin +
+        (capped.size() > 1 ? " and " + std::to_string(capped.size() - 1) + " more GEMM points" : " (a GEMM point)") +
+        " ran below " + gpu.name + "'s power limit (" + model::format_number("%g", gpu.power_limit_W) +
+        " W), which only the power curve's fit reads, and it needs one shape timed at four points or "
+        "more whose median powers differ by 10%; add them or drop the capped points");
   }
   if (!out.profile.power) {
     throw InputError(points.front()->origin + ": the GPU preset " + gpu.name +

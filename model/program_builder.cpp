@@ -267,7 +267,8 @@ OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double w
 }
 
 bool ProgramBuilder::can_continue(OpId kernel) const {
-  return kernel < graph_.size() && graph_.op(kernel).kind == OpKind::kMemory &&
+  // A kernel waiting for gathered weights (FSDP) starts a kernel: the wait stands between it and the one before.
+  return !pending_weights_ && kernel < graph_.size() && graph_.op(kernel).kind == OpKind::kMemory &&
          graph_.op(kernel).stream == compute_stream_ && last_on(compute_stream_) == kernel;
 }
 

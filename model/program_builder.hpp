@@ -112,8 +112,8 @@ class ProgramBuilder {
                  const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
-  // Whether memory-bound kernel `kernel` is the last op issued on the stream kernels issue on now: what
-  // continue_kernel needs.
+  // Whether memory-bound kernel `kernel` is the last op issued on the stream kernels issue on now, and no kernel
+  // issued next must wait for gathered weights (wait_for_weights): what continue_kernel needs.
   bool can_continue(OpId kernel) const;
   // Memory-bound work fused into `kernel` (can_continue): an op continuing it (Op::continues_kernel), neither
   // launched nor paying an overhead of its own, reading `kernel`'s result (`in_registers` bytes) from registers

@@ -96,14 +96,16 @@ std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, cons
   }
 
   // Issue them in their forward order: their data inputs re-pointed at the re-issued ops; ordering-only
-  // dependencies dropped (the builder adds the stream order of now).
+  // dependencies dropped (the builder adds the stream order of now), and a part's link to an earlier part that
+  // is not issued again (kept: it reads nothing of it).
   std::map<OpId, OpId> reissued;
   for (OpId id = span.begin; id < span.end; ++id) {
     if (!recompute[id - span.begin]) continue;
     const Op original = graph.op(id);
+    const std::optional<OpId> chained = earlier_part(graph, id);
     std::vector<Dep> deps;
     for (const Dep& dep : original.deps) {
-      if (!dep.data) continue;
+      if (!dep.data || (chained == dep.op && reissued.count(dep.op) == 0)) continue;
       const auto again = reissued.find(dep.op);
       deps.push_back(Dep{again == reissued.end() ? dep.op : again->second, dep.rank_offset, true});
     }

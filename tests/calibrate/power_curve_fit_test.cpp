@@ -64,7 +64,8 @@ TEST_CASE(
   REQUIRE(fit.profile.power);
   CHECK(fit.profile.power->idle_W == Approx(110.0).margin(0.5));
   CHECK(fit.profile.power->exponent == Approx(2.4).epsilon(0.02));
-  const auto fitted = std::find_if(fit.fits.begin(), fit.fits.end(), [](const auto& c) { return c.name == "power_curve"; });
+  const auto fitted =
+      std::find_if(fit.fits.begin(), fit.fits.end(), [](const auto& c) { return c.name == "power_curve"; });
   REQUIRE(fitted != fit.fits.end());
   CHECK(fitted->errors.size() == 5);
   CHECK(fitted->max_abs_error_pct < 0.5);
@@ -98,9 +99,10 @@ TEST_CASE("GEMM points without clock and power readings leave the assumed power 
   CHECK(fit.power_curve_source.empty());
 }
 
-TEST_CASE("GEMMs capped below the GPU's power limit without a shape to fit the curve on are refused, saying what is "
-          "missing",
-          "[calibrate][power]") {
+TEST_CASE(
+    "GEMMs capped below the GPU's power limit without a shape to fit the curve on are refused, saying what is "
+    "missing",
+    "[calibrate][power]") {
   const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   CHECK_THROWS_WITH(calibrate::fit_profile(sweep(Curve{110.0, 2.4}, {700, 500, 400}), gpu),
                     Catch::Contains("sweep.jsonl:2 and 1 more GEMM points ran below h100-sxm's power limit (700 W)") &&

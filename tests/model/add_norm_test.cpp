@@ -6,6 +6,7 @@
 
 #include "model/graph_builder.hpp"
 #include "model/input_error.hpp"
+#include "model/layer_ops.hpp"
 #include "model/presets.hpp"
 #include "model/scenario.hpp"
 #include "sim/engine.hpp"
@@ -142,6 +143,65 @@ TEST_CASE("a recomputed norm whose add is not recomputed before it runs as a ker
   const Op& inner = test::op_named(g, "L1.recompute.ffn.norm");
   CHECK(inner.continues_kernel);
   CHECK(inner.bytes_read == Approx(weight));
+}
+
+TEST_CASE(
+    "under selective recomputation a norm re-issued without the add it continued runs alone and reads the stream, "
+    "one re-issued right after its add still continues it",
+    "[model][add_norm]") {
+  const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
+  const double tensor = 2.0 * static_cast<double>(rows * hidden), weight = 2.0 * static_cast<double>(hidden);
+  const model::Workload w =
+      fused(test::train_workload(1, kTokens, 2, model::Recompute::kSelective), model::AddNormKernel::kFused);
+  const model::LayerGraph g = model::build_layer_graph(llama8b(), w, kTp, test::variant(model::TpMode::kSp));
+  // Layer 1's first norm continued layer 0's closing add, which its recomputation does not re-issue.
+  const Op& alone = test::op_named(g, "L1.recompute.attn.norm");
+  CHECK_FALSE(alone.continues_kernel);
+  CHECK(alone.bytes_read == Approx(tensor + weight));
+  CHECK(alone.bytes_in_registers == 0.0);
+  const Op& inner = test::op_named(g, "L1.recompute.ffn.norm");
+  CHECK(inner.continues_kernel);
+  CHECK(reads(g, inner, "L1.recompute.attn.residual"));
+  CHECK(inner.bytes_read == Approx(weight));
+}
+
+TEST_CASE("a norm continuing its add is launched with it: on a host-bound GPU it starts as the add ends",
+          "[model][add_norm]") {
+  model::LayerGraph graph(1);
+  model::ProgramBuilder b(graph, model::kBf16Bytes);
+  const model::OpId add = b.memory("add", 4096, 2048, 1024, "", {});
+  const model::OpId norm = b.continue_kernel(add, "norm", 2048, 64, 2048, 4096, "", {});
+  const model::OpId next = b.memory("next", 2048, 2048, 0, "", {norm});
+  const double host = 1e-3;  // far longer than any of these kernels
+  const sim::Timeline t = sim::simulate(graph, test::h100_cost(), sim::launch_costs(host));
+  double add_end = 0, norm_start = 0, next_start = 0;
+  for (const sim::OpSpan& span : t.spans) {
+    if (span.op == add) add_end = span.end_s;
+    if (span.op == norm) norm_start = span.start_s;
+    if (span.op == next) next_start = span.start_s;
+  }
+  CHECK(norm_start == Approx(add_end).margin(1e-12));
+  CHECK(next_start >= 2 * host);  // the next kernel is the host's second launch
+  // A continuation needs its kernel last on the stream.
+  CHECK_THROWS_AS(b.continue_kernel(add, "late", 0, 0, 0, 0, "", {}), std::logic_error);
+}
+
+TEST_CASE("a norm that must wait for its layer's gathered weights (FSDP) does not continue the add before the wait",
+          "[model][add_norm]") {
+  model::LayerGraph graph(kTp);
+  model::ProgramBuilder b(graph, model::kBf16Bytes);
+  const model::OpId add = b.memory("add", 4096, 2048, 1024, "", {});
+  CHECK(b.can_continue(add));
+  b.wait_for_weights(b.collective("weights.all_gather", model::CollectiveKind::kAllGather, 1 << 20, "", {}));
+  CHECK_FALSE(b.can_continue(add));
+  // The norm is a kernel of its own, and it takes the wait.
+  model::LayerContext ctx;
+  ctx.local_tokens = 8;
+  ctx.arch.hidden = 64;
+  ctx.workload.implementation.add_norm = model::AddNormKernel::kFused;
+  const model::OpId norm = model::stream_norm(b, ctx, "norm", model::ModuleInput{add, true});
+  CHECK_FALSE(graph.op(norm).continues_kernel);
+  CHECK(b.weights_reader() == norm);
 }
 
 TEST_CASE(

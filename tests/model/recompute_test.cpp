@@ -125,6 +125,12 @@ TEST_CASE(
     if (op.stage == OpStage::kRecompute && op.kind == OpKind::kGemm) gemms.push_back(op.name);
   }
   CHECK(gemms == std::vector<std::string>{"L0.recompute.attn.qkv_proj.k", "L0.recompute.ffn.gate_up_proj.up"});
+  // k runs again without reading the kept q it was chained behind: nothing recomputed reads q, which v's output
+  // (the projection's) already counts among the saved tensors.
+  for (const model::Op& op : g.ops()) {
+    if (op.stage != OpStage::kRecompute) continue;
+    for (const model::Dep& d : op.deps) CHECK_FALSE((d.data && g.op(d.op).name == "L0.attn.qkv_proj.q"));
+  }
   const double t = 2048, h = static_cast<double>(arch.hidden);
   const double kv_cols = static_cast<double>(arch.kv_heads * arch.head_dim) / 8;
   CHECK(recomputed(g).gemm_flops == Approx(2 * t * h * (14336.0 / 8) + 2 * t * h * kv_cols));
