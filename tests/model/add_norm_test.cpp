@@ -127,42 +127,30 @@ TEST_CASE(
   CHECK(test::op_named(separate, "L0.ffn.residual.backward").bytes_read == Approx(2.0 * tensor));
 }
 
-TEST_CASE("a recomputed norm whose add is not recomputed before it runs as a kernel of its own, reading the stream",
-          "[model][add_norm]") {
-  const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
-  const double tensor = 2.0 * static_cast<double>(rows * hidden), weight = 2.0 * static_cast<double>(hidden);
-  const model::Workload w =
-      fused(test::train_workload(1, kTokens, 2, model::Recompute::kFull), model::AddNormKernel::kFused);
-  const model::LayerGraph g = model::build_layer_graph(llama8b(), w, kTp, test::variant(model::TpMode::kSp));
-  // Layer 1's first norm continues layer 0's closing add in the forward; its recomputation starts layer 1's.
-  CHECK(test::op_named(g, "L1.attn.norm").continues_kernel);
-  const Op& again = test::op_named(g, "L1.recompute.attn.norm");
-  CHECK_FALSE(again.continues_kernel);
-  CHECK(again.bytes_read == Approx(tensor + weight));
-  // Within the layer the recomputed add is re-issued just before the norm: still one kernel.
-  const Op& inner = test::op_named(g, "L1.recompute.ffn.norm");
-  CHECK(inner.continues_kernel);
-  CHECK(inner.bytes_read == Approx(weight));
-}
-
 TEST_CASE(
-    "under selective recomputation a norm re-issued without the add it continued runs alone and reads the stream, "
-    "one re-issued right after its add still continues it",
+    "a recomputed norm whose add is not re-issued just before it runs as a kernel of its own and reads the stream, "
+    "one re-issued right after its add still continues it, under full and selective recomputation",
     "[model][add_norm]") {
   const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
   const double tensor = 2.0 * static_cast<double>(rows * hidden), weight = 2.0 * static_cast<double>(hidden);
-  const model::Workload w =
-      fused(test::train_workload(1, kTokens, 2, model::Recompute::kSelective), model::AddNormKernel::kFused);
-  const model::LayerGraph g = model::build_layer_graph(llama8b(), w, kTp, test::variant(model::TpMode::kSp));
-  // Layer 1's first norm continued layer 0's closing add, which its recomputation does not re-issue.
-  const Op& alone = test::op_named(g, "L1.recompute.attn.norm");
-  CHECK_FALSE(alone.continues_kernel);
-  CHECK(alone.bytes_read == Approx(tensor + weight));
-  CHECK(alone.bytes_in_registers == 0.0);
-  const Op& inner = test::op_named(g, "L1.recompute.ffn.norm");
-  CHECK(inner.continues_kernel);
-  CHECK(reads(g, inner, "L1.recompute.attn.residual"));
-  CHECK(inner.bytes_read == Approx(weight));
+  // Full recomputation builds the layer again (stream_norm decides); selective re-issues the forward's ops
+  // (ProgramBuilder::repeat decides).
+  for (const model::Recompute recompute : {model::Recompute::kFull, model::Recompute::kSelective}) {
+    const model::Workload w = fused(test::train_workload(1, kTokens, 2, recompute), model::AddNormKernel::kFused);
+    const model::LayerGraph g = model::build_layer_graph(llama8b(), w, kTp, test::variant(model::TpMode::kSp));
+    // Layer 1's first norm continues layer 0's closing add in the forward, which its recomputation does not
+    // re-issue.
+    CHECK(test::op_named(g, "L1.attn.norm").continues_kernel);
+    const Op& alone = test::op_named(g, "L1.recompute.attn.norm");
+    CHECK_FALSE(alone.continues_kernel);
+    CHECK(alone.bytes_read == Approx(tensor + weight));
+    CHECK(alone.bytes_in_registers == 0.0);
+    // Within the layer the recomputed add is re-issued just before the norm: still one kernel.
+    const Op& inner = test::op_named(g, "L1.recompute.ffn.norm");
+    CHECK(inner.continues_kernel);
+    CHECK(reads(g, inner, "L1.recompute.attn.residual"));
+    CHECK(inner.bytes_read == Approx(weight));
+  }
 }
 
 TEST_CASE("a norm continuing its add is launched with it: on a host-bound GPU it starts as the add ends",
