@@ -14,11 +14,16 @@
 namespace tpsim::calibrate {
 namespace {
 
+// idle_W's search step: below the 1 W resolution nvidia-smi prints power limits at.
 constexpr double kIdleStepW = 0.5;
-constexpr double kMinPowerSpan = 1.1;  // the largest median power over the smallest
+// The largest median power over the smallest: assumed; NVML's power readings are 1 s averages within a few
+// percent of each other at one limit, so 10% apart separates the curve from their noise.
+constexpr double kMinPowerSpan = 1.1;
+// Plausible exponents: dynamic power ~ f V^2 gives 1 (voltage at its floor) to about 3 (voltage following the
+// clock); 8 leaves room for a steep voltage curve and stays inside what a profile accepts (0.5 to 10).
 constexpr double kMinExponent = 0.5, kMaxExponent = 8.0;
 constexpr size_t kMinPoints = 4;  // three values fitted: one point more tells their error
-// A limit read within this of the GPU's own counts as the GPU's own.
+// A limit read within this of the GPU's own counts as the GPU's own (NVML gives limits in mW; presets in W).
 constexpr double kLimitToleranceW = 1.0;
 
 // log f = slope log(P - idle) + intercept: slope = 1 / exponent, intercept = -log(A) / exponent.

@@ -128,8 +128,9 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     }
     if (m.kind == "gemm") all_gemms.push_back(&m);
     // GEMMs capped below the GPU's power limit tell the power curve, not the compute rate at the limit.
-    if (m.kind == "gemm" && m.dtype == "bf16" && !ran_below_power_limit(m, gpu)) gemms.push_back(&m);
-    if (m.kind == "gemm" && m.dtype == "fp8" && !ran_below_power_limit(m, gpu)) fp8_gemms.push_back(&m);
+    const bool rate_point = m.kind == "gemm" && !ran_below_power_limit(m, gpu);
+    if (rate_point && m.dtype == "bf16") gemms.push_back(&m);
+    if (rate_point && m.dtype == "fp8") fp8_gemms.push_back(&m);
     if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
     if (m.kind == "overlap" && m.pattern == "memcpy_peer") copy_overlaps.push_back(&m);
     if (m.kind == "launch") launches.push_back(&m);

@@ -202,11 +202,16 @@ def traced_spans(scenario="scenarios/torchtitan-llama3-70b-traced-layer.yaml"):
     return spans
 
 
+def sp_row_ms(spans, ops):
+    """A TRACED_SP row's prediction: the sum of its ops' durations on GPU 0's sp variant."""
+    return sum(spans[(0, op)][1] - spans[(0, op)][0] for op in ops)
+
+
 def traced_layer():
     spans = traced_spans()
     header("variant", "traced kernel or block", "traced ms", "predicted ms", "error")
     for label, traced, ops in TRACED_SP:
-        predicted = sum(spans[(0, op)][1] - spans[(0, op)][0] for op in ops)
+        predicted = sp_row_ms(spans, ops)
         row("sp", label, f"{traced:.2f}", f"{predicted:.2f}", f"{100 * (predicted / traced - 1):+.0f}%")
     for label, traced, (first, last) in TRACED_ASYNC:
         predicted = spans[(1000, last)][1] - spans[(1000, first)][0]
@@ -234,7 +239,7 @@ def traced_batch():
             spans = traced_spans(str(path))
             errors = {}
             for label, traced, ops in TRACED_SP:
-                predicted = sum(spans[(0, op)][1] - spans[(0, op)][0] for op in ops)
+                predicted = sp_row_ms(spans, ops)
                 kind = next(k for k, words in kinds.items() if any(w in label for w in words))
                 errors.setdefault(kind, []).append(math.log(predicted / traced))
             every = [e for row in errors.values() for e in row]

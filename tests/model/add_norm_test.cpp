@@ -39,20 +39,27 @@ bool reads(const model::LayerGraph& g, const Op& op, const std::string& name) {
 constexpr int64_t kTokens = 2048;
 constexpr int kTp = 8;
 
+// Bytes of the rank's rows of the stream ([tokens / tp, hidden], bf16) and of the norm's weight.
+double stream_bytes() {
+  return 2.0 * static_cast<double>(kTokens / kTp * llama8b().hidden);
+}
+double weight_bytes() {
+  return 2.0 * static_cast<double>(llama8b().hidden);
+}
+
 }  // namespace
 
 TEST_CASE(
     "a fused residual add and RMSNorm are one kernel: the norm continues the add, reading the sum from registers "
     "and the weight from memory",
     "[model][add_norm]") {
-  const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
-  const double tensor = 2.0 * static_cast<double>(rows * hidden);  // the rank's rows of the stream, bf16
+  const double tensor = stream_bytes(), weight = weight_bytes();
   const model::Workload w = fused(test::forward_workload(1, kTokens, 2), model::AddNormKernel::kFusedInLayer);
   const model::LayerGraph g = model::build_layer_graph(llama8b(), w, kTp, test::variant(model::TpMode::kSp));
   const Op& norm = test::op_named(g, "L0.ffn.norm");
   CHECK(norm.continues_kernel);
   CHECK(reads(g, norm, "L0.attn.residual"));
-  CHECK(norm.bytes_read == Approx(2.0 * static_cast<double>(hidden)));  // the weight alone
+  CHECK(norm.bytes_read == Approx(weight));  // the weight alone
   CHECK(norm.bytes_in_registers == Approx(tensor));
   CHECK(norm.bytes_written == Approx(tensor));
   // The add is a kernel of its own, unchanged: it reads the stream and the reduced output, writes the sum.
@@ -76,13 +83,12 @@ TEST_CASE(
   const model::LayerGraph separate = model::build_layer_graph(llama8b(), test::forward_workload(1, kTokens, 2), kTp,
                                                               test::variant(model::TpMode::kSp));
   CHECK_FALSE(test::op_named(separate, "L0.ffn.norm").continues_kernel);
-  CHECK(test::op_named(separate, "L0.ffn.norm").bytes_read == Approx(tensor + 2.0 * static_cast<double>(hidden)));
+  CHECK(test::op_named(separate, "L0.ffn.norm").bytes_read == Approx(tensor + weight));
 }
 
 TEST_CASE("a fused add and norm take one launch overhead and the memory time of the kernel's own traffic",
           "[model][add_norm]") {
-  const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
-  const double tensor = 2.0 * static_cast<double>(rows * hidden), weight = 2.0 * static_cast<double>(hidden);
+  const double tensor = stream_bytes(), weight = weight_bytes();
   const sim::CostModel cost = test::h100_cost();
   const sim::CostProfile profile = test::profile_preset("h100-sxm");
   const double rate = test::gpu_preset("h100-sxm").hbm_Bps * profile.memory.hbm_efficiency;
@@ -106,15 +112,14 @@ TEST_CASE(
     "in a fused backward the add of the skip connection's gradient continues the norm's backward, whose result "
     "never leaves registers",
     "[model][add_norm]") {
-  const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
-  const double tensor = 2.0 * static_cast<double>(rows * hidden);
+  const double tensor = stream_bytes(), weight = weight_bytes();
   const model::Workload w = fused(test::train_workload(1, kTokens, 1), model::AddNormKernel::kFusedInLayer);
   const model::LayerGraph g = model::build_layer_graph(llama8b(), w, kTp, test::variant(model::TpMode::kSp));
   for (const std::string module : {"attn", "ffn"}) {
     const Op& norm = test::op_named(g, "L0." + module + ".norm.backward");
     const Op& add = test::op_named(g, "L0." + module + ".residual.backward");
     CHECK(norm.bytes_written == 0.0);
-    CHECK(norm.bytes_read == Approx(2.0 * tensor + 2.0 * static_cast<double>(hidden)));
+    CHECK(norm.bytes_read == Approx(2.0 * tensor + weight));
     CHECK(add.continues_kernel);
     CHECK(reads(g, add, "L0." + module + ".norm.backward"));
     CHECK(add.bytes_read == Approx(tensor));  // the skip connection's gradient
@@ -131,8 +136,7 @@ TEST_CASE(
     "a recomputed norm whose add is not re-issued just before it runs as a kernel of its own and reads the stream, "
     "one re-issued right after its add still continues it, under full and selective recomputation",
     "[model][add_norm]") {
-  const int64_t rows = kTokens / kTp, hidden = llama8b().hidden;
-  const double tensor = 2.0 * static_cast<double>(rows * hidden), weight = 2.0 * static_cast<double>(hidden);
+  const double tensor = stream_bytes(), weight = weight_bytes();
   // Full recomputation builds the layer again (stream_norm decides); selective re-issues the forward's ops
   // (ProgramBuilder::repeat decides).
   for (const model::Recompute recompute : {model::Recompute::kFull, model::Recompute::kSelective}) {
