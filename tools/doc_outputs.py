@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks, or rewrites, every command output that README.md and docs/*.md quote.
+"""Checks, or rewrites, every command output that README.md, docs/*.md and the GPU runs' READMEs quote.
 
 A quoted output is annotated in one of two ways:
 
@@ -106,9 +106,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("mode", choices=["check", "update"])
     parser.add_argument("--tpsim", default=str(ROOT / "build/cli/tpsim"), help="the binary under test")
-    parser.add_argument("files", nargs="*", help="default: README.md and docs/*.md")
+    parser.add_argument("files", nargs="*", help="default: README.md, docs/*.md and real/results/*/README.md")
     args = parser.parse_intermixed_args()
-    files = [Path(f).resolve() for f in args.files] or [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    files = [Path(f).resolve() for f in args.files] or (
+        [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "real/results").glob("*/README.md")))
     tpsim = Path(args.tpsim).resolve()
     if not os.access(tpsim, os.X_OK):
         sys.exit(f"doc_outputs: no tpsim binary at {tpsim} (build it, or pass --tpsim)")

@@ -175,6 +175,8 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
   overlap->add_option("--bytes", raw.partner_bytes, "Bytes the partner moves (default 256MiB)");
   overlap->add_option("--copy-blocks", o.copy_blocks,
                       "Copy kernel thread blocks (0: 16, a typical NCCL channel count)");
+  overlap->add_flag("--partner-first", o.partner_first,
+                    "Launch the partner before the GEMM, so that its blocks hold SMs when the GEMM starts");
 
   CLI::App* async_tp = app.add_subcommand("async-tp", "Chunked AG+GEMM and GEMM+RS pipelines against the unchunked op");
   add_shapes(async_tp, raw, "Per-rank unchunked GEMM (AG+GEMM: M = all tokens; GEMM+RS: K = the rank's slice)");

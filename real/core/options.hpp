@@ -69,6 +69,7 @@ struct RealOptions {
   std::vector<std::string> memcpy_paths;  // device, copy_kernel, peer
   std::vector<std::string> partners;      // overlap: memcpy_device, copy_kernel, memcpy_peer, or a collective
   int copy_blocks = 0;                    // copy kernel's thread blocks; 0: one per SM
+  bool partner_first = false;             // overlap: launch the partner before the GEMM (it holds SMs first)
   // async-tp
   std::vector<std::string> patterns;  // allgather_gemm, gemm_reducescatter
   std::vector<int> chunks;

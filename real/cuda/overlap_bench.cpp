@@ -93,7 +93,7 @@ OverlapResult single_gpu_overlap(const GpuSession& gpu, const GemmCase& shape, c
       g, gpu.stream(), side, launch_partner, [&] { return copy_arrived(src.get(), dst.get(), bytes) ? 0.0 : 1.0; },
       o.seed);
   r.samples = time_overlap(
-      gpu.stream(), side, o.timing, [&](int i) { g.launch(i, gpu.stream()); }, launch_partner);
+      gpu.stream(), side, o.timing, [&](int i) { g.launch(i, gpu.stream()); }, launch_partner, {}, o.partner_first);
   return r;
 }
 
@@ -120,7 +120,7 @@ OverlapResult team_overlap(CommTeam& team, const GemmCase& shape, Collective col
     r.error = team.worst_error_over_ranks(rank, error);
     OverlapSamples s = time_overlap(
         rank.compute, rank.comm_stream, o.timing, [&](int i) { g.launch(i, rank.compute); }, launch_partner,
-        [&rank](cudaStream_t stream) { enqueue_barrier(rank, stream); });
+        [&rank](cudaStream_t stream) { enqueue_barrier(rank, stream); }, o.partner_first);
     r.samples.late = static_cast<int>(team.max_over_ranks(rank, {static_cast<double>(s.late)}).front());
     r.samples.gemm_alone = team.max_over_ranks(rank, s.gemm_alone);
     r.samples.partner_alone = team.max_over_ranks(rank, s.partner_alone);
@@ -164,6 +164,7 @@ int run_overlap_bench(const RealOptions& o, const std::vector<std::string>& argu
       const int ranks = collective ? team->size() : partner == "memcpy_peer" ? 2 : 1;
       calibrate::Measurement m = overlap_point(c, shape, o.dtype, partner, o.sizes.sizes.front(), ranks, t);
       if (partner == "copy_kernel") m.details["blocks"] = o.copy_blocks > 0 ? o.copy_blocks : kDefaultCopyBlocks;
+      m.details["partner_first"] = o.partner_first;
       log.add(m);
       table.add_row({std::to_string(shape.m), std::to_string(shape.n), std::to_string(shape.k), partner,
                      std::to_string(o.sizes.sizes.front()), fixed(t.gemm_alone.median * 1e6, 1),

@@ -23,9 +23,10 @@ struct OverlapSamples {
 };
 
 // `gemm(i)` enqueues on `gemm_stream`, `partner(i)` on `partner_stream` (i rotates buffers); `barrier`
-// (several ranks) queues a barrier across them on the stream it is given.
+// (several ranks) queues a barrier across them on the stream it is given. `partner_first` enqueues the
+// partner before the GEMM in the together-run (a collective already holding SMs when the GEMM starts).
 OverlapSamples time_overlap(cudaStream_t gemm_stream, cudaStream_t partner_stream, const TimingOptions& timing,
                             const std::function<void(int)>& gemm, const std::function<void(int)>& partner,
-                            const Barrier& barrier = {});
+                            const Barrier& barrier = {}, bool partner_first = false);
 
 }  // namespace tpsim::real

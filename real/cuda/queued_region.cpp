@@ -70,8 +70,8 @@ bool QueuedRegion::end() {
   return late;
 }
 
-void QueuedRegion::mark() {
-  TPSIM_CUDA(cudaEventRecord(mark_, main_));
+void QueuedRegion::mark(cudaStream_t stream) {
+  TPSIM_CUDA(cudaEventRecord(mark_, stream));
 }
 
 double QueuedRegion::seconds_to_mark() const {

@@ -30,8 +30,9 @@ class QueuedRegion {
   // Queues the joins and the stop; returns true when the GPU had reached the start before this call
   // (the iteration was late: the host's enqueue may be in its time).
   bool end();
-  // Records the mark on the main stream (between begin and end).
-  void mark();
+  // Records the mark on the main stream, or on `stream` (between begin and end).
+  void mark() { mark(main_); }
+  void mark(cudaStream_t stream);
   double seconds() const { return events_.seconds(); }  // waits for the stop
   double seconds_to_mark() const;                       // waits for the stop
   double spin_s() const { return queue_.spin_s(); }

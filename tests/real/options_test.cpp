@@ -68,6 +68,8 @@ TEST_CASE("overlap, async-tp and dtp take their partners, patterns and delays", 
   CHECK(overlap.partners.size() == 2);
   CHECK(overlap.sizes.sizes == std::vector<int64_t>{int64_t{64} << 20});
   CHECK(overlap.shapes.front().m == 8192);  // the default shape
+  CHECK_FALSE(overlap.partner_first);       // the GEMM starts first unless asked
+  CHECK(parse_options({"tpsim-real", "overlap", "--partner", "copy_kernel", "--partner-first"}).partner_first);
   CHECK_THROWS_WITH(parse_options({"tpsim-real", "overlap", "--partner", "teleport"}),
                     Catch::StartsWith("unknown collective 'teleport'"));
 
