@@ -44,6 +44,21 @@ def sustained(folder):
           f"{statistics.median(clocks):.0f} MHz.")
 
 
+def duty(folder):
+    path = folder / "torch/duty.json"
+    if not path.exists():
+        return
+    d = json.loads(path.read_text())
+    print("\n| 8192^3 GEMMs alternating with | share of time in GEMMs | GEMM TFLOP/s | SM clock MHz | power W |")
+    print("|---|---|---|---|---|")
+    for r in d["rows"]:
+        # Files written before the probe stated `share_definition` (2026-12-04) multiplied the GEMM phase's time by
+        # its GEMM count: their share is tensor_share / gemms_per_cycle.
+        share = r["tensor_share"] if "share_definition" in d else r["tensor_share"] / r["gemms_per_cycle"]
+        partner = "1 GiB copies" if r["partner"] == "copy" else "idle gaps"
+        print(f"| {partner} | {share:.2f} | {r['gemm_tflops']:.0f} | {r['sm_clock_mhz']:.0f} | {r['power_W']:.0f} |")
+
+
 def small_kernels(folder):
     g = json.loads(need(folder, "torch/graph.json").read_text())["rows"]
     print("\n| small kernel (bf16 x.mul_) | host per eager launch us | GPU per kernel eager us | GPU per kernel in a CUDA graph us |")
@@ -98,11 +113,14 @@ def memory(folder):
 
 
 def attention(folder):
-    rows = json.loads(need(folder, "torch/attention.json").read_text())["rows"]
-    print("\n| causal SDPA, 32 heads of 128 | forward TFLOP/s | backward TFLOP/s |")
-    print("|---|---|---|")
-    for r in rows:
-        print(f"| {r['batch']} x {r['seq_len']} | {r['forward_tflops']:.0f} | {r['backward_tflops']:.0f} |")
+    print("\n| SDPA, 32 heads of 128 | call | forward TFLOP/s | backward TFLOP/s |")
+    print("|---|---|---|---|")
+    for name, call in (("torch/attention.json", "first"), ("torch/attention_second_call.json", "second")):
+        if not (folder / name).exists():
+            continue
+        for r in json.loads((folder / name).read_text())["rows"]:
+            mask = "causal" if r.get("causal", True) else "full"
+            print(f"| {mask} {r['batch']} x {r['seq_len']} | {call} | {r['forward_tflops']:.0f} | {r['backward_tflops']:.0f} |")
 
 
 def main(argv):
@@ -113,7 +131,7 @@ def main(argv):
     if not folder.is_dir():
         print(f"gpu_results: {folder} is not a folder", file=sys.stderr)
         return 2
-    for part in (sustained, small_kernels, copies, held_sms, memory, attention):
+    for part in (sustained, duty, small_kernels, copies, held_sms, memory, attention):
         part(folder)
     return 0
 

@@ -13,11 +13,14 @@ Each probe writes one JSON file (and a trace where it says) under the output fol
               cuBLAS workspaces), per depth, so per-layer and constant parts separate
   attention   causal SDPA (PyTorch's FlashAttention backend) forward and forward+backward at Llama-3
               head shapes (128-wide heads, GQA expanded as the traced layer does) over sequence lengths
+  duty        the power-capped clock at a given duty cycle: 8192^3 bf16 GEMMs alternating with 1 GiB copies
+              (or with idle gaps) at several shares of tensor-core time, 10 s each: GEMM TFLOP/s, copy
+              TB/s, NVML's clock and power per mode (the clock a step settles at depends on its mix)
   trace       a PyTorch profiler trace (Kineto JSON, record_shapes) of two training steps of a
               two-layer stack, gzipped: GEMMs with their shapes, attention, pointwise kernels,
               the optimizer's kernels
 Needs a CUDA GPU and PyTorch; nvidia-ml-py (pynvml) for the sustained probe's clocks. Leaves the
-GPU's settings alone. Usage: torch_probes.py OUT_DIR [probe ...]   (default: all five)
+GPU's settings alone. Usage: torch_probes.py OUT_DIR [probe ...]   (default: all six)
 """
 import gzip
 import json
@@ -30,7 +33,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-PROBES = ("sustained", "graph", "memory", "trace", "attention")
+PROBES = ("sustained", "graph", "memory", "trace", "attention", "duty")
 
 
 def write_json(out_dir, name, value):
@@ -351,14 +354,14 @@ def probe_trace(out_dir, layers=2, batch=1, seq=8192):
 
 def probe_attention(out_dir, heads=32, hd=128, tokens=32768):
     rows = []
-    for seq in (1024, 2048, 4096, 8192, 16384):
+    for causal, seq in [(True, n) for n in (1024, 2048, 4096, 8192, 16384)] + [(False, n) for n in (1024, 4096, 8192)]:
         b = max(1, tokens // seq)
         q, k, v = (torch.randn(b, heads, seq, hd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
                    for _ in range(3))
         g = torch.randn(b, heads, seq, hd, device="cuda", dtype=torch.bfloat16)
 
         def fwd():
-            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
         def fwd_bwd():
             o = fwd()
@@ -367,20 +370,82 @@ def probe_attention(out_dir, heads=32, hd=128, tokens=32768):
         for _ in range(3):
             fwd_bwd()
         fwd_s, both_s = time_events(fwd, 10), time_events(fwd_bwd, 10)
-        causal_flop = 4.0 * b * heads * seq * seq * hd / 2  # QK^T and PV over the lower triangle
-        row = {"batch": b, "heads": heads, "head_dim": hd, "seq_len": seq, "forward_ms": fwd_s * 1e3,
-               "forward_backward_ms": both_s * 1e3, "causal_forward_flop": causal_flop,
-               "forward_tflops": causal_flop / fwd_s / 1e12,
-               "backward_tflops": 2.5 * causal_flop / (both_s - fwd_s) / 1e12}
+        flop = 4.0 * b * heads * seq * seq * hd / (2 if causal else 1)  # QK^T and PV (lower triangle if causal)
+        row = {"batch": b, "heads": heads, "head_dim": hd, "seq_len": seq, "causal": causal,
+               "forward_ms": fwd_s * 1e3, "forward_backward_ms": both_s * 1e3, "forward_flop": flop,
+               "forward_tflops": flop / fwd_s / 1e12, "backward_tflops": 2.5 * flop / (both_s - fwd_s) / 1e12}
         assert torch.isfinite(q.grad.float().sum()), "attention gradient not finite"
         rows.append(row)
-        print(f"attention: seq {seq} x {b}: forward {row['forward_tflops']:.0f} TFLOP/s, backward "
+        print(f"attention: {'causal' if causal else 'full'} seq {seq} x {b}: forward {row['forward_tflops']:.0f} TFLOP/s, backward "
               f"{row['backward_tflops']:.0f} (2.5x forward FLOPs)", flush=True)
         del q, k, v, g
     write_json(out_dir, "attention.json", {"probe": "attention", "device": device_facts(),
-                                           "op": "F.scaled_dot_product_attention(is_causal=True), bf16",
+                                           "op": "F.scaled_dot_product_attention, bf16, causal and full",
                                            "backend": "PyTorch's default choice (flash on Hopper)",
                                            "rows": rows})
+
+
+def probe_duty(out_dir, n=8192, seconds=10.0, cycle_s=0.02):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    src = torch.randn(1 << 29, device="cuda", dtype=torch.bfloat16)  # 1 GiB
+    dst = torch.empty_like(src)
+    flop, copy_bytes = 2.0 * n * n * n, 2 * src.numel() * src.element_size()
+    gemm_s = time_events(lambda: torch.matmul(a, b, out=c), 10)
+    copy_s = time_events(lambda: dst.copy_(src), 10)
+    sampler = NvmlSampler()
+    sampler.start()
+    modes = [("copy", 0.25), ("copy", 0.5), ("copy", 0.75), ("idle", 0.25), ("idle", 0.5)]
+    rows = []
+    e = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+    for partner, share in modes:
+        gemms = max(1, round(share * cycle_s / gemm_s))
+        other_s = gemms * gemm_s * (1 - share) / share
+        copies = max(1, round(other_s / copy_s)) if partner == "copy" else 0
+        cycles, start = [], time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            t0 = time.perf_counter()
+            e[0].record()
+            for _ in range(gemms):
+                torch.matmul(a, b, out=c)
+            e[1].record()
+            for _ in range(copies):
+                dst.copy_(src)
+            e[2].record()
+            e[2].synchronize()
+            if partner == "idle":
+                time.sleep(other_s)
+            cycles.append((t0, time.perf_counter(), e[0].elapsed_time(e[1]) / 1e3, e[1].elapsed_time(e[2]) / 1e3))
+        steady = [x for x in cycles if x[0] - start >= seconds / 2]
+        t_first, t_last = steady[0][0], steady[-1][1]
+        inside = sampler.between(t_first, t_last)
+        g = statistics_median([x[2] for x in steady])
+        o = statistics_median([x[3] for x in steady])
+        wall = (t_last - t_first) / len(steady)
+        row = {"partner": partner, "target_share": share, "gemms_per_cycle": gemms, "copies_per_cycle": copies,
+               "cycle_wall_s": wall, "tensor_share": g / wall, "gemm_tflops": flop * gemms / g / 1e12,
+               "copy_TBps": copy_bytes * copies / o / 1e12 if copies else None}
+        if inside:
+            row["sm_clock_mhz"] = statistics_median([s[1] for s in inside])
+            row["power_W"] = statistics_median([s[2] for s in inside])
+            row["temperature_C"] = max(s[3] for s in inside)
+            row["nvml_samples"] = len(inside)
+        rows.append(row)
+        print(f"duty: {partner} {share}: tensor share {row['tensor_share']:.2f}, GEMM {row['gemm_tflops']:.0f} TFLOP/s,"
+              f" {row.get('sm_clock_mhz', 0):.0f} MHz, {row.get('power_W', 0):.0f} W", flush=True)
+    sampler.stop()
+    assert torch.isfinite(c.float().sum()) and torch.equal(dst[:1024], src[:1024]), "duty outputs wrong"
+    write_json(out_dir, "duty.json", {"probe": "duty", "device": device_facts(), "gemm_shape": [n, n, n],
+                                      "share_definition": "GEMM phase time / cycle wall time",
+                                      "copy_bytes_read_plus_written": copy_bytes, "seconds_per_mode": seconds,
+                                      "gemm_alone_s": gemm_s, "copy_alone_s": copy_s,
+                                      "power_limit_W": sampler.limit_W, "nvml_error": sampler.error, "rows": rows})
+
+
+def statistics_median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
 
 
 def main(argv):
