@@ -3,9 +3,10 @@
 # the GEMM sweep over the shipped scenarios' shapes (bf16; fp8 on the large ones), HBM bandwidth through
 # the copy engine and an SM copy kernel, the host time per kernel launch and per cross-stream wait,
 # and a GEMM overlapped with each copy (single-GPU stand-ins for communication contention; the copy
-# kernel at 4 to 64 blocks, the SMs an NCCL collective's channels take), each overlap sample queued
+# kernel at 4 to 132 blocks holding its SMs first, as NCCL's channels do), each overlap sample queued
 # whole behind a spinning kernel. Then PyTorch's own behaviour (real/scripts/torch_probes.py): the
-# sustained GEMM rate and clock over 40 s at the card's power limit, small kernels eager and from a CUDA
+# sustained GEMM rate and clock over 40 s at the card's power limit, the clock at several duty cycles,
+# small kernels eager and from a CUDA
 # graph, the caching allocator's peak in training steps, causal attention's rates, and a profiler
 # trace of a training step.
 # Every tpsim-real point records NVML's SM clock, power and temperature while it was timed
@@ -73,15 +74,15 @@ shapes="$root/real/shapes/shipped_scenarios.txt"
 measure gemm_bf16 120 gemm --shapes-file "$shapes"
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   echo "== PyTorch probes"
-  timeout 170 env PYTHONUNBUFFERED=1 python3 "$root/real/scripts/torch_probes.py" "$out/torch" \
-    sustained memory trace graph attention >"$out/torch_probes.txt" 2>&1 || { echo "(torch probes: exit $?)"; status=1; }
+  timeout 240 env PYTHONUNBUFFERED=1 python3 "$root/real/scripts/torch_probes.py" "$out/torch" \
+    sustained duty memory trace graph attention >"$out/torch_probes.txt" 2>&1 || { echo "(torch probes: exit $?)"; status=1; }
   cat "$out/torch_probes.txt"
 else
   echo "== PyTorch probes skipped: no python3 with torch and a CUDA device"
 fi
-for blocks in 4 8 16 32 64; do
-  measure "overlap_square_blocks$blocks" 20 overlap --shape 8192x8192x8192 --partner copy_kernel --bytes 1GiB \
-    --copy-blocks "$blocks"
+for blocks in 4 8 16 32 64 132; do  # the copy kernel holding its SMs first, as a collective issued before the GEMM
+  measure "overlap_partner_first_blocks$blocks" 20 overlap --shape 8192x8192x8192 --shape 8192x3584x4096 \
+    --shape 16384x7168x8192 --shape 4096x4096x4096 --partner copy_kernel --bytes 1GiB --copy-blocks "$blocks" --partner-first
 done
 for blocks in 16 32; do
   measure "overlap_blocks$blocks" 40 overlap --shape 8192x3584x4096 --shape 65536x3584x4096 \
