@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One-command set-up on a fresh Debian machine: installs every package tpsim needs, builds it, then
-#   quickstart  runs the quickstart scenario (the default)
-#   test        runs every test with CTest
+# One-command set-up on a fresh Debian machine: installs the packages a mode needs, builds, then
+#   quickstart  builds the tpsim binary alone and runs the quickstart scenario (the default)
+#   test        builds everything (tests, benchmarks, tools) and runs every test with CTest (what CI runs)
 # Usage: tools/setup.sh [quickstart|test]   (as root, or with sudo available)
 set -euo pipefail
 
@@ -14,13 +14,15 @@ esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TPSIM_BUILD_DIR:-$root/build}"
 
+# What the tpsim binary builds from, and python3-matplotlib for `tpsim plot`.
 packages=(
   g++ cmake make pkg-config
   libsimgrid-dev libyaml-cpp-dev libboost-graph-dev nlohmann-json3-dev libcli11-dev libeigen3-dev
-  catch2 libbenchmark-dev
   python3 python3-matplotlib
-  clang libclang-rt-dev  # tools/fuzz.sh and tools/sanitize.sh: clang's libFuzzer, ASan and UBSan runtimes
 )
+# The tests and benchmarks; tools/fuzz.sh and tools/sanitize.sh need clang's libFuzzer, ASan and UBSan runtimes.
+test_packages=(catch2 libbenchmark-dev clang libclang-rt-dev)
+if [ "$mode" = test ]; then packages+=("${test_packages[@]}"); fi
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -38,14 +40,19 @@ fi
 
 jobs="$(nproc)"
 echo "== building in $build"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$build" -j "$jobs"
-
 if [ "$mode" = quickstart ]; then
+  # The binary alone: the tests and benchmarks are most of a full build's time. A build folder configured
+  # for the tests before keeps them (only the tpsim target is built here either way).
+  tests_option=()
+  grep -qs '^TPSIM_BUILD_TESTS:BOOL=ON' "$build/CMakeCache.txt" || tests_option=(-DTPSIM_BUILD_TESTS=OFF -DTPSIM_BUILD_BENCH=OFF)
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tests_option[@]}"
+  cmake --build "$build" -j "$jobs" --target tpsim
   echo "== tpsim run scenarios/quickstart.yaml"
   cd "$root"
   "$build/cli/tpsim" run scenarios/quickstart.yaml
 else
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPSIM_BUILD_TESTS=ON -DTPSIM_BUILD_BENCH=ON
+  cmake --build "$build" -j "$jobs"
   echo "== ctest"
   cd "$build"
   ctest -j "$jobs" --output-on-failure
