@@ -15,7 +15,7 @@ namespace {
 std::string configuration(const Measurement& m) {
   const std::string shape = std::to_string(m.m) + "x" + std::to_string(m.n) + "x" + std::to_string(m.k);
   if (m.kind == "overlap") {
-    return "overlap " + shape + " + " + m.pattern + " " + model::format_number("%.0f", m.bytes / 1048576.0) + " MiB";
+    return "overlap " + shape + " + " + m.pattern + " " + model::human_bytes(m.bytes);
   }
   if (m.kind == "async_tp") {
     return m.pattern + " " + shape + " tp" + std::to_string(m.ranks) + " " + std::to_string(m.chunks) + " chunks " +

@@ -38,7 +38,13 @@ int main(int argc, char** argv) {
   run_app->add_option("--json", run.json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout");
   run_app->add_option("--trace", run.trace_out,
                       "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
-                      "thread per stream; under a pipeline, a thread per stage with its passes");
+                      "thread per stream; under a pipeline, a thread per stage with its passes; arrows join a "
+                      "collective's ranks, a send's ends and the stages");
+  run_app
+      ->add_option("--trace-ranks", run.trace_ranks,
+                   "The GPUs of each simulated pass the trace shows: how many from the first (default 1: the TP ranks "
+                   "of a symmetric run are identical), or all")
+      ->capture_default_str();
   run_app->add_flag("-q,--quiet", run.quiet, "Do not print the table");
   run_app->add_option("--csv", run.csv_out, "Write one CSV row per point and variant to FILE, or - for stdout");
   run_app->add_flag("--breakdown", run.breakdown,

@@ -1,11 +1,13 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
 
+#include "cli/text_table.hpp"
 #include "model/moe_scenario.hpp"
 #include "model/units.hpp"
 #include "sim/breakdown.hpp"
 #include "sim/collective_summary.hpp"
 #include "sim/critical_path.hpp"
+#include "sim/pipeline_path.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -21,10 +23,55 @@ std::string power_limit_text(const sim::GpuSpec& gpu) {
   return " at " + model::format_number("%g", gpu.power_limit_W) + " W";
 }
 
-std::string pad(const std::string& text, size_t width, bool left) {
-  if (text.size() >= width) return text;
-  const std::string fill(width - text.size(), ' ');
-  return left ? text + fill : fill + text;
+// "151-221 MiB", or "900 KiB-1.2 MiB" across units.
+std::string size_range(double low, double high) {
+  const std::string a = model::human_bytes(low), b = model::human_bytes(high);
+  const size_t unit_a = a.rfind(' '), unit_b = b.rfind(' ');
+  return a.substr(unit_a) == b.substr(unit_b) ? a.substr(0, unit_a) + "-" + b : a + "-" + b;
+}
+
+// Collectives of one kind that ran alike at more sizes than this (an MoE layer's all-to-alls under skewed routing,
+// one size per layer) print as one item: their sizes as a range, and how many.
+constexpr size_t kSizesListed = 3;
+
+// One variant's collectives as "kind size algorithm/protocol [profile section]" items, in order of first appearance;
+// those of one kind run alike at more than kSizesListed sizes as one item with the range of their sizes.
+std::string collective_items(const std::vector<sim::CollectiveRun>& collectives) {
+  struct Item {
+    std::string kind_and_how;  // the kind, then " how [section]"
+    std::string kind, how;
+    std::vector<double> sizes;  // distinct, in order of appearance
+  };
+  std::vector<Item> items;
+  for (const sim::CollectiveRun& c : collectives) {
+    const std::string kind = model::to_string(c.kind);
+    const std::string how = sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
+    auto item = std::find_if(items.begin(), items.end(), [&](const Item& i) { return i.kind_and_how == kind + how; });
+    if (item == items.end()) item = items.insert(items.end(), Item{kind + how, kind, how, {}});
+    if (std::find(item->sizes.begin(), item->sizes.end(), c.tensor_bytes) == item->sizes.end()) {
+      item->sizes.push_back(c.tensor_bytes);
+    }
+  }
+  // In order of first appearance; a kind summarised as a range takes the place of its first size.
+  std::vector<std::string> printed;
+  std::string line;
+  for (const sim::CollectiveRun& c : collectives) {
+    const std::string kind = model::to_string(c.kind);
+    const std::string how = sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
+    const Item& item =
+        *std::find_if(items.begin(), items.end(), [&](const Item& i) { return i.kind_and_how == kind + how; });
+    std::string text;
+    if (item.sizes.size() > kSizesListed) {
+      const auto [low, high] = std::minmax_element(item.sizes.begin(), item.sizes.end());
+      text = kind + " " + size_range(*low, *high) + " (" + std::to_string(item.sizes.size()) + " sizes) " + how;
+    } else {
+      text = kind + " " + model::human_bytes(c.tensor_bytes) + " " + how;
+    }
+    if (std::find(printed.begin(), printed.end(), text) != printed.end()) continue;
+    printed.push_back(text);
+    line += (line.empty() ? "" : ", ") + text;
+  }
+  return line;
 }
 
 // One line per variant with collectives: what each group of them ran as; then why any did not run NCCL's
@@ -33,19 +80,14 @@ std::string collectives_notes(const sim::ScenarioRun& run) {
   std::string out;
   std::vector<std::string> deviations;
   for (const sim::VariantRun& v : run.variants) {
-    std::string line;
-    std::vector<std::string> seen;
-    for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
-      const std::string item = model::to_string(c.kind) + " " + sim::human_bytes(c.tensor_bytes) + " " +
-                               sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
-      if (std::find(seen.begin(), seen.end(), item) != seen.end()) continue;
-      seen.push_back(item);
-      line += (line.empty() ? "" : ", ") + item;
+    const std::vector<sim::CollectiveRun> collectives = sim::collectives_run(v.passes);
+    for (const sim::CollectiveRun& c : collectives) {
       if (!c.plan.deviation.empty() &&
           std::find(deviations.begin(), deviations.end(), c.plan.deviation) == deviations.end()) {
         deviations.push_back(c.plan.deviation);
       }
     }
+    const std::string line = collective_items(collectives);
     if (!line.empty()) out += "  " + v.variant.name + ": " + line + "\n";
   }
   if (!out.empty()) out = "collectives as run [costed by profile section]:\n" + out;
@@ -116,9 +158,9 @@ std::string data_parallel_notes(const sim::ScenarioRun& run) {
     const bool every = run.symmetry == sim::Symmetry::kEveryMember;
     out += "data parallelism of " + v.variant.name + ": " + model::to_string(dp) + " over " +
            std::to_string(dp.degree) + (every ? " replicas (each simulated, --no-symmetry), " : " replicas, ") + what +
-           (v.pipeline ? " in the distinct chunks' programs together (" + sim::human_bytes(wire) +
+           (v.pipeline ? " in the distinct chunks' programs together (" + model::human_bytes(wire) +
                              " sent per GPU, summed over them), "
-                       : " per step (" + sim::human_bytes(wire) + " out of each GPU), ") +
+                       : " per step (" + model::human_bytes(wire) + " out of each GPU), ") +
            model::format_number("%.3f", v.metrics.data_comm_s * 1e3) + " ms in flight, " +
            model::format_number("%.3f", v.metrics.exposed_data_comm_s * 1e3) + " ms exposed\n";
   }
@@ -207,7 +249,7 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
     out += "pipeline of " + v.variant.name + ": " + model::to_string(p.spec.schedule) + ", " +
            std::to_string(p.stages.size()) + " stages x " + std::to_string(p.microbatches) + " micro-batches, bubble " +
            model::format_number("%.1f%%", p.bubble_fraction * 100) + " of the passes' span; each send " +
-           sim::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
+           model::human_bytes(p.activation_bytes) + " per GPU, " + model::format_number("%.3f", slowest * 1e3) + " ms" +
            (across ? " across nodes" : " over NVLink") + ", exposed " +
            model::format_number("%.3f", p.send_exposed_s * 1e3) + " ms; " + std::to_string(p.programs_simulated) +
            " stage programs simulated" +
@@ -224,6 +266,54 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
              pad(model::format_number("%.1f", s.memory.total_bytes() / 1e9), 8, false) +
              (synced ? ms(s.gathered_forward_s, 17) + ms(s.reduce_tail_s, 16) : std::string()) + "\n";
     }
+  }
+  return out;
+}
+
+// The step of a pipeline variant first: per stage, where its GPUs' time over the whole step goes (every micro-batch
+// through its chunks, by kind), the optimizer, and the waiting (the bubble, the sends, the stages' norms) up to its
+// end.
+std::string step_breakdown(const sim::VariantRun& v) {
+  const sim::PipelineRun& p = *v.pipeline;
+  size_t slowest = 0;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    const sim::StageRun& s = p.stages[i];
+    if (s.end_s >= p.stages[slowest].end_s) slowest = i;
+    sim::BreakdownRow sum;
+    for (const auto& [pass, count] : s.programs) {
+      const sim::BreakdownRow total = sim::breakdown(v.passes[pass]).back();
+      sum.gemm_s += count * total.gemm_s;
+      sum.attention_s += count * total.attention_s;
+      sum.memory_s += count * total.memory_s;
+      sum.communication_s += count * total.communication_s;
+      sum.exposed_comm_s += count * total.exposed_comm_s;
+    }
+    rows.push_back({std::to_string(i), ms(sum.gemm_s, 0), ms(sum.attention_s, 0), ms(sum.memory_s, 0),
+                    ms(sum.communication_s, 0), ms(sum.exposed_comm_s, 0), ms(s.busy_s, 0), ms(s.optimizer_s, 0),
+                    ms(s.end_s - s.busy_s - s.optimizer_s, 0), ms(s.end_s, 0)});
+  }
+  return "step of " + v.variant.name + ": " + ms(v.metrics.time_s, 0) + " ms, the end of stage " +
+         std::to_string(slowest) + "; per stage, ms per GPU over the step (" + std::to_string(p.microbatches) +
+         " micro-batches; op times summed, overlapped work counts in each kind; waiting: the bubble, sends and the "
+         "stages' norms):\n" +
+         text_table({"stage", "gemm", "attention", "memory", "communication", "exposed comm", "passes", "optimizer",
+                     "waiting", "end"},
+                    rows, 0);
+}
+
+// "PREFIX 12.345 ms, N links): kind share ..." then the largest groups of links.
+std::string path_text(const std::string& prefix, double seconds, const std::vector<sim::PathLink>& path) {
+  constexpr size_t kTopGroups = 8;
+  std::string out =
+      prefix + model::format_number("%.3f", seconds * 1e3) + " ms, " + std::to_string(path.size()) + " links):";
+  for (const auto& [kind, share] : sim::critical_path_by_kind(path)) {
+    out += " " + kind + " " + model::format_number("%.1f%%", share * 100);
+  }
+  out += "\n";
+  for (const sim::PathGroup& g : sim::critical_path_groups(path, kTopGroups)) {
+    out += "  " + pad(model::format_number("%.1f%%", g.share * 100), 6, false) + "  " + g.name +
+           (g.count > 1 ? " (x" + std::to_string(g.count) + ")" : std::string()) + "\n";
   }
   return out;
 }
@@ -250,8 +340,9 @@ std::string op_times_table(const sim::ScenarioRun& run) {
 std::string breakdown_table(const sim::ScenarioRun& run) {
   std::string out;
   for (const sim::VariantRun& v : run.variants) {
+    if (v.pipeline) out += step_breakdown(v);
     for (const sim::PassTrace& pass : v.passes) {
-      out += "breakdown of " + v.variant.name + " (" + pass.label +
+      out += "breakdown of " + v.variant.name + " (" + pass.label + (v.pipeline ? ", one micro-batch" : "") +
              "), ms per GPU, op times summed (overlapped work counts in each kind):\n" +
              "module           gemm   attention      memory  communication  exposed comm\n";
       for (const sim::BreakdownRow& b : sim::breakdown(pass)) {
@@ -271,22 +362,16 @@ std::string breakdown_table(const sim::ScenarioRun& run) {
 }
 
 std::string critical_path_table(const sim::ScenarioRun& run) {
-  constexpr size_t kTopGroups = 8;
   std::string out;
   for (const sim::VariantRun& v : run.variants) {
+    if (v.pipeline) {
+      out += path_text("critical path of " + v.variant.name + "'s step (the pipeline's passes, ", v.metrics.time_s,
+                       sim::pipeline_critical_path(*v.pipeline));
+    }
     for (const sim::PassTrace& pass : v.passes) {
-      const std::vector<sim::PathLink> path = sim::critical_path(pass);
-      out += "critical path of " + v.variant.name + " (" + pass.label + ", " +
-             model::format_number("%.3f", pass.timeline.makespan_s * 1e3) + " ms, " + std::to_string(path.size()) +
-             " links):";
-      for (const auto& [kind, share] : sim::critical_path_by_kind(path)) {
-        out += " " + kind + " " + model::format_number("%.1f%%", share * 100);
-      }
-      out += "\n";
-      for (const sim::PathGroup& g : sim::critical_path_groups(path, kTopGroups)) {
-        out += "  " + pad(model::format_number("%.1f%%", g.share * 100), 6, false) + "  " + g.name +
-               (g.count > 1 ? " (x" + std::to_string(g.count) + ")" : std::string()) + "\n";
-      }
+      out += path_text(
+          "critical path of " + v.variant.name + " (" + pass.label + (v.pipeline ? ", one micro-batch, " : ", "),
+          pass.timeline.makespan_s, sim::critical_path(pass));
     }
   }
   return out;

@@ -10,6 +10,7 @@ const std::vector<std::string>& columns() {
   static const std::vector<std::string> names = {"variant",
                                                  "tp_mode",
                                                  "chunks",
+                                                 "chunks_chosen_by",
                                                  "time_s",
                                                  "compute_s",
                                                  "comm_s",

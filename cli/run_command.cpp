@@ -10,6 +10,7 @@
 #include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
 #include "cli/results_csv.hpp"
+#include "cli/sweep_summary.hpp"
 #include "model/input_error.hpp"
 #include "model/sweep.hpp"
 #include "sim/scenario_run.hpp"
@@ -46,6 +47,27 @@ std::string point_heading(size_t i, const std::vector<model::SweepPoint>& points
   return text;
 }
 
+// --trace-ranks: "all" (every GPU, 0) or how many from the first.
+sim::TraceOptions trace_options(const std::string& ranks) {
+  sim::TraceOptions options;
+  if (ranks == "all") {
+    options.ranks = 0;
+    return options;
+  }
+  size_t used = 0;
+  int count = 0;
+  try {
+    count = std::stoi(ranks, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != ranks.size() || count < 1) {
+    throw InputError("--trace-ranks " + ranks + ": give how many GPUs of each pass to trace (1 or more) or all");
+  }
+  options.ranks = count;
+  return options;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& options) {
@@ -55,6 +77,7 @@ int run_command(const RunOptions& options) {
     throw InputError(options.scenario + ": --trace shows one run, but the sweep has " + std::to_string(points.size()) +
                      " points; remove the sweep block to trace one");
   }
+  const sim::TraceOptions trace_shown = trace_options(options.trace_ranks);
   std::vector<PointRun> runs;
   std::string table;
   Progress progress(options.progress);
@@ -73,8 +96,9 @@ int run_command(const RunOptions& options) {
     if (options.breakdown) table += breakdown_table(run);
     if (options.critical_path) table += critical_path_table(run);
   }
+  table += sweep_summary_table(runs);
   const std::string json = options.json_out.empty() ? "" : result_json(runs, options.critical_path);
-  const std::string trace = options.trace_out.empty() ? "" : sim::chrome_trace_json(runs.front().run);
+  const std::string trace = options.trace_out.empty() ? "" : sim::chrome_trace_json(runs.front().run, trace_shown);
   std::string csv;
   if (!options.csv_out.empty()) {
     std::vector<CsvPoint> rows;

@@ -10,6 +10,7 @@ struct RunOptions {
   std::string scenario;
   std::string json_out;
   std::string trace_out;
+  std::string trace_ranks = "1";  // the GPUs of each pass the trace shows: a count from the first, or "all"
   std::string csv_out;
   bool quiet = false;
   bool require_fit = false;

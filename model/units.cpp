@@ -49,4 +49,16 @@ std::string format_number(const char* pattern, double value) {
   return buffer;
 }
 
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  // From 99.95 up (as far as 1023.9) "%.3g" would round to an exponent ("1e+03"): whole units instead.
+  const bool whole = std::abs(bytes - std::round(bytes)) < 1e-9 || bytes >= 99.95;
+  return format_number(whole ? "%.0f" : "%.3g", bytes) + " " + units[u];
+}
+
 }  // namespace tpsim::model

@@ -1,10 +1,6 @@
 // Grouping of the collectives in simulated passes by how they ran.
 #include "sim/collective_summary.hpp"
 
-#include <cmath>
-
-#include "model/units.hpp"
-
 namespace tpsim::sim {
 
 std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes) {
@@ -31,17 +27,6 @@ std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes)
     }
   }
   return groups;
-}
-
-std::string human_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  const bool whole = std::abs(bytes - std::round(bytes)) < 1e-9;
-  return model::format_number(whole ? "%.0f" : "%.3g", bytes) + " " + units[u];
 }
 
 }  // namespace tpsim::sim

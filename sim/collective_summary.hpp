@@ -23,7 +23,4 @@ struct CollectiveRun {
 // Groups in order of first appearance; op lists' and layers' collectives alike; a TP group of one GPU's none.
 std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes);
 
-// "128 MiB", "16 KiB", "3 B": a size for people (powers of two).
-std::string human_bytes(double bytes);
-
 }  // namespace tpsim::sim

@@ -86,7 +86,8 @@ std::vector<PathLink> critical_path(const PassTrace& pass) {
 
 std::vector<std::pair<std::string, double>> critical_path_by_kind(const std::vector<PathLink>& path) {
   std::vector<std::pair<std::string, double>> out;
-  for (const char* kind : {"gemm", "attention", "memory", "collective", "exchange", "wait"}) {
+  for (const char* kind : {"gemm", "attention", "memory", "collective", "exchange", "forward", "backward",
+                           "weight gradient", "send", "optimizer", "wait"}) {
     double share = 0;
     for (const PathLink& link : path) {
       if (link.kind == kind) share += link.share;

@@ -24,7 +24,8 @@ struct PathLink {
 // add up to the pass time.
 std::vector<PathLink> critical_path(const PassTrace& pass);
 
-// Per kind (gemm, attention, memory, collective, exchange, wait): the share of the pass time.
+// Per kind (gemm, attention, memory, collective, exchange; a pipeline step's forward, backward, weight gradient, send
+// and optimizer; wait): the share of the pass time, kinds in that order.
 std::vector<std::pair<std::string, double>> critical_path_by_kind(const std::vector<PathLink>& path);
 
 // The ops of the path grouped by name without their layer ("L3.ffn.down_proj" -> "ffn.down_proj"), with

@@ -323,6 +323,12 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   run.bubble_fraction = timing.bubble_fraction;
   run.spans = timing.spans;
   run.send_exposed_s = timing.step_s - model::time_pipeline(schedule, free_sends).step_s;
+  // Where each distinct chunk's traces will sit in out.passes (its plain program, then its synchronised one).
+  std::vector<size_t> trace_index;
+  for (size_t i = 0, next = 0; i < sims.size(); ++i) {
+    trace_index.push_back(next);
+    next += sims[i].synced_trace ? 2 : 1;
+  }
   std::vector<Metrics> stage_metrics;
   for (int stage = 0; stage < p; ++stage) {
     StageRun r;
@@ -343,6 +349,8 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
       const bool synced = sim.synced_trace.has_value();
       sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, synced ? m - 1 : m), 1.0, sim.optimizer, 1.0);
       if (synced) sum = weighted_sum(sum, 1.0, sim.synced, 1.0);
+      r.programs.emplace_back(trace_index[sim_of[c]], synced ? m - 1 : m);
+      if (synced) r.programs.emplace_back(trace_index[sim_of[c]] + 1, 1);
     }
     r.busy_s = timing.busy_s[stage];
     r.end_s = timing.end_s[stage];

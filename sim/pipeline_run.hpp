@@ -7,6 +7,7 @@
 // sends, on their own streams, take no SMs from compute.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "model/memory_footprint.hpp"
@@ -36,6 +37,9 @@ struct StageRun {
   double end_s = 0;        // its optimizer's end (after every stage's norm: the slowest stage's)
   int peak_in_flight = 0;  // micro-batch chunks whose activations it holds at once
   model::MemoryFootprint memory;
+  // The programs its passes ran over the step: an index into the variant's passes (PipelineVariantRun::passes, one
+  // micro-batch through one of its chunks) and how many of the step's micro-batches ran it.
+  std::vector<std::pair<size_t, int>> programs;
 };
 
 struct PipelineRun {

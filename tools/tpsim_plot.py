@@ -17,7 +17,7 @@ Y_COLUMNS = {
     "speedup": ("speedup", "speedup over the baseline variant (x)", 1.0),
     "time": ("time_s", "time (ms)", 1e3),
     "exposed_comm": ("exposed_comm_s", "exposed communication (ms)", 1e3),
-    "tokens_per_s": ("tokens_per_s", "tokens / s", 1.0),
+    "tokens_per_s": ("tokens_per_s", "tokens / s of one replica (its TP group, or its pipeline)", 1.0),
     "ttft": ("ttft_s", "time to first token (ms)", 1e3),
     "tpot": ("tpot_s", "time per output token (ms)", 1e3),
 }
@@ -117,15 +117,54 @@ def number_of(row, column):
     return value
 
 
-def subtitle(args, rows):
-    """What the figure shows: the filters, the baseline of speedups."""
+# Axis labels with units for the axes sweeps use most; any other axis is labelled by its key.
+AXIS_LABELS = {
+    "workload.seq_len": "sequence length (tokens)",
+    "workload.batch": "batch (sequences)",
+    "workload.context_len": "context length (tokens)",
+    "workload.gen_len": "new tokens per sequence",
+    "workload.microbatches": "micro-batches per data-parallel replica",
+    "workload.layers": "layers simulated",
+    "parallelism.tp": "tensor-parallel degree (GPUs)",
+    "parallelism.pp": "pipeline stages",
+    "parallelism.dp": "data-parallel replicas",
+    "parallelism.ep": "expert-parallel degree (GPUs)",
+    "hardware.gpu": "GPU",
+    "hardware.nodes": "nodes",
+    "hardware.power_limit_W": "GPU power limit (W)",
+    "pipeline.schedule": "pipeline schedule",
+    "pipeline.virtual_stages": "model chunks per stage",
+    "moe.zipf_s": "routing skew (Zipf exponent)",
+    "model": "model",
+    "variant": "variant",
+}
+
+
+def axis_label(axis):
+    """The axis's label with its unit: a known axis, a variant's chunk count, else the key itself."""
+    if axis in AXIS_LABELS:
+        return AXIS_LABELS[axis]
+    parts = axis.split(".")
+    if len(parts) == 3 and parts[0] == "variants" and parts[2] == "chunks":
+        return f"chunks of {parts[1]} (pieces per GEMM)"
+    return axis
+
+
+def baseline_of(rows):
+    """The variant speedups are over: the first variant of the first point (before any --where filter)."""
+    first = min(r.get("point_index", 0) for r in rows)
+    return next((r["variant"] for r in rows if r.get("point_index", 0) == first), None)
+
+
+def subtitle(args, rows, baseline):
+    """What the figure shows: the filters, the baseline of speedups, auto-chosen chunk counts, hollow points."""
     parts = []
     if args.where:
         parts.append("where " + ", ".join(args.where))
     if args.y == "speedup":
-        first = min(rows, key=lambda r: r.get("point_index", 0))
-        baseline = next((r["variant"] for r in rows if r.get("point_index", 0) == first.get("point_index", 0)), None)
         parts.append(f"baseline: {baseline}")
+    if any(r.get("chunks_chosen_by") == "auto" for r in rows):
+        parts.append("labels: chunks auto chose")
     if any(r.get("fits_memory") is False for r in rows):
         parts.append("hollow: above the GPU's HBM")
     return "; ".join(parts)
@@ -167,7 +206,7 @@ def check_single_valued(rows, used):
             raise PlotError(f"axis '{axis}' also varies ({', '.join(values)}): fix it with --where {axis}=VALUE or use --by {axis}")
 
 
-def curves(args, rows):
+def curves(args, rows, baseline):
     import matplotlib.pyplot as plt
 
     column, label, scale = Y_COLUMNS[args.y]
@@ -180,33 +219,39 @@ def curves(args, rows):
             raise PlotError(f"--y {args.y}: these results have no {column} (valid here: "
                             + ", ".join(k for k, (c, _, _) in Y_COLUMNS.items() if c in row) + ")")
         series.setdefault(str(axis_value(row, args.by)), []).append(
-            (axis_value(row, args.x), number_of(row, column) * scale, row.get("fits_memory") is not False))
+            (axis_value(row, args.x), number_of(row, column) * scale, row.get("fits_memory") is not False,
+             row.get("chunks") if row.get("chunks_chosen_by") == "auto" else None))
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    numeric_x = all(as_number(x) is not None for points in series.values() for x, _, _ in points)
+    numeric_x = all(as_number(x) is not None for points in series.values() for x, _, _, _ in points)
     # Names (GPUs, models) keep the order the sweep lists them in, not the alphabet's.
     sweep_order = {}
     for row in sorted(rows, key=lambda r: r.get("point_index", 0)):
         sweep_order.setdefault(str(axis_value(row, args.x)), len(sweep_order))
     for name, points in series.items():
         points.sort(key=lambda p: as_number(p[0]) if numeric_x else sweep_order[str(p[0])])
-        xs = [as_number(x) if numeric_x else str(x) for x, _, _ in points]
-        line, = ax.plot(xs, [y for _, y, _ in points], marker="o",
-                        label=f"{args.by} = {name}" if args.by != "variant" else name)
-        over = [(x, y) for x, (_, y, fits) in zip(xs, points) if not fits]
+        xs = [as_number(x) if numeric_x else str(x) for x, _, _, _ in points]
+        line, = ax.plot(xs, [y for _, y, _, _ in points], marker="o",
+                        label=f"{axis_label(args.by)} = {name}" if args.by != "variant" else name)
+        for x, (_, y, _, chunks) in zip(xs, points):
+            if chunks is not None:  # the count chunks: auto chose at this point
+                ax.annotate(f"{chunks:g}", (x, y), textcoords="offset points", xytext=(0, 6), ha="center",
+                            fontsize=7, color=line.get_color())
+        over = [(x, y) for x, (_, y, fits, _) in zip(xs, points) if not fits]
         if over:  # drawn hollow: the point does not fit the GPU's memory
             ax.plot([x for x, _ in over], [y for _, y in over], linestyle="none", marker="o", markersize=9,
                     markerfacecolor="white", markeredgecolor=line.get_color(), zorder=3)
-    if numeric_x and len({x for p in series.values() for x, _, _ in p}) > 2:
-        values = sorted({as_number(x) for p in series.values() for x, _, _ in p})
+    if numeric_x and len({x for p in series.values() for x, _, _, _ in p}) > 2:
+        values = sorted({as_number(x) for p in series.values() for x, _, _, _ in p})
         if values[0] > 0 and values[-1] / values[0] >= 16:
             ax.set_xscale("log", base=2)
             ax.set_xticks(values)
             ax.set_xticklabels([f"{v:g}" for v in values])
     if args.y == "speedup":
         ax.axhline(1.0, color="grey", linewidth=1, linestyle="--")
-    ax.set_xlabel(args.x)
-    ax.set_ylabel(label)
-    note = subtitle(args, rows)
+    ax.margins(y=0.08)  # room for the chunk counts above the highest points
+    ax.set_xlabel(axis_label(args.x))
+    ax.set_ylabel(label.replace("the baseline variant", baseline) if baseline else label)
+    note = subtitle(args, rows, baseline)
     ax.set_title(args.title + (f"\n{note}" if note else ""), fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend()
@@ -257,6 +302,7 @@ def main(argv):
             raise PlotError(f"-o {args.out}: no folder {out_dir}")
         rows, title = load_rows(args.results)
         args.title = args.title or title
+        baseline = baseline_of(rows)
         rows = filtered(rows, args.where)
         if not args.breakdown and not args.x:
             raise PlotError("--x AXIS is required (or --breakdown)")
@@ -266,7 +312,7 @@ def main(argv):
             matplotlib.use("Agg")
         except ImportError:
             raise PlotError("matplotlib is missing: install python3-matplotlib (tools/setup.sh does)") from None
-        fig = breakdown(args, rows) if args.breakdown else curves(args, rows)
+        fig = breakdown(args, rows) if args.breakdown else curves(args, rows, baseline)
         fig.tight_layout()
         # Fixed metadata so the same results give the same bytes.
         metadata = {"Date": None} if args.out.endswith(".svg") else {"Software": "tpsim plot"}

@@ -90,7 +90,7 @@ TEST_CASE("run --json writes resolved inputs and one result per variant") {
 
 TEST_CASE("run --trace writes a Chrome trace with one process per GPU and named threads per stream") {
   const std::string path = temp_path("trace.json");
-  REQUIRE(test::run_tpsim("run scenarios/quickstart.yaml -q --trace " + path).exit_code == 0);
+  REQUIRE(test::run_tpsim("run scenarios/quickstart.yaml -q --trace-ranks all --trace " + path).exit_code == 0);
   const auto trace = nlohmann::json::parse(test::read_file(path));
   std::set<int> pids;
   std::set<std::string> thread_names;
@@ -441,7 +441,8 @@ TEST_CASE("run --no-symmetry simulates every data-parallel replica, says so, and
   CHECK_THAT(symmetric.out, Contains("fsdp over 4 replicas, "));
   CHECK(nlohmann::json::parse(
             test::read_file(json))["scenario"]["parallelism"]["data_parallel"]["replicas_simulated"] == 1);
-  const auto every = test::run_tpsim("run " + scenario + " --no-symmetry --json " + json + " --trace " + trace);
+  const auto every =
+      test::run_tpsim("run " + scenario + " --no-symmetry --json " + json + " --trace-ranks all --trace " + trace);
   REQUIRE(every.exit_code == 0);
   CHECK_THAT(every.out, Contains("fsdp over 4 replicas (each simulated, --no-symmetry)"));
   CHECK(nlohmann::json::parse(

@@ -8,6 +8,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "cli/cli_support.hpp"
@@ -157,6 +160,35 @@ TEST_CASE("tpsim plot draws speedup curves and breakdowns, and names valid axes 
   const auto ambiguous = test::run_tpsim("plot " + out + " --x workload.seq_len -o " + root + "/e.png");
   CHECK(ambiguous.exit_code == 2);
   CHECK_THAT(ambiguous.err, Contains("--where workload.batch=VALUE"));
+}
+
+TEST_CASE("a plot names the baseline its speedups are over, labels its axes with units, and shows auto's chunks") {
+  const std::string root = scratch("plot_labels");
+  fs::create_directories(root);
+  const std::string scenario = root + "/auto.yaml";
+  std::ofstream(scenario) << "model: qwen3-0.6b\nhardware: {gpu: h100-sxm}\n"
+                             "workload: {phase: forward, batch: 1, seq_len: 512, layers: 1}\nparallelism: {tp: 8}\n"
+                             "variants: [{name: sp, tp_mode: sp}, {name: async, tp_mode: async, chunks: auto}]\n"
+                             "sweep:\n  workload.seq_len: [512, 4096]\n";
+  REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/out").exit_code == 0);
+  // Only the async rows are drawn: their speedups are still over sp, the sweep's first variant.
+  REQUIRE(test::run_tpsim("plot " + root + "/out --x workload.seq_len --where variant=async -o " + root + "/p.svg")
+              .exit_code == 0);
+  const std::string svg = test::read_file(root + "/p.svg");
+  CHECK_THAT(svg, Contains("baseline: sp") && Contains("speedup over sp (x)"));
+  CHECK_THAT(svg, !Contains("baseline: async"));
+  CHECK_THAT(svg, Contains("sequence length (tokens)"));
+  // Each point of async carries the chunk count auto chose there, as the results say.
+  const std::string jsonl = test::read_file(root + "/out/results.jsonl");
+  std::set<std::string> chosen;
+  std::istringstream lines(jsonl);
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    if (row["variant"] == "async") chosen.insert(std::to_string(row["chunks"].get<int>()));
+  }
+  REQUIRE(!chosen.empty());
+  CHECK_THAT(svg, Contains("labels: chunks auto chose"));
+  for (const std::string& chunks : chosen) CHECK_THAT(svg, Contains(">" + chunks + "<"));
 }
 
 TEST_CASE("a plot over named values (GPUs) keeps the sweep's order, not the alphabet's") {
