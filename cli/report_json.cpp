@@ -8,6 +8,7 @@
 #include "sim/breakdown.hpp"
 #include "sim/collective_summary.hpp"
 #include "sim/critical_path.hpp"
+#include "sim/pipeline_path.hpp"
 
 namespace tpsim::cli {
 namespace {
@@ -366,23 +367,27 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   return r;
 }
 
+// One chain: its shares by kind and every link.
+Json path_json(const std::string& label, const std::vector<sim::PathLink>& path) {
+  Json by_kind = Json::object();
+  for (const auto& [kind, share] : sim::critical_path_by_kind(path)) by_kind[kind] = share;
+  Json links = Json::array();
+  for (const sim::PathLink& link : path) {
+    links.push_back({{"op", link.op},
+                     {"kind", link.kind},
+                     {"rank", link.rank},
+                     {"start_s", link.start_s},
+                     {"end_s", link.end_s},
+                     {"share", link.share}});
+  }
+  return {{"pass", label}, {"by_kind", by_kind}, {"links", links}};
+}
+
+// Under a pipeline the step's chain first (its links' rank is the stage), then each pass's.
 Json critical_path_json(const sim::VariantRun& v) {
   Json passes = Json::array();
-  for (const sim::PassTrace& pass : v.passes) {
-    const std::vector<sim::PathLink> path = sim::critical_path(pass);
-    Json by_kind = Json::object();
-    for (const auto& [kind, share] : sim::critical_path_by_kind(path)) by_kind[kind] = share;
-    Json links = Json::array();
-    for (const sim::PathLink& link : path) {
-      links.push_back({{"op", link.op},
-                       {"kind", link.kind},
-                       {"rank", link.rank},
-                       {"start_s", link.start_s},
-                       {"end_s", link.end_s},
-                       {"share", link.share}});
-    }
-    passes.push_back({{"pass", pass.label}, {"by_kind", by_kind}, {"links", links}});
-  }
+  if (v.pipeline) passes.push_back(path_json("step", sim::pipeline_critical_path(*v.pipeline)));
+  for (const sim::PassTrace& pass : v.passes) passes.push_back(path_json(pass.label, sim::critical_path(pass)));
   return passes;
 }
 

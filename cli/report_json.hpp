@@ -28,7 +28,8 @@ nlohmann::ordered_json scenario_json(const sim::ScenarioRun& run);
 
 // {"scenario": resolved inputs of the first point, "results": one row per point and variant}; rows
 // of a sweep carry their point's axis values under "point".
-// With `critical_path`, each row also holds its passes' critical paths (every link).
+// With `critical_path`, each row also holds its passes' critical paths (every link), under a pipeline after the
+// step's ("pass": "step", each link's rank its stage).
 std::string result_json(const std::vector<PointRun>& points, bool critical_path = false);
 
 }  // namespace tpsim::cli

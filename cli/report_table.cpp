@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 
 namespace tpsim::cli {
@@ -35,42 +36,25 @@ std::string size_range(double low, double high) {
 constexpr size_t kSizesListed = 3;
 
 // One variant's collectives as "kind size algorithm/protocol [profile section]" items, in order of first appearance;
-// those of one kind run alike at more than kSizesListed sizes as one item with the range of their sizes.
+// those of one kind that ran alike at more than kSizesListed sizes as one item, the range of their sizes in place of
+// the first.
 std::string collective_items(const std::vector<sim::CollectiveRun>& collectives) {
-  struct Item {
-    std::string kind_and_how;  // the kind, then " how [section]"
-    std::string kind, how;
-    std::vector<double> sizes;  // distinct, in order of appearance
+  const auto how = [](const sim::CollectiveRun& c) {
+    return sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
   };
-  std::vector<Item> items;
+  std::map<std::string, std::set<double>> sizes;  // by kind and how they ran
+  for (const sim::CollectiveRun& c : collectives) sizes[model::to_string(c.kind) + " " + how(c)].insert(c.tensor_bytes);
+  std::vector<std::string> items;
   for (const sim::CollectiveRun& c : collectives) {
     const std::string kind = model::to_string(c.kind);
-    const std::string how = sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
-    auto item = std::find_if(items.begin(), items.end(), [&](const Item& i) { return i.kind_and_how == kind + how; });
-    if (item == items.end()) item = items.insert(items.end(), Item{kind + how, kind, how, {}});
-    if (std::find(item->sizes.begin(), item->sizes.end(), c.tensor_bytes) == item->sizes.end()) {
-      item->sizes.push_back(c.tensor_bytes);
-    }
+    const std::set<double>& all = sizes[kind + " " + how(c)];
+    const std::string item = all.size() > kSizesListed ? kind + " " + size_range(*all.begin(), *all.rbegin()) + " (" +
+                                                             std::to_string(all.size()) + " sizes) " + how(c)
+                                                       : kind + " " + model::human_bytes(c.tensor_bytes) + " " + how(c);
+    if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
   }
-  // In order of first appearance; a kind summarised as a range takes the place of its first size.
-  std::vector<std::string> printed;
   std::string line;
-  for (const sim::CollectiveRun& c : collectives) {
-    const std::string kind = model::to_string(c.kind);
-    const std::string how = sim::ran_as(c.plan) + " [" + sim::costed_by(c.plan) + "]";
-    const Item& item =
-        *std::find_if(items.begin(), items.end(), [&](const Item& i) { return i.kind_and_how == kind + how; });
-    std::string text;
-    if (item.sizes.size() > kSizesListed) {
-      const auto [low, high] = std::minmax_element(item.sizes.begin(), item.sizes.end());
-      text = kind + " " + size_range(*low, *high) + " (" + std::to_string(item.sizes.size()) + " sizes) " + how;
-    } else {
-      text = kind + " " + model::human_bytes(c.tensor_bytes) + " " + how;
-    }
-    if (std::find(printed.begin(), printed.end(), text) != printed.end()) continue;
-    printed.push_back(text);
-    line += (line.empty() ? "" : ", ") + text;
-  }
+  for (const std::string& item : items) line += (line.empty() ? "" : ", ") + item;
   return line;
 }
 

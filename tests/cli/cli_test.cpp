@@ -398,7 +398,7 @@ TEST_CASE("tpsim run --csv writes the sweep's columns, one row per point and var
       test::run_tpsim("run scenarios/llama3-70b-tp8-prefill-sweep.yaml --csv " + out + ".csv --json " + out + ".json");
   REQUIRE(run.exit_code == 0);
   const std::string csv = test::read_file(out + ".csv");
-  CHECK_THAT(csv, Contains("point,workload.seq_len,variant,tp_mode,chunks,time_s") &&
+  CHECK_THAT(csv, Contains("point,workload.seq_len,variant,tp_mode,chunks,chunks_chosen_by,time_s") &&
                       Contains("tokens_per_s,tokens_per_s_per_gpu,mfu"));
   const auto json = nlohmann::json::parse(test::read_file(out + ".json"));
   const size_t rows = json["results"].size();

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "cli/report_json.hpp"
 #include "cli/report_table.hpp"
 #include "cli_support.hpp"
 #include "model/scenario.hpp"
@@ -190,6 +191,12 @@ TEST_CASE("a pipeline step's critical path runs from zero to the step's end thro
     CHECK(path.front().rank == 0);
     const std::string text = cli::critical_path_table(r);
     CHECK(text.rfind("critical path of sp's step (the pipeline's passes, ", 0) == 0);
+    // --json --critical-path holds the same chain first, link for link.
+    const nlohmann::json json = nlohmann::json::parse(cli::result_json({{{}, r}}, true));
+    const nlohmann::json& step = json["results"][0]["critical_path"][0];
+    CHECK(step["pass"] == "step");
+    REQUIRE(step["links"].size() == path.size());
+    CHECK(step["links"].back()["end_s"].get<double>() == Approx(v.metrics.time_s).epsilon(1e-12));
   }
 }
 
