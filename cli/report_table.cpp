@@ -254,6 +254,20 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
   return out;
 }
 
+// A stage's op times over the step by kind: each of its programs' totals times the micro-batches that ran it.
+sim::BreakdownRow stage_kinds(const sim::VariantRun& v, const sim::StageRun& stage) {
+  sim::BreakdownRow sum;
+  for (const auto& [pass, count] : stage.programs) {
+    const sim::BreakdownRow total = sim::breakdown(v.passes[pass]).back();
+    sum.gemm_s += count * total.gemm_s;
+    sum.attention_s += count * total.attention_s;
+    sum.memory_s += count * total.memory_s;
+    sum.communication_s += count * total.communication_s;
+    sum.exposed_comm_s += count * total.exposed_comm_s;
+  }
+  return sum;
+}
+
 // The step of a pipeline variant first: per stage, where its GPUs' time over the whole step goes (every micro-batch
 // through its chunks, by kind), the optimizer, and the waiting (the bubble, the sends, the stages' norms) up to its
 // end.
@@ -264,18 +278,19 @@ std::string step_breakdown(const sim::VariantRun& v) {
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const sim::StageRun& s = p.stages[i];
     if (s.end_s >= p.stages[slowest].end_s) slowest = i;
-    sim::BreakdownRow sum;
-    for (const auto& [pass, count] : s.programs) {
-      const sim::BreakdownRow total = sim::breakdown(v.passes[pass]).back();
-      sum.gemm_s += count * total.gemm_s;
-      sum.attention_s += count * total.attention_s;
-      sum.memory_s += count * total.memory_s;
-      sum.communication_s += count * total.communication_s;
-      sum.exposed_comm_s += count * total.exposed_comm_s;
+    const sim::BreakdownRow k = stage_kinds(v, s);
+    std::vector<std::string> row = {
+        std::to_string(i), ms(k.gemm_s, 0),          ms(k.attention_s, 0),
+        ms(k.memory_s, 0), ms(k.communication_s, 0), ms(k.exposed_comm_s, 0),
+        ms(s.busy_s, 0),   ms(s.optimizer_s, 0),     ms(s.end_s - s.busy_s - s.optimizer_s, 0),
+        ms(s.end_s, 0)};
+    // Stages that read alike (a deep pipeline's middle ones) share one row: "1-14".
+    if (!rows.empty() && std::equal(row.begin() + 1, row.end(), rows.back().begin() + 1)) {
+      std::string& first = rows.back().front();
+      rows.back().front() = first.substr(0, first.find('-')) + "-" + std::to_string(i);
+      continue;
     }
-    rows.push_back({std::to_string(i), ms(sum.gemm_s, 0), ms(sum.attention_s, 0), ms(sum.memory_s, 0),
-                    ms(sum.communication_s, 0), ms(sum.exposed_comm_s, 0), ms(s.busy_s, 0), ms(s.optimizer_s, 0),
-                    ms(s.end_s - s.busy_s - s.optimizer_s, 0), ms(s.end_s, 0)});
+    rows.push_back(std::move(row));
   }
   return "step of " + v.variant.name + ": " + ms(v.metrics.time_s, 0) + " ms, the end of stage " +
          std::to_string(slowest) + "; per stage, ms per GPU over the step (" + std::to_string(p.microbatches) +

@@ -158,6 +158,10 @@ TEST_CASE(
     CHECK(slowest == Approx(v.metrics.time_s).epsilon(1e-12));
     const std::string table = cli::breakdown_table(r);
     CHECK(table.rfind("step of sp: ", 0) == 0);  // before the chunk programs' blocks
+    if (schedule == "{schedule: 1f1b}") {
+      // The two middle stages run the same program over the same schedule: one row.
+      CHECK_THAT(table, Contains("\n  1-2  "));
+    }
     CHECK_THAT(table, Contains(" + embedding, one micro-batch), ms per GPU"));
   }
 }
