@@ -19,7 +19,7 @@ gpu_args=("$@")
 build="${TPSIM_BUILD_DIR:-$root/build}"
 tpsim="$build/cli/tpsim" real="$build/real/tpsim-real"
 [ -f "$scenario" ] || { echo "calibrate_cluster: no scenario $scenario" >&2; exit 2; }
-[ -x "$real" ] || { echo "calibrate_cluster: no $real (build with CUDA first: tools/setup.sh)" >&2; exit 2; }
+[ -x "$real" ] || { echo "calibrate_cluster: no $real (build with CUDA first: tools/setup.sh test)" >&2; exit 2; }
 mkdir -p "$out"
 
 run() {  # log name, then the command; a failure stops the workflow

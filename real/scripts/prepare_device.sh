@@ -11,7 +11,7 @@ real="$build/real/tpsim-real"
 [ -x "$real" ] || { # The binaries built here travel too: the GPU machine runs them when its libraries load them.
 mkdir -p "$root/.device/bin"
 cp "$real" "$build/real/tpsim_real_gpu_check" "$root/.device/bin/"
-echo "prepare_device: no $real; build first (tools/setup.sh)" >&2; exit 2; }
+echo "prepare_device: no $real; build first (tools/setup.sh test)" >&2; exit 2; }
 
 "$real" shapes --scenario "$root"/scenarios/quickstart.yaml >/dev/null  # fails early on a broken build
 bash "$root/real/scripts/shipped_shapes.sh" "$real" >"$root/real/shapes/shipped_scenarios.txt.tmp"
