@@ -5,6 +5,7 @@
 #include "sim/nccl_tuner.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "calibrate/tree_fit.hpp"
 #include "model/input_error.hpp"
 #include "model/units.hpp"
+#include "sim/call_timing.hpp"
 #include "sim/collective_time.hpp"
 #include "sim/fabric.hpp"
 
@@ -238,41 +240,87 @@ namespace {
 
 using model::Protocol;
 
-// Whether every point of a fit of NCCL's per-call constant was timed through a framework (false: every one
-// called NCCL directly). A mix is refused: the constant they would share could not be split into NCCL's part
-// and the framework's.
-bool timed_through_framework(const std::vector<const Measurement*>& points, const std::string& what) {
-  const Measurement* framework = nullptr;
-  const Measurement* direct = nullptr;
+// Whether every point of a fit of NCCL's per-call constant was timed one call at a time through torch.distributed,
+// its host work inside each time (false: every one shows the device's time: nccl-tests' loop or a graph). A mix is
+// refused: the constant they would share could not be split into the device's part and the host's.
+bool timed_with_host(const std::vector<const Measurement*>& points, const std::string& what) {
+  const Measurement* host = nullptr;
+  const Measurement* device = nullptr;
   for (const Measurement* m : points) {
-    const Measurement*& first = m->through_framework() ? framework : direct;
+    const Measurement*& first = m->host_in_time() ? host : device;
     if (!first) first = m;
   }
-  if (framework && direct) {
-    throw InputError(what + ": its points mix collectives timed through " + framework->timed_through + " (" +
-                     framework->origin + ") and NCCL called directly (" + direct->origin +
-                     "); give them the same timed_through, or fit them in separate runs of tpsim calibrate");
+  if (host && device) {
+    throw InputError(what + ": its points mix collectives timed one call at a time through torch.distributed (" +
+                     host->origin + ") and timed as the device's (" + device->timed_as + ", " + device->origin +
+                     "); give them the same timed_as, or fit them in separate runs of tpsim calibrate");
   }
-  return framework != nullptr;
+  return host != nullptr;
 }
 
-// The per-call constant that points' times hold under the profile: NCCL's call latency, and the framework's host
-// time where they were timed through one.
-double timed_call_latency_s(bool framework, const sim::CostProfile& p) {
-  return p.nccl_call_latency_s + (framework ? p.collective_host_s : 0.0);
+// How the points were timed, for a source: their timed_as values, each once.
+std::string timings_of(const std::vector<const Measurement*>& points) {
+  std::vector<std::string> seen;
+  for (const Measurement* m : points) {
+    if (std::find(seen.begin(), seen.end(), m->timed_as) == seen.end()) seen.push_back(m->timed_as);
+  }
+  std::string text;
+  for (const std::string& t : seen) text += (text.empty() ? "" : ", ") + t;
+  return "timed as " + text;
 }
 
-// The profile from a fitted per-call constant `c` of points that called NCCL directly (NCCL's call latency) or
-// were timed through a framework: then NCCL's call latency is kept from the base, or without one is NCCL's own
-// base latency of a ring call of `protocol` (at most c), and the framework's host time per call is the rest.
-void set_call_latency(double c, bool framework, Protocol protocol, ProfileFit& out) {
-  if (!framework) {
+// Why fitted transport values cannot be (a link carrying more than its line rate, a latency below zero), in one
+// line naming the value and what measurements would fit it; empty when they can.
+std::string impossible_transport(const std::string& section, const sim::TransportParams& p, const std::string& fix) {
+  std::string why;
+  if (!(p.link_efficiency <= 1)) {
+    why = section + ".link_efficiency " + model::format_number("%.3g", p.link_efficiency) +
+          " is above 1: these points are faster than tpsim's " + section +
+          " plan moving their bytes at the links' "
+          "full rate, so they did not run as that plan describes";
+  } else if (!(p.step_latency_s >= 0)) {
+    why = section + ".step_latency_us " + model::format_number("%.3g", p.step_latency_s * 1e6) +
+          " is below 0: the small messages are faster than the call latency allows";
+  }
+  return why.empty() ? why : "the " + section + " fit is refused: " + why + "; " + fix;
+}
+
+// A fitted transport section kept only when its values can be: otherwise the refusal is recorded, the fit's
+// errors dropped and the section restored to `kept` (the base's, or absent).
+void keep_if_possible(const std::string& section, const std::string& fix, std::optional<sim::TransportParams>& target,
+                      const std::optional<sim::TransportParams>& kept, ProfileFit& out) {
+  if (!target) return;
+  const std::string why = impossible_transport(section, *target, fix);
+  if (why.empty()) return;
+  out.refused.push_back(why);
+  out.fits.pop_back();
+  target = kept;
+}
+
+// The host time inside the times of points timed through torch.distributed, under the profile.
+double torch_host_s(const sim::CostProfile& p, bool nccl_call = true) {
+  return sim::call_host_seconds(sim::CallTiming::kTorch, p, nccl_call);
+}
+
+// The per-call constant that points' times hold under the profile: NCCL's device time per call, and the host's
+// work where they were timed through torch.
+double timed_call_latency_s(bool with_host, const sim::CostProfile& p) {
+  return p.nccl_call_latency_s + (with_host ? torch_host_s(p) : 0.0);
+}
+
+// The profile from a fitted per-call constant `c`: of points timed as the device's, NCCL's device time per call; of
+// points timed through torch, the device's part is kept from the base, or without one is NCCL's own base latency of
+// a ring call of `protocol` (assumed), and torch.distributed's host work per call (launch.collective_host_us) is the
+// rest after the launch (launch.host_us).
+void set_call_latency(double c, bool with_host, Protocol protocol, ProfileFit& out) {
+  if (!with_host) {
     out.profile.nccl_call_latency_s = c;
     return;
   }
-  const double nccl_s = out.base.empty() ? sim::nccl_ring_base_latency_s(protocol) : out.profile.nccl_call_latency_s;
-  out.profile.nccl_call_latency_s = std::min(c, nccl_s);
-  out.profile.collective_host_s = c - out.profile.nccl_call_latency_s;
+  const double device_s = out.base.empty() ? sim::nccl_ring_base_latency_s(protocol) : out.profile.nccl_call_latency_s;
+  const double above_launch_s = std::max(0.0, c - out.profile.host_launch_s);
+  out.profile.nccl_call_latency_s = std::min(above_launch_s, device_s);
+  out.profile.collective_host_s = above_launch_s - out.profile.nccl_call_latency_s;
   out.call_latency_split = true;
   out.timed_call_latency_s = c;
   out.call_latency_protocol = protocol;
@@ -286,7 +334,7 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
                    sim::TransportParams& target, ProfileFit& out) {
   const bool ring = name.rfind("nccl", 0) == 0;
   const bool nccl_call = ring || name == "nvls";
-  const std::vector<RingSample> samples = ring_samples(points, nccl_call ? out.profile.collective_host_s : 0.0);
+  const std::vector<RingSample> samples = ring_samples(points, torch_host_s(out.profile, nccl_call));
   const double link = gpu.nvlink_Bps;
   const double call_s = nccl_call ? out.profile.nccl_call_latency_s : 0.0;
   const auto fit = [&](const std::vector<size_t>& index) {
@@ -313,8 +361,8 @@ void fit_transport(const std::string& name, const std::vector<const Measurement*
 // the call latency where the points hold two step counts.
 void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim::GpuSpec& gpu, ProfileFit& out) {
   const std::vector<RingSample> samples = ring_samples(points);
-  const bool framework = timed_through_framework(points, "nccl.call_latency_us");
-  const double kept_call_s = timed_call_latency_s(framework, out.profile);
+  const bool with_host = timed_with_host(points, "nccl.call_latency_us");
+  const double kept_call_s = timed_call_latency_s(with_host, out.profile);
   const auto fit = [&](const std::vector<size_t>& index) {
     return fit_ring_regimes(subset(samples, index), gpu.nvlink_Bps, kept_call_s);
   };
@@ -326,10 +374,10 @@ void fit_ring_protocols(const std::vector<const Measurement*>& points, const sim
   out.profile.nccl = regimes.simple;
   out.profile.nccl_small = regimes.has_small ? std::optional<sim::TransportParams>(regimes.small) : std::nullopt;
   if (regimes.call_latency_fitted) {
-    set_call_latency(regimes.call_latency_s, framework, regimes.has_small ? Protocol::kLL : Protocol::kSimple, out);
-    out.call_latency_source = "fitted with the ring's " +
-                              std::string(regimes.has_small ? "low-latency regime" : "line") +
-                              " on all-reduces beside all-gathers / reduce-scatters (two step counts)";
+    set_call_latency(regimes.call_latency_s, with_host, regimes.has_small ? Protocol::kLL : Protocol::kSimple, out);
+    out.call_latency_source =
+        "fitted with the ring's " + std::string(regimes.has_small ? "low-latency regime" : "line") +
+        " on all-reduces beside all-gathers / reduce-scatters (two step counts), " + timings_of(points);
   }
 }
 
@@ -352,14 +400,14 @@ void fit_call_latency(const std::vector<const Measurement*>& points, const sim::
   const auto predict = [&](const double& c, size_t i) {
     return c + ring_regimes_seconds(kept, samples[i], gpu.nvlink_Bps);
   };
-  const bool framework = timed_through_framework(points, "nccl.call_latency_us");
+  const bool with_host = timed_with_host(points, "nccl.call_latency_us");
   double fitted = 0;
   out.fits.push_back(measure<double>("nccl_call_latency", points, fit, predict, &fitted));
-  set_call_latency(fitted, framework, Protocol::kLL, out);
+  set_call_latency(fitted, with_host, Protocol::kLL, out);
   out.call_latency_source =
       "fitted alone on ring all-reduces that run the low-latency regime (no all-gather / reduce-scatter ring to fit "
       "beside them), its per-step latencies and efficiencies kept from " +
-      (out.base.empty() ? std::string("the defaults") : out.base);
+      (out.base.empty() ? std::string("the defaults") : out.base) + ", " + timings_of(points);
 }
 
 void fit_call_latency_with_regime(const std::string& protocol, const std::vector<const Measurement*>& points,
@@ -373,15 +421,16 @@ void fit_call_latency_with_regime(const std::string& protocol, const std::vector
   const auto predict = [&](const RingCallFit& f, size_t i) {
     return ring_seconds(f.params, samples[i], link, f.call_latency_s);
   };
-  const bool framework = timed_through_framework(points, "nccl.call_latency_us");
+  const bool with_host = timed_with_host(points, "nccl.call_latency_us");
   RingCallFit fitted;
   out.fits.push_back(measure<RingCallFit>("nccl_call_latency", points, fit, predict, &fitted));
-  set_call_latency(fitted.call_latency_s, framework, *model::protocol_named(protocol), out);
+  set_call_latency(fitted.call_latency_s, with_host, *model::protocol_named(protocol), out);
   out.call_latency_source = "fitted with the ring's " + protocol + " regime (points that name their protocol)" +
                             (fitted.step_latency_fitted ? std::string(" on two step counts")
                                                         : ", its per-step latency held at NCCL's own " +
                                                               model::format_number("%.1f", nccl_step_s * 1e6) +
-                                                              " us (one step count cannot tell the two apart)");
+                                                              " us (one step count cannot tell the two apart)") +
+                            ", " + timings_of(points);
 }
 
 // The network transport of multi-node ring all-reduces (one rank and node count).
@@ -391,15 +440,21 @@ void fit_network(const std::vector<const Measurement*>& points, ProfileFit& out)
   const double nic_Bps = first.nic_GBps > 0 ? first.nic_GBps * 1e9 : sim::kDefaultRailNicBps;
   const double node_nic_Bps = rails * nic_Bps;
   const double call_s = out.profile.nccl_call_latency_s;
-  const std::vector<RingSample> samples = ring_samples(points, out.profile.collective_host_s);
+  const std::vector<RingSample> samples = ring_samples(points, torch_host_s(out.profile));
   const auto fit = [&](const std::vector<size_t>& index) {
     return fit_network_ring(subset(samples, index), node_nic_Bps, call_s).params;
   };
   const auto predict = [&](const sim::TransportParams& p, size_t i) {
     return ring_seconds(p, samples[i], node_nic_Bps, call_s);  // all-reduces: 2 (n - 1) steps each
   };
+  const std::optional<sim::TransportParams> kept = out.profile.network;
   out.profile.network = sim::TransportParams{};
   out.fits.push_back(measure<sim::TransportParams>("network", points, fit, predict, &*out.profile.network));
+  keep_if_possible(
+      "network",
+      "fit it on ring all-reduces across two nodes or more run with NCCL_ALGO=Ring (all_reduce_perf), with "
+      "each GPU's NIC rate (nic_GBps) where it is not ib-rail's 50 GB/s",
+      out.profile.network, kept, out);
 }
 
 // NCCL's tree all-reduce, on every tree point of this GPU (any rank and node count).
@@ -407,13 +462,23 @@ void fit_tree_section(const std::vector<const Measurement*>& points, const sim::
   std::vector<TreeSample> samples;
   for (const Measurement* m : points) {
     samples.push_back({m->ranks, m->nodes, m->nic_GBps * 1e9, m->bytes, m->median_s,
-                       m->through_framework() ? out.profile.collective_host_s : 0.0});
+                       m->host_in_time() ? torch_host_s(out.profile) : 0.0});
   }
   const sim::CostProfile base = out.profile;
   const auto fit = [&](const std::vector<size_t>& index) { return fit_tree(subset(samples, index), gpu, base).params; };
   const auto predict = [&](const sim::TransportParams& p, size_t i) { return tree_seconds(p, samples[i], gpu, base); };
+  const std::optional<sim::TransportParams> kept = out.profile.tree;
   out.profile.tree = sim::TransportParams{};
   out.fits.push_back(measure<sim::TransportParams>("tree", points, fit, predict, &*out.profile.tree));
+  const bool inferred = std::any_of(points.begin(), points.end(),
+                                    [](const Measurement* m) { return m->provenance.contains("nccl_choice"); });
+  keep_if_possible("tree",
+                   std::string(inferred ? "these points' tree was inferred from NCCL's tuner (the log names no "
+                                          "NCCL_ALGO); "
+                                        : "") +
+                       "fit it on all_reduce_perf across two nodes or more run with NCCL_ALGO=Tree, up to the sizes "
+                       "where the bandwidth shows (64 MiB and more)",
+                   out.profile.tree, kept, out);
 }
 
 }  // namespace tpsim::calibrate

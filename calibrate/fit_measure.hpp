@@ -17,17 +17,16 @@
 namespace tpsim::calibrate {
 
 // Each point's rank count, bytes and time, as the collective fitters take them (with its ring steps:
-// an all-reduce ring runs twice an all-gather's), and `framework_host_s` as the host time inside the times of
-// points timed through a framework (0: fits of NCCL's call latency, and of kernels that are not NCCL calls).
-inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points,
-                                            double framework_host_s = 0) {
+// an all-reduce ring runs twice an all-gather's), and `torch_host_s` as the host time inside the times of
+// points timed one call at a time through torch.distributed (0: fits of the per-call constant itself).
+inline std::vector<RingSample> ring_samples(const std::vector<const Measurement*>& points, double torch_host_s = 0) {
   std::vector<RingSample> out;
   for (const Measurement* m : points) {
     const bool all_reduce = m->collective == "allreduce";
     out.push_back({m->ranks, m->bytes, m->median_s,
                    all_reduce ? sim::ring_step_count(model::CollectiveKind::kAllReduce, m->ranks) : 0,
                    model::collective_kind_named(m->collective).value_or(model::CollectiveKind::kAllGather),
-                   m->through_framework() ? framework_host_s : 0.0});
+                   m->host_in_time() ? torch_host_s : 0.0});
   }
   return out;
 }
@@ -43,6 +42,32 @@ inline double copy_bytes_at_link(const Measurement& m, double link_Bps) {
 // closed form (sim/collective_time.hpp) over the GPU's NVLink.
 inline double copy_seconds(const sim::TransportParams& copy_engine, const Measurement& m, double link_Bps) {
   return sim::copy_step_seconds(copy_engine, copy_bytes_at_link(m, link_Bps), link_Bps);
+}
+
+// How collective points' algorithm and protocol are known: as their sources state them, or inferred (NCCL's choice
+// from its tuner, or from another source's statement; each point's provenance says), or not stated.
+inline std::string algorithm_basis(const std::vector<const Measurement*>& points) {
+  size_t collectives = 0, inferred = 0, unstated = 0, protocol_unstated = 0;
+  for (const Measurement* m : points) {
+    if (m->kind != "collective") continue;
+    ++collectives;
+    const bool algorithm_inferred =
+        m->provenance.contains("nccl_choice") || m->provenance.value("algorithm", "").rfind("inferred", 0) == 0;
+    if (algorithm_inferred) ++inferred;
+    if (m->algorithm == "unknown") ++unstated;
+    const bool nccl = m->algorithm != "one_shot" && m->algorithm != "two_shot" && m->algorithm != "multimem";
+    if (nccl && m->protocol == "unknown") ++protocol_unstated;  // NCCL's protocols: custom kernels have none
+  }
+  if (collectives == 0) return "";
+  std::string text;
+  const auto add = [&](const std::string& part) { text += (text.empty() ? "" : "; ") + part; };
+  const auto of = [&](size_t n) { return n == collectives ? std::string("all") : std::to_string(n); };
+  if (inferred > 0) add("algorithm inferred for " + of(inferred) + " of the points, as each one's provenance says");
+  if (unstated > 0) add("algorithm not stated for " + of(unstated) + ": NCCL's choice, taken as this section's");
+  if (inferred + unstated == 0) add("algorithm as their sources state");
+  if (inferred + unstated > 0 && inferred + unstated < collectives) add("the others' as their sources state");
+  if (protocol_unstated > 0) add("protocol not stated for " + of(protocol_unstated));
+  return text;
 }
 
 // Fits with `fit` on all points and on the even ones; `predict(params, i)` gives point i's time. A fit
@@ -67,6 +92,7 @@ ComponentFit measure(const std::string& name, const std::vector<const Measuremen
   }
   ComponentFit c;
   c.name = name;
+  c.basis = algorithm_basis(points);
   for (size_t i = 0; i < points.size(); ++i) {
     const double error = 100.0 * (predict(*fitted, i) / points[i]->median_s - 1.0);
     c.errors.push_back({points[i]->origin, error});

@@ -100,7 +100,12 @@ void read_collective(const LineReader& in, Measurement& m) {
   m.collective = in.one_of("collective", kCollectives);
   m.algorithm = in.text_or("algorithm", "unknown");
   if (in.has("protocol")) m.protocol = in.one_of("protocol", {"simple", "ll", "ll128", "unknown"});
-  if (in.has("timed_through")) m.timed_through = in.one_of("timed_through", {"nccl", kTorchDistributed});
+  if (in.has("timed_as")) {
+    m.timed_as = in.one_of("timed_as", {kTimedAsNcclTests, kTimedAsTorch, kTimedAsGraph});
+  } else if (in.has("timed_through")) {  // files written before timed_as
+    m.timed_as =
+        in.one_of("timed_through", {"nccl", "torch.distributed"}) == "nccl" ? kTimedAsNcclTests : kTimedAsTorch;
+  }
   m.ranks = in.count("ranks", 2);
   m.bytes = in.bytes("bytes");
   m.nodes = in.count_or("nodes", 1, 1);
@@ -407,7 +412,7 @@ Json to_json(const Measurement& m) {
     j["collective"] = m.collective;
     j["algorithm"] = m.algorithm;
     if (m.protocol != "unknown") j["protocol"] = m.protocol;
-    if (m.through_framework()) j["timed_through"] = m.timed_through;
+    j["timed_as"] = m.timed_as;
     j["ranks"] = m.ranks;
     if (m.nodes > 1) j["nodes"] = m.nodes;
     if (m.nic_GBps > 0) j["nic_GBps"] = m.nic_GBps;

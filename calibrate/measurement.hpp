@@ -12,9 +12,11 @@ namespace tpsim::calibrate {
 // kind "gemm": m, n, k, dtype.  kind "collective": collective (allreduce, allgather, reducescatter,
 // alltoall, sendrecv),
 // algorithm as run (ring, nvls, one_shot, two_shot, or unknown), protocol as run (simple, ll, ll128 when
-// NCCL_PROTO forced it, else unknown), ranks, bytes (the whole tensor), timed_through (nccl: NCCL called
-// directly, as nccl-tests and tpsim-real do, the default; torch.distributed: each call timed through
-// PyTorch, its host time per call inside the median); across
+// NCCL_PROTO forced it, else unknown), ranks, bytes (the whole tensor), timed_as (how each call was timed,
+// sim/call_timing.hpp: nccl-tests, calls launched back to back as nccl-tests and tpsim-real do, the default;
+// torch, one call through torch.distributed on an idle GPU, its host work inside the median; graph, the
+// device's time alone: CUDA-graph replays, or calls queued ahead of a busy GPU; files written before it say
+// timed_through nccl or torch.distributed instead); across
 // nodes also nodes (dividing ranks; default 1) and, when known, nic_GBps (each GPU's NIC, one direction).
 // kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
 // kind "launch": a chain of `kernels` empty kernels launched one by one (pattern same_stream), or
@@ -41,8 +43,10 @@ namespace tpsim::calibrate {
 //   regime of its GPU's profile (calibrate/decode_fit.hpp).
 // Every kind may carry gpu_state: what NVML said about the GPUs while the point was timed.
 inline constexpr const char* kDtpDeltaConvention = "scenario";
-// A collective timed through PyTorch's torch.distributed (Measurement::timed_through).
-inline constexpr const char* kTorchDistributed = "torch.distributed";
+// How a collective's calls were timed (Measurement::timed_as; sim::CallTiming's names).
+inline constexpr const char* kTimedAsNcclTests = "nccl-tests";
+inline constexpr const char* kTimedAsTorch = "torch";
+inline constexpr const char* kTimedAsGraph = "graph";
 
 // Smallest, median and largest of a quantity over a point's readings.
 struct Spread {
@@ -71,8 +75,8 @@ struct Measurement {
   // collective / memcpy
   std::string collective;
   std::string algorithm = "unknown";
-  std::string protocol = "unknown";    // collective: NCCL_PROTO as run
-  std::string timed_through = "nccl";  // collective: nccl (called directly) or torch.distributed
+  std::string protocol = "unknown";          // collective: NCCL_PROTO as run
+  std::string timed_as = kTimedAsNcclTests;  // collective: nccl-tests, torch or graph
   int ranks = 0;
   int nodes = 1;        // collective: nodes the ranks fill, ranks / nodes GPUs each
   double nic_GBps = 0;  // collective across nodes: each GPU's NIC, one direction (0: not stated)
@@ -113,8 +117,9 @@ struct Measurement {
   double speedup() const;       // composite kinds: baseline_s / median_s
   double tokens_per_s() const;  // decode: batch x gen_len / median_s
   bool is_composite() const;    // overlap, async_tp, dtp
-  // collective: timed through a framework, whose host time per call (launch.collective_host_us) is in the median.
-  bool through_framework() const { return timed_through != "nccl"; }
+  // collective: timed one call at a time through torch.distributed on an idle GPU, the host's time per call
+  // (launch.host_us and launch.collective_host_us) in the median.
+  bool host_in_time() const { return timed_as == kTimedAsTorch; }
   double busbw_GBps() const;  // collective: algbw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter,
                               // all-to-all) or 1 (send/recv), as nccl-tests defines it
 };

@@ -60,6 +60,18 @@ std::vector<std::string> words(const std::string& line) {
   return out;
 }
 
+// nccl-tests' CUDA-graph launches (-G N, printed "graph: N" in the "# nThread" line): above 0, its iterations are
+// replayed from CUDA graphs and its times are the device's.
+int graph_launches(const std::string& arguments) {
+  const size_t at = arguments.find("graph:");
+  if (at == std::string::npos) return 0;
+  try {
+    return std::stoi(arguments.substr(at + 6));
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 bool is_number(const std::string& w, double* value) {
   try {
     size_t used = 0;
@@ -215,6 +227,7 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
       m.ranks = h.ranks;
       m.bytes = size;
       m.median_s = m.p10_s = m.p90_s = time_us * 1e-6;
+      if (graph_launches(h.arguments) > 0) m.timed_as = kTimedAsGraph;
       double wrong = 0;
       const bool checked = w[c + 3] != "N/A";
       const bool readable = is_number(w[c + 3], &wrong) && std::isfinite(wrong) && wrong >= 0;

@@ -74,6 +74,42 @@ bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, cons
 
 }  // namespace
 
+std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit) {
+  const auto fitted = [&](std::initializer_list<const char*> names) {
+    return std::any_of(fit.fits.begin(), fit.fits.end(), [&](const ComponentFit& c) {
+      return std::find(names.begin(), names.end(), c.name) != names.end();
+    });
+  };
+  std::vector<std::string> needed;
+  if (!fitted({"nccl", "nccl_simple", "nccl_ll", "nccl_ll128"})) {
+    needed.emplace_back(
+        "all_gather_perf and reduce_scatter_perf on one node (-b 1M -e 1G -f 2): the nccl ring section, which "
+        "sequence parallelism's and FSDP's all-gathers and reduce-scatters run on");
+  }
+  if (!fitted({"nccl", "nccl_call_latency"})) {
+    needed.emplace_back(
+        "all_reduce_perf on one node beside all_gather_perf (-b 8 -e 1G -f 2, and with -G 20 for the device's time): "
+        "nccl.call_latency_us, each NCCL call's device time");
+  }
+  if (!fitted({"network"})) {
+    needed.emplace_back(
+        "all_reduce_perf on two nodes or more with NCCL_ALGO=Ring: the network section (data-parallel and "
+        "multi-node collectives)");
+  }
+  if (!fitted({"tree"})) {
+    needed.emplace_back(
+        "all_reduce_perf on two nodes or more with NCCL_ALGO=Tree: the tree section (NCCL's choice for small and "
+        "mid-size all-reduces across nodes; without it they run as rings)");
+  }
+  return needed;
+}
+
+std::string torch_collective_host_source() {
+  return "not fitted here: torch.distributed's host work per NCCL call as the h200-sxm profile fits it on the H200 "
+         "all-reduce sweep (allreduce_h200_busbw.csv: one call at a time through torch 2.9.1 on an idle GPU, after "
+         "the device's time and launch.host_us), carried to every GPU (the host's work, not the GPU's)";
+}
+
 std::string copy_engine_all_ranks_source() {
   return kCopyEngineAllRanksSource;
 }
@@ -87,6 +123,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else {
     out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
     out.profile.host_launch_s = kAssumedHostLaunch_s;
+    out.profile.collective_host_s = kTorchCollectiveHostUs * 1e-6;
   }
   out.profile.gpu = gpu.name;
   std::vector<const Measurement*> all_gemms, gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather,
@@ -151,7 +188,8 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
     out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
-    out.power_measured_source = "the power limit of " + gpu.name + " (its preset's) the compute measurements ran at";
+    out.power_measured_source = "assumed: the power limit of " + gpu.name +
+                                " (its preset's), which the compute measurements' sources do not state";
     out.transfer_energy_source = assumed_transfer_energy_source(gpu);
   }
   if (!gemms.empty()) {
@@ -277,6 +315,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   } else {
     out.not_fitted.push_back("copy_engine");
   }
+  if (out.fits.empty() && !out.refused.empty()) throw InputError(out.refused.front());
   if (out.fits.empty()) {
     throw InputError(
         "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "

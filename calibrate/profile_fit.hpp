@@ -25,6 +25,9 @@ struct ComponentFit {
   std::vector<PointError> errors;
   double max_abs_error_pct = 0;
   double held_out_max_abs_error_pct = -1;  // -1: fewer than four points
+  // How the points' algorithm and protocol are known (stated by their sources, or inferred), for the section's
+  // source; empty for fits that are not of collectives.
+  std::string basis;
 };
 
 struct ProfileFit {
@@ -61,6 +64,9 @@ struct ProfileFit {
   std::string power_curve_source;      // how power.idle_W and exponent were fitted (empty: assumed, or the base's)
   std::string transfer_energy_source;  // how power.transfer_pJ_per_bit was found (empty: kept from the base)
   std::map<std::string, std::string> attention_kernel_sources;  // attention.kernels' sources (empty: the base's)
+  // Fits refused for an impossible value (a link efficiency above 1, a latency below 0), one line each: the value,
+  // why it cannot be, what measurements would fit it. The section keeps the base's values (or stays absent).
+  std::vector<std::string> refused;
 };
 
 // `gpu` gives the peak numbers the fractions are relative to (the GPU the measurements ran on); points
@@ -73,6 +79,16 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
 
 // Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base.
 std::string copy_engine_all_ranks_source();
+
+// torch.distributed's host work per NCCL call beyond the launch (launch.collective_host_us) where no point timed
+// through torch fits it: the value the h200-sxm profile fits on the H200 all-reduce sweep (one call at a time
+// through torch 2.9.1 on an idle GPU), a property of the host and PyTorch rather than of the GPU; a test refits it.
+inline constexpr double kTorchCollectiveHostUs = 10.1325;
+std::string torch_collective_host_source();
+
+// The nccl-tests runs whose logs would fit what `fit` did not fit from measurements of its own (each a line: the
+// binary, how to run it, the sections and the jobs that need them); empty when nothing is missing.
+std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit);
 
 // The profile as YAML, naming the measurement files and every fit's errors (profile_yaml.cpp).
 std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files);

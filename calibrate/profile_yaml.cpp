@@ -39,6 +39,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                   target_gpu + (fit.base.empty() ? "" : " --base " + fit.base) +
                   "`.\n# Fractions of peak are relative to " + fit.profile.gpu +
                   "'s preset; fitted values list their measurements' errors, the others say where they come from.\n";
+  for (const std::string& refusal : fit.refused) y += "# Refused: " + refusal + ".\n";
   y += "gpu: " + target_gpu + "\n";
   if (!fit.base_ref.empty()) y += "base: " + fit.base_ref + "\n";
   const auto fit_of = [&](const std::string& name) -> const ComponentFit* {
@@ -46,6 +47,12 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
       if (c.name == name) return &c;
     }
     return nullptr;
+  };
+  // A section's source: what fitted it and how its points' algorithm is known, or where it comes from.
+  const auto fitted_source = [&](const std::string& name, const std::string& what) {
+    const ComponentFit* c = fit_of(name);
+    if (!c) return fit.base.empty() ? std::string("not fitted: no measurements") : "as in " + fit.base;
+    return "fitted on " + what + (c->basis.empty() ? "" : " (" + c->basis + ")");
   };
   // A section's fit: the values it fitted and its points' errors, `indent` deep (a section inside a
   // section: 4 spaces).
@@ -116,7 +123,9 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
          "cache (also gemm.hbm_efficiency and gemm.overhead_us)\"\n" +
          fit_block("decode", {"hbm_efficiency", "overhead_us"});
   } else {
-    y += "  source: \"the memory-bound rows of the GEMM fit\"\n" +
+    y += "  source: \"" +
+         (fit_of("gemm") ? std::string("fitted: the memory-bound rows of the GEMM fit") : "as in " + fit.base) +
+         "\"\n" +
          (fit_of("gemm") ? "  fit:\n    values: [hbm_efficiency, overhead_us]\n    points: " +
                                std::to_string(fit_of("gemm")->errors.size()) + "\n"
                          : fit_block("gemm", {}));
@@ -180,27 +189,32 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   const bool simple_forced = fit_of("nccl_simple") != nullptr;
   y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) + "\n  sms_source: \"" +
        sms_source() + "\"\n  source: \"" +
-       (simple_forced ? "ring points run with NCCL_PROTO=Simple"
-                      : "ring all-gather / reduce-scatter points, and ring all-reduces beside them (Simple protocol "
-                        "regime)") +
+       (simple_forced ? fitted_source("nccl_simple", "ring points run with NCCL_PROTO=Simple")
+                      : fitted_source("nccl",
+                                      "all-gathers / reduce-scatters and all-reduces beside them, as rings (the faster "
+                                      "regime at large sizes, taken as Simple: the points do not name a protocol)")) +
        "\"\n";
-  // Points timed through a framework fit the per-call constant of NCCL and the framework together: NCCL's part
-  // is sourced, the framework's (launch.collective_host_us) is the rest.
+  // Points timed one call at a time through torch.distributed fit the per-call constant of the device and the host
+  // together: the device's part is the base's (or NCCL's tuning constant, assumed), the host's
+  // (launch.collective_host_us) the rest after launch.host_us. Points timed as the device's fit the device's part.
   const std::string timed_constant =
       fit.call_latency_split
           ? "the per-call constant, " + model::format_number("%.6g", fit.timed_call_latency_s * 1e6) +
-                " us, of collectives timed through torch.distributed (" + fit.call_latency_source + ")"
+                " us, of collectives timed one call at a time through torch.distributed (" + fit.call_latency_source +
+                ")"
           : std::string();
   const std::string call_source =
       fit.call_latency_split
-          ? (fit.base.empty() ? "NCCL 2.27.7's own base latency of a ring " +
+          ? (fit.base.empty() ? "assumed: NCCL 2.27.7's own base latency of a ring " +
                                     std::string(fit.call_latency_protocol == model::Protocol::kSimple  ? "Simple"
                                                 : fit.call_latency_protocol == model::Protocol::kLL128 ? "LL128"
                                                                                                        : "LL") +
-                                    " call (src/graph/tuning.cc, baseLat)"
+                                    " call (src/graph/tuning.cc, baseLat), a tuning-model constant rather than a "
+                                    "measured device time (points timed as graph or nccl-tests fit it)"
                               : "as in " + fit.base) +
-                ": NCCL's part of " + timed_constant + "; launch.collective_host_us is the rest"
-      : !fit.call_latency_source.empty() ? fit.call_latency_source
+                ": the device's part of " + timed_constant +
+                "; launch.host_us and launch.collective_host_us are the rest"
+      : !fit.call_latency_source.empty() ? fit.call_latency_source + ": NCCL's device time per call"
       : fit.base.empty() ? "not fitted: 0 (it needs ring points of two step counts: all-reduces beside all-gathers "
                            "or reduce-scatters, or two rank counts)"
                          : "as in " + fit.base;
@@ -210,9 +224,11 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
             ? fit_block("nccl_call_latency", {"call_latency_us"}, "  ", "call_latency_fit")
             : std::string());
   if (p.nccl_small) {
-    y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") +
-         "\n    source: \"the low-latency protocol regime (LL or LL128: the points do not say) of the ring fit on "
-         "points of unknown protocol: the faster regime runs\"\n" +
+    y += "  small_messages:\n" + transport_lines(*p.nccl_small, "    ") + "\n    source: \"" +
+         fitted_source("nccl",
+                       "the same points, as the ring's low-latency regime (LL or LL128, inferred: the points do not "
+                       "name a protocol; the faster regime runs)") +
+         "\"\n" +
          (simple_forced && fit_of("nccl") ? fit_block("nccl", {"step_latency_us", "link_efficiency"}, "    ")
                                           : std::string());
   }
@@ -220,8 +236,8 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
     if (!*regime) continue;
     const std::string name = std::string("nccl_") + key;
     y += std::string("  ") + key + ":\n" + transport_lines(**regime, "    ") + "\n    source: \"" +
-         (fit_of(name) ? "ring points run with NCCL_PROTO=" + std::string(key == std::string("ll") ? "LL" : "LL128")
-                       : "as in " + fit.base) +
+         fitted_source(name,
+                       "ring points run with NCCL_PROTO=" + std::string(key == std::string("ll") ? "LL" : "LL128")) +
          "\"\n" + (fit_of(name) ? fit_block(name, {"step_latency_us", "link_efficiency"}, "    ") : std::string());
   }
   y += fit_block(simple_forced ? "nccl_simple" : "nccl", {"step_latency_us", "link_efficiency"});
@@ -240,17 +256,15 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   if (p.one_shot) {
     y += "one_shot:\n" + transport_lines(*p.one_shot) +
          "\n  max_bytes: " + model::format_number("%.0f", p.one_shot_max_bytes) +
-         "\n  max_bytes_source: \"vLLM's custom all-reduce default limit of 8 MiB\"\n  source: \"all-reduce points run "
-         "as "
-         "one-shot (custom all-reduce kernels)\"\n" +
+         "\n  max_bytes_source: \"vLLM's custom all-reduce default limit of 8 MiB\"\n  source: \"" +
+         fitted_source("one_shot", "all-reduces run as one-shot custom kernels") + "\"\n" +
          fit_block("one_shot", {"step_latency_us", "link_efficiency"});
   }
   if (p.two_shot) {
     y += "two_shot:\n" + transport_lines(*p.two_shot) +
          "\n  max_bytes: " + model::format_number("%.0f", p.two_shot_max_bytes) +
-         "\n  max_bytes_source: \"as one_shot's: vLLM's custom all-reduce default limit of 8 MiB\"\n  source: "
-         "\"all-reduce "
-         "points run as two-shot (custom all-reduce kernels)\"\n" +
+         "\n  max_bytes_source: \"as one_shot's: vLLM's custom all-reduce default limit of 8 MiB\"\n  source: \"" +
+         fitted_source("two_shot", "all-reduces run as two-shot custom kernels") + "\"\n" +
          fit_block("two_shot", {"step_latency_us", "link_efficiency"});
   }
   if (p.nvls) {
@@ -263,34 +277,38 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
           (origins.empty() ? "as in " + fit.base : "NCCL ran rings with NVLS enabled at fewer ranks: " + origins) +
           "\"";
     }
-    y += "nvls:\n" + transport_lines(*p.nvls) + min_ranks +
-         "\n  source: \"all-reduce points run as NVLS (measured or inferred, see their provenance)\"\n" +
+    y += "nvls:\n" + transport_lines(*p.nvls) + min_ranks + "\n  source: \"" +
+         fitted_source("nvls", "all-reduces run as NVLS") + "\"\n" +
          fit_block("nvls", {"step_latency_us", "link_efficiency"});
   }
   if (!fit.nvls_absent.empty()) y += "# no nvls section: " + fit.nvls_absent + "\n";
   if (p.multimem) {
-    y += "multimem:\n" + transport_lines(*p.multimem) +
-         "\n  source: \"all-reduces run as symmetric-memory multicast kernels (multimem.ld_reduce, then "
-         "multimem.st, through NVSwitch; no NCCL call)\"\n" +
-         fit_block("multimem", {"step_latency_us", "link_efficiency"});
+    y += "multimem:\n" + transport_lines(*p.multimem) + "\n  source: \"" +
+         fitted_source("multimem",
+                       "all-reduces run as symmetric-memory multicast kernels (multimem.ld_reduce, then multimem.st, "
+                       "through NVSwitch; no NCCL call)") +
+         "\"\n" + fit_block("multimem", {"step_latency_us", "link_efficiency"});
   }
   if (p.multimem_gather) {
-    y += "multimem_gather:\n" + transport_lines(*p.multimem_gather) +
-         "\n  source: \"all-gathers (multimem.st) and reduce-scatters (multimem.ld_reduce) run as symmetric-memory "
-         "multicast kernels\"\n" +
-         fit_block("multimem_gather", {"step_latency_us", "link_efficiency"});
+    y += "multimem_gather:\n" + transport_lines(*p.multimem_gather) + "\n  source: \"" +
+         fitted_source("multimem_gather",
+                       "all-gathers (multimem.st) and reduce-scatters (multimem.ld_reduce) run as symmetric-memory "
+                       "multicast kernels") +
+         "\"\n" + fit_block("multimem_gather", {"step_latency_us", "link_efficiency"});
   }
   if (!fit.multimem_absent.empty()) y += "# no multimem sections: " + fit.multimem_absent + "\n";
   if (p.network) {
-    y += "network:\n" + transport_lines(*p.network) +
-         "\n  source: \"ring all-reduces across nodes (or of unknown algorithm there): each step's hop between "
-         "nodes, striped over every NIC of the node\"\n" +
-         fit_block("network", {"step_latency_us", "link_efficiency"});
+    y +=
+        "network:\n" + transport_lines(*p.network) + "\n  source: \"" +
+        fitted_source("network",
+                      "all-reduces across nodes as rings: each step's hop between nodes, striped over every NIC of the "
+                      "node") +
+        "\"\n" + fit_block("network", {"step_latency_us", "link_efficiency"});
   }
   if (p.tree) {
     y += "tree:\n" + transport_lines(*p.tree) + "\n  chunk_bytes: " + model::format_number("%.0f", p.tree_chunk_bytes) +
-         "\n  chunk_bytes_source: \"assumed: NCCL's 4 MiB buffer over 8 steps, 8 channels\"\n  source: \"all-reduces "
-         "run as NCCL's tree (every hop, NVLink and NIC)\"\n" +
+         "\n  chunk_bytes_source: \"assumed: NCCL's 4 MiB buffer over 8 steps, 8 channels\"\n  source: \"" +
+         fitted_source("tree", "all-reduces run as NCCL's tree (every hop, NVLink and NIC)") + "\"\n" +
          fit_block("tree", {"step_latency_us", "link_efficiency"});
   }
   if (p.power) {
@@ -323,9 +341,10 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
                                  : fit.base.empty()    ? "gpu_wait_us 0 until measured (tpsim-real launch)"
                                                        : "gpu_wait_us as in " + fit.base;
   const std::string collective_host_source =
-      fit.call_latency_split ? "fitted: the rest of " + timed_constant + " after NCCL's call latency"
-      : fit.base.empty()     ? "0: no collective timed through a framework (torch.distributed points give it)"
-                             : "as in " + fit.base;
+      fit.call_latency_split
+          ? "fitted: the rest of " + timed_constant + " after NCCL's device time per call and launch.host_us"
+      : fit.base.empty() ? torch_collective_host_source()
+                         : "as in " + fit.base;
   y += "launch:\n  host_us: " + model::format_number("%.6g", p.host_launch_s * 1e6) +
        "\n  stream_wait_us: " + model::format_number("%.6g", p.stream_wait_s * 1e6) +
        "\n  gpu_wait_us: " + model::format_number("%.6g", p.gpu_wait_s * 1e6) +

@@ -33,11 +33,23 @@ Measurement timed(Measurement m, double seconds) {
   return m;
 }
 
-// How a table's `tool` ran its collectives: through torch.distributed where it names torch, else NCCL directly
-// (nccl-tests, or not stated).
-std::string through_torch(const std::string& tool) {
-  return tool.find("torch") != std::string::npos ? kTorchDistributed : "nccl";
+// How a table's `tool` timed its collectives: one call at a time through torch.distributed where it names torch
+// (all_reduce_bench.py as these sweeps ran it: an event before and after one dist.all_reduce on an idle GPU), else
+// as nccl-tests times them (nccl-tests, or not stated).
+std::string timed_as_by(const std::string& tool) {
+  return tool.find("torch") != std::string::npos ? kTimedAsTorch : kTimedAsNcclTests;
 }
+
+// TokenWeave's collective benchmark (artifact/figure_4_6/bench.py, benchmark_with_event): 100 calls queued behind a
+// 2e7-cycle torch.cuda._sleep, each between two CUDA events, the median taken: the host runs ahead of the GPU, so
+// each time is the device's (its L2 flushed before each call).
+constexpr const char* kTokenWeaveTiming =
+    "graph: TokenWeave's benchmark_with_event (artifact/figure_4_6/bench.py) queues its 100 calls behind a "
+    "2e7-cycle torch.cuda._sleep and times each between two CUDA events: the device's time, the host's hidden";
+// vLLM's communicator benchmark (benchmarks/kernels/benchmark_device_communicators.py, vllm-project/vllm#24111)
+// captures its calls in a CUDA graph and times the graph's replays.
+constexpr const char* kVllmBenchmarkTiming =
+    "graph: vLLM's benchmark_device_communicators.py captures the calls in a CUDA graph and times its replays";
 
 // A collective measurement of row `r` with the fields every collective table has.
 Measurement collective_row(const CsvTable& t, size_t r, const std::string& file, const std::string& tool_column,
@@ -90,8 +102,9 @@ std::vector<Measurement> tokenweave(const std::string& dir) {
     } else {
       m.algorithm = "unknown";
     }
-    // The report's 'NCCL (torch.distributed)' series: each call timed through PyTorch.
-    if (t.at(r, "implementation") == "nccl") m.timed_through = kTorchDistributed;
+    // Both series: the device's time, NCCL's calls issued through torch.distributed.
+    m.timed_as = kTimedAsGraph;
+    m.provenance["timed_as"] = kTokenWeaveTiming;
     out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
   }
   return out;
@@ -105,7 +118,7 @@ std::vector<Measurement> h200_sweep(const std::string& dir) {
     Measurement m = collective_row(t, r, file, "tool", "allreduce");
     // The source: NCCL runs RING/LL up to 1 MiB and NVLS/SIMPLE from 2 MiB on this sweep.
     m.algorithm = m.bytes <= 1024.0 * 1024 ? "ring" : "nvls";
-    m.timed_through = through_torch(t.at(r, "tool"));
+    m.timed_as = timed_as_by(t.at(r, "tool"));
     out.push_back(timed(m, m.bytes / (t.number(r, "algbw_GBps") * 1e9)));
   }
   return out;
@@ -136,7 +149,7 @@ std::vector<Measurement> multinode_allreduce(const std::string& dir) {
           "(stated for the H200 sweep)";
     }
     m.provenance["notes"] = t.at(r, "notes");
-    m.timed_through = through_torch(t.at(r, "tool"));
+    m.timed_as = timed_as_by(t.at(r, "tool"));
     const double algbw_GBps = t.number(r, "bw_GBps") / bus_factor(m.collective, m.ranks);
     out.push_back(timed(m, m.bytes / (algbw_GBps * 1e9)));
   }
@@ -156,6 +169,7 @@ std::vector<Measurement> nvls_vs_ring(const std::string& dir, const std::string&
     m.provenance["config"] = t.at(r, "config");
     m.provenance["notes"] = t.at(r, "notes");
     if (t.at(r, "config") == "NVLS enabled" && m.algorithm == "ring") m.details["nvls_declined"] = true;
+    m.timed_as = timed_as_by(t.at(r, "tool"));
     out.push_back(timed(m, m.bytes / (t.number(r, "busbw_GBps") / bus_factor(m.collective, m.ranks) * 1e9)));
   }
   return out;
@@ -176,6 +190,8 @@ std::vector<Measurement> small_allreduce(const std::string& dir) {
                   : implementation == "ca_2stage" || implementation == "symm_mem_two_shot" ? "two_shot"
                   : implementation == "symm_mem_multimem"                                  ? "multimem"
                                                                                            : "unknown";
+    m.timed_as = kTimedAsGraph;
+    m.provenance["timed_as"] = kVllmBenchmarkTiming;
     out.push_back(timed(m, t.number(r, "time_us") * 1e-6));
   }
   return out;

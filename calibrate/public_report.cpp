@@ -12,7 +12,9 @@
 
 #include "calibrate/fit_measure.hpp"
 #include "calibrate/profile_fit.hpp"
+#include "model/input_error.hpp"
 #include "model/program_builder.hpp"
+#include "sim/call_timing.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/isolated_run.hpp"
 
@@ -51,20 +53,24 @@ double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const si
   if (m.kind == "memcpy") return copy_seconds(profile.copy_engine, m, cost.port_Bps());
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder builder(graph, model::kBf16Bytes);
-  // The algorithm the point was measured with, when the source says; NCCL's choice when it does not; for a
-  // kernel tpsim does not model, the fastest plan the profile has (auto) stands in.
-  if (const auto algorithm = model::collective_algorithm_named(m.algorithm)) {
+  // The algorithm the point was measured with, when the source says; NCCL's choice when it does not (or when what
+  // it ran was inferred from NCCL's tuner, so that a profile without that regime runs NCCL's next choice, as a
+  // scenario would); for a kernel tpsim does not model, the fastest plan the profile has (auto) stands in.
+  const bool inferred = m.provenance.contains("nccl_choice");
+  if (const auto algorithm = model::collective_algorithm_named(m.algorithm); algorithm && !inferred) {
     builder.set_collective_algorithm(*algorithm);
-  } else if (m.algorithm != "unknown") {
+  } else if (m.algorithm != "unknown" && !inferred) {
     builder.set_collective_algorithm(model::CollectiveAlgorithm::kAuto);
   }
-  if (const auto protocol = model::protocol_named(m.protocol)) builder.set_collective_protocol(*protocol);
+  if (const auto protocol = model::protocol_named(m.protocol); protocol && !inferred) {
+    builder.set_collective_protocol(*protocol);
+  }
   const model::OpId op = builder.collective("c", *model::collective_kind_named(m.collective), m.bytes, "", {});
   const sim::CommPlan plan = sim::plan_communication(graph.op(op), m.ranks, cost);
   if (algorithm) *algorithm = model::to_string(plan.algorithm);
-  // Timed through a framework, an NCCL call's time holds the framework's host time before it reaches the GPU.
-  const double framework_s = m.through_framework() && plan.nccl_call ? profile.collective_host_s : 0.0;
-  return sim::simulate(graph, cost).makespan_s + framework_s;
+  // The call as the point timed it: the device's time, and the host's where the way it was timed shows it.
+  return sim::as_called_seconds(*sim::call_timing_named(m.timed_as), sim::simulate(graph, cost).makespan_s, profile,
+                                plan.nccl_call);
 }
 
 namespace {
@@ -112,9 +118,22 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       }
     }
   }
-  const ProfileFit all_fit = fit_profile(fitted, measured_on, base, "the base");
+  // What cannot be fitted is said, and the report goes on with what could be (the base's or the defaults' values).
+  std::string out;
+  const auto fit_or_base = [&](const std::vector<Measurement>& points, const std::string& which) {
+    try {
+      return fit_profile(points, measured_on, base, "the base");
+    } catch (const InputError& e) {
+      out += "Not fitted (" + which + "): " + e.what() + "\n\n";
+      ProfileFit none;
+      if (base) none.profile = *base;
+      return none;
+    }
+  };
+  const ProfileFit all_fit = fit_or_base(fitted, "in-sample");
+  for (const std::string& refusal : all_fit.refused) out += "Refused: " + refusal + ".\n\n";
   const sim::CostProfile& all = all_fit.profile;
-  const sim::CostProfile half = fit_profile(even, measured_on, base, "the base").profile;
+  const sim::CostProfile half = fit_or_base(even, "held out").profile;
   // A point no fitter used (an algorithm tpsim does not fit, another system) is held out too.
   std::set<std::string> used;
   for (const ComponentFit& c : all_fit.fits) {
@@ -123,7 +142,6 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
   for (size_t i = 0; i < measurements.size(); ++i) {
     if (!used.count(measurements[i].origin)) held_out[i] = true;
   }
-  std::string out;
   for (const auto& [key, points] : groups) {
     out += "### " + key + "\n\n| size | measured us | predicted us | error | held-out | error | source |\n";
     out += "|---|---|---|---|---|---|---|\n";
@@ -132,8 +150,15 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       const Measurement& m = measurements[i];
       const sim::GpuSpec gpu = gpus(m.gpu);
       std::string algorithm;
-      const double a = predicted_seconds(m, gpu, all, &algorithm);
-      const double b = predicted_seconds(m, gpu, half);
+      double a = 0, b = 0;
+      try {
+        a = predicted_seconds(m, gpu, all, &algorithm);
+        b = predicted_seconds(m, gpu, half);
+      } catch (const InputError& e) {
+        out += "| " + size_text(m) + " | " + model::format_number("%.1f", m.median_s * 1e6) +
+               " | not predicted: " + e.what() + " | | | | " + m.provenance.value("converted_from", m.origin) + " |\n";
+        continue;
+      }
       const double ea = 100 * (a / m.median_s - 1), eb = 100 * (b / m.median_s - 1);
       in_sample.add(ea);
       if (held_out[i]) held.add(eb);

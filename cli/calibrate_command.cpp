@@ -1,6 +1,7 @@
 // Reads measurement files, resolves the GPU presets they refer to, and writes profiles or reports.
 #include "cli/calibrate_command.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -90,6 +91,15 @@ int calibrate_fit(const CalibrateOptions& options) {
   for (const std::string& name : fit.not_fitted) {
     std::cerr << "calibrate: no measurements for " << name << ": its values from " << base.name
               << " stay (the profile says so)\n";
+  }
+  for (const std::string& refusal : fit.refused) std::cerr << "calibrate: " << refusal << "\n";
+  // What else nccl-tests would fit, said where collectives were given.
+  const bool collectives =
+      std::any_of(all.begin(), all.end(), [](const calibrate::Measurement& m) { return m.kind == "collective"; });
+  if (collectives) {
+    for (const std::string& run : calibrate::nccl_tests_still_needed(fit)) {
+      std::cerr << "calibrate: still to measure: " << run << "\n";
+    }
   }
   return 0;
 }

@@ -134,6 +134,12 @@ int main(int argc, char** argv) {
                    "NCCL_PROTO: auto (NCCL's choice; with --algorithm auto the fastest regime the profile has), "
                    "simple, ll or ll128")
       ->capture_default_str();
+  coll_app
+      ->add_option("--as-called", collective_query.as_called,
+                   "How a call is timed: nccl-tests (calls launched back to back: the host's launch path where it is "
+                   "longer than the device's time), torch (one call through torch.distributed on an idle GPU: the "
+                   "host's work per call, then the device's) or graph (inside a CUDA graph: the device's time)")
+      ->capture_default_str();
 
   tpsim::cli::CalibrateOptions calibrate;
   CLI::App* calibrate_app = app.add_subcommand(

@@ -11,6 +11,7 @@
 #include "model/presets.hpp"
 #include "model/program_builder.hpp"
 #include "model/units.hpp"
+#include "sim/call_timing.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/isolated_run.hpp"
 
@@ -25,9 +26,10 @@ constexpr size_t kMaxSweepPoints = 128;
 
 struct Prediction {
   double bytes = 0;
-  double seconds = 0;
+  double device_s = 0;  // the call on the GPU alone
+  double host_s = 0;    // the host's time per call, as the call is timed (sim::call_host_seconds)
+  double seconds = 0;   // as the call is timed (sim::as_called_seconds)
   sim::CommPlan plan;
-  double framework_host_s = 0;  // the profile's launch.collective_host_us: torch.distributed's host time per call
 };
 
 // The fabric the query names, its ranks placed on it, checked.
@@ -81,7 +83,8 @@ std::vector<double> query_sizes(const CollectiveQuery& q) {
 }
 
 Prediction predict_one(const sim::CostModel& cost, const CollectiveQuery& q, model::CollectiveKind kind,
-                       model::CollectiveAlgorithm algorithm, model::Protocol protocol, double bytes) {
+                       model::CollectiveAlgorithm algorithm, model::Protocol protocol, sim::CallTiming timing,
+                       double bytes) {
   model::LayerGraph graph(q.ranks);
   model::ProgramBuilder builder(graph, model::kBf16Bytes);
   builder.set_collective_algorithm(algorithm);
@@ -90,16 +93,27 @@ Prediction predict_one(const sim::CostModel& cost, const CollectiveQuery& q, mod
   Prediction p;
   p.bytes = bytes;
   p.plan = sim::plan_communication(graph.op(op), q.ranks, cost);  // bad profiles throw here
-  p.seconds = sim::simulate(graph, cost).makespan_s;
-  p.framework_host_s = cost.profile().collective_host_s;
+  p.device_s = sim::simulate(graph, cost).makespan_s;
+  p.host_s = sim::call_host_seconds(timing, cost.profile(), p.plan.nccl_call);
+  p.seconds = sim::as_called_seconds(timing, p.device_s, cost.profile(), p.plan.nccl_call);
   return p;
 }
 
-// The host time torch.distributed adds to an NCCL call ("" where there is none).
-std::string framework_note(const Prediction& p) {
-  if (!p.plan.nccl_call || p.framework_host_s <= 0) return "";
-  return "; through torch.distributed " + model::format_number("%.1f", p.framework_host_s * 1e6) +
-         " us of host time more per call";
+// What the reported times are, for the text's first line.
+std::string timing_note(sim::CallTiming timing, const sim::CostProfile& profile) {
+  const auto us = [](double s) { return model::format_number("%.1f", s * 1e6) + " us"; };
+  switch (timing) {
+    case sim::CallTiming::kNcclTests:
+      return "as nccl-tests times a call (back-to-back launches: the longer of the device's time and the host's " +
+             us(sim::call_host_seconds(timing, profile, true)) + " launch path)";
+    case sim::CallTiming::kTorch:
+      return "as one call through torch.distributed on an idle GPU (the host's " +
+             us(sim::call_host_seconds(timing, profile, true)) + " per NCCL call, " +
+             us(sim::call_host_seconds(timing, profile, false)) + " per custom kernel, then the device's time)";
+    case sim::CallTiming::kGraph:
+      return "inside a CUDA graph (the device's time alone)";
+  }
+  return "";
 }
 
 // What ran, the profile section that costs it, and why it is not NCCL's own choice where it is not.
@@ -124,10 +138,10 @@ Json point_json(const Prediction& p, double bus_factor) {
     j["nccl_estimate_s"] = p.plan.nccl_choice->predicted_s;  // NCCL's own model's time, for comparison
   }
   if (!p.plan.deviation.empty()) j["deviation"] = p.plan.deviation;
-  j["time_s"] = p.seconds;
-  j["call_latency_s"] = p.plan.call_latency_s;  // NCCL's per-call latency, inside time_s
-  // What torch.distributed adds on the host per NCCL call, outside time_s (as nccl-tests times a call).
-  j["framework_host_s"] = p.plan.nccl_call ? p.framework_host_s : 0.0;
+  j["time_s"] = p.seconds;                      // as the call is timed (as_called)
+  j["device_s"] = p.device_s;                   // the call on the GPU alone
+  j["host_s"] = p.host_s;                       // the host's time per call, as the call is timed
+  j["call_latency_s"] = p.plan.call_latency_s;  // NCCL's device time per call, inside device_s
   j["algbw_GBps"] = p.bytes / p.seconds / 1e9;
   j["busbw_GBps"] = p.bytes / p.seconds / 1e9 * bus_factor;
   return j;
@@ -148,10 +162,14 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   if (!protocol) {
     throw InputError("--protocol " + q.protocol + ": valid: " + model::join_names(model::protocol_names()));
   }
+  const std::optional<sim::CallTiming> timing = sim::call_timing_named(q.as_called);
+  if (!timing) {
+    throw InputError("--as-called " + q.as_called + ": valid: " + model::join_names(sim::call_timing_names()));
+  }
   const std::vector<double> sizes = query_sizes(q);
   const double bus_factor = calibrate::bus_factor(q.kind, q.ranks);  // nccl-tests' convention
   std::vector<Prediction> points;
-  for (double bytes : sizes) points.push_back(predict_one(cost, q, *kind, *algorithm, *protocol, bytes));
+  for (double bytes : sizes) points.push_back(predict_one(cost, q, *kind, *algorithm, *protocol, *timing, bytes));
   const int nodes = cost.fabric().nodes;
   if (target.json) {
     Json j;
@@ -161,6 +179,7 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     j["nodes"] = nodes;
     if (cost.fabric().oversubscription != 1) j["oversubscription"] = cost.fabric().oversubscription;
     j["kind"] = q.kind;
+    j["as_called"] = sim::to_string(*timing);
     if (points.size() == 1) {
       j.update(point_json(points.front(), bus_factor));
     } else {
@@ -177,23 +196,19 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
     const double algbw = p.bytes / p.seconds / 1e9;
     std::cout << q.kind << " of " << model::format_number("%.0f", p.bytes) << " bytes over " << where << ", "
               << run_as(p.plan)
-              << (p.plan.call_latency_s > 0
-                      ? ", NCCL call latency " + model::format_number("%.1f", p.plan.call_latency_s * 1e6) + " us"
-                      : std::string())
-              << framework_note(p) << "): " << model::format_number("%.3f", p.seconds * 1e6) << " us, algbw "
+              << (p.plan.call_latency_s > 0 ? ", NCCL's device time per call " +
+                                                  model::format_number("%.1f", p.plan.call_latency_s * 1e6) + " us"
+                                            : std::string())
+              << ") " << timing_note(*timing, cost.profile()) << ": " << model::format_number("%.3f", p.seconds * 1e6)
+              << " us (device " << model::format_number("%.3f", p.device_s * 1e6) << " us), algbw "
               << model::format_number("%.2f", algbw) << " GB/s, busbw "
               << model::format_number("%.2f", algbw * bus_factor) << " GB/s\n";
     return 0;
   }
   std::cout << "# " << q.kind << " over " << where << "), predicted with profile " << cost.profile().name
-            << "; NCCL algorithms pay a call latency of "
-            << model::format_number("%.1f", cost.profile().nccl_call_latency_s * 1e6) << " us per call"
-            << (cost.profile().collective_host_s > 0
-                    ? ", and through torch.distributed " +
-                          model::format_number("%.1f", cost.profile().collective_host_s * 1e6) +
-                          " us of host time more (not in these times)"
-                    : std::string())
-            << "\n"
+            << "; NCCL's device time per call "
+            << model::format_number("%.1f", cost.profile().nccl_call_latency_s * 1e6) << " us; times "
+            << timing_note(*timing, cost.profile()) << "\n"
             << "#        size (B)     time (us)   algbw (GB/s)   busbw (GB/s)  algorithm\n";
   for (const Prediction& p : points) {
     const double algbw = p.bytes / p.seconds / 1e9;

@@ -27,10 +27,11 @@ struct CollectiveQuery {
   std::string min_bytes;           // or a sweep, as nccl-tests' -b, -e, -f
   std::string max_bytes;
   double factor = 2;
-  std::string algorithm = "nccl";  // nccl | auto | ring | one_shot | two_shot | nvls | tree
-  std::string protocol = "auto";   // auto | simple | ll | ll128 (NCCL_PROTO, ring steps)
-  double nic_GBps = 0;             // ib-rail: each GPU's NIC, one direction (0: 50 GB/s)
-  double oversubscription = 1;     // ib-rail: the fat tree above the rail switches (1: non-blocking)
+  std::string algorithm = "nccl";        // nccl | auto | ring | one_shot | two_shot | nvls | tree
+  std::string protocol = "auto";         // auto | simple | ll | ll128 (NCCL_PROTO, ring steps)
+  double nic_GBps = 0;                   // ib-rail: each GPU's NIC, one direction (0: 50 GB/s)
+  double oversubscription = 1;           // ib-rail: the fat tree above the rail switches (1: non-blocking)
+  std::string as_called = "nccl-tests";  // nccl-tests | torch | graph (sim/call_timing.hpp)
 };
 
 // The cost model of the target's GPU preset and profile (one NVSwitch node).

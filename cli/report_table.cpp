@@ -58,24 +58,16 @@ std::string collective_items(const std::vector<sim::CollectiveRun>& collectives)
   return line;
 }
 
-// One line per variant with collectives: what each group of them ran as; then why any did not run NCCL's
-// own choice.
+// One line per variant with collectives: what each group of them ran as (why any did not run NCCL's own choice is
+// said once per run, collective_deviations).
 std::string collectives_notes(const sim::ScenarioRun& run) {
   std::string out;
-  std::vector<std::string> deviations;
   for (const sim::VariantRun& v : run.variants) {
     const std::vector<sim::CollectiveRun> collectives = sim::collectives_run(v.passes);
-    for (const sim::CollectiveRun& c : collectives) {
-      if (!c.plan.deviation.empty() &&
-          std::find(deviations.begin(), deviations.end(), c.plan.deviation) == deviations.end()) {
-        deviations.push_back(c.plan.deviation);
-      }
-    }
     const std::string line = collective_items(collectives);
     if (!line.empty()) out += "  " + v.variant.name + ": " + line + "\n";
   }
   if (!out.empty()) out = "collectives as run [costed by profile section]:\n" + out;
-  for (const std::string& d : deviations) out += "note: " + d + "\n";
   return out;
 }
 
@@ -374,6 +366,16 @@ std::string critical_path_table(const sim::ScenarioRun& run) {
     }
   }
   return out;
+}
+
+void add_collective_deviations(const sim::ScenarioRun& run, std::vector<std::string>& notes) {
+  for (const sim::VariantRun& v : run.variants) {
+    for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
+      if (!c.plan.deviation.empty() && std::find(notes.begin(), notes.end(), c.plan.deviation) == notes.end()) {
+        notes.push_back(c.plan.deviation);
+      }
+    }
+  }
 }
 
 std::string comparison_table(const sim::ScenarioRun& run) {

@@ -80,6 +80,7 @@ int run_command(const RunOptions& options) {
   const sim::TraceOptions trace_shown = trace_options(options.trace_ranks);
   std::vector<PointRun> runs;
   std::string table;
+  std::vector<std::string> deviations;  // said once, after every point
   Progress progress(options.progress);
   for (size_t i = 0; i < points.size(); ++i) {
     const std::string where = points.size() > 1 ? point_heading(i, points) + " " : std::string();
@@ -93,10 +94,12 @@ int run_command(const RunOptions& options) {
     if (options.require_fit) sim::require_memory_fit(run);
     if (points.size() > 1) table += point_heading(i, points) + "\n";
     table += comparison_table(run) + op_times_table(run);
+    add_collective_deviations(run, deviations);
     if (options.breakdown) table += breakdown_table(run);
     if (options.critical_path) table += critical_path_table(run);
   }
   table += sweep_summary_table(runs);
+  for (const std::string& d : deviations) table += "note: " + d + "\n";
   const std::string json = options.json_out.empty() ? "" : result_json(runs, options.critical_path);
   const std::string trace = options.trace_out.empty() ? "" : sim::chrome_trace_json(runs.front().run, trace_shown);
   std::string csv;

@@ -1,11 +1,14 @@
 // Ring, direct, NVLS and point-to-point plans, multi-node flows, and the auto rule that picks a plan.
 #include "sim/comm_plan.hpp"
 
+#include "sim/collective_summary.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "model/input_error.hpp"
+#include "model/units.hpp"
 #include "sim/collective_time.hpp"
 #include "sim/nccl_tuner.hpp"
 
@@ -290,6 +293,18 @@ std::optional<CommPlan> ring_running(model::Protocol protocol, const model::Op& 
   return ring_plan(as_run, ranks, cost);
 }
 
+// Why a collective did not run NCCL's own choice: the collective, NCCL's choice and the option that ran, with the
+// time NCCL's own model gives each (the time at stake per call), and the reason.
+std::string deviation_text(const model::Op& op, int ranks, const NcclOption& choice, const NcclOption& ran,
+                           const std::string& reason) {
+  const auto us = [](double s) { return model::format_number("%.1f", s * 1e6) + " us"; };
+  const std::string chosen = nccl_option_name(choice.algorithm, choice.protocol);
+  const std::string next = nccl_option_name(ran.algorithm, ran.protocol);
+  return "NCCL runs " + chosen + " for the " + model::to_string(op.collective) + " of " + human_bytes(op.tensor_bytes) +
+         " over " + std::to_string(ranks) + " GPUs (by NCCL's own model " + us(choice.predicted_s) + " a call, " +
+         next + " " + us(ran.predicted_s) + "), but " + reason + "; ran " + next + ", NCCL's next choice";
+}
+
 // NCCL's choice among `allowed` algorithms (NCCL_ALGO), its protocol forced or not (NCCL_PROTO), run as
 // the first pair in NCCL's ranking that the profile and fabric can cost; the plan records NCCL's own
 // choice and, where it differs, why.
@@ -318,11 +333,8 @@ CommPlan nccl_plan(const model::Op& op, int ranks, const CostModel& cost,
     if (plan) {
       plan->nccl_choice = ranking.front();
       plan->nccl_run = option;
-      if (&option != &ranking.front()) {
-        plan->deviation = "NCCL runs " + nccl_option_name(ranking.front().algorithm, ranking.front().protocol) +
-                          " here, but " + first_reason + "; ran " +
-                          nccl_option_name(option.algorithm, option.protocol) + ", NCCL's next choice";
-      }
+      if (&option != &ranking.front())
+        plan->deviation = deviation_text(op, ranks, ranking.front(), option, first_reason);
       return *plan;
     }
     if (first_reason.empty()) first_reason = reason;
@@ -356,13 +368,10 @@ CommPlan fastest_plan(const model::Op& op, int ranks, const CostModel& cost) {
   if (all_reduce && simple_allowed && possible(CollectiveAlgorithm::kTree) && !one_domain) {
     candidates.push_back(tree_plan(op, ranks, cost));
   }
-  // Ranked as their measurements were taken: the custom kernels' latencies were fitted on calls timed through the
-  // framework, so an NCCL call counts the framework's host time too (launch.collective_host_us).
-  const auto ranked_seconds = [&](const CommPlan& plan) {
-    return idle_seconds(plan, cost) + (plan.nccl_call ? cost.profile().collective_host_s : 0.0);
-  };
+  // Ranked by their device times, as both NCCL's per-call time and the custom kernels' latencies were fitted (on
+  // calls replayed from CUDA graphs or queued ahead of the GPU).
   for (CommPlan& candidate : candidates) {
-    if (ranked_seconds(candidate) < ranked_seconds(best)) best = std::move(candidate);
+    if (idle_seconds(candidate, cost) < idle_seconds(best, cost)) best = std::move(candidate);
   }
   return best;
 }

@@ -301,6 +301,37 @@ def gpu_generations():
         row(gpu, ms(v["sp"]["time_s"], 2), *(f"{v[name]['speedup']:.2f}x" for name in ["async-ce", "dtp1", "nocomm"]))
 
 
+MODES = ["nccl-tests", "torch", "graph"]
+
+
+def predicted_points(gpu, kind, low, high, mode):
+    """`tpsim predict collective` over 8 GPUs of GPU, NCCL's choice, LOW to HIGH by doubling, as MODE times a call."""
+    out = json.loads(tpsim("predict", "collective", "--gpu", gpu, "--ranks", "8", "--kind", kind, "-b", low, "-e",
+                           high, "-f", "2", "--json", "--as-called", mode))
+    return {p["bytes"]: p for p in out.get("points", [out])}
+
+
+def nccl_modes():
+    """Every 8-GPU NCCL row of the H100 and H200 files against `predict collective` in each --as-called mode, the
+    mode that matches how the row was timed (its timed_as) in bold."""
+    header("file", "collective", "bytes", "timed as", "measured us", *(f"{m} us (error)" for m in MODES))
+    for file, gpu, low, high in [("collectives_h100_latency", "h100-sxm", "1MiB", "512MiB"),
+                                 ("allreduce_h200_busbw", "h200-sxm", "32KiB", "16GiB")]:
+        rows = [json.loads(line) for line in open(ROOT / MEASUREMENTS / (file + ".jsonl"))]
+        rows = [r for r in rows if r["algorithm"] != "multimem" and r["ranks"] == 8]
+        kinds = sorted({r["collective"] for r in rows})
+        jobs = [(kind, mode) for kind in kinds for mode in MODES]
+        with concurrent.futures.ThreadPoolExecutor() as pool:
+            sweeps = dict(zip(jobs, pool.map(lambda j: predicted_points(gpu, j[0], low, high, j[1]), jobs)))
+        for r in rows:
+            cells = []
+            for mode in MODES:
+                t = sweeps[(r["collective"], mode)][r["bytes"]]["time_s"]
+                cell = f"{t * 1e6:.1f} ({(t / r['median_s'] - 1) * 100:+.1f}%)"
+                cells.append(f"**{cell}**" if mode == r["timed_as"] else cell)
+            row(file + ".csv", r["collective"], int(r["bytes"]), r["timed_as"], f"{r['median_s'] * 1e6:.1f}", *cells)
+
+
 def report_h100():
     """The report of the H100 fit: fitted on the H100 rows, every other GPU's rows held out."""
     fit = ["gemm_h100_bf16", "collectives_h100_latency", "small_allreduce_h100", "p2p_bandwidth",
@@ -417,7 +448,7 @@ def headline():
 
 TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "traced-batch": traced_batch, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
-          "validation-summary": validation_summary, "headline": headline}
+          "validation-summary": validation_summary, "headline": headline, "nccl-modes": nccl_modes}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in TABLES:

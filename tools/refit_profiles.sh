@@ -22,7 +22,9 @@ for gpu in h100-sxm h800-sxm a100-sxm a100-sxm-40gb h100-sxm-96gb h100-pcie h20;
   "$tpsim" calibrate "${fit[@]}" "${decode[@]}" --measured-on h100-sxm --gpu "$gpu" --base none \
     -o "scenarios/presets/profiles/$gpu.yaml"
 done
-# H200: the H100 fit, except NVLS, fitted on the H200 sweep's NVLS rows and the NVLS rows of the
+# H200: the H100 fit, except torch.distributed's host time per call (launch.collective_host_us, on the sweep's
+# ring rows timed one call at a time: the other profiles carry it as calibrate::kTorchCollectiveHostUs, which a
+# test refits) and NVLS, fitted on the H200 sweep's NVLS rows and the NVLS rows of the
 # NVLS-on/off table (NCCL 2.27 on H200 streams faster than the H100 rows), whose 4-GPU ring with NVLS
 # enabled sets nvls.min_ranks: every other row held out in the profile's own fit report.
 "$tpsim" calibrate calibrate/data/measurements/allreduce_h200_busbw.jsonl \

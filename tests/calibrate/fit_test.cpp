@@ -400,11 +400,12 @@ TEST_CASE(
     m.gpu = gpu.name;
     m.collective = "allreduce";
     m.algorithm = "ring";
-    m.timed_through = calibrate::kTorchDistributed;
+    m.timed_as = calibrate::kTimedAsTorch;
     m.ranks = 8;
     m.bytes = bytes;
-    // On the GPU: NCCL's call latency and the ring; before it, on the host: the framework's time per call.
-    m.median_s = host_s + calibrate::ring_regimes_seconds(regimes, {8, bytes, 0, 14}, gpu.nvlink_Bps);
+    // On the GPU: NCCL's call latency and the ring; before it, on the host: the launch and torch's work per call.
+    m.median_s =
+        base.host_launch_s + host_s + calibrate::ring_regimes_seconds(regimes, {8, bytes, 0, 14}, gpu.nvlink_Bps);
     m.origin = "m.jsonl:" + std::to_string(points.size() + 1);
     points.push_back(m);
   }
@@ -416,17 +417,20 @@ TEST_CASE(
   CHECK(read.collective_host_s == Approx(host_s).epsilon(1e-6));
   CHECK(read.sources.at("launch.collective_host_us").fitted);
   CHECK_FALSE(read.sources.at("nccl.call_latency_us").fitted);
-  // The same points called directly fit NCCL's own latency, the framework's host time staying the base's.
-  std::vector<calibrate::Measurement> direct = points;
-  for (calibrate::Measurement& m : direct) m.timed_through = "nccl";
-  const calibrate::ProfileFit own = calibrate::fit_profile(direct, gpu, &base, "base.yaml");
-  CHECK(own.profile.nccl_call_latency_s == Approx(nccl_s + host_s).epsilon(1e-9));
-  CHECK(own.profile.collective_host_s == base.collective_host_s);
+  // The same times taken as the device's (a graph, or nccl-tests' loop) fit NCCL's device time per call, the host's
+  // time per call staying the base's.
+  for (const char* timing : {calibrate::kTimedAsGraph, calibrate::kTimedAsNcclTests}) {
+    std::vector<calibrate::Measurement> device = points;
+    for (calibrate::Measurement& m : device) m.timed_as = timing;
+    const calibrate::ProfileFit own = calibrate::fit_profile(device, gpu, &base, "base.yaml");
+    CHECK(own.profile.nccl_call_latency_s == Approx(nccl_s + base.host_launch_s + host_s).epsilon(1e-9));
+    CHECK(own.profile.collective_host_s == base.collective_host_s);
+  }
   // A fit of one constant on points timed both ways could not split it.
-  direct.front().timed_through = calibrate::kTorchDistributed;
-  CHECK_THROWS_WITH(calibrate::fit_profile(direct, gpu, &base, "base.yaml"),
-                    Contains("mix collectives timed through torch.distributed (m.jsonl:1)") &&
-                        Contains("NCCL called directly (m.jsonl:2)"));
+  std::vector<calibrate::Measurement> mixed = points;
+  for (size_t i = 1; i < mixed.size(); ++i) mixed[i].timed_as = calibrate::kTimedAsGraph;
+  CHECK_THROWS_WITH(calibrate::fit_profile(mixed, gpu, &base, "base.yaml"),
+                    Contains("through torch.distributed (m.jsonl:1)") && Contains("(graph, m.jsonl:2)"));
 }
 
 TEST_CASE("ring points that name their NCCL protocol fit that regime, written back as nccl.ll and nccl.ll128") {
@@ -848,4 +852,20 @@ TEST_CASE("DeepEP's low-latency rates are the least-squares lines of the publish
   REQUIRE(shipped.deepep->low_latency);
   CHECK(shipped.deepep->low_latency->rdma_latency_s == Approx(calibrate::kDeepEpLowLatencyRdmaLatencyUs * 1e-6));
   CHECK(shipped.deepep->low_latency->combine_nvlink_efficiency == calibrate::kDeepEpLowLatencyCombineNvlinkEfficiency);
+}
+
+TEST_CASE("torch.distributed's host time per call that profiles without torch-timed points carry is the H200 sweep's") {
+  // As tools/refit_profiles.sh fits the h200 profile: its torch-timed sweep and NVLS rows over the h100 profile,
+  // whose device time per call stays; the rest of each call's constant, after launch.host_us, is torch's host work.
+  std::vector<calibrate::Measurement> points =
+      calibrate::read_measurements(kMeasurements + "allreduce_h200_busbw.jsonl");
+  const auto nvls = calibrate::read_measurements(kMeasurements + "nvls_vs_ring_h200.jsonl");
+  points.insert(points.end(), nvls.begin(), nvls.end());
+  const sim::CostProfile base = test::profile_preset("h100-sxm");
+  const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h200-sxm"), &base, "h100-sxm");
+  REQUIRE(fit.call_latency_split);
+  CHECK(fit.profile.nccl_call_latency_s == base.nccl_call_latency_s);
+  // The constant is written with 6 significant digits.
+  CHECK(fit.profile.collective_host_s * 1e6 == Approx(calibrate::kTorchCollectiveHostUs).epsilon(1e-5));
+  CHECK(base.collective_host_s * 1e6 == Approx(calibrate::kTorchCollectiveHostUs).epsilon(1e-9));
 }

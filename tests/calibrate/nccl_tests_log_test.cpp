@@ -203,3 +203,22 @@ TEST_CASE(
   CHECK(ring[2].algorithm == "ring");   // forced
   CHECK(ring[2].protocol == "simple");  // NCCL's protocol for a 64 MiB ring
 }
+
+TEST_CASE(
+    "a log run with CUDA graphs (-G, 'graph: N' in its header) is timed as the device's time, one without as "
+    "nccl-tests times calls") {
+  const auto log = [](const std::string& graph) {
+    return "# Collective test starting: all_reduce_perf\n"
+           "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg "
+           "iters: 1 validation: 1 graph: " +
+           graph + "\n#\n# Using devices\n" + rank_lines(8, 8) +
+           "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+           "busbw #wrong\n"
+           "     1048576        262144     float     sum      -1    30.12   34.81   60.92      0    29.87   35.10   "
+           "61.43      0\n";
+  };
+  for (const auto& m : calibrate::parse_nccl_tests_log(log("20"), "run.log", "h100-sxm")) CHECK(m.timed_as == "graph");
+  for (const auto& m : calibrate::parse_nccl_tests_log(log("0"), "run.log", "h100-sxm")) {
+    CHECK(m.timed_as == "nccl-tests");
+  }
+}

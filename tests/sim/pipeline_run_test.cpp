@@ -164,9 +164,10 @@ TEST_CASE("zero-bubble and interleaved schedules shorten the step as their bubbl
   const double saved = one.variants.front().metrics.time_s - zb.variants.front().metrics.time_s;
   CHECK(z.stages[1].weight_gradient_s < z.stages[1].forward_s);
   CHECK(saved == Approx(2 * 3 * z.stages[1].weight_gradient_s - (8 + 4 - 1) * split_cost).epsilon(0.05));
-  // Interleaving over 2 chunks per stage: bubble (p-1)/(v·m+p-1) = 3/19 instead of 3/11.
+  // Interleaving over 2 chunks per stage: bubble (p-1)/(v·m+p-1) = 3/19 instead of 3/11, the sends on the critical
+  // path (twice as many as without interleaving, each paying NCCL's 21.6 us device time per call) adding to it.
   const sim::PipelineRun& i = *inter.variants.front().pipeline;
-  CHECK(i.bubble_fraction == Approx(3.0 / 19).margin(0.01));
+  CHECK(i.bubble_fraction == Approx(3.0 / 19).margin(0.015));
   CHECK(inter.variants.front().metrics.time_s < one.variants.front().metrics.time_s);
 }
 
@@ -194,7 +195,8 @@ TEST_CASE("ZB-V folds the model into a V: stage 0 holds the first and last chunk
   const sim::ScenarioRun inter = run(interleaved);
   CHECK(p.bubble_fraction < inter.variants.front().pipeline->bubble_fraction);
   // Without TP communication for the split-off input gradients to expose, that shortens the step; under sp the
-  // exposed communication takes the gain back (within 1% of interleaving).
+  // exposed communication takes the gain back (within 2% of interleaving: the V's sends, two per chunk boundary and
+  // each paying NCCL's device time per call, against interleaving's).
   const auto without_tp_comm = [](std::string text) {
     return text.replace(text.find("tp_mode: sp"), 11, "tp_mode: nocomm");
   };
@@ -202,7 +204,7 @@ TEST_CASE("ZB-V folds the model into a V: stage 0 holds the first and last chunk
       run(without_tp_comm(job("pipeline: {schedule: zb-v, virtual_stages: 2}\n", hardware, 4, kLightEnds)));
   const sim::ScenarioRun inter_plain = run(without_tp_comm(interleaved));
   CHECK(v_plain.variants.front().metrics.time_s < 0.95 * inter_plain.variants.front().metrics.time_s);
-  CHECK(v.variants.front().metrics.time_s == Approx(inter.variants.front().metrics.time_s).epsilon(0.01));
+  CHECK(v.variants.front().metrics.time_s == Approx(inter.variants.front().metrics.time_s).epsilon(0.02));
 }
 
 TEST_CASE("a pipeline of one stage is the training step as before", "[sim][pipeline]") {
