@@ -159,6 +159,13 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
   collective->add_option("--nic-GBps", o.nic_GBps, "Across nodes: each GPU's NIC, one direction, in GB/s")
       ->check(CLI::Range(0.001, 1e6));
   collective->add_option("-f,--factor", o.sizes.factor, "Step of the sweep")->capture_default_str();
+  // Up to 10,000 calls a graph: more only lengthens capture (nccl-tests' -G takes tens).
+  collective
+      ->add_option("--graph", o.graph_calls,
+                   "Capture this many calls in a CUDA graph and time its replays: the device's time per call, without "
+                   "the host's launch path (as nccl-tests -G); 0 launches them back to back")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   add_sizes(collective, raw.min_bytes, raw.max_bytes, raw.sizes);
 
   CLI::App* memcpy = app.add_subcommand("memcpy", "HBM and peer copy bandwidth: copy engine and copy kernel");

@@ -65,6 +65,9 @@ struct RealOptions {
   std::string placement = "both";  // out (of place), in (place) or both
   int nodes = 1;                   // collective: nodes the ranks span, as many GPUs each (recorded)
   double nic_GBps = 0;             // collective across nodes: each GPU's NIC, one direction (0: not stated)
+  // collective: calls captured in one CUDA graph whose replays are timed (the device's time per call, timed_as
+  // graph; nccl-tests -G); 0: calls launched back to back (timed_as nccl-tests).
+  int graph_calls = 0;
   SizeRequest sizes;
   std::vector<std::string> memcpy_paths;  // device, copy_kernel, peer
   std::vector<std::string> partners;      // overlap: memcpy_device, copy_kernel, memcpy_peer, or a collective

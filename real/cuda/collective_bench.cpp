@@ -1,8 +1,10 @@
 // tpsim-real collective: NCCL collectives over a size sweep, out-of-place and in-place, every rank
 // timing its own stream; a sample's time is the slowest rank's. Each size is checked once on every
-// rank against the host reference before it is timed.
+// rank against the host reference before it is timed. Calls are launched back to back (as nccl-tests times
+// them), or with --graph replayed from a CUDA graph (the device's time alone, as nccl-tests -G).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "model/input_error.hpp"
 #include "real/core/accuracy.hpp"
@@ -11,6 +13,7 @@
 #include "real/core/points.hpp"
 #include "real/core/text_table.hpp"
 #include "real/cuda/benches.hpp"
+#include "real/cuda/captured_graph.hpp"
 #include "real/cuda/collective_ops.hpp"
 #include "real/cuda/comm_team.hpp"
 #include "real/cuda/device_info.hpp"
@@ -71,6 +74,18 @@ struct PointResult {
   int launches = 1;
 };
 
+// Timed launches of `enqueue`: back to back, or (graph_calls > 0) as replays of a CUDA graph of graph_calls calls,
+// each replay's time shared among its calls; every rank replays the same count (ranks issue the same calls).
+TimedRun time_calls(cudaStream_t stream, const RealOptions& o, int launches, const std::function<void()>& enqueue) {
+  if (o.graph_calls == 0) return time_launches(stream, o.timing, launches, [&](int) { enqueue(); });
+  const CapturedGraph graph(stream, o.graph_calls, enqueue);
+  const int replays = std::max(1, launches / o.graph_calls);
+  TimedRun run = time_launches(stream, o.timing, replays, [&](int) { graph.launch(stream); });
+  for (double& s : run.seconds) s /= o.graph_calls;
+  run.launches = replays * o.graph_calls;
+  return run;
+}
+
 PointResult measure_on_rank(CommTeam& team, Rank& rank, const CollectiveCall& c, bool in_place, const RealOptions& o) {
   CallBuffers b = make_buffers(c, rank, in_place);
   if (!in_place || c.collective == Collective::kAllGather) {
@@ -84,8 +99,9 @@ PointResult measure_on_rank(CommTeam& team, Rank& rank, const CollectiveCall& c,
   const double error = check_collective_outputs(c, b.recv, o.seed);
   const int64_t tensor_elements = std::max(c.counts.send, c.counts.recv);  // nccl-tests' size
   result.launches = collective_launches(o.timing, tensor_elements * static_cast<int64_t>(element_bytes(c.type)));
-  const TimedRun run = time_launches(rank.comm_stream, o.timing, result.launches,
-                                     [&](int) { enqueue_collective(c, b.send, b.recv, rank.comm, rank.comm_stream); });
+  const TimedRun run = time_calls(rank.comm_stream, o, result.launches,
+                                  [&] { enqueue_collective(c, b.send, b.recv, rank.comm, rank.comm_stream); });
+  result.launches = run.launches;
   result.seconds = team.max_over_ranks(rank, run.seconds);
   result.error = team.worst_error_over_ranks(rank, error);
   return result;
@@ -129,6 +145,10 @@ int run_collective_bench(const RealOptions& o, const std::vector<std::string>& a
         calibrate::Measurement m = collective_point(c, collective, team.size(), bytes, o.collective_dtype, in_place);
         m.nodes = o.nodes;
         if (o.nodes > 1) m.nic_GBps = o.nic_GBps;
+        if (o.graph_calls > 0) {
+          m.timed_as = calibrate::kTimedAsGraph;
+          m.details["graph_calls"] = o.graph_calls;
+        }
         log.add(m);
         table.add_row({schema_name(collective), in_place ? "in" : "out", std::to_string(bytes),
                        fixed(c.timing.median * 1e6, 1), fixed(m.algbw_GBps(), 2), fixed(m.busbw_GBps(), 2),

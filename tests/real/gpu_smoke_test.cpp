@@ -78,9 +78,9 @@ int main(int argc, char** argv) {
   const auto overlaps = run({"overlap", "--shape", "2048x2048x2048", "--partner", "copy_kernel", "--partner",
                              "memcpy_device", "--bytes", "64MiB"},
                             out("overlap.jsonl"));
-  const auto held = run({"overlap", "--shape", "2048x2048x2048", "--partner", "copy_kernel", "--bytes", "64MiB",
-                         "--partner-first"},
-                        out("overlap_partner_first.jsonl"));
+  const auto held =
+      run({"overlap", "--shape", "2048x2048x2048", "--partner", "copy_kernel", "--bytes", "64MiB", "--partner-first"},
+          out("overlap_partner_first.jsonl"));
   for (const auto* set : {&overlaps, &held}) {
     for (const auto& o : *set) {
       // Sharing the GPU can only slow the GEMM down (10% below allowed: medians of 5 short samples).
@@ -92,9 +92,21 @@ int main(int argc, char** argv) {
   }
   if (tpsim::real::visible_device_count() >= 2) {
     const std::string n = std::to_string(tpsim::real::visible_device_count());
-    run({"collective", "--op", "allreduce", "--op", "allgather", "--op", "alltoall", "-b", "1KiB", "-e", "1MiB", "-f",
-         "32"},
-        out("collective.jsonl"));
+    const auto eager = run({"collective", "--op", "allreduce", "--op", "allgather", "--op", "alltoall", "-b", "1KiB",
+                            "-e", "1MiB", "-f", "32"},
+                           out("collective.jsonl"));
+    // The same calls replayed from a CUDA graph: the device's time, which the host's launch path can only lengthen
+    // (a quarter above the eager time allowed: medians of short samples).
+    const auto graphed = run({"collective", "--op", "allreduce", "--op", "allgather", "--op", "alltoall", "-b", "1KiB",
+                              "-e", "1MiB", "-f", "32", "--graph", "8"},
+                             out("collective_graph.jsonl"));
+    for (size_t i = 0; i < graphed.size(); ++i) {
+      if (graphed[i].timed_as != "graph" || (i < eager.size() && graphed[i].median_s > 1.25 * eager[i].median_s)) {
+        std::cerr << "FAILED: collective --graph: " << graphed[i].collective << " of " << graphed[i].bytes
+                  << " B should be timed as graph and no slower than launched back to back\n";
+        ++failures;
+      }
+    }
     run({"async-tp", "--pattern", "allgather_gemm", "--pattern", "gemm_reducescatter", "--transport", "nccl",
          "--transport", "copy_engine", "--chunks", n, "--shape", "1024x1024x512"},
         out("async_tp.jsonl"));

@@ -47,6 +47,19 @@ TEST_CASE("collective sweeps default to nccl-tests-like sizes and refuse bad one
                     "--placement sideways: valid: out, in, both");
 }
 
+TEST_CASE("collective --graph captures that many calls in a CUDA graph, 0 launching them back to back",
+          "[real][options]") {
+  CHECK(parse_options({"tpsim-real", "collective", "--op", "allreduce"}).graph_calls == 0);
+  CHECK(parse_options({"tpsim-real", "collective", "--op", "allreduce", "--graph", "20"}).graph_calls == 20);
+  CHECK_THROWS_WITH(parse_options({"tpsim-real", "collective", "--op", "allreduce", "--graph", "-1"}),
+                    Catch::Contains("--graph") && Catch::Contains("not in range 0 to 10000"));
+  CHECK_THROWS_WITH(parse_options({"tpsim-real", "collective", "--op", "allreduce", "--graph", "x"}),
+                    Catch::Contains("--graph"));
+  // Only collectives are replayed from graphs.
+  CHECK_THROWS_WITH(parse_options({"tpsim-real", "gemm", "--shape", "8x8x8", "--graph", "4"}),
+                    Catch::Contains("--graph"));
+}
+
 TEST_CASE("explicit sizes that a collective cannot split are refused when the rank count is known", "[real][options]") {
   const auto o = parse_options({"tpsim-real", "collective", "--op", "allgather", "--sizes", "1000", "4096"});
   CHECK_THROWS_WITH(o.sizes.resolve(32), Catch::Contains("--sizes 1000: must be a multiple of 32 B"));
