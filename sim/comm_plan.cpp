@@ -300,7 +300,7 @@ std::string deviation_text(const model::Op& op, int ranks, const NcclOption& cho
   const auto us = [](double s) { return model::format_number("%.1f", s * 1e6) + " us"; };
   const std::string chosen = nccl_option_name(choice.algorithm, choice.protocol);
   const std::string next = nccl_option_name(ran.algorithm, ran.protocol);
-  return "NCCL runs " + chosen + " for the " + model::to_string(op.collective) + " of " + human_bytes(op.tensor_bytes) +
+  return "NCCL runs " + chosen + " for the " + model::to_string(op.collective) + " of " + model::human_bytes(op.tensor_bytes) +
          " over " + std::to_string(ranks) + " GPUs (by NCCL's own model " + us(choice.predicted_s) + " a call, " +
          next + " " + us(ran.predicted_s) + "), but " + reason + "; ran " + next + ", NCCL's next choice";
 }
