@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
   run_app->add_flag("--breakdown", run.breakdown,
                     "Print where each variant's time goes: by module (attention, FFN) and by kind (GEMM, attention, "
                     "memory-bound, communication, exposed communication)");
+  run_app->add_flag("--memory", run.memory,
+                    "Print each variant's memory per GPU by part (weights, gradients, optimizer state, activations, "
+                    "KV cache, buffers, cuBLAS workspaces, the allocator's reserve, CUDA context, NCCL buffers), per "
+                    "stage under a pipeline, against the GPU's usable HBM; always for the whole model");
   run_app->add_flag("--critical-path", run.critical_path,
                     "Print the chain of ops and waits that decides each variant's time, each with its share (and "
                     "the whole chain in --json)");
@@ -60,7 +64,8 @@ int main(int argc, char** argv) {
                     "symmetric model)");
   run_app->add_flag("!--no-progress", run.progress, "Do not show progress (shown only on a terminal, after 2 s)");
   run_app->add_flag("--require-fit", run.require_fit,
-                    "Refuse (exit 2, nothing written) a variant whose memory per GPU exceeds the GPU's HBM");
+                    "Refuse (exit 2, nothing written) a variant whose memory per GPU (the whole model, with the "
+                    "allocator's reserve, CUDA context and NCCL buffers) exceeds the HBM the GPU gives");
 
   tpsim::cli::SweepOptions sweep;
   CLI::App* sweep_app =
@@ -79,7 +84,8 @@ int main(int argc, char** argv) {
       "Run only shard i of N (i/N, 1-based): points whose index mod N is i-1 (one Slurm array task each)");
   sweep_app->add_flag("!--no-progress", sweep.progress, "Do not show progress (shown only on a terminal)");
   sweep_app->add_flag("--require-fit", sweep.require_fit,
-                      "A point with a variant whose memory per GPU exceeds the GPU's HBM fails, with the numbers");
+                      "A point with a variant whose memory per GPU (the whole model, with the allocator's reserve, "
+                      "CUDA context and NCCL buffers) exceeds the HBM the GPU gives fails, with the numbers");
 
   std::vector<std::string> merge_dirs;
   std::string merge_out;

@@ -15,8 +15,22 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr const char* kReserveSource =
-    "assumed: the CUDA context (about 0.5 GiB on Hopper), NCCL's buffers and cuBLAS's workspace of one rank";
+// Each part of a GPU's memory, in bytes (model/memory_footprint.hpp).
+Json memory_parts_json(const model::MemoryFootprint& m) {
+  return {{"weights_bytes", m.weights_bytes},
+          {"kv_cache_bytes", m.kv_cache_bytes},
+          {"activation_bytes", m.activation_bytes},
+          {"buffer_bytes", m.buffer_bytes},
+          {"gradient_bytes", m.gradient_bytes},
+          {"optimizer_bytes", m.optimizer_bytes},
+          {"tensor_bytes", m.tensor_bytes()},
+          {"workspace_bytes", m.workspace_bytes},
+          {"allocator_reserve_bytes", m.allocator_reserve_bytes},
+          {"peak_reserved", m.peak_reserved_bytes()},
+          {"context_bytes", m.context_bytes},
+          {"nccl_bytes", m.nccl_bytes},
+          {"device_bytes", m.device_bytes()}};
+}
 
 Json variant_json(const model::Variant& v) {
   Json j;
@@ -149,7 +163,9 @@ Json scenario_json(const sim::ScenarioRun& run) {
     workload["seq_len"] = w.seq_len;
   }
   if (w.phase == model::Phase::kTrain) {
-    workload["microbatches"] = w.microbatches;
+    workload["microbatches"] = w.microbatches;  // per data-parallel replica
+    if (w.global_batch > 0) workload["global_batch"] = w.global_batch;
+    workload["sequences_per_step"] = static_cast<int64_t>(s.parallelism.dp) * w.microbatches * w.batch;
     workload["recompute"] = model::to_string(w.recompute);
     if (w.recompute == model::Recompute::kSelective) workload["save"] = model::save_items(w.save);
     workload["optimizer"] = w.optimizer ? "adamw" : "none";
@@ -160,7 +176,8 @@ Json scenario_json(const sim::ScenarioRun& run) {
   workload["tokens_per_pass"] = model::primary_pass(w).tokens();
   workload["dtype"] = model::to_string(w.dtype);
   workload["attention_dtype"] = model::to_string(w.attention_dtype);
-  workload["layers"] = w.layers;
+  workload["layers"] = w.layers;         // simulated
+  workload["memory_layers"] = a.layers;  // memory is counted for every layer, whatever `layers` simulates
   workload["cuda_graphs"] = w.cuda_graphs;
   j["workload"] = workload;
   j["parallelism"] = {
@@ -240,7 +257,8 @@ Json pipeline_json(const sim::PipelineRun& p) {
                               {"busy_s", s.busy_s},
                               {"end_s", s.end_s},
                               {"peak_in_flight", s.peak_in_flight},
-                              {"memory_per_gpu_bytes", s.memory.total_bytes()}});
+                              {"memory_per_gpu_bytes", s.memory.device_bytes()},
+                              {"memory", memory_parts_json(s.memory)}});
   }
   return j;
 }
@@ -298,19 +316,13 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
     r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
   }
   if (v.memory) {
-    const model::MemoryFootprint& m = *v.memory;
     const std::optional<bool> fits = sim::fits_memory(v, gpu);
-    r["memory_per_gpu_bytes"] = m.total_bytes();
+    r["memory_per_gpu_bytes"] = v.memory->device_bytes();
     r["fits_memory"] = fits ? Json(*fits) : Json();
-    r["memory"] = {{"weights_bytes", m.weights_bytes},
-                   {"kv_cache_bytes", m.kv_cache_bytes},
-                   {"activation_bytes", m.activation_bytes},
-                   {"buffer_bytes", m.buffer_bytes},
-                   {"gradient_bytes", m.gradient_bytes},
-                   {"optimizer_bytes", m.optimizer_bytes},
-                   {"reserve_bytes", m.reserve_bytes},
-                   {"reserve_source", kReserveSource},
-                   {"hbm_bytes", gpu.hbm_bytes}};
+    r["memory"] = memory_parts_json(*v.memory);
+    r["memory"]["usable_hbm_bytes"] = sim::usable_hbm_bytes(gpu);
+    r["memory"]["hbm_bytes"] = gpu.hbm_bytes;
+    r["memory"]["runtime_source"] = gpu.runtime_memory.given ? Json(gpu.runtime_memory.source) : Json();
   }
   if (v.pipeline) {
     r["pipeline_bubble_fraction"] = v.pipeline->bubble_fraction;

@@ -1,7 +1,8 @@
 // Fixed-width table: times in milliseconds, overlap in percent, speedup over the first variant.
 #include "cli/report_table.hpp"
 
-#include "cli/text_table.hpp"
+#include "cli/report_memory.hpp"
+
 #include "model/moe_scenario.hpp"
 #include "model/units.hpp"
 #include "sim/breakdown.hpp"
@@ -91,6 +92,18 @@ std::string skew_notes(const sim::ScenarioRun& run) {
 // Milliseconds with three decimals, right-aligned to `width`.
 std::string ms(double seconds, size_t width = 10) {
   return pad(model::format_number("%.3f", seconds * 1e3), width, false);
+}
+
+// What one training step holds: "one step: 128 sequences x 8192 tokens = 1.05M tokens".
+std::string step_text(const model::Scenario& s) {
+  const model::Workload& w = s.workload;
+  const int64_t sequences = static_cast<int64_t>(s.parallelism.dp) * w.microbatches * w.batch;
+  const double tokens = static_cast<double>(sequences) * static_cast<double>(w.seq_len);
+  const std::string count = tokens >= 1e6   ? model::format_number("%.2fM", tokens / 1e6)
+                            : tokens >= 1e3 ? model::format_number("%.1fK", tokens / 1e3)
+                                            : model::format_number("%.0f", tokens);
+  return "one step: " + std::to_string(sequences) + " sequences x " + std::to_string(w.seq_len) + " tokens = " + count +
+         " tokens";
 }
 
 // " x pp=4 (1f1b, 2 virtual stages)" under a pipeline, then " x dp=8 (fsdp)" with data parallelism, then
@@ -231,7 +244,7 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
            " stage programs simulated" +
            (p.simulated_whole ? ", then the whole step (every stage and replica at once, --no-symmetry)" : "") +
            stage_sync_text(p) + "\n" +
-           "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GB" +
+           "  stage  layers  forward ms  backward ms  wgrad ms  optimizer ms    busy ms     end ms  in flight  mem GiB" +
            // Data parallelism: the first forward with its gathers from the step's start, the reduction's tail.
            (synced ? "  gathered fwd ms  reduce tail ms\n" : "\n");
     for (size_t i = 0; i < p.stages.size(); ++i) {
@@ -239,7 +252,7 @@ std::string pipeline_notes(const sim::ScenarioRun& run) {
       out += pad(std::to_string(i), 7, false) + pad(std::to_string(s.layers), 8, false) + ms(s.forward_s, 12) +
              ms(s.backward_s, 13) + ms(s.weight_gradient_s, 10) + ms(s.optimizer_s, 14) + ms(s.busy_s, 11) +
              ms(s.end_s, 11) + pad(std::to_string(s.peak_in_flight), 11, false) +
-             pad(model::format_number("%.1f", s.memory.total_bytes() / 1e9), 8, false) +
+             pad(model::format_number("%.1f", s.memory.device_bytes() / sim::kGiB), 9, false) +
              (synced ? ms(s.gathered_forward_s, 17) + ms(s.reduce_tail_s, 16) : std::string()) + "\n";
     }
   }
@@ -387,7 +400,8 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill || w.phase == model::Phase::kTrain)
     shape += " x seq " + std::to_string(w.seq_len);
   if (w.phase == model::Phase::kTrain) {
-    shape += " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "");
+    shape += " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "") +
+             (s.parallelism.dp > 1 ? " per replica" : "") + " (" + step_text(s) + ")";
     if (w.recompute == model::Recompute::kFull) shape += ", full recomputation";
     if (w.recompute == model::Recompute::kSelective) {
       std::string items;
@@ -403,8 +417,14 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   }
   if (w.dtype == model::Dtype::kFp8) shape += ", fp8 GEMMs";
   if (w.cuda_graphs) shape += ", CUDA graphs";
-  const std::string model =
-      w.phase == model::Phase::kOps ? std::string() : s.arch.name + ", " + std::to_string(w.layers) + " layers, ";
+  std::string model;
+  if (w.phase != model::Phase::kOps) {
+    model = s.arch.name + ", " +
+            (w.layers < s.arch.layers
+                 ? std::to_string(w.layers) + " of " + std::to_string(s.arch.layers) + " layers simulated"
+                 : std::to_string(w.layers) + " layers") +
+            ", ";
+  }
   out += "scenario " + s.name + ": " + model + model::to_string(w.phase) + " " + shape +
          ", tp=" + std::to_string(s.parallelism.tp) + pipeline_text(s) + " on " + run.gpu.name +
          power_limit_text(run.gpu) + " " + s.topology.value + ", profile " + run.profile.name + "\n";
@@ -424,7 +444,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
   if (ttft) headers.emplace_back("TTFT ms");
   if (tpot) headers.emplace_back("TPOT ms");
   const bool memory = run.variants.front().memory.has_value();
-  if (memory) headers.emplace_back("mem GB");
+  if (memory) headers.emplace_back("mem GiB");
   bool over = false;
   std::vector<std::vector<std::string>> rows;
   for (const auto& v : run.variants) {
@@ -445,7 +465,7 @@ std::string comparison_table(const sim::ScenarioRun& run) {
     if (memory) {
       const bool fits = sim::fits_memory(v, run.gpu).value_or(true);
       over = over || !fits;
-      cells.push_back(model::format_number("%.1f", v.memory->total_bytes() / 1e9) + (fits ? "" : "!"));
+      cells.push_back(model::format_number("%.1f", v.memory->device_bytes() / sim::kGiB) + (fits ? "" : "!"));
     }
     rows.push_back(std::move(cells));
   }
@@ -463,9 +483,10 @@ std::string comparison_table(const sim::ScenarioRun& run) {
     for (size_t c = 0; c < headers.size(); ++c) out += "  " + pad(rows[i][c], widths[c], false);
     out += "\n";
   }
+  out += memory_note(run);
   if (over) {
-    out += "! above " + run.gpu.name + "'s " + model::format_number("%.0f", run.gpu.hbm_bytes / 1e9) +
-           " GB of HBM per GPU: this variant does not fit (--require-fit refuses it)\n";
+    out += "! above the " + model::format_number("%.2f", sim::usable_hbm_bytes(run.gpu) / sim::kGiB) + " GiB " +
+           run.gpu.name + " gives per GPU: this variant does not fit (--require-fit refuses it)\n";
   }
   out += skew_notes(run);
   out += pipeline_notes(run);

@@ -8,6 +8,7 @@
 
 #include "cli/output_file.hpp"
 #include "cli/report_json.hpp"
+#include "cli/report_memory.hpp"
 #include "cli/report_table.hpp"
 #include "cli/results_csv.hpp"
 #include "cli/sweep_summary.hpp"
@@ -96,6 +97,7 @@ int run_command(const RunOptions& options) {
     table += comparison_table(run) + op_times_table(run);
     add_collective_deviations(run, deviations);
     if (options.breakdown) table += breakdown_table(run);
+    if (options.memory) table += memory_table(run);
     if (options.critical_path) table += critical_path_table(run);
   }
   table += sweep_summary_table(runs);

@@ -1,5 +1,5 @@
 // `tpsim run`: simulate every variant of a scenario (every point of its sweep) and report it: the table,
-// and on request JSON, CSV, a Chrome trace, a time breakdown and the critical path.
+// and on request JSON, CSV, a Chrome trace, a time breakdown, the memory by part and the critical path.
 #pragma once
 
 #include <string>
@@ -15,6 +15,7 @@ struct RunOptions {
   bool quiet = false;
   bool require_fit = false;
   bool breakdown = false;
+  bool memory = false;  // the memory per GPU by part (cli/report_memory.hpp)
   bool critical_path = false;
   bool no_symmetry = false;  // simulate every data-parallel replica (sim::Symmetry::kEveryMember)
   bool progress = true;      // on stderr, when it is a terminal and the run lasts over two seconds

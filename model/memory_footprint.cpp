@@ -1,4 +1,4 @@
-// Per-GPU bytes of weights, KV cache, activations and TP-mode buffers, from the layer's shapes.
+// Per-GPU bytes of weights, KV cache, activations and TP-mode buffers, from the layers' shapes.
 #include "model/memory_footprint.hpp"
 
 #include <algorithm>
@@ -18,7 +18,8 @@ double pass_tokens(const Workload& w) {
 
 }  // namespace
 
-MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp,
+                                 const SavedActivations& saved) {
   const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
   const double layers = static_cast<double>(w.layers);
   // fp8 inference holds e4m3 weights; fp8 training keeps bf16 weights and casts them before each GEMM.
@@ -104,13 +105,29 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
       m.gradient_bytes = kGradientBytesPerParameter * params / shards + dp.reduce_bytes * unit;
       m.optimizer_bytes = kAdamWStateBytesPerParameter * params / shards;
     }
-    Workload one = w;
-    one.microbatches = 1;
-    one.optimizer = false;
-    one.data_parallel = DataParallel{};  // its gathered parameters are counted above, not as activations
-    m.activation_bytes += saved_activation_peak_bytes(build_layer_graph(a, one, tp, v));
+    m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
   }
   return m;
+}
+
+MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+  return memory_footprint(a, w, v, tp,
+                          w.phase == Phase::kTrain ? training_saved_activations(a, w, v, tp) : SavedActivations{});
+}
+
+SavedActivations training_saved_activations(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+  Workload one = w;
+  one.microbatches = 1;
+  one.optimizer = false;
+  one.data_parallel = DataParallel{};  // its gathered parameters are counted as weights, not as activations
+  return saved_activations(build_layer_graph(a, one, tp, v));
+}
+
+Workload whole_model_workload(const ArchSpec& arch, const Workload& workload) {
+  Workload w = workload;
+  w.layers = arch.layers;
+  w.first_layer = 0;
+  return w;
 }
 
 }  // namespace tpsim::model

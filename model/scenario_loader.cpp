@@ -27,8 +27,9 @@ const std::vector<std::string> kImplementationKeys = {
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
-    "phase",  "batch",       "seq_len", "context_len",  "gen_len",   "dtype", "attention_dtype", "recompute",
-    "layers", "cuda_graphs", "ops",     "microbatches", "optimizer", "save",  "fp8_recipe",      "whole_model"};
+    "phase",           "batch",     "seq_len",    "context_len", "gen_len",     "dtype",
+    "attention_dtype", "recompute", "layers",     "cuda_graphs", "ops",         "microbatches",
+    "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "etp", "order"};
 const std::vector<std::string> kVariantKeys = {
@@ -107,9 +108,36 @@ SaveList read_save_list(const YamlReader& in, const YAML::Node& node) {
   return save;
 }
 
+// workload.global_batch: sequences per step over the `dp` replicas, each replica's micro-batches derived from it
+// (global_batch / (dp x batch)); refused where it does not divide, or where an explicit microbatches says otherwise.
+void read_global_batch(const YamlReader& in, const YAML::Node& node, int dp, Workload& w) {
+  const YAML::Node key = node["global_batch"];
+  w.global_batch = in.positive_int(key, "workload.global_batch (sequences per step)");
+  const int64_t round = static_cast<int64_t>(dp) * w.batch;  // sequences of one micro-batch on every replica
+  const std::string split = "dp=" + std::to_string(dp) + " replicas x batch " + std::to_string(w.batch) +
+                            " sequences per micro-batch (" + std::to_string(round) + " per round of micro-batches)";
+  if (w.global_batch % round != 0) {
+    in.fail(key, "workload.global_batch " + std::to_string(w.global_batch) + " does not divide into " + split +
+                     "; valid: a multiple of " + std::to_string(round));
+  }
+  const int64_t derived = w.global_batch / round;
+  if (node["microbatches"] && w.microbatches != derived) {
+    in.fail(node["microbatches"], "workload.microbatches " + std::to_string(w.microbatches) +
+                                      " (per replica) contradicts global_batch " + std::to_string(w.global_batch) +
+                                      " over " + split + ", which gives " + std::to_string(derived) +
+                                      "; drop microbatches or set it to " + std::to_string(derived));
+  }
+  if (derived > kMaxMicrobatches) {
+    in.fail(key, "workload.global_batch " + std::to_string(w.global_batch) + " over " + split + " gives " +
+                     std::to_string(derived) + " micro-batches per replica, past the limit of " +
+                     std::to_string(kMaxMicrobatches) + " simulated micro-batches; use a larger batch");
+  }
+  w.microbatches = derived;
+}
+
 // microbatches, recompute, save and optimizer: phase train's, refused on other phases; whole_model:
 // phase forward's and the inference phases'.
-void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) {
+void read_train_keys(const YamlReader& in, const YAML::Node& node, int dp, Workload& w) {
   if (const YAML::Node whole = node["whole_model"]) {
     if (w.phase == Phase::kTrain || w.phase == Phase::kOps) {
       in.fail(whole,
@@ -118,7 +146,7 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) 
     }
     w.whole_model = in.boolean(whole, "workload.whole_model");
   }
-  for (const char* key : {"microbatches", "recompute", "optimizer", "save", "fp8_recipe"}) {
+  for (const char* key : {"microbatches", "recompute", "optimizer", "save", "fp8_recipe", "global_batch"}) {
     if (node[key] && w.phase != Phase::kTrain) {
       in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
     }
@@ -146,6 +174,7 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, Workload& w) 
                                         "simulate fewer and scale the time");
     }
   }
+  if (node["global_batch"]) read_global_batch(in, node, dp, w);
   if (node["recompute"]) {
     const std::string recompute = in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
     w.recompute = recompute == "full"        ? Recompute::kFull
@@ -296,7 +325,7 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     const std::string dtype = in.choice(node["attention_dtype"], "workload.attention_dtype", {"bf16", "fp8"});
     w.attention_dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
   }
-  read_train_keys(in, node, w);
+  read_train_keys(in, node, out.parallelism.dp, w);
   if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");
   w.layers = out.arch.layers;
   if (node["layers"] && !(node["layers"].IsScalar() && node["layers"].Scalar() == "all")) {

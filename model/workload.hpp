@@ -54,9 +54,13 @@ struct Workload {
   int64_t first_layer = 0;   // the model's number of the first of them (a later pipeline chunk's: above 0)
   bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
   std::vector<OpSpec> ops;   // phase ops
-  // train only: micro-batches of `batch` sequences accumulated into one step, recomputation, and
-  // whether the step ends with clipping and AdamW.
+  // train only: micro-batches of `batch` sequences each data-parallel replica accumulates into one step (per
+  // replica: the step holds dp x microbatches x batch sequences), recomputation, and whether the step ends with
+  // clipping and AdamW.
   int64_t microbatches = 1;
+  // train: sequences per step over every replica when workload.global_batch gives it (microbatches derived from
+  // it: global_batch / (dp x batch)); 0 when not given.
+  int64_t global_batch = 0;
   Recompute recompute = Recompute::kNone;
   SaveList save;  // recompute selective only
   // train with dtype fp8: the recipe whose quantisation kernels surround every linear's GEMMs.

@@ -38,7 +38,7 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",
                 {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
                  "pcie_GBps", "gpus_per_node", "switch_reduction", "compute_capability", "nvswitch", "board_power_W",
-                 "power_limit_W", "hbm_pJ_per_bit"});
+                 "power_limit_W", "hbm_pJ_per_bit", "hbm_usable_GiB", "runtime_memory"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   // Physical ranges: a rate far outside them is a typo, and near 0 it overflows the simulated clock.
@@ -52,6 +52,12 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   gpu.peak_fp8_flops = node["peak_fp8_tflops"] ? tflops("peak_fp8_tflops") : 0.0;
   gpu.hbm_Bps = GBps("hbm_GBps");
   gpu.hbm_bytes = node["hbm_GB"] ? in.number_in(node["hbm_GB"], "gpu.hbm_GB", 0.001, 1e5) * 1e9 : 0.0;
+  if (const YAML::Node usable = node["hbm_usable_GiB"]) {
+    if (gpu.hbm_bytes <= 0) in.fail(usable, "gpu.hbm_usable_GiB needs the HBM as sold, gpu.hbm_GB");
+    // Parts sold as "80 GB" carry 80 GiB: what CUDA sees may pass the sold figure, by less than 10%.
+    gpu.hbm_usable_bytes = in.number_in(usable, "gpu.hbm_usable_GiB", 0.001, 1.1 * gpu.hbm_bytes / kGiB) * kGiB;
+  }
+  if (node["runtime_memory"]) gpu.runtime_memory = read_runtime_memory(in, node["runtime_memory"]);
   gpu.sm_count = in.count(node["sm_count"], "gpu.sm_count", kMaxSms);
   gpu.nvlink_Bps = GBps("nvlink_GBps");
   gpu.pcie_Bps = node["pcie_GBps"] ? GBps("pcie_GBps") : 0.0;

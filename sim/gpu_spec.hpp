@@ -6,15 +6,20 @@
 #include <string>
 
 #include "model/yaml_reader.hpp"
+#include "sim/runtime_memory.hpp"
 
 namespace tpsim::sim {
 
+inline constexpr double kGiB = 1024.0 * 1024 * 1024;
+
 struct GpuSpec {
   std::string name;
-  double peak_bf16_flops = 0;  // dense, FLOP/s
-  double peak_fp8_flops = 0;   // dense e4m3, FLOP/s (0: no FP8 tensor cores, or not given)
-  double hbm_Bps = 0;          // bytes/s
-  double hbm_bytes = 0;
+  double peak_bf16_flops = 0;   // dense, FLOP/s
+  double peak_fp8_flops = 0;    // dense e4m3, FLOP/s (0: no FP8 tensor cores, or not given)
+  double hbm_Bps = 0;           // bytes/s
+  double hbm_bytes = 0;         // as sold (80 GB)
+  double hbm_usable_bytes = 0;  // what CUDA reports as the device's total (0: not given; hbm_bytes stands in)
+  RuntimeMemorySpec runtime_memory;
   int sm_count = 0;
   double nvlink_Bps = 0;  // per GPU, one direction
   double pcie_Bps = 0;    // the GPU's PCIe x16 host interface, one direction (0: not given)
@@ -32,6 +37,11 @@ struct GpuSpec {
   // the link's share it is what a transfer through the GPU draws per bit (calibrate/power_curve.hpp).
   double hbm_pJ_per_bit = 0;
 };
+
+// The HBM a job can fill: the usable capacity where the GPU gives it, else its HBM as sold.
+inline double usable_hbm_bytes(const GpuSpec& gpu) {
+  return gpu.hbm_usable_bytes > 0 ? gpu.hbm_usable_bytes : gpu.hbm_bytes;
+}
 
 // Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.
 GpuSpec read_gpu_spec(const model::YamlReader& reader, const YAML::Node& node);

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <optional>
 
-#include "model/activation_memory.hpp"
 #include "model/fp8_recipe.hpp"
 #include "model/graph_builder.hpp"
 #include "model/parameter_count.hpp"
+#include "model/pipeline_memory.hpp"
 #include "model/pipeline_program.hpp"
 #include "model/train_step.hpp"
 #include "sim/collective_time.hpp"
@@ -22,12 +22,10 @@ namespace {
 struct ChunkSim {
   model::ModelChunk chunk;
   model::ChunkCosts costs;
-  Metrics passes;                 // one micro-batch, forward and backward
-  Metrics optimizer;              // clipping and AdamW over the chunk's parameters
-  double optimizer_norm_s = 0;    // of optimizer.time_s: the local gradient norm and its reductions before clipping
-  Metrics synced;                 // data parallelism: the micro-batch that gathers and reduces over the replicas
-  model::MemoryFootprint memory;  // weights, gradients, optimizer state; one micro-batch's activations
-  model::SavedActivations saved;
+  Metrics passes;                  // one micro-batch, forward and backward
+  Metrics optimizer;               // clipping and AdamW over the chunk's parameters
+  double optimizer_norm_s = 0;     // of optimizer.time_s: the local gradient norm and its reductions before clipping
+  Metrics synced;                  // data parallelism: the micro-batch that gathers and reduces over the replicas
   std::optional<PassTrace> trace;  // set once simulated
   std::optional<PassTrace> synced_trace;
 };
@@ -100,8 +98,6 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
   if (model::splits_weight_gradient(s.pipeline.schedule))
     split_backward(graph, s.pipeline.schedule, cost, options, c.costs);
   c.passes = compute_metrics(graph, timeline);
-  c.memory = model::memory_footprint(s.arch, w, v, tp);
-  c.saved = model::saved_activations(graph);
   c.trace.emplace(PassTrace{chunk_label(chunk), std::move(graph), std::move(timeline)});
   if (w.data_parallel.enabled()) {
     // The same micro-batch with the step's synchronisation (FSDP's gathers before its forward, the gradients'
@@ -239,24 +235,6 @@ std::vector<const model::LayerGraph*> chunk_programs(const std::vector<ChunkSim>
   return programs;
 }
 
-// The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest
-// chunk, the forward's saved activations of the micro-batch chunks it holds at once (`peak_saved_bytes`), and
-// one layer's recomputation.
-model::MemoryFootprint stage_memory(const std::vector<const ChunkSim*>& chunks, double peak_saved_bytes) {
-  model::MemoryFootprint m;
-  double live = 0, recompute = 0;
-  for (const ChunkSim* c : chunks) {
-    m.weights_bytes += c->memory.weights_bytes;
-    m.gradient_bytes += c->memory.gradient_bytes;
-    m.optimizer_bytes += c->memory.optimizer_bytes;
-    m.buffer_bytes = std::max(m.buffer_bytes, c->memory.buffer_bytes);
-    live = std::max(live, c->memory.activation_bytes - c->saved.forward_bytes - c->saved.recompute_bytes);
-    recompute = std::max(recompute, c->saved.recompute_bytes);
-  }
-  m.activation_bytes = live + peak_saved_bytes + recompute;
-  return m;
-}
-
 }  // namespace
 
 PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
@@ -308,17 +286,17 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
           ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), run.activation_bytes, cost, options)
           : scheduled;
   const std::vector<int> held = model::peak_in_flight(schedule);
-  // Each stage's model chunks by virtual stage, and what a held micro-batch chunk of each keeps.
+  // Each stage's model chunks by virtual stage.
   std::vector<std::vector<size_t>> stage_chunks(static_cast<size_t>(p));
-  std::vector<std::vector<double>> saved(static_cast<size_t>(p));
   for (int stage = 0; stage < p; ++stage) {
     for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
-      const auto c = static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage));
-      stage_chunks[static_cast<size_t>(stage)].push_back(c);
-      saved[static_cast<size_t>(stage)].push_back(sims[sim_of[c]].saved.forward_bytes);
+      stage_chunks[static_cast<size_t>(stage)].push_back(
+          static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage)));
     }
   }
-  const std::vector<double> held_bytes = model::peak_held_bytes(schedule, saved);
+  // Memory is the whole model's, whatever the simulated chunks hold.
+  const std::vector<model::MemoryFootprint> memory =
+      model::pipeline_stage_memory(s.arch, s.workload, s.pipeline, schedule, variant, tp);
   run.pipeline_s = timing.step_s;
   run.bubble_fraction = timing.bubble_fraction;
   run.spans = timing.spans;
@@ -332,11 +310,9 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   std::vector<Metrics> stage_metrics;
   for (int stage = 0; stage < p; ++stage) {
     StageRun r;
-    std::vector<const ChunkSim*> own;
     Metrics sum;
     for (const size_t c : stage_chunks[static_cast<size_t>(stage)]) {
       const ChunkSim& sim = sims[sim_of[c]];
-      own.push_back(&sim);
       r.layers += chunks[c].layers;
       r.forward_s += sim.costs.forward_s;
       r.backward_s += sim.costs.backward_s;
@@ -355,7 +331,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     r.busy_s = timing.busy_s[stage];
     r.end_s = timing.end_s[stage];
     r.peak_in_flight = held[stage];
-    r.memory = stage_memory(own, held_bytes[static_cast<size_t>(stage)]);
+    r.memory = memory[static_cast<size_t>(stage)];
     run.stages.push_back(r);
     stage_metrics.push_back(sum);
   }

@@ -10,6 +10,7 @@
 #include "model/yaml_reader.hpp"
 #include "sim/isolated_run.hpp"
 #include "sim/power_limit.hpp"
+#include "sim/runtime_memory.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -38,10 +39,6 @@ VariantRun run_pipelined_variant(const model::Scenario& scenario, const model::V
   v.passes_simulated = static_cast<int64_t>(v.passes.size());
   const model::Workload& w = scenario.workload;
   v.tokens_per_s = static_cast<double>(model::primary_pass(w).tokens() * w.microbatches) / v.metrics.time_s;
-  // The stage that needs the most memory is the one that must fit.
-  for (const StageRun& stage : step.pipeline.stages) {
-    if (!v.memory || stage.memory.total_bytes() > v.memory->total_bytes()) v.memory = stage.memory;
-  }
   v.pipeline = std::move(step.pipeline);
   return v;
 }
@@ -162,6 +159,22 @@ void apply_attention_kernel(const model::Scenario& s, CostProfile& profile) {
     const YAML::Node key = block.IsMap() && block["attention"] ? block["attention"] : block;
     model::YamlReader(s.file).fail(key, "implementation.attention " + model::to_string(kernel) + ": " + why);
   }
+}
+
+// Each variant's memory per GPU, for the whole model, with the runtime's parts for the GPU; under a pipeline each
+// stage's, the variant's the stage that needs the most (the one that must fit).
+void count_memory(const model::Scenario& scenario, const GpuSpec& gpu, VariantRun& v) {
+  if (v.pipeline) {
+    for (size_t i = 0; i < v.pipeline->stages.size(); ++i) {
+      model::MemoryFootprint& stage = v.pipeline->stages[i].memory;
+      add_runtime_memory(stage, gpu.runtime_memory, communicators(scenario, static_cast<int>(i)));
+      if (!v.memory || stage.device_bytes() > v.memory->device_bytes()) v.memory = stage;
+    }
+    return;
+  }
+  v.memory = model::memory_footprint(scenario.arch, model::whole_model_workload(scenario.arch, scenario.workload),
+                                     v.variant, scenario.parallelism.tp);
+  add_runtime_memory(*v.memory, gpu.runtime_memory, communicators(scenario, 0));
 }
 
 }  // namespace
@@ -329,8 +342,8 @@ ExposedByDimension exposed_by_dimension(const VariantRun& v) {
 }
 
 std::optional<bool> fits_memory(const VariantRun& variant, const GpuSpec& gpu) {
-  if (!variant.memory || gpu.hbm_bytes <= 0) return std::nullopt;
-  return variant.memory->total_bytes() <= gpu.hbm_bytes;
+  if (!variant.memory || usable_hbm_bytes(gpu) <= 0) return std::nullopt;
+  return variant.memory->device_bytes() <= usable_hbm_bytes(gpu);
 }
 
 void require_memory_fit(const ScenarioRun& run) {
@@ -344,8 +357,10 @@ void require_memory_fit(const ScenarioRun& run) {
       continue;
     }
     throw InputError(run.scenario.file + ": --require-fit: variant " + v.variant.name + " needs " +
-                     model::format_number("%.1f", v.memory->total_bytes() / 1e9) + " GB per GPU, above " +
-                     run.gpu.name + "'s " + model::format_number("%.0f", run.gpu.hbm_bytes / 1e9) + " GB of HBM");
+                     model::format_number("%.1f", v.memory->device_bytes() / kGiB) + " GiB per GPU for all " +
+                     std::to_string(run.scenario.arch.layers) + " layers, above the " +
+                     model::format_number("%.2f", usable_hbm_bytes(run.gpu) / kGiB) + " GiB " + run.gpu.name +
+                     " gives (tpsim run --memory shows the parts)");
   }
 }
 
@@ -401,9 +416,7 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
     v.data_replicas = par.dp;
     v.speedup = baseline / v.metrics.time_s;
     v.mfu = v.metrics.model_flops / (v.metrics.time_s * run.gpu.peak_bf16_flops);
-    if (w.phase != model::Phase::kOps && !v.pipeline) {
-      v.memory = model::memory_footprint(scenario.arch, w, v.variant, scenario.parallelism.tp);
-    }
+    if (w.phase != model::Phase::kOps) count_memory(scenario, run.gpu, v);
   }
   return run;
 }

@@ -45,6 +45,10 @@ def ms(seconds, digits=1):
     return f"{seconds * 1e3:.{digits}f}"
 
 
+def gib(size):
+    return f"{size / 2**30:.1f}"
+
+
 def header(*columns):
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
@@ -271,7 +275,7 @@ def train():
 def train_recipes():
     # The shipped training steps side by side: recomputation and fp8 against the plain bf16 step.
     header("training step, TP=8 on H100", "sp ms", "async ms", "async gain", "recompute ms (sp)", "sp MFU",
-           "memory GB (sp)")
+           "memory GiB (sp)")
     steps = [("llama3-8b-tp8-train", "Llama-3.1-8B, 8 x 8192, bf16, no recomputation"),
              ("llama3-8b-tp8-train-fp8", "Llama-3.1-8B, 8 x 8192, fp8 tensorwise, selective"),
              ("qwen3-8b-tp8-train-selective", "Qwen3-8B, 2 x (4 x 8192), bf16, selective"),
@@ -280,7 +284,7 @@ def train_recipes():
         v = by_variant(d["results"])
         sp, fast = v["sp"], v["async"]
         row(label, ms(sp["time_s"]), ms(fast["time_s"]), f"{sp['time_s'] / fast['time_s']:.2f}x",
-            ms(sp["stages"].get("recompute_s", 0.0)), f"{100 * sp['mfu']:.1f}%", f"{sp['memory_per_gpu_bytes'] / 1e9:.1f}")
+            ms(sp["stages"].get("recompute_s", 0.0)), f"{100 * sp['mfu']:.1f}%", gib(sp["memory_per_gpu_bytes"]))
 
 
 def train_dtp():
@@ -444,11 +448,27 @@ def headline():
                                          "h100-sxm collective allreduce (measured as nvls)"})
     row("NCCL on 8 H100: all-gather, reduce-scatter, NVLS all-reduce, 1-512 MiB", "time per call", "as measured",
         f"within {nccl:.1f}% held out", "[validation](docs/validation.md#summary)")
+def memory_probe():
+    # The H200 memory probe (real/results/h200-2026-12-04/torch): tpsim on its scenario at each depth it measured.
+    folder = ROOT / "real/results/h200-2026-12-04/torch"
+    measured = json.loads((folder / "memory.json").read_text())["rows"]
+    scenario = (folder / "memory_probe.yaml").read_text()
+    header("layers", "tpsim tensors GiB", "measured max allocated GiB", "tpsim peak reserved GiB",
+           "measured max reserved GiB", "tpsim device GiB", "measured reserved + context GiB")
+    with tempfile.TemporaryDirectory() as folder_out:
+        for r in measured:
+            path = Path(folder_out) / f"probe{r['layers']}.yaml"
+            path.write_text(scenario.replace("num_hidden_layers: 1", f"num_hidden_layers: {r['layers']}"))
+            m = results(str(path))["results"][0]["memory"]
+            row(r["layers"], gib(m["tensor_bytes"]), gib(r["max_allocated"]), gib(m["peak_reserved"]),
+                gib(r["max_reserved"]), gib(m["device_bytes"]), gib(r["max_reserved"] + r["device_used_after"] -
+                                                                    r["reserved_after"]))
 
 
 TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "traced-batch": traced_batch, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
-          "validation-summary": validation_summary, "headline": headline, "nccl-modes": nccl_modes}
+          "validation-summary": validation_summary, "headline": headline, "nccl-modes": nccl_modes,
+          "memory-probe": memory_probe}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in TABLES:

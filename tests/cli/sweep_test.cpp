@@ -237,10 +237,11 @@ TEST_CASE(
                              "sweep:\n  workload.batch: [1, 256]\n";
   const auto table = test::run_tpsim("run " + scenario);
   REQUIRE(table.exit_code == 0);
-  CHECK_THAT(table.out, Contains("mem GB") && Contains("! above h100-sxm's 80 GB of HBM per GPU"));
+  CHECK_THAT(table.out, Contains("mem GiB") && Contains("! above the 79.11 GiB h100-sxm gives per GPU"));
   const auto refused = test::run_tpsim("run " + scenario + " --require-fit --json " + root + "/r.json");
   CHECK(refused.exit_code == 2);
-  CHECK_THAT(refused.err, Contains("--require-fit: variant tp needs") && Contains("above h100-sxm's 80 GB of HBM"));
+  CHECK_THAT(refused.err,
+             Contains("--require-fit: variant tp needs") && Contains("above the 79.11 GiB h100-sxm gives"));
   CHECK_FALSE(fs::exists(root + "/r.json"));
   REQUIRE(test::run_tpsim("sweep " + scenario + " -o " + root + "/out").exit_code == 0);
   const std::string csv = test::read_file(root + "/out/results.csv");

@@ -65,7 +65,7 @@ TEST_CASE("sequence parallelism shards the residual stream, and DTP holds delta 
   CHECK(tp.activation_bytes - sp.activation_bytes == Approx(tokens * hidden * (1 - 1.0 / 8) * 2));
   CHECK(dtp.buffer_bytes == Approx(3 * tokens * hidden * 2));
   CHECK(tp.buffer_bytes == 0);
-  CHECK(tp.total_bytes() == Approx(tp.weights_bytes + tp.activation_bytes + model::kRuntimeReserveBytes));
+  CHECK(tp.tensor_bytes() == Approx(tp.weights_bytes + tp.activation_bytes));
 }
 
 TEST_CASE("a training step holds fp32 gradients and AdamW state for every parameter, and its saved activations") {

@@ -261,6 +261,26 @@ TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and
                     Contains("s.yaml:9:17:") && Contains("limit of 1024"));
 }
 
+TEST_CASE(
+    "workload.global_batch derives each replica's micro-batches, and refuses a split that does not hold, at its key") {
+  const std::string train = replace(replace(kValid, "phase: prefill", "phase: train"), "{tp: 8}", "{tp: 8, dp: 4}");
+  const auto with = [&](const std::string& keys) {
+    return model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  " + keys), "s.yaml");
+  };
+  // 64 sequences per step over 4 replicas running micro-batches of 2 sequences: 8 micro-batches each.
+  const model::Scenario s = with("global_batch: 64");
+  CHECK(s.workload.global_batch == 64);
+  CHECK(s.workload.microbatches == 64 / (4 * 2));
+  CHECK(with("global_batch: 64\n  microbatches: 8").workload.microbatches == 8);  // an explicit count that agrees
+  CHECK_THROWS_WITH(with("global_batch: 60"),
+                    Contains("s.yaml:9:17:") && Contains("does not divide") && Contains("a multiple of 8"));
+  CHECK_THROWS_WITH(with("global_batch: 64\n  microbatches: 4"),
+                    Contains("s.yaml:10:17:") && Contains("(per replica)") && Contains("set it to 8"));
+  CHECK_THROWS_WITH(with("global_batch: 65536"), Contains("s.yaml:9:17:") && Contains("limit of 1024"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "layers: 2", "layers: 2\n  global_batch: 64"), "s.yaml"),
+                    Contains("s.yaml:9:17:") && Contains("applies only to phase train"));
+}
+
 TEST_CASE("selective recomputation reads its save list, TorchTitan's by default, and refuses a bad one at its item") {
   const std::string train = replace(kValid, "phase: prefill", "phase: train");
   const std::string selective = replace(train, "layers: 2", "layers: 2\n  recompute: selective");

@@ -8,6 +8,8 @@
 #include "model/memory_footprint.hpp"
 #include "model/parameter_count.hpp"
 #include "model/scenario.hpp"
+#include "model/sweep.hpp"
+#include "sim/breakdown.hpp"
 #include "sim/data_group.hpp"
 #include "sim/scenario_run.hpp"
 #include "test_support.hpp"
@@ -201,7 +203,7 @@ TEST_CASE("FSDP shards gradients and optimizer state over the replicas, and dp: 
   const model::MemoryFootprint& sharded = *fsdp.variants.front().memory;
   const model::MemoryFootprint& whole = *ddp.variants.front().memory;
   CHECK(sharded.optimizer_bytes == Approx(whole.optimizer_bytes / 4).epsilon(1e-12));
-  CHECK(sharded.total_bytes() < whole.total_bytes());
+  CHECK(sharded.device_bytes() < whole.device_bytes());
   // The same step on one replica: no data-group collective, the time of the plain training step.
   const std::string one = job("", 1);
   const sim::ScenarioRun single = sim::run_scenario(model::parse_scenario(one, "dp.yaml"));
@@ -340,4 +342,41 @@ TEST_CASE("parallelism.order is refused at its key unless it lists tp, pp and dp
   }
   CHECK_THROWS_WITH(parse("[tp, pp, dp]", "pp: 2"), Contains("order.yaml:5:") && Contains("needs pp > 1 and dp > 1"));
   CHECK(parse("[tp, dp, pp]").parallelism.order == model::MeshOrder::kTpDpPp);
+}
+
+TEST_CASE("a sweep over dp at a fixed global batch holds the same sequences per step, each replica fewer micro-batches",
+          "[sim][data]") {
+  // 16 sequences of 2048 tokens per step over 1, 2 and 4 replicas of tp=2 on one node: 8, 4 and 2 micro-batches
+  // of 2 sequences each replica; dp=3 does not divide them and is refused at its sweep value.
+  const model::Scenario base = model::parse_scenario(
+      "name: g\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: train, batch: 2, seq_len: 2048, "
+      "layers: 1, global_batch: 16}\nparallelism: {tp: 2, dp: 1}\nvariants: [{name: sp, tp_mode: sp}]\n"
+      "sweep:\n  parallelism.dp: [1, 2, 3, 4]\n",
+      "g.yaml");
+  const std::vector<model::SweepPoint> points = model::expand_sweep(base, true);
+  REQUIRE(points.size() == 4);
+  CHECK_THAT(points[2].error, Contains("g.yaml:8:26: sweep value parallelism.dp=3") &&
+                                  Contains("global_batch 16 does not divide") && Contains("a multiple of 6"));
+  std::vector<double> step, forward;
+  for (const size_t i : {0, 1, 3}) {
+    const model::Scenario& s = points[i].scenario;
+    REQUIRE(points[i].error.empty());
+    CHECK(s.parallelism.dp * s.workload.microbatches * s.workload.batch == 16);
+    const sim::VariantRun v = sim::run_scenario(s).variants.front();
+    step.push_back(v.metrics.time_s);
+    for (const auto& [stage, seconds] : sim::stage_times(v.passes.front())) {
+      if (stage == "forward") forward.push_back(seconds);
+    }
+  }
+  REQUIRE(forward.size() == 3);
+  // Each replica runs the same micro-batch program, dp times fewer of them: its forwards take 1/dp of the time
+  // (within 1%: the first micro-batch's launches and the replicas' hooks differ slightly).
+  CHECK(forward[0] / forward[1] == Approx(2).epsilon(0.01));
+  CHECK(forward[0] / forward[2] == Approx(4).epsilon(0.01));
+  // The step shortens, by less than dp: each replica's optimizer runs over all its parameters and the gradients'
+  // all-reduce grows with the replicas (a fixed micro-batch count per replica would keep the step as long).
+  CHECK(step[1] < step[0]);
+  CHECK(step[2] < step[1]);
+  CHECK(step[0] / step[1] < 2);
+  CHECK(step[0] / step[2] < 4);
 }
