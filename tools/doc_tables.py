@@ -465,10 +465,46 @@ def memory_probe():
                                                                     r["reserved_after"]))
 
 
+# The TorchTitan rows of shared/data/training_steps_public.csv whose jobs tpsim can run (not the context-parallel
+# ones), as scenarios: one layer simulated (memory counts every layer), TorchTitan's 2024 layer.
+PUBLISHED_MEMORY = [
+    ("TT1-1", "Llama-3.1-8B, FSDP 8, 2 x 8192, selective, eager", 82.4,
+     "model: llama-3.1-8b\nhardware: {gpu: h100-sxm-96gb}\nworkload: {phase: train, batch: 2, seq_len: 8192, "
+     "layers: 1, global_batch: 16, recompute: selective}\nparallelism: {tp: 1, dp: 8}\nfsdp: {}\n"),
+    ("TT1-3", "Llama-3.1-8B, FSDP 8, 2 x 8192, selective, compile + float8", 76.8,
+     "model: llama-3.1-8b\nhardware: {gpu: h100-sxm-96gb}\nworkload: {phase: train, batch: 2, seq_len: 8192, "
+     "layers: 1, global_batch: 16, recompute: selective, dtype: fp8, fp8_recipe: tensorwise}\n"
+     "parallelism: {tp: 1, dp: 8}\nfsdp: {}\n"),
+    ("TT3-1", "Llama-3.1-8B, FSDP 128, 2 x 8192, selective, eager", 67.0,
+     "model: llama-3.1-8b\nhardware: {gpu: h100-sxm-96gb, topology: ib-rail, nodes: 16}\nworkload: {phase: train, "
+     "batch: 2, seq_len: 8192, layers: 1, global_batch: 256, recompute: selective}\nparallelism: {tp: 1, dp: 128}\n"
+     "fsdp: {}\n"),
+    ("TT4-1", "Llama-3.1-70B, FSDP 32 x TP 8, 16 x 8192, full, compile + float8", 71.9,
+     "model: llama-3.1-70b\nhardware: {gpu: h100-sxm-96gb, topology: ib-rail, nodes: 32}\nworkload: {phase: train, "
+     "batch: 16, seq_len: 8192, layers: 1, global_batch: 512, recompute: full, dtype: fp8, fp8_recipe: tensorwise}\n"
+     "parallelism: {tp: 8, dp: 32}\nfsdp: {}\n"),
+]
+
+
+def memory_published():
+    # Whatever it shows: nothing in tpsim is fitted on these rows.
+    header("row", "job (TorchTitan, Dec 2024, H100 96 GB)", "published GiB (max over ranks)", "tpsim peak reserved GiB",
+           "tpsim tensors GiB", "tpsim device GiB")
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for name, _, _, text in PUBLISHED_MEMORY:
+            path = Path(folder) / f"{name}.yaml"
+            path.write_text(f"name: {name}\nimplementation: torchtitan-2024\n{text}variants: [{{name: sp, tp_mode: sp}}]\n")
+            paths.append(str(path))
+        for (name, label, published_gib, _), d in zip(PUBLISHED_MEMORY, results_of(paths)):
+            m = d["results"][0]["memory"]
+            row(name, label, f"{published_gib:.1f}", gib(m["peak_reserved"]), gib(m["tensor_bytes"]), gib(m["device_bytes"]))
+
+
 TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "traced-batch": traced_batch, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary, "headline": headline, "nccl-modes": nccl_modes,
-          "memory-probe": memory_probe}
+          "memory-probe": memory_probe, "memory-published": memory_published}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in TABLES:
