@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 using namespace tpsim;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -175,4 +176,25 @@ TEST_CASE("tpsim's tensors of the H200 memory probe's training steps against the
     const double context = row["device_used_after"].get<double>() - row["reserved_after"].get<double>();
     CHECK(m.context_bytes == Approx(context).epsilon(0.01));
   }
+}
+
+TEST_CASE("an inline GPU's usable HBM and runtime memory are optional, and refused at their key when malformed",
+          "[sim][memory]") {
+  const std::string gpu =
+      "{name: g, peak_bf16_tflops: 989, hbm_GBps: 3350, sm_count: 132, nvlink_GBps: 450, compute_capability: 9.0, "
+      "hbm_GB: 80";
+  const auto read = [](const std::string& text) {
+    const model::YamlReader in("g.yaml");
+    return sim::read_gpu_spec(in, in.parse_text(text));
+  };
+  const sim::GpuSpec plain = read(gpu + "}");
+  CHECK(sim::usable_hbm_bytes(plain) == plain.hbm_bytes);  // the sold figure stands in
+  CHECK_FALSE(plain.runtime_memory.given);
+  model::MemoryFootprint m;
+  m.weights_bytes = 1e9;
+  sim::add_runtime_memory(m, plain.runtime_memory, sim::Communicators{1, 1});
+  CHECK(m.device_bytes() == m.tensor_bytes());  // tensors only
+  CHECK_THROWS_WITH(read(gpu + ", runtime_memory: 5}"), Contains("g.yaml:1:") && Contains("gpu.runtime_memory"));
+  CHECK_THROWS_WITH(read(gpu + ", runtime_memory: {context_GB: 1}}"), Contains("allocator_reserve"));
+  CHECK_THROWS_WITH(read(gpu + ", hbm_usable_GiB: 90}"), Contains("gpu.hbm_usable_GiB"));  // past 10% above 80 GB
 }
