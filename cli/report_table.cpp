@@ -2,6 +2,7 @@
 #include "cli/report_table.hpp"
 
 #include "cli/report_memory.hpp"
+#include "cli/text_table.hpp"
 
 #include "model/moe_scenario.hpp"
 #include "model/units.hpp"

@@ -54,7 +54,7 @@ TEST_CASE("the layers a run simulates never change its memory: a training step, 
       "variants: [{name: sp, tp_mode: sp}]\n";
   for (const std::string& text : {train, decode, pipeline}) {
     const sim::ScenarioRun whole = run(with_layers(text, "all"));
-    for (const std::string& slice : {"4", "8"}) {
+    for (const char* slice : {"4", "8"}) {
       const sim::ScenarioRun part = run(with_layers(text, slice));
       REQUIRE(part.scenario.workload.layers < whole.scenario.workload.layers);
       for (size_t v = 0; v < whole.variants.size(); ++v) {
