@@ -1,6 +1,8 @@
 // FSDP's per-unit all-gathers and reduce-scatters, and DDP's bucketed all-reduces, in a step's program.
 #include "model/data_parallel_sync.hpp"
 
+#include <algorithm>
+
 #include "model/parameter_count.hpp"
 
 namespace tpsim::model {
@@ -10,11 +12,13 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
   dense_.group = dp_;
   experts_.name = "ddp.experts";
   experts_.group = dp_;
-  // The GPUs holding the same experts (slices): one per expert-parallel group of the tp x dp replicas' GPUs, each
-  // group ep x etp of them.
+  // The GPUs holding the same experts (slices): one per expert-parallel group, each group ep x etp GPUs made of
+  // whole TP groups of consecutive replicas (the loader's rule; expert TP, whose slices sync with the dense
+  // parameters, aside), so its members are that many replicas apart wherever parallelism.order puts the replicas.
   const int group = ctx.workload.expert_parallel.degree * ctx.workload.expert_parallel.slices();
-  experts_.group.degree = ctx.shard.tp * dp_.degree / group;
-  experts_.group.member_stride = group;
+  const int replicas_per_group = std::max(1, group / ctx.shard.tp);
+  experts_.group.degree = dp_.degree / replicas_per_group;
+  experts_.group.member_stride = replicas_per_group * dp_.member_stride;
 }
 
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {

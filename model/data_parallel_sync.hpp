@@ -29,7 +29,8 @@ struct SyncUnit {
   std::string name;
   double parameters = 0;
   // Of those, an MoE layer's experts: DDP all-reduces their gradients over the expert-data-parallel group (the
-  // GPUs holding the same experts: tp x dp / ep of them, ep GPUs apart) instead of the data-parallel group.
+  // GPUs holding the same experts: tp x dp / (ep x etp) of them, ep x etp / tp replicas apart) instead of the
+  // data-parallel group.
   double expert_parameters = 0;
   bool reshards = true;  // FSDP: frees its gathered parameters after its forward
 };

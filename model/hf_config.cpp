@@ -11,6 +11,7 @@
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
 #include "model/json_keys.hpp"
+#include "model/json_parse.hpp"
 #include "model/limits.hpp"
 #include "model/presets.hpp"
 
@@ -104,16 +105,7 @@ class JsonSource final : public ArchSource {
 }  // namespace
 
 ArchSpec parse_hf_config(std::string_view json_text, const std::string& origin, const std::string& name) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& error) {
-    const TextPosition pos = position_of_byte(json_text, error.byte == 0 ? 0 : error.byte - 1);
-    throw InputError(format_location(origin, pos.line0, pos.col0),
-                     std::string("not valid JSON (") + error.what() + ")");
-  } catch (const nlohmann::json::exception& error) {  // a number past a double (1e309)
-    throw InputError(format_location(origin, -1, -1), std::string("not valid JSON (") + error.what() + ")");
-  }
+  const nlohmann::json doc = parse_json_located(json_text, origin);
   if (!doc.is_object()) throw InputError(format_location(origin, -1, -1), "a config.json must be a JSON object");
   refuse_duplicate_keys(json_text, origin);
   const JsonSource source(json_text, origin, doc);

@@ -225,8 +225,9 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
   const bool sliced = ctx.shard.expert_tp;
   if (ctx.shard.tp > 1 && !ctx.sequence_sharded && !sliced) {
     throw InputError(
-        "an MoE layer under tp > 1 with expert parallelism needs a sequence-sharded mode (sp, async or nocomm): "
-        "each rank routes its own rows, as Megatron requires --sequence-parallel with MoE");
+        "an MoE layer under tp > 1 with expert parallelism needs a sequence-sharded mode (sp or async, or nocomm "
+        "with a pass's tokens divisible by tp): each rank routes its own rows, as Megatron requires "
+        "--sequence-parallel with MoE");
   }
   MoeForward f;
   f.input = input;

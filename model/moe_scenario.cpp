@@ -21,7 +21,17 @@ void refuse_replicated_rows(const YamlReader& in, const YAML::Node& variants, co
                                           ": tp_mode dtp around an MoE layer is not modelled yet; use tp, sp, async "
                                           "or nocomm");
     }
-    if (expert_tp || (mode != TpMode::kTp && mode != TpMode::kDtp)) continue;
+    if (expert_tp) continue;
+    if (const int64_t tokens = sharded_tokens(out.workload);
+        mode == TpMode::kNoComm && tokens % out.parallelism.tp != 0) {
+      in.fail(variants[i]["tp_mode"],
+              "variant " + out.variants[i].name +
+                  ": tp_mode nocomm shards a pass's tokens only when they divide by tp=" +
+                  std::to_string(out.parallelism.tp) + ", and a pass has " + std::to_string(tokens) +
+                  ", so every rank would hold every token and an MoE layer's ranks would route the same ones; use a "
+                  "batch divisible by tp");
+    }
+    if (mode != TpMode::kTp && mode != TpMode::kDtp) continue;
     in.fail(variants[i]["tp_mode"],
             "variant " + out.variants[i].name + ": tp_mode " + to_string(mode) + " holds every token on every rank, " +
                 "so an MoE layer's ranks would route the same tokens; with tp > 1 an MoE model needs sp, async or "
@@ -52,6 +62,11 @@ void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const
       in.fail(at, what +
                       "in phase train runs without recomputation (its halves' interleaved backward is not "
                       "modelled with a layer's forward re-run); use recompute: none");
+    }
+    if (out.workload.whole_model && phase != Phase::kTrain) {
+      in.fail(at, what +
+                      "interleaves the decoder layers' halves only; the model's ends (workload.whole_model: the "
+                      "embedding, LM head and loss) are not modelled with it; drop whole_model");
     }
     if (out.workload.batch % 2 != 0) {
       in.fail(at, what + "splits the batch's sequences in two halves: workload.batch (" +

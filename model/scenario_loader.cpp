@@ -456,12 +456,6 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   return v;
 }
 
-// Tokens of the passes a sequence-sharded variant cuts: a pass's tokens (a decode step has batch tokens).
-int64_t sharded_tokens(const Workload& w) {
-  const bool decodes = w.phase == Phase::kGenerate || w.phase == Phase::kDecode;
-  return decodes ? w.batch : primary_pass(w).tokens();
-}
-
 // That an async variant's chunks cut every pass's tokens evenly, located at its chunks (or tp_mode).
 void check_chunk_plan(const YamlReader& in, const YAML::Node& node, size_t index, const Scenario& out,
                       const Variant& v) {

@@ -8,6 +8,11 @@ bool fp8_gathers(const Workload& workload) {
          workload.implementation.fp8_all_gather;
 }
 
+int64_t sharded_tokens(const Workload& workload) {
+  const bool decodes = workload.phase == Phase::kGenerate || workload.phase == Phase::kDecode;
+  return decodes ? workload.batch : primary_pass(workload).tokens();
+}
+
 Pass primary_pass(const Workload& workload) {
   switch (workload.phase) {
     case Phase::kForward:

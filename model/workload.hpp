@@ -96,6 +96,8 @@ struct Pass {
 
 // forward / prefill: the whole sequence; decode: one token at context_len; generate: its prefill.
 Pass primary_pass(const Workload& workload);
+// Tokens of the passes a sequence-sharded variant cuts: a pass's tokens (a decode step has batch tokens).
+int64_t sharded_tokens(const Workload& workload);
 // Whether sequence-parallel all-gathers move fp8 (implementation.fp8_all_gather under fp8_recipe tensorwise).
 bool fp8_gathers(const Workload& workload);
 // Decode step `step` (0-based) of a generate workload: one token after context_len + step tokens.

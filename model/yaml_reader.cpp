@@ -1,9 +1,12 @@
 // YamlReader: typed, located reads of yaml-cpp nodes, and the document checks every reader relies on.
 #include "model/yaml_reader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "model/input_error.hpp"
 #include "model/input_file.hpp"
@@ -68,14 +71,52 @@ void YamlReader::check_tree(const YAML::Node& root) const {
   }
 }
 
+namespace {
+
+// Records where each document of a YAML stream starts (its '---', or its first token); ignores the rest.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Where the second document of `text` (known to hold several) starts.
+YAML::Mark second_document(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStarts starts;
+  while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+  }
+  return starts.marks.size() < 2 ? YAML::Mark() : starts.marks[1];
+}
+
+}  // namespace
+
 YAML::Node YamlReader::parse_text(const std::string& text) const {
   check_encoding(text);
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& error) {
     throw InputError(format_location(file_, error.mark.line, error.mark.column), "YAML syntax error: " + error.msg);
   }
+  if (documents.size() > 1) {
+    // A second document would be dropped unread: say so where it starts.
+    const YAML::Mark mark = second_document(text);
+    throw InputError(format_location(file_, mark.line, mark.column),
+                     "a second YAML document starts here ('---'), and tpsim reads one document per file; remove "
+                     "this line and what follows it, or merge it into the first document");
+  }
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   check_tree(root);
   return root;
 }
@@ -106,6 +147,7 @@ void YamlReader::expect_map(const YAML::Node& node, const std::string& context,
 }
 
 void YamlReader::require(const YAML::Node& map, const std::string& key, const std::string& context) const {
+  if (!map.IsMap()) fail(map, context + " must be a mapping (with the key '" + key + "'); got " + show(map));
   if (!map[key]) fail(map, context + " needs the key '" + key + "'");
 }
 

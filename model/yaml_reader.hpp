@@ -1,7 +1,7 @@
 // Checked access to a YAML document: every error names file:line:col, what is wrong and what is valid.
 // Parsing refuses, once for every reader, what no reader could use: text that is not UTF-8, mapping
-// keys that are not plain scalars, a key given twice in one mapping, and documents that aliases expand
-// past kMaxYamlWork.
+// keys that are not plain scalars, a key given twice in one mapping, documents that aliases expand past
+// kMaxYamlWork, and a second document ('---') in one file.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

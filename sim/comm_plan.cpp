@@ -11,6 +11,7 @@
 #include "model/units.hpp"
 #include "sim/collective_time.hpp"
 #include "sim/nccl_tuner.hpp"
+#include "sim/plan_error.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -60,7 +61,7 @@ CommPlan ring_plan(const model::Op& op, int ranks, const CostModel& cost) {
   plan.nccl_call = true;
   if (op.protocol != model::Protocol::kAuto) {
     if (const std::string why = protocol_unavailable_reason(profile, op.protocol); !why.empty()) {
-      throw InputError(why);
+      throw PlanError(PlanSetting::kProtocol, op.name, why);
     }
     const TransportParams* forced = protocol_regime(profile, op.protocol);
     plan.transport = *forced;

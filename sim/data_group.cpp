@@ -69,11 +69,16 @@ CommPlan plan_pipeline_send(const model::Op& op, const CostModel& cost) {
   one_way->recvs = {{{}, {0}}};
   plan.schedule = std::move(one_way);
   plan.message_bytes = op.tensor_bytes;
+  plan.uses_sms = false;
+  if (op.tensor_bytes == 0) {
+    // Nothing to move: no NCCL call, only the order between the two passes (a step timed with free sends).
+    plan.transport = plan.network = TransportParams{0.0, 1.0};
+    return plan;
+  }
   plan.call_latency_s = profile.nccl_call_latency_s;
   plan.nccl_call = true;
   plan.transport = profile.nccl;
   if (profile.network) plan.network = *profile.network;
-  plan.uses_sms = false;
   return plan;
 }
 

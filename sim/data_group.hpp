@@ -30,7 +30,8 @@ double data_group_idle_seconds(const model::Op& op, const CostModel& cost);
 // The plan of a send between pipeline stages (CommGroup::kPipeline, simulated whole): one NCCL point-to-point message
 // of op.tensor_bytes from index 0 (the sending stage's GPU) to index 1 (the receiving stage's), on the profile's
 // NVLink transport inside a node and its network transport through the GPU's own NIC across nodes (which the engine
-// tells from the two GPUs' places). It takes no SMs from the passes beside it, as the schedule's timing assumes.
+// tells from the two GPUs' places). It takes no SMs from the passes beside it, as the schedule's timing assumes. A
+// send of no bytes costs nothing: only its order between the two passes (a step timed with free sends).
 CommPlan plan_pipeline_send(const model::Op& op, const CostModel& cost);
 
 // The plan of an MoE all-to-all as DeepEP's normal kernels run it (CollectiveAlgorithm::kDeepEp): op.tensor_bytes

@@ -4,6 +4,7 @@
 
 #include "sim/comm_plan.hpp"
 #include "sim/data_group.hpp"
+#include "sim/plan_error.hpp"
 #include "sim/power_limit.hpp"
 
 #include <xbt/log.h>
@@ -77,6 +78,7 @@ class Runner {
         shared_plans_(std::move(plans)),
         plans_(*shared_plans_) {
     const size_t count = graph.size();
+    check_member_placement();
     instances_.resize(count * ranks_);
     successors_.resize(count);
     for (OpId id = 0; id < count; ++id) {
@@ -135,6 +137,17 @@ class Runner {
   }
 
  private:
+  // A data-group op simulated between members must span whole replicas: its members a multiple of the replicas'
+  // stride apart (a bug of the program's builder otherwise, which would divide by zero below).
+  void check_member_placement() const {
+    for (OpId id = 0; id < graph_.size(); ++id) {
+      const Op& op = graph_.op(id);
+      if (!between_members(id) || (op.group_stride >= stride_ && op.group_stride % stride_ == 0)) continue;
+      throw std::logic_error("data-group collective " + op.name + " has members " + std::to_string(op.group_stride) +
+                             " GPUs apart, not a multiple of the replicas' stride " + std::to_string(stride_));
+    }
+  }
+
   Instance& instance(OpId op, int rank) { return instances_[static_cast<size_t>(op) * ranks_ + rank]; }
 
   // Simulated GPU g is rank g % tp of member g / tp: replica member % replicas of stage member / replicas. It sits at
@@ -510,35 +523,51 @@ class Runner {
 
 }  // namespace
 
+namespace {
+
+// A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
+using DataPlans = std::map<std::tuple<model::CommGroup, model::CollectiveKind, double, int, int>, CommPlan>;
+
+CommPlan plan_op(const Op& op, int tp, const CostModel& cost, bool data_group_members, DataPlans& data_plans) {
+  if (op.group == model::CommGroup::kTensor) return plan_communication(op, tp, cost);
+  if (op.group == model::CommGroup::kPipeline) return plan_pipeline_send(op, cost);
+  // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
+  // other replicas' ranks, which only the data group's are simulated as).
+  if (model::is_deepep(op.algorithm)) return plan_deepep(op, cost);
+  const bool steps = data_group_members && op.group == model::CommGroup::kData;
+  const auto key = std::make_tuple(op.group, op.collective, op.tensor_bytes, op.group_size, op.group_stride);
+  auto found = data_plans.find(key);
+  if (found == data_plans.end()) {
+    found = data_plans.emplace(key, steps ? plan_data_group_steps(op, cost) : plan_data_group(op, cost)).first;
+  }
+  return found->second;
+}
+
+// What asked for a collective that cannot run: the setting a plan error names, else the op's own algorithm, else
+// its own protocol, else neither (NCCL's choice on what the profile and fabric give).
+PlanSetting setting_asking(const Op& op, const InputError& error) {
+  if (const auto* plan = dynamic_cast<const PlanError*>(&error)) return plan->setting();
+  if (op.algorithm != model::CollectiveAlgorithm::kNccl && op.algorithm != model::CollectiveAlgorithm::kAuto) {
+    return PlanSetting::kAlgorithm;
+  }
+  return op.protocol != model::Protocol::kAuto ? PlanSetting::kProtocol : PlanSetting::kProfile;
+}
+
+}  // namespace
+
 std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost,
                                                           bool data_group_members) {
   auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
-  // A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
-  std::map<std::tuple<model::CommGroup, model::CollectiveKind, double, int, int>, CommPlan> data_plans;
+  DataPlans data_plans;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
     if (!model::is_communication(op.kind)) continue;
-    if (op.group == model::CommGroup::kTensor) {
-      (*plans)[id] = plan_communication(op, graph.tp(), cost);
-      continue;
+    try {
+      (*plans)[id] = plan_op(op, graph.tp(), cost, data_group_members, data_plans);
+    } catch (const InputError& error) {
+      if (error.detail() != error.what()) throw;  // located already
+      throw PlanError(setting_asking(op, error), op.name, error.what());
     }
-    if (op.group == model::CommGroup::kPipeline) {
-      (*plans)[id] = plan_pipeline_send(op, cost);
-      continue;
-    }
-    // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
-    // other replicas' ranks, which only the data group's are simulated as).
-    if (model::is_deepep(op.algorithm)) {
-      (*plans)[id] = plan_deepep(op, cost);
-      continue;
-    }
-    const bool steps = data_group_members && op.group == model::CommGroup::kData;
-    const auto key = std::make_tuple(op.group, op.collective, op.tensor_bytes, op.group_size, op.group_stride);
-    auto found = data_plans.find(key);
-    if (found == data_plans.end()) {
-      found = data_plans.emplace(key, steps ? plan_data_group_steps(op, cost) : plan_data_group(op, cost)).first;
-    }
-    (*plans)[id] = found->second;
   }
   return plans;
 }

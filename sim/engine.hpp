@@ -70,7 +70,8 @@ inline EngineOptions launch_costs(double host_launch_s, double stream_wait_s = 0
 
 // The plan of every communication op of `graph` as the engine runs it, indexed by op id (a default plan
 // for kernels): data-group collectives in closed form, or step by step between the members when
-// `data_group_members` (--no-symmetry). Throws InputError where the profile or fabric cannot run an op's collective.
+// `data_group_members` (--no-symmetry). Throws PlanError (naming the op and the setting that asked for it) where the
+// profile or fabric cannot run an op's collective.
 std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost,
                                                           bool data_group_members = false);
 

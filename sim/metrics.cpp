@@ -136,6 +136,12 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
   return m;
 }
 
+double overlapped_length(Intervals spans, Intervals cover) {
+  double total = 0;
+  for (const auto& [start, end] : spans) total += std::max(0.0, end - start);
+  return total - uncovered(merged(std::move(spans)), merged(std::move(cover)));
+}
+
 Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
   Metrics m;
   m.time_s = wa * a.time_s + wb * b.time_s;

@@ -1,6 +1,9 @@
 // Summary numbers of a timeline: total time, compute and communication busy time, exposed communication.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "model/layer_graph.hpp"
 #include "sim/timeline.hpp"
 
@@ -25,6 +28,10 @@ struct Metrics {
 };
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);
+
+// Of `spans`, the time counted twice when they run beside `cover` and beside each other: the sum of their lengths
+// less what of their union `cover` leaves uncovered (a pipeline stage's reduction tails laid over its later passes).
+double overlapped_length(std::vector<std::pair<double, double>> spans, std::vector<std::pair<double, double>> cover);
 
 // a x wa + b x wb, field by field (the overlap recomputed): sums of passes, repeated passes, means.
 Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb);

@@ -235,6 +235,25 @@ std::vector<const model::LayerGraph*> chunk_programs(const std::vector<ChunkSim>
   return programs;
 }
 
+// The seconds of `stage`'s gradient reductions that its chunk programs' metrics count as exposed but the step hides:
+// each chunk's reduction tail (reduce_tail_s, alone after its last backward in the synchronised program) runs in the
+// step from the end of the chunk's last gradient pass, beside the stage's later passes (another chunk's, under
+// interleaved and zero-bubble schedules) and beside the other chunks' tails.
+double hidden_reduce_tails(const model::PipelineSchedule& schedule, const model::PipelineTiming& timing,
+                           const model::PipelineCosts& costs, int stage) {
+  const model::PipelinePass last_gradient = model::splits_weight_gradient(schedule.kind)
+                                                ? model::PipelinePass::kWeightGradient
+                                                : model::PipelinePass::kBackward;
+  std::vector<std::pair<double, double>> tails, passes;
+  for (const model::PipelineSpan& span : timing.spans[static_cast<size_t>(stage)]) {
+    passes.emplace_back(span.start_s, span.end_s);
+    if (span.step.pass != last_gradient || span.step.microbatch + 1 != schedule.microbatches) continue;
+    const int chunk = model::model_chunk_of(schedule.kind, schedule.stages, stage, span.step.virtual_stage);
+    tails.emplace_back(span.end_s, span.end_s + costs.chunk[static_cast<size_t>(chunk)].reduce_tail_s);
+  }
+  return overlapped_length(std::move(tails), std::move(passes));
+}
+
 }  // namespace
 
 PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
@@ -300,7 +319,13 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   run.pipeline_s = timing.step_s;
   run.bubble_fraction = timing.bubble_fraction;
   run.spans = timing.spans;
-  run.send_exposed_s = timing.step_s - model::time_pipeline(schedule, free_sends).step_s;
+  // What the sends add: the step less the same step with free sends, timed by the same model (sends of no bytes are
+  // no NCCL calls and take no time, data_group.hpp).
+  const double free_sends_step_s =
+      run.simulated_whole
+          ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), 0.0, cost, options).step_s
+          : model::time_pipeline(schedule, free_sends).step_s;
+  run.send_exposed_s = timing.step_s - free_sends_step_s;
   // Where each distinct chunk's traces will sit in out.passes (its plain program, then its synchronised one).
   std::vector<size_t> trace_index;
   for (size_t i = 0, next = 0; i < sims.size(); ++i) {
@@ -328,6 +353,11 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
       r.programs.emplace_back(trace_index[sim_of[c]], synced ? m - 1 : m);
       if (synced) r.programs.emplace_back(trace_index[sim_of[c]] + 1, 1);
     }
+    // The step hides part of the reductions the synchronised programs expose: busy and exposed that much less.
+    const double hidden = hidden_reduce_tails(schedule, timing, costs, stage);
+    sum.exposed_comm_s -= hidden;
+    sum.exposed_data_comm_s -= hidden;
+    sum.idle_s += hidden;
     r.busy_s = timing.busy_s[stage];
     r.end_s = timing.end_s[stage];
     r.peak_in_flight = held[stage];

@@ -52,6 +52,17 @@ std::string power_limit_unsupported_reason(const GpuSpec& gpu, const CostProfile
            model::format_number("%g", profile.power->idle_W) + " W); valid: above it, up to the board's " +
            model::format_number("%g", gpu.board_power_W) + " W";
   }
+  const PowerParams& power = *profile.power;
+  if (const double ratio = clock_ratio_at(power, gpu.power_limit_W); ratio < kMinClockRatio) {
+    // The curve's power at the floor's clock: the lowest limit it models.
+    const double lowest_W =
+        power.idle_W + (power.measured_at_W - power.idle_W) * std::pow(kMinClockRatio, power.exponent);
+    return "a power limit of " + limit + " puts the SM clock at " + model::format_number("%.3g", ratio) +
+           " of the clock the profile was measured at, below tpsim's floor of " +
+           model::format_number("%.3g", kMinClockRatio) +
+           " (an H200's lowest SM clock over its clock at the measured limit; no GPU clocks lower); valid: at least " +
+           model::format_number("%g", std::ceil(lowest_W)) + " W";
+  }
   return "";
 }
 

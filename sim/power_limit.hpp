@@ -15,6 +15,12 @@ namespace tpsim::sim {
 // tens of pJ/bit, so above 100 a value is a typo. Readers refuse above it; calibrate searches up to it.
 inline constexpr double kMaxEnergyPjPerBit = 100;
 
+// The lowest SM clock a power limit may leave, relative to the clock a profile was measured at: an H200's lowest SM
+// clock (345 MHz, nvidia-smi at idle) over its clock under the 700 W limit its rates were measured at (a median of
+// 1496 MHz), real/results/h200-2026-12-04. No limit clocks a GPU lower: the driver refuses limits below the board's
+// minimum power limit, and the power curve would be extrapolated far past any measured clock.
+inline constexpr double kMinClockRatio = 345.0 / 1496.0;
+
 // f_limit / f_measured from P(f) = idle + (measured_at - idle) (f / f_measured)^exponent at P = limit_W;
 // 1 when limit_W >= measured_at_W.
 double clock_ratio_at(const PowerParams& power, double limit_W);
@@ -34,7 +40,7 @@ double transfer_power_W(const CostProfile& profile, double Bps);
 double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W);
 
 // Why `gpu`'s power limit cannot be modelled with `profile` (below its measured power without a power
-// section, or not above its idle draw); empty when it can.
+// section, not above its idle draw, or so low that the clock falls below kMinClockRatio); empty when it can.
 std::string power_limit_unsupported_reason(const GpuSpec& gpu, const CostProfile& profile);
 
 }  // namespace tpsim::sim

@@ -128,6 +128,23 @@ class ProfileReader {
     return in_.number_in(node, what, 0, model::kMaxSimulatedBytes);
   }
 
+  // A fit's record: a note ("not fitted: ...") or a mapping whose values, points and errors are plain, the values a
+  // list of the section's keys.
+  void check_fit(const YAML::Node& fit, const std::string& what) const {
+    if (fit.IsScalar()) return;
+    if (!fit.IsMap())
+      in_.fail(fit, what + " must be a mapping (values, points, errors) or a note; got " + YamlReader::show(fit));
+    for (const auto& entry : fit) {
+      const std::string key = entry.first.Scalar();
+      if (key == "values") {
+        if (!entry.second.IsSequence()) in_.fail(entry.second, what + ".values must be a list of the section's keys");
+        for (const YAML::Node& v : entry.second) in_.string(v, what + ".values item");
+      } else if (key == "points" || key.ends_with("_pct")) {
+        in_.non_negative_number(entry.second, what + "." + key);
+      }
+    }
+  }
+
   // Where each value of `section` comes from: keys listed in its fit's `values` are fitted (a fit without
   // such a list fits every key but those with a source of their own); a key with a source of its own
   // (`<key>_source`, or the named `own_sources`) is fitted when that source says "fitted", else the source
@@ -138,6 +155,7 @@ class ProfileReader {
                       const YAML::Node& parent_fit = YAML::Node()) const {
     const std::string section_source = node["source"] ? in_.string(node["source"], section + ".source")
                                                       : "given in " + in_.file() + " without a source";
+    if (node["fit"]) check_fit(node["fit"], section + ".fit");
     const YAML::Node fit = node["fit"] ? node["fit"] : parent_fit;
     std::string fit_text;
     std::vector<std::string> fitted;
@@ -171,11 +189,15 @@ class ProfileReader {
     }
   }
 
-  TransportParams transport(const YAML::Node& node, const std::string& name, TransportParams t,
-                            const std::vector<std::string>& extra = {}) const {
+  static std::vector<std::string> transport_keys(const std::vector<std::string>& extra) {
     std::vector<std::string> keys = {"step_latency_us", "link_efficiency", "source", "fit"};
     keys.insert(keys.end(), extra.begin(), extra.end());
-    in_.expect_map(node, name, keys);
+    return keys;
+  }
+
+  TransportParams transport(const YAML::Node& node, const std::string& name, TransportParams t,
+                            const std::vector<std::string>& extra = {}) const {
+    in_.expect_map(node, name, transport_keys(extra));
     if (node["step_latency_us"]) t.step_latency_s = microseconds(node["step_latency_us"], name + ".step_latency_us");
     if (node["link_efficiency"]) t.link_efficiency = fraction(node["link_efficiency"], name + ".link_efficiency");
     return t;
@@ -187,6 +209,7 @@ class ProfileReader {
                                                     const std::optional<TransportParams>& base,
                                                     const std::vector<std::string>& extra = {},
                                                     const YAML::Node& parent_fit = YAML::Node()) const {
+    in_.expect_map(node, name, transport_keys(extra));
     if (!base) {
       for (const char* key : {"step_latency_us", "link_efficiency"}) in_.require(node, key, name);
     }
@@ -230,6 +253,7 @@ class ProfileReader {
     if (n["sms"]) p.nccl_sms = bounded_int(n["sms"], "nccl.sms", kMaxSms);
     if (n["call_latency_us"]) p.nccl_call_latency_s = microseconds(n["call_latency_us"], "nccl.call_latency_us");
     record_sources(p, n, "nccl", {{"call_latency_us", "call_latency_source"}});
+    if (n["call_latency_fit"]) check_fit(n["call_latency_fit"], "nccl.call_latency_fit");
     if (const YAML::Node fit = n["call_latency_fit"]; fit && fit.IsMap() && n["call_latency_us"]) {
       p.sources["nccl.call_latency_us"].fitted = true;
       p.sources["nccl.call_latency_us"].source =
@@ -267,13 +291,14 @@ class ProfileReader {
     }
     p.power = w;
     record_sources(p, node, "power");
+    if (node["curve_fit"]) check_fit(node["curve_fit"], "power.curve_fit");
   }
 
   // attention.kernels: {fa2: {efficiency, backward_efficiency, source}, ...}, each kernel whole.
   void read_attention_kernels(CostProfile& p, const YAML::Node& node) const {
     if (!node.IsMap())
-      in_.fail(node,
-               "attention.kernels must map kernel names (" + model::join_names(kAttentionKernels) + ") to their rates");
+      in_.fail(node, "attention.kernels must be a mapping of kernel names (" + model::join_names(kAttentionKernels) +
+                         ") to their rates; got " + YamlReader::show(node));
     for (const auto& entry : node) {
       const std::string name = in_.choice(entry.first, "attention.kernels key", kAttentionKernels);
       const std::string section = "attention.kernels." + name;
@@ -430,6 +455,7 @@ class ProfileReader {
         p.collective_host_s = microseconds(l["collective_host_us"], "launch.collective_host_us");
       }
       record_sources(p, l, "launch", {{"collective_host_us", "collective_host_source"}});
+      if (l["collective_host_fit"]) check_fit(l["collective_host_fit"], "launch.collective_host_fit");
     }
   }
 

@@ -11,6 +11,7 @@
 #include "sim/isolated_run.hpp"
 #include "sim/power_limit.hpp"
 #include "sim/runtime_memory.hpp"
+#include "sim/variant_error.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -387,18 +388,24 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   if (symmetry == Symmetry::kEveryMember && (par.dp > 1 || par.pp > 1)) {
     options.data_group = JobMembers{par.dp, par.dp_stride(), run.fabric};
   }
-  for (const model::Variant& variant : scenario.variants) {
-    if (started) started(variant, run.variants.size());
-    run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options, run.fabric)
-                                               : run_variant(scenario, variant, cost, options, run.fabric));
+  for (size_t i = 0; i < scenario.variants.size(); ++i) {
+    const model::Variant& variant = scenario.variants[i];
+    if (started) started(variant, i);
+    locate_variant_errors(scenario, i, [&] {
+      run.variants.push_back(variant.chunks_auto ? run_fastest_chunks(scenario, variant, cost, options, run.fabric)
+                                                 : run_variant(scenario, variant, cost, options, run.fabric));
+    });
   }
   if (scenario.skew.enabled()) {
     // The same variants (with the chunk counts chosen above) again under the seeded skew, reported beside the
     // skew-free numbers, which stay the scenario's prediction.
     EngineOptions skewed = options;
     skewed.skew = scenario.skew;
-    for (VariantRun& v : run.variants) {
-      v.skewed_time_s = run_variant(scenario, v.variant, cost, skewed, run.fabric).metrics.time_s;
+    for (size_t i = 0; i < run.variants.size(); ++i) {
+      VariantRun& v = run.variants[i];
+      locate_variant_errors(scenario, i, [&] {
+        v.skewed_time_s = run_variant(scenario, v.variant, cost, skewed, run.fabric).metrics.time_s;
+      });
     }
   }
   if (const model::ExpertParallel& ep = w.expert_parallel;
@@ -407,8 +414,11 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
     model::Scenario balanced = scenario;
     balanced.workload.expert_parallel.routing = model::Routing::kBalanced;
     balanced.workload.expert_parallel.drop = false;
-    for (VariantRun& v : run.variants) {
-      v.balanced_routing_time_s = run_variant(balanced, v.variant, cost, options, run.fabric).metrics.time_s;
+    for (size_t i = 0; i < run.variants.size(); ++i) {
+      VariantRun& v = run.variants[i];
+      locate_variant_errors(scenario, i, [&] {
+        v.balanced_routing_time_s = run_variant(balanced, v.variant, cost, options, run.fabric).metrics.time_s;
+      });
     }
   }
   const double baseline = run.variants.front().metrics.time_s;

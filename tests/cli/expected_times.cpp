@@ -2,6 +2,7 @@
 #include "cli/expected_times.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -10,6 +11,8 @@ namespace tpsim::test {
 namespace {
 
 constexpr double kRelTol = 1e-12;
+// Sums of many spans (a pipeline's passes, a generation's steps) round at about 1e-15 of each term: far below this.
+constexpr double kSumTol = 1e-9;
 
 }  // namespace
 
@@ -23,6 +26,18 @@ std::vector<std::string> broken_invariants(const std::string& point, const std::
     if (!(m.time_s > 0)) broken.push_back(where + "time_s " + std::to_string(m.time_s) + " is not positive");
     if (!(m.compute_s <= m.time_s * (1 + kRelTol))) broken.push_back(where + "compute_s exceeds time_s");
     if (!(m.exposed_comm_s <= m.comm_s * (1 + kRelTol))) broken.push_back(where + "exposed_comm_s exceeds comm_s");
+    for (const auto& [name, seconds] : {std::pair{"idle_s", m.idle_s}, std::pair{"exposed_comm_s", m.exposed_comm_s},
+                                        std::pair{"exposed_data_comm_s", m.exposed_data_comm_s},
+                                        std::pair{"exposed_expert_comm_s", m.exposed_expert_comm_s}}) {
+      if (!(seconds >= -m.time_s * kSumTol)) broken.push_back(where + name + " " + std::to_string(seconds) + " < 0");
+    }
+    // Each GPU's step is its compute, the communication no compute covers, and its idle time.
+    if (!(std::abs(m.compute_s + m.exposed_comm_s + m.idle_s - m.time_s) <= m.time_s * kSumTol)) {
+      broken.push_back(where + "compute_s + exposed_comm_s + idle_s differs from time_s");
+    }
+    if (v.pipeline && !(v.pipeline->send_exposed_s >= 0)) {
+      broken.push_back(where + "the sends' exposed time " + std::to_string(v.pipeline->send_exposed_s) + " < 0");
+    }
     if (v.variant.mode == model::TpMode::kNoComm) {
       nocomm = m.time_s;
       // Its TP group is free; a data-parallel job's replicas still synchronise (all of comm_s is theirs).

@@ -21,6 +21,7 @@ sim::VariantRun variant(const std::string& name, model::TpMode mode, double time
   v.metrics.compute_s = compute_s;
   v.metrics.comm_s = comm_s;
   v.metrics.exposed_comm_s = exposed_comm_s;
+  v.metrics.idle_s = time_s - compute_s - exposed_comm_s;  // what a timeline gives: the step's rest
   return v;
 }
 
@@ -44,12 +45,27 @@ TEST_CASE("each broken invariant is reported with its point and variant") {
       variant("hidden", model::TpMode::kSp, 5, 4, 1, 2),       // exposed 2 s > comm 1 s
       variant("nocomm", model::TpMode::kNoComm, 7, 4, 1, 0)};  // communicates, and slower than all three
   const std::vector<std::string> broken = test::broken_invariants("a.yaml tp=8", run);
-  REQUIRE(broken.size() == 5);
+  REQUIRE(broken.size() == 7);
   CHECK_THAT(broken[0], Contains("a.yaml tp=8, variant zero: time_s"));
   CHECK_THAT(broken[1], Contains("variant busy: compute_s exceeds time_s"));
-  CHECK_THAT(broken[2], Contains("variant hidden: exposed_comm_s exceeds comm_s"));
-  CHECK_THAT(broken[3], Contains("variant nocomm: nocomm communicates"));
-  CHECK_THAT(broken[4], Contains("a.yaml tp=8: nocomm is slower"));
+  CHECK_THAT(broken[2], Contains("variant busy: idle_s"));  // the step's rest: 5 - 6 - 1 s
+  CHECK_THAT(broken[3], Contains("variant hidden: exposed_comm_s exceeds comm_s"));
+  CHECK_THAT(broken[4], Contains("variant hidden: idle_s"));  // 5 - 4 - 2 s
+  CHECK_THAT(broken[5], Contains("variant nocomm: nocomm communicates"));
+  CHECK_THAT(broken[6], Contains("a.yaml tp=8: nocomm is slower"));
+}
+
+TEST_CASE("parts that do not sum to the step and negative pipeline sends are reported") {
+  // 10 s: 8 s of compute, 2 s exposed, but 1 s idle as well (11 s in all); and the sends of a pipeline at -1 ms.
+  sim::VariantRun sums = variant("sums", model::TpMode::kSp, 10, 8, 4, 2);
+  sums.metrics.idle_s = 1;
+  sim::VariantRun sends = variant("sends", model::TpMode::kSp, 10, 8, 4, 2);
+  sends.pipeline.emplace();
+  sends.pipeline->send_exposed_s = -1e-3;
+  const std::vector<std::string> broken = test::broken_invariants("p", {sums, sends});
+  REQUIRE(broken.size() == 2);
+  CHECK_THAT(broken[0], Contains("variant sums: compute_s + exposed_comm_s + idle_s differs from time_s"));
+  CHECK_THAT(broken[1], Contains("variant sends: the sends' exposed time"));
 }
 
 TEST_CASE("re-recording expected times writes nothing when an invariant failed") {
