@@ -109,8 +109,12 @@ int calibrate_convert(const std::string& data_dir, const std::string& out_dir) {
   std::error_code error;
   std::filesystem::create_directories(out_dir, error);
   if (error) throw InputError(out_dir + ": cannot create the folder: " + error.message());
+  std::vector<std::pair<std::string, std::string>> files;
   for (const auto& [name, measurements] : converted) {
-    write_output(out_dir + "/" + name, calibrate::to_jsonl(measurements));
+    files.emplace_back(out_dir + "/" + name, calibrate::to_jsonl(measurements));
+  }
+  write_outputs(files);
+  for (const auto& [name, measurements] : converted) {
     std::cerr << "calibrate: " << measurements.size() << " measurements -> " << out_dir << "/" << name << "\n";
   }
   return 0;

@@ -12,6 +12,9 @@ class FolderLock {
   // ends, however it ends). Throws InputError when another process holds it.
   explicit FolderLock(const std::string& dir);
   ~FolderLock();
+  // The locked descriptor: a forked worker closes its copy, so that nothing it starts keeps the folder locked after
+  // the command ends.
+  int fd() const { return fd_; }
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
 

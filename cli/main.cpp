@@ -3,8 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <iostream>
+#include <limits>
+#include <new>
 
+#include "cli/arguments.hpp"
 #include "cli/calibrate_command.hpp"
 #include "cli/output_file.hpp"
 #include "cli/plot_command.hpp"
@@ -16,6 +20,7 @@
 #include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "model/input_error.hpp"
+#include "model/limits.hpp"
 #include "model/presets.hpp"
 #include "model/scenario.hpp"
 #include "model/sweep.hpp"
@@ -24,7 +29,12 @@
 #include "sim/trace_export.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"tpsim: simulate tensor-parallel Transformer layers (TP, SP, async TP) on modelled GPU clusters"};
+  // A reader that closes stdout early (`--trace - | head`) fails the write, reported as one line, instead of killing
+  // tpsim with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{
+      "tpsim: simulate Transformer training steps and inference serving on modelled GPU clusters (tensor, sequence, "
+      "pipeline, data and expert parallelism), calibrate its costs from measurements, and plan DTP layouts"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tpsim 0.1.0");
 
@@ -35,18 +45,22 @@ int main(int argc, char** argv) {
                    "Scenario YAML file (see scenarios/); a sweep block runs every point of its cartesian product")
       ->required()
       ->check(CLI::ExistingFile);
-  run_app->add_option("--json", run.json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout");
-  run_app->add_option("--trace", run.trace_out,
-                      "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
-                      "thread per stream; under a pipeline, a thread per stage with its passes; arrows join a "
-                      "collective's ranks, a send's ends and the stages");
+  run_app->add_option("--json", run.json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout")
+      ->check(tpsim::cli::output_file_path());
+  run_app
+      ->add_option("--trace", run.trace_out,
+                   "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
+                   "thread per stream; under a pipeline, a thread per stage with its passes; arrows join a "
+                   "collective's ranks, a send's ends and the stages")
+      ->check(tpsim::cli::output_file_path());
   run_app
       ->add_option("--trace-ranks", run.trace_ranks,
                    "The GPUs of each simulated pass the trace shows: how many from the first (default 1: the TP ranks "
                    "of a symmetric run are identical), or all")
       ->capture_default_str();
   run_app->add_flag("-q,--quiet", run.quiet, "Do not print the table");
-  run_app->add_option("--csv", run.csv_out, "Write one CSV row per point and variant to FILE, or - for stdout");
+  run_app->add_option("--csv", run.csv_out, "Write one CSV row per point and variant to FILE, or - for stdout")
+      ->check(tpsim::cli::output_file_path());
   run_app->add_flag("--breakdown", run.breakdown,
                     "Print where each variant's time goes: by module (attention, FFN) and by kind (GEMM, attention, "
                     "memory-bound, communication, exposed communication)");
@@ -76,7 +90,8 @@ int main(int argc, char** argv) {
   sweep_app
       ->add_option("-o,--out", sweep.out_dir,
                    "Output folder: journal.jsonl (resumable state), results.csv, results.jsonl")
-      ->required();
+      ->required()
+      ->check(tpsim::cli::output_folder_path());
   sweep.jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   sweep_app->add_option("-j,--jobs", sweep.jobs, "Worker processes")->capture_default_str();
   sweep_app->add_option(
@@ -91,7 +106,9 @@ int main(int argc, char** argv) {
   std::string merge_out;
   CLI::App* merge_app = app.add_subcommand("merge", "Join the output folders of sweep shards into one result");
   merge_app->add_option("folders", merge_dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
-  merge_app->add_option("-o,--out", merge_out, "Output folder (new or empty)")->required();
+  merge_app->add_option("-o,--out", merge_out, "Output folder (new or empty)")
+      ->required()
+      ->check(tpsim::cli::output_folder_path());
 
   CLI::App* plot_app = app.add_subcommand(
       "plot", "Plot sweep or run results (matplotlib): speedup curves or a time breakdown; see tpsim plot --help");
@@ -160,7 +177,9 @@ int main(int argc, char** argv) {
   calibrate_app->add_option("--measured-on", calibrate.measured_on,
                             "GPU preset the measurements ran on (default: the GEMM points' GPU, or the GPU the "
                             "measurements name most)");
-  calibrate_app->add_option("-o,--out", calibrate.out, "Output profile YAML, or - for stdout")->capture_default_str();
+  calibrate_app->add_option("-o,--out", calibrate.out, "Output profile YAML, or - for stdout")
+      ->capture_default_str()
+      ->check(tpsim::cli::output_file_path());
   calibrate_app->add_option("--base", calibrate.base,
                             "Sections the measurements do not fit come from this profile file, this GPU preset's "
                             "default profile, or none (default: the measured GPU's default profile, where it has one; "
@@ -171,7 +190,9 @@ int main(int argc, char** argv) {
   convert_app->add_option("data_dir", convert_dir, "Folder of the public CSV tables")
       ->required()
       ->check(CLI::ExistingDirectory);
-  convert_app->add_option("-o,--out", convert_out, "Output folder for the JSON-lines files")->required();
+  convert_app->add_option("-o,--out", convert_out, "Output folder for the JSON-lines files")
+      ->required()
+      ->check(tpsim::cli::output_folder_path());
   tpsim::cli::CalibrateOptions report;
   CLI::App* report_app = calibrate_app->add_subcommand(
       "report", "Predicted against measured for every measurement, in-sample and held out (markdown)");
@@ -201,7 +222,8 @@ int main(int argc, char** argv) {
                    "fit on the smaller half of each single-op group")
       ->capture_default_str();
   validate_app->add_option("--measured-on", validate.measured_on, "GPU preset the measurements ran on");
-  validate_app->add_option("--json", validate.json_out, "Also write the results as JSON (- for stdout)");
+  validate_app->add_option("--json", validate.json_out, "Also write the results as JSON (- for stdout)")
+      ->check(tpsim::cli::output_file_path());
 
   tpsim::cli::ShardLayoutOptions shard_layout;
   CLI::App* shard_app = app.add_subcommand("shard", "DTP layouts: which KV groups and FFN neurons share a device");
@@ -213,18 +235,20 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   layout_app->add_option("--devices", shard_layout.request.devices, "Devices (TP degree)")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(tpsim::cli::integer_in(1, tpsim::model::kMaxGroupRanks));
   layout_app->add_flag("--minimise", shard_layout.request.minimise, "Write the anti-optimised layout instead");
   layout_app->add_flag("--raw", shard_layout.request.raw, "Keep raw affinity units (default: unit mass per table)");
   layout_app->add_option("--seed", shard_layout.request.seed, "First seed of the random layouts")
       ->capture_default_str();
   layout_app->add_option("--random-seeds", shard_layout.request.random_seeds, "Random layouts to compare with")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(tpsim::cli::integer_in(0, std::numeric_limits<int>::max()));
   layout_app->add_option("--restarts", shard_layout.request.restarts, "Extra optimiser starts from random layouts")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  layout_app->add_option("-o,--out", shard_layout.out, "Layout JSON, or - for stdout")->capture_default_str();
+      ->check(tpsim::cli::integer_in(0, std::numeric_limits<int>::max()));
+  layout_app->add_option("-o,--out", shard_layout.out, "Layout JSON, or - for stdout")
+      ->capture_default_str()
+      ->check(tpsim::cli::output_file_path());
 
   tpsim::cli::ShardAffinityOptions shard_affinity;
   CLI::App* affinity_app =
@@ -239,11 +263,13 @@ int main(int argc, char** argv) {
                          "--tokens is a text file; its bytes are the token ids (no tokenizer: a byte fallback)");
   affinity_app->add_option("--seq-len", shard_affinity.sequence_length, "Tokens per causal sequence")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(tpsim::cli::integer_in(1, std::numeric_limits<int>::max()));
   affinity_app->add_option("--max-tokens", shard_affinity.max_tokens, "Use at most this many tokens (0: all)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  affinity_app->add_option("-o,--out", shard_affinity.out, "Affinity safetensors")->required();
+      ->check(tpsim::cli::integer_in(0, std::numeric_limits<int64_t>::max()));
+  affinity_app->add_option("-o,--out", shard_affinity.out, "Affinity safetensors")
+      ->required()
+      ->check(tpsim::cli::output_file_path());
   tpsim::cli::ShardApplyOptions shard_apply;
   CLI::App* apply_app =
       shard_app->add_subcommand("apply", "Permute a checkpoint so each device's TP shard holds its layout's share");
@@ -256,6 +282,11 @@ int main(int argc, char** argv) {
   apply_app->add_option("-o,--out", shard_apply.out, "Output folder (config.json, model.safetensors in float32)")
       ->required();
 
+  // A word that names no command is refused before CLI11 reads it as an argument (or prints the help for it).
+  if (const std::optional<std::string> unknown = tpsim::cli::unknown_command(app, argc, argv)) {
+    std::cerr << "tpsim: error: " << tpsim::echo_value(*unknown, 300) << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -293,6 +324,11 @@ int main(int argc, char** argv) {
     return code;
   } catch (const tpsim::InputError& error) {
     std::cerr << "tpsim: error: " << error.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // Too large for this machine's memory: the input's size, not a fault of tpsim.
+    std::cerr << "tpsim: error: out of memory: the run needs more memory than the system gives; simulate fewer layers, "
+                 "micro-batches or GPUs (docs/reliability.md)\n";
     return 2;
   } catch (const std::exception& error) {
     std::cerr << "tpsim: internal error: " << error.what() << "\n";

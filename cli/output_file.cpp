@@ -17,9 +17,29 @@ void write_output(const std::string& path, const std::string& content) {
   finish_stdout();
 }
 
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<std::string, std::string_view>> files;
+  std::string to_stdout;
+  for (const auto& [path, content] : outputs) {
+    if (path == "-") {
+      to_stdout += content;
+    } else {
+      files.emplace_back(path, content);
+    }
+  }
+  // Stdout is written once every file is staged: a file that cannot be written stops the command before it.
+  write_output_files(files, [&] {
+    if (to_stdout.empty()) return;
+    std::cout << to_stdout;
+    finish_stdout();
+  });
+}
+
 void finish_stdout() {
   if (!std::cout.flush() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    throw InputError(std::string("cannot write to standard output: ") + std::strerror(errno));
+    const int error = errno;
+    throw InputError(std::string("cannot write to standard output: ") + std::strerror(error) +
+                     (error == EPIPE ? " (its reader closed it before the output ended)" : ""));
   }
 }
 

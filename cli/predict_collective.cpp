@@ -63,7 +63,8 @@ sim::CostModel fabric_cost(const sim::CostModel& on_node, const CollectiveQuery&
 std::vector<double> query_sizes(const CollectiveQuery& q) {
   const bool sweep = !q.min_bytes.empty() || !q.max_bytes.empty();
   if (sweep == !q.bytes.empty()) {
-    throw InputError("give --bytes B, or a sweep -b MIN -e MAX [-f FACTOR] (as nccl-tests), not both");
+    throw InputError(std::string(sweep ? "--bytes and a sweep (-b, -e) are both given" : "no size is given") +
+                     "; give --bytes B, or a sweep -b MIN -e MAX [-f FACTOR] (as nccl-tests)");
   }
   if (!sweep) return {parse_bytes(q.bytes)};
   if (q.min_bytes.empty() || q.max_bytes.empty()) throw InputError("a sweep needs both -b MIN and -e MAX");

@@ -1,4 +1,5 @@
-// Simulates and renders everything before writing anything, so an error leaves no partial outputs.
+// Simulates and renders everything before writing anything, then writes its outputs all or none, so an error leaves
+// no partial outputs.
 #include "cli/run_command.hpp"
 
 #include <unistd.h>
@@ -115,9 +116,11 @@ int run_command(const RunOptions& options) {
     }
     csv = results_csv(rows);
   }
-  if (!options.json_out.empty()) write_output(options.json_out, json);
-  if (!options.trace_out.empty()) write_output(options.trace_out, trace);
-  if (!options.csv_out.empty()) write_output(options.csv_out, csv);
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!options.json_out.empty()) outputs.emplace_back(options.json_out, json);
+  if (!options.trace_out.empty()) outputs.emplace_back(options.trace_out, trace);
+  if (!options.csv_out.empty()) outputs.emplace_back(options.csv_out, csv);
+  write_outputs(outputs);
   const bool stdout_taken = options.json_out == "-" || options.trace_out == "-" || options.csv_out == "-";
   if (!options.quiet && !stdout_taken) std::cout << table;
   return 0;

@@ -71,7 +71,7 @@ std::string describe(const model::SweepPlan& plan, size_t index) {
   _exit(0);
 }
 
-Worker start_worker(const model::SweepPlan& plan, size_t index, bool require_fit) {
+Worker start_worker(const model::SweepPlan& plan, size_t index, bool require_fit, int lock_fd) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   std::cout.flush();
@@ -84,6 +84,9 @@ Worker start_worker(const model::SweepPlan& plan, size_t index, bool require_fit
     // and refuse the resume of a sweep killed with SIGKILL. The getppid check covers a parent gone before prctl.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) _exit(5);
+    // The sweep holds the folder's lock; the worker's copy (and its simulation processes', forked from it) would
+    // keep it held for as long as they take to die after the sweep.
+    ::close(lock_fd);
     ::close(fds[0]);
     run_point(fds[1], plan, index, require_fit);
   }
@@ -145,13 +148,13 @@ void collect(Worker& worker, const model::SweepPlan& plan, SweepJournal& journal
   journal.append(JournalEntry{worker.index, plan.values(worker.index), message["rows"]});
 }
 
-void run_workers(const std::vector<size_t>& todo, const model::SweepPlan& plan, int jobs, bool require_fit,
+void run_workers(const std::vector<size_t>& todo, const model::SweepPlan& plan, int jobs, bool require_fit, int lock_fd,
                  SweepJournal& journal, Progress& progress, std::vector<std::string>& failures) {
   std::vector<Worker> running;
   size_t next = 0;
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-      running.push_back(start_worker(plan, todo[next], require_fit));
+      running.push_back(start_worker(plan, todo[next], require_fit, lock_fd));
       ++next;
     }
     std::vector<pollfd> fds;
@@ -227,7 +230,7 @@ int run_sweep(const SweepOptions& options) {
       progress.point_done();
     }
   }
-  run_workers(runnable, plan, options.jobs, options.require_fit, journal, progress, failures);
+  run_workers(runnable, plan, options.jobs, options.require_fit, lock.fd(), journal, progress, failures);
   progress.finish();
 
   std::map<size_t, JournalEntry> results;

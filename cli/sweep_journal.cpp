@@ -189,8 +189,7 @@ void write_results(const std::string& dir, const std::map<size_t, JournalEntry>&
     }
     points.push_back(std::move(point));
   }
-  write_output(dir + "/results.csv", results_csv(points));
-  write_output(dir + "/results.jsonl", jsonl);
+  write_outputs({{dir + "/results.csv", results_csv(points)}, {dir + "/results.jsonl", jsonl}});
 }
 
 }  // namespace tpsim::cli

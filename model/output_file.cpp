@@ -1,5 +1,5 @@
 // Output files through POSIX calls: symbolic links resolved, non-regular targets written through,
-// regular ones replaced atomically (mkstemp in the same folder, then rename).
+// regular ones replaced atomically (mkstemp in the same folder, then rename), several at once all or none.
 #include "model/output_file.hpp"
 
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "model/input_error.hpp"
 
@@ -73,8 +74,18 @@ mode_t mode_for(const struct stat* existing) {
   return 0666 & ~mask;
 }
 
-void replace_atomically(const std::string& path, const std::string& target, const struct stat* existing,
-                        std::string_view content) {
+// The content of one output, written beside its target but not yet in place (a regular or new file), or held to be
+// written through (a FIFO or device).
+struct Staged {
+  std::string path;       // as given (messages name it)
+  std::string target;     // the file a chain of links at `path` ends at
+  std::string temporary;  // the staged copy beside `target`; empty: written through at commit
+  std::string_view content;
+};
+
+// Writes `content` to a new temporary file beside `target`, with the mode `existing` has (or a new file's).
+std::string stage_beside(const std::string& path, const std::string& target, const struct stat* existing,
+                         std::string_view content) {
   std::string temporary = target + ".XXXXXX";
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) write_failed(path, "cannot write here (check the folder exists and is writable)");
@@ -89,24 +100,53 @@ void replace_atomically(const std::string& path, const std::string& target, cons
     errno = error;
     write_failed(path, "write failed");
   }
-  if (::rename(temporary.c_str(), target.c_str()) != 0) {
-    const int rename_error = errno;
-    ::unlink(temporary.c_str());
-    errno = rename_error;
-    write_failed(path, "cannot replace the file");
+  return temporary;
+}
+
+Staged stage(const std::string& path, std::string_view content) {
+  if (path.empty()) throw InputError("an output path is empty; give a file name");
+  Staged staged{path, link_target(path), "", content};
+  struct stat st {};
+  const bool exists = ::stat(staged.target.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw InputError(echo_path(path) + ": is a folder; give a file path");
+  if (!exists || S_ISREG(st.st_mode))
+    staged.temporary = stage_beside(path, staged.target, exists ? &st : nullptr, content);
+  return staged;
+}
+
+void remove_staged(const std::vector<Staged>& staged) {
+  for (const Staged& s : staged) {
+    if (!s.temporary.empty()) ::unlink(s.temporary.c_str());
   }
 }
 
 }  // namespace
 
+void write_output_files(const std::vector<std::pair<std::string, std::string_view>>& outputs,
+                        const std::function<void()>& before_placing) {
+  std::vector<Staged> staged;
+  try {
+    for (const auto& [path, content] : outputs) staged.push_back(stage(path, content));
+    for (const Staged& s : staged) {
+      if (s.temporary.empty()) write_through(s.path, s.target, s.content);
+    }
+    if (before_placing) before_placing();
+  } catch (...) {
+    remove_staged(staged);
+    throw;
+  }
+  for (size_t i = 0; i < staged.size(); ++i) {
+    const Staged& s = staged[i];
+    if (s.temporary.empty() || ::rename(s.temporary.c_str(), s.target.c_str()) == 0) continue;
+    const int rename_error = errno;
+    remove_staged(std::vector<Staged>(staged.begin() + static_cast<std::ptrdiff_t>(i), staged.end()));
+    errno = rename_error;
+    write_failed(s.path, "cannot replace the file");
+  }
+}
+
 void write_output_file(const std::string& path, std::string_view content) {
-  if (path.empty()) throw InputError("an output path is empty; give a file name");
-  const std::string target = link_target(path);
-  struct stat st {};
-  const bool exists = ::stat(target.c_str(), &st) == 0;
-  if (exists && S_ISDIR(st.st_mode)) throw InputError(echo_path(path) + ": is a folder; give a file path");
-  if (exists && !S_ISREG(st.st_mode)) return write_through(path, target, content);
-  replace_atomically(path, target, exists ? &st : nullptr, content);
+  write_output_files({{path, content}});
 }
 
 }  // namespace tpsim

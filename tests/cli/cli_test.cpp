@@ -220,7 +220,10 @@ TEST_CASE("tpsim predict collective sweeps sizes as nccl-tests does, one row per
   }
   const auto both = test::run_tpsim("predict collective --bytes 1MiB -b 1MiB -e 2MiB");
   CHECK(both.exit_code == 2);
-  CHECK_THAT(both.err, Contains("not both"));
+  CHECK_THAT(both.err, Contains("--bytes and a sweep (-b, -e) are both given"));
+  const auto neither = test::run_tpsim("predict collective");
+  CHECK(neither.exit_code == 2);
+  CHECK_THAT(neither.err, Contains("no size is given; give --bytes B, or a sweep"));
   const auto half = test::run_tpsim("predict collective -b 1MiB");
   CHECK(half.exit_code == 2);
   CHECK_THAT(half.err, Contains("needs both -b MIN and -e MAX"));

@@ -93,6 +93,32 @@ TEST_CASE("a sweep killed with SIGKILL resumes to exactly the rows of a clean ru
   CHECK(journal_lines(out) == 8);  // every point once: none lost, none duplicated
 }
 
+TEST_CASE("a sweep stopped with SIGTERM while a point simulates can be resumed at once") {
+  const std::string root = scratch("sigterm");
+  fs::create_directories(root);
+  // One point whose simulation takes about a second and a half: the sweep is stopped while it runs.
+  const std::string scenario = root + "/slow.yaml";
+  std::ofstream(scenario) << "name: slow\nmodel: llama-3.1-70b\nhardware: {gpu: h100-sxm}\n"
+                             "workload: {phase: train, batch: 1, seq_len: 4096, layers: 80, microbatches: 8}\n"
+                             "parallelism: {tp: 8}\nvariants:\n  - {name: sp, tp_mode: sp}\n"
+                             "sweep:\n  workload.batch: [1]\n";
+  const std::string out = root + "/out";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl(TPSIM_BINARY, TPSIM_BINARY, "sweep", scenario.c_str(), "-o", out.c_str(), "-j", "1", "--no-progress",
+            static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(child, SIGTERM);
+  ::waitpid(child, nullptr, 0);
+  // The sweep's workers and their simulations die with it: none of them keeps the folder locked.
+  const auto resumed = test::run_tpsim("sweep " + scenario + " -o " + out + " -j 1");
+  INFO("stderr: " << resumed.err);
+  CHECK(resumed.exit_code == 0);
+  CHECK(journal_lines(out) == 1);
+}
+
 TEST_CASE("shards merged give the result of a single run, and a missing shard is reported") {
   const std::string root = scratch("shards");
   const std::string scenario = write_scenario(root, 3);
