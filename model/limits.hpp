@@ -50,4 +50,13 @@ inline constexpr double kMaxProfileSeconds = 1.0;
 inline constexpr double kMinEfficiency = 1e-4;
 inline constexpr double kMaxMeasuredSeconds = 3600.0;
 
+// Work of one simulation (sim/work_estimate.hpp), estimated before it starts: past either limit it is refused, with the
+// estimate and what would run instead. Its activities (kernels, waits, flows) cost time, the more the more GPUs run at
+// once; each op on each simulated GPU, and the platform's routing table over the GPUs, cost memory.
+inline constexpr double kMaxSimulationSeconds = 300;
+inline constexpr double kMaxSimulationBytes = 8.0 * (int64_t{1} << 30);  // 8 GiB
+// A collective whose step-by-step run would start more flows than this (a ring all-reduce over more than 224 GPUs)
+// runs in closed form: its time on an idle fabric, its bytes through each GPU's link beside the kernels.
+inline constexpr int64_t kMaxSteppedFlows = 100'000;
+
 }  // namespace tpsim::model

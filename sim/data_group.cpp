@@ -41,21 +41,37 @@ double data_group_idle_seconds(const model::Op& op, const CostModel& cost) {
   return idle_seconds(plan_communication(op, op.group_size, group_cost), group_cost);
 }
 
-CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {
-  const int dp = op.group_size;
-  const CostModel group_cost = data_group_cost(op, cost);
-  CommPlan plan = plan_communication(op, dp, group_cost);
+CommPlan in_closed_form(CommPlan plan, const model::Op& op, int ranks, const CostModel& group_cost) {
   const double total_s = idle_seconds(plan, group_cost);
   CommPlan::OutsideGroup outside;
-  outside.network = group_cost.fabric().spans_nodes(dp);
+  outside.network = group_cost.fabric().spans_nodes(ranks);
   const double link_Bps = outside.network ? group_cost.fabric().nic_Bps : group_cost.port_Bps();
   const double efficiency = outside.network ? plan.network.link_efficiency : plan.transport.link_efficiency;
   const double rails = outside.network && plan.stripes_rails ? plan.gpus_per_node : 1.0;
-  const double link_s = std::min(total_s, model::wire_bytes_per_rank(op) / (rails * link_Bps * efficiency));
+  model::Op over_group = op;
+  over_group.group_size = ranks;
+  const double link_s = std::min(total_s, model::wire_bytes_per_rank(over_group) / (rails * link_Bps * efficiency));
   outside.link_bytes = link_s * link_Bps;
   outside.latency_s = total_s - link_s;
   plan.outside = outside;
   return plan;
+}
+
+CommPlan plan_data_group(const model::Op& op, const CostModel& cost) {
+  const CostModel group_cost = data_group_cost(op, cost);
+  return in_closed_form(plan_communication(op, op.group_size, group_cost), op, op.group_size, group_cost);
+}
+
+int64_t stepped_flows(const CommPlan& plan) {
+  if (plan.outside) return 2 * static_cast<int64_t>(plan.ranks);
+  int64_t flows = 0;
+  if (plan.schedule) {
+    for (const auto& step : plan.schedule->sends) {
+      for (const auto& sends : step) flows += static_cast<int64_t>(sends.size());
+    }
+    return flows;
+  }
+  return static_cast<int64_t>(plan.steps) * plan.ranks * static_cast<int64_t>(plan.send_offsets.size());
 }
 
 CommPlan plan_pipeline_send(const model::Op& op, const CostModel& cost) {

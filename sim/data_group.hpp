@@ -3,6 +3,8 @@
 // collective over it.
 #pragma once
 
+#include <cstdint>
+
 #include "model/op.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/cost_model.hpp"
@@ -24,6 +26,14 @@ CommPlan plan_data_group_steps(const model::Op& op, const CostModel& cost);
 // closed form: an idle-fabric time of idle_seconds, of which the bytes through one GPU's own link take
 // wire_bytes_per_rank / (its rails x link x efficiency) and the rest is latency.
 CommPlan plan_data_group(const model::Op& op, const CostModel& cost);
+
+// `plan` (of `op` over `ranks` GPUs of `group_cost`'s fabric) in closed form: the engine runs its idle-fabric time
+// (idle_seconds) as a wait, then the bytes through each GPU's own link beside whatever else crosses it, instead of its
+// steps between the ranks (which then need not wait for each other).
+CommPlan in_closed_form(CommPlan plan, const model::Op& op, int ranks, const CostModel& group_cost);
+
+// The flows `plan` starts when run step by step between its ranks (2 per rank in closed form).
+int64_t stepped_flows(const CommPlan& plan);
 // That plan's time alone on an idle fabric (idle_seconds over the group's placement).
 double data_group_idle_seconds(const model::Op& op, const CostModel& cost);
 

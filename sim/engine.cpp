@@ -2,8 +2,10 @@
 // the power transfers take from compute beside them.
 #include "sim/engine.hpp"
 
+#include "model/limits.hpp"
 #include "sim/comm_plan.hpp"
 #include "sim/data_group.hpp"
+#include "sim/member_placement.hpp"
 #include "sim/plan_error.hpp"
 #include "sim/power_limit.hpp"
 
@@ -61,24 +63,18 @@ struct Completion {
   std::shared_ptr<int> parts_left;
 };
 
-class Runner {
+// The simulation of one program: its GPUs placed by MemberPlacement.
+class Runner : private MemberPlacement {
  public:
   Runner(const model::LayerGraph& graph, const CostModel& cost, const Platform& platform, const EngineOptions& options,
          std::shared_ptr<const std::vector<CommPlan>> plans)
-      : graph_(graph),
+      : MemberPlacement(graph, options),
         cost_(cost),
         platform_(platform),
         options_(options),
-        tp_(graph.tp()),
-        replicas_(options.data_group ? options.data_group->replicas : 1),
-        stride_(options.data_group ? options.data_group->stride : graph.tp()),
-        stages_(options.data_group ? options.data_group->stages : 1),
-        stage_stride_(options.data_group ? options.data_group->stage_stride : 0),
-        ranks_(tp_ * replicas_ * stages_),
         shared_plans_(std::move(plans)),
         plans_(*shared_plans_) {
     const size_t count = graph.size();
-    check_member_placement();
     instances_.resize(count * ranks_);
     successors_.resize(count);
     for (OpId id = 0; id < count; ++id) {
@@ -137,68 +133,25 @@ class Runner {
   }
 
  private:
-  // A data-group op simulated between members must span whole replicas: its members a multiple of the replicas'
-  // stride apart (a bug of the program's builder otherwise, which would divide by zero below).
-  void check_member_placement() const {
-    for (OpId id = 0; id < graph_.size(); ++id) {
-      const Op& op = graph_.op(id);
-      if (!between_members(id) || (op.group_stride >= stride_ && op.group_stride % stride_ == 0)) continue;
-      throw std::logic_error("data-group collective " + op.name + " has members " + std::to_string(op.group_stride) +
-                             " GPUs apart, not a multiple of the replicas' stride " + std::to_string(stride_));
-    }
-  }
-
   Instance& instance(OpId op, int rank) { return instances_[static_cast<size_t>(op) * ranks_ + rank]; }
 
-  // Simulated GPU g is rank g % tp of member g / tp: replica member % replicas of stage member / replicas. It sits at
-  // platform GPU stage·stage_stride + replica·stride + rank.
   s4u::Host* gpu(int g) const { return platform_.gpus[host_index(g)]; }
-  int stage_of(int g) const { return g / tp_ / replicas_; }
-  int replica_of(int g) const { return g / tp_ % replicas_; }
-  int gpu_at(int stage, int replica, int rank) const { return (stage * replicas_ + replica) * tp_ + rank; }
-  int host_index(int g) const { return stage_of(g) * stage_stride_ + replica_of(g) * stride_ + g % tp_; }
-  bool runs_on(OpId id, int g) const { return model::runs_on_stage(graph_.op(id), stage_of(g)); }
-  // Whether op `id` runs between the data group's members (simulated whole) rather than inside a TP group.
-  bool between_members(OpId id) const { return replicas_ > 1 && graph_.op(id).group == model::CommGroup::kData; }
-  bool between_stages(OpId id) const { return graph_.op(id).group == model::CommGroup::kPipeline; }
-  // Replicas between two members of data-group op `id`'s group (1; hybrid sharding's replicate group: more).
-  int replica_step(OpId id) const { return graph_.op(id).group_stride / stride_; }
-  int group_size(OpId id) const {
-    if (between_stages(id)) return 2;
-    return between_members(id) ? graph_.op(id).group_size : tp_;
-  }
-  // GPU g's index in the group op `id` runs over (its plan's ranks): its member index, or its TP rank; for a send
-  // between stages, 0 on the sender's stage and 1 on the receiver's.
-  int group_index(OpId id, int g) const {
-    if (between_stages(id)) return stage_of(g) == graph_.op(id).pipeline_stage ? 0 : 1;
-    return between_members(id) ? replica_of(g) / replica_step(id) % graph_.op(id).group_size : g % tp_;
-  }
-  // The GPU at `index` of g's group for op `id`.
-  int group_peer(OpId id, int g, int index) const {
-    const Op& op = graph_.op(id);
-    if (between_stages(id)) return gpu_at(index == 0 ? op.pipeline_stage : op.receiving_stage, replica_of(g), g % tp_);
-    if (!between_members(id)) return g / tp_ * tp_ + index;
-    const int q = replica_step(id), first = replica_of(g) - group_index(id, g) * q;
-    return gpu_at(stage_of(g), first + index * q, g % tp_);
-  }
-  // The GPU `offset` places from g around its group for op `id`.
-  int peer_at(OpId id, int g, int offset) const {
-    const int n = group_size(id);
-    return group_peer(id, g, ((group_index(id, g) + offset) % n + n) % n);
-  }
-  // A send between stages crosses nodes where its two GPUs sit in different nodes of the job.
   bool crosses_nodes(OpId id, int src, int dst) const {
-    if (between_stages(id)) {
-      const Fabric& job = options_.data_group->fabric;
-      return job.node_of(host_index(src)) != job.node_of(host_index(dst));
-    }
-    return plans_[id].crosses_nodes(group_index(id, src), group_index(id, dst));
+    return MemberPlacement::crosses_nodes(id, src, dst, plans_[id],
+                                          options_.data_group ? &options_.data_group->fabric : nullptr);
   }
   const TransportParams& flow_transport(OpId id, int src, int dst) const {
     return crosses_nodes(id, src, dst) ? plans_[id].network : plans_[id].transport;
   }
 
+  // A completion record, reusing one whose activity is over: the engine holds as many as activities in flight.
   Completion* track(Completion completion) {
+    if (!free_completions_.empty()) {
+      Completion* reused = free_completions_.back();
+      free_completions_.pop_back();
+      *reused = std::move(completion);
+      return reused;
+    }
     completions_.push_back(std::move(completion));
     return &completions_.back();
   }
@@ -214,7 +167,7 @@ class Runner {
   // A pure wait of `seconds`, on the many-core clock host so that waits never share a core.
   void wait(double seconds, Completion::Kind kind, OpId id, int src, int dst) {
     auto delay = s4u::Exec::init();
-    delay->set_host(platform_.clock)->set_flops_amount(seconds * kClockRate);
+    delay->set_host(platform_.clock_of(host_index(src)))->set_flops_amount(seconds * kClockRate);
     launch(delay, kind, id, src, dst);
   }
 
@@ -451,6 +404,8 @@ class Runner {
         flow_done(done.op, done.src);
         break;
     }
+    done.parts_left.reset();
+    free_completions_.push_back(&done);
   }
 
   void flow_done(OpId id, int rank) {
@@ -495,16 +450,9 @@ class Runner {
     return timeline;
   }
 
-  const model::LayerGraph& graph_;
   const CostModel& cost_;
   const Platform& platform_;
   EngineOptions options_;
-  int tp_;            // ranks of the TP group
-  int replicas_;      // data-group members simulated per stage (1 unless --no-symmetry)
-  int stride_;        // platform GPUs from one replica's rank r to the next's
-  int stages_;        // pipeline stages simulated (1 unless a pipelined step simulated whole)
-  int stage_stride_;  // platform GPUs from one stage's rank r to the next's
-  int ranks_;         // GPUs simulated
   std::vector<Instance> instances_;
   std::shared_ptr<const std::vector<CommPlan>> shared_plans_;
   const std::vector<CommPlan>& plans_;
@@ -518,6 +466,7 @@ class Runner {
   std::vector<PortTraffic> port_traffic_;
   std::vector<double> launched_s_;  // per op and stage: host time at which the stage's host has launched it
   std::deque<Completion> completions_;
+  std::vector<Completion*> free_completions_;  // records of completed activities, for reuse
   std::vector<s4u::ActivityPtr> released_;
 };
 
@@ -529,7 +478,11 @@ namespace {
 using DataPlans = std::map<std::tuple<model::CommGroup, model::CollectiveKind, double, int, int>, CommPlan>;
 
 CommPlan plan_op(const Op& op, int tp, const CostModel& cost, bool data_group_members, DataPlans& data_plans) {
-  if (op.group == model::CommGroup::kTensor) return plan_communication(op, tp, cost);
+  if (op.group == model::CommGroup::kTensor) {
+    // A group too large to run step by step between its ranks takes the closed form.
+    const CommPlan plan = plan_communication(op, tp, cost);
+    return stepped_flows(plan) > model::kMaxSteppedFlows ? in_closed_form(plan, op, tp, cost) : plan;
+  }
   if (op.group == model::CommGroup::kPipeline) return plan_pipeline_send(op, cost);
   // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
   // other replicas' ranks, which only the data group's are simulated as).
@@ -583,12 +536,12 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   configure_engine(engine);
   const bool outside_groups = std::any_of(plans->begin(), plans->end(), [](const CommPlan& p) { return p.outside; });
   // --no-symmetry: the platform holds the job's GPUs up to the last stage's last replica's TP group.
+  const MemberPlacement placement(graph, options);
   const JobMembers* members = options.data_group ? &*options.data_group : nullptr;
-  const Platform platform = members
-                                ? build_platform((members->stages - 1) * members->stage_stride +
-                                                     (members->replicas - 1) * members->stride + graph.tp(),
-                                                 CostModel(cost.gpu(), cost.profile(), members->fabric), outside_groups)
-                                : build_platform(graph.tp(), cost, outside_groups);
+  const Fabric* job = members ? &members->fabric : nullptr;
+  const Platform platform =
+      build_platform(placement.platform_gpus(), members ? CostModel(cost.gpu(), cost.profile(), *job) : cost,
+                     outside_groups, placement.flow_routes(*plans, job));
   Runner runner(graph, cost, platform, options, std::move(plans));
   return runner.run();
 }

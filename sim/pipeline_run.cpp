@@ -14,6 +14,7 @@
 #include "sim/collective_time.hpp"
 #include "sim/data_group.hpp"
 #include "sim/isolated_run.hpp"
+#include "sim/work_estimate.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -254,6 +255,20 @@ double hidden_reduce_tails(const model::PipelineSchedule& schedule, const model:
   return overlapped_length(std::move(tails), std::move(passes));
 }
 
+// --no-symmetry: the whole step's program holds every pass of every stage, each chunk's program once per micro-batch,
+// on every GPU of the job; refused before anything is simulated when it could not be held.
+void refuse_unbounded_whole_step(const model::Scenario& s, const model::Variant& v,
+                                 const std::vector<model::ModelChunk>& chunks, const EngineOptions& options) {
+  double ops = 0;
+  for (const model::ModelChunk& chunk : chunks) {
+    const model::Workload w = model::chunk_workload(s.workload, chunk);
+    ops += static_cast<double>(model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v).size());
+  }
+  ops *= static_cast<double>(s.workload.microbatches);
+  const int64_t gpus = static_cast<int64_t>(s.parallelism.tp) * s.parallelism.dp * s.parallelism.pp;
+  refuse_unbounded_work(estimate_program_memory(ops, gpus), smaller_alternative(options));
+}
+
 }  // namespace
 
 PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
@@ -261,6 +276,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   const int p = s.parallelism.pp, tp = s.parallelism.tp;
   const int m = static_cast<int>(s.workload.microbatches);
   const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline);
+  if (options.data_group) refuse_unbounded_whole_step(s, variant, chunks, options);
   // Stages whose chunks run the same program share one simulation.
   std::vector<ChunkSim> sims;
   std::vector<size_t> sim_of;

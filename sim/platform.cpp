@@ -24,7 +24,8 @@ int PowerStates::state(int comm_kernels, double transfer_W) const {
   return comm * levels + std::clamp(level, 0, levels - 1);
 }
 
-Platform build_platform(int gpus, const CostModel& cost, bool outside_groups) {
+Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
+                        const std::vector<std::pair<int, int>>& routes) {
   Platform platform;
   const Fabric& fabric = cost.fabric();
   auto* zone = s4u::create_full_zone(fabric.name);
@@ -73,22 +74,21 @@ Platform build_platform(int gpus, const CostModel& cost, bool outside_groups) {
   for (int i = 0; i < gpus; ++i) {
     zone->add_route(platform.gpus[i]->get_netpoint(), platform.memories[i]->get_netpoint(), nullptr, nullptr,
                     {s4u::LinkInRoute(hbm[i])}, false);
-    for (int j = 0; j < gpus; ++j) {
-      if (i == j) continue;
-      // Between nodes through the NICs, inside a node through the NVLink ports.
-      const std::vector<s4u::Link*>& links = !nics.empty() && fabric.node_of(i) != fabric.node_of(j) ? nics : ports;
-      std::vector<s4u::LinkInRoute> route = {
-          s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(links[i], s4u::LinkInRoute::Direction::UP),
-          s4u::LinkInRoute(links[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
-      if (bridge) route.insert(route.begin() + 2, s4u::LinkInRoute(bridge));
-      const int rail_i = i % fabric.gpus_per_node, rail_j = j % fabric.gpus_per_node;
-      if (!uplinks.empty() && fabric.node_of(i) != fabric.node_of(j) && rail_i != rail_j) {
-        route.insert(route.begin() + 2, {s4u::LinkInRoute(uplinks[rail_i], s4u::LinkInRoute::Direction::UP),
-                                         s4u::LinkInRoute(uplinks[rail_j], s4u::LinkInRoute::Direction::DOWN)});
-      }
-      zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route,
-                      false);
+  }
+  for (const auto& [i, j] : routes) {
+    if (i == j) continue;
+    // Between nodes through the NICs, inside a node through the NVLink ports.
+    const std::vector<s4u::Link*>& links = !nics.empty() && fabric.node_of(i) != fabric.node_of(j) ? nics : ports;
+    std::vector<s4u::LinkInRoute> route = {
+        s4u::LinkInRoute(hbm[i]), s4u::LinkInRoute(links[i], s4u::LinkInRoute::Direction::UP),
+        s4u::LinkInRoute(links[j], s4u::LinkInRoute::Direction::DOWN), s4u::LinkInRoute(hbm[j])};
+    if (bridge) route.insert(route.begin() + 2, s4u::LinkInRoute(bridge));
+    const int rail_i = i % fabric.gpus_per_node, rail_j = j % fabric.gpus_per_node;
+    if (!uplinks.empty() && fabric.node_of(i) != fabric.node_of(j) && rail_i != rail_j) {
+      route.insert(route.begin() + 2, {s4u::LinkInRoute(uplinks[rail_i], s4u::LinkInRoute::Direction::UP),
+                                       s4u::LinkInRoute(uplinks[rail_j], s4u::LinkInRoute::Direction::DOWN)});
     }
+    zone->add_route(platform.gpus[i]->get_netpoint(), platform.gpus[j]->get_netpoint(), nullptr, nullptr, route, false);
   }
   if (outside_groups) {
     // Each GPU's NIC (those above where the group spans nodes, else its own) and its port lead out of the group.
@@ -109,7 +109,10 @@ Platform build_platform(int gpus, const CostModel& cost, bool outside_groups) {
       }
     }
   }
-  platform.clock = zone->create_host("clock", kClockRate)->set_core_count(1 << 24);
+  for (int first = 0; first < gpus; first += kGpusPerClock) {
+    platform.clocks.push_back(
+        zone->create_host("clock" + std::to_string(first / kGpusPerClock), kClockRate)->set_core_count(1 << 24));
+  }
   zone->seal();
   return platform;
 }

@@ -1,5 +1,7 @@
 // Reproducers from a probe of the input surfaces (issue 40): each runs, or is refused with exit 2 and one line
 // located at the key that causes it.
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -211,4 +213,105 @@ TEST_CASE("a number past a double in config.json is refused at its key") {
              "variants:\n  - {name: sp, tp_mode: sp}\n");
   check_refused(test::run_tpsim("run " + scenario), path + ":" + std::to_string(line) + ":3:",
                 "key \"rope_theta\": the number 1e400 is past the largest a double holds");
+}
+
+TEST_CASE("several outputs of one run are written all or none") {
+  const test::Scratch s("all_or_none");
+  const std::string scenario = s.file("small.yaml", kSmallScenario);
+  const std::string json = s.path("ok.json");
+  // A device that refuses the write, and a folder that does not exist: neither leaves the JSON behind.
+  for (const std::string& failing : {std::string("--csv /dev/full"), "--trace " + s.path("missing/x")}) {
+    INFO(failing);
+    const auto failed = test::run_tpsim("run " + scenario + " --json " + json + " " + failing);
+    CHECK(failed.exit_code == 2);
+    CHECK(std::count(failed.err.begin(), failed.err.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(json));
+  }
+  // An earlier output is left as it was, and no temporary file stays beside it.
+  s.file("ok.json", "earlier\n");
+  CHECK(test::run_tpsim("run " + scenario + " --json " + json + " --csv /dev/full").exit_code == 2);
+  CHECK(test::read_file(json) == "earlier\n");
+  CHECK(std::distance(std::filesystem::directory_iterator(s.path("")), std::filesystem::directory_iterator()) == 2);
+}
+
+TEST_CASE("output paths that name no file, and stdout for a folder, are refused before anything runs") {
+  const test::Scratch s("paths");
+  const std::string scenario = s.file("small.yaml", kSmallScenario);
+  check_refused(test::run_tpsim("run " + scenario + " --json ''"), "--json: ", "an empty path names no file");
+  check_refused(test::run_tpsim("calibrate convert calibrate/data/public -o -"),
+                "--out: ", "'-' is standard output, and this writes a folder of files");
+  CHECK_FALSE(std::filesystem::exists(std::string(TPSIM_SOURCE_DIR) + "/-"));
+  check_refused(test::run_tpsim("sweep " + scenario + " -o -"), "--out: ", "writes a folder of files");
+}
+
+TEST_CASE("a reader that closes stdout early ends the run with one line, not SIGPIPE") {
+  // The quickstart's trace is larger than a pipe's buffer: the write meets the closed pipe.
+  const test::Scratch s("pipe");
+  const std::string command = "cd " + std::string(TPSIM_SOURCE_DIR) + " && bash -c '" + TPSIM_BINARY +
+                              " run scenarios/quickstart.yaml --trace - 2>" + s.path("err") +
+                              " | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}'";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  const std::string err = test::read_file(s.path("err"));
+  INFO("stderr: " << err);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK_THAT(err, Catch::Contains("cannot write to standard output: Broken pipe"));
+}
+
+TEST_CASE("counts out of range say their range, and a size-less collective says what to give") {
+  check_refused(test::run_tpsim("shard layout tests/cli/expected_times.json --devices 0"),
+                "--devices: ", "must be an integer from 1 to 4096, got '0'");
+  check_refused(test::run_tpsim("predict collective"), "", "no size is given; give --bytes B");
+}
+
+TEST_CASE("a word that names no command is refused with the commands there are") {
+  for (const std::string args : {"plan", "plan --help", "plan scenarios/quickstart.yaml"}) {
+    INFO(args);
+    check_refused(test::run_tpsim(args), "unknown command 'plan'; ", "commands: run, sweep, merge, plot, predict");
+  }
+  check_refused(test::run_tpsim("predict gem --m 1"), "unknown command 'predict gem'; ",
+                "predict's commands: gemm, collective");
+  // The top-level help says what tpsim is now.
+  const auto help = test::run_tpsim("--help");
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, !Catch::Contains("tensor-parallel Transformer layers (TP, SP, async TP)"));
+  for (const char* what : {"training steps", "serving", "pipeline", "expert parallelism", "calibrate", "DTP layouts"}) {
+    CHECK_THAT(help.out, Catch::Contains(what));
+  }
+}
+
+TEST_CASE("a collective over 4096 ranks across nodes answers in closed form, well within a minute") {
+  // It ran past 60 s and 2.7 GB stepping 33.5 M flows; the deadline only guards against that (not a benchmark).
+  const auto r =
+      test::run_tpsim("predict collective --ranks 4096 --topology ib-rail --bytes 1GiB --json", "timeout 60");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["ranks"] == 4096);
+  CHECK(j["time_s"].get<double>() > 0);
+}
+
+TEST_CASE("runs that cannot finish in bounded memory or time are refused at once with the symmetric alternative") {
+  const test::Scratch s("unbounded");
+  const std::string dp = s.file("dp.yaml",
+                                "name: dp\nmodel: qwen3-0.6b\n"
+                                "hardware: {gpu: h100-sxm, topology: ib-rail, nodes: 4096}\n"
+                                "workload: {phase: train, batch: 1, seq_len: 1024, layers: 2}\n"
+                                "parallelism: {tp: 1, dp: 32768}\nvariants:\n  - {name: sp, tp_mode: sp}\n");
+  const std::string pp = s.file("pp.yaml",
+                                "name: pp\nmodel: llama-3.1-70b\n"
+                                "hardware: {gpu: h100-sxm, topology: ib-rail, nodes: 32}\n"
+                                "workload: {phase: train, batch: 1, seq_len: 4096, layers: 32, "
+                                "microbatches: 1024}\nparallelism: {tp: 8, pp: 32}\n"
+                                "pipeline: {schedule: 1f1b}\nvariants:\n  - {name: sp, tp_mode: sp}\n");
+  const std::string shipped = "scenarios/llama3-405b-tp8-pp16-dp128-train.yaml";
+  for (const std::string& file : {dp, pp, std::string(TPSIM_SOURCE_DIR) + "/" + shipped}) {
+    INFO(file);
+    // Refused before anything is simulated (the deadline guards against simulating first).
+    const auto refused = test::run_tpsim("run " + file + " --no-symmetry", "timeout 60");
+    check_refused(refused, file + ":", "past tpsim's limit of");
+    CHECK_THAT(refused.err, Catch::Contains("run it without --no-symmetry"));
+  }
+  for (const std::string& file : {dp, pp}) CHECK(test::run_tpsim("run " + file + " -q").exit_code == 0);
 }
