@@ -31,10 +31,12 @@ CLI::Validator integer_in(long long min, long long max) {
       [min, max](const std::string& text) {
         long long value = 0;
         const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error == std::errc() && end == text.data() + text.size() && value >= min && value <= max) return std::string();
+        if (error == std::errc() && end == text.data() + text.size() && value >= min && value <= max)
+          return std::string();
         const bool bounded = max < std::numeric_limits<long long>::max();
-        return "must be an integer " + (bounded ? "from " + std::to_string(min) + " to " + std::to_string(max)
-                                                : "of at least " + std::to_string(min)) +
+        return "must be an integer " +
+               (bounded ? "from " + std::to_string(min) + " to " + std::to_string(max)
+                        : "of at least " + std::to_string(min)) +
                ", got '" + text + "'";
       },
       "INT");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "model/input_error.hpp"
@@ -89,34 +90,38 @@ class DocumentStarts : public YAML::EventHandler {
   void OnMapEnd() override {}
 };
 
-// Where the second document of `text` (known to hold several) starts.
-YAML::Mark second_document(const std::string& text) {
+// Where a second document of `text` starts, if it has one. yaml-cpp restarts a document that does not move on (a stray
+// ',' at the top) without end: only a document that starts past the first counts, and two are read at most.
+std::optional<YAML::Mark> second_document(const std::string& text) {
   std::istringstream stream(text);
   YAML::Parser parser(stream);
   DocumentStarts starts;
-  while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+  try {
+    while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+    }
+  } catch (const YAML::Exception&) {
+    // A syntax error inside the second document: where it starts is known already.
   }
-  return starts.marks.size() < 2 ? YAML::Mark() : starts.marks[1];
+  if (starts.marks.size() < 2 || starts.marks[1].pos <= starts.marks[0].pos) return std::nullopt;
+  return starts.marks[1];
 }
 
 }  // namespace
 
 YAML::Node YamlReader::parse_text(const std::string& text) const {
   check_encoding(text);
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
   try {
-    documents = YAML::LoadAll(text);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& error) {
     throw InputError(format_location(file_, error.mark.line, error.mark.column), "YAML syntax error: " + error.msg);
   }
-  if (documents.size() > 1) {
-    // A second document would be dropped unread: say so where it starts.
-    const YAML::Mark mark = second_document(text);
-    throw InputError(format_location(file_, mark.line, mark.column),
+  // A second document would be dropped unread: say so where it starts.
+  if (const std::optional<YAML::Mark> second = second_document(text)) {
+    throw InputError(format_location(file_, second->line, second->column),
                      "a second YAML document starts here ('---'), and tpsim reads one document per file; remove "
                      "this line and what follows it, or merge it into the first document");
   }
-  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   check_tree(root);
   return root;
 }

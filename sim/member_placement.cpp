@@ -28,8 +28,9 @@ std::vector<std::pair<int, int>> MemberPlacement::flow_routes(const std::vector<
     const model::Op& op = graph_.op(id);
     const CommPlan& plan = plans[id];
     if (!model::is_communication(op.kind) || plan.outside || plan.steps == 0) continue;
-    if (!patterns.emplace(op.group, op.group_size, op.group_stride, op.pipeline_stage, op.receiving_stage,
-                          plan.schedule.get(), plan.send_offsets, plan.stripes_rails, plan.gpus_per_node, plan.steps)
+    if (!patterns
+             .emplace(op.group, op.group_size, op.group_stride, op.pipeline_stage, op.receiving_stage,
+                      plan.schedule.get(), plan.send_offsets, plan.stripes_rails, plan.gpus_per_node, plan.steps)
              .second) {
       continue;
     }

@@ -39,9 +39,7 @@ class MemberPlacement {
   int host_index(int g) const { return stage_of(g) * stage_stride_ + replica_of(g) * stride_ + g % tp_; }
   bool runs_on(model::OpId id, int g) const { return model::runs_on_stage(graph_.op(id), stage_of(g)); }
   // Whether op `id` runs between the data group's members (simulated whole) rather than inside a TP group.
-  bool between_members(model::OpId id) const {
-    return replicas_ > 1 && graph_.op(id).group == model::CommGroup::kData;
-  }
+  bool between_members(model::OpId id) const { return replicas_ > 1 && graph_.op(id).group == model::CommGroup::kData; }
   bool between_stages(model::OpId id) const { return graph_.op(id).group == model::CommGroup::kPipeline; }
   // Replicas between two members of data-group op `id`'s group (1; hybrid sharding's replicate group: more).
   int replica_step(model::OpId id) const { return graph_.op(id).group_stride / stride_; }

@@ -77,12 +77,11 @@ WorkEstimate estimate_work(const model::LayerGraph& graph, const std::vector<Com
   const double ops = static_cast<double>(graph.size());
   // The platform spans the job's GPUs from the first simulated one to the last (the members' strides apart).
   const JobMembers* members = options.data_group ? &*options.data_group : nullptr;
-  const int64_t platform_gpus =
-      members ? static_cast<int64_t>(members->stages - 1) * members->stage_stride +
-                    static_cast<int64_t>(members->replicas - 1) * members->stride + graph.tp()
-              : graph.tp();
-  work.bytes = ops * kOpBytes + ops * static_cast<double>(work.gpus) * kInstanceBytes +
-               work.op_instances * kSpanBytes + platform_bytes(platform_gpus);
+  const int64_t platform_gpus = members ? static_cast<int64_t>(members->stages - 1) * members->stage_stride +
+                                              static_cast<int64_t>(members->replicas - 1) * members->stride + graph.tp()
+                                        : graph.tp();
+  work.bytes = ops * kOpBytes + ops * static_cast<double>(work.gpus) * kInstanceBytes + work.op_instances * kSpanBytes +
+               platform_bytes(platform_gpus);
   return work;
 }
 
@@ -96,8 +95,8 @@ void refuse_unbounded_work(const WorkEstimate& work, const std::string& instead)
                " s, past tpsim's limit of " + model::format_number("%.0f", model::kMaxSimulationSeconds) + " s";
   }
   if (too_large) {
-    estimate += std::string(too_long ? ", and " : "") + "about " + model::format_number("%.3g", work.bytes / (1 << 30)) +
-                " GiB of state, past tpsim's limit of " +
+    estimate += std::string(too_long ? ", and " : "") + "about " +
+                model::format_number("%.3g", work.bytes / (1 << 30)) + " GiB of state, past tpsim's limit of " +
                 model::format_number("%.3g", model::kMaxSimulationBytes / (1 << 30)) + " GiB";
   }
   throw InputError("this simulation would take " + estimate + " (" + std::to_string(work.gpus) + " GPUs simulated, " +

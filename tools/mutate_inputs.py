@@ -5,7 +5,9 @@ Each case mutates a valid input (a scenario, an inline model and GPU, a profile,
 config.json, an nccl-tests log) or an output path, runs the command that reads it, and accepts only exit 0,
 or exit 2 with one stderr line "tpsim: error: ..." and no output file. Anything else (another exit code, a
 signal, a hang, a two-line message, a half-written output) is a finding. Classes: complex keys, encodings,
-huge and non-finite numbers, overflowing products, duplicate keys, special output paths, concurrent sweeps.
+huge and non-finite numbers, overflowing products, duplicate keys, a second document, sections given as scalars or
+lists, special output paths, several outputs of which one fails, concurrent sweeps; over a single-node scenario, a
+pipelined MoE job (symmetric and --no-symmetry) and a profile with nested sections.
 
   mutate_inputs.py --tpsim PATH [--quick] [--jobs N]     (exit 1 on any finding)
 """
@@ -57,6 +59,29 @@ MEASUREMENTS = b"""{"kind":"gemm","gpu":"h100-sxm","m":4096,"n":4096,"k":4096,"d
 {"kind":"collective","gpu":"h100-sxm","collective":"allreduce","ranks":8,"bytes":1048576,"median_s":0.00003}
 """
 HF_SCENARIO = SCENARIO.split(b"sweep:")[0].replace(b"model: qwen3-0.6b", b"model: {hf_config: c.json}")
+# An MoE job under a pipeline placed tp, pp, dp, with skewed routing and a power limit (run symmetric and whole).
+PIPELINE = b"""name: pp
+model: qwen3-30b-a3b
+hardware: {gpu: h100-sxm, topology: ib-rail, nodes: 1, power_limit_W: 600}
+calibration: n.yaml
+workload: {phase: train, batch: 2, seq_len: 1024, layers: 4, microbatches: 4}
+parallelism: {tp: 1, pp: 2, dp: 2, order: [tp, pp, dp]}
+pipeline: {schedule: zb-v, virtual_stages: 2}
+moe: {routing: zipf, zipf_s: 1.2, seed: 3}
+variants:
+  - {name: sp, tp_mode: sp}
+  - {name: none, tp_mode: nocomm}
+"""
+# A profile whose sections nest (regimes, kernels, low-latency kernels, the power curve).
+NESTED_PROFILE = b"""gpu: h100-sxm
+base: h100-sxm
+attention: {kernels: {fa3: {efficiency: 0.6, backward_efficiency: 0.5}}}
+nccl: {step_latency_us: 5, ll: {step_latency_us: 3, link_efficiency: 0.3}, fit: {values: [step_latency_us], points: 4}}
+deepep: {low_latency: {rdma_efficiency: 0.5, rdma_latency_us: 20}}
+power: {idle_W: 70, exponent: 2.5, measured_at_W: 700}
+tree: {step_latency_us: 8, link_efficiency: 0.7, chunk_bytes: 65536}
+"""
+FLOW_MAPPING = re.compile(rb"(?<=: )\{[^{}]*\}")
 NUMBER = re.compile(rb"(?<=[\s\[{,:])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?=[\s,\]}]|$)", re.M)
 YAML_NUMBERS = [b"0", b"-1", b"0.5", b"1e308", b"-1e308", b"1e309", b".nan", b".inf", b"-.inf", b"2147483648",
                 b"4294967297", b"9223372036854775807", b"9223372036854775808", b"1e-300", b"[1]", b"{a: 1}", b"x"]
@@ -98,6 +123,11 @@ def yaml_cases(label, name, text, files, args, output=""):
     yield Case(f"{label} block scalar", {**files, name: text.replace(b": ", b": |\n  two\n  lines\n#", 1)}, args,
                output)
     yield Case(f"{label} alias bomb", {**files, name: text + alias_bomb()}, args, output)
+    yield Case(f"{label} second document", {**files, name: text + b"---\n" + text}, args, output)
+    for i, match in enumerate(FLOW_MAPPING.finditer(text)):  # a section given as a scalar or a list
+        for value in (b"5", b"[1]", b"''"):
+            mutated = text[: match.start()] + value + text[match.end():]
+            yield Case(f"{label} mapping {i} -> {value!r}", {**files, name: mutated}, args, output)
 
 
 def alias_bomb():
@@ -122,6 +152,10 @@ def input_cases():
     for batch, length in [(b"4294967296", b"4294967296"), (b"3037000500", b"3037000500"), (b"1", b"9223372036854775807")]:
         text = SCENARIO.replace(b"batch: 2, seq_len: 512", b"batch: " + batch + b", seq_len: " + length)
         yield Case(f"product {batch.decode()} x {length.decode()}", {"s.yaml": text}, run, "out.json")
+    for symmetry in ([], ["--no-symmetry"]):
+        yield from yaml_cases("pipeline" + "".join(symmetry), "s.yaml", PIPELINE, {"n.yaml": NESTED_PROFILE},
+                              run + symmetry, "out.json")
+    yield from yaml_cases("nested profile", "n.yaml", NESTED_PROFILE, {"s.yaml": PIPELINE}, run, "out.json")
     calibrate = ["calibrate", "{dir}/m.jsonl", "-o", "{dir}/out.yaml"]
     yield from json_cases("measurements", "m.jsonl", MEASUREMENTS, {}, calibrate, "out.yaml")
     config = (ROOT / "tests/model/hf_configs/qwen3-8b.json").read_bytes()
@@ -142,6 +176,13 @@ def output_cases():
     yield Case("json into a FIFO", {**base, "|fifo": b""}, run + ["--json", "{dir}/fifo"])
     yield Case("trace to /dev/full", base, run + ["--trace", "/dev/full"])
     yield Case("stdout to /dev/full", base, ["run", "{dir}/s.yaml"], stdout="/dev/full")
+    # Several outputs: all or none.
+    yield Case("json beside csv to /dev/full", base, run + ["--json", "{dir}/out.json", "--csv", "/dev/full"],
+               "out.json")
+    yield Case("json beside a trace in a missing folder", base,
+               run + ["--json", "{dir}/out.json", "--trace", "{dir}/no/such/t.json"], "out.json")
+    yield Case("json to an empty path", base, run + ["--json", ""])
+    yield Case("convert to stdout", {}, ["calibrate", "convert", str(ROOT / "calibrate/data/public"), "-o", "-"])
 
 
 def prepare(case, folder):

@@ -104,6 +104,9 @@ TEST_CASE("a second YAML document in a scenario or a profile is refused at its -
   const std::string profile = s.file("p.yaml", "gpu: h100-sxm\nbase: h100-sxm\n...\n---\n");
   const std::string uses = s.file("uses.yaml", kSmallScenario + "calibration: p.yaml\n");
   check_refused(test::run_tpsim("run " + uses), profile + ":4:1:", "a second YAML document starts here");
+  // A stray ',' before the first key: yaml-cpp restarts an empty document there without end; it is no second one.
+  const std::string comma = s.file("comma.yaml", ", " + kSmallScenario);
+  check_refused(test::run_tpsim("run " + comma, "timeout 60"), comma + ":1:1:", "the scenario must be a mapping");
   // One document opened by --- is one document.
   const std::string opened = s.file("opened.yaml", "---\n" + kSmallScenario);
   CHECK(test::run_tpsim("run " + opened + " -q").exit_code == 0);
