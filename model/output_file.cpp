@@ -109,8 +109,9 @@ Staged stage(const std::string& path, std::string_view content) {
   struct stat st {};
   const bool exists = ::stat(staged.target.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) throw InputError(echo_path(path) + ": is a folder; give a file path");
-  if (!exists || S_ISREG(st.st_mode))
+  if (!exists || S_ISREG(st.st_mode)) {
     staged.temporary = stage_beside(path, staged.target, exists ? &st : nullptr, content);
+  }
   return staged;
 }
 

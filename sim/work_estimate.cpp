@@ -74,7 +74,7 @@ WorkEstimate estimate_work(const model::LayerGraph& graph, const std::vector<Com
     work.activities += gpus * (model::is_communication(op.kind) ? collective_activities(plans[id]) : kKernelActivities);
   }
   work.seconds = work.activities * (kActivitySeconds + kActivitySecondsPerGpu * static_cast<double>(work.gpus));
-  const double ops = static_cast<double>(graph.size());
+  const auto ops = static_cast<double>(graph.size());
   // The platform spans the job's GPUs from the first simulated one to the last (the members' strides apart).
   const JobMembers* members = options.data_group ? &*options.data_group : nullptr;
   const int64_t platform_gpus = members ? static_cast<int64_t>(members->stages - 1) * members->stage_stride +
