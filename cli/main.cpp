@@ -29,8 +29,8 @@
 #include "sim/trace_export.hpp"
 
 int main(int argc, char** argv) {
-  // A reader that closes stdout early (`--trace - | head`) fails the write, reported as one line, instead of killing
-  // tpsim with SIGPIPE.
+  // A reader that closes stdout early (`--trace - | head`) fails the write (EPIPE), which ends stdout quietly
+  // (cli/output_file.cpp), instead of killing tpsim with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "tpsim: simulate Transformer training steps and inference serving on modelled GPU clusters (tensor, sequence, "
