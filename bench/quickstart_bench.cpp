@@ -2,9 +2,9 @@
 // Each simulation runs in a forked child (SimGrid allows one engine per process); that cost is included.
 #include <benchmark/benchmark.h>
 
-#include "model/graph_builder.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 
 namespace {
 

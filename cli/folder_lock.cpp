@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::cli {
 

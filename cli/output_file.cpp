@@ -1,4 +1,4 @@
-// Outputs of commands: stdout for "-", else the file writer of model/output_file.hpp.
+// Outputs of commands: stdout for "-", else the file writer of base/output_file.hpp.
 #include "cli/output_file.hpp"
 
 #include <cerrno>
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "model/input_error.hpp"
-#include "model/output_file.hpp"
+#include "base/input_error.hpp"
+#include "base/output_file.hpp"
 
 namespace tpsim::cli {
 

@@ -1,4 +1,4 @@
-// Writes a whole output at once: to stdout for "-", else through model/output_file.hpp (atomic for
+// Writes a whole output at once: to stdout for "-", else through base/output_file.hpp (atomic for
 // regular files, so a failed run never leaves a half-written file); several outputs all or none.
 #pragma once
 

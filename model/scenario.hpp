@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "model/arch_spec.hpp"
-#include "model/mesh_order.hpp"
-#include "model/pipeline_spec.hpp"
-#include "model/rank_skew.hpp"
-#include "model/variant.hpp"
-#include "model/workload.hpp"
+#include "model/graph/variant.hpp"
+#include "model/graph/workload.hpp"
+#include "model/layers/arch_spec.hpp"
+#include "model/parallel/mesh_order.hpp"
+#include "model/parallel/rank_skew.hpp"
+#include "model/pipeline/pipeline_spec.hpp"
 
 namespace tpsim::model {
 
@@ -52,7 +52,7 @@ struct Scenario {
   Workload workload;
   Parallelism parallelism;
   PipelineSpec pipeline;          // pipeline: the schedule of parallelism.pp > 1 stages
-  RankSkew skew;                  // skew: seeded kernel variability, off unless given (model/rank_skew.hpp)
+  RankSkew skew;                  // skew: seeded kernel variability, off unless given (model/parallel/rank_skew.hpp)
   std::vector<Variant> variants;  // the first is the baseline
   YAML::Node sweep;               // optional: dotted paths to lists of values (see sweep.hpp)
   YAML::Node root;                // the whole document

@@ -2,7 +2,7 @@
 // writes them in the measurement schema calibrate/ reads (see --help of each subcommand).
 #include <iostream>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/gemm_shapes.hpp"
 #include "real/core/options.hpp"
 #include "real/cuda/benches.hpp"

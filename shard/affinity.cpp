@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "shard/safetensors.hpp"
 
 namespace tpsim::shard {

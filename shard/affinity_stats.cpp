@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "model/input_error.hpp"
-#include "model/input_file.hpp"
-#include "model/limits.hpp"
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/limits.hpp"
 #include "shard/forward.hpp"
 
 namespace tpsim::shard {

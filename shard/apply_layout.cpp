@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/input_error.hpp"
-#include "model/input_file.hpp"
-#include "model/json_keys.hpp"
-#include "model/limits.hpp"
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/json_keys.hpp"
+#include "base/limits.hpp"
 #include "shard/forward.hpp"
 
 namespace tpsim::shard {

@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "model/hf_config.hpp"
-#include "model/input_error.hpp"
-#include "model/input_file.hpp"
-#include "model/json_keys.hpp"
-#include "model/limits.hpp"
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/json_keys.hpp"
+#include "base/limits.hpp"
+#include "input/hf_config.hpp"
 #include "shard/safetensors.hpp"
 
 namespace tpsim::shard {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/arch_spec.hpp"
+#include "model/layers/arch_spec.hpp"
 
 namespace tpsim::shard {
 

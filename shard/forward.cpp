@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::shard {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "shard/balanced_assignment.hpp"
 
 namespace tpsim::shard {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "model/input_error.hpp"
-#include "model/limits.hpp"
+#include "base/input_error.hpp"
+#include "base/limits.hpp"
 
 namespace tpsim::shard {
 namespace {

@@ -5,12 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "model/input_error.hpp"
-#include "model/input_file.hpp"
-#include "model/json_keys.hpp"
-#include "model/limits.hpp"
-#include "model/output_file.hpp"
-#include "model/size_checks.hpp"
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/json_keys.hpp"
+#include "base/limits.hpp"
+#include "base/output_file.hpp"
+#include "base/size_checks.hpp"
 
 namespace tpsim::shard {
 namespace {

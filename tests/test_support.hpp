@@ -4,15 +4,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/graph_builder.hpp"
-#include "model/hf_config.hpp"
-#include "model/presets.hpp"
-#include "model/program_builder.hpp"
-#include "model/yaml_reader.hpp"
-#include "sim/cost_model.hpp"
-#include "sim/gpu_spec.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/profile.hpp"
+#include "input/hf_config.hpp"
+#include "input/presets.hpp"
+#include "input/yaml_reader.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/graph/program_builder.hpp"
+#include "sim/cost/cost_model.hpp"
+#include "sim/cost/gpu_spec.hpp"
+#include "sim/cost/profile.hpp"
+#include "sim/engine/isolated_run.hpp"
 
 namespace tpsim::test {
 

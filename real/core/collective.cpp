@@ -1,9 +1,9 @@
 // nccl-tests conventions (src/*.cu of NVIDIA/nccl-tests: the *GetCollByteCount and *GetBw functions).
 #include "real/core/collective.hpp"
 
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::real {
 

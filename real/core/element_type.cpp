@@ -1,7 +1,7 @@
 // Element type names and sizes.
 #include "real/core/element_type.hpp"
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::real {
 

@@ -5,7 +5,7 @@
 #include <regex>
 #include <sstream>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::real {
 

@@ -29,7 +29,7 @@ std::string shapes_listing(const std::vector<GemmCase>& shapes);
 // Every distinct GEMM shape of every variant of the scenario's passes (the primary pass, plus the
 // first decode step of a generate workload), sorted by (m, n, k). A `chunks: auto` variant contributes
 // the shapes of every chunk count its search tries. A swept scenario lists the shapes of every sweep
-// point (model/sweep.hpp) once each, the example prefixed with its point's axis values and the count
+// point (input/sweep.hpp) once each, the example prefixed with its point's axis values and the count
 // summed over the points. Defined in scenario_shapes.cpp, which only full builds (with the simulator) have.
 std::vector<GemmCase> scenario_gemm_shapes(const std::string& scenario_file);
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 #include "real/core/nvml_reader.hpp"
 
 namespace tpsim::real {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::real {
 

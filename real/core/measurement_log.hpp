@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 
 namespace tpsim::real {
 

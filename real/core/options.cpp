@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/size_sweep.hpp"
 
 namespace tpsim::real {

@@ -1,4 +1,4 @@
-// Record construction; the field meanings are calibrate/measurement.hpp's.
+// Record construction; the field meanings are base/measurement.hpp's.
 #include "real/core/points.hpp"
 
 #include <cstdlib>

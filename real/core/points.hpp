@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 #include "real/core/collective.hpp"
 #include "real/core/gemm_shapes.hpp"
 #include "real/core/stats.hpp"

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <optional>
 
-#include "calibrate/device_names.hpp"
+#include "base/device_names.hpp"
 
 #ifndef TPSIM_VERSION
 #define TPSIM_VERSION "unknown"

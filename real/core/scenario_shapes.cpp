@@ -3,12 +3,12 @@
 #include <map>
 #include <tuple>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "input/sweep.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
-#include "model/sweep.hpp"
 #include "real/core/gemm_shapes.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 
 namespace tpsim::real {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "model/input_error.hpp"
-#include "model/units.hpp"
+#include "base/input_error.hpp"
+#include "base/units.hpp"
 
 namespace tpsim::real {
 

@@ -9,7 +9,7 @@
 #include <iterator>
 #include <thread>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 
 namespace tpsim::real {
 

@@ -4,7 +4,7 @@
 // baseline's.
 #include <cmath>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/accuracy.hpp"
 #include "real/core/measurement_log.hpp"
 #include "real/core/points.hpp"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <functional>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/accuracy.hpp"
 #include "real/core/collective_reference.hpp"
 #include "real/core/measurement_log.hpp"

@@ -3,7 +3,7 @@
 // spin; the overlapped chain's result is checked against the same DTP function run without overlap.
 #include <cmath>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/accuracy.hpp"
 #include "real/core/measurement_log.hpp"
 #include "real/core/points.hpp"

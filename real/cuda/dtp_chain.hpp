@@ -1,6 +1,6 @@
 // One rank's chain of `modules` GEMM modules on a residual stream H[M, N] (identical on every rank at
 // the start): module m computes this rank's partial P_m = H[:, :K] W_m[N, K]^T (its own weights) and
-// the chain runs as a scenario's tp_mode dtp runs its modules (model/dtp_schedule.hpp, the steps of
+// the chain runs as a scenario's tp_mode dtp runs its modules (model/parallel/dtp_schedule.hpp, the steps of
 // model::dtp_chain_steps in order):
 //   delta 0, blocking TP: H += AllReduce(P_m) before module m + 1 starts.
 //   delta > 0: H += P_m at once (a rank sees its own partial immediately); the all-reduce runs on the
@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "model/dtp_schedule.hpp"
+#include "model/parallel/dtp_schedule.hpp"
 #include "real/core/gemm_shapes.hpp"
 #include "real/cuda/comm_team.hpp"
 #include "real/cuda/gemm_op.hpp"

@@ -1,4 +1,4 @@
-// Each collective's closed form (sim/collective_time.hpp) is the idle time of the plan the engine runs,
+// Each collective's closed form (sim/cost/collective_time.hpp) is the idle time of the plan the engine runs,
 // for random sizes and rank counts, and the fitters predict with it: a fit's error at every point is,
 // bit for bit, the error of the plan its fitted profile runs, and the validation report predicts the
 // same point as that plan (simulated) or, for a copy, bit for bit as the fit.
@@ -8,13 +8,13 @@
 #include <functional>
 #include <random>
 
-#include "calibrate/profile_fit.hpp"
-#include "calibrate/public_report.hpp"
-#include "calibrate/ring_fit.hpp"
-#include "calibrate/tree_fit.hpp"
-#include "sim/collective_time.hpp"
-#include "sim/comm_plan.hpp"
-#include "sim/fabric.hpp"
+#include "calibrate/fits/ring_fit.hpp"
+#include "calibrate/fits/tree_fit.hpp"
+#include "calibrate/profile/profile_fit.hpp"
+#include "calibrate/validation/public_report.hpp"
+#include "sim/cost/collective_time.hpp"
+#include "sim/cost/fabric.hpp"
+#include "sim/engine/comm_plan.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 
 namespace tpsim::test {
 

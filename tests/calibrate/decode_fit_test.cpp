@@ -4,11 +4,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "calibrate/decode_fit.hpp"
-#include "calibrate/measurement.hpp"
-#include "calibrate/profile_fit.hpp"
-#include "calibrate/profile_transfer.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "base/measurement.hpp"
+#include "calibrate/fits/decode_fit.hpp"
+#include "calibrate/profile/profile_fit.hpp"
+#include "calibrate/profile/profile_transfer.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -4,20 +4,20 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "calibrate/component_fits.hpp"
-#include "calibrate/csv_table.hpp"
-#include "calibrate/gemm_fit.hpp"
-#include "calibrate/measurement.hpp"
-#include "calibrate/profile_fit.hpp"
-#include "calibrate/profile_transfer.hpp"
-#include "calibrate/public_convert.hpp"
-#include "calibrate/ring_fit.hpp"
-#include "calibrate/tree_fit.hpp"
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
-#include "model/linear_attention.hpp"
+#include "base/input_error.hpp"
+#include "base/measurement.hpp"
+#include "base/units.hpp"
+#include "calibrate/fits/component_fits.hpp"
+#include "calibrate/fits/gemm_fit.hpp"
+#include "calibrate/fits/ring_fit.hpp"
+#include "calibrate/fits/tree_fit.hpp"
+#include "calibrate/profile/profile_fit.hpp"
+#include "calibrate/profile/profile_transfer.hpp"
+#include "calibrate/sources/csv_table.hpp"
+#include "calibrate/sources/public_convert.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/layers/linear_attention.hpp"
 #include "model/scenario.hpp"
-#include "model/units.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,10 +1,10 @@
 // nccl-tests logs of several shapes import to the right sizes, times, ranks and bus bandwidths.
 #include <catch2/catch.hpp>
 
-#include "calibrate/device_names.hpp"
-#include "calibrate/nccl_inference.hpp"
-#include "calibrate/nccl_tests_log.hpp"
-#include "model/input_error.hpp"
+#include "base/device_names.hpp"
+#include "base/input_error.hpp"
+#include "calibrate/sources/nccl_inference.hpp"
+#include "calibrate/sources/nccl_tests_log.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "calibrate/measurement.hpp"
-#include "calibrate/power_curve_fit.hpp"
-#include "calibrate/profile_fit.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "base/measurement.hpp"
+#include "calibrate/fits/power_curve_fit.hpp"
+#include "calibrate/profile/profile_fit.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,12 +1,12 @@
-// tpsim validate builds async-TP pipelines and DTP chains with the scenario code (model/async_tp.*,
-// model/dtp.*). The builders it used before are kept here as the reference: where the two describe the
+// tpsim validate builds async-TP pipelines and DTP chains with the scenario code (model/parallel/async_tp.*,
+// model/parallel/dtp.*). The builders it used before are kept here as the reference: where the two describe the
 // same experiment they simulate the same times; where they differ, the difference is the one intended
 // (the DTP chain's end, NCCL's per-call latency on each send/recv step of real/'s NCCL pipelines).
 #include <catch2/catch.hpp>
 
-#include "calibrate/composite_model.hpp"
+#include "calibrate/validation/composite_model.hpp"
 #include "composite_points.hpp"
-#include "model/async_tp.hpp"
+#include "model/parallel/async_tp.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "calibrate/composite_model.hpp"
-#include "calibrate/profile_fit.hpp"
-#include "calibrate/transfer_energy_fit.hpp"
+#include "calibrate/fits/transfer_energy_fit.hpp"
+#include "calibrate/profile/profile_fit.hpp"
+#include "calibrate/validation/composite_model.hpp"
 #include "composite_points.hpp"
-#include "sim/collective_time.hpp"
+#include "sim/cost/collective_time.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

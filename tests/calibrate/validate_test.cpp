@@ -2,10 +2,10 @@
 // held-out split.
 #include <catch2/catch.hpp>
 
-#include "calibrate/composite_validation.hpp"
-#include "calibrate/profile_fit.hpp"
+#include "base/input_error.hpp"
+#include "calibrate/profile/profile_fit.hpp"
+#include "calibrate/validation/composite_validation.hpp"
 #include "composite_points.hpp"
-#include "model/input_error.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

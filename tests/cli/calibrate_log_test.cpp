@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/units.hpp"
 #include "cli/cli_support.hpp"
-#include "model/units.hpp"
-#include "sim/profile.hpp"
+#include "sim/cost/profile.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

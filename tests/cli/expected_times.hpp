@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 
 namespace tpsim::test {
 

@@ -9,16 +9,16 @@
 #include <set>
 #include <string>
 
-#include "cli/report_json.hpp"
-#include "cli/report_table.hpp"
+#include "base/units.hpp"
+#include "cli/report/report_json.hpp"
+#include "cli/report/report_table.hpp"
 #include "cli_support.hpp"
 #include "model/scenario.hpp"
-#include "model/units.hpp"
-#include "sim/breakdown.hpp"
-#include "sim/collective_summary.hpp"
-#include "sim/pipeline_path.hpp"
-#include "sim/scenario_run.hpp"
-#include "sim/trace_export.hpp"
+#include "sim/report/breakdown.hpp"
+#include "sim/report/collective_summary.hpp"
+#include "sim/report/pipeline_path.hpp"
+#include "sim/report/trace_export.hpp"
+#include "sim/run/scenario_run.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

@@ -8,9 +8,9 @@
 
 #include "cli/cli_support.hpp"
 #include "cli/expected_times.hpp"
+#include "input/sweep.hpp"
 #include "model/scenario.hpp"
-#include "model/sweep.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/run/scenario_run.hpp"
 
 using namespace tpsim;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "cli/cli_support.hpp"
-#include "sim/profile.hpp"
+#include "sim/cost/profile.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // Fuzz target: the measurement JSON-lines reader.
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 void tpsim::fuzz::fuzz_one(std::string_view data) {

@@ -1,7 +1,7 @@
 // Fuzz target: the nccl-tests log parser, then what calibrate infers of NCCL's choices from its rows.
-#include "calibrate/nccl_inference.hpp"
-#include "calibrate/nccl_tests_log.hpp"
-#include "sim/gpu_spec.hpp"
+#include "calibrate/sources/nccl_inference.hpp"
+#include "calibrate/sources/nccl_tests_log.hpp"
+#include "sim/cost/gpu_spec.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 #include "tests/test_support.hpp"
 

@@ -1,5 +1,5 @@
 // Fuzz target: the calibration profile reader (YAML text to a CostProfile, bases included).
-#include "sim/profile.hpp"
+#include "sim/cost/profile.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 void tpsim::fuzz::fuzz_one(std::string_view data) {

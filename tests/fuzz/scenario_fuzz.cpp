@@ -1,6 +1,6 @@
 // Fuzz target: the scenario loader (YAML text to a checked Scenario) and the first points of its sweep.
+#include "input/sweep.hpp"
 #include "model/scenario.hpp"
-#include "model/sweep.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 void tpsim::fuzz::fuzz_one(std::string_view data) {

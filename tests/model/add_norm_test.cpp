@@ -4,12 +4,12 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
-#include "model/layer_ops.hpp"
-#include "model/presets.hpp"
+#include "base/input_error.hpp"
+#include "input/presets.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/layers/layer_ops.hpp"
 #include "model/scenario.hpp"
-#include "sim/engine.hpp"
+#include "sim/engine/engine.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <fstream>
 
-#include "model/arch_spec.hpp"
-#include "model/hf_config.hpp"
-#include "model/input_error.hpp"
-#include "model/presets.hpp"
+#include "base/input_error.hpp"
+#include "input/hf_config.hpp"
+#include "input/presets.hpp"
+#include "model/layers/arch_spec.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

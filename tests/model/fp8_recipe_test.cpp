@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "model/graph_builder.hpp"
-#include "model/memory_footprint.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/memory/memory_footprint.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "model/arch_reader.hpp"
-#include "model/hf_config.hpp"
-#include "model/hf_keys.hpp"
-#include "model/input_error.hpp"
-#include "model/presets.hpp"
+#include "base/input_error.hpp"
+#include "input/arch_reader.hpp"
+#include "input/hf_config.hpp"
+#include "input/hf_keys.hpp"
+#include "input/presets.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <string>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
-#include "model/linear_attention.hpp"
-#include "model/memory_footprint.hpp"
-#include "model/parameter_count.hpp"
-#include "model/pipeline_spec.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/layers/linear_attention.hpp"
+#include "model/memory/memory_footprint.hpp"
+#include "model/memory/parameter_count.hpp"
+#include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
 #include "test_support.hpp"
 

@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
-#include "model/presets.hpp"
+#include "base/input_error.hpp"
+#include "input/presets.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
 #include "test_support.hpp"
 

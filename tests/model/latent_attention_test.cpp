@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "model/graph_builder.hpp"
-#include "model/memory_footprint.hpp"
-#include "model/parameter_count.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/memory/memory_footprint.hpp"
+#include "model/memory/parameter_count.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,8 +1,8 @@
 // Layer graph invariants across variants: FLOPs, communication bytes, structure, chunk rules.
 #include <catch2/catch.hpp>
 
-#include "model/async_tp.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "model/parallel/async_tp.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,8 +1,8 @@
 // Memory per GPU: weights, KV cache, activations and TP-mode buffers, from the shapes they are made of.
 #include <catch2/catch.hpp>
 
-#include "model/memory_footprint.hpp"
-#include "model/presets.hpp"
+#include "input/presets.hpp"
+#include "model/memory/memory_footprint.hpp"
 #include "model/scenario.hpp"
 
 using namespace tpsim;

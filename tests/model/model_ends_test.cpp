@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "model/graph_builder.hpp"
-#include "model/implementation.hpp"
-#include "model/input_error.hpp"
-#include "model/memory_footprint.hpp"
-#include "model/presets.hpp"
+#include "base/input_error.hpp"
+#include "input/presets.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/layers/implementation.hpp"
+#include "model/memory/memory_footprint.hpp"
 #include "model/scenario.hpp"
 #include "test_support.hpp"
 

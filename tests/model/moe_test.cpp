@@ -8,15 +8,15 @@
 #include <fstream>
 #include <numeric>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
-#include "model/moe_routing.hpp"
-#include "model/moe_routing_file.hpp"
-#include "model/parameter_count.hpp"
+#include "base/input_error.hpp"
+#include "input/moe_routing_file.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/memory/parameter_count.hpp"
+#include "model/moe/moe_routing.hpp"
 #include "model/scenario.hpp"
-#include "sim/data_group.hpp"
-#include "sim/fabric.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/cost/fabric.hpp"
+#include "sim/engine/data_group.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "model/fp8_recipe.hpp"
-#include "model/graph_builder.hpp"
-#include "model/pipeline_program.hpp"
-#include "model/pipeline_spec.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/layers/fp8_recipe.hpp"
+#include "model/pipeline/pipeline_program.hpp"
+#include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
 #include "test_support.hpp"
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/input_error.hpp"
-#include "model/pipeline_schedule.hpp"
+#include "base/input_error.hpp"
+#include "model/pipeline/pipeline_schedule.hpp"
 
 using namespace tpsim;
 using model::PipelineScheduleKind;

@@ -2,10 +2,10 @@
 // scenario chooses or sweeps, and what a pipeline refuses, at its key.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
-#include "model/pipeline_spec.hpp"
+#include "base/input_error.hpp"
+#include "input/sweep.hpp"
+#include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
-#include "model/sweep.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "model/rank_skew.hpp"
+#include "input/sweep.hpp"
+#include "model/parallel/rank_skew.hpp"
 #include "model/scenario.hpp"
-#include "model/sweep.hpp"
 
 using namespace tpsim;
 

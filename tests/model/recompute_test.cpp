@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "model/activation_memory.hpp"
-#include "model/graph_builder.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/memory/activation_memory.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,8 +1,8 @@
 // Scenario files: valid ones resolve; malformed ones fail with file:line:col and what is valid.
 #include <catch2/catch.hpp>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
 
 using namespace tpsim;

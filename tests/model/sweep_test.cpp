@@ -1,8 +1,8 @@
 // Sweep expansion: cartesian order, overrides of every kind of axis, located errors.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
-#include "model/sweep.hpp"
+#include "base/input_error.hpp"
+#include "input/sweep.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "model/graph_builder.hpp"
-#include "model/tp_strategy.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/parallel/tp_strategy.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <map>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,7 +1,7 @@
 // nccl-tests conventions of real/: bus factors, element counts, alignments, and the reference outputs.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/collective.hpp"
 #include "real/core/collective_reference.hpp"
 #include "real/core/random_values.hpp"

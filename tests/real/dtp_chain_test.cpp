@@ -3,8 +3,8 @@
 // are the same for the same delta.
 #include <catch2/catch.hpp>
 
-#include "calibrate/composite_model.hpp"
-#include "model/dtp_schedule.hpp"
+#include "calibrate/validation/composite_model.hpp"
+#include "model/parallel/dtp_schedule.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -17,7 +17,7 @@ int trailing_number(const std::string& name) {
   return std::stoi(name.substr(name.find_last_not_of("0123456789") + 1));
 }
 
-// The graph's ops as chain steps, in issue order (the names model/dtp.cpp gives them).
+// The graph's ops as chain steps, in issue order (the names model/parallel/dtp.cpp gives them).
 std::vector<DtpStep> steps_of(const model::LayerGraph& graph) {
   std::vector<DtpStep> steps;
   auto ends_with = [](const std::string& s, const std::string& tail) {

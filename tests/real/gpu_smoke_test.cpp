@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "calibrate/measurement.hpp"
+#include "base/measurement.hpp"
 #include "real/core/options.hpp"
 #include "real/cuda/benches.hpp"
 #include "real/cuda/cuda_check.hpp"

@@ -1,8 +1,8 @@
 // NVML's view of the GPUs with each point: the summary, the record fields, and what happens without NVML.
 #include <catch2/catch.hpp>
 
-#include "calibrate/measurement.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "base/measurement.hpp"
 #include "real/core/gpu_state_sampler.hpp"
 #include "real/core/points.hpp"
 

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <thread>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/provenance.hpp"
 #include "real/core/unique_id_file.hpp"
 

@@ -1,7 +1,7 @@
 // The tpsim-real command line: subcommands, defaults, and one clear line for each bad value.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/options.hpp"
 
 using tpsim::InputError;

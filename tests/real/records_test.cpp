@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibrate/measurement.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "base/measurement.hpp"
 #include "real/core/measurement_log.hpp"
 #include "real/core/points.hpp"
 #include "real/core/provenance.hpp"

@@ -7,8 +7,8 @@
 #include <set>
 #include <tuple>
 
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
 #include "real/core/gemm_shapes.hpp"
 

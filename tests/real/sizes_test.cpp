@@ -1,7 +1,7 @@
 // Message-size sweeps and size parsing of tpsim-real.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "real/core/size_sweep.hpp"
 
 using tpsim::real::geometric_sizes;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "base/input_error.hpp"
 #include "checkpoint_support.hpp"
-#include "model/input_error.hpp"
 #include "shard/affinity_stats.hpp"
 #include "shard/apply_layout.hpp"
 #include "shard/forward.hpp"

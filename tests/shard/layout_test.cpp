@@ -6,7 +6,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "shard/layout.hpp"
 #include "shard/layout_report.hpp"
 #include "shard_support.hpp"

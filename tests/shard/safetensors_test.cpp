@@ -3,7 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "shard/affinity.hpp"
 #include "shard/safetensors.hpp"
 #include "shard_support.hpp"

@@ -1,10 +1,10 @@
 // Collective algorithms: closed forms on an idle node, the auto rule, NVLS availability.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
-#include "model/program_builder.hpp"
-#include "sim/comm_plan.hpp"
-#include "sim/isolated_run.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/program_builder.hpp"
+#include "sim/engine/comm_plan.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

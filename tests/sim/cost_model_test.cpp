@@ -5,12 +5,12 @@
 #include <fstream>
 #include <iterator>
 
-#include "model/graph_builder.hpp"
-#include "model/hf_config.hpp"
+#include "input/hf_config.hpp"
+#include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
-#include "sim/data_group.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/engine/data_group.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -4,14 +4,14 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "model/input_error.hpp"
-#include "model/memory_footprint.hpp"
-#include "model/parameter_count.hpp"
+#include "base/input_error.hpp"
+#include "input/sweep.hpp"
+#include "model/memory/memory_footprint.hpp"
+#include "model/memory/parameter_count.hpp"
 #include "model/scenario.hpp"
-#include "model/sweep.hpp"
-#include "sim/breakdown.hpp"
-#include "sim/data_group.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/engine/data_group.hpp"
+#include "sim/report/breakdown.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -1,9 +1,9 @@
 // The engine against closed-form timings: ring collectives, link sharing, SM and copy-engine contention.
 #include <catch2/catch.hpp>
 
-#include "model/async_tp.hpp"
-#include "model/program_builder.hpp"
-#include "sim/isolated_run.hpp"
+#include "model/graph/program_builder.hpp"
+#include "model/parallel/async_tp.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

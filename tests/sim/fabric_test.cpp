@@ -1,12 +1,12 @@
 // Fabrics: PCIe's shared host bridge, NVL72's 72-GPU NVLink domain, and what each allows.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
-#include "model/program_builder.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/program_builder.hpp"
 #include "model/scenario.hpp"
-#include "sim/comm_plan.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/engine/comm_plan.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "model/scenario.hpp"
-#include "sim/collective_time.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/cost/collective_time.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -2,10 +2,10 @@
 // and CUDA graphs, and the error of the generate integration shortcut.
 #include <catch2/catch.hpp>
 
-#include "model/program_builder.hpp"
-#include "sim/comm_plan.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/scenario_run.hpp"
+#include "model/graph/program_builder.hpp"
+#include "sim/engine/comm_plan.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

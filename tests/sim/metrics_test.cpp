@@ -1,8 +1,8 @@
 // Exposed communication and overlap from hand-made timelines.
 #include <catch2/catch.hpp>
 
-#include "model/program_builder.hpp"
-#include "sim/metrics.hpp"
+#include "model/graph/program_builder.hpp"
+#include "sim/report/metrics.hpp"
 
 using namespace tpsim;
 

@@ -2,10 +2,10 @@
 // crosses nodes, and the network section a multi-node group needs.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "model/scenario.hpp"
-#include "sim/comm_plan.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/engine/comm_plan.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

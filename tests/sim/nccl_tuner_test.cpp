@@ -2,10 +2,10 @@
 // NCCL 2.27 runs report (RING/LL up to 1 MiB then NVLS on 8 H200s; ring below 5 H200s and 6 B200s).
 #include <catch2/catch.hpp>
 
-#include "model/presets.hpp"
-#include "model/yaml_reader.hpp"
-#include "sim/gpu_spec.hpp"
-#include "sim/nccl_tuner.hpp"
+#include "input/presets.hpp"
+#include "input/yaml_reader.hpp"
+#include "sim/cost/gpu_spec.hpp"
+#include "sim/cost/nccl_tuner.hpp"
 
 using namespace tpsim;
 using model::CollectiveAlgorithm;

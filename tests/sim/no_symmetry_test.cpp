@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "model/program_builder.hpp"
+#include "model/graph/program_builder.hpp"
 #include "model/scenario.hpp"
-#include "sim/data_group.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/engine/data_group.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -6,16 +6,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/activation_memory.hpp"
-#include "model/graph_builder.hpp"
-#include "model/input_error.hpp"
-#include "model/memory_footprint.hpp"
-#include "model/pipeline_spec.hpp"
+#include "base/input_error.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/memory/activation_memory.hpp"
+#include "model/memory/memory_footprint.hpp"
+#include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
-#include "sim/collective_time.hpp"
-#include "sim/fabric.hpp"
-#include "sim/scenario_run.hpp"
-#include "sim/trace_export.hpp"
+#include "sim/cost/collective_time.hpp"
+#include "sim/cost/fabric.hpp"
+#include "sim/report/trace_export.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "model/scenario.hpp"
-#include "sim/power_limit.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/cost/power_limit.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

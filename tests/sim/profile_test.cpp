@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/input_error.hpp"
+#include "base/input_error.hpp"
 #include "model/scenario.hpp"
-#include "sim/profile.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/cost/profile.hpp"
+#include "sim/run/scenario_run.hpp"
 
 using namespace tpsim;
 using Catch::Matchers::Contains;

@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "model/scenario.hpp"
-#include "sim/breakdown.hpp"
-#include "sim/critical_path.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/report/breakdown.hpp"
+#include "sim/report/critical_path.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

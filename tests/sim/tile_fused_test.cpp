@@ -2,9 +2,9 @@
 // their rows, against the per-chunk kernels of the idealised pipeline, and against Flux's published H800 runs.
 #include <catch2/catch.hpp>
 
-#include "model/async_tp.hpp"
+#include "model/parallel/async_tp.hpp"
 #include "model/scenario.hpp"
-#include "sim/engine.hpp"
+#include "sim/engine/engine.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "model/program_builder.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/power_limit.hpp"
+#include "model/graph/program_builder.hpp"
+#include "sim/cost/power_limit.hpp"
+#include "sim/engine/isolated_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

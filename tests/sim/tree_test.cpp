@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "sim/comm_plan.hpp"
-#include "sim/tree_schedule.hpp"
+#include "sim/engine/comm_plan.hpp"
+#include "sim/engine/tree_schedule.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

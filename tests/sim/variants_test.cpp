@@ -1,9 +1,9 @@
 // Whole-layer behaviour of the variants: equivalences, the no-comm ceiling, when async TP pays.
 #include <catch2/catch.hpp>
 
-#include "sim/collective_time.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/cost/collective_time.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

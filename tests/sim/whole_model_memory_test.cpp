@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "model/presets.hpp"
+#include "input/presets.hpp"
 #include "model/scenario.hpp"
-#include "sim/runtime_memory.hpp"
-#include "sim/scenario_run.hpp"
+#include "sim/cost/runtime_memory.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -2,14 +2,14 @@
 // past tpsim's limits before it starts.
 #include <catch2/catch.hpp>
 
-#include "model/input_error.hpp"
-#include "model/limits.hpp"
-#include "model/program_builder.hpp"
-#include "sim/comm_plan.hpp"
-#include "sim/data_group.hpp"
-#include "sim/engine.hpp"
-#include "sim/isolated_run.hpp"
-#include "sim/work_estimate.hpp"
+#include "base/input_error.hpp"
+#include "base/limits.hpp"
+#include "model/graph/program_builder.hpp"
+#include "sim/engine/comm_plan.hpp"
+#include "sim/engine/data_group.hpp"
+#include "sim/engine/engine.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/engine/work_estimate.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

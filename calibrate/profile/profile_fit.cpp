@@ -1,0 +1,331 @@
+// Groups measurements by what they calibrate, runs each fitter, and measures every fit's error.
+#include "calibrate/profile/profile_fit.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "base/input_error.hpp"
+#include "calibrate/fits/component_fits.hpp"
+#include "calibrate/fits/fit_measure.hpp"
+#include "calibrate/fits/power_curve_fit.hpp"
+#include "calibrate/fits/ring_fit.hpp"
+#include "calibrate/fits/transfer_energy_fit.hpp"
+#include "calibrate/profile/power_curve.hpp"
+#include "calibrate/validation/composite_model.hpp"
+
+namespace tpsim::calibrate {
+namespace {
+
+// Assumed where no measurement exists (stated in the profile): a copy-engine step's latency and
+// the host time per launched op.
+constexpr double kAssumedCopyEngineStepLatency_s = 3e-6;
+constexpr double kAssumedHostLaunch_s = 4e-6;
+// Not fitted (no attention measurement): FlashAttention-3 (Shah et al. 2024) on H100 SXM reaches close
+// to 1.2 PFLOP/s in fp8 at its best, 740 TFLOP/s in bf16 at its best and about 600 causal (the bf16
+// attention.efficiency's source): the fp8 best times that causal-to-best ratio, over H100's dense fp8
+// peak of 1978.9 TFLOP/s.
+constexpr double kFa3Fp8Efficiency = 1200.0 / 1978.9 * (600.0 / 740.0);
+constexpr const char* kFa3Fp8Source =
+    "not fitted: FlashAttention-3 (Shah et al. 2024) reaches close to 1.2 PFLOP/s in fp8 on H100 SXM at its best; x "
+    "600 / 740, its bf16 causal-to-best ratio, over the 1978.9 TFLOP/s fp8 peak";
+
+// Not fitted: FlashAttention-3's backward (Shah et al. 2024, backward speed, head dim 128, H100 SXM5)
+// runs at 501 TFLOP/s at 2k tokens and 542 at 4k, counting 2.5 times the forward's FLOPs: about 500 of
+// the 989.4 TFLOP/s bf16 peak.
+constexpr double kFa3BackwardEfficiency = 500.0 / 989.4;
+constexpr const char* kFa3BackwardSource =
+    "not fitted: FlashAttention-3 (Shah et al. 2024) backward, head dim 128 on H100 SXM: about 500 TFLOP/s at 2k "
+    "tokens (501; 542 at 4k), of the 989.4 TFLOP/s bf16 peak";
+
+// Not fitted: other attention kernels beside FlashAttention-3 on H100 SXM (Shah et al. 2024, Figures 5d
+// and 6b, head dim 128, 16k tokens in all, clock fixed at 1830 MHz): forward causal at 8k-16k tokens and
+// backward (published without the causal mask only), of the 989.4 TFLOP/s bf16 peak.
+constexpr double kFa2Efficiency = 335.0 / 989.4;
+constexpr double kFa2BackwardEfficiency = 322.0 / 989.4;
+constexpr double kCudnnEfficiency = 539.0 / 989.4;
+constexpr double kCudnnBackwardEfficiency = 516.0 / 989.4;
+constexpr const char* kFa2Source =
+    "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
+    "6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 322 backward (non-causal, the only one "
+    "published)";
+constexpr const char* kCudnnSource =
+    "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
+    "6b, head dim 128): 529-539 TFLOP/s forward causal at 8k-16k tokens, 516 backward (non-causal)";
+
+// Fitted on the published profiler trace of one async-TP Llama-3-70B layer (async_tp_trace_layer.csv,
+// H100 SXM): its copy-engine pulls of one shard, issued back to back while every rank pulls, take
+// 0.99 ms. The shard is that of batch 16 x 8192 tokens / 8 ranks x 8192 hidden in bf16 (268,435,456 B):
+// the batch whose NCCL all-gather this profile's ring fit predicts at 5.62 ms against the trace's 5.49
+// and 5.35 (the same fit gives 4.22 ms at batch 12). Less the assumed 3 us step latency, over 450 GB/s.
+constexpr double kCopyEngineAllRanksEfficiency = 268435456.0 / ((0.99e-3 - 3e-6) * 450e9);
+constexpr const char* kCopyEngineAllRanksSource =
+    "fitted by hand on async_tp_trace_layer.csv: a back-to-back copy-engine pull of one 268,435,456-byte shard "
+    "(batch 16 x 8192 / 8 x 8192 bf16, the batch whose NCCL all-gather this profile predicts at 5.62 ms against "
+    "the trace's 5.49) takes 0.99 ms (+-0.07 read off the screenshot) while every rank pulls: less 3 us latency, "
+    "over 450 GB/s";
+
+// Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
+bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
+  if (!profile.nccl_small) return false;
+  const RingSample s{m.ranks, m.bytes, m.median_s, sim::ring_step_count(model::CollectiveKind::kAllReduce, m.ranks)};
+  return ring_seconds(*profile.nccl_small, s, gpu.nvlink_Bps) < ring_seconds(profile.nccl, s, gpu.nvlink_Bps);
+}
+
+}  // namespace
+
+std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit) {
+  const auto fitted = [&](std::initializer_list<const char*> names) {
+    return std::any_of(fit.fits.begin(), fit.fits.end(), [&](const ComponentFit& c) {
+      return std::find(names.begin(), names.end(), c.name) != names.end();
+    });
+  };
+  std::vector<std::string> needed;
+  if (!fitted({"nccl", "nccl_simple", "nccl_ll", "nccl_ll128"})) {
+    needed.emplace_back(
+        "all_gather_perf and reduce_scatter_perf on one node (-b 1M -e 1G -f 2): the nccl ring section, which "
+        "sequence parallelism's and FSDP's all-gathers and reduce-scatters run on");
+  }
+  if (!fitted({"nccl", "nccl_call_latency"})) {
+    needed.emplace_back(
+        "all_reduce_perf on one node beside all_gather_perf (-b 8 -e 1G -f 2, and with -G 20 for the device's time): "
+        "nccl.call_latency_us, each NCCL call's device time");
+  }
+  if (!fitted({"network"})) {
+    needed.emplace_back(
+        "all_reduce_perf on two nodes or more with NCCL_ALGO=Ring: the network section (data-parallel and "
+        "multi-node collectives)");
+  }
+  if (!fitted({"tree"})) {
+    needed.emplace_back(
+        "all_reduce_perf on two nodes or more with NCCL_ALGO=Tree: the tree section (NCCL's choice for small and "
+        "mid-size all-reduces across nodes; without it they run as rings)");
+  }
+  return needed;
+}
+
+std::string torch_collective_host_source() {
+  return "not fitted here: torch.distributed's host work per NCCL call as the h200-sxm profile fits it on the H200 "
+         "all-reduce sweep (allreduce_h200_busbw.csv: one call at a time through torch 2.9.1 on an idle GPU, after "
+         "the device's time and launch.host_us), carried to every GPU (the host's work, not the GPU's)";
+}
+
+std::string copy_engine_all_ranks_source() {
+  return kCopyEngineAllRanksSource;
+}
+
+ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
+                       const sim::CostProfile* base, const std::string& base_name) {
+  ProfileFit out;
+  if (base) {
+    out.profile = *base;
+    out.base = base_name;
+  } else {
+    out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
+    out.profile.host_launch_s = kAssumedHostLaunch_s;
+    out.profile.collective_host_s = kTorchCollectiveHostUs * 1e-6;
+  }
+  out.profile.gpu = gpu.name;
+  std::vector<const Measurement*> all_gemms, gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather,
+      copies, trees, overlaps, copy_overlaps, launches;
+  // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
+  std::vector<const Measurement*> rings;
+  std::map<std::string, std::vector<const Measurement*>> forced_rings;
+  // Ring all-reduces of unknown protocol: beside the all-gathers they tell the call latency from the
+  // per-step latency (twice the steps); alone they fit the call latency.
+  std::vector<const Measurement*> ring_reduces;
+  // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
+  std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
+  int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
+  for (const Measurement& m : measurements) {
+    if (!m.correct) continue;          // a point that failed its correctness check calibrates nothing
+    if (m.kind == "decode") continue;  // fitted on the target GPU after a transfer (calibrate/fits/decode_fit.hpp)
+    if (m.kind == "collective" && m.collective == "allreduce" && m.algorithm == "tree") {
+      // Its hops run on NVLink inside nodes: this GPU's points only.
+      if (m.gpu == gpu.name) {
+        trees.push_back(&m);
+      } else {
+        ++out.other_gpu_points;
+      }
+      continue;
+    }
+    if (m.nodes > 1) {
+      if (m.collective == "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) {
+        network[{m.gpu, m.ranks, m.nodes, m.nic_GBps}].push_back(&m);
+      }
+      continue;  // nothing inside one node is fitted on points across nodes
+    }
+    if (m.gpu != gpu.name) {
+      ++out.other_gpu_points;
+      continue;
+    }
+    if (m.details.value("nvls_declined", false)) {
+      declined_ranks = std::max(declined_ranks, m.ranks);
+      out.nvls_declined.push_back(m.origin);
+    }
+    if (m.kind == "gemm") all_gemms.push_back(&m);
+    // GEMMs capped below the GPU's power limit tell the power curve, not the compute rate at the limit.
+    const bool rate_point = m.kind == "gemm" && !ran_below_power_limit(m, gpu);
+    if (rate_point && m.dtype == "bf16") gemms.push_back(&m);
+    if (rate_point && m.dtype == "fp8") fp8_gemms.push_back(&m);
+    if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
+    if (m.kind == "overlap" && m.pattern == "memcpy_peer") copy_overlaps.push_back(&m);
+    if (m.kind == "launch") launches.push_back(&m);
+    if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
+    if (m.kind != "collective") continue;
+    const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
+    if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) {
+      (m.protocol == "unknown" ? rings : forced_rings[m.protocol]).push_back(&m);
+    }
+    if (m.collective == "allreduce" && m.algorithm == "ring") {
+      (m.protocol == "unknown" ? ring_reduces : forced_rings[m.protocol]).push_back(&m);
+    }
+    if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
+    if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
+    if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
+    if (m.algorithm == "multimem" && m.collective == "allreduce") multimem.push_back(&m);
+    if (m.algorithm == "multimem" && gather_or_scatter) multimem_gather.push_back(&m);
+  }
+  if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
+    out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
+    out.power_measured_source = "assumed: the power limit of " + gpu.name +
+                                " (its preset's), which the compute measurements' sources do not state";
+    out.transfer_energy_source = assumed_transfer_energy_source(gpu);
+  }
+  if (!gemms.empty()) {
+    const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;
+    fit_gemms(gemms, gpu, out);
+    out.profile.gemm.fp8_efficiency = kept_fp8;
+  } else {
+    out.not_fitted.push_back("gemm");
+  }
+  fit_power_curve(all_gemms, gpu, out);
+  if (!base) {
+    out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
+    out.attention_backward_source = kFa3BackwardSource;
+    out.profile.attention.kernel = "fa3";
+    out.profile.attention.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency};
+    out.profile.attention.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency};
+    out.attention_kernel_sources = {{"fa2", kFa2Source}, {"cudnn", kCudnnSource}};
+    out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
+  }
+  if (!base && gpu.peak_fp8_flops > 0) {
+    out.profile.attention.fp8_efficiency = kFa3Fp8Efficiency;
+    out.attention_fp8_source = kFa3Fp8Source;
+  }
+  if (!fp8_gemms.empty() && gpu.peak_fp8_flops > 0) {
+    fit_fp8_gemms(fp8_gemms, gpu, out);
+  } else {
+    derive_fp8_efficiency(gpu, out);  // from this GPU's published fractions, where known
+  }
+  if (!gemms.empty() || !base) derive_grouped_efficiency(out);  // follows the bf16 efficiency fitted here
+  if (!out.profile.linear_attention) derive_linear_attention(out);
+  derive_deepep(out);  // what the base profile does not give
+  // One ring line across rank counts (steps and per-step bytes follow n). Points of unknown protocol
+  // fit Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
+  bool simple_fitted = two_sizes(rings);
+  if (simple_fitted) {
+    std::vector<const Measurement*> ring = rings;
+    ring.insert(ring.end(), ring_reduces.begin(), ring_reduces.end());
+    fit_ring_protocols(ring, gpu, out);
+  } else {
+    // The call latency alone, on the all-reduces that run the low-latency regime (latency-bound).
+    std::vector<const Measurement*> latency_bound;
+    for (const Measurement* m : ring_reduces) {
+      if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
+    }
+    // Two at least: one point would fit the constant exactly and say nothing of its error.
+    if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
+  }
+  // Points that name their protocol tell the call latency where nothing above did: with the
+  // lowest-latency regime measured.
+  if (out.call_latency_source.empty()) {
+    for (const char* protocol : {"ll", "ll128", "simple"}) {
+      const auto found = forced_rings.find(protocol);
+      if (found == forced_rings.end() || !two_sizes(found->second)) continue;
+      fit_call_latency_with_regime(protocol, found->second, gpu, out);
+      break;
+    }
+  }
+  for (const auto& [protocol, points] : forced_rings) {
+    if (!two_sizes(points)) continue;
+    if (protocol == "simple") {
+      fit_transport("nccl_simple", points, gpu, out.profile.nccl, out);
+      simple_fitted = true;
+      continue;
+    }
+    std::optional<sim::TransportParams>& regime = protocol == "ll" ? out.profile.nccl_ll : out.profile.nccl_ll128;
+    regime = sim::TransportParams{};
+    fit_transport("nccl_" + protocol, points, gpu, *regime, out);
+  }
+  if (!simple_fitted) out.not_fitted.push_back("nccl");
+  if (two_sizes(one_shot)) {  // optional, like two_shot and nvls: absent unless measured (or in the base)
+    out.profile.one_shot = sim::TransportParams{};
+    fit_transport("one_shot", one_shot, gpu, *out.profile.one_shot, out);
+  }
+  if (two_sizes(two_shot)) {
+    out.profile.two_shot = sim::TransportParams{};
+    fit_transport("two_shot", two_shot, gpu, *out.profile.two_shot, out);
+  }
+  if (two_sizes(nvls)) {
+    out.profile.nvls = sim::TransportParams{};
+    fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
+  }
+  if (declined_ranks > 0) out.profile.nvls_min_ranks = declined_ranks + 1;
+  if (two_sizes(multimem) && gpu.switch_reduction) {  // multicast needs NVSwitch with in-switch reduction
+    out.profile.multimem = sim::TransportParams{};
+    fit_transport("multimem", multimem, gpu, *out.profile.multimem, out);
+  }
+  if (two_sizes(multimem_gather) && gpu.switch_reduction) {
+    out.profile.multimem_gather = sim::TransportParams{};
+    fit_transport("multimem_gather", multimem_gather, gpu, *out.profile.multimem_gather, out);
+  }
+  if (two_sizes(trees)) fit_tree_section(trees, gpu, out);
+  const auto widest = std::max_element(network.begin(), network.end(),
+                                       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  if (widest != network.end() && two_sizes(widest->second)) {
+    fit_network(widest->second, out);  // optional, like nvls and two_shot: absent unless measured
+  }
+  if (!launches.empty()) fit_launches(launches, out);
+  // GEMMs beside peer copies: the copies' power draw, before the SM share is fitted with it.
+  fit_transfer_energy(copy_overlaps, gpu, out);
+  // GEMMs beside collectives the simulator can rebuild (fp8 ones need an fp8 rate).
+  std::vector<const Measurement*> sm_points;
+  for (const Measurement* m : overlaps) {
+    if (composite_not_modelled(*m, sim::CostModel(gpu, out.profile)).empty()) sm_points.push_back(m);
+  }
+  if (!sm_points.empty()) fit_sm_share(sm_points, gpu, out);
+  if (two_sizes(copies)) {
+    fit_copy_steps(copies, gpu, out);
+  } else if (!copies.empty()) {
+    // One size: the efficiency alone (its step latency stays assumed), each point's error that of the
+    // copy step's closed form with the assumed latency, as the report predicts it.
+    auto nominal_GBps = [&gpu](const Measurement* m) { return m->spec_GBps > 0 ? m->spec_GBps : gpu.nvlink_Bps / 1e9; };
+    double sum = 0;
+    for (const Measurement* m : copies) sum += m->algbw_GBps() / nominal_GBps(m);
+    out.profile.copy_engine.link_efficiency = sum / static_cast<double>(copies.size());
+    ComponentFit c;
+    c.name = "copy_engine";
+    for (const Measurement* m : copies) {
+      const double predicted = copy_seconds(out.profile.copy_engine, *m, gpu.nvlink_Bps);
+      c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
+      c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
+    }
+    out.fits.push_back(c);
+  } else {
+    out.not_fitted.push_back("copy_engine");
+  }
+  if (out.fits.empty() && !out.refused.empty()) throw InputError(out.refused.front());
+  if (out.fits.empty()) {
+    throw InputError(
+        "these measurements calibrate nothing: fits need bf16 GEMMs, ring (or unknown) all-gathers / "
+        "reduce-scatters, ring all-reduces (the NCCL call latency), one-shot, two-shot, NVLS or tree all-reduces, ring "
+        "all-reduces across nodes, peer copies, or GEMMs beside collectives or beside peer copies (two at least) "
+        "(all-reduces of unknown algorithm inside one node, all-to-alls and send/recvs are not fitted yet), of " +
+        gpu.name + " (" + std::to_string(out.other_gpu_points) +
+        " points of other GPUs), each collective at two message sizes at least");
+  }
+  return out;
+}
+
+}  // namespace tpsim::calibrate

@@ -1,0 +1,148 @@
+// Reading and building op lists.
+#include "input/op_list.hpp"
+
+#include <map>
+
+#include "base/input_error.hpp"
+#include "base/size_checks.hpp"
+#include "base/units.hpp"
+#include "model/graph/program_builder.hpp"
+
+namespace tpsim::model {
+namespace {
+
+const std::vector<std::string> kOpKeys = {"name",       "kind",      "stream",   "m",    "n",         "k",    "bytes",
+                                          "collective", "algorithm", "protocol", "peer", "transport", "after"};
+
+double read_bytes(const YamlReader& in, const YAML::Node& node, const std::string& what) {
+  if (!node) in.fail(node, what + " needs bytes");
+  try {
+    return parse_bytes(in.string(node, what));
+  } catch (const InputError& error) {
+    in.fail(node, what + ": " + error.what());
+  }
+}
+
+OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& context) {
+  in.expect_map(node, context, kOpKeys);
+  in.require(node, "name", context);
+  in.require(node, "kind", context);
+  OpSpec op;
+  op.name = in.string(node["name"], context + ".name");
+  op.kind = in.choice(node["kind"], context + ".kind", {"gemm", "collective", "p2p", "memcpy", "elementwise"});
+  if (op.kind == "gemm") {
+    for (const char* key : {"m", "n", "k"}) in.require(node, key, context + " (a gemm)");
+    op.m = in.positive_int(node["m"], context + ".m");
+    op.n = in.positive_int(node["n"], context + ".n");
+    op.k = in.positive_int(node["k"], context + ".k");
+    if (const std::string why = gemm_shape_problem(op.m, op.n, op.k); !why.empty()) in.fail(node, context + ": " + why);
+  } else {
+    in.require(node, "bytes", context);
+    op.bytes = read_bytes(in, node["bytes"], context + ".bytes");
+  }
+  if (op.kind == "collective") {
+    in.require(node, "collective", context + " (a collective)");
+    const std::string c = in.choice(node["collective"], context + ".collective",
+                                    {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
+    op.collective = *collective_kind_named(c);
+    op.stream = Stream::kComm;
+    if (node["algorithm"]) {
+      op.algorithm = collective_algorithm_named(
+          in.choice(node["algorithm"], context + ".algorithm", collective_algorithm_names()));
+    }
+    if (node["protocol"]) {
+      op.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
+    }
+  } else {
+    for (const char* key : {"algorithm", "protocol"}) {
+      if (node[key]) {
+        in.fail(node[key], context + "." + key + ": only a collective has one (this is a " + op.kind + ")");
+      }
+    }
+  }
+  if (op.kind == "p2p") {
+    if (node["peer"]) op.peer = in.count(node["peer"], context + ".peer", kMaxGroupRanks);
+    if (node["transport"]) {
+      op.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
+                         ? Transport::kSm
+                         : Transport::kCopyEngine;
+    }
+    op.stream = op.transport == Transport::kSm ? Stream::kComm : Stream::kCopy;
+  }
+  if (op.kind == "memcpy") op.stream = Stream::kCopy;
+  if (op.kind == "gemm" && node["stream"] && node["stream"].IsScalar() && node["stream"].Scalar() != "compute") {
+    in.fail(node["stream"], context + ".stream: a gemm runs on the compute stream");
+  }
+  if (node["stream"]) {
+    const Stream chosen = *stream_named(in.choice(node["stream"], context + ".stream", stream_names()));
+    const bool communication = op.kind == "collective" || op.kind == "p2p";
+    if (communication && chosen == Stream::kCompute) {
+      in.fail(node["stream"], context + ".stream: a " + op.kind + " runs on the comm or copy stream");
+    }
+    op.stream = chosen;
+  }
+  if (const YAML::Node after = node["after"]) {
+    if (!after.IsSequence()) in.fail(after, context + ".after must be a list of earlier op names");
+    for (const auto& name : after) op.after.push_back(in.string(name, context + ".after"));
+  }
+  return op;
+}
+
+}  // namespace
+
+std::vector<OpSpec> read_op_list(const YamlReader& in, const YAML::Node& ops) {
+  if (!ops.IsSequence() || ops.size() == 0) in.fail(ops, "workload.ops must be a non-empty list of ops");
+  std::vector<OpSpec> out;
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string context = "workload.ops[" + std::to_string(i) + "]";
+    OpSpec op = read_op(in, ops[i], context);
+    if (seen.count(op.name)) in.fail(ops[i]["name"], context + ".name '" + op.name + "' is used twice");
+    for (size_t a = 0; a < op.after.size(); ++a) {
+      if (!seen.count(op.after[a])) {
+        in.fail(ops[i]["after"][a], context + ".after: '" + op.after[a] + "' is not an earlier op");
+      }
+    }
+    seen[op.name] = i;
+    out.push_back(std::move(op));
+  }
+  return out;
+}
+
+LayerGraph build_op_list_graph(const std::vector<OpSpec>& ops, int tp, Dtype dtype, CollectiveAlgorithm algorithm,
+                               Protocol protocol) {
+  LayerGraph graph(tp);
+  ProgramBuilder b(graph, dtype_bytes(dtype));
+  b.set_gemm_fp8(dtype == Dtype::kFp8);
+  b.set_module(-1);  // no layer prefix in op names
+  std::map<std::string, OpId> ids;
+  for (const OpSpec& spec : ops) {
+    std::vector<OpId> deps;
+    for (const std::string& name : spec.after) deps.push_back(ids.at(name));
+    b.set_collective_algorithm(spec.algorithm.value_or(algorithm));
+    b.set_collective_protocol(spec.protocol != Protocol::kAuto ? spec.protocol : protocol);
+    b.set_comm_stream(spec.stream);  // collectives and p2p steps: the stream read (or their default)
+    OpId id = 0;
+    if (spec.kind == "gemm") {
+      id = b.gemm(spec.name, GemmShape{spec.m, spec.n, spec.k}, deps);
+    } else if (spec.kind == "collective") {
+      id = b.collective(spec.name, spec.collective, spec.bytes, "", deps);
+    } else if (spec.kind == "p2p") {
+      id = b.exchange(spec.name, spec.peer, -spec.peer, spec.bytes, spec.transport, "", deps);
+    } else {
+      // elementwise: reads and writes `bytes` each way; memcpy: a device copy of `bytes`.
+      Op op;
+      op.name = spec.name;
+      op.kind = OpKind::kMemory;
+      op.stream = spec.stream;
+      op.bytes_read = spec.bytes;
+      op.bytes_written = spec.bytes;
+      op.shape = std::to_string(static_cast<int64_t>(spec.bytes)) + " B";
+      id = b.issue(op, deps);
+    }
+    ids[spec.name] = id;
+  }
+  return graph;
+}
+
+}  // namespace tpsim::model

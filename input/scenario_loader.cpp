@@ -1,0 +1,691 @@
+// Scenario YAML reader: key sets, types, enums and cross-field rules, all with locations.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/limits.hpp"
+#include "base/size_checks.hpp"
+#include "input/hf_config.hpp"
+#include "input/inline_model.hpp"
+#include "input/presets.hpp"
+#include "input/yaml_reader.hpp"
+#include "model/moe/moe_scenario.hpp"
+#include "model/parallel/async_tp.hpp"
+#include "model/scenario.hpp"
+
+namespace tpsim::model {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration", "workload",
+                                           "parallelism", "pipeline", "variants", "sweep",       "implementation",
+                                           "skew",        "fsdp",     "ddp",      "moe"};
+const std::vector<std::string> kImplementationKeys = {
+    "preset",           "attention", "qkv",        "gate_up",        "rope",           "repeat_kv",
+    "sp_layout_copies", "async_tp",  "model_ends", "backward_order", "fp8_all_gather", "add_norm"};
+const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
+                                                "nic_GBps", "oversubscription", "power_limit_W"};
+const std::vector<std::string> kWorkloadKeys = {
+    "phase",           "batch",     "seq_len",    "context_len", "gen_len",     "dtype",
+    "attention_dtype", "recompute", "layers",     "cuda_graphs", "ops",         "microbatches",
+    "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch"};
+const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
+const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "etp", "order"};
+const std::vector<std::string> kVariantKeys = {
+    "name",           "tp_mode",    "chunks",   "transport",        "order", "boundary_overlap", "delta",
+    "dtp_collective", "collective", "protocol", "two_batch_overlap"};
+
+void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  if (node.IsScalar()) {
+    out.model_ref = node.Scalar();
+    try {
+      out.arch = load_model_preset(out.model_ref);
+    } catch (const InputError& error) {
+      in.fail(node, error.what());
+    }
+    return;
+  }
+  if (node.IsMap() && node["hf_config"]) {
+    in.expect_map(node, "model", {"hf_config"});
+    const std::string path = resolve_relative(in.file(), in.string(node["hf_config"], "model.hf_config"));
+    std::string text;
+    try {
+      text = read_input_file(path, "config.json", kMaxTextFileBytes);
+    } catch (const InputError& error) {
+      in.fail(node["hf_config"], "model.hf_config: " + error.detail());
+    }
+    out.model_ref = path;
+    out.arch = parse_hf_config(text, path, path);
+    return;
+  }
+  out.model_ref = "inline";
+  out.arch = read_inline_model(in, node);
+}
+
+// Which of seq_len, context_len and gen_len each phase needs (the others are errors).
+struct PhaseKeys {
+  bool seq_len, context_len, gen_len;
+};
+
+PhaseKeys keys_of(Phase phase) {
+  switch (phase) {
+    case Phase::kForward:
+    case Phase::kPrefill:
+    case Phase::kTrain:
+      return {true, false, false};
+    case Phase::kDecode:
+      return {false, true, false};
+    case Phase::kGenerate:
+      return {false, true, true};
+    case Phase::kOps:
+      return {false, false, false};
+  }
+  return {true, false, false};
+}
+
+// workload.save: the items of selective recomputation's save list, each at most once.
+SaveList read_save_list(const YamlReader& in, const YAML::Node& node) {
+  if (!node.IsSequence()) {
+    in.fail(node,
+            "workload.save must be a list of what selective recomputation keeps (e.g. [every_other_matmul, "
+            "attention, reduce_scatter]), got " +
+                YamlReader::show(node));
+  }
+  std::vector<std::string> valid;
+  for (const auto& [name, flag] : save_list_items()) valid.push_back(name);
+  SaveList save;
+  for (const auto& [name, flag] : save_list_items()) save.*flag = false;
+  for (const YAML::Node& item : node) {
+    const std::string name = in.choice(item, "workload.save item", valid);
+    bool SaveList::*flag = save_list_items()[std::find(valid.begin(), valid.end(), name) - valid.begin()].second;
+    if (save.*flag) in.fail(item, "workload.save names " + name + " twice; name each item once");
+    save.*flag = true;
+  }
+  if (save.matmul && save.every_other_matmul) {
+    in.fail(node, "workload.save names both matmul (every matmul) and every_other_matmul; keep one");
+  }
+  return save;
+}
+
+// workload.global_batch: sequences per step over the `dp` replicas, each replica's micro-batches derived from it
+// (global_batch / (dp x batch)); refused where it does not divide, or where an explicit microbatches says otherwise.
+void read_global_batch(const YamlReader& in, const YAML::Node& node, int dp, Workload& w) {
+  const YAML::Node key = node["global_batch"];
+  w.global_batch = in.positive_int(key, "workload.global_batch (sequences per step)");
+  const int64_t round = static_cast<int64_t>(dp) * w.batch;  // sequences of one micro-batch on every replica
+  const std::string split = "dp=" + std::to_string(dp) + " replicas x batch " + std::to_string(w.batch) +
+                            " sequences per micro-batch (" + std::to_string(round) + " per round of micro-batches)";
+  if (w.global_batch % round != 0) {
+    in.fail(key, "workload.global_batch " + std::to_string(w.global_batch) + " does not divide into " + split +
+                     "; valid: a multiple of " + std::to_string(round));
+  }
+  const int64_t derived = w.global_batch / round;
+  if (node["microbatches"] && w.microbatches != derived) {
+    in.fail(node["microbatches"], "workload.microbatches " + std::to_string(w.microbatches) +
+                                      " (per replica) contradicts global_batch " + std::to_string(w.global_batch) +
+                                      " over " + split + ", which gives " + std::to_string(derived) +
+                                      "; drop microbatches or set it to " + std::to_string(derived));
+  }
+  if (derived > kMaxMicrobatches) {
+    in.fail(key, "workload.global_batch " + std::to_string(w.global_batch) + " over " + split + " gives " +
+                     std::to_string(derived) + " micro-batches per replica, past the limit of " +
+                     std::to_string(kMaxMicrobatches) + " simulated micro-batches; use a larger batch");
+  }
+  w.microbatches = derived;
+}
+
+// microbatches, recompute, save and optimizer: phase train's, refused on other phases; whole_model:
+// phase forward's and the inference phases'.
+void read_train_keys(const YamlReader& in, const YAML::Node& node, int dp, Workload& w) {
+  if (const YAML::Node whole = node["whole_model"]) {
+    if (w.phase == Phase::kTrain || w.phase == Phase::kOps) {
+      in.fail(whole,
+              "workload.whole_model applies to phases forward, prefill, decode and generate (phase train always runs "
+              "the whole model)");
+    }
+    w.whole_model = in.boolean(whole, "workload.whole_model");
+  }
+  for (const char* key : {"microbatches", "recompute", "optimizer", "save", "fp8_recipe", "global_batch"}) {
+    if (node[key] && w.phase != Phase::kTrain) {
+      in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
+    }
+  }
+  if (w.phase != Phase::kTrain) return;
+  if (node["fp8_recipe"] && w.dtype != Dtype::kFp8) {
+    in.fail(node["fp8_recipe"], "workload.fp8_recipe applies only to dtype fp8; set dtype: fp8 or drop fp8_recipe");
+  }
+  if (w.dtype == Dtype::kFp8) {
+    if (!node["fp8_recipe"]) {
+      in.fail(node["dtype"], "workload.dtype fp8 in phase train needs workload.fp8_recipe: " + join_names(kFp8Recipes) +
+                                 " (the quantisation kernels around every linear)");
+    }
+    const std::string recipe = in.choice(node["fp8_recipe"], "workload.fp8_recipe", kFp8Recipes);
+    for (const Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kRowwise, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
+      if (to_string(r) == recipe) w.fp8_recipe = r;
+    }
+  }
+  if (node["microbatches"]) {
+    w.microbatches = in.positive_int(node["microbatches"], "workload.microbatches");
+    if (w.microbatches > kMaxMicrobatches) {
+      in.fail(node["microbatches"], "workload.microbatches is " + std::to_string(w.microbatches) +
+                                        ", past the limit of " + std::to_string(kMaxMicrobatches) +
+                                        " simulated micro-batches; steps of more take proportionally longer, so "
+                                        "simulate fewer and scale the time");
+    }
+  }
+  if (node["global_batch"]) read_global_batch(in, node, dp, w);
+  if (node["recompute"]) {
+    const std::string recompute = in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
+    w.recompute = recompute == "full"        ? Recompute::kFull
+                  : recompute == "selective" ? Recompute::kSelective
+                                             : Recompute::kNone;
+  }
+  if (node["save"]) {
+    if (w.recompute != Recompute::kSelective) {
+      in.fail(node["save"],
+              "workload.save is selective recomputation's save list; set recompute: selective or "
+              "drop save");
+    }
+    w.save = read_save_list(in, node["save"]);
+  }
+  if (node["optimizer"]) {
+    w.optimizer = in.choice(node["optimizer"], "workload.optimizer", {"adamw", "none"}) == "adamw";
+  }
+}
+
+// Tokens of the longest sequence a phase holds (forward, prefill: seq_len; decode: its context and the new
+// token; generate: prompt and generated tokens), or nullopt past int64.
+std::optional<int64_t> sequence_tokens(const Workload& w) {
+  int64_t tokens = 0;
+  switch (w.phase) {
+    case Phase::kForward:
+    case Phase::kPrefill:
+    case Phase::kTrain:
+      return w.seq_len;
+    case Phase::kDecode:
+      return __builtin_add_overflow(w.context_len, 1, &tokens) ? std::nullopt : std::optional(tokens);
+    case Phase::kGenerate:
+      return __builtin_add_overflow(w.context_len, w.gen_len, &tokens) ? std::nullopt : std::optional(tokens);
+    case Phase::kOps:
+      return 1;
+  }
+  return w.seq_len;
+}
+
+// Every size the layer graph multiplies out (tokens x the widest row of any tensor, the DTP all-gather's tp
+// partials included) must stay within kMaxSimulatedBytes, so no later product can wrap.
+void check_workload_sizes(const YamlReader& in, const YAML::Node& node, const Scenario& out) {
+  const Workload& w = out.workload;
+  const ArchSpec& a = out.arch;
+  const int64_t width =
+      std::max({a.hidden * out.parallelism.tp, 2 * a.intermediate, (a.heads + 2 * a.kv_heads) * a.head_dim, a.vocab});
+  const std::optional<int64_t> per_sequence = sequence_tokens(w);
+  const std::optional<int64_t> tokens = per_sequence ? checked_product({w.batch, *per_sequence}) : std::nullopt;
+  if (tokens && checked_product({*tokens, width, 2}, static_cast<int64_t>(kMaxSimulatedBytes))) return;
+  const std::string count = tokens ? std::to_string(*tokens) : "more than 2^63";
+  in.fail(node["batch"], "workload: batch x tokens per sequence is " + count + " tokens, whose tensors (" +
+                             std::to_string(width) +
+                             " values wide) pass the largest size tpsim simulates, 1 PiB; "
+                             "use a smaller batch or sequence");
+}
+
+// implementation: a preset name, or a mapping of keys over a preset (`preset:`) or over the idealised layer.
+Implementation read_implementation(const YamlReader& in, const YAML::Node& node) {
+  const auto preset = [&](const YAML::Node& name) {
+    return implementation_preset(in.choice(name, "implementation preset", implementation_presets()));
+  };
+  if (node.IsScalar()) return preset(node);
+  in.expect_map(node, "implementation", kImplementationKeys);
+  Implementation i = node["preset"] ? preset(node["preset"]) : Implementation{};
+  const auto fused_or_separate = [&](const char* key) {
+    return in.choice(node[key], std::string("implementation.") + key, {"fused", "separate"}) == "separate";
+  };
+  bool own_keys = false;
+  for (const auto& entry : node) own_keys = own_keys || entry.first.Scalar() != "preset";
+  if (const YAML::Node a = node["attention"]) {
+    i.attention = in.choice_of(a, "implementation.attention", attention_kernels());
+  }
+  if (node["qkv"]) i.separate_qkv = fused_or_separate("qkv");
+  if (node["gate_up"]) i.separate_gate_up = fused_or_separate("gate_up");
+  if (const YAML::Node r = node["rope"]) {
+    i.rope = in.choice(r, "implementation.rope", {"fused", "fp32_unfused"}) == "fused" ? RopeKernel::kFused
+                                                                                       : RopeKernel::kFp32Unfused;
+  }
+  if (node["repeat_kv"]) i.repeat_kv = in.boolean(node["repeat_kv"], "implementation.repeat_kv");
+  if (node["sp_layout_copies"]) {
+    i.sp_layout_copies = in.boolean(node["sp_layout_copies"], "implementation.sp_layout_copies");
+  }
+  if (const YAML::Node a = node["async_tp"]) {
+    i.async_tp = in.choice_of(a, "implementation.async_tp", async_tp_kernels());
+  }
+  if (const YAML::Node e = node["model_ends"]) {
+    const std::string ends = in.choice(e, "implementation.model_ends", model_ends_names());
+    i.model_ends = ends == "nccl"         ? ModelEndsMode::kNccl
+                   : ends == "replicated" ? ModelEndsMode::kReplicated
+                                          : ModelEndsMode::kVariant;
+  }
+  if (const YAML::Node o = node["backward_order"]) {
+    i.backward_order = in.choice_of(o, "implementation.backward_order", backward_orders());
+  }
+  if (const YAML::Node f = node["add_norm"])
+    i.add_norm = in.choice_of(f, "implementation.add_norm", add_norm_kernels());
+  if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
+  if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
+  return i;
+}
+
+void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  in.expect_map(node, "workload", kWorkloadKeys);
+  Workload& w = out.workload;
+  const std::string phase = node["phase"] ? in.choice(node["phase"], "workload.phase",
+                                                      {"forward", "prefill", "train", "decode", "generate", "ops"})
+                                          : "forward";
+  if (phase == "ops") {
+    w.phase = Phase::kOps;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      if (key != "phase" && key != "ops" && key != "dtype" && key != "cuda_graphs") {
+        in.fail(entry.first,
+                "workload." + key + " does not apply to phase ops (valid: phase, ops, dtype, cuda_graphs)");
+      }
+    }
+    in.require(node, "ops", "workload with phase ops");
+    w.ops = read_op_list(in, node["ops"]);
+    if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");
+    return;
+  }
+  if (!out.arch.hidden) in.fail(node, "the scenario needs a model for phase " + phase);
+  w.phase = phase == "forward"   ? Phase::kForward
+            : phase == "prefill" ? Phase::kPrefill
+            : phase == "train"   ? Phase::kTrain
+            : phase == "decode"  ? Phase::kDecode
+                                 : Phase::kGenerate;
+  in.require(node, "batch", "workload");
+  w.batch = in.positive_int(node["batch"], "workload.batch");
+  const PhaseKeys keys = keys_of(w.phase);
+  const std::vector<std::pair<const char*, bool>> lengths = {
+      {"seq_len", keys.seq_len}, {"context_len", keys.context_len}, {"gen_len", keys.gen_len}};
+  for (const auto& [key, needed] : lengths) {
+    if (needed) in.require(node, key, "workload with phase " + phase);
+    if (!needed && node[key]) {
+      in.fail(node[key],
+              std::string("workload.") + key + " does not apply to phase " + phase +
+                  " (forward, prefill, train: seq_len; decode: context_len; generate: context_len, gen_len)");
+    }
+  }
+  if (keys.seq_len) w.seq_len = in.positive_int(node["seq_len"], "workload.seq_len");
+  if (keys.context_len) w.context_len = in.positive_int(node["context_len"], "workload.context_len");
+  if (keys.gen_len) w.gen_len = in.positive_int(node["gen_len"], "workload.gen_len");
+  if (node["dtype"]) {
+    const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
+    w.dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
+  }
+  if (node["attention_dtype"]) {
+    const std::string dtype = in.choice(node["attention_dtype"], "workload.attention_dtype", {"bf16", "fp8"});
+    w.attention_dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
+  }
+  read_train_keys(in, node, out.parallelism.dp, w);
+  if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");
+  w.layers = out.arch.layers;
+  if (node["layers"] && !(node["layers"].IsScalar() && node["layers"].Scalar() == "all")) {
+    const int64_t layers = in.positive_int(node["layers"], "workload.layers (a number or 'all')");
+    if (layers > out.arch.layers) {
+      in.fail(node["layers"], "workload.layers is " + std::to_string(layers) + " but " + out.arch.name + " has " +
+                                  std::to_string(out.arch.layers) + " layers");
+    }
+    w.layers = layers;
+  }
+  check_workload_sizes(in, node, out);
+}
+
+void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  in.expect_map(node, "parallelism", kParallelKeys);
+  in.require(node, "tp", "parallelism");
+  out.parallelism.tp = in.count(node["tp"], "parallelism.tp", kMaxGroupRanks);
+  if (node["pp"]) out.parallelism.pp = in.count(node["pp"], "parallelism.pp", kMaxPipelineStages);
+  if (node["dp"]) out.parallelism.dp = in.count(node["dp"], "parallelism.dp", kMaxDataParallel);
+  if (node["ep"]) out.parallelism.ep = in.count(node["ep"], "parallelism.ep", kMaxGroupRanks);
+  if (node["etp"]) out.parallelism.etp = in.count(node["etp"], "parallelism.etp", kMaxGroupRanks);
+  if (const YAML::Node order = node["order"]) {
+    out.parallelism.order = read_mesh_order(in, order);
+    if (out.parallelism.pp == 1 || out.parallelism.dp == 1) {
+      in.fail(order,
+              "parallelism.order places the pipeline stages and the data-parallel replicas; it needs pp > 1 "
+              "and dp > 1 (pp is " +
+                  std::to_string(out.parallelism.pp) + ", dp " + std::to_string(out.parallelism.dp) + ")");
+    }
+  }
+  if (out.arch.hidden == 0) return;  // an op list: no model to split
+  try {
+    shard_for_tp(out.arch, out.parallelism.tp);
+  } catch (const InputError& error) {
+    in.fail(node["tp"], error.what());
+  }
+}
+
+void read_async_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, int tp, Variant& v) {
+  v.chunks = tp;
+  if (node["chunks"] && node["chunks"].IsScalar() && node["chunks"].Scalar() == "auto") {
+    v.chunks_auto = true;
+  } else if (node["chunks"]) {
+    v.chunks = in.count(node["chunks"], context + ".chunks (a number or auto)", kMaxChunks);
+    if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
+  }
+  if (node["transport"]) {
+    v.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
+                      ? Transport::kSm
+                      : Transport::kCopyEngine;
+  }
+  if (node["order"]) {
+    v.order = in.choice(node["order"], context + ".order", {"direct", "ring"}) == "ring" ? ChunkOrder::kRing
+                                                                                         : ChunkOrder::kDirect;
+  }
+  if (node["boundary_overlap"])
+    v.boundary_overlap = in.boolean(node["boundary_overlap"], context + ".boundary_overlap");
+}
+
+void read_dtp_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, Variant& v) {
+  in.require(node, "delta", context + " (tp_mode dtp)");
+  v.delta = static_cast<int>(
+      in.int_in(node["delta"], context + ".delta, a whole number of modules (0 = blocking tp),", 0, 2 * kMaxLayers));
+  if (node["dtp_collective"]) {
+    v.dtp_allgather =
+        in.choice(node["dtp_collective"], context + ".dtp_collective", {"allreduce", "allgather"}) == "allgather";
+  }
+}
+
+// Keys that only some modes take; naming one on another mode is an error.
+void reject_foreign_keys(const YamlReader& in, const YAML::Node& node, const std::string& context, TpMode mode) {
+  const std::vector<std::pair<const char*, TpMode>> owned = {
+      {"chunks", TpMode::kAsync},           {"transport", TpMode::kAsync}, {"order", TpMode::kAsync},
+      {"boundary_overlap", TpMode::kAsync}, {"delta", TpMode::kDtp},       {"dtp_collective", TpMode::kDtp}};
+  for (const auto& [key, owner] : owned) {
+    if (node[key] && mode != owner) {
+      in.fail(node[key], context + "." + key + " applies only to tp_mode: " + to_string(owner));
+    }
+  }
+}
+
+// calibration: default, a GPU preset's profile, a profile file, or {profile: ..., transfer: as_is}. Without
+// the key, errors about the default profile point at the GPU that needs one.
+void read_calibration(const YamlReader& in, const YAML::Node& root, Scenario& out) {
+  const YAML::Node node = root["calibration"];
+  if (!node) {
+    out.calibration = LocatedRef{"default", out.gpu.node};
+    return;
+  }
+  if (!node.IsMap()) {
+    out.calibration = LocatedRef{in.string(node, "calibration"), node};
+    return;
+  }
+  in.expect_map(node, "calibration", {"profile", "transfer"});
+  in.require(node, "profile", "calibration");
+  out.calibration = LocatedRef{in.string(node["profile"], "calibration.profile"), node["profile"]};
+  if (node["transfer"]) {
+    // as_is: a profile fitted on another GPU runs unchanged (tpsim calibrate --gpu carries one over instead).
+    out.calibration_as_is = in.choice(node["transfer"], "calibration.transfer", {"as_is"}) == "as_is";
+  }
+}
+
+Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, int tp) {
+  const std::string context = "variants[" + std::to_string(index) + "]";
+  in.expect_map(node, context, kVariantKeys);
+  in.require(node, "tp_mode", context);
+  Variant v;
+  const std::string mode = in.choice(node["tp_mode"], context + ".tp_mode", {"tp", "sp", "async", "dtp", "nocomm"});
+  v.mode = mode == "tp"      ? TpMode::kTp
+           : mode == "sp"    ? TpMode::kSp
+           : mode == "async" ? TpMode::kAsync
+           : mode == "dtp"   ? TpMode::kDtp
+                             : TpMode::kNoComm;
+  v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
+  reject_foreign_keys(in, node, context, v.mode);
+  if (node["collective"]) {
+    v.algorithm = *collective_algorithm_named(
+        in.choice(node["collective"], context + ".collective", collective_algorithm_names()));
+  }
+  if (node["protocol"]) {
+    v.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
+  }
+  if (node["two_batch_overlap"]) {
+    v.two_batch_overlap = in.boolean(node["two_batch_overlap"], context + ".two_batch_overlap");
+  }
+  if (v.mode == TpMode::kAsync) read_async_keys(in, node, context, tp, v);
+  if (v.mode == TpMode::kDtp) read_dtp_keys(in, node, context, v);
+  return v;
+}
+
+// That an async variant's chunks cut every pass's tokens evenly, located at its chunks (or tp_mode).
+void check_chunk_plan(const YamlReader& in, const YAML::Node& node, size_t index, const Scenario& out,
+                      const Variant& v) {
+  try {
+    plan_chunks(sharded_tokens(out.workload), out.parallelism.tp, v.chunks);
+  } catch (const InputError& error) {
+    in.fail(node["chunks"] ? node["chunks"] : node["tp_mode"],
+            "variants[" + std::to_string(index) + "]: " + error.detail() + "; use another chunk count or batch");
+  }
+}
+
+// PyTorch's symmetric-memory ops pull one shard per step with copy engines, in direct order, after the
+// norm: the variant may not ask for anything else.
+void check_symm_mem_variant(const YamlReader& in, const YAML::Node& node, size_t i, const Scenario& out,
+                            const Variant& v) {
+  const std::string at = "variants[" + std::to_string(i) + "]";
+  const int tp = out.parallelism.tp;
+  const std::string why = "implementation async_tp symm_mem (PyTorch's fused ops) ";
+  if (v.chunks_auto || v.chunks != tp) {
+    in.fail(node["chunks"] ? node["chunks"] : node,
+            at + ".chunks: " + why + "runs one GEMM piece per rank's shard: chunks must be tp=" + std::to_string(tp));
+  }
+  if (v.transport != Transport::kCopyEngine) {
+    in.fail(node["transport"], at + ".transport: " + why + "pulls with copy engines: use copy_engine");
+  }
+  if (v.order != ChunkOrder::kDirect) in.fail(node["order"], at + ".order: " + why + "pulls in direct order");
+  if (v.boundary_overlap) {
+    in.fail(node["boundary_overlap"], at + ".boundary_overlap: " + why + "gathers after the norm");
+  }
+}
+
+// A tile-fused kernel computes each rank's shard of rows once they are in: its transfers go straight to or
+// from their owners (direct order; a ring would need a kernel to add partials at every hop), and its
+// input is the normed shard (a norm per gathered piece would be a kernel between the parts).
+void check_tile_fused_variant(const YamlReader& in, const YAML::Node& node, size_t i, const Variant& v) {
+  const std::string at = "variants[" + std::to_string(i) + "]";
+  const std::string why = "implementation async_tp tile_fused (one GEMM kernel whose tiles wait for their rows) ";
+  if (v.order != ChunkOrder::kDirect) {
+    in.fail(node["order"], at + ".order: " + why + "moves each shard straight to or from its owner: use direct");
+  }
+  if (v.boundary_overlap) {
+    in.fail(node["boundary_overlap"], at + ".boundary_overlap: " + why + "gathers the normed input: use false");
+  }
+}
+
+void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  if (!node.IsSequence() || node.size() == 0) {
+    in.fail(node, "variants must be a non-empty list of {name, tp_mode, ...}; the first is the baseline");
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < node.size(); ++i) {
+    Variant v = read_variant(in, node[i], static_cast<int>(i), out.parallelism.tp);
+    if (out.workload.phase == Phase::kTrain && v.mode == TpMode::kDtp && v.delta > 0 &&
+        out.workload.recompute != Recompute::kNone) {
+      in.fail(node[i]["delta"], "variants[" + std::to_string(i) +
+                                    "]: tp_mode dtp with delta > 0 under recomputation is not modelled (a recomputed "
+                                    "layer would need the peers' shares its forward added); use recompute: none");
+    }
+    if (v.mode == TpMode::kSp || v.mode == TpMode::kAsync) {
+      // Sequence sharding needs every pass's tokens to divide over the ranks (a decode step has batch tokens).
+      const Workload& w = out.workload;
+      const int64_t tokens = sharded_tokens(w);
+      if (w.phase != Phase::kOps && tokens % out.parallelism.tp != 0) {
+        in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) + "]: tp_mode " + to_string(v.mode) +
+                                        " shards each pass's tokens over tp=" + std::to_string(out.parallelism.tp) +
+                                        ", but a pass has " + std::to_string(tokens) +
+                                        " tokens; use tp or dtp, or a batch divisible by tp");
+      }
+    }
+    const Phase phase = out.workload.phase;
+    if ((v.mode == TpMode::kSp || v.mode == TpMode::kAsync) && out.workload.whole_model &&
+        (phase == Phase::kPrefill || phase == Phase::kGenerate)) {
+      in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) + "]: tp_mode " + to_string(v.mode) +
+                                      " shards the prompt's sequence, and the LM head over each sequence's last "
+                                      "position (workload.whole_model) is not modelled for it; use tp or dtp, or "
+                                      "drop whole_model");
+    }
+    if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
+      check_symm_mem_variant(in, node[i], i, out, v);
+    }
+    if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kTileFused) {
+      check_tile_fused_variant(in, node[i], i, v);
+    }
+    const bool pipelined = v.mode == TpMode::kAsync && !(v.chunks == 1 && v.transport == Transport::kSm);
+    if (pipelined && fp8_gathers(out.workload) && out.workload.implementation.async_tp != AsyncTpKernel::kSymmMem) {
+      in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) +
+                                      "]: fp8 all-gathers (implementation.fp8_all_gather under fp8_recipe "
+                                      "tensorwise) are modelled for sp's collectives and async_tp symm_mem's pulls, "
+                                      "not for async_tp " +
+                                      to_string(out.workload.implementation.async_tp) +
+                                      "; use async_tp: symm_mem or fp8_all_gather: false");
+    }
+    if (v.mode == TpMode::kAsync && !v.chunks_auto && out.workload.phase != Phase::kOps) {
+      check_chunk_plan(in, node[i], i, out, v);
+    }
+    const int64_t modules = 2 * out.workload.layers;
+    if (v.mode == TpMode::kDtp && v.delta >= modules) {
+      in.fail(node[i]["delta"], "variants[" + std::to_string(i) + "].delta=" + std::to_string(v.delta) +
+                                    " must be less than the " + std::to_string(modules) +
+                                    " modules simulated (2 per layer)");
+    }
+    if (!names.insert(v.name).second)
+      in.fail(node[i], "variant name '" + v.name + "' is used twice; names must be unique");
+    out.variants.push_back(std::move(v));
+  }
+}
+
+void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) {
+  in.expect_map(node, "hardware", kHardwareKeys);
+  in.require(node, "gpu", "hardware");
+  out.gpu = {node["gpu"].IsScalar() ? node["gpu"].Scalar() : "inline", node["gpu"]};
+  out.topology = node["topology"] ? LocatedRef{in.string(node["topology"], "hardware.topology"), node["topology"]}
+                                  : LocatedRef{"nvswitch", node};
+  out.nodes = node["nodes"] ? in.count(node["nodes"], "hardware.nodes", kMaxNodes) : 1;
+  if (node["nic_GBps"]) {
+    if (out.topology.value != "ib-rail" && !(out.topology.value == "nvl72" && out.nodes > 1)) {
+      in.fail(node["nic_GBps"], "hardware.nic_GBps needs topology: ib-rail, or nvl72 with nodes (racks) > 1");
+    }
+    out.nic_GBps = in.positive_number(node["nic_GBps"], "hardware.nic_GBps", kMaxLinkGBps);
+  }
+  if (const YAML::Node p = node["power_limit_W"]) {
+    out.power_limit_W = in.number_in(p, "hardware.power_limit_W", 1, kMaxPowerW);  // the GPU's board power bounds it
+  }
+  if (const YAML::Node o = node["oversubscription"]) {
+    if (out.topology.value != "ib-rail") in.fail(o, "hardware.oversubscription needs topology: ib-rail");
+    out.oversubscription = in.positive_number(o, "hardware.oversubscription", kMaxOversubscription);
+    if (out.oversubscription < 1) {
+      in.fail(o, "hardware.oversubscription must be 1 (non-blocking) or more, e.g. 2 for a 2:1 fat tree");
+    }
+  }
+}
+
+// DTP's partial sums stay in flight for delta modules, across what would be a stage boundary: refused under a
+// pipeline until modelled.
+void refuse_unpipelined_variants(const YamlReader& in, const YAML::Node& variants, const Scenario& out) {
+  for (size_t i = 0; i < out.variants.size(); ++i) {
+    if (out.variants[i].mode != TpMode::kDtp) continue;
+    in.fail(variants[i]["tp_mode"], "variant " + out.variants[i].name +
+                                        ": tp_mode dtp under parallelism.pp > 1 is not modelled yet (its delayed "
+                                        "partial sums would cross the stage boundaries); use tp, sp or async");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> section_keys(const std::string& section) {
+  if (section == "workload") return kWorkloadKeys;
+  if (section == "hardware") return kHardwareKeys;
+  if (section == "parallelism") return kParallelKeys;
+  if (section == "variant") return kVariantKeys;
+  if (section == "skew") return rank_skew_keys();
+  if (section == "implementation") return kImplementationKeys;
+  if (section == "pipeline") return pipeline_keys();
+  if (section == "fsdp") return fsdp_keys();
+  if (section == "ddp") return ddp_keys();
+  if (section == "moe") return moe_routing_keys();
+  return {};
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& file) {
+  Scenario scenario = parse_scenario_node(YamlReader(file).parse_text(text), file);
+  scenario.source_text = text;
+  return scenario;
+}
+
+Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
+  const YamlReader in(file);
+  in.expect_map(root, "the scenario", kTopKeys);
+  // An op list needs no model and may leave out the variants (one plain variant runs it).
+  const bool ops = root["workload"] && root["workload"].IsMap() && root["workload"]["phase"] &&
+                   root["workload"]["phase"].IsScalar() && root["workload"]["phase"].Scalar() == "ops";
+  for (const char* key : {"hardware", "workload", "parallelism"}) in.require(root, key, "the scenario");
+  if (!ops) {
+    in.require(root, "model", "the scenario");
+    in.require(root, "variants", "the scenario");
+  }
+  Scenario out;
+  out.file = file;
+  out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
+  if (root["model"]) read_model(in, root["model"], out);
+  read_hardware(in, root["hardware"], out);
+  read_calibration(in, root, out);
+  read_parallelism(in, root["parallelism"], out);
+  read_workload(in, root["workload"], out);
+  out.pipeline = read_pipeline(in, root["pipeline"], root["parallelism"]["pp"], out.parallelism.pp, out.workload);
+  out.workload.data_parallel =
+      read_data_parallel(in, root["fsdp"], root["ddp"], root["parallelism"]["dp"], out.parallelism.dp, out.workload);
+  out.workload.data_parallel.member_stride = out.parallelism.dp_stride();
+  if (DataParallel& dp = out.workload.data_parallel; dp.fsdp && out.parallelism.pp > 1) {
+    // TorchTitan keeps FSDP's parameters gathered under a pipeline: gathered once per step, not per micro-batch.
+    if (const YAML::Node key = root["fsdp"]["reshard_after_forward"]; key && dp.reshard_after_forward) {
+      in.fail(key,
+              "fsdp.reshard_after_forward true under parallelism.pp > 1 is not modelled (every micro-batch would "
+              "gather its parameters again); valid: false, the default under a pipeline, as TorchTitan runs it");
+    }
+    dp.reshard_after_forward = false;
+  }
+  if (root["implementation"]) {
+    if (out.workload.phase == Phase::kOps) {
+      in.fail(root["implementation"], "implementation applies to a model's layers, not to phase ops");
+    }
+    out.workload.implementation = read_implementation(in, root["implementation"]);
+    if (out.workload.phase == Phase::kTrain && out.workload.implementation.model_ends == ModelEndsMode::kReplicated) {
+      const YAML::Node& impl = root["implementation"];
+      in.fail(impl.IsMap() && impl["model_ends"] ? impl["model_ends"] : impl,
+              "implementation.model_ends replicated (an inference framework's whole embedding and LM head on every "
+              "rank) is not modelled in phase train; use model_ends: variant or nccl");
+    }
+  }
+  if (root["variants"]) {
+    read_variants(in, root["variants"], out);
+  } else {
+    Variant plain;
+    plain.name = "ops";
+    plain.mode = TpMode::kTp;
+    out.variants.push_back(plain);
+  }
+  if (out.parallelism.pp > 1) refuse_unpipelined_variants(in, root["variants"], out);
+  read_expert_parallel(in, root, out);
+  if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
+  if (root["sweep"]) {
+    if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");
+    out.sweep = root["sweep"];
+  }
+  out.root = root;
+  return out;
+}
+
+Scenario load_scenario(const std::string& path) {
+  return parse_scenario(read_input_file(path, "scenario", kMaxYamlFileBytes), path);
+}
+
+}  // namespace tpsim::model

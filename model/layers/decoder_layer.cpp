@@ -1,0 +1,157 @@
+// Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
+#include "model/layers/decoder_layer.hpp"
+
+#include "model/layers/latent_attention.hpp"
+#include "model/layers/linear_attention.hpp"
+#include "model/moe/moe_layer.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// Query columns of q_proj: each head's query, and its output gate where the model gates attention.
+int64_t query_cols(const LayerContext& ctx) {
+  return (ctx.arch.attention_output_gate ? 2 : 1) * ctx.shard.q_heads * ctx.arch.head_dim;
+}
+ColumnLinear qkv_linear(const LayerContext& ctx) {
+  return {"attn.norm", "attn.qkv_proj", query_cols(ctx) + 2 * ctx.shard.kv_heads * ctx.arch.head_dim};
+}
+RowLinear o_linear(const LayerContext& ctx) {
+  return {"attn", "attn.o_proj", ctx.shard.q_heads * ctx.arch.head_dim};
+}
+ColumnLinear gate_up_linear(const LayerContext& ctx) {
+  return {"ffn.norm", "ffn.gate_up_proj", 2 * ctx.shard.ffn};
+}
+RowLinear down_linear(const LayerContext& ctx) {
+  return {"ffn", "ffn.down_proj", ctx.shard.ffn};
+}
+
+// The q and k columns RoPE (and QK-norm) rotate.
+int64_t rotated_cols(const LayerContext& ctx) {
+  return (ctx.shard.q_heads + ctx.shard.kv_heads) * ctx.arch.head_dim;
+}
+
+// RoPE over the rotated columns: one fused kernel, or PyTorch's complex-number code left unfused (a cast
+// to fp32, the complex product in fp32, the cast back).
+// A partial rotary embedding (rotary_fraction < 1) reads and writes only the turned part of each head.
+OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const std::vector<OpId>& deps) {
+  const auto elements = static_cast<double>(ctx.tokens * rotated_cols(ctx)) * ctx.arch.rotary_fraction;
+  const double e = b.elem_bytes();
+  const std::string shape = shape_text(ctx.tokens, rotated_cols(ctx));
+  if (ctx.workload.implementation.rope == RopeKernel::kFused) {
+    return b.memory(name, elements * e, elements * e, 6.0 * elements, shape, deps);
+  }
+  const OpId up = b.memory(name + ".to_fp32", elements * e, elements * kFp32Bytes, elements, shape, deps);
+  const OpId turned =
+      b.memory(name + ".rotate", elements * kFp32Bytes, elements * kFp32Bytes, 6.0 * elements, shape, {up});
+  return b.memory(name + ".to_bf16", elements * kFp32Bytes, elements * e, elements, shape, {turned});
+}
+
+// The gated attention output: attention x sigmoid(gate), reading both and writing the product.
+OpId output_gate(ProgramBuilder& b, const LayerContext& ctx, OpId core, const std::vector<OpId>& projected) {
+  const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
+  const double bytes = static_cast<double>(ctx.tokens * cols) * b.elem_bytes();
+  return b.memory("attn.output_gate", 2.0 * bytes, bytes, 5.0 * static_cast<double>(ctx.tokens * cols),
+                  shape_text(ctx.tokens, cols), joined({core}, projected));
+}
+
+}  // namespace
+
+void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
+  const Implementation& i = ctx.workload.implementation;
+  const int64_t d = ctx.arch.head_dim;
+  if (i.separate_qkv) {
+    b.set_linear_parts(qkv_linear(ctx).gemm_name,
+                       {{"q", query_cols(ctx)}, {"k", ctx.shard.kv_heads * d}, {"v", ctx.shard.kv_heads * d}});
+  }
+  if (ctx.arch.linear.enabled()) set_linear_attention_parts(b, ctx);
+  if (i.separate_gate_up) {
+    b.set_linear_parts(gate_up_linear(ctx).gemm_name, {{"gate", ctx.shard.ffn}, {"up", ctx.shard.ffn}});
+  }
+}
+
+ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
+                              SavedModule* saved) {
+  if (ctx.arch.linear.is_linear(b.model_layer())) return linear_attention_forward(b, ctx, tp, input, saved);
+  if (ctx.arch.latent.enabled()) return latent_attention_forward(b, ctx, tp, input, saved);
+  const int64_t d = ctx.arch.head_dim;
+  const int64_t t = ctx.tokens;
+  const double e = b.elem_bytes();
+  const ColumnOutput qkv = tp.column_forward(b, ctx, qkv_linear(ctx), input);
+  std::vector<OpId> rotated_input = qkv.output;
+  const int64_t rotated = rotated_cols(ctx);
+  const double rotated_bytes = static_cast<double>(t * rotated) * e;
+  if (ctx.arch.qk_norm) {
+    rotated_input = {b.memory("attn.qk_norm", rotated_bytes + 2.0 * d * e, rotated_bytes,
+                              4.0 * static_cast<double>(t * rotated), shape_text(t, rotated), rotated_input)};
+  }
+  OpId rope = rotary(b, ctx, "attn.rope", rotated_input);
+  if (repeats_kv(ctx)) rope = repeat_kv(b, ctx, rope);
+  const OpId core = attention_core(b, ctx, rope);
+  const OpId out = ctx.arch.attention_output_gate ? output_gate(b, ctx, core, qkv.output) : core;
+  if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, {rope, core}, {out}, {}};
+  return tp.row_forward(b, ctx, o_linear(ctx), {out}, input);
+}
+
+ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
+                        SavedModule* saved) {
+  if (ctx.arch.moe.is_moe(b.model_layer())) return moe_forward(b, ctx, tp, input, saved);
+  const int64_t ffn = ctx.shard.ffn;
+  const int64_t t = ctx.tokens;
+  const double e = b.elem_bytes();
+  const ColumnOutput gate_up = tp.column_forward(b, ctx, gate_up_linear(ctx), input);
+  const OpId act = b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
+                            4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
+  if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}, {}};
+  return tp.row_forward(b, ctx, down_linear(ctx), {act}, input);
+}
+
+ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
+                               const ModuleInput& grad) {
+  if (ctx.arch.linear.is_linear(b.model_layer())) return linear_attention_backward(b, ctx, tp, saved, grad);
+  if (ctx.arch.latent.enabled()) return latent_attention_backward(b, ctx, tp, saved, grad);
+  const int64_t d = ctx.arch.head_dim;
+  const int64_t t = ctx.tokens;
+  const double e = b.elem_bytes();
+  std::vector<OpId> d_core = tp.row_backward(b, ctx, o_linear(ctx), grad, saved.row_input);
+  if (ctx.arch.attention_output_gate) {
+    // The gradients of the attention output and of the gate: reads the incoming gradient, the output and the
+    // gate, writes both gradients.
+    const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
+    const double bytes = static_cast<double>(t * cols) * e;
+    d_core = {b.memory("attn.output_gate.backward", 3.0 * bytes, 2.0 * bytes, 6.0 * static_cast<double>(t * cols),
+                       shape_text(t, cols), joined(d_core, saved.inner))};
+  }
+  const OpId d_qkv = attention_core_backward(b, ctx, joined(joined(d_core, saved.inner), saved.column_output));
+  const int64_t rotated = rotated_cols(ctx);
+  const double rotated_bytes = static_cast<double>(t * rotated) * e;
+  // RoPE's backward rotates the gradient back: the forward's traffic; QK-norm's reads its input too.
+  const OpId d_rotated = repeats_kv(ctx) ? repeat_kv_backward(b, ctx, d_qkv) : d_qkv;
+  OpId d_proj = rotary(b, ctx, "attn.rope.backward", {d_rotated});
+  if (ctx.arch.qk_norm) {
+    d_proj =
+        b.memory("attn.qk_norm.backward", 2.0 * rotated_bytes + 2.0 * d * e, rotated_bytes,
+                 6.0 * static_cast<double>(t * rotated), shape_text(t, rotated), joined({d_proj}, saved.column_output));
+  }
+  const ColumnLinear qkv = qkv_linear(ctx);
+  return module_input_gradient(b, ctx, qkv, tp.column_input_gradient(b, ctx, qkv, {d_proj}, saved.column_input),
+                               saved.input, "attn", grad);
+}
+
+ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
+                         const ModuleInput& grad) {
+  if (ctx.arch.moe.is_moe(b.model_layer())) return moe_backward(b, ctx, tp, saved, grad);
+  const int64_t ffn = ctx.shard.ffn;
+  const int64_t t = ctx.tokens;
+  const double e = b.elem_bytes();
+  const std::vector<OpId> d_act = tp.row_backward(b, ctx, down_linear(ctx), grad, saved.row_input);
+  // SwiGLU's backward reads gate, up and the incoming gradient, and writes the gradients of gate and up.
+  const OpId d_gate_up =
+      b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
+               8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
+  const ColumnLinear gate_up = gate_up_linear(ctx);
+  return module_input_gradient(b, ctx, gate_up,
+                               tp.column_input_gradient(b, ctx, gate_up, {d_gate_up}, saved.column_input), saved.input,
+                               "ffn", grad);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,185 @@
+// Implementation presets, each choice with the framework code or issue it comes from.
+#include "model/layers/implementation.hpp"
+
+#include "base/input_error.hpp"
+#include "input/presets.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// TorchTitan's Llama of 2024 (torchtitan/models/llama/model.py, the async-TP post's runs): wq, wk, wv
+// and w1, w3 as separate nn.Linear modules; apply_rotary_emb through torch.view_as_complex in fp32,
+// which Inductor left to eager kernels; repeat_kv expanding K and V; F.scaled_dot_product_attention,
+// whose flash backend is the FlashAttention-2 port; sequence parallelism on dim 1 of [bs, seqlen,
+// dim] (Shard(1)), whose all-gathers and reduce-scatters copy the whole tensor (pytorch/torchtitan
+// #437); torch.compile's micro-pipeline TP over the symmetric-memory ops; compiled per
+// TransformerBlock, so the embedding, LM head and loss run eagerly on NCCL; autograd's order in the
+// backward (a Linear's input gradient redistributed after its weight gradient,
+// torch/distributed/tensor/parallel/style.py's ColwiseParallel and PrepareModuleInput; the
+// micro-pipeline pass, torch/_inductor/fx_passes/micro_pipeline_tp.py _find_producer_matmul, fuses a
+// reduce-scatter only with the mm producing it, not with the sum of the q, k, v or w1, w3 gradients); under
+// float8 tensorwise, torchao's float8 TP plan (torchao/float8/float8_tensor_parallel.py, chosen by
+// parallelize_llama.py's enable_float8_tensorwise_tp at torchtitan 820504e; the 2024 runs were bf16); Inductor
+// fusing each block's residual add with the RMSNorm after it (the traced layer's "residual add + RMSNorm (fused
+// Triton)" kernel; the add closing a block and the next block's attention_norm are in two compiled graphs).
+Implementation torchtitan_2024() {
+  return {.name = "torchtitan-2024",
+          .attention = AttentionKernel::kFa2,
+          .separate_qkv = true,
+          .separate_gate_up = true,
+          .rope = RopeKernel::kFp32Unfused,
+          .repeat_kv = true,
+          .sp_layout_copies = true,
+          .async_tp = AsyncTpKernel::kSymmMem,
+          .model_ends = ModelEndsMode::kNccl,
+          .backward_order = BackwardOrder::kAutograd,
+          .fp8_all_gather = true,
+          .add_norm = AddNormKernel::kFusedInLayer};
+}
+
+// The same choices under another name.
+Implementation renamed(Implementation implementation, const std::string& name) {
+  implementation.name = name;
+  return implementation;
+}
+
+// Each preset with the framework code it follows.
+const std::vector<Implementation>& presets() {
+  static const std::vector<Implementation> all = {
+      torchtitan_2024(),
+      // TorchTitan's Llama 3 of June 2025 (torchtitan 820504e, the commit of its async-TP benchmark of that
+      // month; torchtitan/models/llama3/model.py and parallelize_llama.py) makes the same choices: separate
+      // wq/wk/wv and w1/w3, apply_rotary_emb through view_as_complex in fp32, repeat_kv by expand + reshape,
+      // SDPA restricted to its flash, efficient and math backends, Shard(1) sequence parallelism, blocks
+      // compiled one by one with the embedding, final norm and output left eager. PyTorch's fused ops of
+      // that time (torch 2.8 development) add barriers on entry to and exit from the reduce-scatter and skip
+      // the local shard's copy into the gathered output when nothing reads it: neither is modelled apart (a
+      // barrier is one copy-engine step latency, the copy one shard).
+      renamed(torchtitan_2024(), "torchtitan-2025"),
+      // Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM),
+      // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
+      // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
+      {.name = "megatron-te", .attention = AttentionKernel::kCudnn},
+      // vLLM: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA kernel,
+      // and FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads; its RMSNorm takes the
+      // residual (vllm/model_executor/models/llama.py: input_layernorm(hidden_states, residual)), running
+      // every residual add with the norm after it as one fused_add_rms_norm kernel, the final norm's too.
+      {.name = "vllm", .attention = AttentionKernel::kFa3, .add_norm = AddNormKernel::kFused},
+      // gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in
+      // fp32 real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
+      // Its tp.py shards the layers' linears only: the embedding and the output layer stay whole on every
+      // rank. generate.py compiles the whole decode step (torch.compile of decode_one_token), so Inductor
+      // fuses every residual add with the RMSNorm after it, across layers too.
+      {.name = "gpt-fast",
+       .attention = AttentionKernel::kFa2,
+       .separate_gate_up = true,
+       .repeat_kv = true,
+       .model_ends = ModelEndsMode::kReplicated,
+       .backward_order = BackwardOrder::kAutograd,
+       .add_norm = AddNormKernel::kFused}};
+  return all;
+}
+
+}  // namespace
+
+const std::vector<std::string>& implementation_presets() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const Implementation& i : presets()) out.push_back(i.name);
+    return out;
+  }();
+  return names;
+}
+
+Implementation implementation_preset(const std::string& name) {
+  for (const Implementation& i : presets()) {
+    if (i.name == name) return i;
+  }
+  throw InputError("unknown implementation preset '" + name + "'; valid: " + join_names(implementation_presets()));
+}
+
+std::string to_string(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::kFa2:
+      return "fa2";
+    case AttentionKernel::kFa3:
+      return "fa3";
+    case AttentionKernel::kCudnn:
+      return "cudnn";
+    case AttentionKernel::kProfile:
+      break;
+  }
+  return "profile";
+}
+
+std::string to_string(AsyncTpKernel kernel) {
+  switch (kernel) {
+    case AsyncTpKernel::kSymmMem:
+      return "symm_mem";
+    case AsyncTpKernel::kTileFused:
+      return "tile_fused";
+    case AsyncTpKernel::kPipeline:
+      break;
+  }
+  return "pipeline";
+}
+
+const std::vector<AsyncTpKernel>& async_tp_kernels() {
+  static const std::vector<AsyncTpKernel> kinds = {AsyncTpKernel::kPipeline, AsyncTpKernel::kSymmMem,
+                                                   AsyncTpKernel::kTileFused};
+  return kinds;
+}
+
+const std::vector<std::string>& model_ends_names() {
+  static const std::vector<std::string> names = {"variant", "nccl", "replicated"};
+  return names;
+}
+
+const std::vector<AttentionKernel>& attention_kernels() {
+  static const std::vector<AttentionKernel> kinds = {AttentionKernel::kProfile, AttentionKernel::kFa2,
+                                                     AttentionKernel::kFa3, AttentionKernel::kCudnn};
+  return kinds;
+}
+
+std::string to_string(BackwardOrder order) {
+  return order == BackwardOrder::kAutograd ? "autograd" : "overlapped";
+}
+
+const std::vector<BackwardOrder>& backward_orders() {
+  static const std::vector<BackwardOrder> orders = {BackwardOrder::kOverlapped, BackwardOrder::kAutograd};
+  return orders;
+}
+
+std::string to_string(AddNormKernel kernel) {
+  switch (kernel) {
+    case AddNormKernel::kFusedInLayer:
+      return "fused_in_layer";
+    case AddNormKernel::kFused:
+      return "fused";
+    case AddNormKernel::kSeparate:
+      break;
+  }
+  return "separate";
+}
+
+const std::vector<AddNormKernel>& add_norm_kernels() {
+  static const std::vector<AddNormKernel> kinds = {AddNormKernel::kSeparate, AddNormKernel::kFusedInLayer,
+                                                   AddNormKernel::kFused};
+  return kinds;
+}
+
+std::string describe(const Implementation& i) {
+  if (!i.is_set()) return "idealised (fused projections, the profile's attention kernel, no layout copies)";
+  return i.name + ": attention " + to_string(i.attention) + ", qkv " + (i.separate_qkv ? "separate" : "fused") +
+         ", gate_up " + (i.separate_gate_up ? "separate" : "fused") + ", rope " +
+         (i.rope == RopeKernel::kFp32Unfused ? "fp32 unfused" : "fused") + ", repeat_kv " +
+         (i.repeat_kv ? "materialised" : "no") + ", sp layout copies " + (i.sp_layout_copies ? "yes" : "no") +
+         ", async tp " + to_string(i.async_tp) + ", model ends " +
+         (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
+          : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
+                                                       : "on the variant's collectives") +
+         ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) +
+         (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "");
+}
+
+}  // namespace tpsim::model

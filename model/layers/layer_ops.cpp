@@ -1,0 +1,120 @@
+// FLOP and byte counts of the shared layer kernels.
+#include "model/layers/layer_ops.hpp"
+
+namespace tpsim::model {
+
+std::vector<OpId> joined(std::vector<OpId> a, const std::vector<OpId>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+OpId rms_norm(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width,
+              const std::vector<OpId>& deps) {
+  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
+  return b.memory(name, bytes + static_cast<double>(width) * b.elem_bytes(), bytes,
+                  4.0 * static_cast<double>(tokens * width), shape_text(tokens, width), deps);
+}
+
+OpId residual_add(ProgramBuilder& b, const std::string& name, int64_t tokens, int64_t width, std::vector<OpId> deps,
+                  std::optional<OpId> residual) {
+  if (residual) deps.push_back(*residual);
+  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
+  return b.memory(name, 2.0 * bytes, bytes, static_cast<double>(tokens * width), shape_text(tokens, width), deps);
+}
+
+ModuleInput residual_stream(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, std::vector<OpId> deps,
+                            std::optional<OpId> residual) {
+  return ModuleInput{residual_add(b, name, ctx.local_tokens, ctx.arch.hidden, std::move(deps), residual), true};
+}
+
+bool fuses_add_norm(const LayerContext& ctx, int module) {
+  switch (ctx.workload.implementation.add_norm) {
+    case AddNormKernel::kFused:
+      return true;
+    case AddNormKernel::kFusedInLayer:
+      return module >= 0 && module % 2 == 1;  // the norm of a layer's second module, after its first's add
+    case AddNormKernel::kSeparate:
+      break;
+  }
+  return false;
+}
+
+OpId stream_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const ModuleInput& input) {
+  const int64_t tokens = ctx.local_tokens, width = ctx.arch.hidden;
+  const bool fused =
+      input.from_residual_add && input.ready && fuses_add_norm(ctx, b.module()) && b.can_continue(*input.ready);
+  if (!fused) return rms_norm(b, name, tokens, width, input.deps());
+  const double bytes = static_cast<double>(tokens * width) * b.elem_bytes();
+  return b.continue_kernel(*input.ready, name, bytes, static_cast<double>(width) * b.elem_bytes(), bytes,
+                           4.0 * static_cast<double>(tokens * width), shape_text(tokens, width), {});
+}
+
+namespace {
+
+// The attention of a pass on one rank, as doubles: b sequences of q new tokens after c cached ones,
+// hq query and hkv KV heads of dimension d.
+struct AttentionDims {
+  double batch, q, c, hq, hkv, d;
+  explicit AttentionDims(const LayerContext& ctx)
+      : batch(static_cast<double>(ctx.pass.batch)),
+        q(static_cast<double>(ctx.pass.new_tokens)),
+        c(static_cast<double>(ctx.pass.cached_tokens)),
+        hq(static_cast<double>(ctx.shard.q_heads)),
+        hkv(static_cast<double>(ctx.shard.kv_heads)),
+        d(static_cast<double>(ctx.arch.head_dim)) {}
+  // Causal attention's forward FLOPs: 4 b hq d (q c + q^2 / 2).
+  double forward_flops() const { return 4.0 * batch * hq * d * (q * c + q * q / 2.0); }
+};
+
+std::string attention_shape(const LayerContext& ctx) {
+  return "b=" + std::to_string(ctx.pass.batch) + " new=" + std::to_string(ctx.pass.new_tokens) +
+         " cached=" + std::to_string(ctx.pass.cached_tokens) + " heads=" + std::to_string(ctx.shard.q_heads) +
+         " kv_heads=" + std::to_string(ctx.shard.kv_heads) + " d=" + std::to_string(ctx.arch.head_dim);
+}
+
+}  // namespace
+
+bool repeats_kv(const LayerContext& ctx) {
+  return ctx.workload.implementation.repeat_kv && ctx.shard.q_heads > ctx.shard.kv_heads;
+}
+
+OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
+  const AttentionDims a(ctx);
+  const double kv_tokens = a.batch * (a.c + a.q);
+  const double heads_read = 2.0 * kv_tokens * a.hkv * a.d, heads_written = 2.0 * kv_tokens * a.hq * a.d;
+  return b.memory("attn.repeat_kv", heads_read * b.elem_bytes(), heads_written * b.elem_bytes(), 0,
+                  attention_shape(ctx), {input});
+}
+
+OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad) {
+  const AttentionDims a(ctx);
+  const double kv_tokens = a.batch * (a.c + a.q);
+  const double expanded = 2.0 * kv_tokens * a.hq * a.d, grouped = 2.0 * kv_tokens * a.hkv * a.d;
+  return b.memory("attn.repeat_kv.backward", expanded * b.elem_bytes(), grouped * b.elem_bytes(), expanded,
+                  attention_shape(ctx), {grad});
+}
+
+OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input) {
+  const double e = b.elem_bytes();
+  const double qkv = b.attention_fp8() ? kFp8Bytes : e;  // Q, K, V and the KV cache; the output stays e
+  AttentionDims a(ctx);
+  if (repeats_kv(ctx)) a.hkv = a.hq;  // it reads K and V copied out to every query head
+  const double queries = a.batch * a.q * a.hq * a.d * qkv;
+  const double output = a.batch * a.q * a.hq * a.d * e;
+  const double keys_values = 2.0 * a.batch * (a.c + a.q) * a.hkv * a.d * qkv;
+  const double cache_append = ctx.workload.is_inference() ? 2.0 * a.batch * a.q * a.hkv * a.d * qkv : 0.0;
+  return b.attention("attn.core", a.forward_flops(), queries + keys_values, output + cache_append, output,
+                     attention_shape(ctx) + (b.attention_fp8() ? " fp8" : ""), {input});
+}
+
+OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const double e = b.elem_bytes();
+  AttentionDims a(ctx);
+  if (repeats_kv(ctx)) a.hkv = a.hq;
+  const double query_side = a.batch * a.q * a.hq * a.d * e;               // one of Q, O, dO, dQ
+  const double key_side = 2.0 * a.batch * (a.c + a.q) * a.hkv * a.d * e;  // K and V, or their gradients
+  return b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.forward_flops(), 3.0 * query_side + key_side,
+                     query_side + key_side, query_side + key_side, attention_shape(ctx), deps);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,116 @@
+// Embedding, LM head and loss ops with their FLOP and byte counts.
+#include "model/layers/lm_head.hpp"
+
+namespace tpsim::model {
+namespace {
+
+constexpr double kFp32 = 4.0;
+constexpr double kTokenIdBytes = 8.0;  // int64 token ids
+
+bool replicated(const LayerContext& ctx) {
+  return ctx.workload.implementation.model_ends == ModelEndsMode::kReplicated;
+}
+
+// The LM head's output columns on one rank: the whole vocabulary where the head is replicated.
+int64_t head_columns(const LayerContext& ctx) {
+  return replicated(ctx) ? ctx.arch.vocab : vocab_shard(ctx);
+}
+
+ColumnLinear head_linear(const LayerContext& ctx) {
+  return {"final.norm", "lm_head", head_columns(ctx), true};
+}
+
+}  // namespace
+
+int64_t vocab_shard(const LayerContext& ctx) {
+  return (ctx.arch.vocab + ctx.shard.tp - 1) / ctx.shard.tp;
+}
+
+ModelEnds::ModelEnds(const LayerContext& ctx, TpStrategy& layers) : ctx_(ctx), layers_(layers) {
+  if (ctx.workload.implementation.model_ends != ModelEndsMode::kNccl || ctx.variant.mode != TpMode::kAsync) return;
+  ctx_.variant.mode = TpMode::kSp;
+  own_ = make_tp_strategy(ctx_.variant, static_cast<int>(2 * ctx.workload.layers));
+}
+
+ModuleInput embedding_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp) {
+  if (replicated(ctx)) {
+    // Every rank holds the whole table and looks up the rows of the tokens it keeps.
+    const double rows = static_cast<double>(ctx.local_tokens * ctx.arch.hidden) * b.elem_bytes();
+    return ModuleInput{
+        b.memory("embedding.lookup", rows, rows, 0.0, shape_text(ctx.local_tokens, ctx.arch.hidden), {})};
+  }
+  const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
+  // Every token's row if the rank holds it, zeros otherwise: reads at most the tokens' rows, writes [T, H].
+  const OpId partial =
+      b.memory("embedding.lookup", bytes / ctx.shard.tp, bytes, 0.0, shape_text(ctx.tokens, ctx.arch.hidden), {});
+  return tp.reduce_partial(b, ctx, "embedding", partial);
+}
+
+void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& grad) {
+  const OpId whole = tp.gather_gradient(b, ctx, "embedding.grad", grad);
+  // The rank's tokens' gradient rows added into its shard of the embedding gradient.
+  const double rows = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes() / ctx.shard.tp;
+  b.memory("embedding.backward", 2.0 * rows, rows, rows / b.elem_bytes(), shape_text(ctx.tokens, ctx.arch.hidden),
+           {whole});
+}
+
+SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream) {
+  const ColumnOutput logits = [&] {
+    const HighPrecisionGemms bf16(b);
+    return tp.column_forward(b, ctx, head_linear(ctx), stream);
+  }();
+  const int64_t t = ctx.tokens, v = head_columns(ctx);
+  const double logit_bytes = static_cast<double>(t * v) * b.elem_bytes();
+  const double fp32_logits = static_cast<double>(t * v) * kFp32;
+  const double per_token = static_cast<double>(t) * kFp32;
+  const std::string shape = shape_text(t, v);
+  // A replicated head's logits are whole on every rank: the loss needs no reduction.
+  const bool reduce = tp.communicates() && !replicated(ctx);
+  OpId max = b.memory("loss.max", logit_bytes, per_token, static_cast<double>(t * v), shape, logits.output);
+  if (reduce) max = b.collective("loss.max.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {max});
+  // exp(logit - max) in fp32, kept for the backward, its sum and the target's logit.
+  std::vector<OpId> inputs = logits.output;
+  inputs.push_back(max);
+  const OpId softmax =
+      b.memory("loss.softmax", logit_bytes, fp32_logits, 3.0 * static_cast<double>(t * v), shape, inputs);
+  if (reduce) {
+    const OpId target = b.collective("loss.target.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {softmax});
+    b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target});
+  }
+  return SavedHead{stream, logits.gemm_input, softmax};
+}
+
+void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream) {
+  // The last position of each sequence (a decode step's every token) is normed and projected.
+  LayerContext last = ctx;
+  last.tokens = ctx.workload.batch;
+  last.local_tokens = last.tokens;
+  const ColumnOutput logits = [&] {
+    const HighPrecisionGemms bf16(b);
+    return tp.column_forward(b, last, head_linear(last), stream);
+  }();
+  const int64_t rows = last.tokens, cols = head_columns(last);
+  std::vector<OpId> whole = logits.output;
+  if (tp.communicates() && !replicated(last)) {
+    // Each rank's vocabulary shard of the logits gathered to every rank.
+    const double gathered = static_cast<double>(rows * cols * last.shard.tp) * b.elem_bytes();
+    whole = {b.collective("lm_head.all_gather", CollectiveKind::kAllGather, gathered,
+                          shape_text(rows, cols * last.shard.tp), whole)};
+  }
+  // Greedy sampling: an argmax over each row of the vocabulary.
+  const int64_t vocab = replicated(last) ? cols : cols * last.shard.tp;
+  b.memory("sample.argmax", static_cast<double>(rows * vocab) * b.elem_bytes(),
+           static_cast<double>(rows) * kTokenIdBytes, static_cast<double>(rows * vocab), shape_text(rows, vocab),
+           whole);
+}
+
+ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved) {
+  const int64_t t = ctx.tokens, v = head_columns(ctx);
+  const OpId d_logits =
+      b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
+               2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});
+  const HighPrecisionGemms bf16(b);
+  return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,133 @@
+// Per-GPU bytes of weights, KV cache, activations and TP-mode buffers, from the layers' shapes.
+#include "model/memory/memory_footprint.hpp"
+
+#include <algorithm>
+
+#include "model/graph/graph_builder.hpp"
+#include "model/graph/op.hpp"
+#include "model/memory/activation_memory.hpp"
+#include "model/memory/parameter_count.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// The largest number of tokens one pass of the workload runs (a generate's prefill).
+double pass_tokens(const Workload& w) {
+  return static_cast<double>(primary_pass(w).tokens());
+}
+
+}  // namespace
+
+MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp,
+                                 const SavedActivations& saved) {
+  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
+  const double layers = static_cast<double>(w.layers);
+  // fp8 inference holds e4m3 weights; fp8 training keeps bf16 weights and casts them before each GEMM.
+  const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
+  const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
+  MemoryFootprint m;
+  const LayerRange range{w.first_layer, w.layers};
+  const double layer_weights = a.uniform(range)
+                                   ? layers * (linear_parameters_per_layer(a, s, a.kind(range.first)) * linear_bytes +
+                                               small_parameters_per_layer(a, s) * kBf16Bytes)
+                                   : linear_parameters_of_layers(a, s, range) * linear_bytes +
+                                         layers * small_parameters_per_layer(a, s) * kBf16Bytes;
+  m.weights_bytes =
+      layer_weights + end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp,
+                                              w.embedding, w.head) *
+                          kBf16Bytes;
+  if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
+    const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
+    const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
+    // Full-attention layers hold K and V for every token; a hybrid stack's linear-attention layers hold each
+    // sequence's recurrent state and its convolution's last K - 1 inputs, whatever the context.
+    const auto linear = static_cast<double>(a.linear.linear_count(range));
+    // An MLA layer holds one latent and rotary key per token for all heads, on every TP rank.
+    const double per_token =
+        a.latent.enabled() ? static_cast<double>(a.latent.cache_width()) : 2.0 * static_cast<double>(s.kv_heads) * hd;
+    m.kv_cache_bytes = (layers - linear) * per_token * static_cast<double>(w.batch) * context * kv_bytes;
+    if (a.linear.enabled()) {
+      const LinearAttentionSpec& l = a.linear;
+      const auto keys = static_cast<double>(s.linear_key_heads * l.key_head_dim);
+      const auto values = static_cast<double>(s.linear_value_heads * l.value_head_dim);
+      const double state = values * static_cast<double>(l.key_head_dim) * l.state_bytes;
+      const double conv = static_cast<double>(l.conv_kernel - 1) * (2.0 * keys + values) * kBf16Bytes;
+      m.kv_cache_bytes += linear * static_cast<double>(w.batch) * (state + conv);
+    }
+  }
+  const double tokens = pass_tokens(w);
+  const bool sequence_sharded = v.mode == TpMode::kSp || v.mode == TpMode::kAsync;
+  const double residual = (sequence_sharded ? tokens / tp : tokens) * hidden;
+  // The block's gathered input, its projections' outputs and the row-parallel output before reduction.
+  double attention = tokens * (hidden + static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd +
+                               static_cast<double>(s.q_heads) * hd + hidden);
+  if (a.latent.enabled()) {
+    // MLA: the latents, every head's query, key and value, and the attention output.
+    const LatentAttentionSpec& l = a.latent;
+    const auto heads = static_cast<double>(s.q_heads);
+    attention = tokens * (hidden + static_cast<double>(l.q_lora_rank + l.cache_width()) +
+                          heads * static_cast<double>(2 * l.qk_head_dim() + 2 * l.value_head_dim) + hidden);
+  }
+  const double dense_mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
+  double moe_mlp = 0.0;
+  if (a.moe.enabled()) {
+    // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced); under
+    // expert TP every token's copies.
+    const bool own_rows = sequence_sharded && !s.expert_tp;
+    // Expert TP inside the group: the slice's GPUs gather each other's received copies.
+    const double rows =
+        (own_rows ? tokens / tp : tokens) * static_cast<double>(a.moe.experts_per_token) * w.expert_parallel.slices();
+    moe_mlp = rows * (2.0 * hidden + 3.0 * static_cast<double>(s.expert_ffn));
+  }
+  // The larger of the FFN kinds the range's layers run.
+  const bool any_dense = a.moe.moe_count(range) < range.count;
+  const double mlp = a.moe.enabled() ? std::max(any_dense ? dense_mlp : 0.0, moe_mlp) : dense_mlp;
+  m.activation_bytes = (residual + std::max(attention, mlp)) * kBf16Bytes;
+  if (v.mode == TpMode::kAsync) {
+    m.buffer_bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers
+  } else if (v.mode == TpMode::kDtp) {
+    m.buffer_bytes = static_cast<double>(v.delta + 1) * tokens * hidden * kBf16Bytes;  // partials in flight
+  }
+  if (w.phase == Phase::kTrain) {
+    // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
+    const double params = layer_parameters_per_rank(a, s, range) + end_parameters_per_rank(a, tp, w.embedding, w.head);
+    m.gradient_bytes = kGradientBytesPerParameter * params;
+    m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
+    if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.fsdp) {
+      // FSDP2 holds a 1/dp shard of the fp32 master weights, gradients and moments; bf16 parameters only while
+      // gathered: the largest unit twice (one prefetched) when units reshard after their forward, every unit from
+      // its forward to its backward when they do not; and one unit's whole gradient before its reduce-scatter.
+      const double unit =
+          std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
+                    end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
+      const double shards = dp.shards();
+      m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
+      m.gradient_bytes = kGradientBytesPerParameter * params / shards + dp.reduce_bytes * unit;
+      m.optimizer_bytes = kAdamWStateBytesPerParameter * params / shards;
+    }
+    m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
+  }
+  return m;
+}
+
+MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+  return memory_footprint(a, w, v, tp,
+                          w.phase == Phase::kTrain ? training_saved_activations(a, w, v, tp) : SavedActivations{});
+}
+
+SavedActivations training_saved_activations(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+  Workload one = w;
+  one.microbatches = 1;
+  one.optimizer = false;
+  one.data_parallel = DataParallel{};  // its gathered parameters are counted as weights, not as activations
+  return saved_activations(build_layer_graph(a, one, tp, v));
+}
+
+Workload whole_model_workload(const ArchSpec& arch, const Workload& workload) {
+  Workload w = workload;
+  w.layers = arch.layers;
+  w.first_layer = 0;
+  return w;
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,52 @@
+// What one GPU holds for a scenario's variant: the tensors (the weights of the decoder layers and of the
+// vocab-parallel embedding and LM head, the KV cache of decode and generate, the activations live at once in
+// the largest layer step, the buffers a TP mode adds; a training step adds fp32 gradients, AdamW's fp32 master
+// weights and moments, and the activations its forward saves for the backward, activation_memory.hpp), and what
+// the runtime holds beside them (sim/cost/runtime_memory.hpp fills those parts in: the caching allocator's reserve,
+// cuBLAS's workspaces, the CUDA context, NCCL's buffers). Memory is the whole model's: reports count every layer
+// whatever `workload.layers` simulates (whole_model_workload).
+#pragma once
+
+#include "model/graph/variant.hpp"
+#include "model/graph/workload.hpp"
+#include "model/layers/arch_spec.hpp"
+#include "model/memory/activation_memory.hpp"
+
+namespace tpsim::model {
+
+struct MemoryFootprint {
+  // Tensors.
+  double weights_bytes = 0;     // linear layers at the workload's dtype; norms, embedding and LM head bf16
+  double kv_cache_bytes = 0;    // decode and generate: K and V of every layer, whole context
+  double activation_bytes = 0;  // the residual stream and the largest block's inputs and outputs at once
+  double buffer_bytes = 0;      // async: symmetric-memory buffers; dtp: the partials still in flight
+  double gradient_bytes = 0;    // train: fp32 gradients of every local parameter
+  double optimizer_bytes = 0;   // train: fp32 master weights and AdamW's two fp32 moments
+  // What the runtime adds (zero until sim/cost/runtime_memory.hpp fills it in for a GPU).
+  double workspace_bytes = 0;          // cuBLAS and cuBLASLt workspaces, taken through the caching allocator
+  double allocator_reserve_bytes = 0;  // what the caching allocator holds beyond its tensors at their peak
+  double context_bytes = 0;            // the CUDA context, its loaded kernels and library handles
+  double nccl_bytes = 0;               // NCCL's channel and peer buffers, outside the caching allocator
+
+  double tensor_bytes() const {
+    return weights_bytes + kv_cache_bytes + activation_bytes + buffer_bytes + gradient_bytes + optimizer_bytes;
+  }
+  // What PyTorch's max_memory_reserved() reports: the tensors, the workspaces and the allocator's reserve.
+  double peak_reserved_bytes() const { return tensor_bytes() + workspace_bytes + allocator_reserve_bytes; }
+  // What the device holds (nvidia-smi's used memory): the reserve, the context and NCCL's buffers. What must fit.
+  double device_bytes() const { return peak_reserved_bytes() + context_bytes + nccl_bytes; }
+};
+
+// Per GPU of `tp` ranks, for the workload's layers (whole_model_workload gives every layer).
+MemoryFootprint memory_footprint(const ArchSpec& arch, const Workload& workload, const Variant& variant, int tp);
+// The same with a training workload's saved activations given (training_saved_activations; ignored otherwise).
+MemoryFootprint memory_footprint(const ArchSpec& arch, const Workload& workload, const Variant& variant, int tp,
+                                 const SavedActivations& saved);
+// What one micro-batch of a training workload saves for its backward (from its one-micro-batch step graph).
+SavedActivations training_saved_activations(const ArchSpec& arch, const Workload& workload, const Variant& variant,
+                                            int tp);
+
+// The workload over every layer of the model (workload.layers may simulate a slice): what memory is counted for.
+Workload whole_model_workload(const ArchSpec& arch, const Workload& workload);
+
+}  // namespace tpsim::model

@@ -1,0 +1,301 @@
+// Builds GPipe, 1F1B, interleaved 1F1B, ZB-H1 and ZB-V step lists and times them with per-chunk costs.
+#include "model/pipeline/pipeline_schedule.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include "base/input_error.hpp"
+#include "model/pipeline/zero_bubble_v.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// The micro-batch and virtual stage of a stage's k-th forward (or backward) under the interleaved
+// schedule: micro-batches run in groups of `stages`, each group through every chunk in turn (backwards
+// through the chunks in reverse).
+PipelineStep interleaved_step(PipelinePass pass, int k, int stages, int virtual_stages) {
+  const int group = k / (stages * virtual_stages);
+  const int within = k % (stages * virtual_stages);
+  const int chunk = within / stages;
+  PipelineStep step;
+  step.pass = pass;
+  step.microbatch = group * stages + within % stages;
+  step.virtual_stage = pass == PipelinePass::kForward ? chunk : virtual_stages - 1 - chunk;
+  return step;
+}
+
+// Warm-up forwards, then a forward and a backward in turn, then the remaining backwards: 1F1B over
+// `passes` forward and backward passes per stage, the k-th of each given by `nth`.
+template <typename Nth>
+std::vector<PipelineStep> one_forward_one_backward(int warmup, int passes, const Nth& nth) {
+  std::vector<PipelineStep> out;
+  out.reserve(2 * static_cast<size_t>(passes));
+  for (int k = 0; k < warmup; ++k) out.push_back(nth(PipelinePass::kForward, k));
+  for (int k = 0; k < passes - warmup; ++k) {
+    out.push_back(nth(PipelinePass::kForward, warmup + k));
+    out.push_back(nth(PipelinePass::kBackward, k));
+  }
+  for (int k = passes - warmup; k < passes; ++k) out.push_back(nth(PipelinePass::kBackward, k));
+  return out;
+}
+
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24; PyTorch's ZB1P): 1F1B's warm-up and order
+// with each backward split, and stage s running each weight-gradient pass s backwards late. The input
+// gradients travel back to stage 0 without waiting behind weight gradients, the later stages fill their
+// cool-down with the weight gradients they held back, and every stage holds at most p micro-batches'
+// activations, 1F1B's peak on its first stage.
+std::vector<PipelineStep> zero_bubble_h1(int stage, int stages, int microbatches) {
+  std::vector<PipelineStep> out;
+  out.reserve(3 * static_cast<size_t>(microbatches));
+  int forwards = 0, backwards = 0, weights = 0;
+  const auto backward_then_weight = [&] {
+    out.push_back({PipelinePass::kBackward, backwards++, 0});
+    if (backwards > stage) out.push_back({PipelinePass::kWeightGradient, weights++, 0});
+  };
+  const int warmup = std::min(stages - stage - 1, microbatches);
+  while (forwards < warmup) out.push_back({PipelinePass::kForward, forwards++, 0});
+  while (forwards < microbatches) {
+    out.push_back({PipelinePass::kForward, forwards++, 0});
+    backward_then_weight();
+  }
+  while (backwards < microbatches) backward_then_weight();
+  while (weights < microbatches) out.push_back({PipelinePass::kWeightGradient, weights++, 0});
+  return out;
+}
+
+}  // namespace
+
+std::string to_string(PipelineScheduleKind kind) {
+  switch (kind) {
+    case PipelineScheduleKind::kGpipe:
+      return "gpipe";
+    case PipelineScheduleKind::kInterleaved:
+      return "interleaved";
+    case PipelineScheduleKind::kZeroBubbleH1:
+      return "zb-h1";
+    case PipelineScheduleKind::kZeroBubbleV:
+      return "zb-v";
+    case PipelineScheduleKind::kOneFOneB:
+      break;
+  }
+  return "1f1b";
+}
+
+const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds() {
+  static const std::vector<PipelineScheduleKind> kinds = {
+      PipelineScheduleKind::kGpipe, PipelineScheduleKind::kOneFOneB, PipelineScheduleKind::kInterleaved,
+      PipelineScheduleKind::kZeroBubbleH1, PipelineScheduleKind::kZeroBubbleV};
+  return kinds;
+}
+
+bool splits_weight_gradient(PipelineScheduleKind kind) {
+  return kind == PipelineScheduleKind::kZeroBubbleH1 || kind == PipelineScheduleKind::kZeroBubbleV;
+}
+
+int model_chunk_of(PipelineScheduleKind kind, int stages, int stage, int virtual_stage) {
+  if (kind == PipelineScheduleKind::kZeroBubbleV && virtual_stage == 1) return 2 * stages - 1 - stage;
+  return virtual_stage * stages + stage;
+}
+
+int stage_of_chunk(PipelineScheduleKind kind, int stages, int chunk) {
+  if (kind == PipelineScheduleKind::kZeroBubbleV && chunk >= stages) return 2 * stages - 1 - chunk;
+  return chunk % stages;
+}
+
+std::string pipeline_schedule_problem(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages) {
+  if (stages < 1 || microbatches < 1 || virtual_stages < 1) {
+    return "pipeline stages, micro-batches and virtual stages must be at least 1";
+  }
+  if (kind == PipelineScheduleKind::kZeroBubbleV) {
+    return virtual_stages == 2 ? "" : "zb-v runs two model chunks per stage in a V: virtual_stages must be 2";
+  }
+  if (kind != PipelineScheduleKind::kInterleaved) {
+    return virtual_stages == 1 ? "" : to_string(kind) + " runs one model chunk per stage: virtual_stages must be 1";
+  }
+  if (virtual_stages < 2) return "interleaved needs virtual_stages of 2 or more (1 is 1f1b)";
+  if (microbatches % stages != 0) {
+    return "interleaved runs micro-batches in groups of the " + std::to_string(stages) +
+           " stages: micro-batches must be a multiple of " + std::to_string(stages);
+  }
+  return "";
+}
+
+PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages) {
+  PipelineCosts unit;
+  ChunkCosts one;
+  one.forward_s = 1;
+  one.backward_s = 2;
+  one.weight_gradient_s = 1;
+  unit.chunk.assign(static_cast<size_t>(std::max(stages, 0)) * static_cast<size_t>(std::max(virtual_stages, 0)), one);
+  return make_pipeline_schedule(kind, stages, microbatches, virtual_stages, unit);
+}
+
+PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, int microbatches, int virtual_stages,
+                                        const PipelineCosts& costs) {
+  if (const std::string why = pipeline_schedule_problem(kind, stages, microbatches, virtual_stages); !why.empty()) {
+    throw InputError(why);
+  }
+  PipelineSchedule s{kind, stages, microbatches, virtual_stages, {}};
+  if (kind == PipelineScheduleKind::kZeroBubbleV) {
+    s.steps = zero_bubble_v_steps(stages, microbatches, costs);
+    return s;
+  }
+  for (int stage = 0; stage < stages; ++stage) {
+    const auto plain = [](PipelinePass pass, int k) { return PipelineStep{pass, k, 0}; };
+    switch (kind) {
+      case PipelineScheduleKind::kGpipe:
+        s.steps.push_back(one_forward_one_backward(microbatches, microbatches, plain));
+        break;
+      case PipelineScheduleKind::kOneFOneB:
+        s.steps.push_back(one_forward_one_backward(std::min(stages - stage - 1, microbatches), microbatches, plain));
+        break;
+      case PipelineScheduleKind::kInterleaved: {
+        // Megatron-LM's warm-up: two forwards per later stage, and a whole group through the other chunks.
+        const int passes = microbatches * virtual_stages;
+        const int warmup = std::min((stages - stage - 1) * 2 + (virtual_stages - 1) * stages, passes);
+        s.steps.push_back(one_forward_one_backward(warmup, passes, [&](PipelinePass pass, int k) {
+          return interleaved_step(pass, k, stages, virtual_stages);
+        }));
+        break;
+      }
+      case PipelineScheduleKind::kZeroBubbleH1:
+        s.steps.push_back(zero_bubble_h1(stage, stages, microbatches));
+        break;
+      case PipelineScheduleKind::kZeroBubbleV:
+        break;  // above
+    }
+  }
+  return s;
+}
+
+std::vector<double> peak_held_bytes(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved) {
+  const PipelinePass frees =
+      splits_weight_gradient(schedule.kind) ? PipelinePass::kWeightGradient : PipelinePass::kBackward;
+  std::vector<double> peaks;
+  for (size_t s = 0; s < schedule.steps.size(); ++s) {
+    double held = 0, peak = 0;
+    for (const PipelineStep& step : schedule.steps[s]) {
+      const double bytes = saved.at(s).at(static_cast<size_t>(step.virtual_stage));
+      if (step.pass == PipelinePass::kForward) peak = std::max(peak, held += bytes);
+      if (step.pass == frees) held -= bytes;
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+std::vector<int> peak_in_flight(const PipelineSchedule& schedule) {
+  const std::vector<std::vector<double>> one_each(
+      static_cast<size_t>(schedule.stages), std::vector<double>(static_cast<size_t>(schedule.virtual_stages), 1.0));
+  std::vector<int> peaks;
+  for (const double held : peak_held_bytes(schedule, one_each)) peaks.push_back(static_cast<int>(std::lround(held)));
+  return peaks;
+}
+
+PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCosts& costs) {
+  const int p = schedule.stages, v = schedule.virtual_stages, m = schedule.microbatches;
+  const int chunks = p * v;
+  if (costs.chunk.size() != static_cast<size_t>(chunks)) {
+    throw std::logic_error("time_pipeline: " + std::to_string(costs.chunk.size()) + " chunk costs for " +
+                           std::to_string(chunks) + " model chunks");
+  }
+  const bool split = splits_weight_gradient(schedule.kind);
+  const auto pass_cost = [&](PipelinePass pass, int chunk) {
+    const ChunkCosts& c = costs.chunk[chunk];
+    switch (pass) {
+      case PipelinePass::kForward:
+        return c.forward_s;
+      case PipelinePass::kWeightGradient:
+        return c.weight_gradient_s;
+      case PipelinePass::kBackward:
+        break;
+    }
+    return split ? c.backward_s - c.weight_gradient_s : c.backward_s;
+  };
+  // The last pass of a micro-batch's backward: the one whose end has every weight gradient.
+  const PipelinePass last_gradient = split ? PipelinePass::kWeightGradient : PipelinePass::kBackward;
+  if (!costs.hop_s.empty() && costs.hop_s.size() + 1 != static_cast<size_t>(chunks)) {
+    throw std::logic_error("time_pipeline: " + std::to_string(costs.hop_s.size()) + " hop times for " +
+                           std::to_string(chunks) + " model chunks");
+  }
+  const auto hop = [&](int boundary) { return costs.hop_s.empty() ? 0.0 : costs.hop_s[boundary]; };
+  // end[pass][microbatch][model chunk]; negative: not run yet.
+  std::array<std::vector<std::vector<double>>, 3> end;
+  end.fill(std::vector<std::vector<double>>(m, std::vector<double>(chunks, -1.0)));
+  const auto ended = [&](PipelinePass pass, int mb, int chunk) { return end[static_cast<int>(pass)][mb][chunk]; };
+  std::vector<size_t> next(p, 0);
+  std::vector<double> free_at(p, 0.0);
+  // An input from another stage moves once both ends are there: the producer's pass over, and the receiver done with
+  // its previous pass (when PyTorch's and Megatron's 1F1B post the next receive, batched with their current send).
+  const auto after = [&](double t, double delay, int stage) {
+    return t < 0 ? t : (delay > 0 ? std::max(t, free_at[stage]) + delay : t);
+  };
+  PipelineTiming t;
+  t.busy_s.assign(p, 0.0);
+  t.end_s.assign(p, 0.0);
+  t.spans.resize(p);
+  size_t left = 0;
+  for (const auto& stage : schedule.steps) left += stage.size();
+  while (left > 0) {
+    bool progressed = false;
+    for (int stage = 0; stage < p; ++stage) {
+      while (next[stage] < schedule.steps[stage].size()) {
+        const PipelineStep& step = schedule.steps[stage][next[stage]];
+        const int chunk = model_chunk_of(schedule.kind, p, stage, step.virtual_stage), mb = step.microbatch;
+        double ready = 0;
+        switch (step.pass) {
+          case PipelinePass::kForward:
+            ready = chunk > 0 ? after(ended(PipelinePass::kForward, mb, chunk - 1), hop(chunk - 1), stage) : 0.0;
+            break;
+          case PipelinePass::kBackward:
+            ready = chunk + 1 < chunks ? after(ended(PipelinePass::kBackward, mb, chunk + 1), hop(chunk), stage)
+                                       : ended(PipelinePass::kForward, mb, chunk);
+            break;
+          case PipelinePass::kWeightGradient:
+            ready = ended(PipelinePass::kBackward, mb, chunk);
+            break;
+        }
+        if (ready < 0) break;
+        const ChunkCosts& c = costs.chunk[chunk];
+        // The step's last backward runs beside the gradients' reduction.
+        const double cost = pass_cost(step.pass, chunk) +
+                            (step.pass == PipelinePass::kBackward && mb + 1 == m ? c.synced_backward_extra_s : 0.0);
+        const double start = std::max(free_at[stage], ready);
+        // The step's first forward waits for its gathered parameters (a stall, not work).
+        const double finish = step.pass == PipelinePass::kForward && mb == 0 && c.gathered_forward_s > 0
+                                  ? std::max(start + cost, c.gathered_forward_s)
+                                  : start + cost;
+        free_at[stage] = end[static_cast<int>(step.pass)][mb][chunk] = finish;
+        t.busy_s[stage] += cost;
+        t.end_s[stage] = std::max(t.end_s[stage], free_at[stage]);
+        if (step.pass == last_gradient && mb + 1 == m) {
+          t.end_s[stage] = std::max(t.end_s[stage], free_at[stage] + c.reduce_tail_s);
+        }
+        t.spans[stage].push_back(PipelineSpan{step, start, free_at[stage]});
+        t.step_s = std::max(t.step_s, free_at[stage]);
+        ++next[stage];
+        --left;
+        progressed = true;
+      }
+    }
+    if (!progressed) throw std::logic_error("pipeline schedule " + to_string(schedule.kind) + " deadlocks");
+  }
+  t.bubble_fraction = bubble_fraction(t.busy_s, t.step_s);
+  return t;
+}
+
+double bubble_fraction(const std::vector<double>& busy_s, double step_s) {
+  double busy = 0;
+  for (const double b : busy_s) busy += b;
+  return step_s > 0 ? 1.0 - busy / (static_cast<double>(busy_s.size()) * step_s) : 0.0;
+}
+
+PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs) {
+  PipelineCosts uniform;
+  uniform.chunk.assign(static_cast<size_t>(schedule.stages) * static_cast<size_t>(schedule.virtual_stages), costs);
+  return time_pipeline(schedule, uniform);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,81 @@
+// The data-parallel collectives of a training step's program (data_parallel.hpp), issued around the units
+// FSDP wraps (the embedding, each decoder layer, the final norm with the LM head) or DDP buckets:
+// - FSDP: each unit's parameters all-gathered (bf16) before its forward, one unit ahead at most (FSDP2's
+//   implicit prefetch: the next all-gather waits for the previous unit's first kernel); again before its backward
+//   when it resharded (not the last layer nor the head, as TorchTitan wraps them); its gradients
+//   reduce-scattered (reduce_dtype) after its backward, every micro-batch (FSDP2 syncs each backward by default).
+// - DDP: the last micro-batch's gradients all-reduced in buckets as their backward finishes (PyTorch's first
+//   bucket 1 MiB, then bucket_MB each), earlier micro-batches accumulating without a sync (no_sync); an MoE
+//   model's expert gradients in buckets of their own over the expert-data-parallel group (Megatron's separate
+//   expert buffers).
+// All-gathers run on stream comm3, reductions on comm4, over the data-parallel group; the optimizer waits for them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/graph/layer_context.hpp"
+#include "model/graph/program_builder.hpp"
+
+namespace tpsim::model {
+
+// PyTorch DDP's first bucket (torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES): 1 MiB.
+inline constexpr double kDdpFirstBucketBytes = 1024.0 * 1024;
+
+// A unit of parameters the step synchronises: its name ("" for a decoder layer, whose ops carry the layer's
+// prefix; "embedding" or "head") and the parameters one TP rank holds of it.
+struct SyncUnit {
+  std::string name;
+  double parameters = 0;
+  // Of those, an MoE layer's experts: DDP all-reduces their gradients over the expert-data-parallel group (the
+  // GPUs holding the same experts: tp x dp / (ep x etp) of them, ep x etp / tp replicas apart) instead of the
+  // data-parallel group.
+  double expert_parameters = 0;
+  bool reshards = true;  // FSDP: frees its gathered parameters after its forward
+};
+
+class DataParallelSync {
+ public:
+  explicit DataParallelSync(const LayerContext& ctx);
+
+  SyncUnit layer_unit(int64_t layer) const;
+  SyncUnit embedding_unit() const;
+  SyncUnit head_unit() const;
+
+  // Before the unit's forward kernels (FSDP: the all-gather the next kernel waits for).
+  void before_forward(ProgramBuilder& b, const SyncUnit& unit);
+  // Before the unit's backward (its recomputation first): FSDP's all-gather again if the unit resharded.
+  void before_backward(ProgramBuilder& b, const SyncUnit& unit);
+  // After the unit's backward kernels in micro-batch `microbatch` (FSDP: the reduce-scatter; DDP in the last
+  // micro-batch: into the open bucket, all-reduced once full).
+  void after_backward(ProgramBuilder& b, const SyncUnit& unit, int64_t microbatch);
+  // After the last backward: the open DDP bucket's all-reduce. Returns the step's last gradient reduction (the
+  // others precede it on its stream): what the optimizer reads; nullopt without data parallelism.
+  std::optional<OpId> finish(ProgramBuilder& b);
+
+ private:
+  // DDP's buckets over one group: the open one's gradients and what they were last read after.
+  struct Buckets {
+    std::string name;  // "ddp" or "ddp.experts"
+    DataParallel group;
+    double bytes = 0;  // gradients in the open bucket
+    int issued = 0;    // buckets all-reduced so far
+    std::vector<OpId> reads;
+  };
+
+  // The kernels issued last on the compute streams (what a reduction of the gradients just computed reads).
+  std::vector<OpId> compute_tails(const ProgramBuilder& b) const;
+  void gather(ProgramBuilder& b, const SyncUnit& unit, const std::string& pass);
+  // Adds `bytes` of gradients to `buckets`' open one, all-reduced once full.
+  void fill_bucket(ProgramBuilder& b, Buckets& buckets, double bytes);
+  void flush_bucket(ProgramBuilder& b, Buckets& buckets);
+
+  LayerContext ctx_;
+  DataParallel dp_;
+  std::vector<OpId> reductions_;
+  Buckets dense_;
+  Buckets experts_;  // an MoE model's expert gradients (group degree 1: nothing to reduce)
+};
+
+}  // namespace tpsim::model

@@ -1,0 +1,51 @@
+// A GPU's public peak numbers (tensor FLOP/s, HBM, SMs, NVLink), from a preset or an inline mapping.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "input/yaml_reader.hpp"
+#include "sim/cost/runtime_memory.hpp"
+
+namespace tpsim::sim {
+
+inline constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+struct GpuSpec {
+  std::string name;
+  double peak_bf16_flops = 0;   // dense, FLOP/s
+  double peak_fp8_flops = 0;    // dense e4m3, FLOP/s (0: no FP8 tensor cores, or not given)
+  double hbm_Bps = 0;           // bytes/s
+  double hbm_bytes = 0;         // as sold (80 GB)
+  double hbm_usable_bytes = 0;  // what CUDA reports as the device's total (0: not given; hbm_bytes stands in)
+  RuntimeMemorySpec runtime_memory;
+  int sm_count = 0;
+  double nvlink_Bps = 0;  // per GPU, one direction
+  double pcie_Bps = 0;    // the GPU's PCIe x16 host interface, one direction (0: not given)
+  int gpus_per_node = 8;
+  bool switch_reduction = true;  // its NVSwitch reduces in the switch (NVLS: third-generation NVSwitch on)
+  // CUDA compute capability x 10 (80 Ampere, 90 Hopper, 100 Blackwell); 0 when not given. NCCL's tuner
+  // constants are per architecture.
+  int compute_capability = 0;
+  bool nvswitch = true;  // its NVLink ports reach an NVSwitch (false: bridges join pairs, as on PCIe cards)
+  // Power: the board's maximum (TDP) and the limit it runs at (its default, or hardware.power_limit_W);
+  // 0 when not given. Below the power a profile was measured at, compute-bound kernels clock down.
+  double board_power_W = 0;
+  double power_limit_W = 0;
+  // Board-level energy of one bit of HBM access (memory controller and DRAM), pJ; 0 when not given. With
+  // the link's share it is what a transfer through the GPU draws per bit (calibrate/profile/power_curve.hpp).
+  double hbm_pJ_per_bit = 0;
+};
+
+// The HBM a job can fill: the usable capacity where the GPU gives it, else its HBM as sold.
+inline double usable_hbm_bytes(const GpuSpec& gpu) {
+  return gpu.hbm_usable_bytes > 0 ? gpu.hbm_usable_bytes : gpu.hbm_bytes;
+}
+
+// Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.
+GpuSpec read_gpu_spec(const model::YamlReader& reader, const YAML::Node& node);
+// hardware.gpu: a preset name or an inline mapping; `node` locates errors in `scenario_file`.
+GpuSpec resolve_gpu(const std::string& scenario_file, const std::string& name, const YAML::Node& node);
+
+}  // namespace tpsim::sim

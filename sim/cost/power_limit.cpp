@@ -1,0 +1,69 @@
+// The clock a power limit allows: solving the profile's power curve for the SM clock.
+#include "sim/cost/power_limit.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/units.hpp"
+
+namespace tpsim::sim {
+
+double clock_ratio_at(const PowerParams& power, double limit_W) {
+  if (limit_W >= power.measured_at_W) return 1.0;
+  const double dynamic_share = (limit_W - power.idle_W) / (power.measured_at_W - power.idle_W);
+  return std::pow(dynamic_share, 1.0 / power.exponent);
+}
+
+double compute_clock_ratio(const GpuSpec& gpu, const CostProfile& profile) {
+  if (gpu.power_limit_W <= 0 || !profile.power) return 1.0;
+  return clock_ratio_at(*profile.power, gpu.power_limit_W);
+}
+
+double transfer_power_W(const CostProfile& profile, double Bps) {
+  if (!profile.power) return 0;
+  constexpr double kBitsPerByte = 8, kJoulesPerPicojoule = 1e-12;
+  return Bps * kBitsPerByte * profile.power->transfer_pJ_per_bit * kJoulesPerPicojoule;
+}
+
+double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W) {
+  if (!profile.power || transfer_W <= 0) return 1.0;
+  const PowerParams& power = *profile.power;
+  const double limit_W = gpu.power_limit_W > 0 ? gpu.power_limit_W : power.measured_at_W;
+  // The SMs keep at least a twentieth of their dynamic power: a guard against draws no port can reach,
+  // not a measured floor.
+  constexpr double kMinDynamicShare = 0.05;
+  const double floor_W = power.idle_W + kMinDynamicShare * (power.measured_at_W - power.idle_W);
+  const double alone = clock_ratio_at(power, limit_W);
+  const double beside = clock_ratio_at(power, std::max(floor_W, limit_W - transfer_W));
+  return std::min(1.0, beside / alone);
+}
+
+std::string power_limit_unsupported_reason(const GpuSpec& gpu, const CostProfile& profile) {
+  if (gpu.power_limit_W <= 0) return "";
+  const std::string limit = model::format_number("%g", gpu.power_limit_W) + " W";
+  if (!profile.power) {
+    if (gpu.power_limit_W >= gpu.board_power_W) return "";  // the stock limit the profile was measured at
+    return "a power limit of " + limit + " needs the profile's power section (profile " + profile.name +
+           " has none): measured_at_W, idle_W, exponent";
+  }
+  if (gpu.power_limit_W >= profile.power->measured_at_W) return "";
+  if (gpu.power_limit_W <= profile.power->idle_W) {
+    return "a power limit of " + limit + " is not above the profile's idle draw (power.idle_W " +
+           model::format_number("%g", profile.power->idle_W) + " W); valid: above it, up to the board's " +
+           model::format_number("%g", gpu.board_power_W) + " W";
+  }
+  const PowerParams& power = *profile.power;
+  if (const double ratio = clock_ratio_at(power, gpu.power_limit_W); ratio < kMinClockRatio) {
+    // The curve's power at the floor's clock: the lowest limit it models.
+    const double lowest_W =
+        power.idle_W + (power.measured_at_W - power.idle_W) * std::pow(kMinClockRatio, power.exponent);
+    return "a power limit of " + limit + " puts the SM clock at " + model::format_number("%.3g", ratio) +
+           " of the clock the profile was measured at, below tpsim's floor of " +
+           model::format_number("%.3g", kMinClockRatio) +
+           " (an H200's lowest SM clock over its clock at the measured limit; no GPU clocks lower); valid: at least " +
+           model::format_number("%g", std::ceil(lowest_W)) + " W";
+  }
+  return "";
+}
+
+}  // namespace tpsim::sim

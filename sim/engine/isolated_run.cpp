@@ -1,0 +1,157 @@
+// fork + pipe wrapper around simulate_in_this_process, with a small binary encoding of the timeline.
+#include "sim/engine/isolated_run.hpp"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "base/input_error.hpp"
+#include "sim/engine/work_estimate.hpp"
+
+namespace tpsim::sim {
+namespace {
+
+void write_all(int fd, const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(3);
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+bool read_all(int fd, void* data, size_t size) {
+  char* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+[[noreturn]] void run_child(int fd, const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options,
+                            std::shared_ptr<const std::vector<CommPlan>> plans) {
+  uint8_t status = 0;
+  try {
+    const Timeline timeline = simulate_in_this_process(graph, cost, options, std::move(plans));
+    const uint64_t count = timeline.spans.size();
+    write_all(fd, &status, sizeof status);
+    write_all(fd, &timeline.ranks, sizeof timeline.ranks);
+    write_all(fd, &timeline.makespan_s, sizeof timeline.makespan_s);
+    write_all(fd, &count, sizeof count);
+    write_all(fd, timeline.spans.data(), count * sizeof(OpSpan));
+  } catch (const std::bad_alloc&) {
+    // 3: out of memory (the parent says what would fit).
+    status = 3;
+    write_all(fd, &status, sizeof status);
+  } catch (const std::exception& error) {
+    // 2: bad input (a profile without a section an op needs), reported as such; 1: a failure.
+    status = dynamic_cast<const InputError*>(&error) ? 2 : 1;
+    const std::string message = error.what();
+    const uint64_t size = message.size();
+    write_all(fd, &status, sizeof status);
+    write_all(fd, &size, sizeof size);
+    write_all(fd, message.data(), size);
+  }
+  ::close(fd);
+  _exit(0);
+}
+
+// The child ended without sending a result (killed, or crashed).
+struct ChildDied {};
+
+Timeline read_timeline(int fd) {
+  uint8_t status = 0;
+  if (!read_all(fd, &status, sizeof status)) throw ChildDied{};
+  if (status == 3) throw std::bad_alloc();
+  if (status != 0) {
+    uint64_t size = 0;
+    std::string message;
+    if (read_all(fd, &size, sizeof size)) {
+      message.resize(size);
+      read_all(fd, message.data(), size);
+    }
+    if (status == 2) throw InputError(message);
+    throw std::logic_error("simulation failed: " + message);
+  }
+  Timeline timeline;
+  uint64_t count = 0;
+  if (!read_all(fd, &timeline.ranks, sizeof timeline.ranks) ||
+      !read_all(fd, &timeline.makespan_s, sizeof timeline.makespan_s) || !read_all(fd, &count, sizeof count)) {
+    throw std::runtime_error("simulation process sent a truncated result");
+  }
+  timeline.spans.resize(count);
+  if (!read_all(fd, timeline.spans.data(), count * sizeof(OpSpan))) {
+    throw std::runtime_error("simulation process sent a truncated timeline");
+  }
+  return timeline;
+}
+
+}  // namespace
+
+Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
+  // Planned here, so that bad input (a collective the profile cannot run) is reported before forking and
+  // the timeline carries the plans the child ran.
+  std::shared_ptr<const std::vector<CommPlan>> plans = plan_program(graph, cost, options.data_group.has_value());
+  refuse_unbounded_work(estimate_work(graph, *plans, options), smaller_alternative(options));
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (child == 0) {
+    // The simulation dies with its parent (a sweep worker killed with its sweep, a run interrupted): orphaned, it
+    // would run on and hold what it inherited. The getppid check covers a parent gone before prctl.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(5);
+    ::close(fds[0]);
+    run_child(fds[1], graph, cost, options, plans);
+  }
+  ::close(fds[1]);
+  Timeline timeline;
+  try {
+    timeline = read_timeline(fds[0]);
+  } catch (const ChildDied&) {
+    ::close(fds[0]);
+    int wstatus = 0;
+    ::waitpid(child, &wstatus, 0);
+    // The system's out-of-memory killer ends a process with SIGKILL; any other end is a crash.
+    if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL) {
+      throw InputError("the simulation process was killed (signal 9), most likely by the system for lack of memory; " +
+                       smaller_alternative(options));
+    }
+    throw std::runtime_error(
+        "simulation process died without a result" +
+        (WIFSIGNALED(wstatus) ? " (signal " + std::to_string(WTERMSIG(wstatus)) + ")" : std::string()));
+  } catch (const std::bad_alloc&) {
+    ::close(fds[0]);
+    ::waitpid(child, nullptr, 0);
+    throw InputError("the simulation ran out of memory; " + smaller_alternative(options));
+  } catch (...) {
+    ::close(fds[0]);
+    ::waitpid(child, nullptr, 0);
+    throw;
+  }
+  ::close(fds[0]);
+  timeline.plans = std::move(plans);
+  int wstatus = 0;
+  ::waitpid(child, &wstatus, 0);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    throw std::runtime_error("simulation process exited abnormally");
+  }
+  return timeline;
+}
+
+}  // namespace tpsim::sim

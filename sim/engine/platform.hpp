@@ -1,0 +1,66 @@
+// Builds the SimGrid platform of one fabric (fabric.hpp): a host per GPU (with one power state per number of
+// concurrent SM-driven comm kernels and level of transfer power draw), a split-duplex port per GPU into a non-blocking
+// switch (and, on PCIe, a shared host-bridge link; on ib-rail across nodes, a split-duplex NIC per GPU that flows
+// between nodes cross instead),
+// an HBM link per GPU that memory-bound kernels and all NVLink traffic of that GPU share (a
+// memory-bound kernel is a flow from the GPU to its "hbm" host), and many-core "clock" hosts that
+// time pure latencies. Must be called inside a fresh s4u::Engine.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/cost/cost_model.hpp"
+
+namespace tpsim::sim {
+
+// A GPU host runs at kWorkRate work units per second at full speed: an op of d seconds is d*kWorkRate units.
+inline constexpr double kWorkRate = 1e12;
+// The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
+inline constexpr double kClockRate = 1e9;
+inline constexpr int kGpusPerClock = 64;
+// A GPU host's compute speed depends on the SM comm kernels running, one per communication stream
+// (comm, copy, comm2, copy2, comm3, copy3, comm4) at most ...
+inline constexpr int kMaxConcurrentComm = 7;
+// ... and on the power its port's transfers draw (sim/cost/power_limit.hpp), in this many steps from none to
+// both directions at the port's rate.
+inline constexpr int kTransferPowerSteps = 64;
+
+// The GPU hosts' power states: (SM comm kernels) x (transfer draw level), one level without a transfer
+// draw to model (then the states are exactly the comm-kernel counts).
+struct PowerStates {
+  int levels = 1;
+  double watts_per_level = 0;
+  // The state for `comm_kernels` SM comm kernels beside transfers drawing `transfer_W`.
+  int state(int comm_kernels, double transfer_W) const;
+};
+
+struct Platform {
+  PowerStates states;
+  std::vector<simgrid::s4u::Host*> gpus;
+  std::vector<simgrid::s4u::Host*> memories;  // flow endpoints of each GPU's memory-bound kernels
+  // Clock hosts, one per kGpusPerClock GPUs: SimGrid re-solves a host's sharing whenever an activity on it starts or
+  // ends, so waits spread over several hosts keep each solve small in a group of thousands of GPUs.
+  std::vector<simgrid::s4u::Host*> clocks;
+  simgrid::s4u::Host* clock_of(int gpu) const { return clocks[static_cast<size_t>(gpu) / kGpusPerClock]; }
+  // With outside groups: the rest of a group outside the simulated GPUs, reached through each GPU's NIC, or
+  // through its NVLink port (a group inside the node).
+  simgrid::s4u::Host* outside_network = nullptr;
+  simgrid::s4u::Host* outside_nvlink = nullptr;
+};
+
+// Sets the network model configuration (pure alpha-beta) on the engine; call before building zones.
+void configure_engine(simgrid::s4u::Engine& engine);
+// The cost model's fabric: a port per GPU into a non-blocking switch, on PCIe a shared host bridge
+// that every peer flow also crosses, and on ib-rail a NIC per GPU for flows between nodes.
+// `outside_groups`: routes from every GPU to the outside hosts and back (a data-parallel group's collectives).
+// `routes`: the (source, destination) GPU pairs flows travel between, routed (each route costs memory: a simulation
+// routes what it uses, not every pair of a large group).
+Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
+                        const std::vector<std::pair<int, int>>& routes);
+// Bandwidth of a GPU's HBM link: HBM bandwidth times the profile's memory-bound efficiency.
+double kHbmLinkBps(const CostModel& cost);
+
+}  // namespace tpsim::sim
