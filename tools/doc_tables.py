@@ -416,7 +416,7 @@ def headline():
             f"{asy / sp:.3f}x", f"[training runs]({fidelity}#torchtitans-training-runs)")
     # The Llama 3 Herd of Models, Table 4: 400 TFLOPs per GPU, 41% BF16 MFU, for this layout.
     row("Meta: Llama-3.1-405B step, 16,384 H100, TP 8 x PP 16 x DP 128", "MFU", "41%",
-        f"{100 * pick('405b', 'sp')['mfu']:.1f}%", "[data parallelism](docs/model.md#data-parallelism-modeldata_parallel_synchpp-simdata_grouphpp)")
+        f"{100 * pick('405b', 'sp')['mfu']:.1f}%", "[data parallelism](docs/model.md#data-parallelism-modeltrainddp_fsdp_synchpp-simenginedata_grouphpp)")
     # LMSYS's large-scale EP deployment (2025-05-05): 22,282 output tokens/s per node of 8 H100, two-batch overlap.
     row("LMSYS: DeepSeek-V3 decode, EP over 8-9 H100 nodes, 256 sequences per GPU", "tokens/s per GPU",
         f"{22282 / 8:,.0f}", f"{pick('dsd', 'tbo', **{'workload.batch': '256'})['tokens_per_s_per_gpu']:,.0f}",
