@@ -17,6 +17,7 @@
 #include "cli/commands/run_command.hpp"
 #include "cli/commands/shard_command.hpp"
 #include "cli/commands/sweep_command.hpp"
+#include "cli/commands/trace_validate_command.hpp"
 #include "cli/commands/validate_command.hpp"
 #include "cli/output_file.hpp"
 #include "cli/report/report_json.hpp"
@@ -212,8 +213,9 @@ int main(int argc, char** argv) {
   CLI::App* validate_app = app.add_subcommand(
       "validate", "Predicted against measured for composite measurements (overlap, async_tp, dtp from tpsim-real)");
   validate_app->add_option("measurements", validate.files, "Measurement JSON-lines files (and nccl-tests logs)")
-      ->required()
       ->check(CLI::ExistingFile);
+  tpsim::cli::TraceValidateOptions trace_validate;
+  tpsim::cli::add_trace_validate_options(validate_app, trace_validate);
   validate_app->add_option("--profile", validate.profile, "Profile YAML, or default (the GPU's default profile)")
       ->capture_default_str();
   validate_app
@@ -306,6 +308,10 @@ int main(int argc, char** argv) {
     if (coll_app->parsed()) return tpsim::cli::predict_collective(predict, collective_query);
     if (convert_app->parsed()) return tpsim::cli::calibrate_convert(convert_dir, convert_out);
     if (report_app->parsed()) return tpsim::cli::calibrate_report(report);
+    if (validate_app->parsed() && !trace_validate.traces.empty()) return tpsim::cli::run_trace_validate(trace_validate);
+    if (validate_app->parsed() && validate.files.empty()) {
+      throw tpsim::InputError("tpsim validate needs measurement files, or --trace TRACE --scenario S.yaml");
+    }
     if (validate_app->parsed()) return tpsim::cli::run_validate(validate);
     if (layout_app->parsed()) return tpsim::cli::run_shard_layout(shard_layout);
     if (affinity_app->parsed()) return tpsim::cli::run_shard_affinity(shard_affinity);

@@ -18,9 +18,10 @@
 namespace tpsim::model {
 namespace {
 
+// trace: read by validate --trace (cli/trace_validate_command.cpp), not by the simulation.
 const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration", "workload",
                                            "parallelism", "pipeline", "variants", "sweep",       "implementation",
-                                           "skew",        "fsdp",     "ddp",      "moe"};
+                                           "skew",        "fsdp",     "ddp",      "moe",         "trace"};
 const std::vector<std::string> kImplementationKeys = {
     "preset",           "attention", "qkv",        "gate_up",        "rope",           "repeat_kv",
     "sp_layout_copies", "async_tp",  "model_ends", "backward_order", "fp8_all_gather", "add_norm"};

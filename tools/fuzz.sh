@@ -10,7 +10,7 @@ seconds="${1:-60}"
 build="${2:-$root/build-asan}"
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(scenario profile measurement nccl_log hf_config safetensors layout routing)
+[ "${#targets[@]}" -gt 0 ] || targets=(scenario profile measurement nccl_log hf_config safetensors layout routing trace)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DTPSIM_REAL=OFF \
   -DTPSIM_BUILD_BENCH=OFF -DTPSIM_FUZZ=ON >/dev/null
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
@@ -24,6 +24,7 @@ declare -A seeds=(
   [safetensors]="$root/tests/fuzz/seeds/safetensors"
   [layout]="$root/tests/fuzz/seeds/layout"
   [routing]="$root/tests/fuzz/seeds/routing"
+  [trace]="$root/tests/fuzz/seeds/trace"
 )
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$root/tools/lsan.supp:print_suppressions=0"

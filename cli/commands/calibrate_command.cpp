@@ -14,6 +14,7 @@
 #include "calibrate/validation/public_report.hpp"
 #include "cli/commands/measurement_files.hpp"
 #include "cli/output_file.hpp"
+#include "cli/report/trace_report.hpp"
 #include "input/presets.hpp"
 
 namespace tpsim::cli {
@@ -54,7 +55,9 @@ Base base_profile(const std::string& base, const std::string& measured_on, const
 }  // namespace
 
 int calibrate_fit(const CalibrateOptions& options) {
-  const std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on);
+  std::vector<calibrate::TraceReading> traces;
+  const std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on, &traces);
+  report_traces(traces, all, std::cerr);
   const std::string measured_on = options.measured_on.empty() ? measured_gpu(all) : options.measured_on;
   const sim::GpuSpec gpu = gpu_preset(measured_on, "--measured-on");
   const std::string target = options.gpu.empty() ? measured_on : options.gpu;
@@ -121,7 +124,9 @@ int calibrate_convert(const std::string& data_dir, const std::string& out_dir) {
 }
 
 int calibrate_report(const CalibrateOptions& options) {
-  std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on);
+  std::vector<calibrate::TraceReading> traces;
+  std::vector<calibrate::Measurement> all = read_all(options.files, options.measured_on, &traces);
+  report_traces(traces, all, std::cout);
   std::vector<bool> validation_only(all.size(), false);
   const std::vector<calibrate::Measurement> extra = read_all(options.validation_only, options.measured_on);
   all.insert(all.end(), extra.begin(), extra.end());

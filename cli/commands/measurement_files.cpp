@@ -24,12 +24,18 @@ sim::GpuSpec gpu_preset(const std::string& name, const std::string& what) {
 
 // Measurement files, or nccl-tests logs (recognised by their header) attributed to `log_gpu`, or where it
 // is empty to the GPU their device lines name, NCCL's algorithm and protocol inferred where they do not say.
-std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files, const std::string& log_gpu) {
+std::vector<calibrate::Measurement> read_all(const std::vector<std::string>& files, const std::string& log_gpu,
+                                             std::vector<calibrate::TraceReading>* traces) {
   std::vector<calibrate::Measurement> all;
   for (const std::string& file : files) {
     const std::string text = calibrate::read_measurement_text(file);
     std::vector<calibrate::Measurement> some;
-    if (calibrate::looks_like_nccl_tests_log(text)) {
+    if (calibrate::looks_like_kineto_trace(text)) {
+      calibrate::TraceReading reading;
+      some = calibrate::trace_measurements(
+          text, file, log_gpu, [](const std::string& gpu) { return gpu_preset(gpu, "--measured-on"); }, &reading);
+      if (traces) traces->push_back(std::move(reading));
+    } else if (calibrate::looks_like_nccl_tests_log(text)) {
       // The GPU its device lines name (or --measured-on); what NCCL ran where the log does not say.
       some = calibrate::parse_nccl_tests_log(text, file, log_gpu);
       if (!some.empty()) calibrate::infer_nccl_choices(some, gpu_preset(some.front().gpu, file + ": its GPU"));
