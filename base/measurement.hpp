@@ -1,4 +1,4 @@
-// The measurement schema (DESIGN.md): JSON lines, one measured point each, with provenance. real/
+// The measurement schema (docs/calibration.md): JSON lines, one measured point each, with provenance. real/
 // writes it; converters turn public tables and nccl-tests logs into it; fitters read only it.
 #pragma once
 

@@ -1,4 +1,4 @@
-// A scenario file (DESIGN.md schema): model, hardware, calibration, workload, parallelism, pipeline,
+// A scenario file (schema: docs/scenarios.md): model, hardware, calibration, workload, parallelism, pipeline,
 // variants, sweep, and the optional skew.
 // Hardware and calibration names stay as located references; sim/ resolves them.
 #pragma once

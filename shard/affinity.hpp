@@ -1,4 +1,4 @@
-// The affinity tables the layout optimiser maximises (DESIGN.md, "DTP layouts"): per layer i an up
+// The affinity tables the layout optimiser maximises (docs/shard.md, "Layout"): per layer i an up
 // table up[i][g, n] (damage to FFN neuron n of layer i when KV group g's contribution is missing) and
 // a down table down[i][n, g'] (neuron n's contribution to KV group g' of layer i + 1), for layers
 // 0..L-1 and 0..L-2. Stored as safetensors: float32 `up.{i}` [G, I], `down.{i}` [I, G], metadata

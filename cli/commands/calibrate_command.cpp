@@ -1,9 +1,11 @@
 // Reads measurement files, resolves the GPU presets they refer to, and writes profiles or reports.
 #include "cli/commands/calibrate_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "base/input_error.hpp"
@@ -12,6 +14,7 @@
 #include "calibrate/profile/profile_transfer.hpp"
 #include "calibrate/sources/public_convert.hpp"
 #include "calibrate/validation/public_report.hpp"
+#include "cli/arguments.hpp"
 #include "cli/commands/measurement_files.hpp"
 #include "cli/output_file.hpp"
 #include "cli/report/trace_report.hpp"
@@ -138,6 +141,70 @@ int calibrate_report(const CalibrateOptions& options) {
       [](const std::string& name) { return gpu_preset(name, "measurement gpu"); },
       base.profile ? &*base.profile : nullptr);
   return 0;
+}
+
+namespace {
+
+void add_calibrate_report(CLI::App& calibrate_app, Commands& commands) {
+  auto report = std::make_shared<CalibrateOptions>();
+  CLI::App* report_app = calibrate_app.add_subcommand(
+      "report", "Predicted against measured for every measurement, in-sample and held out (markdown)");
+  report_app->add_option("measurements", report->files, "Measurement JSON-lines files, or nccl-tests logs")
+      ->required()
+      ->check(CLI::ExistingFile);
+  report_app->add_option("--measured-on", report->measured_on, "GPU preset the measurements ran on");
+  report_app
+      ->add_option("--validate-only", report->validation_only,
+                   "Measurement files reported but never fitted (pure validation data)")
+      ->check(CLI::ExistingFile);
+  report_app->add_option(
+      "--base", report->base,
+      "Both fits start from this profile file, GPU preset's default profile, or none (as calibrate --base)");
+  commands.push_back({report_app, [report] { return calibrate_report(*report); }});
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Commands& commands) {
+  auto calibrate = std::make_shared<CalibrateOptions>();
+  CLI::App* calibrate_app = app.add_subcommand(
+      "calibrate", "Fit a cost profile from measurement files (JSON lines from real/ or converted tables)");
+  calibrate_app->require_subcommand(0, 1);
+  calibrate_app
+      ->add_option("measurements", calibrate->files,
+                   "Measurement JSON-lines files, or nccl-tests stdout logs (their GPU from their device lines, "
+                   "and what NCCL ran from NCCL's tuner where they do not say)")
+      ->check(CLI::ExistingFile);
+  calibrate_app->add_option("--gpu", calibrate->gpu, "GPU preset the profile is for (default: --measured-on)");
+  calibrate_app->add_option("--measured-on", calibrate->measured_on,
+                            "GPU preset the measurements ran on (default: the GEMM points' GPU, or the GPU the "
+                            "measurements name most)");
+  calibrate_app->add_option("-o,--out", calibrate->out, "Output profile YAML, or - for stdout")
+      ->capture_default_str()
+      ->check(output_file_path());
+  calibrate_app->add_option("--base", calibrate->base,
+                            "Sections the measurements do not fit come from this profile file, this GPU preset's "
+                            "default profile, or none (default: the measured GPU's default profile, where it has one; "
+                            "without a base every section must be fitted)");
+  auto convert = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* convert_app = calibrate_app->add_subcommand(
+      "convert", "Convert the public CSV tables (calibrate/data/public) into measurement files");
+  convert_app->add_option("data_dir", convert->first, "Folder of the public CSV tables")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  convert_app->add_option("-o,--out", convert->second, "Output folder for the JSON-lines files")
+      ->required()
+      ->check(output_folder_path());
+  commands.push_back({convert_app, [convert] { return calibrate_convert(convert->first, convert->second); }});
+  add_calibrate_report(*calibrate_app, commands);
+  // After its subcommands: calibrate_app->parsed() also holds when one of them ran.
+  commands.push_back({calibrate_app, [calibrate] {
+                        if (calibrate->files.empty()) {
+                          throw InputError(
+                              "tpsim calibrate needs measurement files (or the convert / report subcommands)");
+                        }
+                        return calibrate_fit(*calibrate);
+                      }});
 }
 
 }  // namespace tpsim::cli

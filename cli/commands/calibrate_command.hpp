@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command.hpp"
+
 namespace tpsim::cli {
 
 struct CalibrateOptions {
@@ -19,5 +21,8 @@ struct CalibrateOptions {
 int calibrate_fit(const CalibrateOptions& options);
 int calibrate_convert(const std::string& data_dir, const std::string& out_dir);
 int calibrate_report(const CalibrateOptions& options);
+
+// Registers `tpsim calibrate` (a fit), `calibrate convert` and `calibrate report` and their options on `app`.
+void add_calibrate_command(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli

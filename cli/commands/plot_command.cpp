@@ -2,7 +2,7 @@
 #include "cli/commands/plot_command.hpp"
 
 #include <unistd.h>
-
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +41,14 @@ int run_plot(const std::vector<std::string>& args) {
   ::execvp(python.c_str(), argv.data());
   throw InputError("cannot run " + python + " for tpsim plot: " + std::strerror(errno) +
                    " (install python3 and python3-matplotlib: tools/setup.sh does)");
+}
+
+void add_plot_command(CLI::App& app, Commands& commands) {
+  CLI::App* plot_app = app.add_subcommand(
+      "plot", "Plot sweep or run results (matplotlib): speedup curves or a time breakdown; see tpsim plot --help");
+  plot_app->prefix_command();  // every argument, --help included, goes to the plot script
+  plot_app->set_help_flag("");
+  commands.push_back({plot_app, [plot_app] { return run_plot(plot_app->remaining()); }});
 }
 
 }  // namespace tpsim::cli

@@ -2,8 +2,10 @@
 // model directly (collectives: predict_collective.cpp).
 #include "cli/commands/predict_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
@@ -73,6 +75,70 @@ int predict_gemm(const PredictTarget& target, const GemmQuery& q) {
             << " tiles, split-K " << tiling.splits << ", " << tiling.waves << " waves, "
             << model::format_number("%.0f", tiling.wave_efficiency * 100) << "% wave efficiency)\n";
   return 0;
+}
+
+namespace {
+
+// The options of `tpsim predict collective`.
+void add_collective_query_options(CLI::App& coll_app, CollectiveQuery& query) {
+  coll_app.add_option("--topology", query.topology, "Topology")->capture_default_str();
+  coll_app.add_option("--ranks", query.ranks, "GPUs in the group")->capture_default_str();
+  coll_app.add_option("--nic-GBps", query.nic_GBps, "ib-rail: each GPU's NIC, one direction (default 50)");
+  coll_app.add_option("--oversubscription", query.oversubscription,
+                      "ib-rail: the fat tree's oversubscription above the rail switches (default 1: non-blocking)");
+  coll_app.add_option("--kind", query.kind, "allreduce, allgather, reducescatter, alltoall or sendrecv")
+      ->capture_default_str();
+  coll_app.add_option("--bytes", query.bytes,
+                      "Tensor size (all-reduce input, all-gather output, reduce-scatter input): 1048576, 64MiB, 2GB");
+  coll_app.add_option("-b,--min-bytes", query.min_bytes, "Or a sweep, as nccl-tests: the smallest size");
+  coll_app.add_option("-e,--max-bytes", query.max_bytes, "The largest size of the sweep");
+  coll_app.add_option("-f,--step-factor", query.factor, "The sweep's size factor")->capture_default_str();
+  coll_app
+      .add_option("--algorithm", query.algorithm,
+                  "nccl (what NCCL's tuner runs), auto (the fastest the profile has, custom kernels included), "
+                  "ring, one_shot (oneshot), two_shot (twoshot), nvls or tree (all-reduce)")
+      ->capture_default_str();
+  coll_app
+      .add_option("--protocol", query.protocol,
+                  "NCCL_PROTO: auto (NCCL's choice; with --algorithm auto the fastest regime the profile has), "
+                  "simple, ll or ll128")
+      ->capture_default_str();
+  coll_app
+      .add_option("--as-called", query.as_called,
+                  "How a call is timed: nccl-tests (calls launched back to back: the host's launch path where it is "
+                  "longer than the device's time), torch (one call through torch.distributed on an idle GPU: the "
+                  "host's work per call, then the device's) or graph (inside a CUDA graph: the device's time)")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app, Commands& commands) {
+  auto predict = std::make_shared<PredictTarget>();
+  auto gemm_query = std::make_shared<GemmQuery>();
+  auto collective_query = std::make_shared<CollectiveQuery>();
+  CLI::App* predict_app = app.add_subcommand("predict", "Predict one op's time without a scenario");
+  predict_app->require_subcommand(1);
+  const auto add_target = [&](CLI::App* sub) {
+    sub->add_option("--gpu", predict->gpu, "GPU preset")->capture_default_str();
+    sub->add_option("--calibration", predict->calibration, "default (the GPU's profile) or a profile file")
+        ->capture_default_str();
+    sub->add_flag("--json", predict->json, "Print JSON (time_s and tflops, or algbw_GBps / busbw_GBps)");
+  };
+  CLI::App* gemm_app = predict_app->add_subcommand("gemm", "A bf16 GEMM of M x K times K x N");
+  add_target(gemm_app);
+  gemm_app->add_option("--m", gemm_query->m, "Rows of A and C")->required();
+  gemm_app->add_option("--n", gemm_query->n, "Columns of B and C")->required();
+  gemm_app->add_option("--k", gemm_query->k, "Inner dimension")->required();
+  gemm_app->add_option("--dtype", gemm_query->dtype, "bf16, or fp8 (e4m3 operands, bf16 output)")
+      ->capture_default_str();
+  commands.push_back({gemm_app, [predict, gemm_query] { return predict_gemm(*predict, *gemm_query); }});
+  CLI::App* coll_app =
+      predict_app->add_subcommand("collective", "A collective alone on an idle node (nccl-tests algbw / busbw)");
+  add_target(coll_app);
+  add_collective_query_options(*coll_app, *collective_query);
+  commands.push_back(
+      {coll_app, [predict, collective_query] { return predict_collective(*predict, *collective_query); }});
 }
 
 }  // namespace tpsim::cli

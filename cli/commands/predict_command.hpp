@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/commands/command.hpp"
 #include "sim/cost/cost_model.hpp"
 
 namespace tpsim::cli {
@@ -41,5 +42,8 @@ int predict_collective(const PredictTarget& target, const CollectiveQuery& query
 
 // "4096", "64KiB", "1.5MB", "2GiB" -> bytes (KB, MB, GB are 1e3, 1e6, 1e9; KiB, MiB, GiB powers of 2).
 double parse_bytes(const std::string& text);
+
+// Registers `tpsim predict gemm | collective` and their options on `app`.
+void add_predict_command(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli

@@ -3,11 +3,13 @@
 #include "cli/commands/run_command.hpp"
 
 #include <unistd.h>
-
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
+#include <memory>
 
 #include "base/input_error.hpp"
+#include "cli/arguments.hpp"
 #include "cli/output_file.hpp"
 #include "cli/report/report_json.hpp"
 #include "cli/report/report_memory.hpp"
@@ -124,6 +126,52 @@ int run_command(const RunOptions& options) {
   const bool stdout_taken = options.json_out == "-" || options.trace_out == "-" || options.csv_out == "-";
   if (!options.quiet && !stdout_taken) std::cout << table;
   return 0;
+}
+
+void add_run_command(CLI::App& app, Commands& commands) {
+  auto run = std::make_shared<RunOptions>();
+  CLI::App* run_app = app.add_subcommand("run", "Simulate every variant of a scenario and print the comparison table");
+  run_app
+      ->add_option("scenario", run->scenario,
+                   "Scenario YAML file (see scenarios/); a sweep block runs every point of its cartesian product")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run_app->add_option("--json", run->json_out, "Write the resolved inputs and results as JSON to FILE, or - for stdout")
+      ->check(output_file_path());
+  run_app
+      ->add_option("--trace", run->trace_out,
+                   "Write a Chrome trace (open in Perfetto) to FILE, or - for stdout: one process per GPU, one "
+                   "thread per stream; under a pipeline, a thread per stage with its passes; arrows join a "
+                   "collective's ranks, a send's ends and the stages")
+      ->check(output_file_path());
+  run_app
+      ->add_option("--trace-ranks", run->trace_ranks,
+                   "The GPUs of each simulated pass the trace shows: how many from the first (default 1: the TP ranks "
+                   "of a symmetric run are identical), or all")
+      ->capture_default_str();
+  run_app->add_flag("-q,--quiet", run->quiet, "Do not print the table");
+  run_app->add_option("--csv", run->csv_out, "Write one CSV row per point and variant to FILE, or - for stdout")
+      ->check(output_file_path());
+  run_app->add_flag("--breakdown", run->breakdown,
+                    "Print where each variant's time goes: by module (attention, FFN) and by kind (GEMM, attention, "
+                    "memory-bound, communication, exposed communication)");
+  run_app->add_flag("--memory", run->memory,
+                    "Print each variant's memory per GPU by part (weights, gradients, optimizer state, activations, "
+                    "KV cache, buffers, cuBLAS workspaces, the allocator's reserve, CUDA context, NCCL buffers), per "
+                    "stage under a pipeline, against the GPU's usable HBM; always for the whole model");
+  run_app->add_flag("--critical-path", run->critical_path,
+                    "Print the chain of ops and waits that decides each variant's time, each with its share (and "
+                    "the whole chain in --json)");
+  run_app->add_flag("--no-symmetry", run->no_symmetry,
+                    "Simulate every data-parallel replica, their collectives step by step between them, instead of "
+                    "one replica and the collectives' closed form, and under a pipeline the whole step, every stage "
+                    "at once, instead of the schedule timed from each stage's program (slower; a check of the "
+                    "symmetric model)");
+  run_app->add_flag("!--no-progress", run->progress, "Do not show progress (shown only on a terminal, after 2 s)");
+  run_app->add_flag("--require-fit", run->require_fit,
+                    "Refuse (exit 2, nothing written) a variant whose memory per GPU (the whole model, with the "
+                    "allocator's reserve, CUDA context and NCCL buffers) exceeds the HBM the GPU gives");
+  commands.push_back({run_app, [run] { return run_command(*run); }});
 }
 
 }  // namespace tpsim::cli

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "cli/commands/command.hpp"
+
 namespace tpsim::cli {
 
 struct RunOptions {
@@ -22,5 +24,8 @@ struct RunOptions {
 };
 
 int run_command(const RunOptions& options);
+
+// Registers `tpsim run` and its options on `app`.
+void add_run_command(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli

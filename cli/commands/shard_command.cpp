@@ -1,12 +1,17 @@
 // Reads the affinity file, plans the layout, writes the JSON and a one-line summary.
 #include "cli/commands/shard_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
+#include <memory>
 
 #include "base/input_error.hpp"
+#include "base/limits.hpp"
 #include "base/units.hpp"
+#include "cli/arguments.hpp"
 #include "cli/output_file.hpp"
 #include "shard/affinity.hpp"
 #include "shard/affinity_stats.hpp"
@@ -67,6 +72,83 @@ int run_shard_apply(const ShardApplyOptions& o) {
             << " devices; logits unchanged (max relative difference " << model::format_number("%.1e", difference)
             << ") -> " << o.out << "\n";
   return 0;
+}
+
+namespace {
+
+void add_shard_layout(CLI::App& shard_app, Commands& commands) {
+  auto shard_layout = std::make_shared<ShardLayoutOptions>();
+  CLI::App* layout_app = shard_app.add_subcommand(
+      "layout", "Maximise the co-located affinity of an affinity file (exact balanced assignments, coordinate ascent)");
+  layout_app->add_option("affinity", shard_layout->affinity, "Affinity safetensors (up.{i} [G, I], down.{i} [I, G])")
+      ->required()
+      ->check(CLI::ExistingFile);
+  layout_app->add_option("--devices", shard_layout->request.devices, "Devices (TP degree)")
+      ->required()
+      ->check(integer_in(1, model::kMaxGroupRanks));
+  layout_app->add_flag("--minimise", shard_layout->request.minimise, "Write the anti-optimised layout instead");
+  layout_app->add_flag("--raw", shard_layout->request.raw, "Keep raw affinity units (default: unit mass per table)");
+  layout_app->add_option("--seed", shard_layout->request.seed, "First seed of the random layouts")
+      ->capture_default_str();
+  layout_app->add_option("--random-seeds", shard_layout->request.random_seeds, "Random layouts to compare with")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<int>::max()));
+  layout_app->add_option("--restarts", shard_layout->request.restarts, "Extra optimiser starts from random layouts")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<int>::max()));
+  layout_app->add_option("-o,--out", shard_layout->out, "Layout JSON, or - for stdout")
+      ->capture_default_str()
+      ->check(output_file_path());
+  commands.push_back({layout_app, [shard_layout] { return run_shard_layout(*shard_layout); }});
+}
+
+void add_shard_affinity(CLI::App& shard_app, Commands& commands) {
+  auto shard_affinity = std::make_shared<ShardAffinityOptions>();
+  CLI::App* affinity_app =
+      shard_app.add_subcommand("affinity", "Affinity statistics of a checkpoint over calibration tokens (CPU)");
+  affinity_app->add_option("checkpoint", shard_affinity->checkpoint, "Folder with config.json and model.safetensors")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  affinity_app->add_option("--tokens", shard_affinity->tokens, "Calibration token ids: little-endian uint32")
+      ->required()
+      ->check(CLI::ExistingFile);
+  affinity_app->add_flag("--text", shard_affinity->text,
+                         "--tokens is a text file; its bytes are the token ids (no tokenizer: a byte fallback)");
+  affinity_app->add_option("--seq-len", shard_affinity->sequence_length, "Tokens per causal sequence")
+      ->capture_default_str()
+      ->check(integer_in(1, std::numeric_limits<int>::max()));
+  affinity_app->add_option("--max-tokens", shard_affinity->max_tokens, "Use at most this many tokens (0: all)")
+      ->capture_default_str()
+      ->check(integer_in(0, std::numeric_limits<int64_t>::max()));
+  affinity_app->add_option("-o,--out", shard_affinity->out, "Affinity safetensors")
+      ->required()
+      ->check(output_file_path());
+  commands.push_back({affinity_app, [shard_affinity] { return run_shard_affinity(*shard_affinity); }});
+}
+
+void add_shard_apply(CLI::App& shard_app, Commands& commands) {
+  auto shard_apply = std::make_shared<ShardApplyOptions>();
+  CLI::App* apply_app =
+      shard_app.add_subcommand("apply", "Permute a checkpoint so each device's TP shard holds its layout's share");
+  apply_app->add_option("checkpoint", shard_apply->checkpoint, "Folder with config.json and model.safetensors")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  apply_app->add_option("layout", shard_apply->layout, "Layout JSON from tpsim shard layout")
+      ->required()
+      ->check(CLI::ExistingFile);
+  apply_app->add_option("-o,--out", shard_apply->out, "Output folder (config.json, model.safetensors in float32)")
+      ->required();
+  commands.push_back({apply_app, [shard_apply] { return run_shard_apply(*shard_apply); }});
+}
+
+}  // namespace
+
+void add_shard_command(CLI::App& app, Commands& commands) {
+  CLI::App* shard_app = app.add_subcommand("shard", "DTP layouts: which KV groups and FFN neurons share a device");
+  shard_app->require_subcommand(1);
+  add_shard_layout(*shard_app, commands);
+  add_shard_affinity(*shard_app, commands);
+  add_shard_apply(*shard_app, commands);
 }
 
 }  // namespace tpsim::cli

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/commands/command.hpp"
 #include "shard/layout_report.hpp"
 
 namespace tpsim::cli {
@@ -35,5 +36,8 @@ struct ShardApplyOptions {
 };
 
 int run_shard_apply(const ShardApplyOptions& options);
+
+// Registers `tpsim shard layout | affinity | apply` and their options on `app`.
+void add_shard_command(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli

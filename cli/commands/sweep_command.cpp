@@ -5,7 +5,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -13,10 +14,12 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 #include "base/limits.hpp"
+#include "cli/arguments.hpp"
 #include "cli/commands/sweep_journal.hpp"
 #include "cli/folder_lock.hpp"
 #include "cli/output_file.hpp"
@@ -280,6 +283,42 @@ int merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_di
   std::cerr << "merge: " << merged.entries.size() << " points from " << dirs.size() << " folders into " << out_dir
             << "\n";
   return 0;
+}
+
+void add_sweep_commands(CLI::App& app, Commands& commands) {
+  auto sweep = std::make_shared<SweepOptions>();
+  CLI::App* sweep_app =
+      app.add_subcommand("sweep", "Run every point of a scenario's sweep in parallel processes; resumable, shardable");
+  sweep_app->add_option("scenario", sweep->scenario, "Scenario YAML file with a sweep block")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sweep_app
+      ->add_option("-o,--out", sweep->out_dir,
+                   "Output folder: journal.jsonl (resumable state), results.csv, results.jsonl")
+      ->required()
+      ->check(output_folder_path());
+  sweep->jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  sweep_app->add_option("-j,--jobs", sweep->jobs, "Worker processes")->capture_default_str();
+  sweep_app->add_option(
+      "--shard", sweep->shard,
+      "Run only shard i of N (i/N, 1-based): points whose index mod N is i-1 (one Slurm array task each)");
+  sweep_app->add_flag("!--no-progress", sweep->progress, "Do not show progress (shown only on a terminal)");
+  sweep_app->add_flag("--require-fit", sweep->require_fit,
+                      "A point with a variant whose memory per GPU (the whole model, with the allocator's reserve, "
+                      "CUDA context and NCCL buffers) exceeds the HBM the GPU gives fails, with the numbers");
+  commands.push_back({sweep_app, [sweep] { return run_sweep(*sweep); }});
+
+  struct MergeOptions {
+    std::vector<std::string> dirs;
+    std::string out;
+  };
+  auto merge = std::make_shared<MergeOptions>();
+  CLI::App* merge_app = app.add_subcommand("merge", "Join the output folders of sweep shards into one result");
+  merge_app->add_option("folders", merge->dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
+  merge_app->add_option("-o,--out", merge->out, "Output folder (new or empty)")
+      ->required()
+      ->check(output_folder_path());
+  commands.push_back({merge_app, [merge] { return merge_sweeps(merge->dirs, merge->out); }});
 }
 
 }  // namespace tpsim::cli

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command.hpp"
+
 namespace tpsim::cli {
 
 struct SweepOptions {
@@ -28,5 +30,8 @@ struct Shard {
 };
 // Parses "i/N" with 1 <= i <= N; throws InputError with what is valid.
 Shard parse_shard(const std::string& text);
+
+// Registers `tpsim sweep` and `tpsim merge` and their options on `app`.
+void add_sweep_commands(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli

@@ -2,12 +2,16 @@
 // point and prints the table and the summary (and JSON).
 #include "cli/commands/validate_command.hpp"
 
+#include <CLI/CLI.hpp>
 #include <iostream>
+#include <memory>
 
 #include "base/input_error.hpp"
 #include "calibrate/profile/profile_fit.hpp"
 #include "calibrate/validation/composite_validation.hpp"
+#include "cli/arguments.hpp"
 #include "cli/commands/measurement_files.hpp"
+#include "cli/commands/trace_validate_command.hpp"
 #include "cli/output_file.hpp"
 
 namespace tpsim::cli {
@@ -57,6 +61,34 @@ int run_validate(const ValidateOptions& o) {
   }
   if (o.json_out != "-") std::cout << "profile: " << described << "\n\n" << calibrate::composite_table(v);
   return 0;
+}
+
+void add_validate_command(CLI::App& app, Commands& commands) {
+  auto validate = std::make_shared<ValidateOptions>();
+  CLI::App* validate_app = app.add_subcommand(
+      "validate", "Predicted against measured for composite measurements (overlap, async_tp, dtp from tpsim-real)");
+  validate_app->add_option("measurements", validate->files, "Measurement JSON-lines files (and nccl-tests logs)")
+      ->check(CLI::ExistingFile);
+  auto trace_validate = std::make_shared<TraceValidateOptions>();
+  add_trace_validate_options(validate_app, *trace_validate);
+  validate_app->add_option("--profile", validate->profile, "Profile YAML, or default (the GPU's default profile)")
+      ->capture_default_str();
+  validate_app
+      ->add_option("--holdout", validate->holdout,
+                   "none: use --profile; kind: fit on the files' single-op points, validate the composites; size: "
+                   "fit on the smaller half of each single-op group")
+      ->capture_default_str();
+  validate_app->add_option("--measured-on", validate->measured_on, "GPU preset the measurements ran on");
+  validate_app->add_option("--json", validate->json_out, "Also write the results as JSON (- for stdout)")
+      ->check(output_file_path());
+  commands.push_back({validate_app, [validate, trace_validate] {
+                        if (!trace_validate->traces.empty()) return run_trace_validate(*trace_validate);
+                        if (validate->files.empty()) {
+                          throw InputError(
+                              "tpsim validate needs measurement files, or --trace TRACE --scenario S.yaml");
+                        }
+                        return run_validate(*validate);
+                      }});
 }
 
 }  // namespace tpsim::cli

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands/command.hpp"
+
 namespace tpsim::cli {
 
 struct ValidateOptions {
@@ -16,5 +18,8 @@ struct ValidateOptions {
 };
 
 int run_validate(const ValidateOptions& options);
+
+// Registers `tpsim validate` and its options on `app`.
+void add_validate_command(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli
