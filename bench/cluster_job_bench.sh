@@ -9,14 +9,15 @@ tpsim="${1:-build/cli/tpsim}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 one_core=()
 command -v taskset >/dev/null && one_core=(taskset -c 0)
-for scenario in llama3-8b-tp8-fsdp8-train llama3-70b-tp8-fsdp32-train llama3-70b-tp8-pp4-train \
-  llama3-405b-tp8-pp16-dp128-train llama3-405b-tp8-pp16-dp128-schedules llama3-405b-nvl72-tp8-pp9-dp228-train; do
+for scenario in train/llama3-8b-tp8-fsdp8-train train/llama3-70b-tp8-fsdp32-train pipeline/llama3-70b-tp8-pp4-train \
+  pipeline/llama3-405b-tp8-pp16-dp128-train pipeline/llama3-405b-tp8-pp16-dp128-schedules \
+  pipeline/llama3-405b-nvl72-tp8-pp9-dp228-train; do
   /usr/bin/time -f "cluster_job_bench: $scenario: %e s wall, %M KiB peak resident" \
     "${one_core[@]}" "$tpsim" run "$root/scenarios/$scenario.yaml" --no-progress >/dev/null
 done
 # The check: the 64-GPU job with every data-parallel replica simulated, their collectives step by step.
 /usr/bin/time -f "cluster_job_bench: llama3-8b-tp8-fsdp8-train --no-symmetry: %e s wall, %M KiB peak resident" \
-  "${one_core[@]}" "$tpsim" run "$root/scenarios/llama3-8b-tp8-fsdp8-train.yaml" --no-symmetry --no-progress >/dev/null
+  "${one_core[@]}" "$tpsim" run "$root/scenarios/train/llama3-8b-tp8-fsdp8-train.yaml" --no-symmetry --no-progress >/dev/null
 # And the pipeline simulated whole: every stage at once, the sends as flows (3 schedules).
 /usr/bin/time -f "cluster_job_bench: llama3-70b-tp8-pp4-train --no-symmetry: %e s wall, %M KiB peak resident" \
-  "${one_core[@]}" "$tpsim" run "$root/scenarios/llama3-70b-tp8-pp4-train.yaml" --no-symmetry --no-progress >/dev/null
+  "${one_core[@]}" "$tpsim" run "$root/scenarios/pipeline/llama3-70b-tp8-pp4-train.yaml" --no-symmetry --no-progress >/dev/null

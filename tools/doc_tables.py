@@ -25,9 +25,15 @@ def tpsim(*args):
     return subprocess.run([TPSIM, *args], cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
+def shipped(name):
+    """The path of the shipped scenario NAME (scenarios/TOPIC/NAME.yaml), relative to the repository."""
+    (path,) = (ROOT / "scenarios").glob(f"*/{name}.yaml")
+    return str(path.relative_to(ROOT))
+
+
 def results(scenario):
-    """The JSON of `tpsim run` on scenarios/SCENARIO.yaml, or on SCENARIO where it is a path to a .yaml file."""
-    path = scenario if scenario.endswith(".yaml") else f"scenarios/{scenario}.yaml"
+    """The JSON of `tpsim run` on scenarios/TOPIC/SCENARIO.yaml, or on SCENARIO where it is a path to a .yaml file."""
+    path = scenario if scenario.endswith(".yaml") else shipped(scenario)
     return json.loads(tpsim("run", path, "--json", "-"))
 
 
@@ -77,7 +83,7 @@ def decode_delta():
     with tempfile.TemporaryDirectory() as scratch:
         one_shot = []  # the same scenarios with every variant's all-reduces run as custom one-shot kernels
         for model in models:
-            text = (ROOT / f"scenarios/{model}-tp4-decode-delta.yaml").read_text()
+            text = (ROOT / f"scenarios/inference/{model}-tp4-decode-delta.yaml").read_text()
             one_shot.append(f"{scratch}/{model}-one-shot.yaml")
             Path(one_shot[-1]).write_text(re.sub(r"tp_mode: (\w+)", r"tp_mode: \1, collective: one_shot", text))
         runs = results_of([f"{model}-tp4-decode-delta" for model in models] + one_shot)
@@ -196,7 +202,7 @@ TRACED_ASYNC = [("fused all-gather + q/k/v matmul", 8.59, ("attn.qkv_proj.ag.bar
                 ("fused w2 matmul + reduce-scatter", 13.42, ("ffn.down_proj.piece0", "ffn.down_proj.rs.reduce"))]
 
 
-def traced_spans(scenario="scenarios/torchtitan-llama3-70b-traced-layer.yaml"):
+def traced_spans(scenario="scenarios/published/torchtitan-llama3-70b-traced-layer.yaml"):
     """(GPU 0's variant pid, op name without "L0.") -> (start ms, end ms) of the traced layer's run."""
     trace = json.loads(tpsim("run", scenario, "-q", "--trace", "-"))
     spans = {}
@@ -234,7 +240,7 @@ def traced_batch():
     kinds = {"NCCL collectives": ("NCCL",), "layout copies": ("layout copy",),
              "GEMMs and attention": ("GEMM", "FlashAttention"),
              "pointwise kernels": ("RoPE", "residual add", "SiLU")}
-    text = (ROOT / "scenarios/torchtitan-llama3-70b-traced-layer.yaml").read_text()
+    text = (ROOT / "scenarios/published/torchtitan-llama3-70b-traced-layer.yaml").read_text()
     header("batch", *kinds, "rms log error")
     with tempfile.TemporaryDirectory() as folder:
         for batch in range(13, 18):

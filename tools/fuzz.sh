@@ -16,7 +16,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPI
 cmake --build "$build" -j "${JOBS:-$(nproc)}" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
 # Seed folders per target, as tests/fuzz/CMakeLists.txt lists them.
 declare -A seeds=(
-  [scenario]="$root/scenarios $root/docs/examples"
+  [scenario]="$root/scenarios $root/scenarios/forward $root/scenarios/train $root/scenarios/pipeline $root/scenarios/inference $root/scenarios/moe $root/scenarios/published $root/docs/examples"
   [profile]="$root/scenarios/presets/profiles"
   [measurement]="$root/calibrate/data/measurements"
   [nccl_log]="$root/tests/fuzz/seeds/nccl_log"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How much each model parameter moves the headline predictions: TorchTitan's async-TP forward speedup of
-Llama-3-8B and Llama-3-70B at batch 8 (scenarios/torchtitan-llama3-*-tp8-forward.yaml), each parameter
+Llama-3-8B and Llama-3-70B at batch 8 (scenarios/published/torchtitan-llama3-*-tp8-forward.yaml), each parameter
 moved alone. Usage: tools/sensitivity.py (TPSIM=path/to/tpsim to choose the binary)."""
 import json
 import os
@@ -65,7 +65,7 @@ def cases():
 
 
 def speedup(model, profile, implementation, hardware, folder):
-    text = (ROOT / f"scenarios/torchtitan-llama3-{model}-tp8-forward.yaml").read_text()
+    text = (ROOT / f"scenarios/published/torchtitan-llama3-{model}-tp8-forward.yaml").read_text()
     text = text[: text.index("sweep:")].replace("batch: 4,", "batch: 8,")
     if profile:
         path = pathlib.Path(folder) / "profile.yaml"

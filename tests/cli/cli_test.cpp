@@ -43,7 +43,7 @@ TEST_CASE("tpsim run prints the comparison table with a speedup per variant") {
 
 TEST_CASE("run --json names a hybrid model's linear-attention layers, its shared expert and its expert TP") {
   const std::string path = temp_path("hybrid.json");
-  const auto result = test::run_tpsim("run scenarios/qwen3-next-80b-a3b-tp4-decode.yaml -q --json " + path);
+  const auto result = test::run_tpsim("run scenarios/inference/qwen3-next-80b-a3b-tp4-decode.yaml -q --json " + path);
   REQUIRE(result.exit_code == 0);
   const auto json = nlohmann::json::parse(test::read_file(path));
   const auto& model = json["scenario"]["model"];
@@ -56,7 +56,7 @@ TEST_CASE("run --json names a hybrid model's linear-attention layers, its shared
 
 TEST_CASE("run --json names a DeepSeek model's latent attention, its MoE layers and its router's groups") {
   const std::string path = temp_path("deepseek.json");
-  const auto result = test::run_tpsim("run scenarios/deepseek-v3-tp4-ep32-prefill.yaml -q --json " + path);
+  const auto result = test::run_tpsim("run scenarios/moe/deepseek-v3-tp4-ep32-prefill.yaml -q --json " + path);
   REQUIRE(result.exit_code == 0);
   const auto json = nlohmann::json::parse(test::read_file(path));
   const auto& model = json["scenario"]["model"];
@@ -301,7 +301,7 @@ TEST_CASE("tpsim predict collective on ib-rail fills nodes of 8 and runs rings a
 }
 
 TEST_CASE("a run's JSON names the fabric and the calibration sections it used") {
-  const auto r = test::run_tpsim("run scenarios/llama3-405b-ib-rail-tp16-forward.yaml --json -");
+  const auto r = test::run_tpsim("run scenarios/forward/llama3-405b-ib-rail-tp16-forward.yaml --json -");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out)["scenario"];
   CHECK(j["hardware"]["topology"] == "ib-rail");
@@ -397,8 +397,8 @@ TEST_CASE("tpsim shard affinity, layout and apply chain into a permuted checkpoi
 TEST_CASE("tpsim run --csv writes the sweep's columns, one row per point and variant, with per-GPU tokens and MFU") {
   const std::string out =
       (std::filesystem::temp_directory_path() / ("tpsim_csv_" + std::to_string(::getpid()))).string();
-  const auto run =
-      test::run_tpsim("run scenarios/llama3-70b-tp8-prefill-sweep.yaml --csv " + out + ".csv --json " + out + ".json");
+  const auto run = test::run_tpsim("run scenarios/forward/llama3-70b-tp8-prefill-sweep.yaml --csv " + out +
+                                   ".csv --json " + out + ".json");
   REQUIRE(run.exit_code == 0);
   const std::string csv = test::read_file(out + ".csv");
   CHECK_THAT(csv, Contains("point,workload.seq_len,variant,tp_mode,chunks,chunks_chosen_by,time_s") &&
@@ -416,7 +416,7 @@ TEST_CASE("tpsim run --csv writes the sweep's columns, one row per point and var
 }
 
 TEST_CASE("an op-list run prints each op's start, end and duration, and --critical-path the chain that sets the time") {
-  const auto run = test::run_tpsim("run scenarios/ops-gemm-allgather-overlap.yaml --critical-path --json -");
+  const auto run = test::run_tpsim("run scenarios/forward/ops-gemm-allgather-overlap.yaml --critical-path --json -");
   REQUIRE(run.exit_code == 0);
   const auto json = nlohmann::json::parse(run.out);
   const auto& row = json["results"][0];
@@ -428,7 +428,7 @@ TEST_CASE("an op-list run prints each op's start, end and duration, and --critic
   double shares = 0;
   for (const auto& link : path["links"]) shares += link["share"].get<double>();
   CHECK(shares == Approx(1.0));
-  const auto table = test::run_tpsim("run scenarios/ops-gemm-allgather-overlap.yaml --critical-path");
+  const auto table = test::run_tpsim("run scenarios/forward/ops-gemm-allgather-overlap.yaml --critical-path");
   CHECK_THAT(table.out, Contains("ops of ops on GPU 0") && Contains("start ms") && Contains("critical path of ops"));
 }
 

@@ -78,12 +78,12 @@ TEST_CASE("Llama-3.1-405B decoding at TP 8 from a 128K context, simulated on 2 l
 
 TEST_CASE("tpsim run --memory prints each part per GPU, a row per stage under a pipeline, the JSON summing them alike",
           "[cli][memory]") {
-  const test::CommandResult r = test::run_tpsim("run scenarios/llama3-70b-tp8-pp4-train.yaml --memory");
+  const test::CommandResult r = test::run_tpsim("run scenarios/pipeline/llama3-70b-tp8-pp4-train.yaml --memory");
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.out, Contains("memory per GPU in GiB, all 80 layers, against h100-sxm's usable 79.11 GiB") &&
                         Contains("=tensors") && Contains("=reserved") && Contains("=device") &&
                         Contains("sp stage 0") && Contains("sp stage 3") && Contains("runtime parts: "));
-  const nlohmann::json j = run_json("scenarios/llama3-70b-tp8-pp4-train.yaml");
+  const nlohmann::json j = run_json("scenarios/pipeline/llama3-70b-tp8-pp4-train.yaml");
   for (const nlohmann::json& stage : j["results"][0]["pipeline"]["per_stage"]) {
     const nlohmann::json& m = stage["memory"];
     CHECK(m["peak_reserved"].get<double>() ==

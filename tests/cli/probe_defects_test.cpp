@@ -309,7 +309,7 @@ TEST_CASE("runs that cannot finish in bounded memory or time are refused at once
                                 "workload: {phase: train, batch: 1, seq_len: 4096, layers: 32, "
                                 "microbatches: 1024}\nparallelism: {tp: 8, pp: 32}\n"
                                 "pipeline: {schedule: 1f1b}\nvariants:\n  - {name: sp, tp_mode: sp}\n");
-  const std::string shipped = "scenarios/llama3-405b-tp8-pp16-dp128-train.yaml";
+  const std::string shipped = "scenarios/pipeline/llama3-405b-tp8-pp16-dp128-train.yaml";
   for (const std::string& file : {dp, pp, std::string(TPSIM_SOURCE_DIR) + "/" + shipped}) {
     INFO(file);
     // Refused before anything is simulated (the deadline guards against simulating first).

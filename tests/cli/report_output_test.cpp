@@ -88,7 +88,7 @@ TEST_CASE("an MoE job under skewed routing lists its all-to-alls once per varian
 
 TEST_CASE("tpsim run over a sweep ends with one table across the points: each variant's time and speedup") {
   const std::string json = temp_path("sweep.json");
-  const auto r = test::run_tpsim("run scenarios/llama3-70b-tp8-prefill-sweep.yaml --json " + json);
+  const auto r = test::run_tpsim("run scenarios/forward/llama3-70b-tp8-prefill-sweep.yaml --json " + json);
   REQUIRE(r.exit_code == 0);
   const nlohmann::json doc = nlohmann::json::parse(test::read_file(json));
   std::filesystem::remove(json);

@@ -18,8 +18,13 @@ namespace {
 
 std::vector<std::string> shipped_scenarios() {
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(TPSIM_SOURCE_DIR) + "/scenarios")) {
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path().filename().string());
+  // scenarios/*.yaml and scenarios/TOPIC/*.yaml (not the presets, nor the trace comparisons' inputs in traces/),
+  // named by their path under scenarios/.
+  const std::filesystem::path root = std::string(TPSIM_SOURCE_DIR) + "/scenarios";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    const std::filesystem::path relative = entry.path().lexically_relative(root);
+    const std::filesystem::path top = *relative.begin();
+    if (entry.path().extension() == ".yaml" && top != "presets" && top != "traces") files.push_back(relative.string());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -48,7 +48,8 @@ TEST_CASE("the quickstart's shapes are Llama-3.1-8B's per-rank GEMMs and async T
 }
 
 TEST_CASE("scenario shapes equal the GEMM ops of the layer graphs the simulator builds", "[real][shapes]") {
-  const auto scenario = tpsim::model::load_scenario(TPSIM_SOURCE_DIR "/scenarios/llama3-70b-tp8-generate-b8.yaml");
+  const auto scenario =
+      tpsim::model::load_scenario(TPSIM_SOURCE_DIR "/scenarios/inference/llama3-70b-tp8-generate-b8.yaml");
   std::set<Shape> from_graphs;
   for (const auto& variant : scenario.variants) {
     std::vector<tpsim::model::Pass> passes = {tpsim::model::primary_pass(scenario.workload),
@@ -62,7 +63,7 @@ TEST_CASE("scenario shapes equal the GEMM ops of the layer graphs the simulator 
     }
   }
   const std::set<Shape> generated =
-      shape_set(scenario_gemm_shapes(TPSIM_SOURCE_DIR "/scenarios/llama3-70b-tp8-generate-b8.yaml"));
+      shape_set(scenario_gemm_shapes(TPSIM_SOURCE_DIR "/scenarios/inference/llama3-70b-tp8-generate-b8.yaml"));
   CHECK(generated == from_graphs);
   // A generate workload has its prefill's and its decode steps' shapes: batch 8 decodes one token each.
   CHECK(std::any_of(generated.begin(), generated.end(), [](const Shape& s) { return std::get<0>(s) == 8; }));
@@ -134,7 +135,7 @@ TEST_CASE("a sweep point that is no valid scenario is refused, naming why, not s
 }
 
 TEST_CASE("an ops scenario has no layer graph to take shapes from", "[real][shapes]") {
-  CHECK_THROWS_WITH(scenario_gemm_shapes(TPSIM_SOURCE_DIR "/scenarios/ops-gemm-allgather-overlap.yaml"),
+  CHECK_THROWS_WITH(scenario_gemm_shapes(TPSIM_SOURCE_DIR "/scenarios/forward/ops-gemm-allgather-overlap.yaml"),
                     Catch::Contains("give them with --shape"));
 }
 
@@ -160,8 +161,10 @@ TEST_CASE("a shapes listing reads back as the same shapes, and a bad line is nam
 
 TEST_CASE("the committed GEMM sweep lists exactly the shapes of the shipped scenarios", "[real][shapes]") {
   std::set<Shape> expected;
-  for (const auto& entry : std::filesystem::directory_iterator(TPSIM_SOURCE_DIR "/scenarios")) {
-    if (entry.path().extension() != ".yaml") continue;
+  const std::filesystem::path root = TPSIM_SOURCE_DIR "/scenarios";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    const std::filesystem::path top = *entry.path().lexically_relative(root).begin();
+    if (entry.path().extension() != ".yaml" || top == "presets" || top == "traces") continue;
     if (tpsim::model::load_scenario(entry.path().string()).workload.phase == tpsim::model::Phase::kOps) continue;
     for (const Shape& s : shape_set(scenario_gemm_shapes(entry.path().string()))) expected.insert(s);
   }

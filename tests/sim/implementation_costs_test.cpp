@@ -41,8 +41,8 @@ TEST_CASE(
     "the traced TorchTitan layer is predicted within 3% (sp) and 4% (async) of its layer times and 0.025 of "
     "its speedup",
     "[sim][implementation]") {
-  const sim::ScenarioRun run = sim::run_scenario(
-      model::load_scenario(std::string(TPSIM_SOURCE_DIR) + "/scenarios/torchtitan-llama3-70b-traced-layer.yaml"));
+  const sim::ScenarioRun run = sim::run_scenario(model::load_scenario(
+      std::string(TPSIM_SOURCE_DIR) + "/scenarios/published/torchtitan-llama3-70b-traced-layer.yaml"));
   const double sp = run.variants[0].metrics.time_s, async = run.variants[1].metrics.time_s;
   // Published: 82.56 ms and 63.77 ms for the layer (async_tp_trace_layer.csv); the run adds the final norm.
   CHECK(sp == Approx(82.56e-3).epsilon(0.03));
