@@ -1,4 +1,4 @@
-// The tpsim command line: run, sweep, merge, plot, predict, calibrate, validate and shard (see --help of each).
+// The tpsim command line: run, sweep, plan, merge, plot, predict, calibrate, validate and shard (see --help of each).
 // Each command registers its own options (cli/commands/); main parses and runs the one named, and turns bad input
 // into one line and exit 2.
 #include <CLI/CLI.hpp>
@@ -10,6 +10,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands/calibrate_command.hpp"
 #include "cli/commands/command.hpp"
+#include "cli/commands/plan_command.hpp"
 #include "cli/commands/plot_command.hpp"
 #include "cli/commands/predict_command.hpp"
 #include "cli/commands/run_command.hpp"
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
   tpsim::cli::Commands commands;
   tpsim::cli::add_run_command(app, commands);
   tpsim::cli::add_sweep_commands(app, commands);
+  tpsim::cli::add_plan_command(app, commands);
   tpsim::cli::add_plot_command(app, commands);
   tpsim::cli::add_predict_command(app, commands);
   tpsim::cli::add_calibrate_command(app, commands);

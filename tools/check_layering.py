@@ -20,7 +20,8 @@ RULES = {
     "sim/run": ["base", "model", "input", "sim"],
     "calibrate": ["base", "model", "sim", "calibrate"],
     "shard": ["base", "model", "input", "shard"],
-    "cli": ["base", "model", "input", "sim", "calibrate", "shard", "cli"],
+    "plan": ["base", "model", "input", "sim", "plan"],
+    "cli": ["base", "model", "input", "sim", "calibrate", "shard", "plan", "cli"],
     "real": ["base", "model", "input", "sim", "real"],
 }
 YAML_FOLDERS = ["input"]
@@ -28,8 +29,8 @@ YAML_FOLDERS = ["input"]
 # list only shrinks.
 ALLOWED = pathlib.Path(__file__).with_name("layering_allowed.txt")
 MAX_MODULES = 15
-MODULE_FOLDERS = ["base", "input", "model", "sim", "calibrate", "cli", "shard"]
-PROJECT = ["base", "input", "model", "sim", "calibrate", "cli", "shard", "real"]
+MODULE_FOLDERS = ["base", "input", "model", "sim", "calibrate", "cli", "shard", "plan"]
+PROJECT = ["base", "input", "model", "sim", "calibrate", "cli", "shard", "plan", "real"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]')
 
 

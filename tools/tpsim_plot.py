@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Plots tpsim results: speedup (or time, exposed communication, tokens/s) curves over a sweep axis,
-one line per variant or per value of another axis; or a stacked breakdown of one point's time.
+one line per variant or per value of another axis; a stacked breakdown of one point's time; or a plan's ranked
+layouts as bars (compute, bubble, exposed communication by dimension).
 
-Input: a `tpsim sweep` output folder (its results.jsonl, or its results.csv), or a `tpsim run --json` file.
+Input: a `tpsim sweep` output folder (its results.jsonl, or its results.csv), a `tpsim run --json` file, or a
+`tpsim plan --json` file.
 Points whose memory per GPU does not fit the GPU's HBM are drawn hollow.
 Run through `tpsim plot ...` or directly: python3 tools/tpsim_plot.py RESULTS --x AXIS ...
 """
@@ -282,9 +284,47 @@ def breakdown(args, rows):
     return fig
 
 
+def plan_document(path):
+    """A `tpsim plan --json` document, or None for any other input."""
+    if os.path.isdir(path) or not path.endswith(".json") or not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) and "plan" in doc and isinstance(doc.get("rows"), list) else None
+
+
+def plan_bars(args, doc):
+    """The ranked layouts of a plan as horizontal bars: the step's compute, bubble and exposed communication."""
+    import matplotlib.pyplot as plt
+
+    rows = doc["rows"]
+    if not rows:
+        raise PlotError(f"{args.results}: the plan has no ranked rows")
+    labels = [f"{r['rank']}. {r['layout']}" for r in rows][::-1]
+    parts = [("compute", lambda r: r["time_s"] - r["bubble_fraction"] * r["time_s"] - sum(r["exposed_s"].values())),
+             ("bubble", lambda r: r["bubble_fraction"] * r["time_s"])]
+    parts += [(f"exposed {d} comm", lambda r, d=d: r["exposed_s"][d]) for d in ("tp", "pp", "dp", "ep")]
+    fig, ax = plt.subplots(figsize=(9, 0.4 * len(rows) + 1.5))
+    left = [0.0] * len(rows)
+    for name, value in parts:
+        widths = [max(0.0, value(r)) for r in rows][::-1]
+        if any(w > 0 for w in widths):
+            ax.barh(labels, widths, left=left, label=name)
+            left = [a + b for a, b in zip(left, widths)]
+    ax.set_xlabel("step time (s)")
+    ax.set_title(args.title or doc["plan"], fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="tpsim plot", description=__doc__.split("\n\n")[0])
-    parser.add_argument("results", help="sweep output folder, its results.jsonl, or a tpsim run --json file")
+    parser.add_argument("results", help="sweep output folder, its results.jsonl, a tpsim run --json file, or a tpsim "
+                        "plan --json file (the ranked layouts as bars)")
     parser.add_argument("--x", help="sweep axis on the x axis (e.g. workload.batch)")
     parser.add_argument("--y", choices=sorted(Y_COLUMNS), default="speedup", help="quantity on the y axis")
     parser.add_argument("--by", default="variant", help="one line per variant (default) or per value of an axis")
@@ -300,19 +340,24 @@ def main(argv):
         out_dir = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(out_dir):
             raise PlotError(f"-o {args.out}: no folder {out_dir}")
-        rows, title = load_rows(args.results)
-        args.title = args.title or title
-        baseline = baseline_of(rows)
-        rows = filtered(rows, args.where)
-        if not args.breakdown and not args.x:
-            raise PlotError("--x AXIS is required (or --breakdown)")
+        plan = plan_document(args.results)
+        if not plan:
+            rows, title = load_rows(args.results)
+            args.title = args.title or title
+            baseline = baseline_of(rows)
+            rows = filtered(rows, args.where)
+            if not args.breakdown and not args.x:
+                raise PlotError("--x AXIS is required (or --breakdown)")
         try:
             import matplotlib
 
             matplotlib.use("Agg")
         except ImportError:
             raise PlotError("matplotlib is missing: install python3-matplotlib (tools/setup.sh does)") from None
-        fig = breakdown(args, rows) if args.breakdown else curves(args, rows, baseline)
+        if plan:
+            fig = plan_bars(args, plan)
+        else:
+            fig = breakdown(args, rows) if args.breakdown else curves(args, rows, baseline)
         fig.tight_layout()
         # Fixed metadata so the same results give the same bytes.
         metadata = {"Date": None} if args.out.endswith(".svg") else {"Software": "tpsim plot"}

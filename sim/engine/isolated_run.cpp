@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <new>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "base/input_error.hpp"
+#include "sim/engine/simulation_cache.hpp"
 #include "sim/engine/work_estimate.hpp"
 
 namespace tpsim::sim {
@@ -101,7 +103,23 @@ Timeline read_timeline(int fd) {
 
 }  // namespace
 
+namespace {
+Timeline simulate_uncached(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options);
+}  // namespace
+
 Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
+  SimulationCache* cache = cacheable(options) ? active_simulation_cache() : nullptr;
+  if (!cache) return simulate_uncached(graph, cost, options);
+  const SimulationCache::Key key = cache->key(graph, cost, options);
+  if (const Timeline* hit = cache->find(key)) return *hit;
+  const auto start = std::chrono::steady_clock::now();
+  Timeline timeline = simulate_uncached(graph, cost, options);
+  cache->store(key, timeline, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return timeline;
+}
+
+namespace {
+Timeline simulate_uncached(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
   // Planned here, so that bad input (a collective the profile cannot run) is reported before forking and
   // the timeline carries the plans the child ran.
   std::shared_ptr<const std::vector<CommPlan>> plans = plan_program(graph, cost, options.data_group.has_value());
@@ -153,5 +171,6 @@ Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const E
   }
   return timeline;
 }
+}  // namespace
 
 }  // namespace tpsim::sim

@@ -270,9 +270,9 @@ TEST_CASE("counts out of range say their range, and a size-less collective says 
 }
 
 TEST_CASE("a word that names no command is refused with the commands there are") {
-  for (const std::string args : {"plan", "plan --help", "plan scenarios/quickstart.yaml"}) {
+  for (const std::string args : {"search", "search --help", "search scenarios/quickstart.yaml"}) {
     INFO(args);
-    check_refused(test::run_tpsim(args), "unknown command 'plan'; ", "commands: run, sweep, merge, plot, predict");
+    check_refused(test::run_tpsim(args), "unknown command 'search'; ", "commands: run, sweep, merge, plot, predict");
   }
   check_refused(test::run_tpsim("predict gem --m 1"), "unknown command 'predict gem'; ",
                 "predict's commands: gemm, collective");

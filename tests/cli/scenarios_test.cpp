@@ -18,13 +18,14 @@ namespace {
 
 std::vector<std::string> shipped_scenarios() {
   std::vector<std::string> files;
-  // scenarios/*.yaml and scenarios/TOPIC/*.yaml (not the presets, nor the trace comparisons' inputs in traces/),
-  // named by their path under scenarios/.
+  // scenarios/*.yaml and scenarios/TOPIC/*.yaml (not the presets, nor the trace comparisons' inputs in traces/, nor the
+  // plan files in plans/), named by their path under scenarios/.
   const std::filesystem::path root = std::string(TPSIM_SOURCE_DIR) + "/scenarios";
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
     const std::filesystem::path relative = entry.path().lexically_relative(root);
     const std::filesystem::path top = *relative.begin();
-    if (entry.path().extension() == ".yaml" && top != "presets" && top != "traces") files.push_back(relative.string());
+    if (entry.path().extension() == ".yaml" && top != "presets" && top != "traces" && top != "plans")
+      files.push_back(relative.string());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -1,0 +1,151 @@
+// Plan YAML reader: keys, types and choices, each refused at its location with what is valid.
+#include "input/plan_file.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/limits.hpp"
+#include "input/yaml_reader.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// More GPUs than this in one job is a typo (the largest published runs use tens of thousands).
+constexpr int kMaxPlanGpus = 1 << 20;
+// More values on one axis than this is a typo, not a search.
+constexpr size_t kMaxAxisValues = 64;
+
+const std::vector<std::string> kTop = {"name", "model", "hardware", "calibration", "workload", "search"};
+const std::vector<std::string> kHardware = {"gpu", "topology", "gpus"};
+const std::vector<std::string> kWorkload = {"phase", "global_batch", "seq_len"};
+const std::vector<std::string> kSearch = {
+    "tp",       "pp",        "ep",      "etp",   "micro_batch", "virtual_stages",    "chunks",    "data_parallel",
+    "schedule", "recompute", "tp_mode", "dtype", "dispatcher",  "two_batch_overlap", "fp8_recipe"};
+
+// A scalar or a list of them, each read by `one`; at most kMaxAxisValues, no value twice.
+template <typename T, typename Read>
+std::vector<T> axis(const YamlReader& in, const YAML::Node& node, const std::string& what, Read one) {
+  std::vector<T> out;
+  if (!node) return out;
+  if (node.IsSequence()) {
+    if (node.size() == 0) in.fail(node, what + " is an empty list; give at least one value or leave the key out");
+    if (node.size() > kMaxAxisValues) {
+      in.fail(node,
+              what + " has " + std::to_string(node.size()) + " values; at most " + std::to_string(kMaxAxisValues));
+    }
+    for (const YAML::Node& item : node) {
+      T value = one(item);
+      if (std::find(out.begin(), out.end(), value) != out.end()) {
+        in.fail(item, what + " names " + YamlReader::show(item) + " twice; give each value once");
+      }
+      out.push_back(value);
+    }
+    return out;
+  }
+  if (node.IsMap()) in.fail(node, what + " must be a value or a list of values, got a mapping");
+  out.push_back(one(node));
+  return out;
+}
+
+std::vector<int> counts(const YamlReader& in, const YAML::Node& node, const std::string& what) {
+  return axis<int>(in, node, what, [&](const YAML::Node& n) { return in.count(n, what, kMaxPlanGpus); });
+}
+
+std::vector<std::string> choices(const YamlReader& in, const YAML::Node& node, const std::string& what,
+                                 const std::vector<std::string>& valid) {
+  return axis<std::string>(in, node, what, [&](const YAML::Node& n) { return in.choice(n, what, valid); });
+}
+
+void read_hardware(const YamlReader& in, const YAML::Node& node, PlanSpec& out) {
+  in.expect_map(node, "hardware", kHardware);
+  in.require(node, "gpu", "hardware");
+  in.require(node, "gpus", "hardware");
+  out.gpu = node["gpu"];
+  if (node["topology"])
+    out.topology = in.choice(node["topology"], "hardware.topology", {"nvswitch", "ib-rail", "nvl72"});
+  out.gpus = counts(in, node["gpus"], "hardware.gpus");
+}
+
+void read_workload(const YamlReader& in, const YAML::Node& node, PlanSpec& out) {
+  in.expect_map(node, "workload", kWorkload);
+  if (node["phase"]) in.choice(node["phase"], "workload.phase", {"train"});
+  in.require(node, "global_batch", "workload");
+  in.require(node, "seq_len", "workload");
+  out.global_batch =
+      in.int_in(node["global_batch"], "workload.global_batch (sequences per step)", 1, kMaxPlanGpus * 64LL);
+  out.seq_len = in.int_in(node["seq_len"], "workload.seq_len", 1, int64_t{1} << 24);
+}
+
+void read_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
+  if (!node) return;
+  in.expect_map(node, "search", kSearch);
+  s.tp = counts(in, node["tp"], "search.tp");
+  s.pp = counts(in, node["pp"], "search.pp");
+  s.ep = counts(in, node["ep"], "search.ep");
+  s.etp = counts(in, node["etp"], "search.etp");
+  s.micro_batch = counts(in, node["micro_batch"], "search.micro_batch");
+  s.virtual_stages = counts(in, node["virtual_stages"], "search.virtual_stages");
+  s.chunks = counts(in, node["chunks"], "search.chunks");
+  s.data_parallel = choices(in, node["data_parallel"], "search.data_parallel", {"fsdp", "ddp", "hsdp"});
+  s.schedule = choices(in, node["schedule"], "search.schedule", {"1f1b", "interleaved", "zb-h1", "gpipe", "zb-v"});
+  s.recompute = choices(in, node["recompute"], "search.recompute", {"none", "selective", "full"});
+  s.tp_mode = choices(in, node["tp_mode"], "search.tp_mode", {"sp", "async", "tp"});
+  s.dtype = choices(in, node["dtype"], "search.dtype", {"bf16", "fp8"});
+  s.dispatcher = choices(in, node["dispatcher"], "search.dispatcher", {"nccl", "deepep"});
+  s.two_batch_overlap = axis<bool>(in, node["two_batch_overlap"], "search.two_batch_overlap",
+                                   [&](const YAML::Node& n) { return in.boolean(n, "search.two_batch_overlap"); });
+  if (node["fp8_recipe"]) {
+    s.fp8_recipe = in.choice(node["fp8_recipe"], "search.fp8_recipe", {"tensorwise", "rowwise", "blockwise", "mxfp8"});
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& plan_keys(const std::string& section) {
+  static const std::vector<std::string> none;
+  if (section.empty()) return kTop;
+  if (section == "hardware") return kHardware;
+  if (section == "workload") return kWorkload;
+  if (section == "search") return kSearch;
+  return none;
+}
+
+PlanSpec parse_plan(const std::string& text, const std::string& file) {
+  const YamlReader in(file);
+  PlanSpec out;
+  out.file = file;
+  out.text = text;
+  out.root = in.parse_text(text);
+  const YAML::Node& root = out.root;
+  in.expect_map(root, "the plan", kTop);
+  in.require(root, "model", "the plan");
+  in.require(root, "hardware", "the plan");
+  in.require(root, "workload", "the plan");
+  out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
+  if (out.name.empty()) out.name = "plan";
+  out.model = root["model"];
+  if (root["calibration"]) {
+    out.calibration = root["calibration"];
+    if (out.calibration.IsNull()) {
+      YAML::Node key;
+      for (const auto& entry : root) {
+        if (entry.first.Scalar() == "calibration") key = entry.first;
+      }
+      in.fail(key,
+              "calibration is empty; give default, a GPU preset's profile or a profile file, or leave "
+              "the key out");
+    }
+  }
+  read_hardware(in, root["hardware"], out);
+  read_workload(in, root["workload"], out);
+  read_search(in, root["search"], out.space);
+  return out;
+}
+
+PlanSpec load_plan(const std::string& path) {
+  return parse_plan(read_input_file(path, "plan", kMaxYamlFileBytes), path);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,49 @@
+// A plan file (`tpsim plan`): the model, the hardware and GPU count, the workload a training job must run (a fixed
+// global batch), and the search space of layouts, every key of it with a default, so that a minimal plan is the model,
+// the GPU, the GPU count and the global batch. Read here with located errors; plan/ enumerates and ranks.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tpsim::model {
+
+// The layouts to try. An empty list is the default the search fills in for the model and hardware
+// (plan/plan_space.hpp); a list given is tried as written.
+struct PlanSpace {
+  std::vector<int> tp, pp, ep, etp, micro_batch, virtual_stages, chunks;
+  std::vector<std::string> data_parallel;  // ddp | fsdp | hsdp (sharded inside a node, replicated across)
+  std::vector<std::string> schedule;       // 1f1b | interleaved | zb-h1 | gpipe | zb-v
+  std::vector<std::string> recompute;      // none | selective | full
+  std::vector<std::string> tp_mode;        // sp | async | tp
+  std::vector<std::string> dtype;          // bf16 | fp8 (fp8 with fp8_recipe)
+  std::vector<std::string> dispatcher;     // MoE: nccl | deepep
+  std::vector<bool> two_batch_overlap;     // MoE
+  std::string fp8_recipe = "tensorwise";
+};
+
+struct PlanSpec {
+  std::string file;
+  std::string name;          // name, or the file's stem
+  YAML::Node model;          // as written: a preset name, an inline mapping or {hf_config: path}
+  YAML::Node gpu;            // hardware.gpu as written
+  std::string topology;      // hardware.topology; empty: nvswitch within a node, ib-rail across nodes
+  std::vector<int> gpus;     // hardware.gpus: one count or a list (a range of job sizes)
+  YAML::Node calibration;    // as written; null: default
+  int64_t global_batch = 0;  // workload.global_batch: sequences per step over every replica
+  int64_t seq_len = 0;
+  PlanSpace space;
+  YAML::Node root;
+  std::string text;
+};
+
+// Reads and checks a plan file; throws InputError naming file:line:col, what is wrong and what is valid.
+PlanSpec load_plan(const std::string& path);
+PlanSpec parse_plan(const std::string& text, const std::string& file);
+// The keys a plan's section accepts ("", "hardware", "workload", "search").
+const std::vector<std::string>& plan_keys(const std::string& section);
+
+}  // namespace tpsim::model

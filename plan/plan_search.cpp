@@ -1,0 +1,424 @@
+// Pruning, simulation in worker processes with the program cache, and ranking.
+#include "plan/plan_search.hpp"
+
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "base/input_error.hpp"
+#include "input/yaml_reader.hpp"
+#include "model/scenario.hpp"
+#include "plan/memory_estimate.hpp"
+#include "sim/cost/fabric.hpp"
+#include "sim/engine/simulation_cache.hpp"
+#include "sim/run/scenario_run.hpp"
+
+namespace tpsim::plan {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A scenario carrying the plan's own model, GPU and calibration nodes, so that their errors point into the plan.
+model::Scenario probe_scenario(const model::PlanSpec& plan) {
+  YAML::Node probe;
+  probe["name"] = "plan";
+  probe["model"] = plan.model;
+  YAML::Node hardware;
+  hardware["gpu"] = plan.gpu;
+  probe["hardware"] = hardware;
+  if (!plan.calibration.IsNull()) {
+    probe["calibration"] = plan.calibration;
+  } else {
+    probe["calibration"] = "default";
+  }
+  YAML::Node workload;
+  workload["phase"] = "train";
+  workload["seq_len"] = plan.seq_len;
+  workload["batch"] = 1;
+  probe["workload"] = workload;
+  YAML::Node parallelism;
+  parallelism["tp"] = 1;
+  probe["parallelism"] = parallelism;
+  YAML::Node variant;
+  variant["name"] = "sp";
+  variant["tp_mode"] = "sp";
+  probe["variants"].push_back(variant);
+  return model::parse_scenario_node(probe, plan.file);
+}
+
+std::string classify(const std::string& message) {
+  for (const char* word : {"divide", "split", "multiple of", "groups of", "evenly"}) {
+    if (message.find(word) != std::string::npos) return "divisibility";
+  }
+  return "unsupported";
+}
+
+// What bounds the step beyond compute: the largest of the bubble and each dimension's exposed communication.
+std::string bound_of(const PlanRow& r) {
+  const std::pair<double, const char*> parts[] = {{r.bubble_fraction * r.time_s, "bubble"},
+                                                  {r.exposed_tp_s, "tp comm"},
+                                                  {r.exposed_pp_s, "pp comm"},
+                                                  {r.exposed_dp_s, "dp comm"},
+                                                  {r.exposed_ep_s, "ep comm"}};
+  double most = 0;
+  const char* what = "compute";
+  for (const auto& [seconds, name] : parts) {
+    if (seconds > most) most = seconds, what = name;
+  }
+  return what;
+}
+
+PlanRow row_of(const Candidate& c, const sim::ScenarioRun& run) {
+  const sim::VariantRun& v = run.variants.front();
+  PlanRow r;
+  r.index = c.index;
+  r.layout = c.layout;
+  r.time_s = v.metrics.time_s;
+  const model::Workload& w = run.scenario.workload;
+  r.tokens_per_s_per_gpu =
+      static_cast<double>(w.global_batch * w.seq_len) / v.metrics.time_s / static_cast<double>(c.layout.gpus);
+  r.mfu = v.mfu;
+  r.memory_bytes = v.memory ? v.memory->device_bytes() : 0;
+  r.bubble_fraction = v.pipeline ? v.pipeline->bubble_fraction : 0;
+  r.compute_s = v.metrics.compute_s;
+  const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
+  r.exposed_tp_s = e.tp_s, r.exposed_pp_s = e.pp_s, r.exposed_dp_s = e.dp_s, r.exposed_ep_s = e.ep_s;
+  return r;
+}
+
+// The row's labels from its layout and numbers: what bounds it, what was simulated, what came from closed forms.
+void label(PlanRow& r) {
+  r.bound = bound_of(r);
+  const Layout& l = r.layout;
+  r.closed_form.clear();
+  r.simulated = l.pp > 1 ? "each distinct stage program (one TP group)" : "the step (one TP group)";
+  std::vector<std::string> closed;
+  if (l.pp > 1) closed.push_back("pipeline schedule timing");
+  if (l.dp > 1) closed.push_back("dp collectives");
+  if (l.ep > l.tp) closed.push_back("ep all-to-alls beyond the TP group");
+  closed.push_back("memory");
+  for (size_t i = 0; i < closed.size(); ++i) r.closed_form += (i ? ", " : "") + closed[i];
+}
+
+}  // namespace
+
+Json row_numbers(const PlanRow& r) {
+  Json j;
+  j["variant"] = describe(r.layout);
+  j["time_s"] = r.time_s;
+  j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+  j["mfu"] = r.mfu;
+  j["memory_bytes"] = r.memory_bytes;
+  j["bubble_fraction"] = r.bubble_fraction;
+  j["compute_s"] = r.compute_s;
+  j["exposed"] = {
+      {"tp_s", r.exposed_tp_s}, {"pp_s", r.exposed_pp_s}, {"dp_s", r.exposed_dp_s}, {"ep_s", r.exposed_ep_s}};
+  return j;
+}
+
+namespace {
+
+void from_json(const Json& j, PlanRow& r) {
+  r.time_s = j["time_s"];
+  r.tokens_per_s_per_gpu = j["tokens_per_s_per_gpu"];
+  r.mfu = j["mfu"];
+  r.memory_bytes = j["memory_bytes"];
+  r.bubble_fraction = j["bubble_fraction"];
+  r.compute_s = j["compute_s"];
+  r.exposed_tp_s = j["exposed"]["tp_s"], r.exposed_pp_s = j["exposed"]["pp_s"];
+  r.exposed_dp_s = j["exposed"]["dp_s"], r.exposed_ep_s = j["exposed"]["ep_s"];
+}
+
+void write_line(int fd, const std::string& line) {
+  size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(4);
+    written += static_cast<size_t>(n);
+  }
+}
+
+// A worker: simulates its candidates in order, one JSON line each, then its cache's counts.
+[[noreturn]] void run_worker(int fd, const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
+                             bool use_cache) {
+  sim::SimulationCache cache;
+  if (use_cache) cache.install();
+  for (const Candidate& c : mine) {
+    Json message;
+    message["index"] = c.index;
+    try {
+      const model::Scenario s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
+      cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
+      const sim::ScenarioRun run = sim::run_scenario(s);
+      message["row"] = row_numbers(row_of(c, run));
+    } catch (const std::exception& error) {
+      message["error"] = error.what();
+    }
+    write_line(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+  }
+  Json end;
+  end["cache"] = {{"hits", cache.stats().hits}, {"misses", cache.stats().misses}, {"saved_s", cache.stats().saved_s}};
+  write_line(fd, end.dump() + "\n");
+  ::close(fd);
+  _exit(0);
+}
+
+struct Worker {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buffer;
+  bool done = false;
+};
+
+Worker start_worker(const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
+                    bool use_cache) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(5);
+    ::close(fds[0]);
+    run_worker(fds[1], plan, mine, gpus_per_node, use_cache);
+  }
+  ::close(fds[1]);
+  return Worker{pid, fds[0], {}, false};
+}
+
+class Progress {
+ public:
+  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  void step() {
+    ++done_;
+    if (!enabled_) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double rate = done_ / std::max(elapsed, 1e-9);
+    std::fprintf(stderr, "\rplan: simulated %zu/%zu candidates, %.1f per s, about %.0f s left   ", done_, total_, rate,
+                 static_cast<double>(total_ - done_) / rate);
+    std::fflush(stderr);
+  }
+  void finish() const {
+    if (enabled_ && done_ > 0) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  size_t total_, done_ = 0;
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Handles one complete line of a worker.
+void take_line(const std::string& line, const std::map<size_t, const Candidate*>& by_index, const PlanOptions& options,
+               PlanResult& result, Progress& progress) {
+  const Json message = Json::parse(line);
+  if (message.contains("cache")) {
+    result.cache_hits += message["cache"]["hits"].get<int64_t>();
+    result.cache_misses += message["cache"]["misses"].get<int64_t>();
+    result.cache_saved_s += message["cache"]["saved_s"].get<double>();
+    return;
+  }
+  const size_t index = message["index"];
+  progress.step();
+  if (message.contains("error")) {
+    result.failures.push_back("candidate " + std::to_string(index) + " (" + describe(by_index.at(index)->layout) +
+                              "): " + message["error"].get<std::string>());
+    return;
+  }
+  const Candidate& c = *by_index.at(index);
+  PlanRow row;
+  from_json(message["row"], row);
+  row.index = index;
+  row.layout = c.layout;
+  label(row);  // workers send numbers only
+  result.rows.push_back(row);
+  if (options.on_row) options.on_row(index, message["row"]);
+}
+
+void simulate_all(const model::PlanSpec& plan, const std::vector<Candidate>& todo, const PlanOptions& options,
+                  int gpus_per_node, PlanResult& result) {
+  // Candidates sharing programs go to the same worker, next to each other.
+  std::vector<const Candidate*> sorted;
+  for (const Candidate& c : todo) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Candidate* a, const Candidate* b) {
+    return a->layout.program_key() < b->layout.program_key();
+  });
+  const size_t jobs = static_cast<size_t>(std::max(1, options.jobs));
+  std::vector<std::vector<Candidate>> shares(jobs);
+  size_t group = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i > 0 && sorted[i]->layout.program_key() != sorted[i - 1]->layout.program_key()) ++group;
+    shares[group % jobs].push_back(*sorted[i]);
+  }
+  std::map<size_t, const Candidate*> by_index;
+  for (const Candidate& c : todo) by_index[c.index] = &c;
+  Progress progress(todo.size(), options.progress);
+  std::vector<Worker> workers;
+  for (const auto& share : shares) {
+    if (!share.empty()) workers.push_back(start_worker(plan, share, gpus_per_node, options.cache));
+  }
+  size_t open = workers.size();
+  while (open > 0) {
+    std::vector<pollfd> fds;
+    for (const Worker& w : workers) fds.push_back(pollfd{w.done ? -1 : w.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+    }
+    for (size_t i = 0; i < workers.size(); ++i) {
+      Worker& w = workers[i];
+      if (w.done || fds[i].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        w.buffer.append(buffer, static_cast<size_t>(n));
+        for (size_t end; (end = w.buffer.find('\n')) != std::string::npos;) {
+          take_line(w.buffer.substr(0, end), by_index, options, result, progress);
+          w.buffer.erase(0, end + 1);
+        }
+        continue;
+      }
+      int status = 0;
+      ::waitpid(w.pid, &status, 0);
+      ::close(w.fd);
+      w.done = true;
+      --open;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        result.failures.push_back(
+            "a worker process crashed" +
+            (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
+      }
+    }
+  }
+  progress.finish();
+}
+
+double rank_value(const PlanRow& r, RankBy by) {
+  switch (by) {
+    case RankBy::kTime:
+      return r.time_s;
+    case RankBy::kTokensPerGpu:
+      return -r.tokens_per_s_per_gpu;
+    case RankBy::kMfu:
+      return -r.mfu;
+  }
+  return r.time_s;
+}
+
+}  // namespace
+
+RankBy rank_by_named(const std::string& name) {
+  if (name == "time") return RankBy::kTime;
+  if (name == "tokens") return RankBy::kTokensPerGpu;
+  if (name == "mfu") return RankBy::kMfu;
+  throw InputError("--rank-by " + name + ": expected time (step time), tokens (tokens/s per GPU) or mfu");
+}
+
+model::ArchSpec plan_arch(const model::PlanSpec& plan) {
+  return probe_scenario(plan).arch;
+}
+
+int plan_gpus_per_node(const model::PlanSpec& plan) {
+  const model::Scenario probe = probe_scenario(plan);
+  const sim::GpuSpec gpu = sim::resolve_gpu(probe.file, probe.gpu.value, probe.gpu.node);
+  sim::FabricRequest request;
+  request.topology = plan.topology.empty() ? "nvswitch" : plan.topology;
+  try {
+    return sim::resolve_fabric(request, gpu).gpus_per_node;
+  } catch (const InputError& error) {
+    model::YamlReader(plan.file).fail(
+        plan.root["hardware"]["topology"] ? plan.root["hardware"]["topology"] : plan.root["hardware"]["gpu"],
+        std::string("hardware.topology: ") + error.detail());
+  }
+}
+
+Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpus_per_node) {
+  const Layout& l = c.layout;
+  Verdict v;
+  if (plan.global_batch % (static_cast<int64_t>(l.dp) * l.micro_batch) != 0) {
+    v.reason = "divisibility";
+    v.detail = "global_batch does not divide over dp x micro_batch";
+    return v;
+  }
+  model::Scenario s;
+  try {
+    s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
+  } catch (const InputError& error) {
+    v.reason = classify(error.detail());
+    v.detail = error.detail();
+    return v;
+  }
+  const sim::GpuSpec gpu = sim::resolve_gpu(s.file, s.gpu.value, s.gpu.node);
+  try {
+    sim::check_hardware(s, gpu);
+  } catch (const InputError& error) {
+    v.reason = "placement";
+    v.detail = error.detail();
+    return v;
+  }
+  try {
+    v.memory_bytes = sim::estimate_memory(s, s.variants.front(), gpu).device_bytes();
+  } catch (const InputError& error) {
+    v.reason = classify(error.detail());
+    v.detail = error.detail();
+    return v;
+  }
+  if (const double usable = sim::usable_hbm_bytes(gpu); usable > 0 && v.memory_bytes > usable) {
+    v.reason = "memory";
+    v.detail = "above the GPU's usable HBM";
+  }
+  return v;
+}
+
+PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options) {
+  PlanResult result;
+  const model::ArchSpec arch = plan_arch(plan);
+  result.gpus_per_node = plan_gpus_per_node(plan);
+  const std::vector<Candidate> all = enumerate_candidates(plan, arch, result.gpus_per_node);
+  result.candidates = all.size();
+  std::vector<Candidate> kept;
+  for (const Candidate& c : all) {
+    const Verdict v = check_candidate(plan, c, result.gpus_per_node);
+    if (v.reason.empty()) {
+      kept.push_back(c);
+      continue;
+    }
+    ++result.pruned[v.reason];
+    ++result.why[v.reason][v.detail];
+  }
+  std::vector<Candidate> mine;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (i % options.shard_count != options.shard_index) continue;
+    if (const auto done = options.done.find(kept[i].index); done != options.done.end()) {
+      PlanRow row;
+      from_json(done->second, row);
+      row.index = kept[i].index;
+      row.layout = kept[i].layout;
+      label(row);
+      result.rows.push_back(row);
+      continue;
+    }
+    mine.push_back(kept[i]);
+  }
+  simulate_all(plan, mine, options, result.gpus_per_node, result);
+  std::stable_sort(result.rows.begin(), result.rows.end(), [&](const PlanRow& a, const PlanRow& b) {
+    const double x = rank_value(a, options.rank_by), y = rank_value(b, options.rank_by);
+    return x != y ? x < y : a.index < b.index;
+  });
+  std::sort(result.failures.begin(), result.failures.end());
+  return result;
+}
+
+}  // namespace tpsim::plan

@@ -1,0 +1,78 @@
+// The search of a plan: enumerate the layouts, prune what cannot run before simulating (divisibility, placement,
+// memory by the closed-form estimate), simulate the rest in worker processes with identical programs simulated once
+// (sim/simulation_cache.hpp), and rank them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "input/plan_file.hpp"
+#include "plan/plan_space.hpp"
+
+namespace tpsim::plan {
+
+// What a ranked row measures, and where each number came from.
+struct PlanRow {
+  size_t index = 0;
+  Layout layout;
+  double time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;
+  double memory_bytes = 0;  // per GPU, the stage that needs the most
+  double bubble_fraction = 0;
+  double compute_s = 0;
+  double exposed_tp_s = 0, exposed_pp_s = 0, exposed_dp_s = 0, exposed_ep_s = 0;
+  std::string bound;        // what the step waits on most beyond compute: bubble, tp, pp, dp or ep communication
+  std::string simulated;    // what was simulated
+  std::string closed_form;  // what came from a closed form
+};
+
+enum class RankBy { kTime, kTokensPerGpu, kMfu };
+RankBy rank_by_named(const std::string& name);  // time | tokens | mfu; InputError otherwise
+
+struct PlanOptions {
+  int jobs = 1;
+  bool cache = true;
+  bool progress = false;   // a progress line on stderr
+  size_t shard_index = 0;  // simulate only survivors whose position mod shard_count is shard_index
+  size_t shard_count = 1;
+  RankBy rank_by = RankBy::kTime;
+  // Resuming: rows already simulated (a journal's), by candidate number, not simulated again; and a callback for each
+  // row simulated now (to journal it), both as row_numbers writes them.
+  std::map<size_t, nlohmann::ordered_json> done;
+  std::function<void(size_t index, const nlohmann::ordered_json& numbers)> on_row;
+};
+
+// A row's numbers as JSON (what workers send and journals keep: "variant" names the layout, "time_s" its step).
+nlohmann::ordered_json row_numbers(const PlanRow& row);
+
+struct PlanResult {
+  size_t candidates = 0;
+  std::map<std::string, int64_t> pruned;                      // reason -> candidates
+  std::map<std::string, std::map<std::string, int64_t>> why;  // reason -> message -> candidates
+  std::vector<PlanRow> rows;                                  // ranked
+  std::vector<std::string> failures;                          // candidates whose simulation was refused
+  int64_t cache_hits = 0, cache_misses = 0;
+  double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)
+  int gpus_per_node = 8;
+};
+
+// Whether (and why not) a candidate can run, without simulating it: empty reason when it can.
+struct Verdict {
+  std::string reason;  // divisibility | placement | memory | unsupported
+  std::string detail;
+  double memory_bytes = 0;
+};
+Verdict check_candidate(const model::PlanSpec& plan, const Candidate& candidate, int gpus_per_node);
+
+PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options);
+// GPUs per node of the plan's GPU on its topology (located errors for a bad GPU or topology).
+int plan_gpus_per_node(const model::PlanSpec& plan);
+// The model the plan names, read as a scenario would (located errors).
+model::ArchSpec plan_arch(const model::PlanSpec& plan);
+
+}  // namespace tpsim::plan

@@ -1,0 +1,123 @@
+// Content hash of a program and its costs, and the bounded store of simulated timelines.
+#include "sim/engine/simulation_cache.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+namespace tpsim::sim {
+namespace {
+
+SimulationCache* g_active = nullptr;
+
+// Two independent 64-bit lanes over the same bytes: FNV-1a, and a multiply-rotate mix (a collision needs both).
+class Hasher {
+ public:
+  void bytes(const void* data, size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) {
+      a_ = (a_ ^ p[i]) * 0x100000001b3ULL;
+      b_ ^= (p[i] + 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+      b_ = ((b_ << 27) | (b_ >> 37)) * 0x94d049bb133111ebULL;
+    }
+  }
+  template <typename T>
+  void value(const T& v) {
+    static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>);
+    bytes(&v, sizeof v);
+  }
+  void text(const std::string& s) {
+    value(s.size());
+    bytes(s.data(), s.size());
+  }
+  SimulationCache::Key key() const { return {a_, b_}; }
+
+ private:
+  uint64_t a_ = 0xcbf29ce484222325ULL;
+  uint64_t b_ = 0x2545f4914f6cdd1dULL;
+};
+
+// Every field of the op that the engine or the cost model reads (the shape text only labels traces).
+void hash_op(Hasher& h, const model::Op& op) {
+  h.text(op.name);
+  h.value(op.kind), h.value(op.stream), h.value(op.layer), h.value(op.module), h.value(op.stage);
+  h.value(op.saved_as), h.value(op.linear), h.value(op.linear_part), h.value(op.quantisation);
+  h.value(op.gemm.m), h.value(op.gemm.n), h.value(op.gemm.k), h.value(op.gemm.groups), h.value(op.gemm.groups_split_k);
+  h.value(op.fused_rows), h.value(op.continues_kernel), h.value(op.bytes_in_registers), h.value(op.fp8);
+  h.value(op.linear_scan.kernel), h.value(op.linear_scan.chunk_steps), h.value(op.linear_scan.chains);
+  h.value(op.flops), h.value(op.bytes_read), h.value(op.bytes_written);
+  h.value(op.collective), h.value(op.algorithm), h.value(op.protocol), h.value(op.tensor_bytes), h.value(op.group);
+  h.value(op.group_size), h.value(op.group_stride), h.value(op.send_offset), h.value(op.recv_offset);
+  h.value(op.message_bytes), h.value(op.transport), h.value(op.pipeline_stage), h.value(op.receiving_stage);
+  h.value(op.deps.size());
+  for (const model::Dep& d : op.deps) h.value(d.op), h.value(d.rank_offset), h.value(d.data);
+  h.value(op.output_bytes);
+}
+
+int64_t timeline_bytes(const Timeline& t) {
+  return static_cast<int64_t>(t.spans.size() * sizeof(OpSpan) + sizeof(Timeline));
+}
+
+}  // namespace
+
+void SimulationCache::install() {
+  if (g_active && g_active != this) throw std::logic_error("a simulation cache is already installed");
+  g_active = this;
+  installed_ = true;
+}
+
+SimulationCache::~SimulationCache() {
+  if (installed_ && g_active == this) g_active = nullptr;
+}
+
+SimulationCache::Key SimulationCache::key(const model::LayerGraph& graph, const CostModel& cost,
+                                          const EngineOptions& options) const {
+  Hasher h;
+  h.text(context_);
+  h.text(cost.gpu().name);
+  h.text(cost.profile().name);
+  const Fabric& f = cost.fabric();
+  h.value(f.kind), h.value(f.max_gpus), h.value(f.port_Bps), h.value(f.bridge_Bps), h.value(f.in_switch_reduction);
+  h.value(f.nodes), h.value(f.gpus_per_node), h.value(f.nic_Bps), h.value(f.oversubscription);
+  h.value(options.host_launch_s), h.value(options.stream_wait_s), h.value(options.collective_host_s);
+  h.value(options.gpu_wait_s);
+  h.value(graph.tp());
+  h.value(graph.size());
+  for (const model::Op& op : graph.ops()) hash_op(h, op);
+  return h.key();
+}
+
+const Timeline* SimulationCache::find(const Key& key) {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    ++stats_.misses;
+    return nullptr;
+  }
+  ++stats_.hits;
+  stats_.saved_s += it->second.wall_s;
+  return &it->second.timeline;
+}
+
+void SimulationCache::store(const Key& key, const Timeline& timeline, double wall_s) {
+  const int64_t bytes = timeline_bytes(timeline);
+  if (bytes > budget_bytes_ || entries_.count(key)) return;
+  while (held_bytes_ + bytes > budget_bytes_ && !order_.empty()) {
+    const auto it = entries_.find(order_.front());
+    held_bytes_ -= timeline_bytes(it->second.timeline);
+    entries_.erase(it);
+    order_.pop_front();
+  }
+  entries_.emplace(key, Entry{timeline, wall_s});
+  order_.push_back(key);
+  held_bytes_ += bytes;
+}
+
+SimulationCache* active_simulation_cache() {
+  return g_active;
+}
+
+bool cacheable(const EngineOptions& options) {
+  return !options.skew.enabled() && !options.data_group.has_value();
+}
+
+}  // namespace tpsim::sim

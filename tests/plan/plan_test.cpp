@@ -1,0 +1,336 @@
+// tpsim plan: the plan file's errors, the candidates, pruning against tpsim run, the program cache, --explain and
+// determinism, on a small plan (Llama-3.1-8B on 8 H100s) and the shipped plans' pruning.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "base/input_error.hpp"
+#include "cli/cli_support.hpp"
+#include "input/plan_file.hpp"
+#include "model/graph/program_builder.hpp"
+#include "model/scenario.hpp"
+#include "plan/memory_estimate.hpp"
+#include "plan/plan_search.hpp"
+#include "sim/engine/isolated_run.hpp"
+#include "sim/engine/simulation_cache.hpp"
+#include "sim/run/scenario_run.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+
+namespace {
+
+const std::string kSmall =
+    "model: llama-3.1-8b\n"
+    "hardware: {gpu: h100-sxm, gpus: 8}\n"
+    "workload: {global_batch: 8, seq_len: 2048}\n"
+    "search: {tp: [2, 4], pp: [1, 2], micro_batch: 1, recompute: [selective, full], tp_mode: sp, "
+    "schedule: [1f1b, zb-h1]}\n";
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("tpsim_plan_" + std::to_string(::getpid()) + "_" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The error a plan text gets, or "" when it loads.
+std::string plan_error(const std::string& text) {
+  try {
+    model::parse_plan(text, "p.yaml");
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a minimal plan of model, GPU, GPU count and global batch loads with every search default") {
+  const model::PlanSpec spec = model::parse_plan(
+      "model: llama-3.1-70b\nhardware: {gpu: h100-sxm, gpus: 64}\nworkload: {global_batch: 128, seq_len: 8192}\n",
+      "p.yaml");
+  const int per_node = plan::plan_gpus_per_node(spec);
+  REQUIRE(per_node == 8);
+  const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, plan::plan_arch(spec), per_node);
+  // tp 1, 2, 4, 8 and pp 1 to 32 (powers of two with tp x pp dividing 64); per mesh: data parallelism (fsdp, ddp where
+  // dp > 1), schedules (1f1b, interleaved 2, zb-h1 where pp > 1), micro-batch 1 or 2, three recomputations and the TP
+  // modes (sp, and async where tp > 1).
+  size_t expected = 0;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8, 16, 32}) {
+      if (tp * pp > 64) continue;
+      const int dp = 64 / (tp * pp);
+      expected += static_cast<size_t>((dp > 1 ? 2 : 1) * (pp > 1 ? 3 : 1) * 2 * 3 * (tp > 1 ? 2 : 1));
+    }
+  }
+  CHECK(all.size() == expected);
+  for (size_t i = 0; i < all.size(); ++i) CHECK(all[i].index == i);
+}
+
+TEST_CASE("bad plan files are refused with one located line naming what is valid") {
+  const std::string ok_hw = "hardware: {gpu: h100-sxm, gpus: 8}\n";
+  const std::string ok_wl = "workload: {global_batch: 8, seq_len: 2048}\n";
+  const std::string m = "model: llama-3.1-8b\n";
+  struct Case {
+    std::string text, expect;
+  };
+  const std::vector<Case> cases = {
+      {m + ok_hw + ok_wl + "serach: {tp: 2}\n", "p.yaml:4:1: unknown key 'serach'"},
+      {m + ok_hw + ok_wl + "search: {tq: 2}\n", "p.yaml:4:10: unknown key 'tq' in search; valid keys:"},
+      {m + ok_hw + ok_wl + "search: {recompute: some}\n", "p.yaml:4:21: search.recompute"},
+      {m + ok_hw + ok_wl + "search: {tp: []}\n", "p.yaml:4:14: search.tp is an empty list"},
+      {m + ok_hw + ok_wl + "search: {tp: [2, 2]}\n", "p.yaml:4:18: search.tp names '2' twice"},
+      {m + ok_hw + ok_wl + "search: {tp: {a: 1}}\n", "p.yaml:4:14: search.tp must be a value or a list"},
+      {m + ok_hw + ok_wl + "search: {pp: -1}\n", "p.yaml:4:14: search.pp"},
+      {m + "hardware: {gpu: h100-sxm, gpus: 0}\n" + ok_wl, "p.yaml:2:33: hardware.gpus"},
+      {m + "hardware: {gpu: h100-sxm}\n" + ok_wl, "p.yaml:2:11: hardware needs the key 'gpus'"},
+      {m + ok_hw + "workload: {seq_len: 2048}\n", "p.yaml:3:11: workload needs the key 'global_batch'"},
+      {m + ok_hw + "workload: {global_batch: x, seq_len: 2048}\n", "p.yaml:3:26: workload.global_batch"},
+      {m + ok_hw + "workload: {phase: decode, global_batch: 8, seq_len: 2048}\n", "p.yaml:3:19: workload.phase"},
+      {m + ok_hw + ok_wl + "calibration:\n", "p.yaml:4:1: calibration is empty"},
+      {"- a\n- b\n", "p.yaml:1:1: the plan must be a mapping"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const std::string error = plan_error(c.text);
+    CHECK(error.rfind(c.expect, 0) == 0);
+    CHECK(error.find('\n') == std::string::npos);
+  }
+  // What the plan's model and GPU name is checked where the plan names it.
+  const model::PlanSpec bad_model = model::parse_plan("model: llama-9\n" + ok_hw + ok_wl, "p.yaml");
+  CHECK_THROWS_WITH(plan::plan_arch(bad_model), Catch::StartsWith("p.yaml:1:8:"));
+  const model::PlanSpec bad_gpu = model::parse_plan(m + "hardware: {gpu: h999, gpus: 8}\n" + ok_wl, "p.yaml");
+  CHECK_THROWS_WITH(plan::plan_gpus_per_node(bad_gpu), Catch::StartsWith("p.yaml:2:17:"));
+}
+
+TEST_CASE("tpsim plan refuses a bad plan file with exit 2 and one line on stderr") {
+  const std::string path = temp_file("bad.yaml", "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\n");
+  const test::CommandResult r = test::run_tpsim("plan " + path);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("needs the key 'workload'") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("layers that do not split over the pipeline's chunks are split with the end chunks one layer lighter") {
+  const model::PlanSpec spec = model::parse_plan(
+      "model: llama-3.1-405b\nhardware: {gpu: h100-sxm, gpus: 16384}\nworkload: {global_batch: 2048, seq_len: 8192}\n"
+      "search: {tp: 8, pp: 16, micro_batch: 1, data_parallel: fsdp, recompute: selective, tp_mode: sp, schedule: "
+      "1f1b}\n",
+      "p.yaml");
+  const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, plan::plan_arch(spec), 8);
+  REQUIRE(all.size() == 1);
+  std::vector<int64_t> expected(16, 8);  // 126 = 7 + 14 x 8 + 7, as Llama 3 405B's 16 stages
+  expected.front() = expected.back() = 7;
+  CHECK(all[0].layout.chunk_layers == expected);
+  const model::Scenario s = model::parse_scenario(plan::scenario_text(spec, all[0], 8), "p.yaml");
+  CHECK(s.pipeline.chunk_layers == expected);
+}
+
+TEST_CASE("pruning drops no candidate that runs: memory-pruned ones exceed the HBM in tpsim run, kept ones match") {
+  const model::PlanSpec spec = model::parse_plan(
+      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {global_batch: 12, seq_len: 8192}\n"
+      "search: {tp: [1, 8], pp: [1, 2], micro_batch: [1, 2], recompute: [none, full], tp_mode: sp, schedule: 1f1b, "
+      "data_parallel: ddp}\n",
+      "p.yaml");
+  const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, plan::plan_arch(spec), 8);
+  int memory = 0, kept = 0, divisibility = 0;
+  for (const plan::Candidate& c : all) {
+    const plan::Verdict v = plan::check_candidate(spec, c, 8);
+    INFO(plan::describe(c.layout) + ": " + v.reason + " " + v.detail);
+    const std::string text = plan::scenario_text(spec, c, 8);
+    if (v.reason == "divisibility") {
+      // tpsim run refuses it as well.
+      CHECK_THROWS_AS(sim::run_scenario(model::parse_scenario(text, "p.yaml")), InputError);
+      ++divisibility;
+      continue;
+    }
+    REQUIRE((v.reason.empty() || v.reason == "memory"));
+    const sim::ScenarioRun run = sim::run_scenario(model::parse_scenario(text, "p.yaml"));
+    const sim::VariantRun& variant = run.variants.front();
+    // The estimate is the run's own count, exactly.
+    CHECK(variant.memory->device_bytes() == v.memory_bytes);
+    CHECK(sim::fits_memory(variant, run.gpu) == std::optional<bool>(v.reason.empty()));
+    (v.reason.empty() ? kept : memory)++;
+  }
+  CHECK(memory > 0);
+  CHECK(kept > 0);
+  CHECK(divisibility > 0);
+}
+
+TEST_CASE("the program cache gives the ranked numbers of uncached runs, bit for bit, and reuses programs") {
+  const model::PlanSpec spec = model::parse_plan(kSmall, "p.yaml");
+  plan::PlanOptions cached;
+  plan::PlanOptions uncached;
+  uncached.cache = false;
+  const plan::PlanResult a = plan::run_plan(spec, cached);
+  const plan::PlanResult b = plan::run_plan(spec, uncached);
+  REQUIRE(a.rows.size() == b.rows.size());
+  REQUIRE(a.rows.size() > 5);
+  for (size_t i = 0; i < a.rows.size(); ++i) {
+    CHECK(a.rows[i].index == b.rows[i].index);
+    CHECK(a.rows[i].time_s == b.rows[i].time_s);
+    CHECK(a.rows[i].exposed_tp_s == b.rows[i].exposed_tp_s);
+    CHECK(a.rows[i].exposed_dp_s == b.rows[i].exposed_dp_s);
+    CHECK(a.rows[i].bubble_fraction == b.rows[i].bubble_fraction);
+  }
+  CHECK(a.cache_hits > 0);
+  CHECK(b.cache_hits == 0);
+  CHECK(a.failures.empty());
+}
+
+TEST_CASE("tpsim plan --explain N prints a scenario that tpsim run reproduces to the last digit") {
+  const std::string path = temp_file("small.yaml", kSmall);
+  const test::CommandResult ranked = test::run_tpsim("plan " + path + " --json - --top 3");
+  REQUIRE(ranked.exit_code == 0);
+  const nlohmann::json plan = nlohmann::json::parse(ranked.out);
+  REQUIRE(plan["rows"].size() == 3);
+  for (const nlohmann::json& row : plan["rows"]) {
+    const std::string index = std::to_string(row["index"].get<size_t>());
+    const test::CommandResult explained = test::run_tpsim("plan " + path + " --explain " + index);
+    REQUIRE(explained.exit_code == 0);
+    const std::string scenario = temp_file("explained.yaml", explained.out);
+    const test::CommandResult run = test::run_tpsim("run " + scenario + " --json -");
+    REQUIRE(run.exit_code == 0);
+    const nlohmann::json result = nlohmann::json::parse(run.out);
+    CHECK(result["results"][0]["time_s"].get<double>() == row["time_s"].get<double>());
+    std::filesystem::remove(scenario);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the same plan gives byte-identical outputs, and the same ranked rows with one or two workers") {
+  const std::string path = temp_file("small.yaml", kSmall);
+  // The program counts depend on how candidates are shared over the workers; the ranked rows do not.
+  const test::CommandResult one = test::run_tpsim("plan " + path + " -j 1 --json -");
+  const test::CommandResult two = test::run_tpsim("plan " + path + " -j 2 --json -");
+  const test::CommandResult again = test::run_tpsim("plan " + path + " -j 2 --json -");
+  REQUIRE(one.exit_code == 0);
+  CHECK(two.out == again.out);
+  CHECK(nlohmann::json::parse(one.out)["rows"] == nlohmann::json::parse(two.out)["rows"]);
+  const test::CommandResult table_one = test::run_tpsim("plan " + path + " -j 1 --csv -");
+  const test::CommandResult table_two = test::run_tpsim("plan " + path + " -j 2 --csv -");
+  CHECK(table_one.out == table_two.out);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("the shipped plans load, and pruning leaves candidates to simulate in each") {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(TPSIM_SOURCE_DIR) + "/scenarios/plans")) {
+    INFO(entry.path().string());
+    const model::PlanSpec spec = model::load_plan(entry.path().string());
+    const int per_node = plan::plan_gpus_per_node(spec);
+    size_t kept = 0;
+    const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, plan::plan_arch(spec), per_node);
+    for (const plan::Candidate& c : all) kept += plan::check_candidate(spec, c, per_node).reason.empty() ? 1 : 0;
+    CHECK(kept > 0);
+    CHECK(kept < all.size());
+  }
+}
+
+TEST_CASE(
+    "every key of a plan given a value of the wrong kind loads or is refused with a located line, never a crash") {
+  const std::vector<std::string> keys = {"model",
+                                         "hardware",
+                                         "hardware.gpu",
+                                         "hardware.gpus",
+                                         "hardware.topology",
+                                         "workload",
+                                         "workload.global_batch",
+                                         "workload.seq_len",
+                                         "search",
+                                         "search.tp",
+                                         "search.pp",
+                                         "search.micro_batch",
+                                         "search.schedule",
+                                         "search.recompute",
+                                         "search.tp_mode",
+                                         "search.data_parallel",
+                                         "search.two_batch_overlap",
+                                         "calibration"};
+  const std::vector<std::string> values = {"x", "-1", "0", "[]", "{}", "~", "[1, x]", "1.5", "99999999999999999999"};
+  for (const std::string& key : keys) {
+    for (const std::string& value : values) {
+      YAML::Node root = YAML::Load(kSmall);
+      const size_t dot = key.find('.');
+      if (dot == std::string::npos) {
+        root[key] = YAML::Load(value);
+      } else {
+        root[key.substr(0, dot)][key.substr(dot + 1)] = YAML::Load(value);
+      }
+      YAML::Emitter text;
+      text << root;
+      INFO(key + ": " + value);
+      try {
+        const model::PlanSpec spec = model::parse_plan(text.c_str(), "p.yaml");
+        plan::plan_gpus_per_node(spec);
+        plan::plan_arch(spec);
+      } catch (const InputError& error) {
+        const std::string what = error.what();
+        CHECK(what.rfind("p.yaml:", 0) == 0);
+        CHECK(what.find('\n') == std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("the simulation cache reuses a timeline for an identical program only, within its byte budget") {
+  const sim::CostModel cost = test::h100_cost();
+  const auto program = [](double bytes) {
+    model::LayerGraph graph(8);
+    model::ProgramBuilder b(graph, 2.0);
+    b.collective("ag", model::CollectiveKind::kAllGather, bytes, "", {});
+    return graph;
+  };
+  sim::SimulationCache cache;
+  cache.install();
+  const sim::Timeline first = sim::simulate(program(64e6), cost);
+  const sim::Timeline again = sim::simulate(program(64e6), cost);
+  CHECK(cache.stats().misses == 1);
+  CHECK(cache.stats().hits == 1);
+  CHECK(again.makespan_s == first.makespan_s);
+  CHECK(again.spans.size() == first.spans.size());
+  // Another size is another program; another context (the hardware the caller names) another key.
+  const sim::Timeline other = sim::simulate(program(128e6), cost);
+  CHECK(cache.stats().misses == 2);
+  CHECK(other.makespan_s > first.makespan_s);
+  const sim::SimulationCache::Key key = cache.key(program(64e6), cost, {});
+  cache.set_context("ib-rail/2");
+  CHECK(cache.key(program(64e6), cost, {}) != key);
+  // Launch costs are part of the key.
+  CHECK(cache.key(program(64e6), cost, sim::launch_costs(1e-6)) != cache.key(program(64e6), cost, {}));
+  // A budget below one timeline keeps nothing.
+  sim::SimulationCache tiny(1);
+  tiny.store(key, first, 1.0);
+  CHECK(tiny.find(key) == nullptr);
+}
+
+TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes from them without simulating") {
+  const std::string path = temp_file("small.yaml", kSmall);
+  const std::string dir = temp_file("journal", "");
+  std::filesystem::remove(dir);
+  const test::CommandResult first = test::run_tpsim("plan " + path + " -o " + dir + " --json -");
+  REQUIRE(first.exit_code == 0);
+  // Half the journal, as a kill would leave it: the rerun simulates the rest.
+  const std::string journal = dir + "/journal.jsonl";
+  std::string lines = test::read_file(journal);
+  size_t cut = 0;
+  for (int i = 0; i < 10; ++i) cut = lines.find('\n', cut) + 1;
+  std::ofstream(journal, std::ios::trunc) << lines.substr(0, cut);
+  const test::CommandResult resumed = test::run_tpsim("plan " + path + " -o " + dir + " --json -");
+  const test::CommandResult again = test::run_tpsim("plan " + path + " -o " + dir + " --json -");
+  REQUIRE(resumed.exit_code == 0);
+  const nlohmann::json a = nlohmann::json::parse(first.out), b = nlohmann::json::parse(resumed.out);
+  const nlohmann::json c = nlohmann::json::parse(again.out);
+  CHECK(a["rows"] == b["rows"]);
+  CHECK(a["rows"] == c["rows"]);
+  CHECK(c["programs"]["simulated"] == 0);
+  CHECK(b["programs"]["simulated"].get<int>() > 0);
+  CHECK(b["programs"]["simulated"].get<int>() < a["programs"]["simulated"].get<int>());
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(path);
+}
