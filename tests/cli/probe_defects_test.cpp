@@ -272,7 +272,8 @@ TEST_CASE("counts out of range say their range, and a size-less collective says 
 TEST_CASE("a word that names no command is refused with the commands there are") {
   for (const std::string args : {"search", "search --help", "search scenarios/quickstart.yaml"}) {
     INFO(args);
-    check_refused(test::run_tpsim(args), "unknown command 'search'; ", "commands: run, sweep, merge, plot, predict");
+    check_refused(test::run_tpsim(args), "unknown command 'search'; ",
+                  "commands: run, sweep, merge, plan, plot, predict");
   }
   check_refused(test::run_tpsim("predict gem --m 1"), "unknown command 'predict gem'; ",
                 "predict's commands: gemm, collective");
