@@ -27,6 +27,8 @@ constexpr int kMaxBaseDepth = 8;
 constexpr int64_t kMaxTile = 65536;
 constexpr int64_t kMaxSms = 1024;
 constexpr int64_t kMaxRanks = 65536;
+// A GEMM's tail beside a comm kernel of more tile times than this is a typo (the fit gives about one).
+constexpr double kMaxTailTiles = 64;
 const std::vector<std::string> kAttentionKernels = {"fa2", "fa3", "cudnn"};
 
 // What a profile without a base must give.
@@ -219,10 +221,11 @@ class ProfileReader {
   }
 
   void read_gemm(CostProfile& p, const YAML::Node& node) const {
-    in_.expect_map(node, "gemm",
-                   {"efficiency", "fp8_efficiency", "fp8_source", "grouped_efficiency", "grouped_source",
-                    "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split",
-                    "tile_source", "efficiency_source", "memory_bound_source", "source", "fit"});
+    in_.expect_map(
+        node, "gemm",
+        {"efficiency", "fp8_efficiency", "fp8_source", "grouped_efficiency", "grouped_source", "hbm_efficiency",
+         "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split", "tile_source", "efficiency_source",
+         "memory_bound_source", "shared_tail_tiles", "shared_tail_source", "source", "fit"});
     GemmParams& g = p.gemm;
     if (node["efficiency"]) g.efficiency = fraction(node["efficiency"], "gemm.efficiency");
     if (node["fp8_efficiency"]) g.fp8_efficiency = fraction(node["fp8_efficiency"], "gemm.fp8_efficiency");
@@ -237,20 +240,26 @@ class ProfileReader {
     if (node["min_k_per_split"]) {
       g.min_k_per_split = bounded_int(node["min_k_per_split"], "gemm.min_k_per_split", kMaxTile);
     }
+    if (node["shared_tail_tiles"]) {
+      g.shared_tail_tiles = in_.number_in(node["shared_tail_tiles"], "gemm.shared_tail_tiles", 0, kMaxTailTiles);
+    }
     record_sources(p, node, "gemm",
                    {{"tile_m", "tile_source"},
                     {"tile_n", "tile_source"},
                     {"small_m_tile_m", "tile_source"},
                     {"min_k_per_split", "tile_source"},
                     {"fp8_efficiency", "fp8_source"},
-                    {"grouped_efficiency", "grouped_source"}});
+                    {"grouped_efficiency", "grouped_source"},
+                    {"shared_tail_tiles", "shared_tail_source"}});
   }
 
   void read_nccl(CostProfile& p, const YAML::Node& n) const {
     p.nccl = transport(n, "nccl", p.nccl,
-                       {"sms", "sms_source", "call_latency_us", "call_latency_source", "call_latency_fit",
-                        "small_messages", "ll", "ll128"});
+                       {"sms", "sms_source", "nvls_sms", "p2p_sms", "call_latency_us", "call_latency_source",
+                        "call_latency_fit", "small_messages", "ll", "ll128"});
     if (n["sms"]) p.nccl_sms = bounded_int(n["sms"], "nccl.sms", kMaxSms);
+    if (n["nvls_sms"]) p.nccl_nvls_sms = bounded_int(n["nvls_sms"], "nccl.nvls_sms", kMaxSms);
+    if (n["p2p_sms"]) p.nccl_p2p_sms = bounded_int(n["p2p_sms"], "nccl.p2p_sms", kMaxSms);
     if (n["call_latency_us"]) p.nccl_call_latency_s = microseconds(n["call_latency_us"], "nccl.call_latency_us");
     record_sources(p, n, "nccl", {{"call_latency_us", "call_latency_source"}});
     if (n["call_latency_fit"]) check_fit(n["call_latency_fit"], "nccl.call_latency_fit");

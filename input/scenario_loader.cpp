@@ -23,8 +23,9 @@ const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware"
                                            "parallelism", "pipeline", "variants", "sweep",       "implementation",
                                            "skew",        "fsdp",     "ddp",      "moe",         "trace"};
 const std::vector<std::string> kImplementationKeys = {
-    "preset",           "attention", "qkv",        "gate_up",        "rope",           "repeat_kv",
-    "sp_layout_copies", "async_tp",  "model_ends", "backward_order", "fp8_all_gather", "add_norm"};
+    "preset",         "attention",        "qkv",          "gate_up",          "rope",
+    "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",       "backward_order",
+    "fp8_all_gather", "add_norm",         "step_host_us", "overlap_scheduler"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -272,6 +273,12 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   if (const YAML::Node f = node["add_norm"])
     i.add_norm = in.choice_of(f, "implementation.add_norm", add_norm_kernels());
   if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
+  if (node["step_host_us"]) {
+    i.step_host_s = in.number_in(node["step_host_us"], "implementation.step_host_us", 0, 1e6) * 1e-6;
+  }
+  if (node["overlap_scheduler"]) {
+    i.overlap_scheduler = in.boolean(node["overlap_scheduler"], "implementation.overlap_scheduler");
+  }
   if (own_keys) i.name = i.is_set() ? i.name + "+custom" : "custom";
   return i;
 }

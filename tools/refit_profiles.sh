@@ -26,9 +26,13 @@ done
 # ring rows timed one call at a time: the other profiles carry it as calibrate::kTorchCollectiveHostUs, which a
 # test refits) and NVLS, fitted on the H200 sweep's NVLS rows and the NVLS rows of the
 # NVLS-on/off table (NCCL 2.27 on H200 streams faster than the H100 rows), whose 4-GPU ring with NVLS
-# enabled sets nvls.min_ranks: every other row held out in the profile's own fit report.
+# enabled sets nvls.min_ranks: every other row held out in the profile's own fit report. Our own H200 GEMMs
+# beside a copy kernel that held 4-132 SMs first fit gemm.shared_tail_tiles (the other profiles carry that fit as
+# calibrate::kH200SharedTailTiles, which a test refits).
 "$tpsim" calibrate calibrate/data/measurements/allreduce_h200_busbw.jsonl \
-  calibrate/data/measurements/nvls_vs_ring_h200.jsonl --measured-on h200-sxm --gpu h200-sxm \
+  calibrate/data/measurements/nvls_vs_ring_h200.jsonl \
+  real/results/h200-2026-12-04/overlap_partner_first/overlap_partner_first_blocks*.jsonl \
+  --measured-on h200-sxm --gpu h200-sxm \
   --base scenarios/presets/profiles/h100-sxm.yaml -o scenarios/presets/profiles/h200-sxm.yaml
 # B200: its own GEMMs (fractions of B200's peaks) and nvls.min_ranks (the NVLS-on/off ramp: NCCL runs
 # rings on 4 and 5 GPUs); collectives, attention and launch from the H100 fit. The ramp (one size)

@@ -34,6 +34,7 @@ def cases():
     nccl, gemm = profile_value("nccl.link_efficiency"), profile_value("gemm.efficiency")
     idle, measured = profile_value("power.idle_W"), profile_value("power.measured_at_W")
     energy = profile_value("power.transfer_pJ_per_bit")
+    tail, sms = profile_value("gemm.shared_tail_tiles"), profile_value("nccl.sms")
     clock = lambda exponent: ((500 - idle) / (measured - idle)) ** (1 / exponent)  # at the preset's 500 W
     return [
         ("as shipped", None, None, None),
@@ -53,6 +54,12 @@ def cases():
          f"attention: {{kernels: {{fa2: {{efficiency: {0.9 * fa2:.6g}, backward_efficiency: {fa2_back}}}}}}}", None,
          None),
         ("nccl.link_efficiency -10%", f"nccl: {{link_efficiency: {0.9 * nccl:.6g}}}", None, None),
+        (f"nccl.sms {sms:.0f} -> 16 (the count assumed before NCCL's code sourced it)", "nccl: {sms: 16}", None, None),
+        (f"nccl.p2p_sms and nvls_sms as nccl.sms ({sms:.0f})",
+         f"nccl: {{p2p_sms: {sms:.0f}, nvls_sms: {sms:.0f}}}", None, None),
+        (f"gemm.shared_tail_tiles 0 (was {tail:g}: no tail beside comm kernels)", "gemm: {shared_tail_tiles: 0}", None,
+         None),
+        (f"gemm.shared_tail_tiles x2 ({2 * tail:g})", f"gemm: {{shared_tail_tiles: {2 * tail:.6g}}}", None, None),
         ("gemm.efficiency -5%", f"gemm: {{efficiency: {0.95 * gemm:.6g}}}", None, None),
         ("no sp layout copies", None, "sp_layout_copies: false", None),
         ("RoPE fused", None, "rope: fused", None),

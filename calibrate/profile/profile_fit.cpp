@@ -6,10 +6,12 @@
 #include <tuple>
 
 #include "base/input_error.hpp"
+#include "base/units.hpp"
 #include "calibrate/fits/component_fits.hpp"
 #include "calibrate/fits/fit_measure.hpp"
 #include "calibrate/fits/power_curve_fit.hpp"
 #include "calibrate/fits/ring_fit.hpp"
+#include "calibrate/fits/shared_tail_fit.hpp"
 #include "calibrate/fits/transfer_energy_fit.hpp"
 #include "calibrate/profile/power_curve.hpp"
 #include "calibrate/validation/composite_model.hpp"
@@ -65,6 +67,33 @@ constexpr const char* kCopyEngineAllRanksSource =
     "the trace's 5.49) takes 0.99 ms (+-0.07 read off the screenshot) while every rank pulls: less 3 us latency, "
     "over 450 GB/s";
 
+// Where kH200SharedTailTiles (shared_tail_fit.hpp) comes from, in profiles fitted without such points.
+constexpr const char* kSharedTailOrigin =
+    "the h200-sxm fit on our H200 GEMMs beside a copy kernel holding 4-132 SMs first "
+    "(real/results/h200-2026-12-04/overlap_partner_first: 24 points, max error 7.8%)";
+
+// NCCL's channels (one CTA, so one SM, each) on this GPU's node, and where the counts come from.
+void source_nccl_channels(const sim::GpuSpec& gpu, ProfileFit& out) {
+  sim::CostProfile& p = out.profile;
+  const std::string code =
+      "NVIDIA/nccl: rings and trees on the channels the topology search finds, doubled (src/graph/connect.cc), "
+      "fewer below 32 KiB per channel (src/enqueue.cc); NVLS 16 channels on SM90 (src/transport/nvls.cc "
+      "NVLS_NCHANNELS_SM90); point-to-point the ring count rounded up to a power of two (src/graph/paths.cc)";
+  if (gpu.name == "h800-sxm") {
+    p.nccl_sms = p.nccl_nvls_sms = p.nccl_p2p_sms = 16;
+    out.sms_source = "sourced: " + code +
+                     "; H800's 8 NVLinks: '16 coll channels, 0 nvls channels, 16 p2p channels' (NVIDIA/nccl#892)";
+    return;
+  }
+  p.nccl_sms = 24;
+  p.nccl_nvls_sms = 16;
+  p.nccl_p2p_sms = 32;
+  const bool logged = gpu.compute_capability >= 90 ? gpu.nvswitch && gpu.sm_count >= 132 : gpu.nvswitch;
+  out.sms_source = (logged ? "sourced: " : "assumed as on H100: ") + code +
+                   "; 8 H100 SXM log '24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels' "
+                   "(NCCL 2.2x), HGX A100 rings on 24 channels (NVIDIA/nccl-tests#100)";
+}
+
 // Whether a ring all-reduce would run the profile's low-latency regime (faster there than Simple).
 bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& profile) {
   if (!profile.nccl_small) return false;
@@ -110,8 +139,10 @@ std::string torch_collective_host_source() {
          "the device's time and launch.host_us), carried to every GPU (the host's work, not the GPU's)";
 }
 
-std::string copy_engine_all_ranks_source() {
-  return kCopyEngineAllRanksSource;
+std::string copy_engine_all_ranks_source(const std::string& gpu) {
+  if (gpu == "h100-sxm") return kCopyEngineAllRanksSource;
+  return "assumed: the h100-sxm value, carried to " + gpu + " without a measurement of its own (" +
+         kCopyEngineAllRanksSource + ")";
 }
 
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
@@ -127,7 +158,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   }
   out.profile.gpu = gpu.name;
   std::vector<const Measurement*> all_gemms, gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather,
-      copies, trees, overlaps, copy_overlaps, launches;
+      copies, trees, overlaps, copy_overlaps, launches, shared_tail_points;
   // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
   std::vector<const Measurement*> rings;
   std::map<std::string, std::vector<const Measurement*>> forced_rings;
@@ -170,6 +201,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     if (rate_point && m.dtype == "fp8") fp8_gemms.push_back(&m);
     if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
     if (m.kind == "overlap" && m.pattern == "memcpy_peer") copy_overlaps.push_back(&m);
+    if (is_partner_first_copy_kernel(m)) shared_tail_points.push_back(&m);
     if (m.kind == "launch") launches.push_back(&m);
     if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
     if (m.kind != "collective") continue;
@@ -208,6 +240,20 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.attention.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency};
     out.attention_kernel_sources = {{"fa2", kFa2Source}, {"cudnn", kCudnnSource}};
     out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
+    source_nccl_channels(gpu, out);
+    out.profile.gemm.shared_tail_tiles = kH200SharedTailTiles;
+    out.shared_tail_source =
+        std::string(gpu.compute_capability == 90 ? "not fitted here: " : "assumed: ") + kSharedTailOrigin +
+        (gpu.compute_capability == 90 ? ", carried to this SM90 GPU (the same cuBLAS persistent GEMM kernels)"
+                                      : ", carried to a GPU whose GEMM kernels it did not measure");
+  }
+  if (!shared_tail_points.empty()) {
+    ComponentFit c;
+    out.profile.gemm.shared_tail_tiles = fit_shared_tail(shared_tail_points, gpu, out.profile, c);
+    out.shared_tail_source = "fitted on " + std::to_string(c.errors.size()) +
+                             " GEMMs beside a copy kernel holding some SMs first (GEMM slowdown, max error " +
+                             model::format_number("%.1f%%", c.max_abs_error_pct) + ")";
+    out.fits.push_back(c);
   }
   if (!base && gpu.peak_fp8_flops > 0) {
     out.profile.attention.fp8_efficiency = kFa3Fp8Efficiency;

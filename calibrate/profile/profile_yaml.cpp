@@ -79,9 +79,7 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   };
   const auto sms_source = [&]() -> std::string {
     const ComponentFit* c = fit_of("nccl_sms");
-    if (!c)
-      return fit.base.empty() ? "assumed: NCCL's 16 channels at one block each (measure with real/ overlap)"
-                              : "as in " + fit.base;
+    if (!c) return fit.sms_source.empty() ? "as in " + fit.base : fit.sms_source;
     return "fitted on " + std::to_string(c->errors.size()) +
            " GEMMs beside collectives (overlapped GEMM time, max error " +
            model::format_number("%.1f%%", c->max_abs_error_pct) + ")";
@@ -111,6 +109,11 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
        "\n  small_m_tile_m: " + std::to_string(p.gemm.small_m_tile_m) +
        "\n  min_k_per_split: " + std::to_string(p.gemm.min_k_per_split) + "\n  tile_source: \"" +
        (fit.base.empty() ? std::string(kTileSource) : "as in " + fit.base) + "\"\n" +
+       (p.gemm.shared_tail_tiles > 0
+            ? "  shared_tail_tiles: " + model::format_number("%.6g", p.gemm.shared_tail_tiles) +
+                  "\n  shared_tail_source: \"" +
+                  (fit.shared_tail_source.empty() ? "as in " + fit.base : fit.shared_tail_source) + "\"\n"
+            : std::string()) +
        (fit.gemm_source.empty() ? std::string() : "  efficiency_source: \"" + fit.gemm_source + "\"\n") +
        (decode ? "  memory_bound_source: \"hbm_efficiency and overhead_us: the decode fit (memory section)\"\n" +
                      fit_block("gemm", {"efficiency"})
@@ -187,8 +190,9 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   // Simple from points run with NCCL_PROTO=Simple when there are some, else from the joint fit of
   // points of unknown protocol (Simple and one low-latency regime, the faster running).
   const bool simple_forced = fit_of("nccl_simple") != nullptr;
-  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) + "\n  sms_source: \"" +
-       sms_source() + "\"\n  source: \"" +
+  y += "nccl:\n" + transport_lines(p.nccl) + "\n  sms: " + std::to_string(p.nccl_sms) +
+       "\n  nvls_sms: " + std::to_string(p.nccl_nvls_sms) + "\n  p2p_sms: " + std::to_string(p.nccl_p2p_sms) +
+       "\n  sms_source: \"" + sms_source() + "\"\n  source: \"" +
        (simple_forced ? fitted_source("nccl_simple", "ring points run with NCCL_PROTO=Simple")
                       : fitted_source("nccl",
                                       "all-gathers / reduce-scatters and all-reduces beside them, as rings (the faster "
@@ -244,8 +248,8 @@ std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, c
   const std::string all_ranks =
       p.copy_engine_all_ranks_efficiency
           ? "\n  all_ranks_link_efficiency: " + model::format_number("%.6g", *p.copy_engine_all_ranks_efficiency) +
-                "\n  all_ranks_source: \"" + (fit.base.empty() ? copy_engine_all_ranks_source() : "as in " + fit.base) +
-                "\""
+                "\n  all_ranks_source: \"" +
+                (fit.base.empty() ? copy_engine_all_ranks_source(p.gpu) : "as in " + fit.base) + "\""
           : std::string();
   y += "copy_engine:\n" + transport_lines(p.copy_engine) + all_ranks + "\n  source: \"" +
        (fit.copy_latency_fitted ? std::string("peer copies of several sizes: step latency and efficiency")

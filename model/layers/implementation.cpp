@@ -1,7 +1,10 @@
 // Implementation presets, each choice with the framework code or issue it comes from.
 #include "model/layers/implementation.hpp"
 
+#include <algorithm>
+
 #include "base/input_error.hpp"
+#include "base/units.hpp"
 #include "input/presets.hpp"
 
 namespace tpsim::model {
@@ -60,11 +63,28 @@ const std::vector<Implementation>& presets() {
       // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
       // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
       {.name = "megatron-te", .attention = AttentionKernel::kCudnn},
-      // vLLM: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA kernel,
-      // and FlashAttention-3 on Hopper (vllm-flash-attn) with native grouped-query heads; its RMSNorm takes the
-      // residual (vllm/model_executor/models/llama.py: input_layernorm(hidden_states, residual)), running
-      // every residual add with the norm after it as one fused_add_rms_norm kernel, the final norm's too.
+      // vLLM from v0.7.0: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA
+      // kernel, and FlashAttention-3 on Hopper (vllm-flash-attn, the default on SM 9.0 since vllm-project/vllm#12093,
+      // released in v0.7.0) with native grouped-query heads; its RMSNorm takes the residual
+      // (vllm/model_executor/models/llama.py: input_layernorm(hidden_states, residual)), running every residual add
+      // with the norm after it as one fused_add_rms_norm kernel, the final norm's too. Its V1 engine's host time
+      // per step is not given (0): it depends on the batch and the version (5-6 ms of gap at batch 256 before
+      // asynchronous scheduling, 0.15-0.17 ms with it: vllm-project/vllm#10634 and #11133); set
+      // implementation.step_host_us (and overlap_scheduler under --async-scheduling) for a run that has it.
       {.name = "vllm", .attention = AttentionKernel::kFa3, .add_norm = AddNormKernel::kFused},
+      // vLLM before v0.7.0 (the V0 engine): the same kernels with FlashAttention-2 on Hopper, and a synchronous
+      // step: the GPU idles about 4 ms per decode step while the host transfers the sampled tokens, pythonizes the
+      // outputs, prepares the next step's inputs and schedules (vllm-project/vllm#6854, July 2024: "5-13ms of GPU
+      // bubble", about 4 ms per step in its traces).
+      {.name = "vllm-0.6", .attention = AttentionKernel::kFa2, .add_norm = AddNormKernel::kFused, .step_host_s = 4e-3},
+      // SGLang from v0.4: its zero-overhead batch scheduler runs one batch ahead and prepares the next batch's
+      // metadata while the GPU runs (lmsys.org blog 2024-12-04, "SGLang v0.4": no idle time on the GPU over
+      // consecutive decode batches in Nsight); FlashAttention-3 on Hopper, fused projections and add + norm as
+      // vLLM's (its Llama code shares vLLM's layer structure).
+      {.name = "sglang",
+       .attention = AttentionKernel::kFa3,
+       .add_norm = AddNormKernel::kFused,
+       .overlap_scheduler = true},
       // gpt-fast (pytorch-labs/gpt-fast model.py): a fused wqkv projection, separate w1 and w3; RoPE in
       // fp32 real arithmetic that Inductor fuses; k and v repeat_interleave'd to every query head; SDPA.
       // Its tp.py shards the layers' linears only: the embedding and the output layer stay whole on every
@@ -168,6 +188,10 @@ const std::vector<AddNormKernel>& add_norm_kernels() {
   return kinds;
 }
 
+double serving_host_seconds(const Implementation& i, double gpu_step_s) {
+  return i.overlap_scheduler ? std::max(0.0, i.step_host_s - gpu_step_s) : i.step_host_s;
+}
+
 std::string describe(const Implementation& i) {
   if (!i.is_set()) return "idealised (fused projections, the profile's attention kernel, no layout copies)";
   return i.name + ": attention " + to_string(i.attention) + ", qkv " + (i.separate_qkv ? "separate" : "fused") +
@@ -179,7 +203,9 @@ std::string describe(const Implementation& i) {
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
                                                        : "on the variant's collectives") +
          ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) +
-         (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "");
+         (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "") +
+         (i.step_host_s > 0 ? ", host " + format_number("%.3g", i.step_host_s * 1e3) + " ms per decode step" : "") +
+         (i.overlap_scheduler ? ", overlap scheduler" : "");
 }
 
 }  // namespace tpsim::model

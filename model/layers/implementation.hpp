@@ -69,6 +69,11 @@ struct Implementation {
   // Ignored under other recipes (TorchTitan runs rowwise over plain TP, gathering bf16).
   bool fp8_all_gather = false;
   AddNormKernel add_norm = AddNormKernel::kSeparate;
+  // A serving framework's host time per decode step (its scheduler, sampling and output processing between two
+  // steps), and whether its scheduler runs a step ahead, so that the host's time hides behind the GPU's step
+  // unless it is longer (serving_host_seconds).
+  double step_host_s = 0;
+  bool overlap_scheduler = false;
 
   bool is_set() const { return !name.empty(); }
 };
@@ -93,5 +98,8 @@ std::string to_string(AddNormKernel kernel);
 const std::vector<AddNormKernel>& add_norm_kernels();
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
+// The host time a decode step of `gpu_step_s` on the GPU adds to the time per output token: the framework's
+// step_host_s, or only what of it the GPU's step does not hide under an overlap scheduler.
+double serving_host_seconds(const Implementation& implementation, double gpu_step_s);
 
 }  // namespace tpsim::model

@@ -202,12 +202,4 @@ double CostModel::step_seconds(model::Transport kind, double bytes) const {
   return sim::step_seconds(transport(kind), bytes, port_Bps());  // the closed form (sim/cost/collective_time.hpp)
 }
 
-double CostModel::compute_share_during_comm(int concurrent_comm_kernels) const {
-  const double taken = static_cast<double>(concurrent_comm_kernels * profile_.nccl_sms);
-  // Comm kernels never take every SM (NCCL caps its channels), so compute keeps a floor of 5%: a
-  // guard against degenerate profiles, not a measured value.
-  constexpr double kMinComputeShare = 0.05;
-  return std::max(kMinComputeShare, 1.0 - taken / gpu_.sm_count);
-}
-
 }  // namespace tpsim::sim

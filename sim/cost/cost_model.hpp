@@ -73,8 +73,6 @@ class CostModel {
   // The transport of a point-to-point step every rank of the group takes at once (an exchange op): a
   // copy-engine pull at the profile's all-ranks efficiency where it has one.
   TransportParams exchange_transport(model::Transport transport) const;
-  // Fraction of the GPU's SMs an SM-driven comm kernel leaves to compute.
-  double compute_share_during_comm(int concurrent_comm_kernels) const;
 
  private:
   double tensor_rate(bool fp8) const;

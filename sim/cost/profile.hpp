@@ -25,6 +25,9 @@ struct GemmParams {
   int tile_n = 256;
   int small_m_tile_m = 64;     // tile height when M <= this
   int min_k_per_split = 1024;  // split-K only while each split keeps at least this much K
+  // A GEMM that ran while an SM-driven comm kernel held some of the SMs ends this many of its tile times
+  // (its full-GPU wave time) later than its share of the SMs left gives (sim/sm_sharing.hpp); 0: no tail.
+  double shared_tail_tiles = 0;
 };
 
 struct MemoryParams {
@@ -137,7 +140,12 @@ struct CostProfile {
   std::optional<TransportParams> nccl_small;
   std::optional<TransportParams> nccl_ll;
   std::optional<TransportParams> nccl_ll128;
-  int nccl_sms = 16;  // SMs an NCCL kernel occupies while it runs
+  // SMs an NCCL kernel holds while it runs, one per channel (CTA): rings and trees (and the custom
+  // one-shot / two-shot kernels, assumed alike), NVLS, and point-to-point (send/recv, all-to-all, async-TP
+  // steps over SMs). Rings and trees launch fewer channels for small sizes, as NCCL does (sim/sm_sharing.hpp).
+  int nccl_sms = 24;
+  int nccl_nvls_sms = 16;
+  int nccl_p2p_sms = 32;
   // Paid on the GPU once per NCCL collective call (ring, NVLS, tree, all-to-all, send/recv) before its first
   // step, as NCCL's own tuning model adds a base latency per call to its per-step latencies; the SMs are held
   // meanwhile (nccl.call_latency_us). Fitted on collectives that call NCCL directly; where the points were timed

@@ -11,6 +11,7 @@
 #include "base/units.hpp"
 #include "sim/cost/collective_time.hpp"
 #include "sim/cost/nccl_tuner.hpp"
+#include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/plan_error.hpp"
 
 namespace tpsim::sim {
@@ -414,8 +415,9 @@ std::string costed_by(const CommPlan& plan) {
   return section;
 }
 
-CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
-  if (ranks < 2) return CommPlan{};
+namespace {
+
+CommPlan plan_steps(const model::Op& op, int ranks, const CostModel& cost) {
   if (op.kind == model::OpKind::kExchange) {
     CommPlan plan = base_plan(ranks, cost);
     plan.steps = 1;
@@ -449,6 +451,20 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     throw InputError("algorithm " + model::to_string(op.algorithm) + ": " + why);
   }
   return plan_of(op.algorithm, op, ranks, cost);
+}
+
+}  // namespace
+
+CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
+  if (ranks < 2) return CommPlan{};
+  CommPlan plan = plan_steps(op, ranks, cost);
+  if (plan.uses_sms) {
+    // Async-TP exchange steps over SMs are NCCL send/recv calls (model/program_builder.hpp).
+    const model::CollectiveAlgorithm kernel =
+        op.kind == model::OpKind::kExchange ? model::CollectiveAlgorithm::kPointToPoint : plan.algorithm;
+    plan.sms = nccl_kernel_sms(cost.profile(), kernel, plan.protocol, op.tensor_bytes, ranks);
+  }
+  return plan;
 }
 
 }  // namespace tpsim::sim

@@ -29,6 +29,7 @@ struct CommPlan {
   bool nccl_call = false;
   model::Protocol protocol = model::Protocol::kSimple;  // ring steps: the NCCL protocol regime they run
   bool uses_sms = true;                                 // an SM-driven kernel (slows concurrent compute)
+  int sms = 0;  // the SMs it holds while it runs, where uses_sms (sim/sm_sharing.hpp)
   int ranks = 0;
   // Multi-node groups (ib-rail): rank r sits in node r / gpus_per_node; 0 when the group is one node.
   int gpus_per_node = 0;

@@ -106,6 +106,10 @@ CommPlan plan_deepep(const model::Op& op, const CostModel& cost) {
   const CostModel group_cost = data_group_cost(op, cost);
   CommPlan plan = plan_communication(op, op.group_size, group_cost);
   plan.algorithm = op.algorithm;
+  // DeepEP's kernels hold Buffer.num_sms SMs, 20 by default (deepseek-ai/DeepEP deep_ep/buffer.py); its
+  // low-latency kernels are assumed alike.
+  constexpr int kDeepEpSms = 20;
+  plan.sms = kDeepEpSms;
   plan.nccl_call = false;
   plan.call_latency_s = 0;
   double nvlink_efficiency = d.nvlink_efficiency, rdma_efficiency = d.rdma_efficiency, floor_s = 0;

@@ -4,6 +4,7 @@
 
 #include "base/limits.hpp"
 #include "sim/cost/power_limit.hpp"
+#include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/comm_plan.hpp"
 #include "sim/engine/data_group.hpp"
 #include "sim/engine/member_placement.hpp"
@@ -42,6 +43,7 @@ struct Instance {
   int flows_left = 0;
   double start_s = -1;
   double end_s = -1;
+  bool shared_sms = false;  // a compute-bound kernel that ran while comm kernels held some of its GPU's SMs
 };
 
 // What an activity's completion means.
@@ -50,6 +52,8 @@ struct Completion {
     kLaunchGate,
     kKernelOverhead,
     kKernel,
+    kComputeKernel,
+    kSharedTail,
     kCallLatency,
     kFlowLatency,
     kFlow,
@@ -89,7 +93,8 @@ class Runner : private MemberPlacement {
         for (int r = stage * replicas_ * tp_; r < (stage + 1) * replicas_ * tp_; ++r) instance(id, r).pending = pending;
       }
     }
-    comm_kernels_.assign(ranks_, 0);
+    comm_sms_.assign(ranks_, 0);
+    running_compute_.resize(ranks_);
     power_states_.assign(ranks_, 0);
     port_traffic_.resize(ranks_);
     // The host (each stage's) issues ops in program order: each costs a launch, a wait per dependency on another
@@ -190,7 +195,7 @@ class Runner : private MemberPlacement {
       start_kernel(id, rank, op);
       return;
     }
-    if (plans_[id].uses_sms) change_comm_kernels(rank, +1);
+    if (plans_[id].uses_sms) change_comm_sms(rank, plans_[id].sms);
     // The call's own latency comes first; a rank is not at step 0 (no flow can start) until it is over.
     const double latency_s = plans_[id].outside ? plans_[id].outside->latency_s : plans_[id].call_latency_s;
     if (latency_s > 0) {
@@ -219,7 +224,9 @@ class Runner : private MemberPlacement {
     if (!k.memory_bound()) {
       auto exec = s4u::Exec::init();
       exec->set_host(gpu(rank))->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
-      launch(exec, Completion::Kind::kKernel, id, rank, rank);
+      instance(id, rank).shared_sms = comm_sms_[rank] > 0 && spills(id, rank);
+      running_compute_[rank].push_back(id);
+      launch(exec, Completion::Kind::kComputeKernel, id, rank, rank);
       return;
     }
     if (k.overhead_s > 0) {
@@ -238,9 +245,34 @@ class Runner : private MemberPlacement {
     launch(comm, Completion::Kind::kKernel, id, rank, rank);
   }
 
-  void change_comm_kernels(int rank, int delta) {
-    comm_kernels_[rank] += delta;
+  // Comm kernels take or give back `delta` SMs: the compute-bound kernels running meanwhile share them.
+  void change_comm_sms(int rank, int delta) {
+    comm_sms_[rank] += delta;
+    if (delta > 0) {
+      for (OpId running : running_compute_[rank]) {
+        if (spills(running, rank)) instance(running, rank).shared_sms = true;
+      }
+    }
     update_power_state(rank);
+  }
+
+  // Whether compute-bound op `id` has CTAs on the SMs the comm kernels running on `rank` hold (sm_sharing.hpp).
+  bool spills(OpId id, int rank) const {
+    return spills_past_sms(cost_, graph_.op(id), cost_.gpu().sm_count - comm_sms_[rank]);
+  }
+
+  // A compute-bound kernel's work is done: a GEMM that shared its SMs ends its tail later (sm_sharing.hpp).
+  void compute_done(OpId id, int rank) {
+    std::vector<OpId>& running = running_compute_[rank];
+    running.erase(std::find(running.begin(), running.end(), id));
+    const double tail_s = instance(id, rank).shared_sms
+                              ? shared_tail_seconds(cost_, graph_.op(id), kernel_cost(id, rank, graph_.op(id)))
+                              : 0.0;
+    if (tail_s > 0) {
+      wait(tail_s, Completion::Kind::kSharedTail, id, rank, rank);
+      return;
+    }
+    finish(id, rank);
   }
 
   // A flow's data rate alone: its link (the port, or the NIC between nodes) times its transport's efficiency.
@@ -268,7 +300,7 @@ class Runner : private MemberPlacement {
   void update_power_state(int rank) {
     const PortTraffic& t = port_traffic_[rank];
     const double Bps = (t.in.empty() ? 0 : *t.in.rbegin()) + (t.out.empty() ? 0 : *t.out.rbegin());
-    const int state = platform_.states.state(comm_kernels_[rank], transfer_power_W(cost_.profile(), Bps));
+    const int state = platform_.states.state(comm_sms_[rank], transfer_power_W(cost_.profile(), Bps));
     if (state != power_states_[rank]) {
       power_states_[rank] = state;
       gpu(rank)->set_pstate(state);
@@ -386,7 +418,11 @@ class Runner : private MemberPlacement {
         start_memory_traffic(done.op, done.src);
         break;
       case Completion::Kind::kKernel:
+      case Completion::Kind::kSharedTail:
         finish(done.op, done.src);
+        break;
+      case Completion::Kind::kComputeKernel:
+        compute_done(done.op, done.src);
         break;
       case Completion::Kind::kCallLatency:
         enter_step(done.op, done.src, 0);
@@ -418,7 +454,7 @@ class Runner : private MemberPlacement {
     Instance& self = instance(id, rank);
     self.end_s = s4u::Engine::get_clock();
     self.step = plans_[id].steps;  // past the last step: no later rendezvous can match it
-    if (model::is_communication(op.kind) && plans_[id].uses_sms) change_comm_kernels(rank, -1);
+    if (model::is_communication(op.kind) && plans_[id].uses_sms) change_comm_sms(rank, -plans_[id].sms);
     for (const model::Dep& succ : successors_[id]) {
       const int target = rank / tp_ * tp_ + ((rank % tp_ - succ.rank_offset) % tp_ + tp_) % tp_;
       if (!runs_on(succ.op, target)) continue;
@@ -457,8 +493,9 @@ class Runner : private MemberPlacement {
   std::shared_ptr<const std::vector<CommPlan>> shared_plans_;
   const std::vector<CommPlan>& plans_;
   std::vector<std::vector<model::Dep>> successors_;
-  std::vector<int> comm_kernels_;
-  std::vector<int> power_states_;  // each GPU host's current state (platform.hpp)
+  std::vector<int> comm_sms_;                       // per GPU: the SMs its running comm kernels hold
+  std::vector<std::vector<OpId>> running_compute_;  // per GPU: its compute-bound kernels running
+  std::vector<int> power_states_;                   // each GPU host's current state (platform.hpp)
   // The data rates of the transfers moving through each GPU's port, each direction (the power they draw).
   struct PortTraffic {
     std::multiset<double> in, out;
@@ -539,9 +576,15 @@ Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostMode
   const MemberPlacement placement(graph, options);
   const JobMembers* members = options.data_group ? &*options.data_group : nullptr;
   const Fabric* job = members ? &members->fabric : nullptr;
+  std::vector<int> comm_sms;
+  for (const CommPlan& plan : *plans) {
+    if (plan.uses_sms && std::find(comm_sms.begin(), comm_sms.end(), plan.sms) == comm_sms.end()) {
+      comm_sms.push_back(plan.sms);
+    }
+  }
   const Platform platform =
       build_platform(placement.platform_gpus(), members ? CostModel(cost.gpu(), cost.profile(), *job) : cost,
-                     outside_groups, placement.flow_routes(*plans, job));
+                     outside_groups, placement.flow_routes(*plans, job), comm_sms);
   Runner runner(graph, cost, platform, options, std::move(plans));
   return runner.run();
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/cost/power_limit.hpp"
+#include "sim/cost/sm_sharing.hpp"
 
 namespace tpsim::sim {
 
@@ -17,15 +18,17 @@ void configure_engine(s4u::Engine& engine) {
   engine.set_config("network/crosstraffic:0");
 }
 
-int PowerStates::state(int comm_kernels, double transfer_W) const {
-  const int comm = std::min(comm_kernels, kMaxConcurrentComm);
+int PowerStates::state(int taken_sms, double transfer_W) const {
+  // The largest total not above `taken_sms` (every reachable total is listed; a larger one is capped).
+  const auto above = std::upper_bound(sm_totals.begin(), sm_totals.end(), taken_sms);
+  const int comm = static_cast<int>(std::max<std::ptrdiff_t>(0, above - sm_totals.begin() - 1));
   if (levels == 1) return comm;
   const int level = static_cast<int>(std::lround(transfer_W / watts_per_level));
   return comm * levels + std::clamp(level, 0, levels - 1);
 }
 
 Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
-                        const std::vector<std::pair<int, int>>& routes) {
+                        const std::vector<std::pair<int, int>>& routes, const std::vector<int>& comm_sms) {
   Platform platform;
   const Fabric& fabric = cost.fabric();
   auto* zone = s4u::create_full_zone(fabric.name);
@@ -35,12 +38,13 @@ Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
     platform.states.levels = kTransferPowerSteps + 1;
     platform.states.watts_per_level = max_transfer_W / kTransferPowerSteps;
   }
+  platform.states.sm_totals = sm_totals(comm_sms, kMaxConcurrentComm, cost.gpu().sm_count);
   std::vector<double> speeds;
-  for (int k = 0; k <= kMaxConcurrentComm; ++k) {
+  for (const int taken : platform.states.sm_totals) {
     for (int level = 0; level < platform.states.levels; ++level) {
       const double clock =
           clock_factor_beside_transfers(cost.gpu(), cost.profile(), level * platform.states.watts_per_level);
-      speeds.push_back(kWorkRate * cost.compute_share_during_comm(k) * clock);
+      speeds.push_back(kWorkRate * compute_share_left(cost.gpu().sm_count, taken) * clock);
     }
   }
   std::vector<s4u::Link*> ports, hbm;

@@ -21,20 +21,21 @@ inline constexpr double kWorkRate = 1e12;
 // The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
 inline constexpr double kClockRate = 1e9;
 inline constexpr int kGpusPerClock = 64;
-// A GPU host's compute speed depends on the SM comm kernels running, one per communication stream
-// (comm, copy, comm2, copy2, comm3, copy3, comm4) at most ...
+// A GPU host's compute speed depends on the SMs the comm kernels running hold, one kernel per communication
+// stream (comm, copy, comm2, copy2, comm3, copy3, comm4) at most ...
 inline constexpr int kMaxConcurrentComm = 7;
 // ... and on the power its port's transfers draw (sim/cost/power_limit.hpp), in this many steps from none to
 // both directions at the port's rate.
 inline constexpr int kTransferPowerSteps = 64;
 
-// The GPU hosts' power states: (SM comm kernels) x (transfer draw level), one level without a transfer
-// draw to model (then the states are exactly the comm-kernel counts).
+// The GPU hosts' power states: (SMs held by comm kernels, one of sm_totals) x (transfer draw level), one
+// level without a transfer draw to model.
 struct PowerStates {
   int levels = 1;
   double watts_per_level = 0;
-  // The state for `comm_kernels` SM comm kernels beside transfers drawing `transfer_W`.
-  int state(int comm_kernels, double transfer_W) const;
+  std::vector<int> sm_totals = {0};  // ascending (sim/sm_sharing.hpp)
+  // The state for `taken_sms` SMs held by comm kernels beside transfers drawing `transfer_W`.
+  int state(int taken_sms, double transfer_W) const;
 };
 
 struct Platform {
@@ -57,9 +58,10 @@ void configure_engine(simgrid::s4u::Engine& engine);
 // that every peer flow also crosses, and on ib-rail a NIC per GPU for flows between nodes.
 // `outside_groups`: routes from every GPU to the outside hosts and back (a data-parallel group's collectives).
 // `routes`: the (source, destination) GPU pairs flows travel between, routed (each route costs memory: a simulation
-// routes what it uses, not every pair of a large group).
+// routes what it uses, not every pair of a large group). `comm_sms`: the SMs each kind of SM-driven comm kernel of
+// the program holds (the compute states cover every total of up to kMaxConcurrentComm of them).
 Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
-                        const std::vector<std::pair<int, int>>& routes);
+                        const std::vector<std::pair<int, int>>& routes, const std::vector<int>& comm_sms = {});
 // Bandwidth of a GPU's HBM link: HBM bandwidth times the profile's memory-bound efficiency.
 double kHbmLinkBps(const CostModel& cost);
 

@@ -70,16 +70,24 @@ VariantRun run_variant(const model::Scenario& scenario, const model::Variant& va
       v.tokens_per_s = static_cast<double>(primary.tokens()) / v.metrics.time_s;
       break;
     case model::Phase::kDecode:
-      v.tpot_s = v.metrics.time_s;
-      v.tokens_per_s = static_cast<double>(w.batch) / v.metrics.time_s;
+      // The serving framework's host time between steps, where its GPU step does not hide it.
+      v.tpot_s = v.metrics.time_s + model::serving_host_seconds(w.implementation, v.metrics.time_s);
+      v.tokens_per_s = static_cast<double>(w.batch) / *v.tpot_s;
       break;
     case model::Phase::kGenerate: {
       v.ttft_s = v.metrics.time_s;
       const int64_t steps = w.gen_len - 1;
       const Metrics decode = decode_total(scenario, variant, cost, options, false, &v.passes);
       v.passes_simulated += std::min<int64_t>(steps, 3);
-      if (steps > 0) v.tpot_s = decode.time_s / static_cast<double>(steps);
+      double host_s = 0;
+      if (steps > 0) {
+        const double step_s = decode.time_s / static_cast<double>(steps);
+        const double step_host_s = model::serving_host_seconds(w.implementation, step_s);
+        v.tpot_s = step_s + step_host_s;
+        host_s = step_host_s * static_cast<double>(steps);
+      }
       v.metrics = weighted_sum(v.metrics, 1.0, decode, 1.0);
+      v.metrics.time_s += host_s;  // the serving loop's host time between the steps, where not hidden
       v.tokens_per_s = static_cast<double>(w.batch * w.gen_len) / v.metrics.time_s;
       break;
     }

@@ -84,9 +84,10 @@ TEST_CASE("an implementation preset sets its keys, and a mapping overrides them 
 
 TEST_CASE("an unknown implementation preset or key is refused at its place with what is valid",
           "[model][implementation]") {
-  CHECK_THROWS_WITH(model::parse_scenario(scenario_text("torchtitan-2023"), "t.yaml"),
-                    Catch::Contains("t.yaml:4:17") &&
-                        Catch::Contains("torchtitan-2024, torchtitan-2025, megatron-te, vllm, gpt-fast"));
+  CHECK_THROWS_WITH(
+      model::parse_scenario(scenario_text("torchtitan-2023"), "t.yaml"),
+      Catch::Contains("t.yaml:4:17") &&
+          Catch::Contains("torchtitan-2024, torchtitan-2025, megatron-te, vllm, vllm-0.6, sglang, gpt-fast"));
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{attention: fa4}"), "t.yaml"),
                     Catch::Contains("t.yaml:4:29") && Catch::Contains("profile, fa2, fa3, cudnn"));
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{backward_order: eager}"), "t.yaml"),
@@ -387,4 +388,23 @@ TEST_CASE(
       "variants: [{name: tp, tp_mode: tp}]\n";
   CHECK_THROWS_WITH(model::parse_scenario(train, "t.yaml"),
                     Catch::Contains("t.yaml:4:") && Catch::Contains("phase train always runs the whole model"));
+}
+
+TEST_CASE("a serving framework's host time adds to each decode step whole, or what its overlap scheduler leaves",
+          "[model][implementation]") {
+  const model::Implementation v0 = model::implementation_preset("vllm-0.6");
+  CHECK(v0.attention == model::AttentionKernel::kFa2);  // FlashAttention-3 on Hopper from v0.7.0
+  CHECK(model::implementation_preset("vllm").attention == model::AttentionKernel::kFa3);
+  CHECK(model::serving_host_seconds(v0, 10e-3) == Approx(4e-3));  // synchronous: all of it
+  model::Implementation ahead = model::implementation_preset("sglang");
+  REQUIRE(ahead.overlap_scheduler);
+  ahead.step_host_s = 3e-3;
+  CHECK(model::serving_host_seconds(ahead, 10e-3) == 0.0);          // hidden behind a longer GPU step
+  CHECK(model::serving_host_seconds(ahead, 1e-3) == Approx(2e-3));  // what a shorter step leaves
+  const model::Scenario s =
+      model::parse_scenario(scenario_text("{preset: sglang, step_host_us: 2500, overlap_scheduler: false}"), "t.yaml");
+  CHECK(s.workload.implementation.step_host_s == Approx(2.5e-3));
+  CHECK_FALSE(s.workload.implementation.overlap_scheduler);
+  CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{step_host_us: -1}"), "t.yaml"),
+                    Catch::Contains("t.yaml:4:") && Catch::Contains("implementation.step_host_us"));
 }

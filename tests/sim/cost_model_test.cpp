@@ -107,15 +107,6 @@ TEST_CASE("the fitted H100 profile predicts the public GEMM table within 7 perce
   }
 }
 
-TEST_CASE("an SM comm kernel leaves the GPU the SMs it does not take") {
-  const sim::CostModel cost = test::h100_cost();
-  const double sms = cost.gpu().sm_count;
-  const double taken = cost.profile().nccl_sms;
-  CHECK(cost.compute_share_during_comm(0) == 1.0);
-  CHECK(cost.compute_share_during_comm(1) == Approx((sms - taken) / sms));
-  CHECK(cost.compute_share_during_comm(2) == Approx((sms - 2 * taken) / sms));
-}
-
 TEST_CASE("an fp8 GEMM runs at the fp8 peak x fp8 efficiency when compute-bound and reads 1-byte operands") {
   const sim::CostModel cost = test::h100_cost();
   const sim::GpuSpec& gpu = cost.gpu();

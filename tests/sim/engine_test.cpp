@@ -3,6 +3,7 @@
 
 #include "model/graph/program_builder.hpp"
 #include "model/parallel/async_tp.hpp"
+#include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/isolated_run.hpp"
 #include "test_support.hpp"
 
@@ -18,7 +19,8 @@ sim::CostModel simple_cost() {
   profile.nccl = {5e-6, 0.8};
   profile.copy_engine = {5e-6, 0.8};
   profile.copy_engine_all_ranks_efficiency.reset();  // one copy-engine rate for every exchange
-  profile.nccl_sms = 33;                             // a quarter of 132 SMs
+  profile.nccl_sms = profile.nccl_p2p_sms = 33;      // a quarter of 132 SMs, rings and send/recv alike
+  profile.gemm.shared_tail_tiles = 0;                // no tail beside comm kernels (its own test below)
   profile.nccl_call_latency_s = 0;                   // steps alone (its own test below)
   profile.power->transfer_pJ_per_bit = 0;            // transfers draw no power (tests/sim/transfer_power_test.cpp)
   return sim::CostModel(gpu, profile);
@@ -87,9 +89,10 @@ TEST_CASE(
     b.exchange("ce", 1, -1, bytes, Transport::kCopyEngine, "", {});
     CHECK(sim::simulate(graph, cost).makespan_s == Approx(5e-6 + bytes / link).epsilon(1e-9));
   }
-  // A GEMM beside an NCCL call of a few bytes runs on 1 - sms / SMs of the GPU during its call latency (a
-  // Simple ring, costed by the nccl regime set above: on auto, so small a gather would run as a multimem kernel,
-  // which makes no NCCL call, or in the profile's small-message regime).
+  // A GEMM beside an NCCL call of a few bytes runs on the SMs its one channel leaves during its call latency (NCCL
+  // drops channels below 32 KiB each for Simple; a Simple ring, costed by the nccl regime set above: on auto, so
+  // small a gather would run as a multimem kernel, which makes no NCCL call, or in the profile's small-message
+  // regime).
   model::LayerGraph graph(n);
   model::ProgramBuilder b(graph, 2.0);
   b.set_collective_algorithm(model::CollectiveAlgorithm::kRing);
@@ -99,7 +102,7 @@ TEST_CASE(
   const sim::Timeline timeline = sim::simulate(graph, cost);
   const double gemm_s = cost.kernel_seconds(graph.op(gemm));
   REQUIRE(gemm_s > 2e-3);
-  const double share = 1.0 - 33.0 / cost.gpu().sm_count;
+  const double share = 1.0 - 1.0 / cost.gpu().sm_count;
   const double comm_end = test::end_of(timeline, 1, 0);
   CHECK(comm_end == Approx(1e-3 + (n - 1) * (5e-6 + 8.0 / link)).epsilon(1e-9));
   CHECK(test::end_of(timeline, gemm, 0) == Approx(comm_end + (gemm_s - share * comm_end)).epsilon(1e-9));
@@ -218,8 +221,10 @@ TEST_CASE("an op list runs a GEMM slowed by an overlapped NCCL all-gather, not b
   const double ag_s = test::end_of(timeline, 1, 0);
   REQUIRE(ag_s < gemm_s);
   const double share = 1.0 - static_cast<double>(cost.profile().nccl_sms) / cost.gpu().sm_count;
-  // While the all-gather's kernel runs the GEMM gets `share` of the SMs.
-  CHECK(test::end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s)).epsilon(1e-9));
+  // While the all-gather's kernel runs the GEMM gets `share` of the SMs, and it ends its tail later.
+  const double tail_s = sim::shared_tail_seconds(cost, graph.op(0), cost.kernel_cost(graph.op(0)));
+  CHECK(tail_s > 0);
+  CHECK(test::end_of(timeline, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s) + tail_s).epsilon(1e-9));
 }
 
 TEST_CASE("collectives on two comm streams run at once, share the links and together take twice the SMs") {
@@ -248,7 +253,8 @@ TEST_CASE("collectives on two comm streams run at once, share the links and toge
   // While both kernels run the GEMM keeps 1 - 2 x nccl.sms / SMs of the GPU, then all of it.
   REQUIRE(a_s < gemm_s);
   const double share = 1.0 - 2.0 * cost.profile().nccl_sms / cost.gpu().sm_count;
-  CHECK(test::end_of(both, 0, 0) == Approx(a_s + (gemm_s - share * a_s)).epsilon(1e-9));
+  const double tail_s = sim::shared_tail_seconds(cost, graph.op(0), cost.kernel_cost(graph.op(0)));
+  CHECK(test::end_of(both, 0, 0) == Approx(a_s + (gemm_s - share * a_s) + tail_s).epsilon(1e-9));
   // On one comm stream they run one after the other.
   std::string serial = text;
   serial.replace(serial.find(", stream: comm2"), std::string(", stream: comm2").size(), "");
@@ -344,4 +350,42 @@ TEST_CASE("a GPU-side wait delays each op that waits for another stream's op on 
   profile.gpu_wait_s = gpu_wait;
   CHECK(sim::launch_options(profile, true).gpu_wait_s == gpu_wait);
   CHECK(sim::launch_options(profile, false).gpu_wait_s == gpu_wait);
+}
+
+TEST_CASE("a GEMM that shared its SMs with a comm kernel ends its tail of tile times later, alone it pays none") {
+  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  profile.power->transfer_pJ_per_bit = 0;
+  profile.gemm.shared_tail_tiles = 1.5;
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);
+  const std::string gemm = "    - {name: g, kind: gemm, m: 8192, n: 8192, k: 8192}\n";
+  const auto [alone_graph, alone] = run_op_list(kOpListHead + gemm, cost);
+  const double gemm_s = cost.kernel_seconds(alone_graph.op(0));
+  CHECK(test::end_of(alone, 0, 0) == Approx(gemm_s).epsilon(1e-9));
+  const auto [graph, beside] = run_op_list(
+      kOpListHead + gemm + "    - {name: ag, kind: collective, collective: allgather, bytes: 64MiB, algorithm: ring}\n",
+      cost);
+  // 2048 tiles of 128 x 256 on 132 SMs: 16 waves; the tail is 1.5 of them.
+  const sim::KernelCost k = cost.kernel_cost(graph.op(0));
+  REQUIRE(cost.gemm_tiling(graph.op(0).gemm).waves == 16);
+  const double ag_s = test::end_of(beside, 1, 0);
+  const double share = 1.0 - 24.0 / 132;  // a ring all-gather of 64 MiB on all 24 channels
+  CHECK(test::end_of(beside, 0, 0) == Approx(ag_s + (gemm_s - share * ag_s) + 1.5 * k.compute_s / 16).epsilon(1e-9));
+}
+
+TEST_CASE("a GEMM whose tiles all fit on the SMs a comm kernel leaves pays no tail, only the share of SMs left") {
+  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  profile.power->transfer_pJ_per_bit = 0;
+  profile.gemm.shared_tail_tiles = 1.5;
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);
+  const auto [graph, beside] =
+      run_op_list(kOpListHead +
+                      "    - {name: g, kind: gemm, m: 1024, n: 2048, k: 1024}\n"
+                      "    - {name: ag, kind: collective, collective: allgather, bytes: 64MiB, algorithm: ring}\n",
+                  cost);
+  // 8 x 8 = 64 tiles of 128 x 256, K too short to split: one wave on the 132 - 24 SMs the ring leaves.
+  const sim::GemmTiling t = cost.gemm_tiling(graph.op(0).gemm);
+  REQUIRE(t.tiles * t.splits == 64);
+  const double gemm_s = cost.kernel_seconds(graph.op(0));
+  REQUIRE(test::end_of(beside, 1, 0) > gemm_s * 2);  // the all-gather outlasts it
+  CHECK(test::end_of(beside, 0, 0) == Approx(gemm_s / (1.0 - 24.0 / 132)).epsilon(1e-9));
 }

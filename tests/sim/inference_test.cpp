@@ -145,3 +145,26 @@ TEST_CASE("dtp is never slower than tp nor faster than nocomm, and a larger delt
     }
   }
 }
+
+TEST_CASE("a serving loop's host time per step adds to TPOT unless an overlap scheduler hides it behind the step") {
+  const auto run = [](const std::string& implementation) {
+    return sim::run_scenario(model::parse_scenario(R"(model: qwen3-0.6b
+hardware: {gpu: h100-sxm}
+workload: {phase: generate, batch: 2, context_len: 256, gen_len: 16, layers: 2, cuda_graphs: true}
+parallelism: {tp: 8}
+implementation: )" + implementation + R"(
+variants: [{tp_mode: tp}]
+)",
+                                                   "g.yaml"));
+  };
+  const sim::ScenarioRun without = run("{step_host_us: 0}");
+  const sim::ScenarioRun with = run("{step_host_us: 1000}");
+  const sim::ScenarioRun hidden = run("{step_host_us: 1, overlap_scheduler: true}");
+  const sim::VariantRun &a = without.variants[0], &b = with.variants[0], &c = hidden.variants[0];
+  REQUIRE(*a.tpot_s > 1e-6);  // a step longer than the hidden host time
+  CHECK(*b.tpot_s == Approx(*a.tpot_s + 1e-3));
+  CHECK(*c.tpot_s == Approx(*a.tpot_s));
+  // The total still reads as the prefill and 15 steps, and tokens per second follow it.
+  CHECK(b.metrics.time_s == Approx(*b.ttft_s + 15 * *b.tpot_s));
+  CHECK(b.tokens_per_s == Approx(2.0 * 16 / b.metrics.time_s));
+}

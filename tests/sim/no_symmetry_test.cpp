@@ -219,14 +219,21 @@ TEST_CASE(
   for (size_t i = 0; i < one.variants.size(); ++i) {
     const sim::PipelineRun& a = *one.variants[i].pipeline;
     const sim::PipelineRun& b = *every.variants[i].pipeline;
-    // The first chunk's backwards of micro-batches 0 to 2 on the last stage (its steps 12 to 14) run beside the
-    // second chunk's reduction, and take longer; its last one (step 15) comes after it.
-    for (const size_t step : {size_t{12}, size_t{13}, size_t{14}}) {
+    // The first chunk's backwards of micro-batches 0 and 1 on the last stage (its steps 12 and 13) run beside the
+    // second chunk's reduction (its ring's 24 channels holding SMs, each GEMM's tail after), and take longer; the
+    // reduction is over before the later ones (steps 14 and 15), which take what the symmetric run gives them.
+    for (const size_t step : {size_t{12}, size_t{13}}) {
       CHECK(b.spans[3][step].end_s - b.spans[3][step].start_s >
             1.02 * (a.spans[3][step].end_s - a.spans[3][step].start_s));
     }
+    for (const size_t step : {size_t{14}, size_t{15}}) {
+      CHECK(b.spans[3][step].end_s - b.spans[3][step].start_s ==
+            Approx(a.spans[3][step].end_s - a.spans[3][step].start_s).epsilon(1e-3));  // a launch's 0.1 us
+    }
     CHECK(every.variants[i].metrics.time_s > one.variants[i].metrics.time_s);
-    CHECK(every.variants[i].metrics.time_s == Approx(one.variants[i].metrics.time_s).epsilon(0.025));
+    // Two backwards slowed by about a quarter, which the symmetric schedule does not charge: 3-4.4% of this short
+    // step (sp, async).
+    CHECK(every.variants[i].metrics.time_s == Approx(one.variants[i].metrics.time_s).epsilon(0.05));
   }
 }
 

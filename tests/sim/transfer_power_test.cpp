@@ -86,7 +86,8 @@ TEST_CASE("flows sharing a direction of the port draw as one flow at the port's 
   profile.copy_engine = {5e-6, 0.75};
   profile.copy_engine_all_ranks_efficiency.reset();
   profile.nccl = {5e-6, 0.75};
-  profile.nccl_sms = 33;  // a quarter of 132 SMs
+  profile.nccl_sms = profile.nccl_p2p_sms = 33;  // a quarter of 132 SMs, rings and send/recv alike
+  profile.gemm.shared_tail_tiles = 0;            // no tail beside the SM exchange (tests/sim/engine_test.cpp)
   profile.nccl_call_latency_s = 0;
   const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);
   model::LayerGraph graph(4);
