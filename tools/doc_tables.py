@@ -507,10 +507,113 @@ def memory_published():
             row(name, label, f"{published_gib:.1f}", gib(m["peak_reserved"]), gib(m["tensor_bytes"]), gib(m["device_bytes"]))
 
 
+# Every row of shared/data/training_steps_public.csv: a scenario for each job tpsim can run (every layer simulated,
+# so the step is the whole model's), or why it cannot. Nothing is fitted on these rows (docs/fidelity.md).
+TRAINING_CSV = ROOT.parent / "shared/data/training_steps_public.csv"
+NO_CP = "context parallelism (cp > 1): not built in tpsim"
+# fms-fsdp's shapes (foundation-model-stack/fms-fsdp fms_fsdp/utils/config_utils.py get_model_config): Llama-2-13B's,
+# and its llama2_34b (CodeLlama-34B's: grouped-query attention, 8 KV heads).
+LLAMA2_13B = ("{name: llama-2-13b, model_type: llama, hidden_size: 5120, intermediate_size: 13824, num_attention_heads: 40, "
+              "num_key_value_heads: 40, num_hidden_layers: 40, vocab_size: 32000}")
+LLAMA2_34B = ("{name: llama-2-34b, model_type: llama, hidden_size: 8192, intermediate_size: 22016, num_attention_heads: 64, "
+              "num_key_value_heads: 8, num_hidden_layers: 48, vocab_size: 32000}")
+
+
+def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp"):
+    implementation = "{preset: torchtitan-2024, add_norm: separate}" if eager else "torchtitan-2024"
+    dtype = ", dtype: fp8, fp8_recipe: tensorwise" if fp8 else ""
+    # 405B's 126 layers over 8 stages: the two end stages, beside the embedding and the LM head, a layer lighter (assumed).
+    pipeline = "pipeline: {schedule: 1f1b, chunk_layers: [15, 16, 16, 16, 16, 16, 16, 15]}\n" if pp > 1 else ""
+    names = {"sp": "{name: sp, tp_mode: sp}", "async": "{name: async, tp_mode: async, chunks: 8, transport: copy_engine}"}
+    return (f"model: {model}\nhardware: {{gpu: h100-sxm-96gb, topology: ib-rail, nodes: {nodes}}}\n"
+            f"implementation: {implementation}\nworkload: {{phase: train, batch: {batch}, seq_len: {seq}, layers: all, "
+            f"microbatches: {microbatches}, recompute: {recompute}{dtype}}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}}}\n"
+            f"fsdp: {{reshard_after_forward: {'false' if pp > 1 else 'true'}}}\n{pipeline}variants: [{names[variants]}]\n")
+
+
+def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False):
+    pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}}}\n" if pp > 1 else ""
+    return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: megatron-te\n"
+            f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: none, "
+            f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}}}\n"
+            + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + pipeline +
+            "variants: [" + ("{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}") + "]\n")
+
+
+def fms(model, gpu, gpus, nic, recompute):
+    return (f"model: {model}\nhardware: {{gpu: {gpu}, topology: ib-rail, nodes: {gpus // 8}, nic_GBps: {nic}}}\n"
+            f"implementation: {{attention: fa2}}\nworkload: {{phase: train, batch: 2, seq_len: 4096, layers: all, "
+            f"microbatches: 1, recompute: {recompute}}}\nparallelism: {{tp: 1, dp: {gpus}}}\nfsdp: {{reshard_after_forward: true}}\n"
+            "variants: [{name: dp, tp_mode: tp}]\n")
+
+
+# Each row: the scenario (and what it approximates), or the reason it cannot run.
+TRAINING_JOBS = {
+    "TT1-1": titan("llama-3.1-8b", 1, 2, 8192, "selective", 1, 8, False, eager=True),
+    "TT1-2": titan("llama-3.1-8b", 1, 2, 8192, "selective", 1, 8, False),
+    "TT1-3": titan("llama-3.1-8b", 1, 2, 8192, "selective", 1, 8, True),
+    "TT2-1": titan("llama-3.1-8b", 1, 1, 32768, "full", 1, 8, True),
+    "TT3-1": titan("llama-3.1-8b", 16, 2, 8192, "selective", 1, 128, False, eager=True),
+    "TT3-2": titan("llama-3.1-8b", 16, 2, 8192, "selective", 1, 128, False),
+    "TT3-3": titan("llama-3.1-8b", 16, 2, 8192, "selective", 1, 128, True),
+    "TT4-1": titan("llama-3.1-70b", 32, 16, 8192, "full", 8, 32, True),
+    "TT4-2": titan("llama-3.1-70b", 32, 16, 8192, "full", 8, 32, True, variants="async"),
+    "TT6-1": titan("llama-3.1-405b", 64, 1, 32768, "full", 8, 8, True, pp=8, microbatches=8, variants="async"),
+    "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True),
+    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
+    "NB-D04": megatron("llama-3.1-8b", 1, 16, fsdp=True),
+    "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
+    "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5),
+    "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5),
+    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
+    "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 50, "none"),
+    "IBM-1-h100": fms("llama-2-7b", "h100-sxm", 96, 100, "none"),
+    "IBM-2-a100": fms(LLAMA2_13B, "a100-sxm", 128, 50, "selective"),
+    "IBM-2-h100": fms(LLAMA2_13B, "h100-sxm", 96, 100, "selective"),
+    "IBM-3-a100": fms(LLAMA2_34B, "a100-sxm", 128, 50, "full"),
+    "IBM-3-h100": fms(LLAMA2_34B, "h100-sxm", 96, 100, "full"),
+    "IBM-4-a100": fms("llama-2-70b", "a100-sxm", 128, 50, "full"),
+    "IBM-4-h100": fms("llama-2-70b", "h100-sxm", 96, 100, "full"),
+}
+
+
+def training_rows():
+    import csv
+    with open(TRAINING_CSV) as f:
+        return list(csv.DictReader(f))
+
+
+def training_published():
+    # Whatever it shows: nothing in tpsim is fitted on these rows.
+    rows = training_rows()
+    runnable = [r for r in rows if r["row"] in TRAINING_JOBS]
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for r in runnable:
+            path = Path(folder) / f"{r['row']}.yaml"
+            path.write_text(f"name: {r['row']}\n" + TRAINING_JOBS[r["row"]])
+            paths.append(str(path))
+        predicted = dict(zip((r["row"] for r in runnable), results_of(paths)))
+    header("row", "framework", "model", "GPUs", "layout", "published tok/s/GPU", "tpsim tok/s/GPU", "error",
+           "published GiB", "tpsim peak reserved GiB", "error")
+    for r in rows:
+        layout = f"{r['dp_or_fsdp']}, tp {r['tp']}, pp {r['pp']}, cp {r['cp']}"
+        if r["row"] not in predicted:
+            row(r["row"], r["framework"], r["model"], r["gpus"], layout, r["tokens_per_s_per_gpu"], NO_CP, "", r["memory_GiB"], "", "")
+            continue
+        v = predicted[r["row"]]["results"][0]
+        tokens, published = v["tokens_per_s_per_gpu"], float(r["tokens_per_s_per_gpu"])
+        memory = v["memory"]["peak_reserved"] / 2**30
+        memory_error = f"{100 * (memory / float(r['memory_GiB']) - 1):+.0f}%" if r["memory_GiB"] else ""
+        row(r["row"], r["framework"], r["model"], r["gpus"], layout, r["tokens_per_s_per_gpu"], f"{tokens:.0f}",
+            f"{100 * (tokens / published - 1):+.0f}%", r["memory_GiB"], f"{memory:.1f}", memory_error)
+
+
 TABLES = {"generate": generate, "decode-delta": decode_delta, "prefill": prefill, "published": published, "torchtitan": torchtitan, "torchtitan-train": torchtitan_train, "traced-layer": traced_layer, "traced-batch": traced_batch, "gpt-fast": gpt_fast, "train": train, "train-recipes": train_recipes, "train-dtp": train_dtp,
           "gpu-generations": gpu_generations, "validation-h100": validation_h100, "validation-h200": validation_h200,
           "validation-summary": validation_summary, "headline": headline, "nccl-modes": nccl_modes,
-          "memory-probe": memory_probe, "memory-published": memory_published}
+          "memory-probe": memory_probe, "memory-published": memory_published,
+          "training-published": training_published}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in TABLES:
