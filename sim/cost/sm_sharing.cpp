@@ -36,6 +36,8 @@ int nccl_kernel_sms(const CostProfile& profile, model::CollectiveAlgorithm algor
 }
 
 double compute_share_left(int sm_count, int taken_sms) {
+  // Assumed floor, not measured: when concurrent comm kernels claim every SM (e.g. 5 ring kernels of 24 channels
+  // on 132 SMs), the hardware still time-slices blocks, so a GEMM keeps a small share instead of stalling forever.
   constexpr double kMinComputeShare = 0.05;
   if (sm_count <= 0) return 1.0;
   return std::max(kMinComputeShare, 1.0 - static_cast<double>(taken_sms) / sm_count);
