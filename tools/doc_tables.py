@@ -509,7 +509,7 @@ def memory_published():
 
 # Every row of shared/data/training_steps_public.csv: a scenario for each job tpsim can run (every layer simulated,
 # so the step is the whole model's), or why it cannot. Nothing is fitted on these rows (docs/fidelity.md).
-TRAINING_CSV = ROOT.parent / "shared/data/training_steps_public.csv"
+TRAINING_CSV = ROOT / "calibrate/data/public/training_steps_public.csv"
 NO_CP = "context parallelism (cp > 1): not built in tpsim"
 # fms-fsdp's shapes (foundation-model-stack/fms-fsdp fms_fsdp/utils/config_utils.py get_model_config): Llama-2-13B's,
 # and its llama2_34b (CodeLlama-34B's: grouped-query attention, 8 KV heads).
