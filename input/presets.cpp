@@ -24,13 +24,4 @@ std::vector<std::string> preset_names(std::string_view category) {
   return names;
 }
 
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    if (!out.empty()) out += ", ";
-    out += name;
-  }
-  return out;
-}
-
 }  // namespace tpsim::model

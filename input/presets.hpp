@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/names.hpp"
+
 namespace tpsim::model {
 
 struct EmbeddedPreset {
@@ -22,8 +24,5 @@ std::optional<std::string_view> find_preset(std::string_view category, std::stri
 
 // Names (file stems) of the presets in a category, sorted.
 std::vector<std::string> preset_names(std::string_view category);
-
-// "a, b, c": for error messages that list what is valid.
-std::string join_names(const std::vector<std::string>& names);
 
 }  // namespace tpsim::model

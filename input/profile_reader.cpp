@@ -2,6 +2,8 @@
 // network, tree, launch; times in microseconds. A profile gives every required value or names its base
 // (a GPU preset's default profile or another profile file), whose values it overrides key by key. Every
 // value keeps where it came from: fitted (listed in its section's fit.values) or its source text.
+#include "input/profile_reader.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -480,6 +482,48 @@ CostProfile parse_profile(const std::string& text, const std::string& origin) {
 
 CostProfile load_profile_file(const std::string& path) {
   return parse_profile(read_text_file(path), path);
+}
+
+std::optional<CostProfile> default_profile(const std::string& gpu_name) {
+  const auto text = model::find_preset("profiles", gpu_name, "yaml");
+  if (!text) return std::nullopt;
+  CostProfile profile = parse_profile(std::string(*text), "presets/profiles/" + gpu_name + ".yaml");
+  profile.name = "default (" + gpu_name + ")";
+  return profile;
+}
+
+std::string no_default_profile_message(const std::string& gpu_name) {
+  return "no default calibration profile for GPU '" + gpu_name +
+         "'; profiles exist for: " + model::join_names(model::preset_names("profiles")) +
+         "; give a profile file (tpsim calibrate writes one)";
+}
+
+CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name) {
+  const model::LocatedRef& ref = scenario.calibration;
+  const YamlReader in(scenario.file);
+  CostProfile profile;
+  if (ref.value == "default") {
+    std::optional<CostProfile> preset = default_profile(gpu_name);
+    if (!preset) in.fail(ref.node, no_default_profile_message(gpu_name));
+    profile = *preset;
+  } else if (model::find_preset("profiles", ref.value, "yaml")) {
+    profile = *default_profile(ref.value);
+  } else {
+    const std::filesystem::path path = std::filesystem::path(scenario.file).parent_path() / ref.value;
+    if (!is_regular_file(path.string())) {
+      in.fail(ref.node, "calibration: '" + echo_value(ref.value) + "' is neither a profile file (" +
+                            echo_path(path.string()) + ") nor a GPU preset's profile (" +
+                            model::join_names(model::preset_names("profiles")) + "), nor default");
+    }
+    profile = load_profile_file(path.string());
+  }
+  if (profile.gpu != gpu_name && !scenario.calibration_as_is) {
+    in.fail(ref.node, "calibration: the profile " + profile.name + " was fitted for " + profile.gpu +
+                          ", and the scenario runs " + gpu_name + "; carry it over with `tpsim calibrate ... --gpu " +
+                          gpu_name + " --measured-on " + profile.gpu +
+                          "`, or use it unchanged with calibration: {profile: ..., transfer: as_is}");
+  }
+  return profile;
 }
 
 }  // namespace tpsim::sim

@@ -9,9 +9,11 @@
 #include "base/size_checks.hpp"
 #include "input/hf_config.hpp"
 #include "input/inline_model.hpp"
+#include "input/moe_reader.hpp"
+#include "input/op_list.hpp"
 #include "input/presets.hpp"
+#include "input/section_readers.hpp"
 #include "input/yaml_reader.hpp"
-#include "model/moe/moe_scenario.hpp"
 #include "model/parallel/async_tp.hpp"
 #include "model/scenario.hpp"
 

@@ -4,8 +4,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "input/gpu_reader.hpp"
 #include "input/hf_config.hpp"
 #include "input/presets.hpp"
+#include "input/profile_reader.hpp"
 #include "input/yaml_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/graph/program_builder.hpp"

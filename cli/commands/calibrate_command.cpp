@@ -19,6 +19,7 @@
 #include "cli/output_file.hpp"
 #include "cli/report/trace_report.hpp"
 #include "input/presets.hpp"
+#include "input/profile_reader.hpp"
 
 namespace tpsim::cli {
 

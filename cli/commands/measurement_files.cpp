@@ -7,6 +7,7 @@
 #include "base/input_error.hpp"
 #include "calibrate/sources/nccl_inference.hpp"
 #include "calibrate/sources/nccl_tests_log.hpp"
+#include "input/gpu_reader.hpp"
 #include "input/presets.hpp"
 #include "input/yaml_reader.hpp"
 

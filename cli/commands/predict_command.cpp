@@ -11,7 +11,9 @@
 #include "base/input_error.hpp"
 #include "base/size_checks.hpp"
 #include "base/units.hpp"
+#include "input/gpu_reader.hpp"
 #include "input/presets.hpp"
+#include "input/profile_reader.hpp"
 
 namespace tpsim::cli {
 

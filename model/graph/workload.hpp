@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "input/op_list.hpp"
+#include "model/graph/op_list.hpp"
 #include "model/layers/dtype.hpp"
 #include "model/layers/fp8_recipe.hpp"
 #include "model/layers/implementation.hpp"

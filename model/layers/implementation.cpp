@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "base/input_error.hpp"
+#include "base/names.hpp"
 #include "base/units.hpp"
-#include "input/presets.hpp"
 
 namespace tpsim::model {
 namespace {

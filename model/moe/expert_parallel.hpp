@@ -7,13 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace YAML {
-class Node;
-}
-
 namespace tpsim::model {
-
-class YamlReader;
 
 enum class Routing : uint8_t { kBalanced, kZipf, kFromFile };
 // How the dispatch and combine all-to-alls run: NCCL's point-to-point calls, one message per token copy (Megatron's
@@ -71,14 +65,6 @@ std::string to_string(Dispatcher dispatcher);
 std::string to_string(DeepEpMode mode);
 // Whether a pass of `new_tokens` per sequence in an inference phase (or not) runs DeepEP's low-latency kernels.
 bool runs_low_latency(const ExpertParallel& ep, bool inference, int64_t new_tokens);
-
-// The keys of a moe section (sweeps check their axes against them).
-const std::vector<std::string>& moe_routing_keys();
-
-// moe: {routing: balanced | zipf | from_file, zipf_s, file, drop, capacity_factor, seed, dispatcher, deepep_mode}, each
-// refused at its key when it does not apply (zipf_s without zipf, file without from_file, capacity_factor without drop:
-// true). A from_file routing's file is read by the caller, which knows the layers.
-void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out);
 
 // "balanced", "zipf(1.2)", "from_file(r.csv)", "zipf(1.2), capacity 1.25 with drops".
 std::string to_string(const ExpertParallel& ep);

@@ -3,13 +3,7 @@
 
 #include <string>
 
-namespace YAML {
-class Node;
-}
-
 namespace tpsim::model {
-
-class YamlReader;
 
 // Innermost first; TP is always innermost (one TP group is consecutive GPUs, the group tpsim simulates).
 // kTpDpPp: the data-parallel replicas, then the pipeline stages (TorchTitan's and Megatron's default).
@@ -18,9 +12,5 @@ class YamlReader;
 enum class MeshOrder { kTpDpPp, kTpPpDp };
 
 std::string to_string(MeshOrder order);  // "tp, dp, pp"
-
-// Reads parallelism.order, a list naming tp, pp and dp once each with tp first; refuses anything else at
-// `node`, saying which orders are valid.
-MeshOrder read_mesh_order(const YamlReader& in, const YAML::Node& node);
 
 }  // namespace tpsim::model

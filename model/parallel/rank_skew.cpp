@@ -1,4 +1,4 @@
-// Rank skew's reader and its deterministic log-normal factors.
+// Rank skew's deterministic log-normal factors (its reader: input/section_readers.cpp).
 #include "model/parallel/rank_skew.hpp"
 
 #include "base/splitmix.hpp"
@@ -7,9 +7,6 @@
 
 namespace tpsim::model {
 namespace {
-
-// A CV above one half describes another GPU, not the variability of one.
-constexpr double kMaxCv = 0.5;
 
 // A uniform in (0, 1] from the top 53 bits.
 double uniform(uint64_t bits) {
@@ -33,21 +30,6 @@ double lognormal_factor(double cv, uint64_t key) {
 }
 
 }  // namespace
-
-const std::vector<std::string>& rank_skew_keys() {
-  static const std::vector<std::string> keys = {"kernel_cv", "gpu_cv", "seed"};
-  return keys;
-}
-
-RankSkew read_rank_skew(const YamlReader& in, const YAML::Node& node) {
-  in.expect_map(node, "skew", rank_skew_keys());
-  RankSkew skew;
-  if (node["kernel_cv"]) skew.kernel_cv = in.number_in(node["kernel_cv"], "skew.kernel_cv", 0, kMaxCv);
-  if (node["gpu_cv"]) skew.gpu_cv = in.number_in(node["gpu_cv"], "skew.gpu_cv", 0, kMaxCv);
-  if (node["seed"]) skew.seed = in.seed(node["seed"], "skew.seed");
-  if (!skew.enabled()) in.fail(node, "skew needs kernel_cv or gpu_cv above 0 (without either, leave the section out)");
-  return skew;
-}
 
 double skew_factor(const RankSkew& skew, uint64_t op, int rank) {
   if (!skew.enabled()) return 1.0;

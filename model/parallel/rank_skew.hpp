@@ -6,10 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
-#include "input/yaml_reader.hpp"
-
 namespace tpsim::model {
 
 struct RankSkew {
@@ -22,12 +18,6 @@ struct RankSkew {
   uint64_t seed = 1;
   bool enabled() const { return kernel_cv > 0 || gpu_cv > 0; }
 };
-
-// The keys of a skew section (sweeps check their axes against them).
-const std::vector<std::string>& rank_skew_keys();
-
-// skew: {kernel_cv, gpu_cv, seed}; each CV from 0 to 0.5, the seed an integer from 0 to 2^53.
-RankSkew read_rank_skew(const YamlReader& in, const YAML::Node& node);
 
 // The duration factor of kernel `op` on GPU `rank`: the product of its kernel and GPU factors, each
 // log-normal with mean 1 and its CV, drawn from a counter-based generator of (seed, op, rank), so the same

@@ -12,13 +12,7 @@
 #include "model/layers/arch_spec.hpp"
 #include "model/pipeline/pipeline_schedule.hpp"
 
-namespace YAML {
-class Node;
-}
-
 namespace tpsim::model {
-
-class YamlReader;
 
 struct PipelineSpec {
   PipelineScheduleKind schedule = PipelineScheduleKind::kOneFOneB;
@@ -26,16 +20,6 @@ struct PipelineSpec {
   // The layers of each model chunk in model order (stages x virtual_stages of them); empty: an even split.
   std::vector<int64_t> chunk_layers;
 };
-
-// The keys of the pipeline section.
-const std::vector<std::string>& pipeline_keys();
-
-// Reads `pipeline:` for `stages` pipeline stages over `workload`'s micro-batches and layers, refusing at
-// its key (or at parallelism.pp) what cannot run: a pipeline outside phase train, layers that do not split
-// evenly into stages x virtual_stages chunks (or chunk_layers that do not add up to them), counts the
-// schedule cannot run. `node` may be undefined (the defaults: 1f1b, one chunk per stage, an even split).
-PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const YAML::Node& pp_key, int stages,
-                           const Workload& workload);
 
 // One model chunk: a run of consecutive layers, with the model's ends where it holds them.
 struct ModelChunk {

@@ -1,77 +1,10 @@
-// Reads the fsdp and ddp sections of a data-parallel training job.
+// The shard and replicate groups of a data-parallel training job (its fsdp and ddp sections are read by
+// input/section_readers.cpp).
 #include "model/train/ddp_fsdp.hpp"
 
-#include <yaml-cpp/yaml.h>
-
-#include "input/yaml_reader.hpp"
 #include "model/graph/workload.hpp"
 
 namespace tpsim::model {
-
-const std::vector<std::string>& fsdp_keys() {
-  static const std::vector<std::string> keys = {"shard_degree", "reshard_after_forward", "reduce_dtype"};
-  return keys;
-}
-
-const std::vector<std::string>& ddp_keys() {
-  static const std::vector<std::string> keys = {"bucket_MB", "reduce_dtype"};
-  return keys;
-}
-
-namespace {
-
-// <section>.reduce_dtype: the gradients' width in their reduction (FSDP2's MixedPrecisionPolicy.reduce_dtype,
-// Megatron's grad_reduce_in_fp32).
-double read_reduce_bytes(const YamlReader& in, const YAML::Node& node, const std::string& section) {
-  if (!node["reduce_dtype"]) return 4.0;
-  return in.choice(node["reduce_dtype"], section + ".reduce_dtype", {"fp32", "bf16"}) == "bf16" ? 2.0 : 4.0;
-}
-
-}  // namespace
-
-DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
-                                const YAML::Node& dp_key, int degree, const Workload& workload) {
-  DataParallel dp;
-  dp.degree = degree;
-  for (const auto& [node, name] : {std::pair{fsdp, "fsdp"}, std::pair{ddp, "ddp"}}) {
-    if (node.IsDefined() && degree < 2) {
-      in.fail(node, std::string(name) + " needs parallelism.dp of 2 or more (dp is " + std::to_string(degree) + ")");
-    }
-  }
-  if (degree < 2) return dp;
-  if (workload.phase != Phase::kTrain) {
-    in.fail(dp_key, "parallelism.dp > 1 replicates a training step: it needs workload.phase train (phase is " +
-                        to_string(workload.phase) +
-                        "); inference replicas share nothing, so one replica's tokens/s times dp is theirs");
-  }
-  if (fsdp.IsDefined() && ddp.IsDefined()) {
-    in.fail(ddp, "ddp and fsdp are two ways to run parallelism.dp; give one of them");
-  }
-  if (fsdp.IsDefined()) {
-    in.expect_map(fsdp, "fsdp", fsdp_keys());
-    dp.fsdp = true;
-    dp.shard_degree = degree;
-    if (const YAML::Node shards = fsdp["shard_degree"]) {
-      const int64_t value = in.positive_int(shards, "fsdp.shard_degree");
-      if (value < 2 || value > degree || degree % value != 0) {
-        in.fail(shards, "fsdp.shard_degree " + std::to_string(value) + " must divide the " + std::to_string(degree) +
-                            " replicas and be 2 or more; valid: a divisor of parallelism.dp (" +
-                            std::to_string(degree) + ": full sharding) from 2 (hybrid sharding below it)");
-      }
-      dp.shard_degree = static_cast<int>(value);
-    }
-    if (fsdp["reshard_after_forward"]) {
-      dp.reshard_after_forward = in.boolean(fsdp["reshard_after_forward"], "fsdp.reshard_after_forward");
-    }
-    dp.reduce_bytes = read_reduce_bytes(in, fsdp, "fsdp");
-  }
-  if (ddp.IsDefined()) {
-    in.expect_map(ddp, "ddp", ddp_keys());
-    if (ddp["bucket_MB"]) dp.bucket_bytes = in.number_in(ddp["bucket_MB"], "ddp.bucket_MB", 0.001, 1e6) * 1024 * 1024;
-    dp.reduce_bytes = read_reduce_bytes(in, ddp, "ddp");
-  }
-  return dp;
-}
 
 DataParallel DataParallel::shard_group() const {
   DataParallel group = *this;

@@ -9,13 +9,8 @@
 #include <string>
 #include <vector>
 
-namespace YAML {
-class Node;
-}
-
 namespace tpsim::model {
 
-class YamlReader;
 struct Workload;
 
 // PyTorch DDP's default bucket_cap_mb (torch.nn.parallel.DistributedDataParallel): 25 MiB.
@@ -44,15 +39,6 @@ struct DataParallel {
   DataParallel shard_group() const;
   DataParallel replicate_group() const;
 };
-
-const std::vector<std::string>& fsdp_keys();
-const std::vector<std::string>& ddp_keys();
-
-// Reads the `fsdp:` and `ddp:` sections for parallelism.dp = `degree` replicas of `workload`, refusing at its
-// key what cannot run: either section with dp 1, both at once, data parallelism outside phase train, a
-// shard_degree that does not divide dp. `fsdp` and `ddp` may be undefined.
-DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
-                                const YAML::Node& dp_key, int degree, const Workload& workload);
 
 // "ddp", "fsdp", "fsdp without resharding", "hsdp 4 x 2" (sharded over 4, replicated twice), ...
 std::string to_string(const DataParallel& dp);

@@ -1,11 +1,9 @@
-// A GPU's public peak numbers (tensor FLOP/s, HBM, SMs, NVLink), from a preset or an inline mapping.
+// A GPU's public peak numbers (tensor FLOP/s, HBM, SMs, NVLink), from a preset or an inline mapping (read by
+// input/gpu_reader.cpp).
 #pragma once
-
-#include <yaml-cpp/yaml.h>
 
 #include <string>
 
-#include "input/yaml_reader.hpp"
 #include "sim/cost/runtime_memory.hpp"
 
 namespace tpsim::sim {
@@ -42,10 +40,5 @@ struct GpuSpec {
 inline double usable_hbm_bytes(const GpuSpec& gpu) {
   return gpu.hbm_usable_bytes > 0 ? gpu.hbm_usable_bytes : gpu.hbm_bytes;
 }
-
-// Reads a GPU mapping (preset file or inline scenario mapping) with `reader` for error locations.
-GpuSpec read_gpu_spec(const model::YamlReader& reader, const YAML::Node& node);
-// hardware.gpu: a preset name or an inline mapping; `node` locates errors in `scenario_file`.
-GpuSpec resolve_gpu(const std::string& scenario_file, const std::string& name, const YAML::Node& node);
 
 }  // namespace tpsim::sim

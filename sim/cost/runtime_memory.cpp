@@ -1,26 +1,8 @@
-// The runtime's memory beside the tensors: reading its parameters, counting communicators, adding the parts.
+// The runtime's memory beside the tensors: counting communicators, adding the parts (its parameters are read by
+// input/gpu_reader.cpp).
 #include "sim/cost/runtime_memory.hpp"
 
 namespace tpsim::sim {
-
-RuntimeMemorySpec read_runtime_memory(const model::YamlReader& in, const YAML::Node& node) {
-  const std::vector<std::string> keys = {"context_GB",           "allocator_reserve", "cublas_workspace_MiB",
-                                         "nccl_communicator_GB", "nccl_peer_GB",      "source"};
-  in.expect_map(node, "gpu.runtime_memory", keys);
-  for (const std::string& key : keys) in.require(node, key, "gpu.runtime_memory");
-  const auto number = [&](const char* key, double high) {
-    return in.number_in(node[key], std::string("gpu.runtime_memory.") + key, 0, high);
-  };
-  RuntimeMemorySpec spec;
-  spec.given = true;
-  spec.context_bytes = number("context_GB", 64) * 1e9;
-  spec.allocator_reserve = number("allocator_reserve", 4);
-  spec.workspace_bytes = number("cublas_workspace_MiB", 4096) * 1024 * 1024;
-  spec.nccl_communicator_bytes = number("nccl_communicator_GB", 64) * 1e9;
-  spec.nccl_peer_bytes = number("nccl_peer_GB", 64) * 1e9;
-  spec.source = in.string(node["source"], "gpu.runtime_memory.source");
-  return spec;
-}
 
 Communicators communicators(const model::Scenario& s, int stage) {
   const model::Parallelism& p = s.parallelism;

@@ -7,11 +7,8 @@
 // workload, a KV cache excepted (allocated once, one block per layer).
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <string>
 
-#include "input/yaml_reader.hpp"
 #include "model/memory/memory_footprint.hpp"
 #include "model/scenario.hpp"
 
@@ -26,9 +23,6 @@ struct RuntimeMemorySpec {
   double nccl_peer_bytes = 0;          // one send/receive or all-to-all peer's buffers
   std::string source;
 };
-
-// The `runtime_memory:` block of a GPU mapping.
-RuntimeMemorySpec read_runtime_memory(const model::YamlReader& in, const YAML::Node& node);
 
 // The NCCL communicators one GPU of the job joins and the peers it sends to and receives from.
 struct Communicators {

@@ -5,6 +5,8 @@
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
+#include "input/gpu_reader.hpp"
+#include "input/profile_reader.hpp"
 #include "input/yaml_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/memory/memory_footprint.hpp"

@@ -15,6 +15,7 @@
 #include "calibrate/profile/profile_transfer.hpp"
 #include "calibrate/sources/csv_table.hpp"
 #include "calibrate/sources/public_convert.hpp"
+#include "input/profile_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/layers/linear_attention.hpp"
 #include "model/scenario.hpp"

@@ -8,6 +8,7 @@
 #include "base/measurement.hpp"
 #include "calibrate/fits/power_curve_fit.hpp"
 #include "calibrate/profile/profile_fit.hpp"
+#include "input/profile_reader.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

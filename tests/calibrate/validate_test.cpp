@@ -7,6 +7,7 @@
 #include "calibrate/profile/profile_fit.hpp"
 #include "calibrate/validation/composite_validation.hpp"
 #include "composite_points.hpp"
+#include "input/profile_reader.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;

@@ -2,6 +2,7 @@
 // NCCL 2.27 runs report (RING/LL up to 1 MiB then NVLS on 8 H200s; ring below 5 H200s and 6 B200s).
 #include <catch2/catch.hpp>
 
+#include "input/gpu_reader.hpp"
 #include "input/presets.hpp"
 #include "input/yaml_reader.hpp"
 #include "sim/cost/gpu_spec.hpp"

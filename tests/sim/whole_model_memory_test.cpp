@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "input/gpu_reader.hpp"
 #include "input/presets.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost/runtime_memory.hpp"

@@ -1,5 +1,5 @@
-// GPU presets: typed reading with unit conversion at input (TFLOP/s, GB/s to SI).
-#include "sim/cost/gpu_spec.hpp"
+// GPU presets and inline GPU mappings: typed reading with unit conversion at input (TFLOP/s, GB/s to SI).
+#include "input/gpu_reader.hpp"
 
 #include <cmath>
 
@@ -33,6 +33,25 @@ void read_power(const model::YamlReader& in, const YAML::Node& node, GpuSpec& gp
 }
 
 }  // namespace
+
+RuntimeMemorySpec read_runtime_memory(const model::YamlReader& in, const YAML::Node& node) {
+  const std::vector<std::string> keys = {"context_GB",           "allocator_reserve", "cublas_workspace_MiB",
+                                         "nccl_communicator_GB", "nccl_peer_GB",      "source"};
+  in.expect_map(node, "gpu.runtime_memory", keys);
+  for (const std::string& key : keys) in.require(node, key, "gpu.runtime_memory");
+  const auto number = [&](const char* key, double high) {
+    return in.number_in(node[key], std::string("gpu.runtime_memory.") + key, 0, high);
+  };
+  RuntimeMemorySpec spec;
+  spec.given = true;
+  spec.context_bytes = number("context_GB", 64) * 1e9;
+  spec.allocator_reserve = number("allocator_reserve", 4);
+  spec.workspace_bytes = number("cublas_workspace_MiB", 4096) * 1024 * 1024;
+  spec.nccl_communicator_bytes = number("nccl_communicator_GB", 64) * 1e9;
+  spec.nccl_peer_bytes = number("nccl_peer_GB", 64) * 1e9;
+  spec.source = in.string(node["source"], "gpu.runtime_memory.source");
+  return spec;
+}
 
 GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",

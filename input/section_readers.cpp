@@ -1,0 +1,231 @@
+// The readers of the scenario sections that configure a parallel job: fsdp and ddp, moe (its routing), pipeline,
+// skew and parallelism.order. Each refuses at its key what cannot run, saying what is valid.
+#include "input/section_readers.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include "input/yaml_reader.hpp"
+#include "model/graph/op.hpp"
+#include "model/graph/workload.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// Zipf exponents past 4 put nearly every token on one expert; capacity factors past 64 cap nothing.
+constexpr double kMaxZipf = 4.0;
+constexpr double kMaxCapacityFactor = 64.0;
+// A CV above one half describes another GPU, not the variability of one.
+constexpr double kMaxCv = 0.5;
+const char* const kValidOrders = "valid: [tp, dp, pp] (the default) or [tp, pp, dp]";
+
+// <section>.reduce_dtype: the gradients' width in their reduction (FSDP2's MixedPrecisionPolicy.reduce_dtype,
+// Megatron's grad_reduce_in_fp32).
+double read_reduce_bytes(const YamlReader& in, const YAML::Node& node, const std::string& section) {
+  if (!node["reduce_dtype"]) return 4.0;
+  return in.choice(node["reduce_dtype"], section + ".reduce_dtype", {"fp32", "bf16"}) == "bf16" ? 2.0 : 4.0;
+}
+
+void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out) {
+  in.expect_map(node, "moe", moe_routing_keys());
+  if (node["routing"]) {
+    const std::string routing = in.choice(node["routing"], "moe.routing", {"balanced", "zipf", "from_file"});
+    out.routing = routing == "zipf" ? Routing::kZipf : routing == "from_file" ? Routing::kFromFile : Routing::kBalanced;
+  }
+  if (node["file"]) {
+    if (out.routing != Routing::kFromFile) in.fail(node["file"], "moe.file applies to routing: from_file only");
+    out.routing_file = in.string(node["file"], "moe.file");
+  } else if (out.routing == Routing::kFromFile) {
+    in.fail(node["routing"], "moe.routing from_file needs file: a CSV of layer,expert,tokens (docs/scenarios.md)");
+  }
+  if (node["zipf_s"]) {
+    if (out.routing != Routing::kZipf) in.fail(node["zipf_s"], "moe.zipf_s applies to routing: zipf only");
+    out.zipf_s = in.number_in(node["zipf_s"], "moe.zipf_s", 0, kMaxZipf);
+  } else if (out.routing == Routing::kZipf) {
+    in.fail(node["routing"], "moe.routing zipf needs zipf_s, the exponent of the experts' shares (0 to 4)");
+  }
+  if (node["drop"]) out.drop = in.boolean(node["drop"], "moe.drop");
+  if (node["capacity_factor"]) {
+    if (!out.drop) {
+      in.fail(node["capacity_factor"],
+              "moe.capacity_factor caps each expert only with drop: true (dropless routing computes every token)");
+    }
+    out.capacity_factor = in.number_in(node["capacity_factor"], "moe.capacity_factor", 1, kMaxCapacityFactor);
+  } else if (out.drop) {
+    in.fail(node["drop"],
+            "moe.drop: true needs capacity_factor, each expert's capacity over its balanced share "
+            "(1 to 64; GShard and Switch use 1 to 2)");
+  }
+  if (node["seed"]) out.seed = in.seed(node["seed"], "moe.seed");
+  if (node["dispatcher"]) {
+    out.dispatcher = in.choice(node["dispatcher"], "moe.dispatcher", {"nccl", "deepep"}) == "deepep"
+                         ? Dispatcher::kDeepEp
+                         : Dispatcher::kNccl;
+  }
+  if (node["deepep_mode"]) {
+    if (out.dispatcher != Dispatcher::kDeepEp) {
+      in.fail(node["deepep_mode"], "moe.deepep_mode applies to dispatcher: deepep only");
+    }
+    const std::string mode = in.choice(node["deepep_mode"], "moe.deepep_mode", {"auto", "normal", "low_latency"});
+    out.deepep_mode = mode == "normal"        ? DeepEpMode::kNormal
+                      : mode == "low_latency" ? DeepEpMode::kLowLatency
+                                              : DeepEpMode::kAuto;
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& fsdp_keys() {
+  static const std::vector<std::string> keys = {"shard_degree", "reshard_after_forward", "reduce_dtype"};
+  return keys;
+}
+
+const std::vector<std::string>& ddp_keys() {
+  static const std::vector<std::string> keys = {"bucket_MB", "reduce_dtype"};
+  return keys;
+}
+
+DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
+                                const YAML::Node& dp_key, int degree, const Workload& workload) {
+  DataParallel dp;
+  dp.degree = degree;
+  for (const auto& [node, name] : {std::pair{fsdp, "fsdp"}, std::pair{ddp, "ddp"}}) {
+    if (node.IsDefined() && degree < 2) {
+      in.fail(node, std::string(name) + " needs parallelism.dp of 2 or more (dp is " + std::to_string(degree) + ")");
+    }
+  }
+  if (degree < 2) return dp;
+  if (workload.phase != Phase::kTrain) {
+    in.fail(dp_key, "parallelism.dp > 1 replicates a training step: it needs workload.phase train (phase is " +
+                        to_string(workload.phase) +
+                        "); inference replicas share nothing, so one replica's tokens/s times dp is theirs");
+  }
+  if (fsdp.IsDefined() && ddp.IsDefined()) {
+    in.fail(ddp, "ddp and fsdp are two ways to run parallelism.dp; give one of them");
+  }
+  if (fsdp.IsDefined()) {
+    in.expect_map(fsdp, "fsdp", fsdp_keys());
+    dp.fsdp = true;
+    dp.shard_degree = degree;
+    if (const YAML::Node shards = fsdp["shard_degree"]) {
+      const int64_t value = in.positive_int(shards, "fsdp.shard_degree");
+      if (value < 2 || value > degree || degree % value != 0) {
+        in.fail(shards, "fsdp.shard_degree " + std::to_string(value) + " must divide the " + std::to_string(degree) +
+                            " replicas and be 2 or more; valid: a divisor of parallelism.dp (" +
+                            std::to_string(degree) + ": full sharding) from 2 (hybrid sharding below it)");
+      }
+      dp.shard_degree = static_cast<int>(value);
+    }
+    if (fsdp["reshard_after_forward"]) {
+      dp.reshard_after_forward = in.boolean(fsdp["reshard_after_forward"], "fsdp.reshard_after_forward");
+    }
+    dp.reduce_bytes = read_reduce_bytes(in, fsdp, "fsdp");
+  }
+  if (ddp.IsDefined()) {
+    in.expect_map(ddp, "ddp", ddp_keys());
+    if (ddp["bucket_MB"]) dp.bucket_bytes = in.number_in(ddp["bucket_MB"], "ddp.bucket_MB", 0.001, 1e6) * 1024 * 1024;
+    dp.reduce_bytes = read_reduce_bytes(in, ddp, "ddp");
+  }
+  return dp;
+}
+
+const std::vector<std::string>& moe_routing_keys() {
+  static const std::vector<std::string> keys = {"routing",         "zipf_s", "file",       "drop",
+                                                "capacity_factor", "seed",   "dispatcher", "deepep_mode"};
+  return keys;
+}
+
+// pipeline.chunk_layers: `chunks` positive layer counts adding up to the workload's layers.
+std::vector<int64_t> read_chunk_layers(const YamlReader& in, const YAML::Node& node, int64_t chunks, int64_t layers) {
+  const std::string valid = std::to_string(chunks) +
+                            " layer counts (pp x virtual_stages), at least 1 each, adding up to "
+                            "the " +
+                            std::to_string(layers) + " layers";
+  if (!node.IsSequence() || static_cast<int64_t>(node.size()) != chunks) {
+    in.fail(node, "pipeline.chunk_layers must be a list of " + valid);
+  }
+  std::vector<int64_t> out;
+  int64_t sum = 0;
+  for (const YAML::Node& entry : node) {
+    out.push_back(in.positive_int(entry, "pipeline.chunk_layers entry"));
+    sum += out.back();
+  }
+  if (sum != layers) in.fail(node, "pipeline.chunk_layers add up to " + std::to_string(sum) + "; valid: " + valid);
+  return out;
+}
+
+const std::vector<std::string>& pipeline_keys() {
+  static const std::vector<std::string> keys = {"schedule", "virtual_stages", "chunk_layers"};
+  return keys;
+}
+
+PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const YAML::Node& pp_key, int stages,
+                           const Workload& workload) {
+  PipelineSpec spec;
+  const YAML::Node where = node.IsDefined() ? node : pp_key;
+  if (stages < 2) {
+    if (node.IsDefined())
+      in.fail(node, "pipeline needs parallelism.pp of 2 or more (pp is " + std::to_string(stages) + ")");
+    return spec;
+  }
+  if (workload.phase != Phase::kTrain) {
+    in.fail(pp_key, "parallelism.pp > 1 pipelines a training step: it needs workload.phase train (phase is " +
+                        to_string(workload.phase) + ")");
+  }
+  if (node.IsDefined()) {
+    in.expect_map(node, "pipeline", pipeline_keys());
+    if (const YAML::Node s = node["schedule"]) {
+      spec.schedule = in.choice_of(s, "pipeline.schedule", pipeline_schedule_kinds());
+    }
+    if (const YAML::Node v = node["virtual_stages"]) {
+      // A bound on the input only: the layers must still split into stages x virtual_stages chunks of at least one.
+      spec.virtual_stages = static_cast<int>(in.int_in(v, "pipeline.virtual_stages", 1, 64));
+    }
+  }
+  const int64_t chunks = static_cast<int64_t>(stages) * spec.virtual_stages;
+  if (node.IsDefined() && node["chunk_layers"]) {
+    spec.chunk_layers = read_chunk_layers(in, node["chunk_layers"], chunks, workload.layers);
+  } else if (workload.layers % chunks != 0) {
+    in.fail(where, std::to_string(workload.layers) + " layers do not split evenly into " + std::to_string(stages) +
+                       " stages x " + std::to_string(spec.virtual_stages) +
+                       " virtual stages; valid: workload.layers a multiple of " + std::to_string(chunks) +
+                       ", or pipeline.chunk_layers");
+  }
+  const std::string why =
+      pipeline_schedule_problem(spec.schedule, stages, static_cast<int>(workload.microbatches), spec.virtual_stages);
+  if (!why.empty()) in.fail(where, "pipeline.schedule " + to_string(spec.schedule) + ": " + why);
+  return spec;
+}
+
+const std::vector<std::string>& rank_skew_keys() {
+  static const std::vector<std::string> keys = {"kernel_cv", "gpu_cv", "seed"};
+  return keys;
+}
+
+RankSkew read_rank_skew(const YamlReader& in, const YAML::Node& node) {
+  in.expect_map(node, "skew", rank_skew_keys());
+  RankSkew skew;
+  if (node["kernel_cv"]) skew.kernel_cv = in.number_in(node["kernel_cv"], "skew.kernel_cv", 0, kMaxCv);
+  if (node["gpu_cv"]) skew.gpu_cv = in.number_in(node["gpu_cv"], "skew.gpu_cv", 0, kMaxCv);
+  if (node["seed"]) skew.seed = in.seed(node["seed"], "skew.seed");
+  if (!skew.enabled()) in.fail(node, "skew needs kernel_cv or gpu_cv above 0 (without either, leave the section out)");
+  return skew;
+}
+
+MeshOrder read_mesh_order(const YamlReader& in, const YAML::Node& node) {
+  std::string names;
+  if (node.IsSequence() && node.size() == 3) {
+    for (const YAML::Node& item : node) {
+      if (!item.IsScalar()) in.fail(item, std::string("parallelism.order lists dimension names; ") + kValidOrders);
+      names += (names.empty() ? "" : ", ") + item.Scalar();
+    }
+  }
+  for (const MeshOrder order : {MeshOrder::kTpDpPp, MeshOrder::kTpPpDp}) {
+    if (names == to_string(order)) return order;
+  }
+  in.fail(node,
+          "parallelism.order must name tp, pp and dp once each, innermost first, with tp first (tpsim "
+          "simulates a TP group on consecutive GPUs); " +
+              std::string(kValidOrders));
+}
+
+}  // namespace tpsim::model
