@@ -112,4 +112,8 @@ double end_parameters_per_rank(const ArchSpec& a, int tp, bool embedding, bool h
   return head ? matrix + static_cast<double>(a.hidden) : 0.0;
 }
 
+double tied_embedding_gradient_bytes(const ArchSpec& arch, int tp, int data_parallel_shards) {
+  return kGradientBytesPerParameter * end_parameters_per_rank(arch, tp, true, false) / data_parallel_shards;
+}
+
 }  // namespace tpsim::model

@@ -33,4 +33,8 @@ double embedding_parameters_per_rank(const ArchSpec& arch, int tp);
 // whole model: embedding_parameters_per_rank) or neither.
 double end_parameters_per_rank(const ArchSpec& arch, int tp, bool embedding, bool head);
 
+// The bytes of a tied embedding's gradients one GPU sums with its twin when the embedding and the LM head sit on
+// different pipeline stages: the embedding's 1/tp rows, over the data-parallel shards that hold them.
+double tied_embedding_gradient_bytes(const ArchSpec& arch, int tp, int data_parallel_shards);
+
 }  // namespace tpsim::model

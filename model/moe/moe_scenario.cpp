@@ -1,4 +1,5 @@
-// The routing an MoE scenario's report states (the scenario's reader: input/moe_reader.cpp).
+// The routing an MoE scenario's report states, and the scenario under balanced routing (the scenario's reader:
+// input/moe_reader.cpp).
 #include "model/moe/moe_scenario.hpp"
 
 namespace tpsim::model {
@@ -6,6 +7,13 @@ namespace tpsim::model {
 RoutingSummary scenario_routing(const Scenario& s) {
   return summarize_routing(s.arch.moe, s.workload.expert_parallel, primary_pass(s.workload).tokens() / s.parallelism.tp,
                            s.workload.layers);
+}
+
+Scenario with_balanced_routing(const Scenario& s) {
+  Scenario balanced = s;
+  balanced.workload.expert_parallel.routing = Routing::kBalanced;
+  balanced.workload.expert_parallel.drop = false;
+  return balanced;
 }
 
 }  // namespace tpsim::model

@@ -96,6 +96,7 @@ struct PipelineSpan {
   double end_s = 0;
 };
 
+// A schedule run with its costs (sim/engine/pipeline_timing.hpp).
 struct PipelineTiming {
   double step_s = 0;           // the last pass's end
   double bubble_fraction = 0;  // idle stage-time over stages x step_s
@@ -106,13 +107,5 @@ struct PipelineTiming {
 
 // The idle share of the stages' time over the passes' span: 1 - sum(busy_s) / (stages x step_s) (0 without a span).
 double bubble_fraction(const std::vector<double>& busy_s, double step_s);
-
-// The schedule run with every pass taking its chunk's cost: each stage runs its steps in order, each as
-// soon as its input is there (a forward the previous chunk's forward, a backward the next chunk's backward,
-// the last chunk's backward its own forward, a weight gradient its own backward), plus the hop's time where
-// that input crosses a boundary between chunks.
-PipelineTiming time_pipeline(const PipelineSchedule& schedule, const PipelineCosts& costs);
-// The same with every chunk costing `costs` and free transfers.
-PipelineTiming time_pipeline(const PipelineSchedule& schedule, const ChunkCosts& costs);
 
 }  // namespace tpsim::model

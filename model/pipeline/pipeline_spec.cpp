@@ -34,6 +34,21 @@ Workload chunk_workload(const Workload& workload, const ModelChunk& chunk) {
   return w;
 }
 
+ChunkWorkloads chunk_workloads(const Workload& workload, const ModelChunk& chunk) {
+  ChunkWorkloads out{chunk_workload(workload, chunk), {}, std::nullopt};
+  const bool optimizer = out.synchronised.optimizer;
+  out.synchronised.optimizer = false;
+  out.microbatch = out.synchronised;
+  out.microbatch.data_parallel = DataParallel{};
+  if (optimizer) {
+    Workload end = out.synchronised;
+    end.microbatches = 0;
+    end.optimizer = true;
+    out.step_end = end;
+  }
+  return out;
+}
+
 double stage_activation_bytes_per_rank(const ArchSpec& arch, const Workload& workload, int tp) {
   const double tokens = static_cast<double>(primary_pass(workload).tokens());
   return tokens * static_cast<double>(arch.hidden) * kBf16Bytes / tp;

@@ -4,6 +4,7 @@
 // micro-batch, and the activation one TP rank sends to the next stage.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,17 @@ std::vector<ModelChunk> model_chunks(int64_t layers, int stages, const PipelineS
 // The training program of one chunk for one micro-batch: its layers, its ends, and its share of the optimizer
 // (the parameters it holds).
 Workload chunk_workload(const Workload& workload, const ModelChunk& chunk);
+
+// What one chunk's passes run under a pipeline: its micro-batch with the step's synchronisation over the replicas
+// (FSDP's gathers before its forward, the gradients' reduction after its backward: the step's first forward and last
+// backward), the same micro-batch without it (those between), and, with the optimizer, the step's end alone (no
+// micro-batch: the chunk's clipping and AdamW).
+struct ChunkWorkloads {
+  Workload synchronised;
+  Workload microbatch;
+  std::optional<Workload> step_end;
+};
+ChunkWorkloads chunk_workloads(const Workload& workload, const ModelChunk& chunk);
 
 // Bytes one TP rank sends to the next stage per micro-batch: the layer output in the workload's dtype, a
 // 1/tp shard of it where the variant shards the sequence (sp, async) or Megatron's scatter-gather

@@ -14,6 +14,7 @@
 #include "sim/cost/collective_time.hpp"
 #include "sim/engine/data_group.hpp"
 #include "sim/engine/isolated_run.hpp"
+#include "sim/engine/pipeline_timing.hpp"
 #include "sim/engine/work_estimate.hpp"
 
 namespace tpsim::sim {
@@ -76,12 +77,10 @@ void split_backward(const model::LayerGraph& graph, model::PipelineScheduleKind 
 ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
                         const CostModel& cost, const EngineOptions& options) {
   const int tp = s.parallelism.tp;
-  model::Workload w = model::chunk_workload(s.workload, chunk);
-  const bool optimizer = w.optimizer;
-  w.optimizer = false;
+  const model::ChunkWorkloads workloads = model::chunk_workloads(s.workload, chunk);
+  const model::Workload& w = workloads.synchronised;
   // The micro-batches between the step's first and last run without the replicas' synchronisation.
-  model::Workload plain = w;
-  plain.data_parallel = model::DataParallel{};
+  const model::Workload& plain = workloads.microbatch;
   ChunkSim c;
   c.chunk = chunk;
   model::LayerGraph graph = model::build_pass_graph(s.arch, plain, model::primary_pass(w), tp, v);
@@ -122,11 +121,9 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
     c.synced_trace.emplace(
         PassTrace{chunk_label(chunk) + ", synchronised over the replicas", synced, std::move(synced_timeline)});
   }
-  if (optimizer) {
+  if (workloads.step_end) {
     // No micro-batch, only the step's end: the chunk's clipping and AdamW.
-    model::Workload end = w;
-    end.microbatches = 0;
-    end.optimizer = true;
+    const model::Workload& end = *workloads.step_end;
     const model::LayerGraph step_end = model::build_pass_graph(s.arch, end, model::primary_pass(end), tp, v);
     const Timeline timeline = simulate(step_end, cost, options);
     c.optimizer = compute_metrics(step_end, timeline);
@@ -168,9 +165,8 @@ void end_stages(const model::Scenario& s, const CostModel& cost, std::vector<dou
   const model::PipelineScheduleKind kind = s.pipeline.schedule;
   const int first = model::stage_of_chunk(kind, p, 0), last = model::stage_of_chunk(kind, p, chunks - 1);
   if (s.arch.tied_embeddings && first != last) {
-    const double bytes = model::kGradientBytesPerParameter *
-                         model::end_parameters_per_rank(s.arch, s.parallelism.tp, true, false) /
-                         s.workload.data_parallel.shards();
+    const double bytes =
+        model::tied_embedding_gradient_bytes(s.arch, s.parallelism.tp, s.workload.data_parallel.shards());
     run.tied_embedding_sync_s =
         stage_group_seconds(cost, model::CollectiveKind::kAllReduce, bytes, 2, std::abs(last - first) * stride);
     const double both = std::max(ready[first], ready[last]) + run.tied_embedding_sync_s;
@@ -314,7 +310,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   free_sends.hop_s.clear();
   const model::PipelineSchedule schedule =
       model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
-  const model::PipelineTiming scheduled = model::time_pipeline(schedule, costs);
+  const model::PipelineTiming scheduled = time_pipeline(schedule, costs);
   // --no-symmetry: the whole step simulated instead, in the order the schedule's timing ran it.
   run.simulated_whole = options.data_group.has_value();
   const model::PipelineTiming timing =
@@ -341,7 +337,7 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   const double free_sends_step_s =
       run.simulated_whole
           ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), 0.0, cost, options).step_s
-          : model::time_pipeline(schedule, free_sends).step_s;
+          : time_pipeline(schedule, free_sends).step_s;
   run.send_exposed_s = timing.step_s - free_sends_step_s;
   // Where each distinct chunk's traces will sit in out.passes (its plain program, then its synchronised one).
   std::vector<size_t> trace_index;

@@ -10,6 +10,7 @@
 #include "input/yaml_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/memory/memory_footprint.hpp"
+#include "model/moe/moe_scenario.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/runtime_memory.hpp"
 #include "sim/engine/isolated_run.hpp"
@@ -421,9 +422,7 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   if (const model::ExpertParallel& ep = w.expert_parallel;
       scenario.arch.moe.enabled() && (ep.routing != model::Routing::kBalanced || ep.drop)) {
     // What the skew costs: the same variants under balanced, dropless routing, beside the scenario's.
-    model::Scenario balanced = scenario;
-    balanced.workload.expert_parallel.routing = model::Routing::kBalanced;
-    balanced.workload.expert_parallel.drop = false;
+    const model::Scenario balanced = model::with_balanced_routing(scenario);
     for (size_t i = 0; i < run.variants.size(); ++i) {
       VariantRun& v = run.variants[i];
       locate_variant_errors(scenario, i, [&] {

@@ -9,6 +9,7 @@
 #include "model/pipeline/pipeline_program.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
+#include "sim/engine/pipeline_timing.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -37,7 +38,7 @@ struct Built {
 Built build(PipelineScheduleKind kind, const model::LayerGraph& chunk, double send_bytes) {
   Built b;
   b.schedule = model::make_pipeline_schedule(kind, 2, 2);
-  const model::PipelineTiming timing = model::time_pipeline(b.schedule, model::ChunkCosts{1.0, 2.0, 0.5});
+  const model::PipelineTiming timing = sim::time_pipeline(b.schedule, model::ChunkCosts{1.0, 2.0, 0.5});
   b.program = model::build_pipeline_program(b.schedule, {&chunk, &chunk}, timing.spans, send_bytes, 2);
   return b;
 }

@@ -9,6 +9,7 @@
 
 #include "base/input_error.hpp"
 #include "model/pipeline/pipeline_schedule.hpp"
+#include "sim/engine/pipeline_timing.hpp"
 
 using namespace tpsim;
 using model::PipelineScheduleKind;
@@ -55,18 +56,18 @@ TEST_CASE("uniform stages under 1F1B idle (p-1)/(m+p-1) of the step, interleaved
     for (const int m : {8, 16, 32}) {
       const model::ChunkCosts costs{1.0, 2.0};  // a backward twice its forward
       const model::PipelineTiming one =
-          model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), costs);
+          sim::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), costs);
       CAPTURE(p, m);
       CHECK(one.bubble_fraction == Approx(static_cast<double>(p - 1) / (m + p - 1)));
       CHECK(one.step_s == Approx((m + p - 1) * 3.0));
       const model::PipelineTiming gpipe =
-          model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m), costs);
+          sim::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m), costs);
       CHECK(gpipe.step_s == Approx(one.step_s));
       for (const int v : {2, 4}) {
         // Each chunk holds 1/v of the stage's layers.
         const model::ChunkCosts chunk{1.0 / v, 2.0 / v};
         const model::PipelineTiming inter =
-            model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kInterleaved, p, m, v), chunk);
+            sim::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kInterleaved, p, m, v), chunk);
         CAPTURE(v);
         CHECK(inter.bubble_fraction == Approx(static_cast<double>(p - 1) / (v * m + p - 1)));
       }
@@ -84,10 +85,10 @@ TEST_CASE("ZB-H1 idles (p-1)(F+B-W) per stage where 1F1B idles (p-1)(F+B+W), hol
       for (const int m : {p, 2 * p, 4 * p}) {
         CAPTURE(f, b, w, p, m);
         const auto zb = model::make_pipeline_schedule(PipelineScheduleKind::kZeroBubbleH1, p, m);
-        const model::PipelineTiming t = model::time_pipeline(zb, costs);
+        const model::PipelineTiming t = sim::time_pipeline(zb, costs);
         CHECK(t.step_s == Approx(m * (f + b + w) + (p - 1) * (f + b - w)));
         const model::PipelineTiming one =
-            model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), costs);
+            sim::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), costs);
         CHECK(one.step_s - t.step_s == Approx(2 * (p - 1) * w));
         CHECK(model::peak_in_flight(zb) == std::vector<int>(p, p));
       }
@@ -109,7 +110,7 @@ TEST_CASE("ZB-V with F = B = W idles only the V's fill, p-1 chunk passes per sta
       unit.forward_s = 1;
       unit.backward_s = 2;  // input gradient 1 + weight gradient 1
       unit.weight_gradient_s = 1;
-      const model::PipelineTiming t = model::time_pipeline(zbv, unit);
+      const model::PipelineTiming t = sim::time_pipeline(zbv, unit);
       CHECK(t.step_s == Approx(6 * m + p - 1));
       CHECK(t.bubble_fraction == Approx(static_cast<double>(p - 1) / (6 * m + p - 1)));
       // 2p chunks' activations at most: 1F1B's p micro-batches of a whole stage on its first stage.
@@ -119,7 +120,7 @@ TEST_CASE("ZB-V with F = B = W idles only the V's fill, p-1 chunk passes per sta
       stage.forward_s = 2;
       stage.backward_s = 4;
       const double one =
-          model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), stage).step_s;
+          sim::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m), stage).step_s;
       CHECK(one - t.step_s == Approx(5.0 * (p - 1)));  // (m + p - 1)·6 against 6m + p - 1
     }
   }
@@ -146,11 +147,11 @@ TEST_CASE("ZB-V places stage s's chunks at s and 2p-1-s, so the first and last m
   costs.hop_s.assign(7, 0.25);
   costs.hop_s[3] = 0;
   const auto schedule = model::make_pipeline_schedule(v, 4, 8, 2);
-  CHECK(model::time_pipeline(schedule, costs).step_s > model::time_pipeline(schedule, unit).step_s);
+  CHECK(sim::time_pipeline(schedule, costs).step_s > sim::time_pipeline(schedule, unit).step_s);
   // Fewer micro-batches than stages still run: the step is the forward down and up the V, and the backward.
   for (const int m : {1, 2, 3}) {
     CAPTURE(m);
-    const model::PipelineTiming t = model::time_pipeline(model::make_pipeline_schedule(v, 4, m, 2), unit);
+    const model::PipelineTiming t = sim::time_pipeline(model::make_pipeline_schedule(v, 4, m, 2), unit);
     CHECK(t.step_s >= 4 * 4 + 1);  // 2p forwards, 2p input gradients, one weight gradient, one after another
   }
 }
@@ -178,12 +179,12 @@ TEST_CASE("GPipe pays every transfer on its critical path: a stage posts each re
     CAPTURE(p);
     // The first forward crosses p - 1 boundaries; then the last stage receives each of its m - 1 other forwards
     // only after running the one before; the backward likewise: 2 (m + p - 2) transfers in series with the passes.
-    CHECK(model::time_pipeline(gpipe, costs).step_s == Approx((m + p - 1) * (f + b) + 2 * (m + p - 2) * hop));
+    CHECK(sim::time_pipeline(gpipe, costs).step_s == Approx((m + p - 1) * (f + b) + 2 * (m + p - 2) * hop));
   }
   model::PipelineCosts wrong;
   wrong.chunk.assign(4, model::ChunkCosts{1.0, 2.0, 0});
   wrong.hop_s.assign(4, 0.25);  // one per boundary: 3
-  CHECK_THROWS_AS(model::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, 4, 8), wrong),
+  CHECK_THROWS_AS(sim::time_pipeline(model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, 4, 8), wrong),
                   std::logic_error);
 }
 
@@ -194,24 +195,24 @@ TEST_CASE("a stage's first forward waits for its gathered parameters and its opt
   const auto schedule = model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m);
   model::PipelineCosts costs;
   costs.chunk.assign(p, model::ChunkCosts{f, b, 0});
-  const model::PipelineTiming plain = model::time_pipeline(schedule, costs);
+  const model::PipelineTiming plain = sim::time_pipeline(schedule, costs);
   // Every chain of the step runs through stage 0's first forward: gathered G after the start, all shifts by G - F.
   const double gathered = 3.5;
   model::PipelineCosts first = costs;
   first.chunk[0].gathered_forward_s = gathered;
-  CHECK(model::time_pipeline(schedule, first).step_s == Approx(plain.step_s + gathered - f));
+  CHECK(sim::time_pipeline(schedule, first).step_s == Approx(plain.step_s + gathered - f));
   // Stage s starts its first forward at s·F: parameters gathered by then cost nothing.
   model::PipelineCosts later = costs;
   for (int s = 1; s < p; ++s) later.chunk[s].gathered_forward_s = s * f + f;
-  CHECK(model::time_pipeline(schedule, later).step_s == Approx(plain.step_s));
+  CHECK(sim::time_pipeline(schedule, later).step_s == Approx(plain.step_s));
   // The reduction's traffic slowing the last backward delays every chain through it.
   model::PipelineCosts slowed = costs;
   slowed.chunk[p - 1].synced_backward_extra_s = 0.25;
-  CHECK(model::time_pipeline(schedule, slowed).step_s == Approx(plain.step_s + 0.25));
+  CHECK(sim::time_pipeline(schedule, slowed).step_s == Approx(plain.step_s + 0.25));
   // A reduction past the last backward delays only its stage's end, not the passes.
   model::PipelineCosts tail = costs;
   tail.chunk[p - 1].reduce_tail_s = 0.75;
-  const model::PipelineTiming reduced = model::time_pipeline(schedule, tail);
+  const model::PipelineTiming reduced = sim::time_pipeline(schedule, tail);
   CHECK(reduced.step_s == Approx(plain.step_s));
   CHECK(reduced.bubble_fraction == Approx(plain.bubble_fraction));
   CHECK(reduced.end_s[p - 1] == Approx(plain.end_s[p - 1] + 0.75));
@@ -227,9 +228,9 @@ TEST_CASE("a slower stage sets GPipe's pace: sum of the stages' passes plus m-1 
   costs.chunk[2] = model::ChunkCosts{1.5, 3.0, 0};
   const double forwards = 3 * 1.0 + 1.5 + (m - 1) * 1.5, backwards = 3 * 2.0 + 3.0 + (m - 1) * 3.0;
   const auto gpipe = model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m);
-  CHECK(model::time_pipeline(gpipe, costs).step_s == Approx(forwards + backwards));
+  CHECK(sim::time_pipeline(gpipe, costs).step_s == Approx(forwards + backwards));
   costs.chunk.pop_back();
-  CHECK_THROWS_AS(model::time_pipeline(gpipe, costs), std::logic_error);
+  CHECK_THROWS_AS(sim::time_pipeline(gpipe, costs), std::logic_error);
 }
 
 TEST_CASE("schedules refuse counts they cannot run, saying what is valid", "[model][pipeline]") {
