@@ -9,7 +9,6 @@
 #include "base/size_checks.hpp"
 #include "input/hf_config.hpp"
 #include "input/inline_model.hpp"
-#include "input/moe_reader.hpp"
 #include "input/op_list.hpp"
 #include "input/presets.hpp"
 #include "input/section_readers.hpp"

@@ -1,5 +1,5 @@
-// The readers of the scenario sections that configure a parallel job (fsdp, ddp, moe, pipeline, skew,
-// parallelism.order) into the model's values, and the keys each section accepts.
+// The readers of the scenario sections that configure a parallel job (fsdp, ddp, moe and expert parallelism,
+// pipeline, skew, parallelism.order) into the model's values, and the keys each section accepts.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -12,6 +12,7 @@
 #include "model/parallel/mesh_order.hpp"
 #include "model/parallel/rank_skew.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
+#include "model/scenario.hpp"
 #include "model/train/ddp_fsdp.hpp"
 
 namespace tpsim::model {
@@ -54,5 +55,12 @@ RankSkew read_rank_skew(const YamlReader& in, const YAML::Node& node);
 // Reads parallelism.order, a list naming tp, pp and dp once each with tp first; refuses anything else at
 // `node`, saying which orders are valid.
 MeshOrder read_mesh_order(const YamlReader& in, const YAML::Node& node);
+
+// After the model, parallelism, workload, data parallelism and variants are read: sets
+// out.workload.expert_parallel from parallelism.ep and root's moe section, refusing ep or moe without an MoE
+// model, ep not a multiple of tp, not dividing the experts, or (train) not dividing tp x dp; and with an MoE
+// model: pipelines under ep > 1, FSDP, fp8, and variants holding every token on every rank (tp, dtp) under
+// tp > 1.
+void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out);
 
 }  // namespace tpsim::model

@@ -1,5 +1,5 @@
 // The routing an MoE scenario's report states, and the scenario under balanced routing (the scenario's reader:
-// input/moe_reader.cpp).
+// input/section_readers.cpp).
 #include "model/moe/moe_scenario.hpp"
 
 namespace tpsim::model {
