@@ -28,6 +28,8 @@ double read_reduce_bytes(const YamlReader& in, const YAML::Node& node, const std
   return in.choice(node["reduce_dtype"], section + ".reduce_dtype", {"fp32", "bf16"}) == "bf16" ? 2.0 : 4.0;
 }
 
+}  // namespace
+
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out) {
   in.expect_map(node, "moe", moe_routing_keys());
   if (node["routing"]) {
@@ -74,8 +76,6 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
                                               : DeepEpMode::kAuto;
   }
 }
-
-}  // namespace
 
 const std::vector<std::string>& fsdp_keys() {
   static const std::vector<std::string> keys = {"shard_degree", "reshard_after_forward", "reduce_dtype"};
