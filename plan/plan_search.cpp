@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
+#include "input/gpu_reader.hpp"
 #include "input/yaml_reader.hpp"
 #include "model/scenario.hpp"
 #include "plan/memory_estimate.hpp"
