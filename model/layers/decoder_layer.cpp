@@ -78,6 +78,24 @@ OpId ffn_activation_backward(ProgramBuilder& b, const LayerContext& ctx, const s
                   8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), deps);
 }
 
+// Gemma 2/3's norm of a module's output (post_attention_layernorm, post_feedforward_layernorm in
+// modeling_gemma2.py), an RMSNorm over the stream's rows; issued after the module's residual add, where Gemma runs
+// it before the add: both memory-bound kernels over the same rows, so the order moves no cost.
+ModuleInput post_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& module, const ModuleInput& out) {
+  if (ctx.arch.style.norms_per_layer != 4) return out;
+  return ModuleInput{rms_norm(b, module + ".post_norm", ctx.local_tokens, ctx.arch.hidden, out.deps())};
+}
+
+// Its backward: reads the incoming gradient, the norm's input and weight, writes the gradient of the module's output.
+ModuleInput post_norm_backward(ProgramBuilder& b, const LayerContext& ctx, const std::string& module,
+                               const ModuleInput& grad) {
+  if (ctx.arch.style.norms_per_layer != 4) return grad;
+  const int64_t rows = ctx.local_tokens, width = ctx.arch.hidden;
+  const double bytes = static_cast<double>(rows * width) * b.elem_bytes();
+  return ModuleInput{b.memory(module + ".post_norm.backward", 2.0 * bytes + static_cast<double>(width) * b.elem_bytes(),
+                              bytes, 6.0 * static_cast<double>(rows * width), shape_text(rows, width), grad.deps())};
+}
+
 // The gated attention output: attention x sigmoid(gate), reading both and writing the product.
 OpId output_gate(ProgramBuilder& b, const LayerContext& ctx, OpId core, const std::vector<OpId>& projected) {
   const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
@@ -122,7 +140,7 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
   const OpId core = attention_core(b, ctx, rope);
   const OpId out = ctx.arch.attention_output_gate ? output_gate(b, ctx, core, qkv.output) : core;
   if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, joined(rope, {core}), {out}, {}};
-  return tp.row_forward(b, ctx, o_linear(ctx), {out}, input);
+  return post_norm(b, ctx, "attn", tp.row_forward(b, ctx, o_linear(ctx), {out}, input));
 }
 
 ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
@@ -131,7 +149,7 @@ ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
   const ColumnOutput gate_up = tp.column_forward(b, ctx, gate_up_linear(ctx), input);
   const OpId act = ffn_activation(b, ctx, gate_up.output);
   if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}, {}};
-  return tp.row_forward(b, ctx, down_linear(ctx), {act}, input);
+  return post_norm(b, ctx, "ffn", tp.row_forward(b, ctx, down_linear(ctx), {act}, input));
 }
 
 ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
@@ -141,7 +159,8 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
-  std::vector<OpId> d_core = tp.row_backward(b, ctx, o_linear(ctx), grad, saved.row_input);
+  std::vector<OpId> d_core =
+      tp.row_backward(b, ctx, o_linear(ctx), post_norm_backward(b, ctx, "attn", grad), saved.row_input);
   if (ctx.arch.attention_output_gate) {
     // The gradients of the attention output and of the gate: reads the incoming gradient, the output and the
     // gate, writes both gradients.
@@ -169,7 +188,8 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
 ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
   if (ctx.arch.moe.is_moe(b.model_layer())) return moe_backward(b, ctx, tp, saved, grad);
-  const std::vector<OpId> d_act = tp.row_backward(b, ctx, down_linear(ctx), grad, saved.row_input);
+  const std::vector<OpId> d_act =
+      tp.row_backward(b, ctx, down_linear(ctx), post_norm_backward(b, ctx, "ffn", grad), saved.row_input);
   const OpId d_gate_up = ffn_activation_backward(b, ctx, joined(d_act, saved.column_output));
   const ColumnLinear gate_up = gate_up_linear(ctx);
   return module_input_gradient(b, ctx, gate_up,

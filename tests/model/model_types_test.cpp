@@ -250,3 +250,22 @@ TEST_CASE("Gemma's layer_types name each layer's attention, and a wrong kind is 
   CHECK_THROWS_WITH(parse(bad), Contains(at_key(bad, "layer_types")) && Contains("layer_types[1]") &&
                                     Contains("valid: sliding_attention, full_attention"));
 }
+
+TEST_CASE("Gemma's norms after attention and after the MLP run as kernels, forward and backward; Llama's do not") {
+  const model::ArchSpec gemma = model::load_model_preset("gemma-2-27b");
+  const model::LayerGraph g =
+      model::build_layer_graph(gemma, test::train_workload(1, 4096, 1), 8, test::variant(model::TpMode::kSp));
+  for (const char* name : {"L0.attn.post_norm", "L0.ffn.post_norm", "L0.attn.post_norm.backward",
+                           "L0.ffn.post_norm.backward"}) {
+    INFO(name);
+    CHECK(has_op(g, name));
+  }
+  // Over the rank's rows of the sequence-parallel stream: reads them and the weight, writes them (bf16).
+  const double rows = 4096.0 / 8, bytes = rows * 4608 * 2;
+  CHECK(op_named(g, "L0.attn.post_norm").bytes_read == Approx(bytes + 4608 * 2));
+  CHECK(op_named(g, "L0.attn.post_norm").bytes_written == Approx(bytes));
+  const model::LayerGraph llama = model::build_layer_graph(model::load_model_preset("llama-3.1-8b"),
+                                                           test::train_workload(1, 4096, 1), 8,
+                                                           test::variant(model::TpMode::kSp));
+  CHECK_FALSE(has_op(llama, "L0.attn.post_norm"));
+}
