@@ -111,7 +111,7 @@ TEST_CASE("a config.json without model_type is refused, as transformers refuses 
 
 TEST_CASE(
     "a sliding window in effect is refused by name where the model_type does not read it: Llama's, and Qwen's from "
-    "max_window_layers on; Mistral v0.1's is read") {
+    "max_window_layers on, but Mistral v0.1's is read") {
   const std::string llama = llama_with("sliding_window", "4096");
   CHECK_THROWS_WITH(parse(llama), Contains(at_key(llama, "sliding_window")) && Contains("\"sliding_window\": 4096") &&
                                       Contains("sliding-window attention") && Contains("does not model yet"));

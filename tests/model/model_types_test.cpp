@@ -200,7 +200,7 @@ TEST_CASE("a decode step past the window reads window + 1 keys per sequence, and
         Approx(batch * hq * d * 2 + 2.0 * batch * (1000 + 1) * kv * d * 2));
 }
 
-TEST_CASE("Gemma 2 alternates windowed and full layers; their KV cache holds min(context, window) and context") {
+TEST_CASE("Gemma 2 alternates windowed and full layers, and their KV cache holds min(context, window) and context") {
   const model::ArchSpec a = model::load_model_preset("gemma-2-27b");
   CHECK(a.window_at(0) == 4096);
   CHECK(a.window_at(1) == 0);
@@ -214,7 +214,7 @@ TEST_CASE("Gemma 2 alternates windowed and full layers; their KV cache holds min
   CHECK(m.kv_cache_bytes == Approx(per_token * 2 * (23 * 4096.0 + 23 * 8001.0)));
 }
 
-TEST_CASE("Mistral's windowed KV cache stops at the window; a config without one holds the whole context") {
+TEST_CASE("Mistral's windowed KV cache stops at the window, and a config without one holds the whole context") {
   const model::ArchSpec a = model::load_model_preset("mistral-7b-v0.1");
   const model::Workload w = test::decode_workload(8, 32768, a.layers);
   const double per_token = 2.0 * 1 * 128 * 2;  // 8 KV heads over 8 GPUs
@@ -251,7 +251,7 @@ TEST_CASE("Gemma's layer_types name each layer's attention, and a wrong kind is 
                                     Contains("valid: sliding_attention, full_attention"));
 }
 
-TEST_CASE("Gemma's norms after attention and after the MLP run as kernels, forward and backward; Llama's do not") {
+TEST_CASE("Gemma's norms after attention and after the MLP run as kernels, forward and backward, and Llama's do not") {
   const model::ArchSpec gemma = model::load_model_preset("gemma-2-27b");
   const model::LayerGraph g =
       model::build_layer_graph(gemma, test::train_workload(1, 4096, 1), 8, test::variant(model::TpMode::kSp));
