@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/limits.hpp"
+#include "input/model_style_reader.hpp"
 #include "input/presets.hpp"
 
 namespace tpsim::model {
@@ -40,6 +41,16 @@ constexpr ModelType kModelTypes[] = {
     {"qwen3_next", true, false, "num_experts", "moe_intermediate_size", "shared_expert_intermediate_size", true, true},
     {"deepseek_v2", false, false, "n_routed_experts", "moe_intermediate_size", nullptr, false, false, true},
     {"deepseek_v3", false, false, "n_routed_experts", "moe_intermediate_size", nullptr, false, false, true},
+    // GPT-style and windowed layers: their norms, FFN, biases, residual wiring, positions and window are
+    // model_style_reader.cpp's.
+    {"gpt2", false, false, nullptr, nullptr, nullptr, false, false},
+    {"gpt_bigcode", false, false, nullptr, nullptr, nullptr, false, false},
+    {"gpt_neox", false, false, nullptr, nullptr, nullptr, false, false},
+    {"starcoder2", false, false, nullptr, nullptr, nullptr, false, false},
+    {"falcon", false, false, nullptr, nullptr, nullptr, false, false},
+    {"phi", false, false, nullptr, nullptr, nullptr, false, false},
+    {"gemma2", false, false, nullptr, nullptr, nullptr, false, false},
+    {"gemma3_text", false, false, nullptr, nullptr, nullptr, false, false},
 };
 
 struct ShapeKey {
@@ -328,7 +339,12 @@ const ModelType& model_type(const ArchSource& source, MissingModelType missing) 
 
 }  // namespace
 
+int64_t read_positive_int(const ArchSource& source, const std::string& key, int64_t limit) {
+  return positive_int(source, ShapeKey{key.c_str(), limit});
+}
+
 bool model_type_reads(const std::string& name, const std::string& key) {
+  if (style_reads(name, key)) return true;
   const auto* type =
       std::find_if(std::begin(kModelTypes), std::end(kModelTypes), [&](const ModelType& t) { return name == t.name; });
   if (type == std::end(kModelTypes)) return false;
@@ -366,19 +382,24 @@ const std::vector<std::string>& modelled_model_types() {
   return names;
 }
 
-ArchSpec read_arch(const ArchSource& source, MissingModelType missing) {
-  const ModelType& type = model_type(source, missing);
+ArchSpec read_arch(const ArchSource& config, MissingModelType missing) {
+  const ModelType& type = model_type(config, missing);
+  const AliasedSource source(config, key_aliases(type.name));
   ArchSpec arch;
   arch.model_type = type.name;
   arch.qk_norm = type.qk_norm;
   arch.qkv_bias = type.qkv_bias;
   arch.hidden = positive_int(source, kHidden);
-  arch.intermediate = positive_int(source, kIntermediate);
+  arch.intermediate = default_ffn_is_4h(type.name) && !source.has(kIntermediate.key)
+                          ? 4 * arch.hidden
+                          : positive_int(source, kIntermediate);
   arch.heads = positive_int(source, kHeads);
   arch.layers = positive_int(source, kLayers);
   arch.vocab = positive_int(source, kVocab);
   arch.kv_heads = positive_int_or(source, kKvHeads, arch.heads);
-  // Absent: untied, the default of every modelled model_type's config class (LlamaConfig, Qwen2Config, ...).
+  // Absent: untied, the default of LlamaConfig, Qwen2Config, ...; tied for the GPT-style types whose config class
+  // says so (model_style_reader.cpp).
+  arch.tied_embeddings = ties_by_default(type.name);
   if (source.has("tie_word_embeddings")) {
     const std::optional<bool> tied = source.flag("tie_word_embeddings");
     if (!tied)
@@ -401,6 +422,7 @@ ArchSpec read_arch(const ArchSource& source, MissingModelType missing) {
     arch.latent = read_latent_attention(source, type);
   }
   if (type.hybrid) read_hybrid(source, arch);
+  read_model_style(source, arch);
   return arch;
 }
 

@@ -13,7 +13,8 @@
 namespace tpsim::model {
 
 // The Hugging Face model_types whose layers tpsim builds: llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe,
-// mixtral, qwen3_next.
+// mixtral, qwen3_next, deepseek_v2/v3, and the GPT-style and windowed ones (gpt2, gpt_bigcode, gpt_neox,
+// starcoder2, falcon, phi, gemma2, gemma3_text).
 const std::vector<std::string>& modelled_model_types();
 
 // Whether model_type `name` reads config key `key` (its experts', shared expert's or linear-attention keys), which
@@ -42,6 +43,11 @@ class ArchSource {
   // Throws InputError located at the key's value (at the whole config when the key is absent).
   [[noreturn]] virtual void fail(const std::string& key, const std::string& what) const = 0;
 };
+
+// The integer at `key`, located and refused unless from 1 to `limit`.
+int64_t read_positive_int(const ArchSource& source, const std::string& key, int64_t limit);
+// Learned absolute positions tpsim accepts (GPT-2: 1024, StarCoder: 8192).
+inline constexpr int64_t kMaxPositions = int64_t{1} << 24;
 
 // What an absent model_type means: a config.json must name it (transformers refuses one that does
 // not); a scenario's inline mapping of shapes is a Llama-style layer.

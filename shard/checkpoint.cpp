@@ -87,11 +87,30 @@ T value_or(const nlohmann::json& j, const char* key, T fallback) {
   return j.contains(key) && !j.at(key).is_null() ? j.at(key).get<T>() : fallback;
 }
 
+// Whether the layer is the Llama layer the shard forward runs and whose tensors it permutes: a GPT-style or
+// windowed model_type (docs/model.md, "Model types") has other tensors (biases, LayerNorm biases, Gemma's extra norms)
+// and another function (GeLU, parallel residual, a window), which a permuted checkpoint would drop or change.
+bool plain_llama_layer(const model::ArchSpec& a) {
+  const model::LayerStyle plain;
+  const model::LayerStyle& s = a.style;
+  return s.norm == plain.norm && s.mlp == plain.mlp && !s.linear_bias && !s.lm_head_bias && !s.parallel_residual &&
+         s.norms_per_layer == plain.norms_per_layer && s.learned_positions == 0 && s.window == 0;
+}
+
 void read_extras(const std::string& config_path, Checkpoint& c) {
   const std::string text = read_input_file(config_path, "config.json", model::kMaxTextFileBytes);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) throw InputError(echo_path(config_path) + ": not JSON");
   model::refuse_duplicate_keys(text, echo_path(config_path));
+  if (!plain_llama_layer(c.arch)) {
+    const size_t at = text.find("\"model_type\"");
+    const model::TextPosition pos = at == std::string::npos ? model::TextPosition{} : model::position_of_byte(text, at);
+    throw InputError(format_location(echo_path(config_path), pos.line0, pos.col0),
+                     "tpsim shard permutes Llama-style layers (RMSNorm, SwiGLU, no biases beyond Qwen2's q/k/v, full "
+                     "attention); model_type \"" +
+                         c.arch.model_type +
+                         "\" as this config sets it is not one (tpsim run models it: docs/model.md, \"Model types\")");
+  }
   c.rms_eps = value_or(j, "rms_norm_eps", 1e-6);
   c.rope_theta = value_or(j, "rope_theta", 10000.0);
   c.tied_embeddings = value_or(j, "tie_word_embeddings", false);

@@ -24,6 +24,12 @@ bool MoeSpec::has_dense_layers() const {
   return enabled() && std::find(dense_layers.begin(), dense_layers.end(), true) != dense_layers.end();
 }
 
+int64_t ArchSpec::windowed_count(LayerRange range) const {
+  int64_t count = 0;
+  for (int64_t layer = range.first; layer < range.first + range.count; ++layer) count += window_at(layer) > 0 ? 1 : 0;
+  return count;
+}
+
 bool ArchSpec::uniform(LayerRange range) const {
   for (int64_t layer = range.first + 1; layer < range.first + range.count; ++layer) {
     if (kind(layer) != kind(range.first)) return false;

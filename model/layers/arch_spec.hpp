@@ -90,6 +90,39 @@ struct LayerKind {
   bool operator==(const LayerKind&) const = default;
 };
 
+// The norms of a layer: RMSNorm (weight only) or LayerNorm (weight and bias: GPT-2, GPT-NeoX, StarCoder2, Falcon, Phi).
+enum class NormKind { kRms, kLayer };
+// The FFN: gated (SwiGLU or GeGLU: gate and up of intermediate width, act(gate) * up, down) or plain (GPT-2's
+// c_fc, GeLU, c_proj: one up projection of intermediate width).
+enum class MlpKind { kGated, kPlain };
+
+// GPT-style and windowed-attention options of a layer (docs/model.md, "Model types"). The defaults are the Llama
+// layer's, so a model that sets none of them builds and counts as before.
+struct LayerStyle {
+  NormKind norm = NormKind::kRms;
+  MlpKind mlp = MlpKind::kGated;
+  // Biases on q/k/v, o and the FFN's linears (gpt2, gpt_neox, gpt_bigcode, starcoder2 use_bias, falcon bias,
+  // phi). tpsim prices them inside the GEMMs' epilogues (an assumption: cuBLASLt's bias epilogue, Megatron's fused
+  // bias-GeLU) and counts their parameters.
+  bool linear_bias = false;
+  bool lm_head_bias = false;  // phi's lm_head (nn.Linear with bias)
+  // Attention and FFN read the same layer input and both add to the residual (gpt_neox use_parallel_residual,
+  // falcon parallel_attn / new_decoder_architecture, phi).
+  bool parallel_residual = false;
+  // Norms per layer: 2 (pre-attention, pre-FFN), 1 (a parallel layer sharing its input norm: Falcon-7B, Phi) or 4
+  // (Gemma 2/3: a norm before and after each module).
+  int norms_per_layer = 2;
+  // Learned absolute positions (GPT-2's and GPT-BigCode's wpe: n_positions rows of hidden width; 0: none).
+  int64_t learned_positions = 0;
+  // Sliding-window attention: each query attends to the last `window` keys (itself included) in the layers
+  // window_layers marks (empty: every layer; 0: no window anywhere).
+  int64_t window = 0;
+  std::vector<bool> window_layers;
+  // tanh soft-capping of the attention logits (Gemma 2: attn_logit_softcapping); 0: none. Recorded, not priced:
+  // one tanh per score in FlashAttention's registers beside 4 d FLOPs of matmul per score (assumed negligible).
+  double attention_softcap = 0.0;
+};
+
 struct ArchSpec {
   std::string name;              // preset name or config path
   std::string model_type;        // Hugging Face "model_type": llama, mistral, qwen2, qwen3, qwen3_moe or mixtral
@@ -111,6 +144,19 @@ struct ArchSpec {
   double rotary_fraction = 1.0;
   LinearAttentionSpec linear = {};  // a hybrid stack's linear-attention layers when linear.enabled()
   LatentAttentionSpec latent = {};  // every full-attention layer is MLA when latent.enabled()
+  LayerStyle style = {};            // norms, FFN, biases, residual wiring, positions and attention window
+  // The attention window of layer `layer` (numbered in the model, from 0): 0 when it attends to every key.
+  int64_t window_at(int64_t layer) const {
+    if (style.window == 0) return 0;
+    if (style.window_layers.empty()) return style.window;
+    const bool windowed = layer >= 0 && static_cast<size_t>(layer) < style.window_layers.size() &&
+                          style.window_layers[static_cast<size_t>(layer)];
+    return windowed ? style.window : 0;
+  }
+  // How many layers of the range attend through a window.
+  int64_t windowed_count(LayerRange range) const;
+  // Columns of the FFN's up projection per FFN neuron: 2 (gate and up) or 1 (plain).
+  int64_t up_projections() const { return style.mlp == MlpKind::kGated ? 2 : 1; }
   // What layer `layer` (numbered in the model, from 0) runs.
   LayerKind kind(int64_t layer) const { return LayerKind{linear.is_linear(layer), moe.is_moe(layer)}; }
   // Whether some layer runs a dense FFN (every layer of a dense model; the dense layers of a mixed MoE stack).

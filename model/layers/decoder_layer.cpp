@@ -18,8 +18,10 @@ ColumnLinear qkv_linear(const LayerContext& ctx) {
 RowLinear o_linear(const LayerContext& ctx) {
   return {"attn", "attn.o_proj", ctx.shard.q_heads * ctx.arch.head_dim};
 }
+// gate and up (a gated FFN) or up alone (a plain GeLU FFN: GPT-2's c_fc, GPT-NeoX's dense_h_to_4h).
 ColumnLinear gate_up_linear(const LayerContext& ctx) {
-  return {"ffn.norm", "ffn.gate_up_proj", 2 * ctx.shard.ffn};
+  const bool gated = ctx.arch.style.mlp == MlpKind::kGated;
+  return {"ffn.norm", gated ? "ffn.gate_up_proj" : "ffn.up_proj", ctx.arch.up_projections() * ctx.shard.ffn};
 }
 RowLinear down_linear(const LayerContext& ctx) {
   return {"ffn", "ffn.down_proj", ctx.shard.ffn};
@@ -46,6 +48,54 @@ OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
   return b.memory(name + ".to_bf16", elements * kFp32Bytes, elements * e, elements, shape, {turned});
 }
 
+// Whether the layer turns q and k (RoPE, whole or partial); GPT-2's learned positions turn nothing.
+bool has_rotary(const LayerContext& ctx) {
+  return ctx.arch.rotary_fraction > 0.0;
+}
+
+// The FFN's activation over the up projection's output: SwiGLU / GeGLU (reads gate and up, writes their product)
+// or a plain GeLU (reads and writes one [tokens, ffn]; 8 FLOPs an element for tanh's polynomial, assumed).
+OpId ffn_activation(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const int64_t ffn = ctx.shard.ffn, t = ctx.tokens;
+  const double e = b.elem_bytes(), out = static_cast<double>(t * ffn) * e;
+  if (ctx.arch.style.mlp == MlpKind::kPlain) {
+    return b.memory("ffn.gelu", out, out, 8.0 * static_cast<double>(t * ffn), shape_text(t, ffn), deps);
+  }
+  return b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, out, 4.0 * static_cast<double>(t * ffn),
+                  shape_text(t, ffn), deps);
+}
+
+// Its backward: SwiGLU's reads gate, up and the incoming gradient and writes the gradients of gate and up; GeLU's
+// reads its input and the incoming gradient and writes one gradient.
+OpId ffn_activation_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const int64_t ffn = ctx.shard.ffn, t = ctx.tokens;
+  const double e = b.elem_bytes();
+  if (ctx.arch.style.mlp == MlpKind::kPlain) {
+    return b.memory("ffn.gelu.backward", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
+                    10.0 * static_cast<double>(t * ffn), shape_text(t, ffn), deps);
+  }
+  return b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
+                  8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), deps);
+}
+
+// Gemma 2/3's norm of a module's output (post_attention_layernorm, post_feedforward_layernorm in
+// modeling_gemma2.py), an RMSNorm over the stream's rows; issued after the module's residual add, where Gemma runs
+// it before the add: both memory-bound kernels over the same rows, so the order moves no cost.
+ModuleInput post_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& module, const ModuleInput& out) {
+  if (ctx.arch.style.norms_per_layer != 4) return out;
+  return ModuleInput{rms_norm(b, module + ".post_norm", ctx.local_tokens, ctx.arch.hidden, out.deps())};
+}
+
+// Its backward: reads the incoming gradient, the norm's input and weight, writes the gradient of the module's output.
+ModuleInput post_norm_backward(ProgramBuilder& b, const LayerContext& ctx, const std::string& module,
+                               const ModuleInput& grad) {
+  if (ctx.arch.style.norms_per_layer != 4) return grad;
+  const int64_t rows = ctx.local_tokens, width = ctx.arch.hidden;
+  const double bytes = static_cast<double>(rows * width) * b.elem_bytes();
+  return ModuleInput{b.memory(module + ".post_norm.backward", 2.0 * bytes + static_cast<double>(width) * b.elem_bytes(),
+                              bytes, 6.0 * static_cast<double>(rows * width), shape_text(rows, width), grad.deps())};
+}
+
 // The gated attention output: attention x sigmoid(gate), reading both and writing the product.
 OpId output_gate(ProgramBuilder& b, const LayerContext& ctx, OpId core, const std::vector<OpId>& projected) {
   const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
@@ -64,7 +114,7 @@ void set_projection_parts(ProgramBuilder& b, const LayerContext& ctx) {
                        {{"q", query_cols(ctx)}, {"k", ctx.shard.kv_heads * d}, {"v", ctx.shard.kv_heads * d}});
   }
   if (ctx.arch.linear.enabled()) set_linear_attention_parts(b, ctx);
-  if (i.separate_gate_up) {
+  if (i.separate_gate_up && ctx.arch.style.mlp == MlpKind::kGated) {
     b.set_linear_parts(gate_up_linear(ctx).gemm_name, {{"gate", ctx.shard.ffn}, {"up", ctx.shard.ffn}});
   }
 }
@@ -84,25 +134,22 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
     rotated_input = {b.memory("attn.qk_norm", rotated_bytes + 2.0 * d * e, rotated_bytes,
                               4.0 * static_cast<double>(t * rotated), shape_text(t, rotated), rotated_input)};
   }
-  OpId rope = rotary(b, ctx, "attn.rope", rotated_input);
-  if (repeats_kv(ctx)) rope = repeat_kv(b, ctx, rope);
+  std::vector<OpId> rope = rotated_input;
+  if (has_rotary(ctx)) rope = {rotary(b, ctx, "attn.rope", rotated_input)};
+  if (repeats_kv(ctx)) rope = {repeat_kv(b, ctx, rope)};
   const OpId core = attention_core(b, ctx, rope);
   const OpId out = ctx.arch.attention_output_gate ? output_gate(b, ctx, core, qkv.output) : core;
-  if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, {rope, core}, {out}, {}};
-  return tp.row_forward(b, ctx, o_linear(ctx), {out}, input);
+  if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, joined(rope, {core}), {out}, {}};
+  return post_norm(b, ctx, "attn", tp.row_forward(b, ctx, o_linear(ctx), {out}, input));
 }
 
 ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
                         SavedModule* saved) {
   if (ctx.arch.moe.is_moe(b.model_layer())) return moe_forward(b, ctx, tp, input, saved);
-  const int64_t ffn = ctx.shard.ffn;
-  const int64_t t = ctx.tokens;
-  const double e = b.elem_bytes();
   const ColumnOutput gate_up = tp.column_forward(b, ctx, gate_up_linear(ctx), input);
-  const OpId act = b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
-                            4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
+  const OpId act = ffn_activation(b, ctx, gate_up.output);
   if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}, {}};
-  return tp.row_forward(b, ctx, down_linear(ctx), {act}, input);
+  return post_norm(b, ctx, "ffn", tp.row_forward(b, ctx, down_linear(ctx), {act}, input));
 }
 
 ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
@@ -112,7 +159,8 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
-  std::vector<OpId> d_core = tp.row_backward(b, ctx, o_linear(ctx), grad, saved.row_input);
+  std::vector<OpId> d_core =
+      tp.row_backward(b, ctx, o_linear(ctx), post_norm_backward(b, ctx, "attn", grad), saved.row_input);
   if (ctx.arch.attention_output_gate) {
     // The gradients of the attention output and of the gate: reads the incoming gradient, the output and the
     // gate, writes both gradients.
@@ -126,7 +174,7 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
   const double rotated_bytes = static_cast<double>(t * rotated) * e;
   // RoPE's backward rotates the gradient back: the forward's traffic; QK-norm's reads its input too.
   const OpId d_rotated = repeats_kv(ctx) ? repeat_kv_backward(b, ctx, d_qkv) : d_qkv;
-  OpId d_proj = rotary(b, ctx, "attn.rope.backward", {d_rotated});
+  OpId d_proj = has_rotary(ctx) ? rotary(b, ctx, "attn.rope.backward", {d_rotated}) : d_rotated;
   if (ctx.arch.qk_norm) {
     d_proj =
         b.memory("attn.qk_norm.backward", 2.0 * rotated_bytes + 2.0 * d * e, rotated_bytes,
@@ -140,14 +188,9 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
 ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
   if (ctx.arch.moe.is_moe(b.model_layer())) return moe_backward(b, ctx, tp, saved, grad);
-  const int64_t ffn = ctx.shard.ffn;
-  const int64_t t = ctx.tokens;
-  const double e = b.elem_bytes();
-  const std::vector<OpId> d_act = tp.row_backward(b, ctx, down_linear(ctx), grad, saved.row_input);
-  // SwiGLU's backward reads gate, up and the incoming gradient, and writes the gradients of gate and up.
-  const OpId d_gate_up =
-      b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
-               8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
+  const std::vector<OpId> d_act =
+      tp.row_backward(b, ctx, down_linear(ctx), post_norm_backward(b, ctx, "ffn", grad), saved.row_input);
+  const OpId d_gate_up = ffn_activation_backward(b, ctx, joined(d_act, saved.column_output));
   const ColumnLinear gate_up = gate_up_linear(ctx);
   return module_input_gradient(b, ctx, gate_up,
                                tp.column_input_gradient(b, ctx, gate_up, {d_gate_up}, saved.column_input), saved.input,

@@ -43,13 +43,15 @@ OpId stream_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& 
 
 // Causal attention of the pass's new tokens over the cached and new keys: FLOPs
 // 4 b hq d (q c + q^2 / 2) for q new and c cached tokens; bytes: Q, K, V (cache and new), O, and
-// the new K, V appended to the cache in inference phases.
-OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, OpId input);
+// the new K, V appended to the cache in inference phases. In a sliding-window layer (window w) each query sees
+// its last w keys: FLOPs 4 b hq d times the integral of min(x, w) over the queries' positions x from c to c + q,
+// and the cache read only within the window (min(c, w) + q keys).
+OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input);
 // Whether the implementation copies K and V out to every query head before attention (grouped-query
 // layers only), and that copy (every cached and new token's K and V) and its backward (the copies'
 // gradients summed per KV head).
 bool repeats_kv(const LayerContext& ctx);
-OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, OpId input);
+OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input);
 OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad);
 
 // FlashAttention's backward FLOPs over its forward's: five matmuls to the forward's two, as FlashAttention-2

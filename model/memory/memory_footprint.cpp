@@ -45,7 +45,13 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
     // An MLA layer holds one latent and rotary key per token for all heads, on every TP rank.
     const double per_token =
         a.latent.enabled() ? static_cast<double>(a.latent.cache_width()) : 2.0 * static_cast<double>(s.kv_heads) * hd;
-    m.kv_cache_bytes = (layers - linear) * per_token * static_cast<double>(w.batch) * context * kv_bytes;
+    // A sliding-window layer keeps only the last `window` tokens (Mistral 7B's rolling buffer cache, arXiv
+    // 2310.06825 section 2; docs/inference.md).
+    const auto windowed = static_cast<double>(a.windowed_count(range));
+    const double window_context = std::min(context, static_cast<double>(a.style.window));
+    m.kv_cache_bytes = (layers - linear - windowed) * per_token * static_cast<double>(w.batch) * context * kv_bytes;
+    if (windowed > 0)
+      m.kv_cache_bytes += windowed * per_token * static_cast<double>(w.batch) * window_context * kv_bytes;
     if (a.linear.enabled()) {
       const LinearAttentionSpec& l = a.linear;
       const auto keys = static_cast<double>(s.linear_key_heads * l.key_head_dim);
@@ -68,7 +74,9 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
     attention = tokens * (hidden + static_cast<double>(l.q_lora_rank + l.cache_width()) +
                           heads * static_cast<double>(2 * l.qk_head_dim() + 2 * l.value_head_dim) + hidden);
   }
-  const double dense_mlp = tokens * (hidden + 3.0 * static_cast<double>(s.ffn) + hidden);
+  // The gathered input, gate/up (or up) and the activation's output, the row-parallel output.
+  const double dense_mlp =
+      tokens * (hidden + static_cast<double>(a.up_projections() + 1) * static_cast<double>(s.ffn) + hidden);
   double moe_mlp = 0.0;
   if (a.moe.enabled()) {
     // The rank's rows' copies permuted and returned, and its experts' gate/up and SwiGLU outputs (balanced); under

@@ -31,6 +31,16 @@ double latent_attention_parameters(const ArchSpec& a, const TpShard& s) {
   return queries + keys_values + heads * static_cast<double>(l.value_head_dim) * hidden;
 }
 
+// One norm's parameters: RMSNorm's weight, or LayerNorm's weight and bias.
+double norm_parameters(const ArchSpec& a) {
+  return (a.style.norm == NormKind::kLayer ? 2.0 : 1.0) * static_cast<double>(a.hidden);
+}
+
+// Learned absolute positions (GPT-2's wpe), whole on every rank as Megatron keeps its position embedding.
+double position_parameters(const ArchSpec& a) {
+  return static_cast<double>(a.style.learned_positions) * static_cast<double>(a.hidden);
+}
+
 }  // namespace
 
 double linear_parameters_per_layer(const ArchSpec& a, const TpShard& s, LayerKind kind) {
@@ -49,7 +59,8 @@ double linear_parameters_per_layer(const ArchSpec& a, const TpShard& s, LayerKin
     }
     return p;
   }
-  return attention + 3.0 * hidden * static_cast<double>(s.ffn);
+  // gate, up and down (a gated FFN), or up and down (a plain one).
+  return attention + static_cast<double>(a.up_projections() + 1) * hidden * static_cast<double>(s.ffn);
 }
 
 double linear_parameters_of_layers(const ArchSpec& a, const TpShard& s, LayerRange range) {
@@ -72,9 +83,15 @@ double expert_parameters_at(const ArchSpec& a, const TpShard& s, int64_t layer) 
 
 double small_parameters_per_layer(const ArchSpec& a, const TpShard& s) {
   const double hd = static_cast<double>(a.head_dim);
-  double p = 2.0 * static_cast<double>(a.hidden);  // two RMSNorms
+  double p = static_cast<double>(a.style.norms_per_layer) * norm_parameters(a);
   if (a.qk_norm) p += 2.0 * hd;
-  if (a.qkv_bias) p += static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd;
+  if (a.qkv_bias || a.style.linear_bias) p += static_cast<double>(s.q_heads + 2 * s.kv_heads) * hd;
+  if (a.style.linear_bias) {
+    // The row-parallel linears' biases (o, down) are whole on every rank, added once after the reduction
+    // (Megatron's RowParallelLinear); the column-parallel ones' (up, and gate) are split with their columns.
+    const double hidden = static_cast<double>(a.hidden);
+    p += 2.0 * hidden + (a.has_dense_ffn() ? static_cast<double>(a.up_projections() * s.ffn) : 0.0);
+  }
   if (a.latent.enabled()) p += static_cast<double>(a.latent.q_lora_rank + a.latent.kv_lora_rank);  // latent norms
   return p;
 }
@@ -102,14 +119,16 @@ double layer_parameters_per_rank(const ArchSpec& a, const TpShard& s, LayerRange
 double embedding_parameters_per_rank(const ArchSpec& a, int tp) {
   const double vocab_rows = static_cast<double>((a.vocab + tp - 1) / tp);
   const double hidden = static_cast<double>(a.hidden);
-  return (a.tied_embeddings ? 1.0 : 2.0) * vocab_rows * hidden + hidden;
+  return (a.tied_embeddings ? 1.0 : 2.0) * vocab_rows * hidden + position_parameters(a) + norm_parameters(a) +
+         (a.style.lm_head_bias ? vocab_rows : 0.0);
 }
 
 double end_parameters_per_rank(const ArchSpec& a, int tp, bool embedding, bool head) {
   if (embedding && head) return embedding_parameters_per_rank(a, tp);
-  const double matrix = static_cast<double>((a.vocab + tp - 1) / tp) * static_cast<double>(a.hidden);
-  if (embedding) return matrix;
-  return head ? matrix + static_cast<double>(a.hidden) : 0.0;
+  const double vocab_rows = static_cast<double>((a.vocab + tp - 1) / tp);
+  const double matrix = vocab_rows * static_cast<double>(a.hidden);
+  if (embedding) return matrix + position_parameters(a);
+  return head ? matrix + norm_parameters(a) + (a.style.lm_head_bias ? vocab_rows : 0.0) : 0.0;
 }
 
 double tied_embedding_gradient_bytes(const ArchSpec& arch, int tp, int data_parallel_shards) {

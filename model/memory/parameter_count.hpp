@@ -18,7 +18,7 @@ double linear_parameters_per_layer(const ArchSpec& arch, const TpShard& shard, L
 double linear_parameters_of_layers(const ArchSpec& arch, const TpShard& shard, LayerRange range);
 // The expert parameters of layer `layer` (0 for a dense FFN): what syncs over the expert-data-parallel group.
 double expert_parameters_at(const ArchSpec& arch, const TpShard& shard, int64_t layer);
-// Replicated on every rank: two RMSNorms, QK-norms, q/k/v biases (of the local heads).
+// Replicated on every rank: the norms, QK-norms, q/k/v biases (of the local heads), a GPT-style layer's other biases.
 double small_parameters_per_layer(const ArchSpec& arch, const TpShard& shard);
 // Both, for layer `layer` (numbered in the model; of its kind).
 double layer_parameters_at(const ArchSpec& arch, const TpShard& shard, int64_t layer);

@@ -20,6 +20,7 @@ bool same_program(const ArchSpec& arch, const ModelChunk& a, const ModelChunk& b
   if (a.layers != b.layers || a.embedding != b.embedding || a.head != b.head) return false;
   for (int64_t layer = 0; layer < a.layers; ++layer) {
     if (arch.kind(a.first_layer + layer) != arch.kind(b.first_layer + layer)) return false;
+    if (arch.window_at(a.first_layer + layer) != arch.window_at(b.first_layer + layer)) return false;
   }
   return true;
 }

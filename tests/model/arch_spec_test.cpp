@@ -13,7 +13,7 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("every model preset loads with the numbers of its Hugging Face config") {
   const auto names = model::preset_names("models");
-  REQUIRE(names.size() == 17);
+  REQUIRE(names.size() == 22);
   for (const auto& name : names) {
     const model::ArchSpec arch = model::load_model_preset(name);
     CHECK(arch.hidden > 0);
@@ -44,6 +44,15 @@ TEST_CASE("every model preset loads with the numbers of its Hugging Face config"
   CHECK(mixtral.moe.experts == 8);
   CHECK(mixtral.moe.experts_per_token == 2);
   CHECK(mixtral.moe.expert_ffn == 14336);
+  const model::ArchSpec starcoder2 = model::load_model_preset("starcoder2-15b");  // GQA, LayerNorm, GeLU, biases
+  CHECK(starcoder2.kv_heads == 4);
+  CHECK(starcoder2.style.norm == model::NormKind::kLayer);
+  CHECK(starcoder2.style.mlp == model::MlpKind::kPlain);
+  CHECK(starcoder2.style.linear_bias);
+  CHECK(starcoder2.window_at(39) == 4096);
+  const model::ArchSpec pythia = model::load_model_preset("pythia-12b");
+  CHECK(pythia.style.parallel_residual);
+  CHECK(pythia.rotary_fraction == 0.25);
 }
 
 TEST_CASE("expert parallelism splits whole experts, and must divide them") {

@@ -62,10 +62,13 @@ void check_refused(const std::string& key, const std::string& value, const std::
 }  // namespace
 
 TEST_CASE(
-    "tpsim models llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, qwen3_next, deepseek_v2 and "
-    "deepseek_v3, and every model preset is one of them") {
-  const std::vector<std::string> modelled = {"llama",     "mistral", "qwen2",      "qwen3",       "qwen2_moe",
-                                             "qwen3_moe", "mixtral", "qwen3_next", "deepseek_v2", "deepseek_v3"};
+    "tpsim models llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, qwen3_next, deepseek_v2, "
+    "deepseek_v3, gpt2, gpt_bigcode, gpt_neox, starcoder2, falcon, phi, gemma2 and gemma3_text, and every model "
+    "preset is one of them") {
+  const std::vector<std::string> modelled = {"llama",     "mistral",     "qwen2",      "qwen3",       "qwen2_moe",
+                                             "qwen3_moe", "mixtral",     "qwen3_next", "deepseek_v2", "deepseek_v3",
+                                             "gpt2",      "gpt_bigcode", "gpt_neox",   "starcoder2",  "falcon",
+                                             "phi",       "gemma2",      "gemma3_text"};
   CHECK(model::modelled_model_types() == modelled);
   for (const std::string& name : model::preset_names("models")) {
     const model::ArchSpec arch = model::load_model_preset(name);
@@ -92,8 +95,8 @@ TEST_CASE("the Hub configs of Llama 3.1, Qwen2, Qwen3 and Mistral v0.3 load with
 }
 
 TEST_CASE("a config.json of an unmodelled model_type is refused at the key with the valid ones") {
-  const std::string gemma = llama_with("model_type", "\"gemma2\"");
-  CHECK_THROWS_WITH(parse(gemma), Contains(at_key(gemma, "model_type")) && Contains("\"gemma2\" is not modelled") &&
+  const std::string bloom = llama_with("model_type", "\"bloom\"");
+  CHECK_THROWS_WITH(parse(bloom), Contains(at_key(bloom, "model_type")) && Contains("\"bloom\" is not modelled") &&
                                       Contains("valid: llama, mistral, qwen2, qwen3"));
   const std::string number = llama_with("model_type", "5");
   CHECK_THROWS_WITH(parse(number), Contains(at_key(number, "model_type")) && Contains("must be a string, got 5"));
@@ -106,12 +109,13 @@ TEST_CASE("a config.json without model_type is refused, as transformers refuses 
                     Contains("c.json: missing key \"model_type\"") && Contains("llama, mistral, qwen2, qwen3"));
 }
 
-TEST_CASE("a sliding window in effect is refused by name: Mistral v0.1's, and Qwen's from max_window_layers on") {
-  const std::string mistral_path = kConfigs + "mistral-7b-v0.1.json";
-  const std::string mistral = read_text(mistral_path);
-  CHECK_THROWS_WITH(model::parse_hf_config(mistral, "c.json", "m"),
-                    Contains(at_key(mistral, "sliding_window")) && Contains("\"sliding_window\": 4096") &&
-                        Contains("sliding-window attention") && Contains("does not model yet"));
+TEST_CASE(
+    "a sliding window in effect is refused by name where the model_type does not read it: Llama's, and Qwen's from "
+    "max_window_layers on, but Mistral v0.1's is read") {
+  const std::string llama = llama_with("sliding_window", "4096");
+  CHECK_THROWS_WITH(parse(llama), Contains(at_key(llama, "sliding_window")) && Contains("\"sliding_window\": 4096") &&
+                                      Contains("sliding-window attention") && Contains("does not model yet"));
+  CHECK(model::load_hf_config_file(kConfigs + "mistral-7b-v0.1.json").style.window == 4096);
   // Qwen2 applies the window to layers max_window_layers.. num_hidden_layers - 1 (28 layers).
   CHECK_NOTHROW(parse(edited("qwen2-7b.json", {{"use_sliding_window", "true"}, {"max_window_layers", "28"}})));
   const std::string qwen = edited("qwen2-7b.json", {{"use_sliding_window", "true"}, {"max_window_layers", "20"}});

@@ -134,3 +134,17 @@ TEST_CASE("a checkpoint config's null norm epsilon, RoPE base and tying read as 
   CHECK(c.rope_theta == 10000);
   CHECK_FALSE(c.tied_embeddings);
 }
+
+TEST_CASE("a GPT-style or windowed checkpoint is refused at its model_type: shard permutes Llama-style layers only") {
+  const std::string dir = write_tiny_checkpoint("tpsim_tiny_gpt_style", TinyModel{}, 1);
+  std::ofstream(dir + "/config.json") << R"({"hidden_size": 16, "intermediate_size": 24,
+    "model_type": "gpt_neox", "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 40})";
+  // "model_type" opens line 2 at column 5 (1-based).
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("config.json:2:5:") &&
+                                              Catch::Contains("model_type \"gpt_neox\"") &&
+                                              Catch::Contains("tpsim shard permutes Llama-style layers"));
+  std::ofstream(dir + "/config.json") << R"({"model_type": "mistral", "hidden_size": 16, "intermediate_size": 24,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4, "num_hidden_layers": 2, "vocab_size": 40,
+    "sliding_window": 4})";
+  CHECK_THROWS_WITH(read_checkpoint(dir), Catch::Contains("config.json:1:2:") && Catch::Contains("\"mistral\""));
+}
