@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -117,15 +118,22 @@ TEST_CASE("the CP group sits inside a node or across nodes as the mesh order pla
 
 TEST_CASE("--no-symmetry simulates every CP member and data-parallel replica, and agrees with the symmetric run",
           "[sim][context_parallel][no_symmetry]") {
-  const model::Scenario s = model::parse_scenario(job_text("{tp: 4, dp: 2, cp: 2}", 2), "job.yaml");
-  const sim::ScenarioRun one = sim::run_scenario(s);
-  const sim::ScenarioRun every = sim::run_scenario(s, {}, nullptr, sim::Symmetry::kEveryMember);
-  const sim::VariantRun& a = one.variants.front();
-  const sim::VariantRun& b = every.variants.front();
-  CHECK(a.passes.front().timeline.ranks == 4);
-  CHECK(b.passes.front().timeline.ranks == 16);  // tp x cp x dp
-  CHECK(b.metrics.time_s == Approx(a.metrics.time_s).epsilon(0.01));
-  CHECK(b.metrics.data_comm_s == Approx(a.metrics.data_comm_s).epsilon(0.01));
+  // How far the whole job's run is from the symmetric one's: its time and its data group's time in flight.
+  const auto disagreement = [](const std::string& parallelism, int gpus) {
+    const model::Scenario s = model::parse_scenario(job_text(parallelism, 2), "job.yaml");
+    const sim::VariantRun a = sim::run_scenario(s).variants.front();
+    const sim::VariantRun b = sim::run_scenario(s, {}, nullptr, sim::Symmetry::kEveryMember).variants.front();
+    CHECK(a.passes.front().timeline.ranks == 4);
+    CHECK(b.passes.front().timeline.ranks == gpus);  // tp x cp x dp
+    CHECK(b.metrics.data_comm_s == Approx(a.metrics.data_comm_s).epsilon(0.01));
+    return std::abs(b.metrics.time_s / a.metrics.time_s - 1);
+  };
+  // The same 16 GPUs as 4 data-parallel replicas disagree by under 2% already (their FSDP collectives, which the
+  // symmetric run charges in closed form, contend step by step with the TP group's): CP adds no more than 0.5%.
+  const double replicas = disagreement("{tp: 4, dp: 4}", 16);
+  CHECK(replicas < 0.02);
+  CHECK(disagreement("{tp: 4, dp: 2, cp: 2}", 16) < replicas + 0.005);
+  CHECK(disagreement("{tp: 4, dp: 2, cp: 2, cp_comm_type: all_gather}", 16) < replicas + 0.005);
 }
 
 TEST_CASE("a job of tp x cp x pp x dp GPUs must fill the nodes it is given", "[sim][context_parallel]") {
