@@ -146,7 +146,7 @@ TEST_CASE(
   CHECK(backward.back().tensor_bytes == Approx(kv));  // dK/dV home
 }
 
-TEST_CASE("all_gather gathers K and V and reduce-scatters their gradients; a2a moves Q, K, V and the output") {
+TEST_CASE("all_gather gathers K and V and reduce-scatters their gradients, and a2a moves Q, K, V and the output") {
   const int64_t batch = 1, seq = 16384;
   const int cp = 2;
   const double local = batch * (seq / cp) * kHeadDim * 2.0;  // one head of the rank's tokens, bf16
@@ -228,9 +228,7 @@ TEST_CASE("a CP rank saves 1/cp of the activations and holds the ring's K/V buff
   }
 }
 
-TEST_CASE(
-    "parallelism.cp and cp_comm_type reach the workload; what context parallelism does not model is refused at its "
-    "key") {
+TEST_CASE("parallelism.cp and cp_comm_type reach the workload, and what CP does not model is refused at its key") {
   const model::Scenario s =
       model::parse_scenario(scenario_text("{tp: 8, dp: 2, cp: 2, cp_comm_type: all_gather}"), "ok.yaml");
   CHECK(s.workload.context_parallel.degree == 2);

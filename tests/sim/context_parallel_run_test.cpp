@@ -116,8 +116,9 @@ TEST_CASE("the CP group sits inside a node or across nodes as the mesh order pla
   CHECK(sim::data_group_fabric(sim::group_fabric(job, 2), 2, 8).nodes == 2);
 }
 
-TEST_CASE("--no-symmetry simulates every CP member and data-parallel replica, and agrees with the symmetric run",
-          "[sim][context_parallel][no_symmetry]") {
+TEST_CASE(
+    "a run without symmetry simulates every CP member and data-parallel replica and agrees with the symmetric one",
+    "[sim][context_parallel][no_symmetry]") {
   // How far the whole job's run is from the symmetric one's: its time and its data group's time in flight.
   const auto disagreement = [](const std::string& parallelism, int gpus) {
     const model::Scenario s = model::parse_scenario(job_text(parallelism, 2), "job.yaml");
