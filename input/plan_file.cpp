@@ -20,9 +20,22 @@ constexpr size_t kMaxAxisValues = 64;
 const std::vector<std::string> kTop = {"name", "model", "hardware", "calibration", "workload", "search"};
 const std::vector<std::string> kHardware = {"gpu", "topology", "gpus"};
 const std::vector<std::string> kWorkload = {"phase", "global_batch", "seq_len"};
-const std::vector<std::string> kSearch = {
-    "tp",       "pp",        "ep",      "etp",   "micro_batch", "virtual_stages",    "chunks",    "data_parallel",
-    "schedule", "recompute", "tp_mode", "dtype", "dispatcher",  "two_batch_overlap", "fp8_recipe"};
+const std::vector<std::string> kSearch = {"tp",
+                                          "pp",
+                                          "cp",
+                                          "ep",
+                                          "etp",
+                                          "micro_batch",
+                                          "virtual_stages",
+                                          "chunks",
+                                          "data_parallel",
+                                          "schedule",
+                                          "recompute",
+                                          "tp_mode",
+                                          "dtype",
+                                          "dispatcher",
+                                          "two_batch_overlap",
+                                          "fp8_recipe"};
 
 // A scalar or a list of them, each read by `one`; at most kMaxAxisValues, no value twice.
 template <typename T, typename Read>
@@ -83,6 +96,7 @@ void read_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
   in.expect_map(node, "search", kSearch);
   s.tp = counts(in, node["tp"], "search.tp");
   s.pp = counts(in, node["pp"], "search.pp");
+  s.cp = counts(in, node["cp"], "search.cp");
   s.ep = counts(in, node["ep"], "search.ep");
   s.etp = counts(in, node["etp"], "search.etp");
   s.micro_batch = counts(in, node["micro_batch"], "search.micro_batch");

@@ -15,6 +15,7 @@ namespace tpsim::model {
 // (plan/plan_space.hpp); a list given is tried as written.
 struct PlanSpace {
   std::vector<int> tp, pp, ep, etp, micro_batch, virtual_stages, chunks;
+  std::vector<int> cp;  // context parallelism: default 1 only (dense models, phase train; seq_len a multiple of 2 cp)
   std::vector<std::string> data_parallel;  // ddp | fsdp | hsdp (sharded inside a node, replicated across)
   std::vector<std::string> schedule;       // 1f1b | interleaved | zb-h1 | gpipe | zb-v
   std::vector<std::string> recompute;      // none | selective | full

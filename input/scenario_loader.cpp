@@ -7,6 +7,7 @@
 #include "base/input_file.hpp"
 #include "base/limits.hpp"
 #include "base/size_checks.hpp"
+#include "input/context_parallel_reader.hpp"
 #include "input/hf_config.hpp"
 #include "input/inline_model.hpp"
 #include "input/op_list.hpp"
@@ -34,7 +35,7 @@ const std::vector<std::string> kWorkloadKeys = {
     "attention_dtype", "recompute", "layers",     "cuda_graphs", "ops",         "microbatches",
     "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
-const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "ep", "etp", "order"};
+const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "etp", "order"};
 const std::vector<std::string> kVariantKeys = {
     "name",           "tp_mode",    "chunks",   "transport",        "order", "boundary_overlap", "delta",
     "dtp_collective", "collective", "protocol", "two_batch_overlap"};
@@ -356,6 +357,8 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
   if (node["dp"]) out.parallelism.dp = in.count(node["dp"], "parallelism.dp", kMaxDataParallel);
   if (node["ep"]) out.parallelism.ep = in.count(node["ep"], "parallelism.ep", kMaxGroupRanks);
   if (node["etp"]) out.parallelism.etp = in.count(node["etp"], "parallelism.etp", kMaxGroupRanks);
+  if (node["cp"]) out.parallelism.cp = in.count(node["cp"], "parallelism.cp", kMaxGroupRanks);
+  if (node["cp_comm_type"]) out.parallelism.cp_comm = read_cp_comm_type(in, node["cp_comm_type"], out.parallelism.cp);
   if (const YAML::Node order = node["order"]) {
     out.parallelism.order = read_mesh_order(in, order);
     if (out.parallelism.pp == 1 || out.parallelism.dp == 1) {
@@ -649,9 +652,10 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   read_calibration(in, root, out);
   read_parallelism(in, root["parallelism"], out);
   read_workload(in, root["workload"], out);
+  apply_context_parallel(in, root["parallelism"], out);
   out.pipeline = read_pipeline(in, root["pipeline"], root["parallelism"]["pp"], out.parallelism.pp, out.workload);
-  out.workload.data_parallel =
-      read_data_parallel(in, root["fsdp"], root["ddp"], root["parallelism"]["dp"], out.parallelism.dp, out.workload);
+  out.workload.data_parallel = read_data_parallel(in, root["fsdp"], root["ddp"], root["parallelism"]["dp"],
+                                                  out.parallelism.replicas(), out.workload);
   out.workload.data_parallel.member_stride = out.parallelism.dp_stride();
   if (DataParallel& dp = out.workload.data_parallel; dp.fsdp && out.parallelism.pp > 1) {
     // TorchTitan keeps FSDP's parameters gathered under a pipeline: gathered once per step, not per micro-batch.

@@ -11,6 +11,7 @@
 #include "model/graph/variant.hpp"
 #include "model/graph/workload.hpp"
 #include "model/layers/arch_spec.hpp"
+#include "model/parallel/context_parallel.hpp"
 #include "model/parallel/mesh_order.hpp"
 #include "model/parallel/rank_skew.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
@@ -29,11 +30,19 @@ struct Parallelism {
   int dp = 1;
   int ep = 1;
   int etp = 1;  // each expert sliced over etp GPUs inside the expert-parallel group (ep > 1 only)
-  MeshOrder order = MeshOrder::kTpDpPp;  // parallelism.order
+  // Each sequence split over cp GPUs (model/parallel/context_parallel.hpp), placed next to TP as Megatron's default
+  // order (tp-cp-ep-dp-pp) and TorchTitan's mesh (pp, dp_replicate, dp_shard, cp, tp) place it: CP member k of rank r
+  // is GPU r + k tp, the data-parallel replicas outside them.
+  int cp = 1;
+  CpCommType cp_comm = CpCommType::kP2p;  // parallelism.cp_comm_type
+  MeshOrder order = MeshOrder::kTpDpPp;   // parallelism.order
 
-  // GPUs between a rank and the same rank of the next data-parallel replica, and of the next pipeline stage.
+  // The GPUs at the same TP rank of one pipeline stage: every CP member of every data-parallel replica. They hold the
+  // same parameters, so the gradients reduce over all of them (Megatron's and TorchTitan's dp x cp group).
+  int replicas() const { return dp * cp; }
+  // GPUs between a rank and the same rank of the next data-parallel replica (or CP member), and of the next stage.
   int dp_stride() const { return order == MeshOrder::kTpDpPp ? tp : tp * pp; }
-  int pp_stride() const { return order == MeshOrder::kTpDpPp ? tp * dp : tp; }
+  int pp_stride() const { return order == MeshOrder::kTpDpPp ? tp * replicas() : tp; }
 };
 
 struct Scenario {

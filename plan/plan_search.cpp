@@ -104,6 +104,7 @@ void label(PlanRow& r) {
   std::vector<std::string> closed;
   if (l.pp > 1) closed.push_back("pipeline schedule timing");
   if (l.dp > 1) closed.push_back("dp collectives");
+  if (l.cp > 1) closed.push_back("cp exchanges and the dp x cp gradient collectives");
   if (l.ep > l.tp) closed.push_back("ep all-to-alls beyond the TP group");
   closed.push_back("memory");
   for (size_t i = 0; i < closed.size(); ++i) r.closed_form += (i ? ", " : "") + closed[i];

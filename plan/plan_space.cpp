@@ -56,7 +56,7 @@ void add_variations(const model::PlanSpec& plan, const model::ArchSpec& arch, in
   }
   const std::vector<int> etps = moe ? or_default(s.etp, {1}) : std::vector<int>{1};
   const std::vector<std::string> dps =
-      base.dp > 1
+      base.dp * base.cp > 1
           ? or_default(s.data_parallel, moe ? std::vector<std::string>{"ddp"} : std::vector<std::string>{"fsdp", "ddp"})
           : std::vector<std::string>{"none"};
   std::vector<std::pair<std::string, int>> schedules = {{"none", 1}};
@@ -101,17 +101,20 @@ void add_variations(const model::PlanSpec& plan, const model::ArchSpec& arch, in
 
 std::string Layout::program_key() const {
   std::ostringstream key;
-  key << gpus << '/' << tp << '/' << pp << '/' << virtual_stages << '/' << ep << '/' << etp << '/' << micro_batch << '/'
-      << recompute << '/' << dtype << '/' << tp_mode << '/' << chunks << '/' << dispatcher << '/' << two_batch_overlap;
+  key << gpus << '/' << tp << '/' << pp << '/' << cp << '/' << virtual_stages << '/' << ep << '/' << etp << '/'
+      << micro_batch << '/' << recompute << '/' << dtype << '/' << tp_mode << '/' << chunks << '/' << dispatcher << '/'
+      << two_batch_overlap;
   return key.str();
 }
 
 std::string describe(const Layout& l) {
   std::ostringstream out;
   out << "tp" << l.tp << " pp" << l.pp << " dp" << l.dp;
+  if (l.cp > 1) out << " cp" << l.cp;
   if (l.ep > 1) out << " ep" << l.ep;
   if (l.etp > 1) out << " etp" << l.etp;
-  if (l.dp > 1) out << " " << l.data_parallel << (l.data_parallel == "hsdp" ? std::to_string(l.shard_degree) : "");
+  if (l.dp * l.cp > 1)
+    out << " " << l.data_parallel << (l.data_parallel == "hsdp" ? std::to_string(l.shard_degree) : "");
   out << " mb" << l.micro_batch;
   if (l.pp > 1) out << " " << l.schedule << (l.schedule == "interleaved" ? std::to_string(l.virtual_stages) : "");
   if (!l.chunk_layers.empty()) out << " uneven";
@@ -135,10 +138,15 @@ std::vector<Candidate> enumerate_candidates(const model::PlanSpec& plan, const m
     const int nodes = std::max(1, (gpus + gpus_per_node - 1) / gpus_per_node);
     for (int tp : or_default(plan.space.tp, powers_of_two_up_to(std::min(gpus_per_node, gpus)))) {
       for (int pp : or_default(plan.space.pp, powers_of_two_up_to(std::min<int>(kMaxDefaultPp, arch.layers)))) {
-        if (gpus % (tp * pp) != 0) continue;  // the mesh must cover the GPUs exactly
-        Layout base;
-        base.gpus = gpus, base.nodes = nodes, base.tp = tp, base.pp = pp, base.dp = gpus / (tp * pp);
-        add_variations(plan, arch, gpus_per_node, base, out);
+        for (int cp : or_default(plan.space.cp, {1})) {
+          if (gpus % (tp * pp * cp) != 0) continue;  // the mesh must cover the GPUs exactly
+          // Context parallelism's zig-zag split needs 2 cp chunks of each sequence; dense models only.
+          if (cp > 1 && (plan.seq_len % (2 * cp) != 0 || arch.moe.enabled())) continue;
+          Layout base;
+          base.gpus = gpus, base.nodes = nodes, base.tp = tp, base.pp = pp, base.cp = cp;
+          base.dp = gpus / (tp * pp * cp);
+          add_variations(plan, arch, gpus_per_node, base, out);
+        }
       }
     }
   }
@@ -158,6 +166,7 @@ std::string scenario_text(const model::PlanSpec& plan, const Candidate& c, int g
   if (l.dtype == "fp8") y << ", fp8_recipe: " << plan.space.fp8_recipe;
   y << ", layers: all, global_batch: " << plan.global_batch << ", recompute: " << l.recompute << "}\n";
   y << "parallelism: {tp: " << l.tp << ", pp: " << l.pp << ", dp: " << l.dp;
+  if (l.cp > 1) y << ", cp: " << l.cp;
   if (l.ep > 1) y << ", ep: " << l.ep;
   if (l.etp > 1) y << ", etp: " << l.etp;
   y << "}\n";

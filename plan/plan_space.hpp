@@ -13,7 +13,7 @@
 namespace tpsim::plan {
 
 struct Layout {
-  int gpus = 1, nodes = 1, tp = 1, pp = 1, dp = 1, ep = 1, etp = 1;
+  int gpus = 1, nodes = 1, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1;
   int micro_batch = 1, virtual_stages = 1, chunks = 1;
   int shard_degree = 0;                // hsdp: replicas each parameter is sharded over
   std::string data_parallel = "none";  // none (dp 1) | ddp | fsdp | hsdp

@@ -510,7 +510,7 @@ def memory_published():
 # Every row of shared/data/training_steps_public.csv: a scenario for each job tpsim can run (every layer simulated,
 # so the step is the whole model's), or why it cannot. Nothing is fitted on these rows (docs/fidelity.md).
 TRAINING_CSV = ROOT / "calibrate/data/public/training_steps_public.csv"
-NO_CP = "context parallelism (cp > 1): not built in tpsim"
+NOT_RUN = "no scenario for this row"
 # fms-fsdp's shapes (foundation-model-stack/fms-fsdp fms_fsdp/utils/config_utils.py get_model_config): Llama-2-13B's,
 # and its llama2_34b (CodeLlama-34B's: grouped-query attention, 8 KV heads).
 LLAMA2_13B = ("{name: llama-2-13b, model_type: llama, hidden_size: 5120, intermediate_size: 13824, num_attention_heads: 40, "
@@ -519,7 +519,7 @@ LLAMA2_34B = ("{name: llama-2-34b, model_type: llama, hidden_size: 8192, interme
               "num_key_value_heads: 8, num_hidden_layers: 48, vocab_size: 32000}")
 
 
-def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp"):
+def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp", cp=1):
     implementation = "{preset: torchtitan-2024, add_norm: separate}" if eager else "torchtitan-2024"
     dtype = ", dtype: fp8, fp8_recipe: tensorwise" if fp8 else ""
     # 405B's 126 layers over 8 stages: the two end stages, beside the embedding and the LM head, a layer lighter (assumed).
@@ -527,15 +527,22 @@ def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, m
     names = {"sp": "{name: sp, tp_mode: sp}", "async": "{name: async, tp_mode: async, chunks: 8, transport: copy_engine}"}
     return (f"model: {model}\nhardware: {{gpu: h100-sxm-96gb, topology: ib-rail, nodes: {nodes}}}\n"
             f"implementation: {implementation}\nworkload: {{phase: train, batch: {batch}, seq_len: {seq}, layers: all, "
-            f"microbatches: {microbatches}, recompute: {recompute}{dtype}}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}}}\n"
+            f"microbatches: {microbatches}, recompute: {recompute}{dtype}}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}{titan_cp(cp)}}}\n"
             f"fsdp: {{reshard_after_forward: {'false' if pp > 1 else 'true'}}}\n{pipeline}variants: [{names[variants]}]\n")
 
 
-def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False):
-    pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}}}\n" if pp > 1 else ""
+# TorchTitan's context parallelism: PyTorch's context_parallel with its default K/V rotation, all-gather (torchtitan's
+# context_parallel_rotate_method "allgather"); FSDP shards over dp x cp (its dp_shard_cp mesh).
+def titan_cp(cp):
+    return f", cp: {cp}, cp_comm_type: all_gather" if cp > 1 else ""
+
+
+def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False, cp=1, chunk_layers=None):
+    layout = f", chunk_layers: {chunk_layers}" if chunk_layers else ""
+    pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}{layout}}}\n" if pp > 1 else ""
     return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: megatron-te\n"
             f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: none, "
-            f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}}}\n"
+            f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}" + (f", cp: {cp}" if cp > 1 else "") + "}\n"
             + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + pipeline +
             "variants: [" + ("{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}") + "]\n")
 
@@ -545,6 +552,12 @@ def fms(model, gpu, gpus, nic, recompute):
             f"implementation: {{attention: fa2}}\nworkload: {{phase: train, batch: 2, seq_len: 4096, layers: all, "
             f"microbatches: 1, recompute: {recompute}}}\nparallelism: {{tp: 1, dp: {gpus}}}\nfsdp: {{reshard_after_forward: true}}\n"
             "variants: [{name: dp, tp_mode: tp}]\n")
+
+
+# Llama-3.1-405B's 126 layers over 8 stages x 8 virtual stages: the first chunk beside the embedding and the last beside
+# the loss one layer lighter (Megatron's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split,
+# assumed from the 64 chunks the recipes' layout needs), every other chunk two layers.
+LAYERS_405B_PP8_VP8 = "[" + ", ".join(["1"] + ["2"] * 62 + ["1"]) + "]"
 
 
 # Each row: the scenario (and what it approximates), or the reason it cannot run.
@@ -558,14 +571,32 @@ TRAINING_JOBS = {
     "TT3-3": titan("llama-3.1-8b", 16, 2, 8192, "selective", 1, 128, True),
     "TT4-1": titan("llama-3.1-70b", 32, 16, 8192, "full", 8, 32, True),
     "TT4-2": titan("llama-3.1-70b", 32, 16, 8192, "full", 8, 32, True, variants="async"),
+    "TT2-2": titan("llama-3.1-8b", 1, 1, 65536, "full", 1, 4, True, cp=2),
+    "TT2-3": titan("llama-3.1-8b", 1, 1, 131072, "full", 1, 2, True, cp=4),
+    "TT2-4": titan("llama-3.1-8b", 1, 1, 262144, "full", 1, 1, True, cp=8),
     "TT6-1": titan("llama-3.1-405b", 64, 1, 32768, "full", 8, 8, True, pp=8, microbatches=8, variants="async"),
+    "TT6-2": titan("llama-3.1-405b", 64, 1, 65536, "full", 8, 4, True, pp=8, microbatches=8, variants="async", cp=2),
+    "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4),
+    "TT6-4": titan("llama-3.1-405b", 64, 1, 262144, "full", 8, 1, True, pp=8, microbatches=8, variants="async", cp=8),
     "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True),
     "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
     "NB-D04": megatron("llama-3.1-8b", 1, 16, fsdp=True),
     "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
     "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5),
     "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5),
+    "ML-1": megatron("llama-3.1-8b", 1, 32, dp=4, cp=2),
     "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
+    "NB-D03": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "NB-D06": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "NB-D08": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "NB-D11": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "ML-3": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    # NeMo's MLPerf v5.0 405B submissions: DDP stands for the distributed optimizer (as in the Megatron rows above).
+    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
     "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 50, "none"),
     "IBM-1-h100": fms("llama-2-7b", "h100-sxm", 96, 100, "none"),
     "IBM-2-a100": fms(LLAMA2_13B, "a100-sxm", 128, 50, "selective"),
@@ -599,7 +630,7 @@ def training_published():
     for r in rows:
         layout = f"{r['dp_or_fsdp']}, tp {r['tp']}, pp {r['pp']}, cp {r['cp']}"
         if r["row"] not in predicted:
-            row(r["row"], r["framework"], r["model"], r["gpus"], layout, r["tokens_per_s_per_gpu"], NO_CP, "", r["memory_GiB"], "", "")
+            row(r["row"], r["framework"], r["model"], r["gpus"], layout, r["tokens_per_s_per_gpu"], NOT_RUN, "", r["memory_GiB"], "", "")
             continue
         v = predicted[r["row"]]["results"][0]
         tokens, published = v["tokens_per_s_per_gpu"], float(r["tokens_per_s_per_gpu"])

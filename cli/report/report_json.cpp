@@ -183,6 +183,10 @@ Json scenario_json(const sim::ScenarioRun& run) {
   j["parallelism"] = {
       {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
   if (s.parallelism.etp > 1) j["parallelism"]["etp"] = s.parallelism.etp;
+  if (s.parallelism.cp > 1) {
+    j["parallelism"]["cp"] = s.parallelism.cp;
+    j["parallelism"]["cp_comm_type"] = model::to_string(s.parallelism.cp_comm);
+  }
   if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["parallelism"]["order"] = model::to_string(s.parallelism.order);
   if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
     Json sync = {{"mode", dp.fsdp ? "fsdp" : "ddp"}, {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};

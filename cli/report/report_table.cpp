@@ -111,8 +111,11 @@ std::string step_text(const model::Scenario& s) {
 // ", placed tp, pp, dp" when the stages sit inside the replicas' span; empty without either.
 std::string pipeline_text(const model::Scenario& s) {
   std::string text;
+  if (s.parallelism.cp > 1) {
+    text = " x cp=" + std::to_string(s.parallelism.cp) + " (" + model::to_string(s.parallelism.cp_comm) + ")";
+  }
   if (s.parallelism.pp > 1) {
-    text = " x pp=" + std::to_string(s.parallelism.pp) + " (" + model::to_string(s.pipeline.schedule);
+    text += " x pp=" + std::to_string(s.parallelism.pp) + " (" + model::to_string(s.pipeline.schedule);
     if (s.pipeline.virtual_stages > 1) text += ", " + std::to_string(s.pipeline.virtual_stages) + " virtual stages";
     text += ")";
   }
@@ -204,7 +207,7 @@ std::string exposed_by_dimension_notes(const sim::ScenarioRun& run) {
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     out += "exposed communication of " + v.variant.name + " by dimension: tp " + ms_text(e.tp_s);
     if (par.pp > 1) out += ", pp " + ms_text(e.pp_s) + " (the sends, added to the step)";
-    if (par.dp > 1) out += ", dp " + ms_text(e.dp_s);
+    if (par.replicas() > 1) out += (par.cp > 1 ? ", dp and cp " : ", dp ") + ms_text(e.dp_s);
     if (par.ep > 1) out += ", ep " + ms_text(e.ep_s);
     out += "\n";
   }

@@ -27,8 +27,9 @@ enum class OpKind {
 // as several process groups or side streams do.
 // kCompute2: a second compute stream (PyTorch's symmetric-memory async-TP ops alternate GEMM pieces and
 // their copies between the current stream and a backend stream).
+// kComm2: context parallelism's K/V exchanges (model/layers/context_parallel_attention.hpp).
 // kComm3 and kComm4: the data-parallel group's collectives (FSDP's all-gathers, and the gradients' reductions).
-enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2, kComm3 = 5, kComm4 = 7, kCompute2 = 8 };
+enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2, kComm2 = 3, kComm3 = 5, kComm4 = 7, kCompute2 = 8 };
 inline constexpr int kStreamCount = 9;
 // A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4, compute2);
 // nullopt else.

@@ -17,8 +17,9 @@ Pass primary_pass(const Workload& workload) {
   switch (workload.phase) {
     case Phase::kForward:
     case Phase::kPrefill:
-    case Phase::kTrain:
       return Pass{workload.batch, workload.seq_len, 0};
+    case Phase::kTrain:
+      return Pass{workload.batch, workload.seq_len / workload.context_parallel.degree, 0};
     case Phase::kDecode:
       return Pass{workload.batch, 1, workload.context_len};
     case Phase::kGenerate:

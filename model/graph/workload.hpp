@@ -11,6 +11,7 @@
 #include "model/layers/fp8_recipe.hpp"
 #include "model/layers/implementation.hpp"
 #include "model/moe/expert_parallel.hpp"
+#include "model/parallel/context_parallel.hpp"
 #include "model/train/ddp_fsdp.hpp"
 
 namespace tpsim::model {
@@ -73,6 +74,9 @@ struct Workload {
   bool head = true;
   // train: the replicas this step's gradients are synchronised with (parallelism.dp), and how.
   DataParallel data_parallel;
+  // train: each sequence split over parallelism.cp GPUs (model/parallel/context_parallel.hpp): a rank's passes run
+  // seq_len / cp tokens per sequence (primary_pass), its attention the whole sequence's keys.
+  ContextParallel context_parallel;
   // An MoE model's expert parallelism (parallelism.ep) and routing (the moe section).
   ExpertParallel expert_parallel;
   // forward only: the embedding before the layers, and the final norm, LM head and loss after them, as a

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/layers/context_parallel_attention.hpp"
+
 namespace tpsim::model {
 
 std::vector<OpId> joined(std::vector<OpId> a, const std::vector<OpId>& b) {
@@ -109,6 +111,7 @@ OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad) {
 }
 
 OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input) {
+  if (ctx.workload.context_parallel.enabled()) return context_parallel_attention(b, ctx, input);
   const double e = b.elem_bytes();
   const double qkv = b.attention_fp8() ? kFp8Bytes : e;  // Q, K, V and the KV cache; the output stays e
   AttentionDims a(ctx, b);
@@ -122,6 +125,7 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
 }
 
 OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  if (ctx.workload.context_parallel.enabled()) return context_parallel_attention_backward(b, ctx, deps);
   const double e = b.elem_bytes();
   AttentionDims a(ctx, b);
   if (repeats_kv(ctx)) a.hkv = a.hq;

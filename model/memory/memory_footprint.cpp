@@ -96,6 +96,8 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   } else if (v.mode == TpMode::kDtp) {
     m.buffer_bytes = static_cast<double>(v.delta + 1) * tokens * hidden * kBf16Bytes;  // partials in flight
   }
+  m.buffer_bytes += context_parallel_buffer_bytes(w.context_parallel, tokens, static_cast<double>(s.q_heads),
+                                                  static_cast<double>(s.kv_heads), hd);
   if (w.phase == Phase::kTrain) {
     // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
     const double params = layer_parameters_per_rank(a, s, range) + end_parameters_per_rank(a, tp, w.embedding, w.head);

@@ -19,9 +19,10 @@ struct MemoryFootprint {
   double weights_bytes = 0;     // linear layers at the workload's dtype; norms, embedding and LM head bf16
   double kv_cache_bytes = 0;    // decode and generate: K and V of every layer, whole context
   double activation_bytes = 0;  // the residual stream and the largest block's inputs and outputs at once
-  double buffer_bytes = 0;      // async: symmetric-memory buffers; dtp: the partials still in flight
-  double gradient_bytes = 0;    // train: fp32 gradients of every local parameter
-  double optimizer_bytes = 0;   // train: fp32 master weights and AdamW's two fp32 moments
+  double buffer_bytes =
+      0;  // async: symmetric-memory buffers; dtp: the partials still in flight; cp: K/V exchange buffers
+  double gradient_bytes = 0;   // train: fp32 gradients of every local parameter
+  double optimizer_bytes = 0;  // train: fp32 master weights and AdamW's two fp32 moments
   // What the runtime adds (zero until sim/cost/runtime_memory.hpp fills it in for a GPU).
   double workspace_bytes = 0;          // cuBLAS and cuBLASLt workspaces, taken through the caching allocator
   double allocator_reserve_bytes = 0;  // what the caching allocator holds beyond its tensors at their peak

@@ -57,10 +57,10 @@ Fabric group_fabric(const Fabric& fabric, int ranks) {
   return group;
 }
 
-std::string job_placement_problem(const Fabric& fabric, int tp, int pp, int dp, const std::string& gpu_name) {
-  const int gpus = tp * pp * dp;
+std::string job_placement_problem(const Fabric& fabric, int tp, int pp, int dp, const std::string& gpu_name, int cp) {
+  const int gpus = tp * cp * pp * dp;
   std::string names = "tp", sizes = std::to_string(tp);
-  for (const auto& [name, size] : {std::pair{"pp", pp}, std::pair{"dp", dp}}) {
+  for (const auto& [name, size] : {std::pair{"cp", cp}, std::pair{"pp", pp}, std::pair{"dp", dp}}) {
     if (size == 1) continue;
     names += std::string(" x ") + name;
     sizes += " x " + std::to_string(size);

@@ -67,10 +67,11 @@ const std::vector<std::string>& fabric_names();
 // simulates it alone): the whole fabric for a one-domain fabric.
 Fabric group_fabric(const Fabric& fabric, int ranks);
 
-// Why a job of tp x pp x dp GPUs (TP innermost, then the data-parallel replicas, then the pipeline stages,
-// filling nodes in order) cannot run on `fabric` ("" when it can): more GPUs than it holds, TP groups that
+// Why a job of tp x cp x pp x dp GPUs (TP innermost, then the CP members, the data-parallel replicas, the pipeline
+// stages, filling nodes in order) cannot run on `fabric` ("" when it can): more GPUs than it holds, TP groups that
 // would straddle nodes, or nodes it would leave empty.
-std::string job_placement_problem(const Fabric& fabric, int tp, int pp, int dp, const std::string& gpu_name);
+std::string job_placement_problem(const Fabric& fabric, int tp, int pp, int dp, const std::string& gpu_name,
+                                  int cp = 1);
 
 // Why `ranks` GPUs, filling nodes in order, cannot form one group on `fabric` ("" when they can): more
 // than it holds, more than one node without filling whole nodes, or fewer nodes than the fabric has.

@@ -262,7 +262,7 @@ void refuse_unbounded_whole_step(const model::Scenario& s, const model::Variant&
     ops += static_cast<double>(model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v).size());
   }
   ops *= static_cast<double>(s.workload.microbatches);
-  const int64_t gpus = static_cast<int64_t>(s.parallelism.tp) * s.parallelism.dp * s.parallelism.pp;
+  const int64_t gpus = static_cast<int64_t>(s.parallelism.tp) * s.parallelism.replicas() * s.parallelism.pp;
   refuse_unbounded_work(estimate_program_memory(ops, gpus), smaller_alternative(options));
 }
 

@@ -202,9 +202,10 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const int tp = s.parallelism.tp, pp = s.parallelism.pp;
   // An expert-parallel group wider than the TP group spans replicas of it (inference runs ep / tp of them).
   const int dp = std::max(s.parallelism.dp, s.parallelism.ep / tp);
-  const bool job = pp > 1 || dp > 1;
+  const int cp = s.parallelism.cp;
+  const bool job = pp > 1 || dp > 1 || cp > 1;
   if (job) {
-    if (const std::string why = job_placement_problem(fabric, tp, pp, dp, gpu.name); !why.empty()) {
+    if (const std::string why = job_placement_problem(fabric, tp, pp, dp, gpu.name, cp); !why.empty()) {
       in.fail(s.topology.node, "parallelism " + why);
     }
   }
@@ -257,9 +258,10 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
   }
   const model::YamlReader in(scenario.file);
   const model::Parallelism& par = scenario.parallelism;
-  const int replicas = std::max(par.dp, par.ep / par.tp);
+  const int replicas = std::max(par.replicas(), par.ep / par.tp);
   if (run.fabric.spans_nodes(par.tp * par.pp * replicas) && !run.profile.network && !run.fabric.spans_nodes(par.tp)) {
     const std::string what = par.pp > 1   ? "the " + std::to_string(par.pp) + " pipeline stages"
+                             : par.cp > 1 ? "the " + std::to_string(par.replicas()) + " data-parallel and CP members"
                              : par.dp > 1 ? "the " + std::to_string(par.dp) + " data-parallel replicas"
                                           : "the expert-parallel group of " + std::to_string(par.ep) + " GPUs";
     in.fail(scenario.calibration.node,
@@ -396,8 +398,8 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   EngineOptions options = launch_options(run.profile, w.cuda_graphs);
   const model::Parallelism& par = scenario.parallelism;
   // A pipeline is simulated whole under --no-symmetry even with one replica (sim/run/pipeline_run.hpp).
-  if (symmetry == Symmetry::kEveryMember && (par.dp > 1 || par.pp > 1)) {
-    options.data_group = JobMembers{par.dp, par.dp_stride(), run.fabric};
+  if (symmetry == Symmetry::kEveryMember && (par.replicas() > 1 || par.pp > 1)) {
+    options.data_group = JobMembers{par.replicas(), par.dp_stride(), run.fabric};
   }
   for (size_t i = 0; i < scenario.variants.size(); ++i) {
     const model::Variant& variant = scenario.variants[i];
@@ -432,7 +434,7 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   }
   const double baseline = run.variants.front().metrics.time_s;
   for (VariantRun& v : run.variants) {
-    v.data_replicas = par.dp;
+    v.data_replicas = par.replicas();
     v.speedup = baseline / v.metrics.time_s;
     v.mfu = v.metrics.model_flops / (v.metrics.time_s * run.gpu.peak_bf16_flops);
     if (w.phase != model::Phase::kOps) count_memory(scenario, run.gpu, v);

@@ -334,3 +334,29 @@ TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes f
   std::filesystem::remove_all(dir);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("search.cp adds context-parallel layouts whose scenarios run with the sequence split over cp") {
+  const model::PlanSpec spec = model::parse_plan(
+      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {global_batch: 4, seq_len: 8192}\n"
+      "search: {tp: [2], pp: [1], cp: [1, 2, 4], micro_batch: 1, recompute: full, tp_mode: sp, data_parallel: fsdp}\n",
+      "p.yaml");
+  const int per_node = plan::plan_gpus_per_node(spec);
+  const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, plan::plan_arch(spec), per_node);
+  // tp 2 on 8 GPUs: cp 1 (dp 4), cp 2 (dp 2), cp 4 (dp 1, FSDP over the 4 CP members): one layout each.
+  REQUIRE(all.size() == 3);
+  for (const plan::Candidate& c : all) {
+    const model::Scenario s = model::parse_scenario(plan::scenario_text(spec, c, per_node), "p.yaml");
+    INFO(plan::describe(c.layout));
+    CHECK(s.parallelism.cp == c.layout.cp);
+    CHECK(c.layout.tp * c.layout.pp * c.layout.dp * c.layout.cp == 8);
+    CHECK(model::primary_pass(s.workload).new_tokens == 8192 / c.layout.cp);
+    CHECK(s.workload.data_parallel.degree == c.layout.dp * c.layout.cp);
+  }
+  CHECK(plan::describe(all.back().layout).find("cp4") != std::string::npos);
+  // A plan without the key keeps cp 1 alone: what it searched before.
+  const model::PlanSpec plain = model::parse_plan(
+      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {global_batch: 4, seq_len: 8192}\n"
+      "search: {tp: [2], pp: [1], micro_batch: 1, recompute: full, tp_mode: sp, data_parallel: fsdp}\n",
+      "p.yaml");
+  CHECK(plan::enumerate_candidates(plain, plan::plan_arch(plain), per_node).size() == 1);
+}

@@ -1,0 +1,182 @@
+// Context-parallel attention blocks and their K/V exchanges, per cp_comm_type, as Transformer Engine runs them
+// (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py).
+#include "model/layers/context_parallel_attention.hpp"
+
+#include <string>
+
+#include "model/layers/layer_ops.hpp"
+#include "model/parallel/context_parallel.hpp"
+
+namespace tpsim::model {
+namespace {
+
+// One rank's view of the attention: b sequences of q = seq_len / cp local queries, hq query and hkv K/V heads of d.
+struct CpDims {
+  double batch, q, hq, hkv, d;
+  int64_t seq_len;
+  int cp;
+  explicit CpDims(const LayerContext& ctx)
+      : batch(static_cast<double>(ctx.pass.batch)),
+        q(static_cast<double>(ctx.pass.new_tokens)),
+        hq(static_cast<double>(ctx.shard.q_heads)),
+        hkv(static_cast<double>(repeats_kv(ctx) ? ctx.shard.q_heads : ctx.shard.kv_heads)),
+        d(static_cast<double>(ctx.arch.head_dim)),
+        seq_len(ctx.pass.new_tokens * ctx.workload.context_parallel.degree),
+        cp(ctx.workload.context_parallel.degree) {}
+  // FLOPs of one query-key pair over every sequence and head (attention_core's 4 b hq d per pair).
+  double flops_per_pair() const { return 4.0 * batch * hq * d; }
+  // The rank's query-key pairs over the whole sequence: causal pairs / cp, whatever the split's steps.
+  double pairs() const {
+    double total = 0;
+    for (int step = 0; step < cp; ++step) total += zigzag_pairs(seq_len, cp, 0, step);
+    return total;
+  }
+};
+
+DataParallel cp_group(const LayerContext& ctx) {
+  DataParallel group;
+  group.degree = ctx.workload.context_parallel.degree;
+  group.member_stride = ctx.workload.context_parallel.member_stride;
+  return group;
+}
+
+std::string cp_shape(const CpDims& a, int step) {
+  return "b=" + std::to_string(static_cast<int64_t>(a.batch)) + " local=" + std::to_string(static_cast<int64_t>(a.q)) +
+         " seq=" + std::to_string(a.seq_len) + " cp=" + std::to_string(a.cp) + " step=" + std::to_string(step);
+}
+
+OpId exchange_kv(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, CollectiveKind kind, double bytes,
+                 const std::string& shape, const std::vector<OpId>& deps) {
+  return b.data_collective(name, kind, bytes, cp_group(ctx), kContextParallelStream, shape, deps);
+}
+
+// Ring attention's forward (AttnFuncWithCPAndKVP2P.forward): at step i the K/V received at step i - 1 are sent on to
+// the next rank (i < cp - 1) while block i, the local queries against rank (r - i)'s K/V, runs.
+OpId ring_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input) {
+  const CpDims a(ctx);
+  const double qkv = b.attention_fp8() ? kFp8Bytes : b.elem_bytes();
+  const double kv = context_parallel_kv_bytes(ctx, qkv);
+  const double queries = a.batch * a.q * a.hq * a.d * qkv, output = a.batch * a.q * a.hq * a.d * b.elem_bytes();
+  std::optional<OpId> received, block;
+  for (int step = 0; step < a.cp; ++step) {
+    const std::vector<OpId> kv_ready = received ? joined(input, {*received}) : input;
+    std::optional<OpId> sent;
+    if (step < a.cp - 1) {
+      sent = exchange_kv(b, ctx, "attn.cp.kv.step" + std::to_string(step), CollectiveKind::kSendRecv, kv,
+                         cp_shape(a, step), received ? std::vector<OpId>{*received} : input);
+    }
+    block =
+        b.attention("attn.core.cp" + std::to_string(step), a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, 0, step),
+                    queries + kv, output, output, cp_shape(a, step), kv_ready);
+    received = sent;
+  }
+  return *block;
+}
+
+// Ring attention's backward (AttnFuncWithCPAndKVP2P.backward): cp steps; step 0 sends K/V, the middle ones K/V with
+// the dK/dV accumulated so far (block i - 1's), the last dK/dV alone, each beside block i's backward; the dK/dV that
+// arrive last are added to the rank's own.
+OpId ring_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const CpDims a(ctx);
+  const double kv = context_parallel_kv_bytes(ctx, b.elem_bytes());
+  const double query_side = a.batch * a.q * a.hq * a.d * b.elem_bytes();  // one of Q, O, dO, dQ
+  std::optional<OpId> received, block;
+  for (int step = 0; step < a.cp; ++step) {
+    const double bytes = step == 0 ? kv : step == a.cp - 1 ? kv : 2.0 * kv;
+    std::vector<OpId> send_deps = received ? std::vector<OpId>{*received, *block} : deps;
+    const OpId sent = exchange_kv(b, ctx, "attn.cp.kv_dkv.step" + std::to_string(step), CollectiveKind::kSendRecv,
+                                  bytes, cp_shape(a, step), send_deps);
+    const std::vector<OpId> kv_ready = received ? joined(deps, {*received}) : deps;
+    block = b.attention("attn.core.cp" + std::to_string(step) + ".backward",
+                        kAttentionBackwardFlopRatio * a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, 0, step),
+                        3.0 * query_side + kv, query_side + kv, query_side + kv, cp_shape(a, step), kv_ready);
+    received = sent;
+  }
+  return b.memory("attn.cp.dkv.add", 2.0 * kv, kv, kv / b.elem_bytes(), cp_shape(a, a.cp - 1), {*received, *block});
+}
+
+// AttnFuncWithCPAndKVAllGather: K and V gathered over the CP group, then the local queries' attention.
+OpId gather_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input) {
+  const CpDims a(ctx);
+  const double qkv = b.attention_fp8() ? kFp8Bytes : b.elem_bytes();
+  const double gathered = a.cp * context_parallel_kv_bytes(ctx, qkv);
+  const double queries = a.batch * a.q * a.hq * a.d * qkv, output = a.batch * a.q * a.hq * a.d * b.elem_bytes();
+  const OpId kv =
+      exchange_kv(b, ctx, "attn.cp.kv.all_gather", CollectiveKind::kAllGather, gathered, cp_shape(a, 0), input);
+  return b.attention("attn.core", a.flops_per_pair() * a.pairs(), queries + gathered, output, output, cp_shape(a, 0),
+                     joined(input, {kv}));
+}
+
+// Its backward gathers K and V again, and reduce-scatters dK and dV to their ranks.
+OpId gather_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const CpDims a(ctx);
+  const double gathered = a.cp * context_parallel_kv_bytes(ctx, b.elem_bytes());
+  const double query_side = a.batch * a.q * a.hq * a.d * b.elem_bytes();
+  const OpId kv =
+      exchange_kv(b, ctx, "attn.cp.kv.all_gather", CollectiveKind::kAllGather, gathered, cp_shape(a, 0), deps);
+  const OpId grads = b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.flops_per_pair() * a.pairs(),
+                                 3.0 * query_side + gathered, query_side + gathered, query_side + gathered,
+                                 cp_shape(a, 0), joined(deps, {kv}));
+  return exchange_kv(b, ctx, "attn.cp.dkv.reduce_scatter", CollectiveKind::kReduceScatter, gathered, cp_shape(a, 0),
+                     {grads});
+}
+
+// AttnFuncWithCPAndQKVOA2A (Ulysses): Q, K, V to head shards, attention over the whole sequence with 1/cp of the
+// heads (the same FLOPs as the zig-zag's share), the output back to sequence shards.
+OpId heads_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input) {
+  const CpDims a(ctx);
+  const double qkv = b.attention_fp8() ? kFp8Bytes : b.elem_bytes();
+  const double tensors = a.batch * a.q * (a.hq + 2.0 * a.hkv) * a.d * qkv;
+  const double output = a.batch * a.q * a.hq * a.d * b.elem_bytes();
+  const OpId in =
+      exchange_kv(b, ctx, "attn.cp.qkv.all_to_all", CollectiveKind::kAllToAll, tensors, cp_shape(a, 0), input);
+  const OpId core =
+      b.attention("attn.core", a.flops_per_pair() * a.pairs(), tensors, output, output, cp_shape(a, 0), joined(input, {in}));
+  return exchange_kv(b, ctx, "attn.cp.out.all_to_all", CollectiveKind::kAllToAll, output, cp_shape(a, 0), {core});
+}
+
+OpId heads_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  const CpDims a(ctx);
+  const double e = b.elem_bytes();
+  const double query_side = a.batch * a.q * a.hq * a.d * e, kv = context_parallel_kv_bytes(ctx, e);
+  const OpId d_out =
+      exchange_kv(b, ctx, "attn.cp.dout.all_to_all", CollectiveKind::kAllToAll, query_side, cp_shape(a, 0), deps);
+  const OpId grads =
+      b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.flops_per_pair() * a.pairs(),
+                  3.0 * query_side + kv, query_side + kv, query_side + kv, cp_shape(a, 0), joined(deps, {d_out}));
+  return exchange_kv(b, ctx, "attn.cp.dqkv.all_to_all", CollectiveKind::kAllToAll, query_side + kv, cp_shape(a, 0),
+                     {grads});
+}
+
+}  // namespace
+
+double context_parallel_kv_bytes(const LayerContext& ctx, double kv_elem_bytes) {
+  const CpDims a(ctx);
+  return 2.0 * a.batch * a.q * a.hkv * a.d * kv_elem_bytes;
+}
+
+OpId context_parallel_attention(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input) {
+  switch (ctx.workload.context_parallel.comm) {
+    case CpCommType::kAllGather:
+      return gather_forward(b, ctx, input);
+    case CpCommType::kA2a:
+      return heads_forward(b, ctx, input);
+    case CpCommType::kP2p:
+      break;
+  }
+  return ring_forward(b, ctx, input);
+}
+
+OpId context_parallel_attention_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
+  switch (ctx.workload.context_parallel.comm) {
+    case CpCommType::kAllGather:
+      return gather_backward(b, ctx, deps);
+    case CpCommType::kA2a:
+      return heads_backward(b, ctx, deps);
+    case CpCommType::kP2p:
+      break;
+  }
+  return ring_backward(b, ctx, deps);
+}
+
+}  // namespace tpsim::model

@@ -1,0 +1,68 @@
+// Context parallelism's names and the zig-zag split's attention work per rank and ring step.
+#include "model/parallel/context_parallel.hpp"
+
+namespace tpsim::model {
+
+std::string to_string(CpCommType type) {
+  switch (type) {
+    case CpCommType::kP2p:
+      return "p2p";
+    case CpCommType::kAllGather:
+      return "all_gather";
+    case CpCommType::kA2a:
+      return "a2a";
+  }
+  return "p2p";
+}
+
+const std::vector<std::string>& cp_comm_type_names() {
+  static const std::vector<std::string> names = {"p2p", "all_gather", "a2a"};
+  return names;
+}
+
+double context_parallel_buffer_bytes(const ContextParallel& cp, double tokens, double q_heads, double kv_heads,
+                                     double head_dim) {
+  if (!cp.enabled()) return 0.0;
+  constexpr double kBf16 = 2.0;
+  const double kv = 2.0 * tokens * kv_heads * head_dim * kBf16;  // the rank's K and V
+  switch (cp.comm) {
+    case CpCommType::kAllGather:
+      return 2.0 * cp.degree * kv;
+    case CpCommType::kA2a:
+      return tokens * q_heads * head_dim * kBf16 + kv;
+    case CpCommType::kP2p:
+      break;
+  }
+  return 4.0 * kv;
+}
+
+std::vector<int> zigzag_chunks(int cp, int rank) {
+  return {rank, 2 * cp - 1 - rank};
+}
+
+namespace {
+
+// Causal pairs of queries in chunk q against keys in chunk k, chunks of `c` tokens.
+double chunk_pairs(int q, int k, double c) {
+  if (q > k) return c * c;
+  return q == k ? c * c / 2.0 : 0.0;
+}
+
+}  // namespace
+
+double zigzag_pairs(int64_t seq_len, int cp, int rank, int step) {
+  const double c = static_cast<double>(seq_len) / (2.0 * cp);
+  const int source = ((rank - step) % cp + cp) % cp;
+  double pairs = 0;
+  for (const int q : zigzag_chunks(cp, rank)) {
+    for (const int k : zigzag_chunks(cp, source)) pairs += chunk_pairs(q, k, c);
+  }
+  return pairs;
+}
+
+double contiguous_pairs(int64_t seq_len, int cp, int rank, int step) {
+  const int source = ((rank - step) % cp + cp) % cp;
+  return chunk_pairs(rank, source, static_cast<double>(seq_len) / cp);
+}
+
+}  // namespace tpsim::model
