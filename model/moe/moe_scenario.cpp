@@ -84,13 +84,49 @@ void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const
   }
 }
 
+// Megatron's combined 1F1B schedule (overlap_moe_expert_parallel_comm) as Megatron's TransformerConfig admits it
+// (expert parallelism, no full recomputation), modelled without a pipeline and without recomputation.
+void check_combined_1f1b(const YamlReader& in, const YAML::Node& root, const Scenario& out) {
+  const YAML::Node variants = root["variants"];
+  for (size_t i = 0; i < out.variants.size(); ++i) {
+    const Variant& v = out.variants[i];
+    if (!v.overlap_moe_expert_parallel_comm) continue;
+    const YAML::Node at = variants[i]["overlap_moe_expert_parallel_comm"];
+    const std::string what = "variants[" + std::to_string(i) + "].overlap_moe_expert_parallel_comm: ";
+    if (!out.arch.moe.enabled() || out.parallelism.ep == 1) {
+      in.fail(at, what +
+                      "overlaps one micro-batch's expert all-to-alls with another's compute, so it needs an MoE "
+                      "model with parallelism.ep > 1 (as Megatron requires)");
+    }
+    if (out.workload.phase != Phase::kTrain) {
+      in.fail(at, what + "is a training schedule (forward beside backward); phase " + to_string(out.workload.phase) +
+                      " has no backward: use two_batch_overlap");
+    }
+    if (out.workload.recompute != Recompute::kNone) {
+      in.fail(at, what +
+                      "is modelled without recomputation (Megatron refuses full recomputation with it; its "
+                      "selective recomputation is not modelled with the combined order); use recompute: none");
+    }
+    if (out.parallelism.pp > 1) {
+      in.fail(at, what +
+                      "under parallelism.pp > 1 Megatron runs it inside the interleaved pipeline schedule, which "
+                      "is not modelled yet; use pp: 1");
+    }
+    if (v.two_batch_overlap) in.fail(at, what + "and two_batch_overlap are two overlap schedules; give one of them");
+    if (v.mode == TpMode::kDtp) in.fail(at, what + "is not modelled with tp_mode dtp; use tp, sp or async");
+  }
+}
+
 }  // namespace
 
 void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out) {
   const YAML::Node par = root["parallelism"];
   const int tp = out.parallelism.tp, ep = out.parallelism.ep, etp = out.parallelism.etp;
   const bool moe = out.arch.moe.enabled();
-  if (root["variants"]) check_two_batch_overlap(in, root, out);
+  if (root["variants"]) {
+    check_two_batch_overlap(in, root, out);
+    check_combined_1f1b(in, root, out);
+  }
   if (etp > 1 && (!moe || ep == 1)) {
     in.fail(par["etp"], "parallelism.etp slices each expert inside an expert-parallel group (ep > 1); " +
                             std::string(moe ? "with ep 1 every expert is split over the TP group already (expert TP)"
@@ -138,7 +174,7 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
   if (out.workload.data_parallel.fsdp) {
     in.fail(root["fsdp"],
             "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
-            "modelled yet; use ddp (or no section)");
+            "modelled yet; use distributed_optimizer (its state sharded over the expert-data-parallel group) or ddp");
   }
   if (out.workload.dtype == Dtype::kFp8 && out.workload.phase == Phase::kTrain) {
     in.fail(root["workload"]["dtype"],

@@ -1,7 +1,10 @@
-// Reads the fsdp and ddp sections of a data-parallel training job.
+// Reads the fsdp, ddp and distributed_optimizer sections of a data-parallel training job.
 #include "model/train/ddp_fsdp.hpp"
 
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
 
 #include "input/yaml_reader.hpp"
 #include "model/graph/workload.hpp"
@@ -18,6 +21,16 @@ const std::vector<std::string>& ddp_keys() {
   return keys;
 }
 
+const std::vector<std::string>& distributed_optimizer_keys() {
+  static const std::vector<std::string> keys = {"overlap_grad_reduce", "overlap_param_gather", "bucket_size",
+                                                "reduce_dtype"};
+  return keys;
+}
+
+double megatron_default_bucket_parameters(int dp) {
+  return std::max(40'000'000.0, 1'000'000.0 * dp);
+}
+
 namespace {
 
 // <section>.reduce_dtype: the gradients' width in their reduction (FSDP2's MixedPrecisionPolicy.reduce_dtype,
@@ -27,13 +40,31 @@ double read_reduce_bytes(const YamlReader& in, const YAML::Node& node, const std
   return in.choice(node["reduce_dtype"], section + ".reduce_dtype", {"fp32", "bf16"}) == "bf16" ? 2.0 : 4.0;
 }
 
+// The distributed_optimizer section (Megatron's DistributedDataParallelConfig names).
+void read_distributed_optimizer(const YamlReader& in, const YAML::Node& node, DataParallel& dp) {
+  in.expect_map(node, "distributed_optimizer", distributed_optimizer_keys());
+  dp.distributed_optimizer = true;
+  for (const auto& [key, flag] : {std::pair{"overlap_grad_reduce", &dp.overlap_grad_reduce},
+                                  std::pair{"overlap_param_gather", &dp.overlap_param_gather}}) {
+    if (node[key]) *flag = in.boolean(node[key], std::string("distributed_optimizer.") + key);
+  }
+  if (node["bucket_size"]) {
+    dp.bucket_parameters =
+        static_cast<double>(in.positive_int(node["bucket_size"], "distributed_optimizer.bucket_size"));
+  }
+  dp.reduce_bytes = read_reduce_bytes(in, node, "distributed_optimizer");
+}
+
 }  // namespace
 
 DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
-                                const YAML::Node& dp_key, int degree, const Workload& workload) {
+                                const YAML::Node& distributed_optimizer, const YAML::Node& dp_key, int degree,
+                                const Workload& workload) {
   DataParallel dp;
   dp.degree = degree;
-  for (const auto& [node, name] : {std::pair{fsdp, "fsdp"}, std::pair{ddp, "ddp"}}) {
+  const std::array<std::pair<YAML::Node, const char*>, 3> sections = {
+      std::pair{fsdp, "fsdp"}, std::pair{ddp, "ddp"}, std::pair{distributed_optimizer, "distributed_optimizer"}};
+  for (const auto& [node, name] : sections) {
     if (node.IsDefined() && degree < 2) {
       in.fail(node, std::string(name) + " needs parallelism.dp of 2 or more (dp is " + std::to_string(degree) + ")");
     }
@@ -47,6 +78,11 @@ DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, co
   if (fsdp.IsDefined() && ddp.IsDefined()) {
     in.fail(ddp, "ddp and fsdp are two ways to run parallelism.dp; give one of them");
   }
+  if (distributed_optimizer.IsDefined() && (fsdp.IsDefined() || ddp.IsDefined())) {
+    in.fail(distributed_optimizer, std::string("distributed_optimizer and ") + (fsdp.IsDefined() ? "fsdp" : "ddp") +
+                                       " are two ways to run parallelism.dp; give one of them");
+  }
+  if (distributed_optimizer.IsDefined()) read_distributed_optimizer(in, distributed_optimizer, dp);
   if (fsdp.IsDefined()) {
     in.expect_map(fsdp, "fsdp", fsdp_keys());
     dp.fsdp = true;
@@ -86,7 +122,20 @@ DataParallel DataParallel::replicate_group() const {
   return group;
 }
 
+DataParallel expert_data_group(const DataParallel& dp, int expert_group_gpus, int tp) {
+  DataParallel group = dp;
+  const int replicas_per_group = std::max(1, expert_group_gpus / tp);
+  group.degree = dp.degree / replicas_per_group;
+  group.member_stride = replicas_per_group * dp.member_stride;
+  return group;
+}
+
 std::string to_string(const DataParallel& dp) {
+  if (dp.distributed_optimizer) {
+    if (dp.overlap_grad_reduce && dp.overlap_param_gather) return "zero1 overlapped";
+    if (dp.overlap_grad_reduce) return "zero1 overlapped grad reduce";
+    return dp.overlap_param_gather ? "zero1 overlapped param gather" : "zero1";
+  }
   if (!dp.fsdp) return "ddp";
   const std::string name =
       dp.hybrid() ? "hsdp " + std::to_string(dp.shard_degree) + " x " + std::to_string(dp.degree / dp.shard_degree)
