@@ -115,7 +115,7 @@ TEST_CASE("the distributed optimizer holds 6 + 12/d bytes per parameter with fp3
   CHECK(zero.weights_bytes / params == Approx(2.0).epsilon(1e-3));  // bf16 parameters (the norms' too)
 }
 
-TEST_CASE("without overlap every bucket's collective is exposed; the overlaps hide all but the closed form's floor",
+TEST_CASE("without overlap every bucket's collective is exposed, and the overlaps hide all but the closed form's floor",
           "[sim][distributed_optimizer]") {
   // A 200 GB/s NIC: each bucket's collectives shorter than its units' compute, so only the first gathers (before
   // any compute) and the last reductions (after it) cannot hide.
