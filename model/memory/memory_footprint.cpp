@@ -114,9 +114,16 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
           std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
                     end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
       const double shards = dp.shards();
+      // An MoE model's experts are sharded over their expert-data-parallel group (0 experts: params / shards).
+      double experts = 0;
+      for (int64_t layer = range.first; layer < range.first + range.count; ++layer) {
+        experts += expert_parameters_at(a, s, layer);
+      }
+      const int expert_dp = expert_data_group(dp, w.expert_parallel.degree * w.expert_parallel.slices(), tp).degree;
+      const double sharded = experts > 0 ? (params - experts) / shards + experts / expert_dp : params / shards;
       m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
-      m.gradient_bytes = kGradientBytesPerParameter * params / shards + dp.reduce_bytes * unit;
-      m.optimizer_bytes = kAdamWStateBytesPerParameter * params / shards;
+      m.gradient_bytes = kGradientBytesPerParameter * sharded + dp.reduce_bytes * unit;
+      m.optimizer_bytes = kAdamWStateBytesPerParameter * sharded;
     }
     if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.distributed_optimizer) {
       double experts = 0;

@@ -114,6 +114,11 @@ void check_combined_1f1b(const YamlReader& in, const YAML::Node& root, const Sce
     }
     if (v.two_batch_overlap) in.fail(at, what + "and two_batch_overlap are two overlap schedules; give one of them");
     if (v.mode == TpMode::kDtp) in.fail(at, what + "is not modelled with tp_mode dtp; use tp, sp or async");
+    if (out.workload.data_parallel.fsdp) {
+      in.fail(at, what +
+                      "is not modelled with fsdp (its gathers before each backward); use distributed_optimizer "
+                      "or ddp");
+    }
   }
 }
 
@@ -171,10 +176,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
                     ") must divide tp x dp = " + std::to_string(tp * out.parallelism.dp) +
                     ": a training step's expert-parallel group is made of its data-parallel replicas' GPUs");
   }
-  if (out.workload.data_parallel.fsdp) {
-    in.fail(root["fsdp"],
-            "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
-            "modelled yet; use distributed_optimizer (its state sharded over the expert-data-parallel group) or ddp");
+  if (out.workload.data_parallel.hybrid()) {
+    in.fail(root["fsdp"]["shard_degree"],
+            "fsdp.shard_degree below parallelism.dp (hybrid sharding) of an MoE model is not modelled (its experts "
+            "shard over the expert-data-parallel group); valid: " +
+                std::to_string(out.parallelism.dp) + " (full sharding), or distributed_optimizer or ddp");
   }
   if (out.workload.dtype == Dtype::kFp8 && out.workload.phase == Phase::kTrain) {
     in.fail(root["workload"]["dtype"],

@@ -46,8 +46,13 @@ std::vector<SyncUnit> DataParallelSync::units_backward() const {
   return units;
 }
 
+double DataParallelSync::separate_experts(const SyncUnit& unit) const {
+  return experts_.group.degree != dp_.degree ? unit.expert_parameters : 0.0;
+}
+
 double DataParallelSync::optimizer_parameters() const {
-  if (!dp_.enabled() || !dp_.distributed_optimizer) {
+  const bool moe_fsdp = dp_.enabled() && dp_.fsdp && experts_.group.degree != dp_.degree;
+  if (!dp_.enabled() || (!dp_.distributed_optimizer && !moe_fsdp)) {
     return (layer_parameters_per_rank(ctx_.arch, ctx_.shard, {ctx_.workload.first_layer, ctx_.workload.layers}) +
             end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, ctx_.workload.embedding, ctx_.workload.head)) /
            dp_.shards();
@@ -57,7 +62,7 @@ double DataParallelSync::optimizer_parameters() const {
     dense += unit.parameters - unit.expert_parameters;
     experts += unit.expert_parameters;
   }
-  return dense / dp_.degree + experts / experts_.group.degree;
+  return dense / dp_.state_shards() + experts / experts_.group.degree;
 }
 
 std::vector<OpId> DataParallelSync::compute_tails(const ProgramBuilder& b) const {
@@ -72,10 +77,17 @@ void DataParallelSync::gather(ProgramBuilder& b, const SyncUnit& unit, const std
   // At most one unit ahead: it follows the kernel that read the previous unit's gathered parameters.
   std::vector<OpId> after;
   if (const std::optional<OpId> reader = b.weights_reader()) after.push_back(*reader);
-  // The unit's whole bf16 parameters gathered from their 1/dp shards.
-  const OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
-                                          kBf16Bytes * unit.parameters, dp_.shard_group(), Stream::kComm3,
-                                          std::to_string(static_cast<int64_t>(unit.parameters)) + " params", {}, after);
+  // The unit's whole bf16 parameters gathered from their 1/dp shards; an MoE layer's experts from their shards over
+  // the expert-data-parallel group, after them on the same stream.
+  const double experts = separate_experts(unit), dense = unit.parameters - experts;
+  OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
+                                    kBf16Bytes * dense, dp_.shard_group(), Stream::kComm3,
+                                    std::to_string(static_cast<int64_t>(dense)) + " params", {}, after);
+  if (experts > 0 && experts_.group.enabled()) {
+    gathered = b.data_collective(unit.name + "fsdp.experts." + pass + "all_gather", CollectiveKind::kAllGather,
+                                 kBf16Bytes * experts, experts_.group, Stream::kComm3,
+                                 std::to_string(static_cast<int64_t>(experts)) + " params", {}, after);
+  }
   b.wait_for_weights(gathered);
 }
 
@@ -93,12 +105,19 @@ void DataParallelSync::before_backward(ProgramBuilder& b, const SyncUnit& unit) 
 void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, int64_t microbatch) {
   if (!dp_.enabled()) return;
   if (dp_.fsdp) {
-    const double bytes = dp_.reduce_bytes * unit.parameters;
+    const double experts = separate_experts(unit), dense = unit.parameters - experts;
+    const double bytes = dp_.reduce_bytes * dense;
     // The gradient of the whole unit in, this rank's 1/shard_degree shard out; under hybrid sharding that shard
-    // is then all-reduced over the replicas that hold it.
-    const std::string grads = std::to_string(static_cast<int64_t>(unit.parameters)) + " grads";
+    // is then all-reduced over the replicas that hold it. An MoE layer's experts over their own group.
+    const std::string grads = std::to_string(static_cast<int64_t>(dense)) + " grads";
+    const std::vector<OpId> tails = compute_tails(b);
     reductions_.push_back(b.data_collective(unit.name + "fsdp.reduce_scatter", CollectiveKind::kReduceScatter, bytes,
-                                            dp_.shard_group(), Stream::kComm4, grads, compute_tails(b)));
+                                            dp_.shard_group(), Stream::kComm4, grads, tails));
+    if (experts > 0 && experts_.group.enabled()) {
+      reductions_.push_back(b.data_collective(unit.name + "fsdp.experts.reduce_scatter", CollectiveKind::kReduceScatter,
+                                              dp_.reduce_bytes * experts, experts_.group, Stream::kComm4,
+                                              std::to_string(static_cast<int64_t>(experts)) + " grads", tails));
+    }
     if (dp_.hybrid()) {
       reductions_.push_back(b.data_collective(unit.name + "hsdp.all_reduce", CollectiveKind::kAllReduce,
                                               bytes / dp_.shard_degree, dp_.replicate_group(), Stream::kComm4, grads,

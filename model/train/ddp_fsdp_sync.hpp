@@ -8,6 +8,8 @@
 //   bucket 1 MiB, then bucket_MB each), earlier micro-batches accumulating without a sync (no_sync); an MoE
 //   model's expert gradients in buckets of their own over the expert-data-parallel group (Megatron's separate
 //   expert buffers).
+// - FSDP of an MoE model: a layer's expert parameters gathered and reduce-scattered over the expert-data-parallel
+//   group, the rest over the data-parallel group (full sharding only).
 // - The distributed optimizer (Megatron's): the last micro-batch's gradients reduce-scattered per bucket of
 //   bucket_size parameters (expert and dense parameters in buckets of their own, as DDP's), as each bucket's last
 //   unit finishes its backward (overlap_grad_reduce) or all after the backward; the updated bf16 parameters
@@ -104,6 +106,9 @@ class DataParallelSync {
     std::vector<int> pending_buckets;  // without overlap_grad_reduce: reduce-scattered after the backward
   };
   std::vector<SyncUnit> units_backward() const;
+  // The unit's expert parameters FSDP shards over the expert-data-parallel group apart from the rest (0 where that
+  // group is the data-parallel group itself).
+  double separate_experts(const SyncUnit& unit) const;
   void plan_zero_buffers();
   void zero_gather(ProgramBuilder& b, ZeroBuffer& buffer, int bucket, const std::vector<OpId>& deps,
                    const std::vector<OpId>& after);

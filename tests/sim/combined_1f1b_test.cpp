@@ -74,4 +74,7 @@ TEST_CASE("the combined schedule is refused at its key where it is not modelled"
   dense.replace(dense.find("qwen3-30b-a3b"), 13, "llama-3.1-8b");
   dense.replace(dense.find(", ep: 8"), 7, "");
   CHECK_THROWS_WITH(parse(dense), Contains("needs an MoE model"));
+  std::string fsdp = job();
+  fsdp.replace(fsdp.find("variants:"), 9, "fsdp: {}\nvariants:");
+  CHECK_THROWS_WITH(parse(fsdp), Contains("c.yaml:9:") && Contains("use distributed_optimizer or ddp"));
 }

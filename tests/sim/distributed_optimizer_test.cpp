@@ -196,3 +196,37 @@ TEST_CASE("the distributed optimizer's step is the same with every replica simul
   // 1%: the replicas' point-to-point steps share ports the closed form charges whole (as for FSDP).
   CHECK(every == Approx(one).epsilon(0.01));
 }
+
+TEST_CASE("FSDP of an MoE model gathers and reduces the experts over the expert-data-parallel group",
+          "[sim][distributed_optimizer][moe]") {
+  // As above, under FSDP: each layer's dense parameters over the 16 replicas, its experts over the 2 GPUs holding
+  // them; the state sharded alike.
+  const std::string text =
+      "name: m\nmodel: qwen3-30b-a3b\nhardware: {gpu: h200-sxm, topology: ib-rail, nodes: 2}\n"
+      "workload: {phase: train, batch: 1, seq_len: 1024, layers: 2, recompute: none}\n"
+      "parallelism: {tp: 1, dp: 16, ep: 8}\nfsdp: {}\nvariants: [{name: tp, tp_mode: tp}]\n";
+  const model::Scenario s = model::parse_scenario(text, "m.yaml");
+  const model::LayerGraph graph = step_graph(s);
+  const model::TpShard shard = model::shard_for_tp(s.arch, 1, 8, 1);
+  const double experts = model::expert_parameters_at(s.arch, shard, 0);
+  int expert_gathers = 0;
+  for (model::OpId id = 0; id < graph.size(); ++id) {
+    const model::Op& op = graph.op(id);
+    if (op.group != model::CommGroup::kData || op.tensor_bytes <= sizeof(float)) continue;
+    const bool expert = op.name.find("fsdp.experts.") != std::string::npos;
+    CHECK(op.group_size == (expert ? 2 : 16));
+    if (expert && op.collective == model::CollectiveKind::kAllGather) {
+      ++expert_gathers;
+      CHECK(op.tensor_bytes == Approx(2.0 * experts).epsilon(1e-12));
+    }
+  }
+  CHECK(expert_gathers == 2 + 1);  // both layers before their forward, the first again before its backward
+  const model::MemoryFootprint m = model::memory_footprint(s.arch, s.workload, s.variants.front(), 1);
+  const model::MemoryFootprint whole = model::memory_footprint(
+      s.arch,
+      model::parse_scenario(text.substr(0, text.find("fsdp:")) + "variants: [{name: tp, tp_mode: tp}]\n", "m.yaml")
+          .workload,
+      s.variants.front(), 1);
+  const double params = whole.gradient_bytes / 4.0, all_experts = 2 * experts;
+  CHECK(m.optimizer_bytes == Approx(12.0 * ((params - all_experts) / 16 + all_experts / 2)).epsilon(1e-12));
+}
