@@ -102,7 +102,7 @@ void read_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
   s.micro_batch = counts(in, node["micro_batch"], "search.micro_batch");
   s.virtual_stages = counts(in, node["virtual_stages"], "search.virtual_stages");
   s.chunks = counts(in, node["chunks"], "search.chunks");
-  s.data_parallel = choices(in, node["data_parallel"], "search.data_parallel", {"fsdp", "ddp", "hsdp"});
+  s.data_parallel = choices(in, node["data_parallel"], "search.data_parallel", {"fsdp", "ddp", "hsdp", "zero1"});
   s.schedule = choices(in, node["schedule"], "search.schedule", {"1f1b", "interleaved", "zb-h1", "gpipe", "zb-v"});
   s.recompute = choices(in, node["recompute"], "search.recompute", {"none", "selective", "full"});
   s.tp_mode = choices(in, node["tp_mode"], "search.tp_mode", {"sp", "async", "tp"});

@@ -21,9 +21,10 @@ namespace tpsim::model {
 namespace {
 
 // trace: read by validate --trace (cli/trace_validate_command.cpp), not by the simulation.
-const std::vector<std::string> kTopKeys = {"name",        "model",    "hardware", "calibration", "workload",
-                                           "parallelism", "pipeline", "variants", "sweep",       "implementation",
-                                           "skew",        "fsdp",     "ddp",      "moe",         "trace"};
+const std::vector<std::string> kTopKeys = {
+    "name",     "model",    "hardware", "calibration",          "workload", "parallelism",
+    "pipeline", "variants", "sweep",    "implementation",       "skew",     "fsdp",
+    "ddp",      "moe",      "trace",    "distributed_optimizer"};
 const std::vector<std::string> kImplementationKeys = {
     "preset",         "attention",        "qkv",          "gate_up",          "rope",
     "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",       "backward_order",
@@ -36,9 +37,18 @@ const std::vector<std::string> kWorkloadKeys = {
     "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch"};
 const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "etp", "order"};
-const std::vector<std::string> kVariantKeys = {
-    "name",           "tp_mode",    "chunks",   "transport",        "order", "boundary_overlap", "delta",
-    "dtp_collective", "collective", "protocol", "two_batch_overlap"};
+const std::vector<std::string> kVariantKeys = {"name",
+                                               "tp_mode",
+                                               "chunks",
+                                               "transport",
+                                               "order",
+                                               "boundary_overlap",
+                                               "delta",
+                                               "dtp_collective",
+                                               "collective",
+                                               "protocol",
+                                               "two_batch_overlap",
+                                               "overlap_moe_expert_parallel_comm"};
 
 void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   if (node.IsScalar()) {
@@ -463,6 +473,10 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   if (node["two_batch_overlap"]) {
     v.two_batch_overlap = in.boolean(node["two_batch_overlap"], context + ".two_batch_overlap");
   }
+  if (node["overlap_moe_expert_parallel_comm"]) {
+    v.overlap_moe_expert_parallel_comm =
+        in.boolean(node["overlap_moe_expert_parallel_comm"], context + ".overlap_moe_expert_parallel_comm");
+  }
   if (v.mode == TpMode::kAsync) read_async_keys(in, node, context, tp, v);
   if (v.mode == TpMode::kDtp) read_dtp_keys(in, node, context, v);
   return v;
@@ -623,6 +637,7 @@ std::vector<std::string> section_keys(const std::string& section) {
   if (section == "pipeline") return pipeline_keys();
   if (section == "fsdp") return fsdp_keys();
   if (section == "ddp") return ddp_keys();
+  if (section == "distributed_optimizer") return distributed_optimizer_keys();
   if (section == "moe") return moe_routing_keys();
   return {};
 }
@@ -654,8 +669,8 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   read_workload(in, root["workload"], out);
   apply_context_parallel(in, root["parallelism"], out);
   out.pipeline = read_pipeline(in, root["pipeline"], root["parallelism"]["pp"], out.parallelism.pp, out.workload);
-  out.workload.data_parallel = read_data_parallel(in, root["fsdp"], root["ddp"], root["parallelism"]["dp"],
-                                                  out.parallelism.replicas(), out.workload);
+  out.workload.data_parallel = read_data_parallel(in, root["fsdp"], root["ddp"], root["distributed_optimizer"],
+                                                  root["parallelism"]["dp"], out.parallelism.replicas(), out.workload);
   out.workload.data_parallel.member_stride = out.parallelism.dp_stride();
   if (DataParallel& dp = out.workload.data_parallel; dp.fsdp && out.parallelism.pp > 1) {
     // TorchTitan keeps FSDP's parameters gathered under a pipeline: gathered once per step, not per micro-batch.

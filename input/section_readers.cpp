@@ -2,6 +2,8 @@
 // parallelism), pipeline, skew and parallelism.order. Each refuses at its key what cannot run, saying what is valid.
 #include "input/section_readers.hpp"
 
+#include <array>
+
 #include <yaml-cpp/yaml.h>
 
 #include "base/input_error.hpp"
@@ -26,6 +28,21 @@ const char* const kValidOrders = "valid: [tp, dp, pp] (the default) or [tp, pp, 
 double read_reduce_bytes(const YamlReader& in, const YAML::Node& node, const std::string& section) {
   if (!node["reduce_dtype"]) return 4.0;
   return in.choice(node["reduce_dtype"], section + ".reduce_dtype", {"fp32", "bf16"}) == "bf16" ? 2.0 : 4.0;
+}
+
+// The distributed_optimizer section (Megatron's DistributedDataParallelConfig names).
+void read_distributed_optimizer(const YamlReader& in, const YAML::Node& node, DataParallel& dp) {
+  in.expect_map(node, "distributed_optimizer", distributed_optimizer_keys());
+  dp.distributed_optimizer = true;
+  for (const auto& [key, flag] : {std::pair{"overlap_grad_reduce", &dp.overlap_grad_reduce},
+                                  std::pair{"overlap_param_gather", &dp.overlap_param_gather}}) {
+    if (node[key]) *flag = in.boolean(node[key], std::string("distributed_optimizer.") + key);
+  }
+  if (node["bucket_size"]) {
+    dp.bucket_parameters =
+        static_cast<double>(in.positive_int(node["bucket_size"], "distributed_optimizer.bucket_size"));
+  }
+  dp.reduce_bytes = read_reduce_bytes(in, node, "distributed_optimizer");
 }
 
 }  // namespace
@@ -77,6 +94,12 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
   }
 }
 
+const std::vector<std::string>& distributed_optimizer_keys() {
+  static const std::vector<std::string> keys = {"overlap_grad_reduce", "overlap_param_gather", "bucket_size",
+                                                "reduce_dtype"};
+  return keys;
+}
+
 const std::vector<std::string>& fsdp_keys() {
   static const std::vector<std::string> keys = {"shard_degree", "reshard_after_forward", "reduce_dtype"};
   return keys;
@@ -88,10 +111,13 @@ const std::vector<std::string>& ddp_keys() {
 }
 
 DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
-                                const YAML::Node& dp_key, int degree, const Workload& workload) {
+                                const YAML::Node& distributed_optimizer, const YAML::Node& dp_key, int degree,
+                                const Workload& workload) {
   DataParallel dp;
   dp.degree = degree;
-  for (const auto& [node, name] : {std::pair{fsdp, "fsdp"}, std::pair{ddp, "ddp"}}) {
+  const std::array<std::pair<YAML::Node, const char*>, 3> sections = {
+      std::pair{fsdp, "fsdp"}, std::pair{ddp, "ddp"}, std::pair{distributed_optimizer, "distributed_optimizer"}};
+  for (const auto& [node, name] : sections) {
     if (node.IsDefined() && degree < 2) {
       in.fail(node, std::string(name) + " needs parallelism.dp of 2 or more (dp is " + std::to_string(degree) + ")");
     }
@@ -105,6 +131,11 @@ DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, co
   if (fsdp.IsDefined() && ddp.IsDefined()) {
     in.fail(ddp, "ddp and fsdp are two ways to run parallelism.dp; give one of them");
   }
+  if (distributed_optimizer.IsDefined() && (fsdp.IsDefined() || ddp.IsDefined())) {
+    in.fail(distributed_optimizer, std::string("distributed_optimizer and ") + (fsdp.IsDefined() ? "fsdp" : "ddp") +
+                                       " are two ways to run parallelism.dp; give one of them");
+  }
+  if (distributed_optimizer.IsDefined()) read_distributed_optimizer(in, distributed_optimizer, dp);
   if (fsdp.IsDefined()) {
     in.expect_map(fsdp, "fsdp", fsdp_keys());
     dp.fsdp = true;
@@ -312,13 +343,54 @@ void check_two_batch_overlap(const YamlReader& in, const YAML::Node& root, const
   }
 }
 
+// Megatron's combined 1F1B schedule (overlap_moe_expert_parallel_comm) as Megatron's TransformerConfig admits it
+// (expert parallelism, no full recomputation), modelled without a pipeline and without recomputation.
+void check_combined_1f1b(const YamlReader& in, const YAML::Node& root, const Scenario& out) {
+  const YAML::Node variants = root["variants"];
+  for (size_t i = 0; i < out.variants.size(); ++i) {
+    const Variant& v = out.variants[i];
+    if (!v.overlap_moe_expert_parallel_comm) continue;
+    const YAML::Node at = variants[i]["overlap_moe_expert_parallel_comm"];
+    const std::string what = "variants[" + std::to_string(i) + "].overlap_moe_expert_parallel_comm: ";
+    if (!out.arch.moe.enabled() || out.parallelism.ep == 1) {
+      in.fail(at, what +
+                      "overlaps one micro-batch's expert all-to-alls with another's compute, so it needs an MoE "
+                      "model with parallelism.ep > 1 (as Megatron requires)");
+    }
+    if (out.workload.phase != Phase::kTrain) {
+      in.fail(at, what + "is a training schedule (forward beside backward); phase " + to_string(out.workload.phase) +
+                      " has no backward: use two_batch_overlap");
+    }
+    if (out.workload.recompute != Recompute::kNone) {
+      in.fail(at, what +
+                      "is modelled without recomputation (Megatron refuses full recomputation with it; its "
+                      "selective recomputation is not modelled with the combined order); use recompute: none");
+    }
+    if (out.parallelism.pp > 1) {
+      in.fail(at, what +
+                      "under parallelism.pp > 1 Megatron runs it inside the interleaved pipeline schedule, which "
+                      "is not modelled yet; use pp: 1");
+    }
+    if (v.two_batch_overlap) in.fail(at, what + "and two_batch_overlap are two overlap schedules; give one of them");
+    if (v.mode == TpMode::kDtp) in.fail(at, what + "is not modelled with tp_mode dtp; use tp, sp or async");
+    if (out.workload.data_parallel.fsdp) {
+      in.fail(at, what +
+                      "is not modelled with fsdp (its gathers before each backward); use distributed_optimizer "
+                      "or ddp");
+    }
+  }
+}
+
 }  // namespace
 
 void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario& out) {
   const YAML::Node par = root["parallelism"];
   const int tp = out.parallelism.tp, ep = out.parallelism.ep, etp = out.parallelism.etp;
   const bool moe = out.arch.moe.enabled();
-  if (root["variants"]) check_two_batch_overlap(in, root, out);
+  if (root["variants"]) {
+    check_two_batch_overlap(in, root, out);
+    check_combined_1f1b(in, root, out);
+  }
   if (etp > 1 && (!moe || ep == 1)) {
     in.fail(par["etp"], "parallelism.etp slices each expert inside an expert-parallel group (ep > 1); " +
                             std::string(moe ? "with ep 1 every expert is split over the TP group already (expert TP)"
@@ -363,10 +435,11 @@ void read_expert_parallel(const YamlReader& in, const YAML::Node& root, Scenario
                     ") must divide tp x dp = " + std::to_string(tp * out.parallelism.dp) +
                     ": a training step's expert-parallel group is made of its data-parallel replicas' GPUs");
   }
-  if (out.workload.data_parallel.fsdp) {
-    in.fail(root["fsdp"],
-            "FSDP of an MoE model (experts sharded over the expert-data-parallel group) is not "
-            "modelled yet; use ddp (or no section)");
+  if (out.workload.data_parallel.hybrid()) {
+    in.fail(root["fsdp"]["shard_degree"],
+            "fsdp.shard_degree below parallelism.dp (hybrid sharding) of an MoE model is not modelled (its experts "
+            "shard over the expert-data-parallel group); valid: " +
+                std::to_string(out.parallelism.dp) + " (full sharding), or distributed_optimizer or ddp");
   }
   if (out.workload.dtype == Dtype::kFp8 && out.workload.phase == Phase::kTrain) {
     in.fail(root["workload"]["dtype"],

@@ -17,16 +17,19 @@
 
 namespace tpsim::model {
 
-// The keys of the fsdp and ddp sections.
+// The keys of the fsdp, ddp and distributed_optimizer sections.
 const std::vector<std::string>& fsdp_keys();
 
 const std::vector<std::string>& ddp_keys();
 
-// Reads the `fsdp:` and `ddp:` sections for parallelism.dp = `degree` replicas of `workload`, refusing at its
-// key what cannot run: either section with dp 1, both at once, data parallelism outside phase train, a
-// shard_degree that does not divide dp. `fsdp` and `ddp` may be undefined.
+const std::vector<std::string>& distributed_optimizer_keys();
+
+// Reads the `fsdp:`, `ddp:` and `distributed_optimizer:` sections for parallelism.dp = `degree` replicas of
+// `workload`, refusing at its key what cannot run: any section with dp 1, two at once, data parallelism outside
+// phase train, a shard_degree that does not divide dp. Each section may be undefined.
 DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, const YAML::Node& ddp,
-                                const YAML::Node& dp_key, int degree, const Workload& workload);
+                                const YAML::Node& distributed_optimizer, const YAML::Node& dp_key, int degree,
+                                const Workload& workload);
 
 // The keys of a moe section (sweeps check their axes against them).
 const std::vector<std::string>& moe_routing_keys();

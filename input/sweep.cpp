@@ -14,7 +14,7 @@ namespace {
 
 const char* const kValidAxes =
     "workload.<key>, hardware.<key>, parallelism.<key>, pipeline.<key>, fsdp.<key>, ddp.<key>, skew.<key>, "
-    "implementation.<key>, "
+    "distributed_optimizer.<key>, implementation.<key>, "
     "variants.<name>.<key>, model, calibration, pipeline";
 
 std::vector<std::string> split_path(const std::string& path) {
@@ -63,7 +63,8 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
     root[head][parts[1]] = value;
     return;
   }
-  if (parts.size() == 2 && (head == "pipeline" || head == "fsdp" || head == "ddp" || head == "moe")) {
+  if (parts.size() == 2 &&
+      (head == "pipeline" || head == "fsdp" || head == "ddp" || head == "moe" || head == "distributed_optimizer")) {
     // No section: the defaults' (pipeline: 1f1b, one chunk per stage), with the swept key over them.
     check_key(head, parts[1]);
     if (!root[head]) root[head] = YAML::Node(YAML::NodeType::Map);

@@ -173,6 +173,9 @@ std::string scenario_text(const model::PlanSpec& plan, const Candidate& c, int g
   if (l.data_parallel == "fsdp") y << "fsdp: {}\n";
   if (l.data_parallel == "hsdp") y << "fsdp: {shard_degree: " << l.shard_degree << "}\n";
   if (l.data_parallel == "ddp") y << "ddp: {}\n";
+  // Megatron's distributed optimizer as its recipes run it: both overlaps on.
+  if (l.data_parallel == "zero1")
+    y << "distributed_optimizer: {overlap_grad_reduce: true, overlap_param_gather: true}\n";
   if (l.pp > 1) {
     y << "pipeline: {schedule: " << l.schedule << ", virtual_stages: " << l.virtual_stages;
     if (!l.chunk_layers.empty()) {

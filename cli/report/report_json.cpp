@@ -48,6 +48,7 @@ Json variant_json(const model::Variant& v) {
     j["boundary_overlap"] = v.boundary_overlap;
   }
   if (v.two_batch_overlap) j["two_batch_overlap"] = true;
+  if (v.overlap_moe_expert_parallel_comm) j["overlap_moe_expert_parallel_comm"] = true;
   return j;
 }
 
@@ -189,12 +190,19 @@ Json scenario_json(const sim::ScenarioRun& run) {
   }
   if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["parallelism"]["order"] = model::to_string(s.parallelism.order);
   if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
-    Json sync = {{"mode", dp.fsdp ? "fsdp" : "ddp"}, {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};
+    Json sync = {{"mode", dp.distributed_optimizer ? "distributed_optimizer"
+                          : dp.fsdp                ? "fsdp"
+                                                   : "ddp"},
+                 {"reduce_dtype", dp.reduce_bytes == 2 ? "bf16" : "fp32"}};
     // 1: one replica simulated, its collectives in closed form; dp: every replica (--no-symmetry).
     sync["replicas_simulated"] = run.symmetry == sim::Symmetry::kEveryMember ? dp.degree : 1;
     if (dp.fsdp) {
       sync["reshard_after_forward"] = dp.reshard_after_forward;
       sync["shard_degree"] = dp.shard_degree;
+    } else if (dp.distributed_optimizer) {
+      sync["overlap_grad_reduce"] = dp.overlap_grad_reduce;
+      sync["overlap_param_gather"] = dp.overlap_param_gather;
+      sync["bucket_size"] = dp.bucket_size();
     } else {
       sync["bucket_bytes"] = dp.bucket_bytes;
     }

@@ -67,6 +67,10 @@ struct Variant {
   // An MoE model's inference pass as two micro-batches of half the sequences whose MoE stages interleave, so that
   // one's all-to-all runs beside the other's compute (SGLang's two-batch overlap).
   bool two_batch_overlap = false;
+  // A training step of an MoE model under Megatron's combined 1F1B schedule (overlap_moe_expert_parallel_comm):
+  // one micro-batch's forward beside the previous one's backward, each one's all-to-alls beside the other's
+  // compute (model/moe/combined_1f1b.hpp).
+  bool overlap_moe_expert_parallel_comm = false;
 };
 
 std::string to_string(TpMode mode);

@@ -11,6 +11,19 @@
 namespace tpsim::model {
 namespace {
 
+// The distributed optimizer's gradient and state bytes of `params` local parameters, `experts` of them an MoE
+// layer's (sharded over the expert-data-parallel group `expert_dp`, the rest over dp). Megatron-LM's
+// docs/user-guide/features/dist_optimizer.md: bf16 parameters with fp32 gradients 6 + 12/d bytes per parameter
+// (the whole bf16 parameters and fp32 gradient buffer, 12/d of fp32 master weights and both moments); with 16-bit
+// gradients 4 + 16/d (its fp16 row: the fp32 main gradient is a shard too).
+void distributed_optimizer_state(const DataParallel& dp, double params, double experts, int expert_dp,
+                                 MemoryFootprint& m) {
+  const double shard = (params - experts) / dp.degree + experts / expert_dp;
+  const double state_per_param = kAdamWStateBytesPerParameter + (dp.reduce_bytes < 4 ? 4.0 : 0.0);
+  m.gradient_bytes = dp.reduce_bytes * params;
+  m.optimizer_bytes = state_per_param * shard;
+}
+
 // The largest number of tokens one pass of the workload runs (a generate's prefill).
 double pass_tokens(const Workload& w) {
   return static_cast<double>(primary_pass(w).tokens());
@@ -111,9 +124,24 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
           std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
                     end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
       const double shards = dp.shards();
+      // An MoE model's experts are sharded over their expert-data-parallel group (0 experts: params / shards).
+      double experts = 0;
+      for (int64_t layer = range.first; layer < range.first + range.count; ++layer) {
+        experts += expert_parameters_at(a, s, layer);
+      }
+      const int expert_dp = expert_data_group(dp, w.expert_parallel.degree * w.expert_parallel.slices(), tp).degree;
+      const double sharded = experts > 0 ? (params - experts) / shards + experts / expert_dp : params / shards;
       m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
-      m.gradient_bytes = kGradientBytesPerParameter * params / shards + dp.reduce_bytes * unit;
-      m.optimizer_bytes = kAdamWStateBytesPerParameter * params / shards;
+      m.gradient_bytes = kGradientBytesPerParameter * sharded + dp.reduce_bytes * unit;
+      m.optimizer_bytes = kAdamWStateBytesPerParameter * sharded;
+    }
+    if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.distributed_optimizer) {
+      double experts = 0;
+      for (int64_t layer = range.first; layer < range.first + range.count; ++layer) {
+        experts += expert_parameters_at(a, s, layer);
+      }
+      const int expert_gpus = w.expert_parallel.degree * w.expert_parallel.slices();
+      distributed_optimizer_state(dp, params, experts, expert_data_group(dp, expert_gpus, tp).degree, m);
     }
     m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
   }

@@ -1,4 +1,5 @@
-// FSDP's per-unit all-gathers and reduce-scatters, and DDP's bucketed all-reduces, in a step's program.
+// FSDP's per-unit all-gathers and reduce-scatters, DDP's bucketed all-reduces and the distributed optimizer's
+// bucketed reduce-scatters and all-gathers, in a step's program.
 #include "model/train/ddp_fsdp_sync.hpp"
 
 #include <algorithm>
@@ -11,31 +12,57 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
   dense_.name = "ddp";
   dense_.group = dp_;
   experts_.name = "ddp.experts";
-  experts_.group = dp_;
   // The GPUs holding the same experts (slices): one per expert-parallel group, each group ep x etp GPUs made of
   // whole TP groups of consecutive replicas (the loader's rule; expert TP, whose slices sync with the dense
   // parameters, aside), so its members are that many replicas apart wherever parallelism.order puts the replicas.
-  const int group = ctx.workload.expert_parallel.degree * ctx.workload.expert_parallel.slices();
-  const int replicas_per_group = std::max(1, group / ctx.shard.tp);
-  experts_.group.degree = dp_.degree / replicas_per_group;
-  experts_.group.member_stride = replicas_per_group * dp_.member_stride;
+  experts_.group =
+      expert_data_group(dp_, ctx.workload.expert_parallel.degree * ctx.workload.expert_parallel.slices(), ctx.shard.tp);
+  if (dp_.enabled() && dp_.distributed_optimizer) plan_zero_buffers();
 }
 
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {
   // TorchTitan keeps the last layer gathered after its forward: its backward follows at once.
   const int64_t model_layer = ctx_.workload.first_layer + layer;
-  return SyncUnit{"", layer_parameters_at(ctx_.arch, ctx_.shard, model_layer),
+  return SyncUnit{"", layer, layer_parameters_at(ctx_.arch, ctx_.shard, model_layer),
                   expert_parameters_at(ctx_.arch, ctx_.shard, model_layer),
                   dp_.reshard_after_forward && layer + 1 < ctx_.workload.layers};
 }
 
 SyncUnit DataParallelSync::embedding_unit() const {
-  return SyncUnit{"embedding.", end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, true, false), 0,
+  return SyncUnit{"embedding.", -1, end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, true, false), 0,
                   dp_.reshard_after_forward};
 }
 
 SyncUnit DataParallelSync::head_unit() const {
-  return SyncUnit{"head.", end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, false, true), 0, false};
+  return SyncUnit{"head.", ctx_.workload.layers, end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, false, true), 0,
+                  false};
+}
+
+std::vector<SyncUnit> DataParallelSync::units_backward() const {
+  std::vector<SyncUnit> units;
+  if (ctx_.workload.head) units.push_back(head_unit());
+  for (int64_t layer = ctx_.workload.layers - 1; layer >= 0; --layer) units.push_back(layer_unit(layer));
+  if (ctx_.workload.embedding) units.push_back(embedding_unit());
+  return units;
+}
+
+double DataParallelSync::separate_experts(const SyncUnit& unit) const {
+  return experts_.group.degree != dp_.degree ? unit.expert_parameters : 0.0;
+}
+
+double DataParallelSync::optimizer_parameters() const {
+  const bool moe_fsdp = dp_.enabled() && dp_.fsdp && experts_.group.degree != dp_.degree;
+  if (!dp_.enabled() || (!dp_.distributed_optimizer && !moe_fsdp)) {
+    return (layer_parameters_per_rank(ctx_.arch, ctx_.shard, {ctx_.workload.first_layer, ctx_.workload.layers}) +
+            end_parameters_per_rank(ctx_.arch, ctx_.shard.tp, ctx_.workload.embedding, ctx_.workload.head)) /
+           dp_.shards();
+  }
+  double dense = 0, experts = 0;
+  for (const SyncUnit& unit : units_backward()) {
+    dense += unit.parameters - unit.expert_parameters;
+    experts += unit.expert_parameters;
+  }
+  return dense / dp_.state_shards() + experts / experts_.group.degree;
 }
 
 std::vector<OpId> DataParallelSync::compute_tails(const ProgramBuilder& b) const {
@@ -50,15 +77,25 @@ void DataParallelSync::gather(ProgramBuilder& b, const SyncUnit& unit, const std
   // At most one unit ahead: it follows the kernel that read the previous unit's gathered parameters.
   std::vector<OpId> after;
   if (const std::optional<OpId> reader = b.weights_reader()) after.push_back(*reader);
-  // The unit's whole bf16 parameters gathered from their 1/dp shards.
-  const OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
-                                          kBf16Bytes * unit.parameters, dp_.shard_group(), Stream::kComm3,
-                                          std::to_string(static_cast<int64_t>(unit.parameters)) + " params", {}, after);
+  // The unit's whole bf16 parameters gathered from their 1/dp shards; an MoE layer's experts from their shards over
+  // the expert-data-parallel group, after them on the same stream.
+  const double experts = separate_experts(unit), dense = unit.parameters - experts;
+  OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
+                                    kBf16Bytes * dense, dp_.shard_group(), Stream::kComm3,
+                                    std::to_string(static_cast<int64_t>(dense)) + " params", {}, after);
+  if (experts > 0 && experts_.group.enabled()) {
+    gathered = b.data_collective(unit.name + "fsdp.experts." + pass + "all_gather", CollectiveKind::kAllGather,
+                                 kBf16Bytes * experts, experts_.group, Stream::kComm3,
+                                 std::to_string(static_cast<int64_t>(experts)) + " params", {}, after);
+  }
   b.wait_for_weights(gathered);
 }
 
 void DataParallelSync::before_forward(ProgramBuilder& b, const SyncUnit& unit) {
   if (dp_.enabled() && dp_.fsdp) gather(b, unit, "");
+  if (dp_.enabled() && dp_.distributed_optimizer && dp_.overlap_param_gather && microbatch_ == 0) {
+    zero_before_forward(b, unit);
+  }
 }
 
 void DataParallelSync::before_backward(ProgramBuilder& b, const SyncUnit& unit) {
@@ -68,12 +105,19 @@ void DataParallelSync::before_backward(ProgramBuilder& b, const SyncUnit& unit) 
 void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, int64_t microbatch) {
   if (!dp_.enabled()) return;
   if (dp_.fsdp) {
-    const double bytes = dp_.reduce_bytes * unit.parameters;
+    const double experts = separate_experts(unit), dense = unit.parameters - experts;
+    const double bytes = dp_.reduce_bytes * dense;
     // The gradient of the whole unit in, this rank's 1/shard_degree shard out; under hybrid sharding that shard
-    // is then all-reduced over the replicas that hold it.
-    const std::string grads = std::to_string(static_cast<int64_t>(unit.parameters)) + " grads";
+    // is then all-reduced over the replicas that hold it. An MoE layer's experts over their own group.
+    const std::string grads = std::to_string(static_cast<int64_t>(dense)) + " grads";
+    const std::vector<OpId> tails = compute_tails(b);
     reductions_.push_back(b.data_collective(unit.name + "fsdp.reduce_scatter", CollectiveKind::kReduceScatter, bytes,
-                                            dp_.shard_group(), Stream::kComm4, grads, compute_tails(b)));
+                                            dp_.shard_group(), Stream::kComm4, grads, tails));
+    if (experts > 0 && experts_.group.enabled()) {
+      reductions_.push_back(b.data_collective(unit.name + "fsdp.experts.reduce_scatter", CollectiveKind::kReduceScatter,
+                                              dp_.reduce_bytes * experts, experts_.group, Stream::kComm4,
+                                              std::to_string(static_cast<int64_t>(experts)) + " grads", tails));
+    }
     if (dp_.hybrid()) {
       reductions_.push_back(b.data_collective(unit.name + "hsdp.all_reduce", CollectiveKind::kAllReduce,
                                               bytes / dp_.shard_degree, dp_.replicate_group(), Stream::kComm4, grads,
@@ -82,6 +126,7 @@ void DataParallelSync::after_backward(ProgramBuilder& b, const SyncUnit& unit, i
     return;
   }
   if (microbatch + 1 < ctx_.workload.microbatches) return;  // accumulated locally (no_sync)
+  if (dp_.distributed_optimizer) return zero_after_backward(b, unit);
   fill_bucket(b, dense_, dp_.reduce_bytes * (unit.parameters - unit.expert_parameters));
   if (experts_.group.enabled()) fill_bucket(b, experts_, dp_.reduce_bytes * unit.expert_parameters);
 }
@@ -107,12 +152,111 @@ void DataParallelSync::flush_bucket(ProgramBuilder& b, Buckets& buckets) {
 }
 
 std::optional<OpId> DataParallelSync::finish(ProgramBuilder& b) {
-  if (dp_.enabled() && !dp_.fsdp) {
+  if (dp_.enabled() && dp_.distributed_optimizer) {
+    // Without overlap_grad_reduce every bucket's reduce-scatter follows the whole backward.
+    const std::vector<OpId> tails = compute_tails(b);
+    for (ZeroBuffer& buffer : zero_) {
+      for (const int bucket : buffer.pending_buckets) zero_reduce(b, buffer, bucket, tails);
+      buffer.pending_buckets.clear();
+    }
+  } else if (dp_.enabled() && !dp_.fsdp) {
     flush_bucket(b, dense_);
     flush_bucket(b, experts_);
   }
   if (reductions_.empty()) return std::nullopt;
   return reductions_.back();
+}
+
+void DataParallelSync::plan_zero_buffers() {
+  zero_[0].name = "zero1";
+  zero_[0].group = dp_;
+  zero_[1].name = "zero1.experts";
+  zero_[1].group = experts_.group;
+  const double size = dp_.bucket_size();
+  for (size_t which = 0; which < zero_.size(); ++which) {
+    ZeroBuffer& buffer = zero_[which];
+    if (!buffer.group.enabled()) continue;  // experts on every GPU of the group: nothing to reduce or shard
+    double open = 0;
+    int64_t last = 0;
+    for (const SyncUnit& unit : units_backward()) {
+      const double params = which == 0 ? unit.parameters - unit.expert_parameters : unit.expert_parameters;
+      if (params <= 0) continue;
+      buffer.bucket_of[unit.position] = static_cast<int>(buffer.parameters.size());
+      open += params;
+      last = unit.position;
+      if (open >= size) {
+        buffer.parameters.push_back(open);
+        buffer.closing.push_back(last);
+        open = 0;
+      }
+    }
+    if (open > 0) {
+      buffer.parameters.push_back(open);
+      buffer.closing.push_back(last);
+    }
+  }
+}
+
+void DataParallelSync::zero_gather(ProgramBuilder& b, ZeroBuffer& buffer, int bucket, const std::vector<OpId>& deps,
+                                   const std::vector<OpId>& after) {
+  const int saved_module = b.module();
+  b.set_module(-1);  // a bucket spans layers: named by its number, not a layer
+  const double params = buffer.parameters[static_cast<size_t>(bucket)];
+  buffer.gathers[bucket] = b.data_collective(
+      buffer.name + ".bucket" + std::to_string(bucket) + ".all_gather", CollectiveKind::kAllGather, kBf16Bytes * params,
+      buffer.group, Stream::kComm3, std::to_string(static_cast<int64_t>(params)) + " params", deps, after);
+  b.set_module(saved_module);
+}
+
+void DataParallelSync::zero_before_forward(ProgramBuilder& b, const SyncUnit& unit) {
+  // A bucket's gather is issued when its first unit's forward is reached, following the kernel that read the
+  // previous bucket (at most one bucket ahead); that unit's first kernel waits for it.
+  std::optional<OpId> wait;
+  for (ZeroBuffer& buffer : zero_) {
+    const auto found = buffer.bucket_of.find(unit.position);
+    if (found == buffer.bucket_of.end() || buffer.gathers.count(found->second)) continue;
+    std::vector<OpId> after;
+    if (const std::optional<OpId> reader = b.weights_reader()) after.push_back(*reader);
+    zero_gather(b, buffer, found->second, {}, after);
+    wait = buffer.gathers[found->second];  // issued after the other buffer's on the same stream
+  }
+  if (wait) b.wait_for_weights(*wait);
+}
+
+void DataParallelSync::zero_after_backward(ProgramBuilder& b, const SyncUnit& unit) {
+  for (ZeroBuffer& buffer : zero_) {
+    const auto found = buffer.bucket_of.find(unit.position);
+    if (found == buffer.bucket_of.end()) continue;
+    const int bucket = found->second;
+    if (buffer.closing[static_cast<size_t>(bucket)] != unit.position) continue;  // its bucket is still filling
+    if (dp_.overlap_grad_reduce) {
+      zero_reduce(b, buffer, bucket, compute_tails(b));
+    } else {
+      buffer.pending_buckets.push_back(bucket);
+    }
+  }
+}
+
+void DataParallelSync::zero_reduce(ProgramBuilder& b, ZeroBuffer& buffer, int bucket, const std::vector<OpId>& reads) {
+  const int saved_module = b.module();
+  b.set_module(-1);
+  const double params = buffer.parameters[static_cast<size_t>(bucket)];
+  // The bucket's whole gradient in, this rank's 1/dp shard out (what its optimizer updates).
+  reductions_.push_back(b.data_collective(buffer.name + ".bucket" + std::to_string(bucket) + ".reduce_scatter",
+                                          CollectiveKind::kReduceScatter, dp_.reduce_bytes * params, buffer.group,
+                                          Stream::kComm4, std::to_string(static_cast<int64_t>(params)) + " grads",
+                                          reads));
+  b.set_module(saved_module);
+}
+
+void DataParallelSync::after_optimizer(ProgramBuilder& b, OpId update) {
+  if (!dp_.enabled() || !dp_.distributed_optimizer || dp_.overlap_param_gather) return;
+  // Every bucket's updated shard gathered at once (Megatron's synchronous all-gathers after optimizer.step()).
+  for (ZeroBuffer& buffer : zero_) {
+    for (int bucket = static_cast<int>(buffer.parameters.size()) - 1; bucket >= 0; --bucket) {
+      zero_gather(b, buffer, bucket, {update}, {});
+    }
+  }
 }
 
 }  // namespace tpsim::model

@@ -8,9 +8,20 @@
 //   bucket 1 MiB, then bucket_MB each), earlier micro-batches accumulating without a sync (no_sync); an MoE
 //   model's expert gradients in buckets of their own over the expert-data-parallel group (Megatron's separate
 //   expert buffers).
+// - FSDP of an MoE model: a layer's expert parameters gathered and reduce-scattered over the expert-data-parallel
+//   group, the rest over the data-parallel group (full sharding only).
+// - The distributed optimizer (Megatron's): the last micro-batch's gradients reduce-scattered per bucket of
+//   bucket_size parameters (expert and dense parameters in buckets of their own, as DDP's), as each bucket's last
+//   unit finishes its backward (overlap_grad_reduce) or all after the backward; the updated bf16 parameters
+//   all-gathered in the same buckets after the optimizer, or (overlap_param_gather) before the step's first forward
+//   reads them, one bucket ahead (Megatron's forward pre-hook waits for its bucket and dispatches the next). Bucket
+//   boundaries fall between units (a decoder layer, the embedding, the head), where Megatron closes a bucket at the
+//   first parameter that fills it.
 // All-gathers run on stream comm3, reductions on comm4, over the data-parallel group; the optimizer waits for them.
 #pragma once
 
+#include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +38,8 @@ inline constexpr double kDdpFirstBucketBytes = 1024.0 * 1024;
 // prefix; "embedding" or "head") and the parameters one TP rank holds of it.
 struct SyncUnit {
   std::string name;
+  // Its place in the forward order: the embedding -1, decoder layer l (of the workload's) l, the head `layers`.
+  int64_t position = 0;
   double parameters = 0;
   // Of those, an MoE layer's experts: DDP all-reduces their gradients over the expert-data-parallel group (the
   // GPUs holding the same experts: tp x dp / (ep x etp) of them, ep x etp / tp replicas apart) instead of the
@@ -38,6 +51,9 @@ struct SyncUnit {
 class DataParallelSync {
  public:
   explicit DataParallelSync(const LayerContext& ctx);
+
+  // The micro-batch whose ops are issued next (the distributed optimizer gathers in the first one's forward).
+  void set_micro_batch(int64_t mb) { microbatch_ = mb; }
 
   SyncUnit layer_unit(int64_t layer) const;
   SyncUnit embedding_unit() const;
@@ -53,6 +69,12 @@ class DataParallelSync {
   // After the last backward: the open DDP bucket's all-reduce. Returns the step's last gradient reduction (the
   // others precede it on its stream): what the optimizer reads; nullopt without data parallelism.
   std::optional<OpId> finish(ProgramBuilder& b);
+  // After the optimizer's update `update`: the distributed optimizer's all-gathers of the updated parameters, when
+  // not overlapped with the next forward.
+  void after_optimizer(ProgramBuilder& b, OpId update);
+  // The parameters whose fp32 master weights and moments this rank updates: every local one, or its shard of them
+  // (FSDP; the distributed optimizer: the dense ones over the data-parallel group, the experts over theirs).
+  double optimizer_parameters() const;
 
  private:
   // DDP's buckets over one group: the open one's gradients and what they were last read after.
@@ -71,11 +93,36 @@ class DataParallelSync {
   void fill_bucket(ProgramBuilder& b, Buckets& buckets, double bytes);
   void flush_bucket(ProgramBuilder& b, Buckets& buckets);
 
+  // The distributed optimizer's buckets over one buffer (dense or expert parameters), numbered in backward order
+  // (Megatron fills them from the last parameter): each one's parameters, the unit closing it (its last in backward
+  // order), each unit's bucket, and the all-gathers issued so far.
+  struct ZeroBuffer {
+    std::string name;  // "zero1" or "zero1.experts"
+    DataParallel group;
+    std::vector<double> parameters;
+    std::vector<int64_t> closing;
+    std::map<int64_t, int> bucket_of;
+    std::map<int, OpId> gathers;
+    std::vector<int> pending_buckets;  // without overlap_grad_reduce: reduce-scattered after the backward
+  };
+  std::vector<SyncUnit> units_backward() const;
+  // The unit's expert parameters FSDP shards over the expert-data-parallel group apart from the rest (0 where that
+  // group is the data-parallel group itself).
+  double separate_experts(const SyncUnit& unit) const;
+  void plan_zero_buffers();
+  void zero_gather(ProgramBuilder& b, ZeroBuffer& buffer, int bucket, const std::vector<OpId>& deps,
+                   const std::vector<OpId>& after);
+  void zero_before_forward(ProgramBuilder& b, const SyncUnit& unit);
+  void zero_after_backward(ProgramBuilder& b, const SyncUnit& unit);
+  void zero_reduce(ProgramBuilder& b, ZeroBuffer& buffer, int bucket, const std::vector<OpId>& reads);
+
   LayerContext ctx_;
   DataParallel dp_;
   std::vector<OpId> reductions_;
   Buckets dense_;
-  Buckets experts_;  // an MoE model's expert gradients (group degree 1: nothing to reduce)
+  Buckets experts_;                 // an MoE model's expert gradients (group degree 1: nothing to reduce)
+  std::array<ZeroBuffer, 2> zero_;  // dense, experts
+  int64_t microbatch_ = 0;
 };
 
 }  // namespace tpsim::model

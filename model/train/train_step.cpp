@@ -4,6 +4,7 @@
 #include "model/layers/decoder_layer.hpp"
 #include "model/layers/lm_head.hpp"
 #include "model/memory/parameter_count.hpp"
+#include "model/moe/combined_1f1b.hpp"
 #include "model/moe/two_batch_step.hpp"
 #include "model/train/ddp_fsdp_sync.hpp"
 #include "model/train/selective_recompute.hpp"
@@ -14,13 +15,13 @@ namespace {
 // Gradient clipping (its norm over the local gradients, the all-reduce of the squared norm across the
 // TP group, the scaling) and AdamW: torch.optim.AdamW reads weight, gradient and both moments and
 // writes weight and moments; the bf16 copy of the weights is written after it.
-// Under FSDP each rank holds a 1/dp shard of every parameter: its norm's square is all-reduced over the
-// data-parallel group too. `synced`: the step's last gradient reduction over that group, which it reads.
-void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicates, std::optional<OpId> synced) {
+// Under FSDP each rank holds a 1/dp shard of every parameter, under the distributed optimizer a shard of the
+// gradients and state: its norm's square is all-reduced over the data-parallel group too. `synced`: the step's last
+// gradient reduction over that group, which it reads.
+void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicates, std::optional<OpId> synced,
+                    DataParallelSync& sync) {
   const DataParallel& dp = ctx.workload.data_parallel;
-  const double p = (layer_parameters_per_rank(ctx.arch, ctx.shard, {ctx.workload.first_layer, ctx.workload.layers}) +
-                    end_parameters_per_rank(ctx.arch, ctx.shard.tp, ctx.workload.embedding, ctx.workload.head)) /
-                   dp.shards();
+  const double p = sync.optimizer_parameters();
   const std::string shape = std::to_string(static_cast<int64_t>(p)) + " params";
   const double grads = kGradientBytesPerParameter * p, state = kAdamWStateBytesPerParameter * p;
   const OpId norm = b.memory("optimizer.grad_norm", grads, 0.0, 2.0 * p, shape,
@@ -28,13 +29,14 @@ void optimizer_step(ProgramBuilder& b, const LayerContext& ctx, bool communicate
   OpId total = communicates ? b.collective("optimizer.grad_norm.all_reduce", CollectiveKind::kAllReduce, sizeof(float),
                                            "[1]", {norm})
                             : norm;
-  if (dp.enabled() && dp.fsdp) {
-    total = b.data_collective("optimizer.grad_norm.fsdp.all_reduce", CollectiveKind::kAllReduce, sizeof(float), dp,
-                              Stream::kComm4, "[1]", {total});
+  if (dp.sharded_norm()) {
+    total = b.data_collective(dp.fsdp ? "optimizer.grad_norm.fsdp.all_reduce" : "optimizer.grad_norm.dp.all_reduce",
+                              CollectiveKind::kAllReduce, sizeof(float), dp, Stream::kComm4, "[1]", {total});
   }
   const OpId clipped = b.memory(kClipOpName, grads, grads, p, shape, {total});
   // Reads the gradient and the state, writes the state and the bf16 copy.
-  b.memory("optimizer.adamw", grads + state, state + kBf16Bytes * p, 12.0 * p, shape, {clipped});
+  const OpId update = b.memory("optimizer.adamw", grads + state, state + kBf16Bytes * p, 12.0 * p, shape, {clipped});
+  sync.after_optimizer(b, update);
 }
 
 // Every op of the forward that a module's backward reads.
@@ -139,10 +141,14 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
 
 void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
   DataParallelSync sync(ctx);
-  for (int64_t mb = 0; mb < ctx.workload.microbatches; ++mb) {
+  if (ctx.variant.overlap_moe_expert_parallel_comm && ctx.workload.microbatches > 0) {
+    build_combined_1f1b_micro_batches(b, ctx, strategy, sync);
+  }
+  for (int64_t mb = 0; mb < (ctx.variant.overlap_moe_expert_parallel_comm ? 0 : ctx.workload.microbatches); ++mb) {
     const std::string prefix = ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "";
     b.set_name_prefix(prefix);
     b.set_fp32_weight_gradients(true, mb > 0);
+    sync.set_micro_batch(mb);
     if (ctx.variant.two_batch_overlap) {
       two_batch_micro_batch(b, ctx, strategy, sync, mb, prefix);
     } else {
@@ -156,7 +162,7 @@ void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& st
   b.set_module(-1);
   if (ctx.workload.optimizer) {
     b.set_stage(OpStage::kOptimizer);
-    optimizer_step(b, ctx, strategy.communicates(), synced);
+    optimizer_step(b, ctx, strategy.communicates(), synced, sync);
   }
 }
 

@@ -360,3 +360,22 @@ TEST_CASE("search.cp adds context-parallel layouts whose scenarios run with the 
       "p.yaml");
   CHECK(plan::enumerate_candidates(plain, plan::plan_arch(plain), per_node).size() == 1);
 }
+
+TEST_CASE("the plan's zero1 layouts shard the optimizer state: Llama-3.1-8B at tp 2 x dp 4 fits under zero1, not ddp") {
+  // 4 billion parameters per GPU: DDP's 18 bytes each exceed the 80 GB H100; the distributed optimizer's 6 + 12/4 fit.
+  const std::string path =
+      temp_file("zero1.yaml",
+                "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {global_batch: 8, seq_len: 2048}\n"
+                "search: {tp: 2, pp: 1, micro_batch: 1, recompute: selective, tp_mode: sp, "
+                "data_parallel: [ddp, zero1]}\n");
+  const test::CommandResult ranked = test::run_tpsim("plan " + path + " --json -");
+  REQUIRE(ranked.exit_code == 0);
+  const nlohmann::json plan = nlohmann::json::parse(ranked.out);
+  REQUIRE(plan["rows"].size() == 1);
+  CHECK(plan["rows"][0]["data_parallel"] == "zero1");
+  const test::CommandResult explained = test::run_tpsim("plan " + path + " --explain 1");
+  REQUIRE(explained.exit_code == 0);
+  CHECK_THAT(explained.out, Catch::Matchers::Contains(
+                                "distributed_optimizer: {overlap_grad_reduce: true, overlap_param_gather: true}"));
+  std::filesystem::remove(path);
+}
