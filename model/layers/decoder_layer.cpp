@@ -1,6 +1,8 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/layers/decoder_layer.hpp"
 
+#include "model/layers/eager_kernels.hpp"
+
 #include "model/layers/latent_attention.hpp"
 #include "model/layers/linear_attention.hpp"
 #include "model/moe/moe_layer.hpp"
@@ -44,6 +46,10 @@ OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
   const OpId turned =
       b.memory(name + ".rotate", elements * kFp32Bytes, elements * kFp32Bytes, 6.0 * elements, shape, {up});
   return b.memory(name + ".to_bf16", elements * kFp32Bytes, elements * e, elements, shape, {turned});
+}
+
+bool eager_swiglu(const LayerContext& ctx) {
+  return ctx.workload.implementation.swiglu == SwigluKernel::kEager;
 }
 
 // The gated attention output: attention x sigmoid(gate), reading both and writing the product.
@@ -99,8 +105,10 @@ ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& 
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
   const ColumnOutput gate_up = tp.column_forward(b, ctx, gate_up_linear(ctx), input);
-  const OpId act = b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
-                            4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
+  const OpId act = eager_swiglu(ctx)
+                       ? eager_kernels(b, "ffn.swiglu", eager_swiglu_forward(e), t, ffn, gate_up.output)
+                       : b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
+                                  4.0 * static_cast<double>(t * ffn), shape_text(t, ffn), gate_up.output);
   if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}, {}};
   return tp.row_forward(b, ctx, down_linear(ctx), {act}, input);
 }
@@ -146,8 +154,11 @@ ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy&
   const std::vector<OpId> d_act = tp.row_backward(b, ctx, down_linear(ctx), grad, saved.row_input);
   // SwiGLU's backward reads gate, up and the incoming gradient, and writes the gradients of gate and up.
   const OpId d_gate_up =
-      b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
-               8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
+      eager_swiglu(ctx)
+          ? eager_kernels(b, "ffn.swiglu.backward", eager_swiglu_backward(e), t, ffn,
+                          joined(d_act, saved.column_output))
+          : b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
+                     8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), joined(d_act, saved.column_output));
   const ColumnLinear gate_up = gate_up_linear(ctx);
   return module_input_gradient(b, ctx, gate_up,
                                tp.column_input_gradient(b, ctx, gate_up, {d_gate_up}, saved.column_input), saved.input,
