@@ -17,13 +17,13 @@ constexpr double kTokenIdBytes = 8.0;  // int64 targets
 std::vector<EagerKernel> eager_norm_forward(double s) {
   std::vector<EagerKernel> k;
   if (s != kFp32) k.push_back({"to_fp32", s, kFp32, 0, 0, 0, 0});  // x.float()
-  k.push_back({"pow", kFp32, kFp32, 0, 0, 0, 1});                      // x.pow(2)
-  k.push_back({"mean", kFp32, 0, 0, kFp32, 0, 1});                     // .mean(-1, keepdim=True): [rows, 1]
-  k.push_back({"add_eps", 0, 0, kFp32, kFp32, 0, 0});                  // + eps, over [rows, 1]
-  k.push_back({"rsqrt", 0, 0, kFp32, kFp32, 0, 0});                    // torch.rsqrt, over [rows, 1]
-  k.push_back({"scale", kFp32, kFp32, kFp32, 0, 0, 1});                // x * rsqrt(...), the [rows, 1] broadcast
-  if (s != kFp32) k.push_back({"to_bf16", kFp32, s, 0, 0, 0, 0});      // .type_as(x)
-  k.push_back({"weight", s, s, 0, 0, s, 1});                           // * self.weight
+  k.push_back({"pow", kFp32, kFp32, 0, 0, 0, 1});                  // x.pow(2)
+  k.push_back({"mean", kFp32, 0, 0, kFp32, 0, 1});                 // .mean(-1, keepdim=True): [rows, 1]
+  k.push_back({"add_eps", 0, 0, kFp32, kFp32, 0, 0});              // + eps, over [rows, 1]
+  k.push_back({"rsqrt", 0, 0, kFp32, kFp32, 0, 0});                // torch.rsqrt, over [rows, 1]
+  k.push_back({"scale", kFp32, kFp32, kFp32, 0, 0, 1});            // x * rsqrt(...), the [rows, 1] broadcast
+  if (s != kFp32) k.push_back({"to_bf16", kFp32, s, 0, 0, 0, 0});  // .type_as(x)
+  k.push_back({"weight", s, s, 0, 0, s, 1});                       // * self.weight
   return k;
 }
 
@@ -108,8 +108,8 @@ OpId eager_kernels(ProgramBuilder& b, const std::string& name, const std::vector
   OpId last = 0;
   for (const EagerKernel& k : kernels) {
     last = b.memory(name + "." + k.name, n * k.read_per_element + r * k.read_per_row + w * k.read_per_width,
-                    n * k.written_per_element + r * k.written_per_row, n * k.flops_per_element,
-                    shape_text(rows, width), inputs);
+                    n * k.written_per_element + r * k.written_per_row, n * k.flops_per_element, shape_text(rows, width),
+                    inputs);
     inputs = {last};
   }
   return last;

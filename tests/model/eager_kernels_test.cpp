@@ -75,8 +75,7 @@ TEST_CASE("an eager RMSNorm moves the bytes of TorchTitan's expression, kernel b
         Approx(28 * n + 24 * rows + 4 * h));
 }
 
-TEST_CASE("each preset's norm and loss kernels: eager where its framework's code leaves them eager",
-          "[model][eager]") {
+TEST_CASE("each preset's norm and loss kernels: eager where its framework's code leaves them eager", "[model][eager]") {
   const double h = llama8b().hidden, rows = kTokens;
   const double v = llama8b().vocab, logits = rows * v;
   const double fused_norm = 2 * rows * h * 2 + 2 * h;  // reads the bf16 stream and weight, writes the stream
@@ -90,9 +89,9 @@ TEST_CASE("each preset's norm and loss kernels: eager where its framework's code
     const char* preset;
     double final_norm, loss;
   };
-  for (const Expected& e : {Expected{"torchtitan-2024", eager_norm, eager_loss},
-                            Expected{"torchtitan-2025", eager_norm, fused_loss},
-                            Expected{"megatron-te", fused_norm, fused_loss}}) {
+  for (const Expected& e :
+       {Expected{"torchtitan-2024", eager_norm, eager_loss}, Expected{"torchtitan-2025", eager_norm, fused_loss},
+        Expected{"megatron-te", fused_norm, fused_loss}}) {
     INFO(e.preset);
     const model::LayerGraph g = train_graph(model::implementation_preset(e.preset));
     const Sum norm = memory_under(g, "final.norm"), backward = memory_under(g, "final.norm.backward");
@@ -109,13 +108,12 @@ TEST_CASE("each preset's norm and loss kernels: eager where its framework's code
       model::build_layer_graph(llama8b(), layers, 1, test::variant(model::TpMode::kNoComm));
   CHECK(memory_under(forward, "final.norm").kernels == 1);
   layers.whole_model = true;  // with the LM head and loss, the final norm is eager
-  CHECK(memory_under(model::build_layer_graph(llama8b(), layers, 1, test::variant(model::TpMode::kNoComm)),
-                     "final.norm")
-            .kernels == 8);
+  CHECK(
+      memory_under(model::build_layer_graph(llama8b(), layers, 1, test::variant(model::TpMode::kNoComm)), "final.norm")
+          .kernels == 8);
 }
 
-TEST_CASE("autocast casts each linear's fp32 weight per forward and its gradient back per backward",
-          "[model][eager]") {
+TEST_CASE("autocast casts each linear's fp32 weight per forward and its gradient back per backward", "[model][eager]") {
   model::Implementation i;
   i.name = "custom";
   i.autocast = true;
