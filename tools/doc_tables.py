@@ -520,7 +520,9 @@ LLAMA2_34B = ("{name: llama-2-34b, model_type: llama, hidden_size: 8192, interme
 
 
 def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp", cp=1):
-    implementation = "{preset: torchtitan-2024, add_norm: separate}" if eager else "torchtitan-2024"
+    # Uncompiled, every RMSNorm and SwiGLU runs as eager PyTorch's kernels (train.py's compile = false).
+    implementation = ("{preset: torchtitan-2024, add_norm: separate, rms_norm: eager, swiglu: eager}" if eager
+                      else "torchtitan-2024")
     dtype = ", dtype: fp8, fp8_recipe: tensorwise" if fp8 else ""
     # 405B's 126 layers over 8 stages: the two end stages, beside the embedding and the LM head, a layer lighter (assumed).
     pipeline = "pipeline: {schedule: 1f1b, chunk_layers: [15, 16, 16, 16, 16, 16, 16, 15]}\n" if pp > 1 else ""

@@ -122,6 +122,12 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
   const bool first_piece = linears_ == 0 || linear != last_linear_name_;
   if (first_piece) ++linears_;
   last_linear_name_ = linear;
+  const GemmRole role = gemm_role_of(linear_name);
+  if (autocast_ && first_piece && role == GemmRole::kForward) {
+    // The weight [k, n] cast to bf16 before the GEMM: a weight is no activation, stream order alone.
+    const auto weights = static_cast<double>(shape.k * shape.n);
+    memory(name + ".weight_cast", kFp32Bytes * weights, kBf16Bytes * weights, 0, shape_text(shape.k, shape.n), {});
+  }
   const std::vector<OpId> inputs =
       fp8_recipe_ == Fp8Recipe::kNone ? deps : quantise_operands(linear_name, name, shape, deps, first_piece);
   OpId gemm = 0;
@@ -144,14 +150,21 @@ OpId ProgramBuilder::linear_gemm(const std::string& linear_name, const std::stri
   } else {
     gemm = gemm_kernel(linear_name, name, shape, inputs, false, 0.0);
   }
-  if (fp8_recipe_ == Fp8Recipe::kNone || !rescales_output(fp8_recipe_, gemm_role_of(linear_name))) return gemm;
+  if (autocast_ && first_piece && role == GemmRole::kWeightGradient) {
+    // The weight gradient [m, n] cast back to fp32 (nothing later in the step reads it before the optimizer).
+    const auto weights = static_cast<double>(shape.m * shape.n);
+    memory(name + ".grad_cast", kBf16Bytes * weights, kFp32Bytes * weights, 0, shape_text(shape.m, shape.n), {gemm});
+  }
+  if (fp8_recipe_ == Fp8Recipe::kNone || !rescales_output(fp8_recipe_, role)) return gemm;
   const double output = elem_bytes_ * static_cast<double>(shape.m * shape.n);
   return memory(name + ".rescale", output, output, static_cast<double>(shape.m * shape.n), shape_text(shape.m, shape.n),
                 {gemm});
 }
 
 double ProgramBuilder::output_bytes_per_element(const std::string& linear_name) const {
-  const bool fp32_gradient = fp32_weight_gradients_ && gemm_role_of(linear_name) == GemmRole::kWeightGradient;
+  // Under autocast the GEMM writes bf16 and the gradient's cast (linear_gemm) the fp32.
+  const bool fp32_gradient =
+      fp32_weight_gradients_ && !autocast_ && gemm_role_of(linear_name) == GemmRole::kWeightGradient;
   return fp32_gradient ? kFp32Bytes : elem_bytes_;
 }
 

@@ -69,6 +69,11 @@ class ProgramBuilder {
     fp32_weight_gradients_ = on;
     accumulate_weight_gradients_ = accumulate;
   }
+  // GEMMs issued next read bf16 casts of fp32 weights (torch.autocast over fp32 parameters): a linear's forward
+  // GEMM is preceded by its weight's cast (reads 4, writes 2 bytes per weight), its weight-gradient GEMM followed
+  // by the gradient's cast back to fp32 (ToCopyBackward0: reads 2, writes 4); the data gradient reads the forward's
+  // cast, which autocast's cache keeps. Once per linear, over every part and piece of it.
+  void set_autocast(bool on) { autocast_ = on; }
   // Linear `linear` (e.g. "attn.qkv_proj") runs as one GEMM per part (q, k, v), each of its own output
   // columns, named <gemm>.<part>: its weight gradient likewise, its data gradient as GEMMs over each
   // part's columns of K whose products add into the first's output (beta = 1).
@@ -157,6 +162,7 @@ class ProgramBuilder {
   Fp8Recipe fp8_recipe_ = Fp8Recipe::kNone;
   bool exchanges_as_nccl_calls_ = false;
   bool attention_fp8_ = false;
+  bool autocast_ = false;
   int layer_ = 0;
   int64_t first_layer_ = 0;
   int module_ = 0;

@@ -1,6 +1,8 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/layers/decoder_layer.hpp"
 
+#include "model/layers/eager_kernels.hpp"
+
 #include "model/layers/latent_attention.hpp"
 #include "model/layers/linear_attention.hpp"
 #include "model/moe/moe_layer.hpp"
@@ -48,6 +50,11 @@ OpId rotary(ProgramBuilder& b, const LayerContext& ctx, const std::string& name,
   return b.memory(name + ".to_bf16", elements * kFp32Bytes, elements * e, elements, shape, {turned});
 }
 
+// Whether SwiGLU runs as eager PyTorch's separate kernels (implementation.swiglu: eager).
+bool eager_swiglu(const LayerContext& ctx) {
+  return ctx.workload.implementation.swiglu == SwigluKernel::kEager;
+}
+
 // Whether the layer turns q and k (RoPE, whole or partial); GPT-2's learned positions turn nothing.
 bool has_rotary(const LayerContext& ctx) {
   return ctx.arch.rotary_fraction > 0.0;
@@ -61,6 +68,7 @@ OpId ffn_activation(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
   if (ctx.arch.style.mlp == MlpKind::kPlain) {
     return b.memory("ffn.gelu", out, out, 8.0 * static_cast<double>(t * ffn), shape_text(t, ffn), deps);
   }
+  if (eager_swiglu(ctx)) return eager_kernels(b, "ffn.swiglu", eager_swiglu_forward(e), t, ffn, deps);
   return b.memory("ffn.swiglu", static_cast<double>(t * 2 * ffn) * e, out, 4.0 * static_cast<double>(t * ffn),
                   shape_text(t, ffn), deps);
 }
@@ -74,6 +82,7 @@ OpId ffn_activation_backward(ProgramBuilder& b, const LayerContext& ctx, const s
     return b.memory("ffn.gelu.backward", static_cast<double>(t * 2 * ffn) * e, static_cast<double>(t * ffn) * e,
                     10.0 * static_cast<double>(t * ffn), shape_text(t, ffn), deps);
   }
+  if (eager_swiglu(ctx)) return eager_kernels(b, "ffn.swiglu.backward", eager_swiglu_backward(e), t, ffn, deps);
   return b.memory("ffn.swiglu.backward", static_cast<double>(t * 3 * ffn) * e, static_cast<double>(t * 2 * ffn) * e,
                   8.0 * static_cast<double>(t * ffn), shape_text(t, 2 * ffn), deps);
 }

@@ -25,6 +25,12 @@ namespace {
 // parallelize_llama.py's enable_float8_tensorwise_tp at torchtitan 820504e; the 2024 runs were bf16); Inductor
 // fusing each block's residual add with the RMSNorm after it (the traced layer's "residual add + RMSNorm (fused
 // Triton)" kernel; the add closing a block and the next block's attention_norm are in two compiled graphs).
+// Outside the compiled blocks, eager PyTorch: the final norm (torchtitan/models/norms.py RMSNorm, `_norm(x.float())
+// .type_as(x) * self.weight`, norm_type "rmsnorm" in train_configs/llama3_*.toml) and the loss, train.py's
+// `cross_entropy(pred.flatten(0, 1).float(), ...)`, left uncompiled ("compiling loss function causes CUDA errors,
+// turning off for now", torchtitan 3f20451, December 2024). Parameters are FSDP2's bf16 copies (apply_fsdp's
+// MixedPrecisionPolicy); no autocast (TorchTitan added AMP for single-device and DDP runs only in June 2025,
+// 0b44d4c).
 Implementation torchtitan_2024() {
   return {.name = "torchtitan-2024",
           .attention = AttentionKernel::kFa2,
@@ -37,13 +43,19 @@ Implementation torchtitan_2024() {
           .model_ends = ModelEndsMode::kNccl,
           .backward_order = BackwardOrder::kAutograd,
           .fp8_all_gather = true,
-          .add_norm = AddNormKernel::kFusedInLayer};
+          .add_norm = AddNormKernel::kFusedInLayer,
+          .norm = NormKernel::kEagerFinal,
+          .loss = LossKernel::kFp32Eager};
 }
 
-// The same choices under another name.
-Implementation renamed(Implementation implementation, const std::string& name) {
-  implementation.name = name;
-  return implementation;
+// TorchTitan at 820504e (June 2025): as in 2024, but the loss compiled with the model
+// (torchtitan/components/loss.py build_cross_entropy_loss: torch.compile(cross_entropy_loss) under
+// training.compile), Inductor fusing the upcast into its softmax kernels.
+Implementation torchtitan_2025() {
+  Implementation i = torchtitan_2024();
+  i.name = "torchtitan-2025";
+  i.loss = LossKernel::kFused;
+  return i;
 }
 
 // Each preset with the framework code it follows.
@@ -57,8 +69,8 @@ const std::vector<Implementation>& presets() {
       // compiled one by one with the embedding, final norm and output left eager. PyTorch's fused ops of
       // that time (torch 2.8 development) add barriers on entry to and exit from the reduce-scatter and skip
       // the local shard's copy into the gathered output when nothing reads it: neither is modelled apart (a
-      // barrier is one copy-engine step latency, the copy one shard).
-      renamed(torchtitan_2024(), "torchtitan-2025"),
+      // barrier is one copy-engine step latency, the copy one shard). Its loss is compiled (torchtitan_2025).
+      torchtitan_2025(),
       // Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM),
       // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
       // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
@@ -188,6 +200,41 @@ const std::vector<AddNormKernel>& add_norm_kernels() {
   return kinds;
 }
 
+std::string to_string(NormKernel kernel) {
+  switch (kernel) {
+    case NormKernel::kEagerFinal:
+      return "eager_final";
+    case NormKernel::kEager:
+      return "eager";
+    case NormKernel::kFused:
+      break;
+  }
+  return "fused";
+}
+
+const std::vector<NormKernel>& norm_kernels() {
+  static const std::vector<NormKernel> kinds = {NormKernel::kFused, NormKernel::kEagerFinal, NormKernel::kEager};
+  return kinds;
+}
+
+std::string to_string(LossKernel kernel) {
+  return kernel == LossKernel::kFp32Eager ? "fp32_eager" : "fused";
+}
+
+const std::vector<LossKernel>& loss_kernels() {
+  static const std::vector<LossKernel> kinds = {LossKernel::kFused, LossKernel::kFp32Eager};
+  return kinds;
+}
+
+std::string to_string(SwigluKernel kernel) {
+  return kernel == SwigluKernel::kEager ? "eager" : "fused";
+}
+
+const std::vector<SwigluKernel>& swiglu_kernels() {
+  static const std::vector<SwigluKernel> kinds = {SwigluKernel::kFused, SwigluKernel::kEager};
+  return kinds;
+}
+
 double serving_host_seconds(const Implementation& i, double gpu_step_s) {
   return i.overlap_scheduler ? std::max(0.0, i.step_host_s - gpu_step_s) : i.step_host_s;
 }
@@ -202,7 +249,9 @@ std::string describe(const Implementation& i) {
          (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
                                                        : "on the variant's collectives") +
-         ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) +
+         ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) + ", rms_norm " +
+         to_string(i.norm) + ", loss " + to_string(i.loss) + ", swiglu " + to_string(i.swiglu) +
+         (i.autocast ? ", autocast (fp32 parameters)" : "") +
          (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "") +
          (i.step_host_s > 0 ? ", host " + format_number("%.3g", i.step_host_s * 1e3) + " ms per decode step" : "") +
          (i.overlap_scheduler ? ", overlap scheduler" : "");

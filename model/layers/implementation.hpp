@@ -48,6 +48,23 @@ enum class BackwardOrder { kOverlapped, kAutograd };
 // fused_add_rms_norm, which also takes the add closing each layer into the next layer's or the final norm).
 enum class AddNormKernel { kSeparate, kFusedInLayer, kFused };
 
+// How an RMSNorm runs: one kernel (a compiled graph's, or a framework's fused kernel); PyTorch eager's kernels of
+// Llama's RMSNorm as TorchTitan writes it (`_norm(x.float()).type_as(x) * weight`: an upcast, pow, mean, the
+// eps add, rsqrt, the scaling, the downcast and the weight's product, and autograd's kernels for each in the
+// backward) everywhere; or eager for the final norm only (blocks compiled one by one leave the norm before the LM
+// head to eager PyTorch).
+enum class NormKernel { kFused, kEagerFinal, kEager };
+
+// How the loss runs over the logits: fused (a compiled or framework kernel reading the bf16 logits, its fp32
+// softmax kept for the backward: tpsim's idealised loss), or PyTorch eager's F.cross_entropy over
+// `logits.float()`: the fp32 upcast, log_softmax and nll_loss, and in the backward nll_loss's zero-filled
+// gradient, log_softmax's backward and the downcast (eager_kernels.hpp).
+enum class LossKernel { kFused, kFp32Eager };
+
+// SwiGLU as one kernel (a compiled graph's, Megatron's fused bias_swiglu), or as eager PyTorch runs
+// `F.silu(w1(x)) * w3(x)`: silu, then the product; in the backward the product's two gradients and silu_backward.
+enum class SwigluKernel { kFused, kEager };
+
 struct Implementation {
   std::string name;  // the preset's, or "custom" with keys of its own; empty: unset (the idealised layer)
   AttentionKernel attention = AttentionKernel::kProfile;
@@ -69,6 +86,14 @@ struct Implementation {
   // Ignored under other recipes (TorchTitan runs rowwise over plain TP, gathering bf16).
   bool fp8_all_gather = false;
   AddNormKernel add_norm = AddNormKernel::kSeparate;
+  NormKernel norm = NormKernel::kFused;
+  LossKernel loss = LossKernel::kFused;
+  SwigluKernel swiglu = SwigluKernel::kFused;
+  // fp32 parameters under torch.autocast (bf16): every linear's GEMM casts its fp32 weight to bf16 in each
+  // forward (autocast's cache holds the cast for the backward) and autograd casts its bf16 weight gradient back
+  // to fp32 (ToCopyBackward0). Frameworks that keep bf16 parameters beside fp32 master weights (FSDP2's
+  // MixedPrecisionPolicy, Megatron's distributed optimizer) cast nothing per GEMM.
+  bool autocast = false;
   // A serving framework's host time per decode step (its scheduler, sampling and output processing between two
   // steps), and whether its scheduler runs a step ahead, so that the host's time hides behind the GPU's step
   // unless it is longer (serving_host_seconds).
@@ -96,6 +121,15 @@ const std::vector<BackwardOrder>& backward_orders();
 // "separate", "fused_in_layer", "fused": the values of implementation.add_norm.
 std::string to_string(AddNormKernel kernel);
 const std::vector<AddNormKernel>& add_norm_kernels();
+// "fused", "eager_final", "eager": the values of implementation.rms_norm.
+std::string to_string(NormKernel kernel);
+const std::vector<NormKernel>& norm_kernels();
+// "fused", "fp32_eager": the values of implementation.loss.
+std::string to_string(LossKernel kernel);
+const std::vector<LossKernel>& loss_kernels();
+// "fused", "eager": the values of implementation.swiglu.
+std::string to_string(SwigluKernel kernel);
+const std::vector<SwigluKernel>& swiglu_kernels();
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
 // The host time a decode step of `gpu_step_s` on the GPU adds to the time per output token: the framework's

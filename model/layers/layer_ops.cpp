@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "model/layers/context_parallel_attention.hpp"
+#include "model/layers/eager_kernels.hpp"
 
 namespace tpsim::model {
 
@@ -32,6 +33,7 @@ ModuleInput residual_stream(ProgramBuilder& b, const LayerContext& ctx, const st
 }
 
 bool fuses_add_norm(const LayerContext& ctx, int module) {
+  if (eager_norm(ctx, module)) return false;  // eager kernels fuse nothing
   switch (ctx.workload.implementation.add_norm) {
     case AddNormKernel::kFused:
       return true;
@@ -45,6 +47,9 @@ bool fuses_add_norm(const LayerContext& ctx, int module) {
 
 OpId stream_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& name, const ModuleInput& input) {
   const int64_t tokens = ctx.local_tokens, width = ctx.arch.hidden;
+  if (eager_norm(ctx, b.module())) {
+    return eager_kernels(b, name, eager_norm_forward(stream_bytes(ctx, b)), tokens, width, input.deps());
+  }
   const bool fused =
       input.from_residual_add && input.ready && fuses_add_norm(ctx, b.module()) && b.can_continue(*input.ready);
   if (!fused) return rms_norm(b, name, tokens, width, input.deps());

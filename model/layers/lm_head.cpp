@@ -1,6 +1,8 @@
 // Embedding, LM head and loss ops with their FLOP and byte counts.
 #include "model/layers/lm_head.hpp"
 
+#include "model/layers/eager_kernels.hpp"
+
 namespace tpsim::model {
 namespace {
 
@@ -18,6 +20,34 @@ int64_t head_columns(const LayerContext& ctx) {
 
 ColumnLinear head_linear(const LayerContext& ctx) {
   return {"final.norm", "lm_head", head_columns(ctx), true};
+}
+
+bool eager_loss(const LayerContext& ctx) {
+  return ctx.workload.implementation.loss == LossKernel::kFp32Eager;
+}
+
+// The eager loss's forward over the rank's [t, v] logits (eager_loss_forward); returns log_softmax, whose fp32
+// output the backward reads. Under a vocabulary-parallel head (DTensor's loss_parallel), log_softmax's max pass
+// runs apart and the rows' max, target logit and sum of exponentials are all-reduced between the passes, the
+// bytes unchanged.
+OpId eager_loss_forward_ops(ProgramBuilder& b, int64_t t, int64_t v, bool reduce, const std::vector<OpId>& logits) {
+  const std::vector<EagerKernel> kernels = eager_loss_forward();  // to_fp32, log_softmax, nll
+  const OpId up = eager_kernels(b, "loss", {kernels[0]}, t, v, logits);
+  if (!reduce) {
+    const OpId softmax = eager_kernels(b, "loss", {kernels[1]}, t, v, {up});
+    eager_kernels(b, "loss", {kernels[2]}, t, v, {softmax});
+    return softmax;
+  }
+  const auto n = static_cast<double>(t * v), per_token = static_cast<double>(t) * kFp32;
+  const OpId max = b.memory("loss.max", n * kFp32, per_token, n, shape_text(t, v), {up});
+  const OpId max_reduced = b.collective("loss.max.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {max});
+  EagerKernel rest = kernels[1];
+  rest.read_per_element -= kFp32;  // the max pass ran above
+  const OpId softmax = eager_kernels(b, "loss", {rest}, t, v, {up, max_reduced});
+  const OpId nll = eager_kernels(b, "loss", {kernels[2]}, t, v, {softmax});
+  const OpId target = b.collective("loss.target.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {nll});
+  b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target});
+  return softmax;
 }
 
 }  // namespace
@@ -66,6 +96,8 @@ SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& t
   const std::string shape = shape_text(t, v);
   // A replicated head's logits are whole on every rank: the loss needs no reduction.
   const bool reduce = tp.communicates() && !replicated(ctx);
+  if (eager_loss(ctx))
+    return SavedHead{stream, logits.gemm_input, eager_loss_forward_ops(b, t, v, reduce, logits.output)};
   OpId max = b.memory("loss.max", logit_bytes, per_token, static_cast<double>(t * v), shape, logits.output);
   if (reduce) max = b.collective("loss.max.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {max});
   // exp(logit - max) in fp32, kept for the backward, its sum and the target's logit.
@@ -107,8 +139,10 @@ void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, 
 ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved) {
   const int64_t t = ctx.tokens, v = head_columns(ctx);
   const OpId d_logits =
-      b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
-               2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});
+      eager_loss(ctx)
+          ? eager_kernels(b, "loss.backward", eager_loss_backward(), t, v, {saved.softmax})
+          : b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
+                     2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});
   const HighPrecisionGemms bf16(b);
   return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
 }

@@ -4,6 +4,7 @@
 #include "model/parallel/tp_strategy.hpp"
 
 #include "base/input_error.hpp"
+#include "model/layers/eager_kernels.hpp"
 #include "model/parallel/dtp.hpp"
 #include "model/parallel/sequence_parallel.hpp"
 
@@ -15,6 +16,10 @@ OpId norm_backward_kernel(ProgramBuilder& b, const LayerContext& ctx, const Colu
                           std::vector<OpId> grad, const ModuleInput& module_input, bool written) {
   if (module_input.ready) grad.push_back(*module_input.ready);
   const int64_t rows = ctx.local_tokens;
+  if (eager_norm(ctx, b.module())) {
+    return eager_kernels(b, linear.norm_name + ".backward", eager_norm_backward(stream_bytes(ctx, b)), rows,
+                         ctx.arch.hidden, grad);
+  }
   const double bytes = static_cast<double>(rows * ctx.arch.hidden) * b.elem_bytes();
   return b.memory(linear.norm_name + ".backward", 2.0 * bytes + static_cast<double>(ctx.arch.hidden) * b.elem_bytes(),
                   written ? bytes : 0.0, 6.0 * static_cast<double>(rows * ctx.arch.hidden),
@@ -222,7 +227,7 @@ ModuleInput module_input_gradient(ProgramBuilder& b, const LayerContext& ctx, co
                                   const ModuleInput& skip) {
   const std::string name = module + ".residual.backward";
   const int64_t rows = ctx.local_tokens, width = ctx.arch.hidden;
-  if (ctx.workload.implementation.add_norm == AddNormKernel::kSeparate) {
+  if (ctx.workload.implementation.add_norm == AddNormKernel::kSeparate || eager_norm(ctx, b.module())) {
     const OpId dx = norm_backward_kernel(b, ctx, linear, std::move(grad), module_input, true);
     return ModuleInput{residual_add(b, name, rows, width, {dx}, skip.ready)};
   }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cli/cli_support.hpp"
 
@@ -110,4 +111,24 @@ TEST_CASE("validate --trace on the public trace compares its NCCL kernels with i
   // Measured NCCL time per step includes the broadcasts and each kernel's wait for the other rank; the predicted
   // time is the five all-reduces alone: both are printed, the error is what it is.
   CHECK_THAT(r.out, Contains("nccl ") && Contains("gemm ") && Contains("(none predicted)"));
+}
+
+TEST_CASE("validate --trace predicts our H200 step's memory-bound kernels at most 38% short of measured") {
+  // The scenario names the eager kernels the traced code launches (autocast's weight casts, eager RMSNorm and
+  // SwiGLU, the fp32 loss), costed at the profile's memory regime. Not modelled, and short by about 10.4 of the
+  // 32.5 ms measured (32%): the bf16-to-fp32 casts running at about 2.0 TB/s (PyTorch's non-vectorised casting
+  // copy) where the regime gives 4.3 (3.1 ms); the fp32 residual stream's activation casts and gradient sums under
+  // autocast (2.9 ms); the probe's bf16 RoPE and its backward's slice copies (1.9 ms); broadcasting products in the
+  // norms at 2.6 TB/s (1.2 ms); the fp32 embedding's sorted backward (1.0 ms). Above the measured would mean a
+  // kernel counted twice.
+  const test::CommandResult r =
+      test::run_tpsim("validate --trace " + kH200 + " --scenario scenarios/traces/h200-llama3-8b-2layers-train.yaml");
+  REQUIRE(r.exit_code == 0);
+  const size_t row = r.out.find("memory-bound ");
+  REQUIRE(row != std::string::npos);
+  std::istringstream fields(r.out.substr(row + 13));
+  double measured = 0, predicted = 0;
+  fields >> measured >> predicted;
+  CHECK(predicted >= 0.62 * measured);
+  CHECK(predicted <= measured);
 }
