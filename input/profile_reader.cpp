@@ -1,5 +1,6 @@
-// Profile YAML reader: sections gemm, memory, attention, nccl, copy_engine, one_shot, two_shot, nvls, multimem,
-// network, tree, launch; times in microseconds. A profile gives every required value or names its base
+// Profile YAML reader: sections gemm, memory, attention, linear_attention, deepep, nccl, copy_engine, the optional
+// transport sections (sim::transport_sections(): one_shot, two_shot, nvls, multimem, multimem_gather, network, tree),
+// power and launch; times in microseconds. A profile gives every required value or names its base
 // (a GPU preset's default profile or another profile file), whose values it overrides key by key. Every
 // value keeps where it came from: fitted (listed in its section's fit.values) or its source text.
 #include "input/profile_reader.hpp"
@@ -71,10 +72,11 @@ class ProfileReader {
 
   CostProfile read(const std::string& text) {
     const YAML::Node root = in_.parse_text(text);
-    in_.expect_map(
-        root, "the profile",
-        {"gpu", "base", "gemm", "memory", "attention", "linear_attention", "deepep", "nccl", "copy_engine", "one_shot",
-         "two_shot", "nvls", "multimem", "multimem_gather", "network", "tree", "launch", "power", "source"});
+    std::vector<std::string> sections = {"gpu",    "base", "gemm",       "memory", "attention", "linear_attention",
+                                         "deepep", "nccl", "copy_engine"};
+    for (const TransportSection& section : transport_sections()) sections.emplace_back(section.key);
+    sections.insert(sections.end(), {"launch", "power", "source"});
+    in_.expect_map(root, "the profile", sections);
     in_.require(root, "gpu", "the profile");
     CostProfile p;
     if (const YAML::Node base = root["base"]) {
@@ -399,6 +401,28 @@ class ProfileReader {
     record_sources(p, node, "deepep");
   }
 
+  // An optional transport section (transport_sections()) and its setting.
+  void read_transport_section(CostProfile& p, const YAML::Node& node, const TransportSection& section) const {
+    const TransportSection::Setting& setting = section.setting;
+    std::vector<std::string> extra;
+    if (setting.key) extra = {setting.key, std::string(setting.key) + "_source"};
+    p.*section.params = optional_transport(p, node, section.key, p.*section.params, extra);
+    if (!setting.key || !node[setting.key]) return;
+    const YAML::Node value = node[setting.key];
+    const std::string what = std::string(section.key) + "." + setting.key;
+    switch (setting.kind) {
+      case TransportSection::SettingKind::kBytes:
+        setting.set(p, bytes(value, what));
+        break;
+      case TransportSection::SettingKind::kPositiveBytes:
+        setting.set(p, in_.positive_number(value, what, model::kMaxSimulatedBytes));
+        break;
+      case TransportSection::SettingKind::kRanks:
+        setting.set(p, bounded_int(value, what, kMaxRanks));
+        break;
+    }
+  }
+
   void read_sections(const YAML::Node& root, CostProfile& p) const {
     if (root["gemm"]) read_gemm(p, root["gemm"]);
     if (const YAML::Node m = root["memory"]) {
@@ -431,28 +455,8 @@ class ProfileReader {
       }
       record_sources(p, c, "copy_engine", {{"all_ranks_link_efficiency", "all_ranks_source"}});
     }
-    if (const YAML::Node o = root["one_shot"]) {
-      p.one_shot = optional_transport(p, o, "one_shot", p.one_shot, {"max_bytes", "max_bytes_source"});
-      if (o["max_bytes"]) p.one_shot_max_bytes = bytes(o["max_bytes"], "one_shot.max_bytes");
-    }
-    if (const YAML::Node t = root["two_shot"]) {
-      p.two_shot = optional_transport(p, t, "two_shot", p.two_shot, {"max_bytes", "max_bytes_source"});
-      if (t["max_bytes"]) p.two_shot_max_bytes = bytes(t["max_bytes"], "two_shot.max_bytes");
-    }
-    if (const YAML::Node n = root["nvls"]) {
-      p.nvls = optional_transport(p, n, "nvls", p.nvls, {"min_ranks", "min_ranks_source"});
-      if (n["min_ranks"]) p.nvls_min_ranks = bounded_int(n["min_ranks"], "nvls.min_ranks", kMaxRanks);
-    }
-    if (root["multimem"]) p.multimem = optional_transport(p, root["multimem"], "multimem", p.multimem);
-    if (const YAML::Node g = root["multimem_gather"]) {
-      p.multimem_gather = optional_transport(p, g, "multimem_gather", p.multimem_gather);
-    }
-    if (root["network"]) p.network = optional_transport(p, root["network"], "network", p.network);
-    if (const YAML::Node t = root["tree"]) {
-      p.tree = optional_transport(p, t, "tree", p.tree, {"chunk_bytes", "chunk_bytes_source"});
-      if (t["chunk_bytes"]) {
-        p.tree_chunk_bytes = in_.positive_number(t["chunk_bytes"], "tree.chunk_bytes", model::kMaxSimulatedBytes);
-      }
+    for (const TransportSection& section : transport_sections()) {
+      if (const YAML::Node node = root[section.key]) read_transport_section(p, node, section);
     }
     if (root["power"]) read_power(p, root["power"]);
     if (const YAML::Node l = root["launch"]) {

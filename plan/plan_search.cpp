@@ -2,17 +2,15 @@
 #include "plan/plan_search.hpp"
 
 #include <poll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/child_process.hpp"
 #include "base/input_error.hpp"
 #include "input/gpu_reader.hpp"
 #include "input/yaml_reader.hpp"
@@ -139,19 +137,9 @@ void from_json(const Json& j, PlanRow& r) {
   r.exposed_dp_s = j["exposed"]["dp_s"], r.exposed_ep_s = j["exposed"]["ep_s"];
 }
 
-void write_line(int fd, const std::string& line) {
-  size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(4);
-    written += static_cast<size_t>(n);
-  }
-}
-
 // A worker: simulates its candidates in order, one JSON line each, then its cache's counts.
-[[noreturn]] void run_worker(int fd, const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
-                             bool use_cache) {
+void run_worker(int fd, const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
+                bool use_cache) {
   sim::SimulationCache cache;
   if (use_cache) cache.install();
   for (const Candidate& c : mine) {
@@ -165,39 +153,22 @@ void write_line(int fd, const std::string& line) {
     } catch (const std::exception& error) {
       message["error"] = error.what();
     }
-    write_line(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+    write_or_exit(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
   }
   Json end;
   end["cache"] = {{"hits", cache.stats().hits}, {"misses", cache.stats().misses}, {"saved_s", cache.stats().saved_s}};
-  write_line(fd, end.dump() + "\n");
-  ::close(fd);
-  _exit(0);
+  write_or_exit(fd, end.dump() + "\n");
 }
 
 struct Worker {
-  pid_t pid = -1;
-  int fd = -1;
+  ChildProcess process;
   std::string buffer;
   bool done = false;
 };
 
 Worker start_worker(const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
                     bool use_cache) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(5);
-    ::close(fds[0]);
-    run_worker(fds[1], plan, mine, gpus_per_node, use_cache);
-  }
-  ::close(fds[1]);
-  return Worker{pid, fds[0], {}, false};
+  return Worker{fork_child([&](int fd) { run_worker(fd, plan, mine, gpus_per_node, use_cache); }), {}, false};
 }
 
 class Progress {
@@ -274,7 +245,7 @@ void simulate_all(const model::PlanSpec& plan, const std::vector<Candidate>& tod
   size_t open = workers.size();
   while (open > 0) {
     std::vector<pollfd> fds;
-    for (const Worker& w : workers) fds.push_back(pollfd{w.done ? -1 : w.fd, POLLIN, 0});
+    for (const Worker& w : workers) fds.push_back(pollfd{w.done ? -1 : w.process.fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
       throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
     }
@@ -282,7 +253,7 @@ void simulate_all(const model::PlanSpec& plan, const std::vector<Candidate>& tod
       Worker& w = workers[i];
       if (w.done || fds[i].revents == 0) continue;
       char buffer[65536];
-      const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
+      const ssize_t n = ::read(w.process.fd, buffer, sizeof buffer);
       if (n < 0 && errno == EINTR) continue;
       if (n > 0) {
         w.buffer.append(buffer, static_cast<size_t>(n));
@@ -292,16 +263,10 @@ void simulate_all(const model::PlanSpec& plan, const std::vector<Candidate>& tod
         }
         continue;
       }
-      int status = 0;
-      ::waitpid(w.pid, &status, 0);
-      ::close(w.fd);
+      const int status = reap_child(w.process);
       w.done = true;
       --open;
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        result.failures.push_back(
-            "a worker process crashed" +
-            (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
-      }
+      if (!exited_cleanly(status)) result.failures.push_back("a worker process crashed" + signal_note(status));
     }
   }
   progress.finish();

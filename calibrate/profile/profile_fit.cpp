@@ -101,6 +101,221 @@ bool runs_low_latency_regime(const Measurement& m, const sim::GpuSpec& gpu, cons
   return ring_seconds(*profile.nccl_small, s, gpu.nvlink_Bps) < ring_seconds(profile.nccl, s, gpu.nvlink_Bps);
 }
 
+using Points = std::vector<const Measurement*>;
+
+// The measurements by the fit that takes them.
+struct PointsByFit {
+  Points all_gemms, gemms, fp8_gemms, copies, trees, overlaps, copy_overlaps, launches, shared_tail_points;
+  // The points of each optional transport section fitted on one algorithm (sim::transport_sections()).
+  std::map<std::string, Points> section_points;
+  // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
+  Points rings;
+  std::map<std::string, Points> forced_rings;
+  // Ring all-reduces of unknown protocol: beside the all-gathers they tell the call latency from the
+  // per-step latency (twice the steps); alone they fit the call latency.
+  Points ring_reduces;
+  // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
+  std::map<std::tuple<std::string, int, int, double>, Points> network;
+  int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
+};
+
+// Sorts the measurements by fit; counts the points of other GPUs and the rings NCCL ran with NVLS enabled.
+PointsByFit sort_points(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu, ProfileFit& out) {
+  PointsByFit points;
+  for (const Measurement& m : measurements) {
+    if (!m.correct) continue;          // a point that failed its correctness check calibrates nothing
+    if (m.kind == "decode") continue;  // fitted on the target GPU after a transfer (calibrate/fits/decode_fit.hpp)
+    if (m.kind == "collective" && m.collective == "allreduce" && m.algorithm == "tree") {
+      // Its hops run on NVLink inside nodes: this GPU's points only.
+      if (m.gpu == gpu.name) {
+        points.trees.push_back(&m);
+      } else {
+        ++out.other_gpu_points;
+      }
+      continue;
+    }
+    if (m.nodes > 1) {
+      if (m.collective == "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) {
+        points.network[{m.gpu, m.ranks, m.nodes, m.nic_GBps}].push_back(&m);
+      }
+      continue;  // nothing inside one node is fitted on points across nodes
+    }
+    if (m.gpu != gpu.name) {
+      ++out.other_gpu_points;
+      continue;
+    }
+    if (m.details.value("nvls_declined", false)) {
+      points.declined_ranks = std::max(points.declined_ranks, m.ranks);
+      out.nvls_declined.push_back(m.origin);
+    }
+    if (m.kind == "gemm") points.all_gemms.push_back(&m);
+    // GEMMs capped below the GPU's power limit tell the power curve, not the compute rate at the limit.
+    const bool rate_point = m.kind == "gemm" && !ran_below_power_limit(m, gpu);
+    if (rate_point && m.dtype == "bf16") points.gemms.push_back(&m);
+    if (rate_point && m.dtype == "fp8") points.fp8_gemms.push_back(&m);
+    if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) points.overlaps.push_back(&m);
+    if (m.kind == "overlap" && m.pattern == "memcpy_peer") points.copy_overlaps.push_back(&m);
+    if (is_partner_first_copy_kernel(m)) points.shared_tail_points.push_back(&m);
+    if (m.kind == "launch") points.launches.push_back(&m);
+    if (m.kind == "memcpy" && m.path == "peer") points.copies.push_back(&m);
+    if (m.kind != "collective") continue;
+    const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
+    if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) {
+      (m.protocol == "unknown" ? points.rings : points.forced_rings[m.protocol]).push_back(&m);
+    }
+    if (m.collective == "allreduce" && m.algorithm == "ring") {
+      (m.protocol == "unknown" ? points.ring_reduces : points.forced_rings[m.protocol]).push_back(&m);
+    }
+    for (const sim::TransportSection& section : sim::transport_sections()) {
+      if (*section.algorithm == '\0' || m.algorithm != section.algorithm) continue;
+      if (section.gathers ? gather_or_scatter : m.collective == "allreduce")
+        points.section_points[section.key].push_back(&m);
+    }
+  }
+  return points;
+}
+
+// The compute sections: the power curve, GEMM rates (bf16, fp8, grouped), the attention kernels, the GEMM's tail
+// beside a comm kernel, and what follows from them (linear attention, DeepEP).
+void fit_compute(const PointsByFit& points, const sim::GpuSpec& gpu, const sim::CostProfile* base, ProfileFit& out) {
+  if (!base || (!points.gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
+    out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
+    out.power_measured_source = "assumed: the power limit of " + gpu.name +
+                                " (its preset's), which the compute measurements' sources do not state";
+    out.transfer_energy_source = assumed_transfer_energy_source(gpu);
+  }
+  if (!points.gemms.empty()) {
+    const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;
+    fit_gemms(points.gemms, gpu, out);
+    out.profile.gemm.fp8_efficiency = kept_fp8;
+  } else {
+    out.not_fitted.push_back("gemm");
+  }
+  fit_power_curve(points.all_gemms, gpu, out);
+  if (!base) {
+    out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
+    out.attention_backward_source = kFa3BackwardSource;
+    out.profile.attention.kernel = "fa3";
+    out.profile.attention.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency};
+    out.profile.attention.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency};
+    out.attention_kernel_sources = {{"fa2", kFa2Source}, {"cudnn", kCudnnSource}};
+    out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
+    source_nccl_channels(gpu, out);
+    out.profile.gemm.shared_tail_tiles = kH200SharedTailTiles;
+    out.shared_tail_source =
+        std::string(gpu.compute_capability == 90 ? "not fitted here: " : "assumed: ") + kSharedTailOrigin +
+        (gpu.compute_capability == 90 ? ", carried to this SM90 GPU (the same cuBLAS persistent GEMM kernels)"
+                                      : ", carried to a GPU whose GEMM kernels it did not measure");
+  }
+  if (!points.shared_tail_points.empty()) {
+    ComponentFit c;
+    out.profile.gemm.shared_tail_tiles = fit_shared_tail(points.shared_tail_points, gpu, out.profile, c);
+    out.shared_tail_source = "fitted on " + std::to_string(c.errors.size()) +
+                             " GEMMs beside a copy kernel holding some SMs first (GEMM slowdown, max error " +
+                             model::format_number("%.1f%%", c.max_abs_error_pct) + ")";
+    out.fits.push_back(c);
+  }
+  if (!base && gpu.peak_fp8_flops > 0) {
+    out.profile.attention.fp8_efficiency = kFa3Fp8Efficiency;
+    out.attention_fp8_source = kFa3Fp8Source;
+  }
+  if (!points.fp8_gemms.empty() && gpu.peak_fp8_flops > 0) {
+    fit_fp8_gemms(points.fp8_gemms, gpu, out);
+  } else {
+    derive_fp8_efficiency(gpu, out);  // from this GPU's published fractions, where known
+  }
+  if (!points.gemms.empty() || !base) derive_grouped_efficiency(out);  // follows the bf16 efficiency fitted here
+  if (!out.profile.linear_attention) derive_linear_attention(out);
+  derive_deepep(out);  // what the base profile does not give
+}
+
+// NCCL's rings: Simple and the low-latency regimes, and the per-call latency.
+void fit_nccl_rings(const PointsByFit& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  // One ring line across rank counts (steps and per-step bytes follow n). Points of unknown protocol
+  // fit Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
+  bool simple_fitted = two_sizes(points.rings);
+  if (simple_fitted) {
+    std::vector<const Measurement*> ring = points.rings;
+    ring.insert(ring.end(), points.ring_reduces.begin(), points.ring_reduces.end());
+    fit_ring_protocols(ring, gpu, out);
+  } else {
+    // The call latency alone, on the all-reduces that run the low-latency regime (latency-bound).
+    std::vector<const Measurement*> latency_bound;
+    for (const Measurement* m : points.ring_reduces) {
+      if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
+    }
+    // Two at least: one point would fit the constant exactly and say nothing of its error.
+    if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
+  }
+  // Points that name their protocol tell the call latency where nothing above did: with the
+  // lowest-latency regime measured.
+  if (out.call_latency_source.empty()) {
+    for (const char* protocol : {"ll", "ll128", "simple"}) {
+      const auto found = points.forced_rings.find(protocol);
+      if (found == points.forced_rings.end() || !two_sizes(found->second)) continue;
+      fit_call_latency_with_regime(protocol, found->second, gpu, out);
+      break;
+    }
+  }
+  for (const auto& [protocol, forced] : points.forced_rings) {
+    if (!two_sizes(forced)) continue;
+    if (protocol == "simple") {
+      fit_transport("nccl_simple", forced, gpu, out.profile.nccl, out);
+      simple_fitted = true;
+      continue;
+    }
+    std::optional<sim::TransportParams>& regime = protocol == "ll" ? out.profile.nccl_ll : out.profile.nccl_ll128;
+    regime = sim::TransportParams{};
+    fit_transport("nccl_" + protocol, forced, gpu, *regime, out);
+  }
+  if (!simple_fitted) out.not_fitted.push_back("nccl");
+}
+
+// The optional transport sections and the tree and network.
+void fit_optional_sections(const PointsByFit& points, const sim::GpuSpec& gpu, ProfileFit& out) {
+  // The optional transport sections: absent unless measured (or in the base); multicast needs NVSwitch with
+  // in-switch reduction.
+  for (const sim::TransportSection& section : sim::transport_sections()) {
+    const auto found = points.section_points.find(section.key);
+    if (found == points.section_points.end() || !two_sizes(found->second)) continue;
+    if (section.needs_switch_reduction && !gpu.switch_reduction) continue;
+    std::optional<sim::TransportParams>& params = out.profile.*section.params;
+    params = sim::TransportParams{};
+    fit_transport(section.key, found->second, gpu, *params, out);
+  }
+  if (points.declined_ranks > 0) out.profile.nvls_min_ranks = points.declined_ranks + 1;
+  if (two_sizes(points.trees)) fit_tree_section(points.trees, gpu, out);
+  const auto widest = std::max_element(points.network.begin(), points.network.end(),
+                                       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  if (widest != points.network.end() && two_sizes(widest->second)) {
+    fit_network(widest->second, out);  // optional, like nvls and two_shot: absent unless measured
+  }
+}
+
+// Peer copies: step latency and efficiency from several sizes, the efficiency alone from one.
+void fit_copies(const Points& copies, const sim::GpuSpec& gpu, ProfileFit& out) {
+  if (two_sizes(copies)) {
+    fit_copy_steps(copies, gpu, out);
+  } else if (!copies.empty()) {
+    // One size: the efficiency alone (its step latency stays assumed), each point's error that of the
+    // copy step's closed form with the assumed latency, as the report predicts it.
+    auto nominal_GBps = [&gpu](const Measurement* m) { return m->spec_GBps > 0 ? m->spec_GBps : gpu.nvlink_Bps / 1e9; };
+    double sum = 0;
+    for (const Measurement* m : copies) sum += m->algbw_GBps() / nominal_GBps(m);
+    out.profile.copy_engine.link_efficiency = sum / static_cast<double>(copies.size());
+    ComponentFit c;
+    c.name = "copy_engine";
+    for (const Measurement* m : copies) {
+      const double predicted = copy_seconds(out.profile.copy_engine, *m, gpu.nvlink_Bps);
+      c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
+      c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
+    }
+    out.fits.push_back(c);
+  } else {
+    out.not_fitted.push_back("copy_engine");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit) {
@@ -157,210 +372,20 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
     out.profile.collective_host_s = kTorchCollectiveHostUs * 1e-6;
   }
   out.profile.gpu = gpu.name;
-  std::vector<const Measurement*> all_gemms, gemms, fp8_gemms, one_shot, two_shot, nvls, multimem, multimem_gather,
-      copies, trees, overlaps, copy_overlaps, launches, shared_tail_points;
-  // Ring all-gathers / reduce-scatters, any rank count: of unknown protocol, and by the protocol forced.
-  std::vector<const Measurement*> rings;
-  std::map<std::string, std::vector<const Measurement*>> forced_rings;
-  // Ring all-reduces of unknown protocol: beside the all-gathers they tell the call latency from the
-  // per-step latency (twice the steps); alone they fit the call latency.
-  std::vector<const Measurement*> ring_reduces;
-  // Multi-node ring all-reduces, by (GPU, ranks, nodes, NIC): one system per fit.
-  std::map<std::tuple<std::string, int, int, double>, std::vector<const Measurement*>> network;
-  int declined_ranks = 0;  // the most ranks NCCL ran a ring on with NVLS enabled
-  for (const Measurement& m : measurements) {
-    if (!m.correct) continue;          // a point that failed its correctness check calibrates nothing
-    if (m.kind == "decode") continue;  // fitted on the target GPU after a transfer (calibrate/fits/decode_fit.hpp)
-    if (m.kind == "collective" && m.collective == "allreduce" && m.algorithm == "tree") {
-      // Its hops run on NVLink inside nodes: this GPU's points only.
-      if (m.gpu == gpu.name) {
-        trees.push_back(&m);
-      } else {
-        ++out.other_gpu_points;
-      }
-      continue;
-    }
-    if (m.nodes > 1) {
-      if (m.collective == "allreduce" && (m.algorithm == "ring" || m.algorithm == "unknown")) {
-        network[{m.gpu, m.ranks, m.nodes, m.nic_GBps}].push_back(&m);
-      }
-      continue;  // nothing inside one node is fitted on points across nodes
-    }
-    if (m.gpu != gpu.name) {
-      ++out.other_gpu_points;
-      continue;
-    }
-    if (m.details.value("nvls_declined", false)) {
-      declined_ranks = std::max(declined_ranks, m.ranks);
-      out.nvls_declined.push_back(m.origin);
-    }
-    if (m.kind == "gemm") all_gemms.push_back(&m);
-    // GEMMs capped below the GPU's power limit tell the power curve, not the compute rate at the limit.
-    const bool rate_point = m.kind == "gemm" && !ran_below_power_limit(m, gpu);
-    if (rate_point && m.dtype == "bf16") gemms.push_back(&m);
-    if (rate_point && m.dtype == "fp8") fp8_gemms.push_back(&m);
-    if (m.kind == "overlap" && model::collective_kind_named(m.pattern)) overlaps.push_back(&m);
-    if (m.kind == "overlap" && m.pattern == "memcpy_peer") copy_overlaps.push_back(&m);
-    if (is_partner_first_copy_kernel(m)) shared_tail_points.push_back(&m);
-    if (m.kind == "launch") launches.push_back(&m);
-    if (m.kind == "memcpy" && m.path == "peer") copies.push_back(&m);
-    if (m.kind != "collective") continue;
-    const bool gather_or_scatter = m.collective == "allgather" || m.collective == "reducescatter";
-    if (gather_or_scatter && (m.algorithm == "ring" || m.algorithm == "unknown")) {
-      (m.protocol == "unknown" ? rings : forced_rings[m.protocol]).push_back(&m);
-    }
-    if (m.collective == "allreduce" && m.algorithm == "ring") {
-      (m.protocol == "unknown" ? ring_reduces : forced_rings[m.protocol]).push_back(&m);
-    }
-    if (m.collective == "allreduce" && m.algorithm == "one_shot") one_shot.push_back(&m);
-    if (m.collective == "allreduce" && m.algorithm == "two_shot") two_shot.push_back(&m);
-    if (m.collective == "allreduce" && m.algorithm == "nvls") nvls.push_back(&m);
-    if (m.algorithm == "multimem" && m.collective == "allreduce") multimem.push_back(&m);
-    if (m.algorithm == "multimem" && gather_or_scatter) multimem_gather.push_back(&m);
-  }
-  if (!base || (!gemms.empty() && out.profile.power)) {  // compute rates fitted here: at this GPU's limit
-    out.profile.power = assumed_power_curve(gpu, gpu.power_limit_W, out.profile.power);
-    out.power_measured_source = "assumed: the power limit of " + gpu.name +
-                                " (its preset's), which the compute measurements' sources do not state";
-    out.transfer_energy_source = assumed_transfer_energy_source(gpu);
-  }
-  if (!gemms.empty()) {
-    const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;
-    fit_gemms(gemms, gpu, out);
-    out.profile.gemm.fp8_efficiency = kept_fp8;
-  } else {
-    out.not_fitted.push_back("gemm");
-  }
-  fit_power_curve(all_gemms, gpu, out);
-  if (!base) {
-    out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
-    out.attention_backward_source = kFa3BackwardSource;
-    out.profile.attention.kernel = "fa3";
-    out.profile.attention.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency};
-    out.profile.attention.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency};
-    out.attention_kernel_sources = {{"fa2", kFa2Source}, {"cudnn", kCudnnSource}};
-    out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
-    source_nccl_channels(gpu, out);
-    out.profile.gemm.shared_tail_tiles = kH200SharedTailTiles;
-    out.shared_tail_source =
-        std::string(gpu.compute_capability == 90 ? "not fitted here: " : "assumed: ") + kSharedTailOrigin +
-        (gpu.compute_capability == 90 ? ", carried to this SM90 GPU (the same cuBLAS persistent GEMM kernels)"
-                                      : ", carried to a GPU whose GEMM kernels it did not measure");
-  }
-  if (!shared_tail_points.empty()) {
-    ComponentFit c;
-    out.profile.gemm.shared_tail_tiles = fit_shared_tail(shared_tail_points, gpu, out.profile, c);
-    out.shared_tail_source = "fitted on " + std::to_string(c.errors.size()) +
-                             " GEMMs beside a copy kernel holding some SMs first (GEMM slowdown, max error " +
-                             model::format_number("%.1f%%", c.max_abs_error_pct) + ")";
-    out.fits.push_back(c);
-  }
-  if (!base && gpu.peak_fp8_flops > 0) {
-    out.profile.attention.fp8_efficiency = kFa3Fp8Efficiency;
-    out.attention_fp8_source = kFa3Fp8Source;
-  }
-  if (!fp8_gemms.empty() && gpu.peak_fp8_flops > 0) {
-    fit_fp8_gemms(fp8_gemms, gpu, out);
-  } else {
-    derive_fp8_efficiency(gpu, out);  // from this GPU's published fractions, where known
-  }
-  if (!gemms.empty() || !base) derive_grouped_efficiency(out);  // follows the bf16 efficiency fitted here
-  if (!out.profile.linear_attention) derive_linear_attention(out);
-  derive_deepep(out);  // what the base profile does not give
-  // One ring line across rank counts (steps and per-step bytes follow n). Points of unknown protocol
-  // fit Simple and one low-latency regime; a regime fitted on points that name their protocol replaces it.
-  bool simple_fitted = two_sizes(rings);
-  if (simple_fitted) {
-    std::vector<const Measurement*> ring = rings;
-    ring.insert(ring.end(), ring_reduces.begin(), ring_reduces.end());
-    fit_ring_protocols(ring, gpu, out);
-  } else {
-    // The call latency alone, on the all-reduces that run the low-latency regime (latency-bound).
-    std::vector<const Measurement*> latency_bound;
-    for (const Measurement* m : ring_reduces) {
-      if (runs_low_latency_regime(*m, gpu, out.profile)) latency_bound.push_back(m);
-    }
-    // Two at least: one point would fit the constant exactly and say nothing of its error.
-    if (latency_bound.size() >= 2) fit_call_latency(latency_bound, gpu, out);
-  }
-  // Points that name their protocol tell the call latency where nothing above did: with the
-  // lowest-latency regime measured.
-  if (out.call_latency_source.empty()) {
-    for (const char* protocol : {"ll", "ll128", "simple"}) {
-      const auto found = forced_rings.find(protocol);
-      if (found == forced_rings.end() || !two_sizes(found->second)) continue;
-      fit_call_latency_with_regime(protocol, found->second, gpu, out);
-      break;
-    }
-  }
-  for (const auto& [protocol, points] : forced_rings) {
-    if (!two_sizes(points)) continue;
-    if (protocol == "simple") {
-      fit_transport("nccl_simple", points, gpu, out.profile.nccl, out);
-      simple_fitted = true;
-      continue;
-    }
-    std::optional<sim::TransportParams>& regime = protocol == "ll" ? out.profile.nccl_ll : out.profile.nccl_ll128;
-    regime = sim::TransportParams{};
-    fit_transport("nccl_" + protocol, points, gpu, *regime, out);
-  }
-  if (!simple_fitted) out.not_fitted.push_back("nccl");
-  if (two_sizes(one_shot)) {  // optional, like two_shot and nvls: absent unless measured (or in the base)
-    out.profile.one_shot = sim::TransportParams{};
-    fit_transport("one_shot", one_shot, gpu, *out.profile.one_shot, out);
-  }
-  if (two_sizes(two_shot)) {
-    out.profile.two_shot = sim::TransportParams{};
-    fit_transport("two_shot", two_shot, gpu, *out.profile.two_shot, out);
-  }
-  if (two_sizes(nvls)) {
-    out.profile.nvls = sim::TransportParams{};
-    fit_transport("nvls", nvls, gpu, *out.profile.nvls, out);
-  }
-  if (declined_ranks > 0) out.profile.nvls_min_ranks = declined_ranks + 1;
-  if (two_sizes(multimem) && gpu.switch_reduction) {  // multicast needs NVSwitch with in-switch reduction
-    out.profile.multimem = sim::TransportParams{};
-    fit_transport("multimem", multimem, gpu, *out.profile.multimem, out);
-  }
-  if (two_sizes(multimem_gather) && gpu.switch_reduction) {
-    out.profile.multimem_gather = sim::TransportParams{};
-    fit_transport("multimem_gather", multimem_gather, gpu, *out.profile.multimem_gather, out);
-  }
-  if (two_sizes(trees)) fit_tree_section(trees, gpu, out);
-  const auto widest = std::max_element(network.begin(), network.end(),
-                                       [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  if (widest != network.end() && two_sizes(widest->second)) {
-    fit_network(widest->second, out);  // optional, like nvls and two_shot: absent unless measured
-  }
-  if (!launches.empty()) fit_launches(launches, out);
+  const PointsByFit points = sort_points(measurements, gpu, out);
+  fit_compute(points, gpu, base, out);
+  fit_nccl_rings(points, gpu, out);
+  fit_optional_sections(points, gpu, out);
+  if (!points.launches.empty()) fit_launches(points.launches, out);
   // GEMMs beside peer copies: the copies' power draw, before the SM share is fitted with it.
-  fit_transfer_energy(copy_overlaps, gpu, out);
+  fit_transfer_energy(points.copy_overlaps, gpu, out);
   // GEMMs beside collectives the simulator can rebuild (fp8 ones need an fp8 rate).
   std::vector<const Measurement*> sm_points;
-  for (const Measurement* m : overlaps) {
+  for (const Measurement* m : points.overlaps) {
     if (composite_not_modelled(*m, sim::CostModel(gpu, out.profile)).empty()) sm_points.push_back(m);
   }
   if (!sm_points.empty()) fit_sm_share(sm_points, gpu, out);
-  if (two_sizes(copies)) {
-    fit_copy_steps(copies, gpu, out);
-  } else if (!copies.empty()) {
-    // One size: the efficiency alone (its step latency stays assumed), each point's error that of the
-    // copy step's closed form with the assumed latency, as the report predicts it.
-    auto nominal_GBps = [&gpu](const Measurement* m) { return m->spec_GBps > 0 ? m->spec_GBps : gpu.nvlink_Bps / 1e9; };
-    double sum = 0;
-    for (const Measurement* m : copies) sum += m->algbw_GBps() / nominal_GBps(m);
-    out.profile.copy_engine.link_efficiency = sum / static_cast<double>(copies.size());
-    ComponentFit c;
-    c.name = "copy_engine";
-    for (const Measurement* m : copies) {
-      const double predicted = copy_seconds(out.profile.copy_engine, *m, gpu.nvlink_Bps);
-      c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
-      c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
-    }
-    out.fits.push_back(c);
-  } else {
-    out.not_fitted.push_back("copy_engine");
-  }
+  fit_copies(points.copies, gpu, out);
   if (out.fits.empty() && !out.refused.empty()) throw InputError(out.refused.front());
   if (out.fits.empty()) {
     throw InputError(

@@ -49,10 +49,11 @@ struct ProfileFit {
   // All-reduces NCCL ran as rings with NVLS enabled (file:line): they set nvls.min_ranks.
   std::vector<std::string> nvls_declined;
   // Set when the profile was carried to another GPU (profile_transfer.hpp): how the GEMM efficiency
-  // was scaled, why the nvls section was dropped, the attention efficiency's source.
+  // was scaled, why the nvls or multimem sections were dropped, the attention efficiency's source.
   std::string gemm_source;
-  std::string nvls_absent;
-  std::string multimem_absent;
+  // Why optional transport sections were dropped ("no nvls section: ..."), keyed by the section the written profile
+  // gives the comment after (the last of those it is about).
+  std::map<std::string, std::string> absent_notes;
   std::string attention_source;
   std::string attention_fp8_source;       // how attention.fp8_efficiency was found here (empty: from the base)
   std::string attention_backward_source;  // how attention.backward_efficiency was found (empty: from the base)

@@ -62,13 +62,15 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   if (!target.switch_reduction && (p.multimem || p.multimem_gather)) {
     p.multimem.reset();
     p.multimem_gather.reset();
-    fit.multimem_absent = target.name + "'s NVSwitch has no multicast with reduction (switch_reduction: false)";
+    fit.absent_notes["multimem_gather"] = "no multimem sections: " + target.name +
+                                          "'s NVSwitch has no multicast with reduction (switch_reduction: false)";
   }
   if (!target.switch_reduction && p.nvls) {
     p.nvls.reset();
     p.nvls_min_ranks = 2;
     fit.nvls_declined.clear();
-    fit.nvls_absent = target.name + "'s NVSwitch has no in-switch reduction (switch_reduction: false in its preset)";
+    fit.absent_notes["nvls"] = "no nvls section: " + target.name +
+                               "'s NVSwitch has no in-switch reduction (switch_reduction: false in its preset)";
   }
   if (target.compute_capability / 10 == 8) {  // Ampere runs FlashAttention-2; the Hopper kernels' rates do not apply
     fit.attention_source = kA100AttentionSource;

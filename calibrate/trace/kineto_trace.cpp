@@ -195,6 +195,150 @@ bool looks_like_kineto_trace(const std::string& bytes) {
   return bytes.find("\"traceEvents\"") != std::string::npos && first_line.find("\"kind\"") == std::string::npos;
 }
 
+namespace {
+
+// Reads a trace's events one by one, then joins each GPU activity to the runtime call that launched it and that
+// call's CPU op (by correlation id, or by the ac2g flow that ends on an activity without one).
+class TraceBuilder {
+ public:
+  TraceBuilder(KinetoTrace& out, const std::string& path) : out_(out), path_(path) {}
+
+  void read_event(size_t i, const Json& e) {
+    Where at{path_, i, ""};
+    if (!e.is_object()) at.fail(std::string("an event is a JSON object, not ") + e.type_name());
+    const auto cat_it = e.find("cat");
+    if (cat_it == e.end() || !cat_it->is_string()) return;  // metadata and counters
+    const std::string& cat = cat_it->get_ref<const std::string&>();
+    const bool kernel = cat == "kernel", memcpy = cat == "gpu_memcpy", memset = cat == "gpu_memset";
+    const bool cpu_op = cat == "cpu_op", runtime = cat == "cuda_runtime" || cat == "cuda_driver";
+    const bool flow = cat == "ac2g";
+    if ((cat == "user_annotation" || cpu_op) && e.contains("name") && e["name"].is_string() &&
+        e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0) {
+      ++out_.profiler_steps;
+    }
+    if (!kernel && !memcpy && !memset && !cpu_op && !runtime && !flow) return;
+    const auto name_it = e.find("name");
+    if (name_it == e.end() || !name_it->is_string()) at.fail("no name string; every " + cat + " event has one");
+    at.name = name_it->get<std::string>();
+    const auto args_it = e.find("args");
+    static const Json kNoArgs = Json::object();
+    const Json& args = args_it != e.end() && args_it->is_object() ? *args_it : kNoArgs;
+    if (args_it != e.end() && !args_it->is_object() && !args_it->is_null()) at.fail("args is not an object");
+    if (flow) return read_flow(e, at);
+    if (cpu_op) return read_cpu_op(i, e, args, at);
+    if (runtime) {
+      const double ts = number(e, "ts", at, false) * 1e-6;
+      const double dur = number(e, "dur", at, true) * 1e-6;
+      const int64_t correlation = integer(args, "correlation", at, -1);
+      if (correlation >= 0) launch_of_[correlation] = Launch{id_field(e, "pid"), id_field(e, "tid"), ts, dur, -1};
+      return;
+    }
+    read_activity(i, e, args, at,
+                  kernel   ? ActivityKind::kKernel
+                  : memcpy ? ActivityKind::kMemcpy
+                           : ActivityKind::kMemset);
+  }
+
+  // Joins the activities to their launches and CPU ops, and orders them by start.
+  void finish() {
+    // Activities without a correlation id: the ac2g flow ending on them starts at their launch.
+    for (const Unlinked& u : unlinked_) {
+      const auto f = flow_end_.find({u.pid, u.tid, u.ts});
+      if (f == flow_end_.end()) continue;
+      const auto s = flow_start_.find(f->second);
+      if (s == flow_start_.end()) continue;
+      const int64_t synthetic = -2 - static_cast<int64_t>(u.kernel);
+      launch_of_[synthetic] = s->second;
+      kernel_correlation_[u.kernel].second = synthetic;
+    }
+    std::vector<Launch> launches;
+    std::unordered_map<int64_t, size_t> slot;
+    for (const auto& [id, l] : launch_of_) {
+      slot[id] = launches.size();
+      launches.push_back(l);
+    }
+    join_launches(out_, launches);
+    for (const auto& [k, correlation] : kernel_correlation_) {
+      const auto it = slot.find(correlation);
+      if (correlation == -1 || it == slot.end()) continue;
+      const Launch& l = launches[it->second];
+      out_.kernels[k].op = l.op;
+      out_.kernels[k].launch_s = l.start_s;
+      out_.kernels[k].launch_dur_s = l.dur_s;
+    }
+    std::stable_sort(out_.kernels.begin(), out_.kernels.end(),
+                     [](const TraceKernel& a, const TraceKernel& b) { return a.start_s < b.start_s; });
+  }
+
+ private:
+  // An activity without a correlation id: an ac2g flow may end on it.
+  struct Unlinked {
+    size_t kernel;
+    int64_t pid, tid;
+    double ts;
+  };
+
+  void read_flow(const Json& e, const Where& at) {
+    const auto ph = e.find("ph");
+    if (ph == e.end() || !ph->is_string()) at.fail("a flow event has ph s or f");
+    const auto id = e.find("id");
+    if (id == e.end() || !id->is_number_integer() || id_field(e, "id") < 0) return;  // string ids: other flows
+    Launch where{id_field(e, "pid"), id_field(e, "tid"), number(e, "ts", at, false) * 1e-6, 0, -1};
+    if (*ph == "s") flow_start_[id_field(e, "id")] = where;
+    if (*ph == "f") flow_end_[{where.pid, where.tid, where.start_s}] = id_field(e, "id");
+  }
+
+  void read_cpu_op(size_t i, const Json& e, const Json& args, const Where& at) {
+    TraceOp op;
+    op.name = at.name;
+    op.start_s = number(e, "ts", at, false) * 1e-6;
+    op.dur_s = number(e, "dur", at, true) * 1e-6;
+    op.pid = id_field(e, "pid");
+    op.tid = id_field(e, "tid");
+    op.dims = input_dims(args, at);
+    op.types = input_types(args, at);
+    if (const auto c = args.find("Concrete Inputs"); c != args.end() && c->is_array()) {
+      for (const Json& v : *c) op.concrete.push_back(v.is_string() ? v.get<std::string>() : "");
+    }
+    if (!op.dims.empty()) out_.record_shapes = true;
+    if (op.name == "record_param_comms") op.comm = comm_params(args, at);
+    op.event = i;
+    out_.ops.push_back(std::move(op));
+  }
+
+  void read_activity(size_t i, const Json& e, const Json& args, const Where& at, ActivityKind kind) {
+    const double ts = number(e, "ts", at, false) * 1e-6;
+    const double dur = number(e, "dur", at, true) * 1e-6;
+    const int64_t pid = id_field(e, "pid");
+    const int64_t tid = id_field(e, "tid");
+    TraceKernel k;
+    k.kind = kind;
+    k.name = at.name;
+    k.start_s = ts;
+    k.dur_s = dur;
+    k.device = integer(args, "device", at, pid);
+    k.stream = integer(args, "stream", at, tid);
+    const int64_t bytes = integer(args, "bytes", at, 0);
+    if (bytes < 0) at.fail("args 'bytes' is negative");
+    k.bytes = static_cast<double>(bytes);
+    k.event = i;
+    const int64_t correlation = integer(args, "correlation", at, -1);
+    if (correlation < 0) unlinked_.push_back({out_.kernels.size(), pid, tid, ts});
+    kernel_correlation_.emplace_back(out_.kernels.size(), correlation);
+    out_.kernels.push_back(std::move(k));
+  }
+
+  KinetoTrace& out_;
+  const std::string& path_;
+  std::unordered_map<int64_t, Launch> launch_of_;                     // correlation id -> runtime call
+  std::map<std::tuple<int64_t, int64_t, double>, int64_t> flow_end_;  // ac2g 'f' (pid, tid, ts) -> id
+  std::unordered_map<int64_t, Launch> flow_start_;                    // ac2g 's' id -> where
+  std::vector<std::pair<size_t, int64_t>> kernel_correlation_;        // kernel index -> correlation (-1: none)
+  std::vector<Unlinked> unlinked_;
+};
+
+}  // namespace
+
 KinetoTrace parse_kineto_trace(const std::string& bytes, const std::string& path) {
   const std::string plain = is_gzip(bytes) ? gunzip(bytes, path, model::kMaxTextFileBytes) : std::string();
   const std::string& text_in = is_gzip(bytes) ? plain : bytes;
@@ -209,116 +353,9 @@ KinetoTrace parse_kineto_trace(const std::string& bytes, const std::string& path
   read_top(doc, out);
   const Json& events = doc["traceEvents"];
   out.events = events.size();
-  std::unordered_map<int64_t, Launch> launch_of;                     // correlation id -> runtime call
-  std::map<std::tuple<int64_t, int64_t, double>, int64_t> flow_end;  // ac2g 'f' (pid, tid, ts) -> id
-  std::unordered_map<int64_t, Launch> flow_start;                    // ac2g 's' id -> where
-  std::vector<std::pair<size_t, int64_t>> kernel_correlation;        // kernel index -> correlation (-1: none)
-  struct Unlinked {
-    size_t kernel;
-    int64_t pid, tid;
-    double ts;
-  };
-  std::vector<Unlinked> unlinked;  // activities without a correlation id: an ac2g flow may end on them
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Json& e = events[i];
-    Where at{path, i, ""};
-    if (!e.is_object()) at.fail(std::string("an event is a JSON object, not ") + e.type_name());
-    const auto cat_it = e.find("cat");
-    if (cat_it == e.end() || !cat_it->is_string()) continue;  // metadata and counters
-    const std::string& cat = cat_it->get_ref<const std::string&>();
-    const bool kernel = cat == "kernel", memcpy = cat == "gpu_memcpy", memset = cat == "gpu_memset";
-    const bool cpu_op = cat == "cpu_op", runtime = cat == "cuda_runtime" || cat == "cuda_driver";
-    const bool flow = cat == "ac2g";
-    if ((cat == "user_annotation" || cpu_op) && e.contains("name") && e["name"].is_string() &&
-        e["name"].get_ref<const std::string&>().rfind("ProfilerStep#", 0) == 0) {
-      ++out.profiler_steps;
-    }
-    if (!kernel && !memcpy && !memset && !cpu_op && !runtime && !flow) continue;
-    const auto name_it = e.find("name");
-    if (name_it == e.end() || !name_it->is_string()) at.fail("no name string; every " + cat + " event has one");
-    at.name = name_it->get<std::string>();
-    const auto args_it = e.find("args");
-    static const Json kNoArgs = Json::object();
-    const Json& args = args_it != e.end() && args_it->is_object() ? *args_it : kNoArgs;
-    if (args_it != e.end() && !args_it->is_object() && !args_it->is_null()) at.fail("args is not an object");
-    if (flow) {
-      const auto ph = e.find("ph");
-      if (ph == e.end() || !ph->is_string()) at.fail("a flow event has ph s or f");
-      const auto id = e.find("id");
-      if (id == e.end() || !id->is_number_integer() || id_field(e, "id") < 0) continue;  // string ids: other flows
-      Launch where{id_field(e, "pid"), id_field(e, "tid"), number(e, "ts", at, false) * 1e-6, 0, -1};
-      if (*ph == "s") flow_start[id_field(e, "id")] = where;
-      if (*ph == "f") flow_end[{where.pid, where.tid, where.start_s}] = id_field(e, "id");
-      continue;
-    }
-    const double ts = number(e, "ts", at, false) * 1e-6;
-    const double dur = number(e, "dur", at, true) * 1e-6;
-    const int64_t pid = id_field(e, "pid");
-    const int64_t tid = id_field(e, "tid");
-    if (cpu_op) {
-      TraceOp op;
-      op.name = at.name;
-      op.start_s = ts;
-      op.dur_s = dur;
-      op.pid = pid;
-      op.tid = tid;
-      op.dims = input_dims(args, at);
-      op.types = input_types(args, at);
-      if (const auto c = args.find("Concrete Inputs"); c != args.end() && c->is_array()) {
-        for (const Json& v : *c) op.concrete.push_back(v.is_string() ? v.get<std::string>() : "");
-      }
-      if (!op.dims.empty()) out.record_shapes = true;
-      if (op.name == "record_param_comms") op.comm = comm_params(args, at);
-      op.event = i;
-      out.ops.push_back(std::move(op));
-    } else if (runtime) {
-      const int64_t correlation = integer(args, "correlation", at, -1);
-      if (correlation >= 0) launch_of[correlation] = Launch{pid, tid, ts, dur, -1};
-    } else {
-      TraceKernel k;
-      k.kind = kernel ? ActivityKind::kKernel : memcpy ? ActivityKind::kMemcpy : ActivityKind::kMemset;
-      k.name = at.name;
-      k.start_s = ts;
-      k.dur_s = dur;
-      k.device = integer(args, "device", at, pid);
-      k.stream = integer(args, "stream", at, tid);
-      const int64_t bytes = integer(args, "bytes", at, 0);
-      if (bytes < 0) at.fail("args 'bytes' is negative");
-      k.bytes = static_cast<double>(bytes);
-      k.event = i;
-      const int64_t correlation = integer(args, "correlation", at, -1);
-      if (correlation < 0) unlinked.push_back({out.kernels.size(), pid, tid, ts});
-      kernel_correlation.emplace_back(out.kernels.size(), correlation);
-      out.kernels.push_back(std::move(k));
-    }
-  }
-  // Activities without a correlation id: the ac2g flow ending on them starts at their launch.
-  for (const Unlinked& u : unlinked) {
-    const auto f = flow_end.find({u.pid, u.tid, u.ts});
-    if (f == flow_end.end()) continue;
-    const auto s = flow_start.find(f->second);
-    if (s == flow_start.end()) continue;
-    const int64_t synthetic = -2 - static_cast<int64_t>(u.kernel);
-    launch_of[synthetic] = s->second;
-    kernel_correlation[u.kernel].second = synthetic;
-  }
-  std::vector<Launch> launches;
-  std::unordered_map<int64_t, size_t> slot;
-  for (const auto& [id, l] : launch_of) {
-    slot[id] = launches.size();
-    launches.push_back(l);
-  }
-  join_launches(out, launches);
-  for (const auto& [k, correlation] : kernel_correlation) {
-    const auto it = slot.find(correlation);
-    if (correlation == -1 || it == slot.end()) continue;
-    const Launch& l = launches[it->second];
-    out.kernels[k].op = l.op;
-    out.kernels[k].launch_s = l.start_s;
-    out.kernels[k].launch_dur_s = l.dur_s;
-  }
-  std::stable_sort(out.kernels.begin(), out.kernels.end(),
-                   [](const TraceKernel& a, const TraceKernel& b) { return a.start_s < b.start_s; });
+  TraceBuilder builder(out, path);
+  for (size_t i = 0; i < events.size(); ++i) builder.read_event(i, events[i]);
+  builder.finish();
   return out;
 }
 

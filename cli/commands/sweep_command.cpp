@@ -2,20 +2,18 @@
 #include "cli/commands/sweep_command.hpp"
 
 #include <poll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "base/child_process.hpp"
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 #include "base/limits.hpp"
@@ -38,8 +36,7 @@ constexpr size_t kNamedMissing = 20;
 constexpr int64_t kMaxInfoBytes = int64_t{1} << 20;
 
 struct Worker {
-  pid_t pid = -1;
-  int fd = -1;
+  ChildProcess process;
   size_t index = 0;
   std::string output;
 };
@@ -51,7 +48,7 @@ std::string describe(const model::SweepPlan& plan, size_t index) {
 }
 
 // The child: simulate one point and send {"rows": [...]} or {"error": "..."} as one line.
-[[noreturn]] void run_point(int fd, const model::SweepPlan& plan, size_t index, bool require_fit) {
+void run_point(int fd, const model::SweepPlan& plan, size_t index, bool require_fit) {
   if (const char* crash = std::getenv("TPSIM_TEST_CRASH_POINT"); crash && std::to_string(index) == crash) std::abort();
   Json message;
   try {
@@ -63,44 +60,20 @@ std::string describe(const model::SweepPlan& plan, size_t index) {
   } catch (const std::exception& error) {
     message["error"] = error.what();
   }
-  const std::string line = message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-  size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(4);
-    written += static_cast<size_t>(n);
-  }
-  _exit(0);
+  write_or_exit(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 Worker start_worker(const model::SweepPlan& plan, size_t index, bool require_fit, int lock_fd) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
-  std::cout.flush();
-  std::cerr.flush();
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    // A worker dies with the sweep: orphaned, it would keep the folder's lock (its inherited descriptor)
-    // and refuse the resume of a sweep killed with SIGKILL. The getppid check covers a parent gone before prctl.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(5);
-    // The sweep holds the folder's lock; the worker's copy (and its simulation processes', forked from it) would
-    // keep it held for as long as they take to die after the sweep.
-    ::close(lock_fd);
-    ::close(fds[0]);
-    run_point(fds[1], plan, index, require_fit);
-  }
-  ::close(fds[1]);
-  return Worker{pid, fds[0], index, {}};
+  // The sweep holds the folder's lock; the worker's copy (and its simulation processes', forked from it) would keep
+  // it held for as long as they take to die after the sweep, and an orphan would refuse the resume of a sweep killed
+  // with SIGKILL (fork_child: the worker dies with the sweep).
+  return Worker{fork_child([&](int fd) { run_point(fd, plan, index, require_fit); }, lock_fd), index, {}};
 }
 
 // Reads what is available; returns true at end of file.
 bool drain(Worker& worker) {
   char buffer[65536];
-  const ssize_t n = ::read(worker.fd, buffer, sizeof buffer);
+  const ssize_t n = ::read(worker.process.fd, buffer, sizeof buffer);
   if (n < 0 && errno == EINTR) return false;
   if (n <= 0) return true;
   worker.output.append(buffer, static_cast<size_t>(n));
@@ -134,13 +107,10 @@ class Progress {
 
 // Records a finished worker: a journal entry, or a failure message.
 void collect(Worker& worker, const model::SweepPlan& plan, SweepJournal& journal, std::vector<std::string>& failures) {
-  int status = 0;
-  ::waitpid(worker.pid, &status, 0);
-  ::close(worker.fd);
+  const int status = reap_child(worker.process);
   const std::string what = describe(plan, worker.index);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || worker.output.empty() || worker.output.back() != '\n') {
-    failures.push_back(what + ": the worker process crashed" +
-                       (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string()));
+  if (!exited_cleanly(status) || worker.output.empty() || worker.output.back() != '\n') {
+    failures.push_back(what + ": the worker process crashed" + signal_note(status));
     return;
   }
   const Json message = Json::parse(worker.output);
@@ -161,7 +131,7 @@ void run_workers(const std::vector<size_t>& todo, const model::SweepPlan& plan, 
       ++next;
     }
     std::vector<pollfd> fds;
-    for (const Worker& w : running) fds.push_back(pollfd{w.fd, POLLIN, 0});
+    for (const Worker& w : running) fds.push_back(pollfd{w.process.fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
       throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
     }

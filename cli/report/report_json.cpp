@@ -54,108 +54,119 @@ Json variant_json(const model::Variant& v) {
 
 }  // namespace
 
-Json scenario_json(const sim::ScenarioRun& run) {
-  const model::Scenario& s = run.scenario;
-  Json j;
-  j["name"] = s.name;
-  j["file"] = s.file;
-  const model::ArchSpec& a = s.arch;
-  j["model"] = {{"name", a.name},
-                {"model_type", a.model_type},
-                {"hidden_size", a.hidden},
-                {"intermediate_size", a.intermediate},
-                {"num_attention_heads", a.heads},
-                {"num_key_value_heads", a.kv_heads},
-                {"head_dim", a.head_dim},
-                {"num_hidden_layers", a.layers},
-                {"vocab_size", a.vocab},
-                {"qk_norm", a.qk_norm},
-                {"source", a.source}};
-  if (a.moe.shared_expert_ffn > 0) j["model"]["shared_expert_intermediate_size"] = a.moe.shared_expert_ffn;
+namespace {
+
+// The model: its shape and the parts some models have (experts, latent or linear attention).
+Json model_json(const model::ArchSpec& a) {
+  Json j = {{"name", a.name},
+            {"model_type", a.model_type},
+            {"hidden_size", a.hidden},
+            {"intermediate_size", a.intermediate},
+            {"num_attention_heads", a.heads},
+            {"num_key_value_heads", a.kv_heads},
+            {"head_dim", a.head_dim},
+            {"num_hidden_layers", a.layers},
+            {"vocab_size", a.vocab},
+            {"qk_norm", a.qk_norm},
+            {"source", a.source}};
+  if (a.moe.shared_expert_ffn > 0) j["shared_expert_intermediate_size"] = a.moe.shared_expert_ffn;
   if (a.moe.enabled()) {
-    j["model"]["moe_layers"] = a.moe.moe_count({0, a.layers});
-    if (a.moe.group_limited())
-      j["model"]["router_groups"] = {{"n_group", a.moe.groups}, {"topk_group", a.moe.group_limit}};
+    j["moe_layers"] = a.moe.moe_count({0, a.layers});
+    if (a.moe.group_limited()) j["router_groups"] = {{"n_group", a.moe.groups}, {"topk_group", a.moe.group_limit}};
   }
   if (const model::LatentAttentionSpec& l = a.latent; l.enabled()) {
-    j["model"]["latent_attention"] = {{"q_lora_rank", l.q_lora_rank},
-                                      {"kv_lora_rank", l.kv_lora_rank},
-                                      {"qk_rope_head_dim", l.rope_head_dim},
-                                      {"qk_nope_head_dim", l.nope_head_dim},
-                                      {"v_head_dim", l.value_head_dim}};
+    j["latent_attention"] = {{"q_lora_rank", l.q_lora_rank},
+                             {"kv_lora_rank", l.kv_lora_rank},
+                             {"qk_rope_head_dim", l.rope_head_dim},
+                             {"qk_nope_head_dim", l.nope_head_dim},
+                             {"v_head_dim", l.value_head_dim}};
   }
   if (const model::LinearAttentionSpec& l = a.linear; l.enabled()) {
-    j["model"]["linear_attention"] = {{"layers", l.linear_count({0, a.layers})},
-                                      {"linear_num_key_heads", l.key_heads},
-                                      {"linear_num_value_heads", l.value_heads},
-                                      {"linear_key_head_dim", l.key_head_dim},
-                                      {"linear_value_head_dim", l.value_head_dim},
-                                      {"linear_conv_kernel_dim", l.conv_kernel},
-                                      {"state_bytes", l.state_bytes}};
+    j["linear_attention"] = {{"layers", l.linear_count({0, a.layers})},
+                             {"linear_num_key_heads", l.key_heads},
+                             {"linear_num_value_heads", l.value_heads},
+                             {"linear_key_head_dim", l.key_head_dim},
+                             {"linear_value_head_dim", l.value_head_dim},
+                             {"linear_conv_kernel_dim", l.conv_kernel},
+                             {"state_bytes", l.state_bytes}};
   }
+  return j;
+}
+
+// The GPU, the fabric and the power limit the run used.
+Json hardware_json(const sim::ScenarioRun& run) {
+  const model::Scenario& s = run.scenario;
   const sim::GpuSpec& g = run.gpu;
-  j["hardware"] = {{"gpu",
-                    {{"name", g.name},
-                     {"peak_bf16_flops", g.peak_bf16_flops},
-                     {"peak_fp8_flops", g.peak_fp8_flops},
-                     {"hbm_Bps", g.hbm_Bps},
-                     {"sm_count", g.sm_count},
-                     {"nvlink_Bps", g.nvlink_Bps}}},
-                   {"topology", s.topology.value},
-                   {"nodes", s.nodes},
-                   {"nic_Bps", run.fabric.nic_Bps},
-                   {"oversubscription", run.fabric.oversubscription},
-                   {"power_limit_W", g.power_limit_W}};
-  if (s.workload.implementation.is_set()) j["implementation"] = model::describe(s.workload.implementation);
+  return {{"gpu",
+           {{"name", g.name},
+            {"peak_bf16_flops", g.peak_bf16_flops},
+            {"peak_fp8_flops", g.peak_fp8_flops},
+            {"hbm_Bps", g.hbm_Bps},
+            {"sm_count", g.sm_count},
+            {"nvlink_Bps", g.nvlink_Bps}}},
+          {"topology", s.topology.value},
+          {"nodes", s.nodes},
+          {"nic_Bps", run.fabric.nic_Bps},
+          {"oversubscription", run.fabric.oversubscription},
+          {"power_limit_W", g.power_limit_W}};
+}
+
+// The profile's values the run used, and which of them no measurement fitted.
+Json calibration_json(const sim::ScenarioRun& run) {
   const sim::CostProfile& p = run.profile;
-  j["calibration"] = {
-      {"profile", p.name},
-      {"gemm",
-       {{"efficiency", p.gemm.efficiency},
-        {"hbm_efficiency", p.gemm.hbm_efficiency},
-        {"overhead_s", p.gemm.overhead_s},
-        {"tile_m", p.gemm.tile_m},
-        {"tile_n", p.gemm.tile_n}}},
-      {"memory", {{"hbm_efficiency", p.memory.hbm_efficiency}, {"overhead_s", p.memory.overhead_s}}},
-      {"attention", {{"efficiency", p.attention.efficiency}}},
-      {"nccl",
-       {{"step_latency_s", p.nccl.step_latency_s},
-        {"link_efficiency", p.nccl.link_efficiency},
-        {"sms", p.nccl_sms},
-        {"call_latency_s", p.nccl_call_latency_s}}},
-      {"copy_engine",
-       {{"step_latency_s", p.copy_engine.step_latency_s}, {"link_efficiency", p.copy_engine.link_efficiency}}},
-      {"launch",
-       {{"host_s", p.host_launch_s},
-        {"stream_wait_s", p.stream_wait_s},
-        {"gpu_wait_s", p.gpu_wait_s},
-        {"collective_host_s", p.collective_host_s}}}};
+  Json j = {{"profile", p.name},
+            {"gemm",
+             {{"efficiency", p.gemm.efficiency},
+              {"hbm_efficiency", p.gemm.hbm_efficiency},
+              {"overhead_s", p.gemm.overhead_s},
+              {"tile_m", p.gemm.tile_m},
+              {"tile_n", p.gemm.tile_n}}},
+            {"memory", {{"hbm_efficiency", p.memory.hbm_efficiency}, {"overhead_s", p.memory.overhead_s}}},
+            {"attention", {{"efficiency", p.attention.efficiency}}},
+            {"nccl",
+             {{"step_latency_s", p.nccl.step_latency_s},
+              {"link_efficiency", p.nccl.link_efficiency},
+              {"sms", p.nccl_sms},
+              {"call_latency_s", p.nccl_call_latency_s}}},
+            {"copy_engine",
+             {{"step_latency_s", p.copy_engine.step_latency_s}, {"link_efficiency", p.copy_engine.link_efficiency}}},
+            {"launch",
+             {{"host_s", p.host_launch_s},
+              {"stream_wait_s", p.stream_wait_s},
+              {"gpu_wait_s", p.gpu_wait_s},
+              {"collective_host_s", p.collective_host_s}}}};
   const auto transport = [](const sim::TransportParams& t) {
     return Json{{"step_latency_s", t.step_latency_s}, {"link_efficiency", t.link_efficiency}};
   };
-  if (p.gemm.fp8_efficiency) j["calibration"]["gemm"]["fp8_efficiency"] = *p.gemm.fp8_efficiency;
-  if (p.attention.fp8_efficiency) j["calibration"]["attention"]["fp8_efficiency"] = *p.attention.fp8_efficiency;
+  if (p.gemm.fp8_efficiency) j["gemm"]["fp8_efficiency"] = *p.gemm.fp8_efficiency;
+  if (p.attention.fp8_efficiency) j["attention"]["fp8_efficiency"] = *p.attention.fp8_efficiency;
   if (p.one_shot) {
-    j["calibration"]["one_shot"] = transport(*p.one_shot);
-    j["calibration"]["one_shot"]["max_bytes"] = p.one_shot_max_bytes;
+    j["one_shot"] = transport(*p.one_shot);
+    j["one_shot"]["max_bytes"] = p.one_shot_max_bytes;
   }
-  if (p.nccl_small) j["calibration"]["nccl"]["small_messages"] = transport(*p.nccl_small);
-  if (p.nccl_ll) j["calibration"]["nccl"]["ll"] = transport(*p.nccl_ll);
-  if (p.nccl_ll128) j["calibration"]["nccl"]["ll128"] = transport(*p.nccl_ll128);
+  if (p.nccl_small) j["nccl"]["small_messages"] = transport(*p.nccl_small);
+  if (p.nccl_ll) j["nccl"]["ll"] = transport(*p.nccl_ll);
+  if (p.nccl_ll128) j["nccl"]["ll128"] = transport(*p.nccl_ll128);
   if (p.nvls) {
-    j["calibration"]["nvls"] = transport(*p.nvls);
-    j["calibration"]["nvls"]["min_ranks"] = p.nvls_min_ranks;
+    j["nvls"] = transport(*p.nvls);
+    j["nvls"]["min_ranks"] = p.nvls_min_ranks;
   }
-  if (p.network) j["calibration"]["network"] = transport(*p.network);
-  if (p.tree) j["calibration"]["tree"] = transport(*p.tree);
+  if (p.network) j["network"] = transport(*p.network);
+  if (p.tree) j["tree"] = transport(*p.tree);
   // Every value the run uses that no measurement fitted, with its stated source.
-  j["calibration"]["assumed"] = Json::array();
+  j["assumed"] = Json::array();
   for (const auto& [key, source] : sim::assumed_values(p)) {
-    j["calibration"]["assumed"].push_back({{"value", key}, {"as_written", source.value}, {"source", source.source}});
+    j["assumed"].push_back({{"value", key}, {"as_written", source.value}, {"source", source.source}});
   }
   if (run.scenario.calibration_as_is && p.gpu != run.gpu.name) {
-    j["calibration"]["transfer"] = "as_is: fitted for " + p.gpu + ", run unchanged on " + run.gpu.name;
+    j["transfer"] = "as_is: fitted for " + p.gpu + ", run unchanged on " + run.gpu.name;
   }
+  return j;
+}
+
+// The workload as run: its phase, sizes, precision and recomputation.
+Json workload_json(const model::Scenario& s) {
+  const model::ArchSpec& a = s.arch;
   const model::Workload& w = s.workload;
   Json workload;
   workload["phase"] = model::to_string(w.phase);
@@ -180,15 +191,20 @@ Json scenario_json(const sim::ScenarioRun& run) {
   workload["layers"] = w.layers;         // simulated
   workload["memory_layers"] = a.layers;  // memory is counted for every layer, whatever `layers` simulates
   workload["cuda_graphs"] = w.cuda_graphs;
-  j["workload"] = workload;
-  j["parallelism"] = {
-      {"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
-  if (s.parallelism.etp > 1) j["parallelism"]["etp"] = s.parallelism.etp;
+  return workload;
+}
+
+// The parallel layout, with the data-parallel synchronisation as simulated.
+Json parallelism_json(const sim::ScenarioRun& run) {
+  const model::Scenario& s = run.scenario;
+  const model::Workload& w = s.workload;
+  Json j = {{"tp", s.parallelism.tp}, {"pp", s.parallelism.pp}, {"dp", s.parallelism.dp}, {"ep", s.parallelism.ep}};
+  if (s.parallelism.etp > 1) j["etp"] = s.parallelism.etp;
   if (s.parallelism.cp > 1) {
-    j["parallelism"]["cp"] = s.parallelism.cp;
-    j["parallelism"]["cp_comm_type"] = model::to_string(s.parallelism.cp_comm);
+    j["cp"] = s.parallelism.cp;
+    j["cp_comm_type"] = model::to_string(s.parallelism.cp_comm);
   }
-  if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["parallelism"]["order"] = model::to_string(s.parallelism.order);
+  if (s.parallelism.pp > 1 && s.parallelism.dp > 1) j["order"] = model::to_string(s.parallelism.order);
   if (const model::DataParallel& dp = w.data_parallel; dp.enabled()) {
     Json sync = {{"mode", dp.distributed_optimizer ? "distributed_optimizer"
                           : dp.fsdp                ? "fsdp"
@@ -206,30 +222,50 @@ Json scenario_json(const sim::ScenarioRun& run) {
     } else {
       sync["bucket_bytes"] = dp.bucket_bytes;
     }
-    j["parallelism"]["data_parallel"] = sync;
+    j["data_parallel"] = sync;
   }
+  return j;
+}
+
+// The routing every variant runs (moe_routing.hpp).
+Json moe_json(const model::Scenario& s) {
+  const model::Workload& w = s.workload;
+  const model::ExpertParallel& ep = w.expert_parallel;
+  const model::RoutingSummary r = model::scenario_routing(s);
+  Json moe = {
+      {"experts", s.arch.moe.experts},
+      {"experts_per_token", s.arch.moe.experts_per_token},
+      {"experts_per_gpu", s.arch.moe.experts / ep.degree},
+      {"expert_tp", model::experts_split_over_tp(s.parallelism.tp, ep.degree) ? s.parallelism.tp : ep.tensor_degree},
+      {"routing", model::to_string(ep.routing)},
+      {"seed", ep.seed},
+      {"busiest_over_mean", r.mean_imbalance},
+      {"worst_layer_busiest_over_mean", r.worst_imbalance},
+      {"worst_layer", r.worst_layer},
+      {"dropped_fraction", r.dropped_fraction}};
+  if (ep.routing == model::Routing::kZipf) moe["zipf_s"] = ep.zipf_s;
+  if (ep.routing == model::Routing::kFromFile) moe["file"] = ep.routing_file;
+  if (ep.drop) moe["capacity_factor"] = ep.capacity_factor;
+  return moe;
+}
+
+}  // namespace
+
+Json scenario_json(const sim::ScenarioRun& run) {
+  const model::Scenario& s = run.scenario;
+  Json j;
+  j["name"] = s.name;
+  j["file"] = s.file;
+  j["model"] = model_json(s.arch);
+  j["hardware"] = hardware_json(run);
+  if (s.workload.implementation.is_set()) j["implementation"] = model::describe(s.workload.implementation);
+  j["calibration"] = calibration_json(run);
+  j["workload"] = workload_json(s);
+  j["parallelism"] = parallelism_json(run);
   if (s.skew.enabled()) {
     j["skew"] = {{"kernel_cv", s.skew.kernel_cv}, {"gpu_cv", s.skew.gpu_cv}, {"seed", s.skew.seed}};
   }
-  if (s.arch.moe.enabled()) {  // the routing every variant runs (moe_routing.hpp)
-    const model::ExpertParallel& ep = w.expert_parallel;
-    const model::RoutingSummary r = model::scenario_routing(s);
-    Json moe = {
-        {"experts", s.arch.moe.experts},
-        {"experts_per_token", s.arch.moe.experts_per_token},
-        {"experts_per_gpu", s.arch.moe.experts / ep.degree},
-        {"expert_tp", model::experts_split_over_tp(s.parallelism.tp, ep.degree) ? s.parallelism.tp : ep.tensor_degree},
-        {"routing", model::to_string(ep.routing)},
-        {"seed", ep.seed},
-        {"busiest_over_mean", r.mean_imbalance},
-        {"worst_layer_busiest_over_mean", r.worst_imbalance},
-        {"worst_layer", r.worst_layer},
-        {"dropped_fraction", r.dropped_fraction}};
-    if (ep.routing == model::Routing::kZipf) moe["zipf_s"] = ep.zipf_s;
-    if (ep.routing == model::Routing::kFromFile) moe["file"] = ep.routing_file;
-    if (ep.drop) moe["capacity_factor"] = ep.capacity_factor;
-    j["moe"] = moe;
-  }
+  if (s.arch.moe.enabled()) j["moe"] = moe_json(s);
   j["variants"] = Json::array();
   for (const auto& v : s.variants) j["variants"].push_back(variant_json(v));
   return j;
@@ -273,6 +309,65 @@ Json pipeline_json(const sim::PipelineRun& p) {
                               {"memory", memory_parts_json(s.memory)}});
   }
   return j;
+}
+
+}  // namespace
+
+namespace {
+
+// Every pass's time by module and kind of work.
+Json breakdown_json(const sim::VariantRun& v) {
+  Json rows = Json::array();
+  for (const sim::PassTrace& pass : v.passes) {
+    for (const sim::BreakdownRow& b : sim::breakdown(pass)) {
+      rows.push_back({{"pass", pass.label},
+                      {"module", b.module},
+                      {"gemm_s", b.gemm_s},
+                      {"attention_s", b.attention_s},
+                      {"memory_s", b.memory_s},
+                      {"communication_s", b.communication_s},
+                      {"exposed_comm_s", b.exposed_comm_s}});
+    }
+  }
+  return rows;
+}
+
+// Each collective the passes ran: its size, ranks and count, and how it ran and was costed.
+Json collectives_json(const sim::VariantRun& v) {
+  Json rows = Json::array();
+  for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
+    Json g;
+    g["pass"] = c.pass;
+    g["collective"] = model::to_string(c.kind);
+    g["tensor_bytes"] = c.tensor_bytes;
+    g["ranks"] = c.ranks;
+    g["count"] = c.count;
+    g["algorithm"] = model::to_string(c.plan.algorithm);
+    if (c.plan.nccl_run) {
+      g["protocol"] = model::to_string(c.plan.nccl_run->protocol);
+    } else if (c.plan.algorithm == model::CollectiveAlgorithm::kRing) {
+      g["protocol"] = model::to_string(c.plan.protocol);
+    }
+    g["ran_as"] = sim::ran_as(c.plan);
+    g["costed_by"] = sim::costed_by(c.plan);
+    if (c.plan.nccl_choice) {
+      g["nccl_choice"] = sim::nccl_option_name(c.plan.nccl_choice->algorithm, c.plan.nccl_choice->protocol);
+    }
+    if (!c.plan.deviation.empty()) g["deviation"] = c.plan.deviation;
+    rows.push_back(g);
+  }
+  return rows;
+}
+
+// Memory per GPU by part, whether it fits, and what it is compared with.
+void add_memory(Json& r, const sim::VariantRun& v, const sim::GpuSpec& gpu) {
+  const std::optional<bool> fits = sim::fits_memory(v, gpu);
+  r["memory_per_gpu_bytes"] = v.memory->device_bytes();
+  r["fits_memory"] = fits ? Json(*fits) : Json();
+  r["memory"] = memory_parts_json(*v.memory);
+  r["memory"]["usable_hbm_bytes"] = sim::usable_hbm_bytes(gpu);
+  r["memory"]["hbm_bytes"] = gpu.hbm_bytes;
+  r["memory"]["runtime_source"] = gpu.runtime_memory.given ? Json(gpu.runtime_memory.source) : Json();
 }
 
 }  // namespace
@@ -327,31 +422,12 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
     r["matmul_flops_per_gpu"] = graph.matmul_flops();
     r["wire_bytes_per_gpu"] = graph.wire_bytes_per_rank();
   }
-  if (v.memory) {
-    const std::optional<bool> fits = sim::fits_memory(v, gpu);
-    r["memory_per_gpu_bytes"] = v.memory->device_bytes();
-    r["fits_memory"] = fits ? Json(*fits) : Json();
-    r["memory"] = memory_parts_json(*v.memory);
-    r["memory"]["usable_hbm_bytes"] = sim::usable_hbm_bytes(gpu);
-    r["memory"]["hbm_bytes"] = gpu.hbm_bytes;
-    r["memory"]["runtime_source"] = gpu.runtime_memory.given ? Json(gpu.runtime_memory.source) : Json();
-  }
+  if (v.memory) add_memory(r, v, gpu);
   if (v.pipeline) {
     r["pipeline_bubble_fraction"] = v.pipeline->bubble_fraction;
     r["pipeline"] = pipeline_json(*v.pipeline);
   }
-  r["breakdown"] = Json::array();
-  for (const sim::PassTrace& pass : v.passes) {
-    for (const sim::BreakdownRow& b : sim::breakdown(pass)) {
-      r["breakdown"].push_back({{"pass", pass.label},
-                                {"module", b.module},
-                                {"gemm_s", b.gemm_s},
-                                {"attention_s", b.attention_s},
-                                {"memory_s", b.memory_s},
-                                {"communication_s", b.communication_s},
-                                {"exposed_comm_s", b.exposed_comm_s}});
-    }
-  }
+  r["breakdown"] = breakdown_json(v);
   if (v.passes.front().label == model::to_string(model::Phase::kTrain)) {  // forward / backward / optimizer
     r["stages"] = Json::object();
     for (const auto& [stage, seconds] : sim::stage_times(v.passes.front())) r["stages"][stage + "_s"] = seconds;
@@ -366,28 +442,7 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
                           {"duration_s", t.end_s - t.start_s}});
     }
   }
-  r["collectives"] = Json::array();
-  for (const sim::CollectiveRun& c : sim::collectives_run(v.passes)) {
-    Json g;
-    g["pass"] = c.pass;
-    g["collective"] = model::to_string(c.kind);
-    g["tensor_bytes"] = c.tensor_bytes;
-    g["ranks"] = c.ranks;
-    g["count"] = c.count;
-    g["algorithm"] = model::to_string(c.plan.algorithm);
-    if (c.plan.nccl_run) {
-      g["protocol"] = model::to_string(c.plan.nccl_run->protocol);
-    } else if (c.plan.algorithm == model::CollectiveAlgorithm::kRing) {
-      g["protocol"] = model::to_string(c.plan.protocol);
-    }
-    g["ran_as"] = sim::ran_as(c.plan);
-    g["costed_by"] = sim::costed_by(c.plan);
-    if (c.plan.nccl_choice) {
-      g["nccl_choice"] = sim::nccl_option_name(c.plan.nccl_choice->algorithm, c.plan.nccl_choice->protocol);
-    }
-    if (!c.plan.deviation.empty()) g["deviation"] = c.plan.deviation;
-    r["collectives"].push_back(g);
-  }
+  r["collectives"] = collectives_json(v);
   return r;
 }
 

@@ -10,6 +10,57 @@
 
 namespace tpsim::sim {
 
+const std::vector<TransportSection>& transport_sections() {
+  using Kind = TransportSection::SettingKind;
+  static const std::vector<TransportSection> sections = {
+      {"one_shot",
+       &CostProfile::one_shot,
+       "all-reduces run as one-shot custom kernels",
+       "one_shot",
+       false,
+       false,
+       {"max_bytes", Kind::kBytes, [](const CostProfile& p) { return p.one_shot_max_bytes; },
+        [](CostProfile& p, double v) { p.one_shot_max_bytes = v; }, "vLLM's custom all-reduce default limit of 8 MiB"}},
+      {"two_shot",
+       &CostProfile::two_shot,
+       "all-reduces run as two-shot custom kernels",
+       "two_shot",
+       false,
+       false,
+       {"max_bytes", Kind::kBytes, [](const CostProfile& p) { return p.two_shot_max_bytes; },
+        [](CostProfile& p, double v) { p.two_shot_max_bytes = v; },
+        "as one_shot's: vLLM's custom all-reduce default limit of 8 MiB"}},
+      // min_ranks: the writer names the rings NCCL ran with NVLS enabled, which set it.
+      {"nvls",
+       &CostProfile::nvls,
+       "all-reduces run as NVLS",
+       "nvls",
+       false,
+       false,
+       {"min_ranks", Kind::kRanks, [](const CostProfile& p) { return static_cast<double>(p.nvls_min_ranks); },
+        [](CostProfile& p, double v) { p.nvls_min_ranks = static_cast<int>(v); }, "", 2}},
+      {"multimem", &CostProfile::multimem,
+       "all-reduces run as symmetric-memory multicast kernels (multimem.ld_reduce, then multimem.st, through "
+       "NVSwitch; no NCCL call)",
+       "multimem", false, true},
+      {"multimem_gather", &CostProfile::multimem_gather,
+       "all-gathers (multimem.st) and reduce-scatters (multimem.ld_reduce) run as symmetric-memory multicast kernels",
+       "multimem", true, true},
+      {"network", &CostProfile::network,
+       "all-reduces across nodes as rings: each step's hop between nodes, striped over every NIC of the node"},
+      {"tree",
+       &CostProfile::tree,
+       "all-reduces run as NCCL's tree (every hop, NVLink and NIC)",
+       "",
+       false,
+       false,
+       {"chunk_bytes", Kind::kPositiveBytes, [](const CostProfile& p) { return p.tree_chunk_bytes; },
+        [](CostProfile& p, double v) { p.tree_chunk_bytes = v; },
+        "assumed: NCCL's 4 MiB buffer over 8 steps, 8 channels"}},
+  };
+  return sections;
+}
+
 const TransportParams* protocol_regime(const CostProfile& profile, model::Protocol protocol) {
   const auto present = [](const std::optional<TransportParams>& t) { return t ? &*t : nullptr; };
   switch (protocol) {

@@ -204,6 +204,38 @@ struct CostProfile {
   double gpu_wait_s = 0;
 };
 
+// One optional transport section of a profile (one_shot, two_shot, nvls, multimem, multimem_gather, network, tree):
+// absent unless measured or given by its base. Its row in transport_sections() is the one place it is declared: the
+// reader (input/profile_reader.cpp), the fitter (calibrate/profile/profile_fit.cpp) and the writer
+// (calibrate/profile/profile_yaml.cpp) all loop over that table. docs/architecture.md shows adding one.
+struct TransportSection {
+  // How a section's one setting beside its transport reads: a byte count from 0, a positive byte count, a
+  // rank count.
+  enum class SettingKind { kBytes, kPositiveBytes, kRanks };
+  // The setting (max_bytes, min_ranks, chunk_bytes): its key, how it reads, where it lives, and where its
+  // value comes from as the written profile says (empty: the writer says it, from the fit).
+  struct Setting {
+    const char* key = nullptr;  // nullptr: the section has none
+    SettingKind kind = SettingKind::kBytes;
+    double (*get)(const CostProfile&) = nullptr;
+    void (*set)(CostProfile&, double) = nullptr;
+    const char* source = "";
+    double written_above = -1;  // the writer writes it only above this value (-1: always)
+  };
+  const char* key;  // its YAML key, and its fit's name
+  std::optional<TransportParams> CostProfile::*params;
+  const char* fitted_on;  // what its fit's points are, as the written profile's source says ("fitted on ...")
+  // The measurements its fit takes: all-reduces of one algorithm, or all-gathers and reduce-scatters of one
+  // (empty algorithm: the section has a fitter of its own, calibrate/fits/component_fits.hpp).
+  const char* algorithm = "";
+  bool gathers = false;                 // the fit takes all-gathers and reduce-scatters, not all-reduces
+  bool needs_switch_reduction = false;  // fitted only where the NVSwitch reduces in the switch
+  Setting setting{};
+};
+
+// Every optional transport section, in the order a written profile gives them.
+const std::vector<TransportSection>& transport_sections();
+
 // The ring regime of a protocol (kSimple: nccl; kLowLatency: nccl_small); nullptr where the profile
 // has none (kAuto has none).
 const TransportParams* protocol_regime(const CostProfile& profile, model::Protocol protocol);
