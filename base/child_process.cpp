@@ -56,7 +56,9 @@ int reap_child(const ChildProcess& child) {
   return status;
 }
 
-bool exited_cleanly(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+bool exited_cleanly(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 
 std::string signal_note(int status) {
   return WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string();

@@ -28,6 +28,9 @@ std::string unmodelled(const Scenario& s) {
   if (s.arch.latent.enabled()) return "parallelism.cp > 1 with multi-head latent attention is not modelled";
   if (s.arch.linear.enabled()) return "parallelism.cp > 1 with linear-attention layers is not modelled";
   if (s.arch.moe.enabled()) return "parallelism.cp > 1 with an MoE model is not modelled (experts over dp x cp)";
+  if (s.arch.style.window > 0) {
+    return "parallelism.cp > 1 with sliding-window attention is not modelled (a window skips ring steps); use cp 1";
+  }
   if (s.workload.seq_len % (2 * p.cp) != 0) {
     return "parallelism.cp " + text(p.cp) + " splits each sequence zig-zag into 2 x cp = " + text(2 * p.cp) +
            " chunks; workload.seq_len " + text(s.workload.seq_len) + " is not a multiple of it";

@@ -9,7 +9,7 @@
 #include "base/input_file.hpp"
 #include "base/json_keys.hpp"
 #include "base/limits.hpp"
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 #include "shard/safetensors.hpp"
 
 namespace tpsim::shard {

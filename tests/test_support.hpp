@@ -5,7 +5,7 @@
 #include <string>
 
 #include "input/gpu_reader.hpp"
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 #include "input/presets.hpp"
 #include "input/profile_reader.hpp"
 #include "input/yaml_reader.hpp"

@@ -130,8 +130,8 @@ OpId heads_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector
   const double output = a.batch * a.q * a.hq * a.d * b.elem_bytes();
   const OpId in =
       exchange_kv(b, ctx, "attn.cp.qkv.all_to_all", CollectiveKind::kAllToAll, tensors, cp_shape(a, 0), input);
-  const OpId core =
-      b.attention("attn.core", a.flops_per_pair() * a.pairs(), tensors, output, output, cp_shape(a, 0), joined(input, {in}));
+  const OpId core = b.attention("attn.core", a.flops_per_pair() * a.pairs(), tensors, output, output, cp_shape(a, 0),
+                                joined(input, {in}));
   return exchange_kv(b, ctx, "attn.cp.out.all_to_all", CollectiveKind::kAllToAll, output, cp_shape(a, 0), {core});
 }
 

@@ -8,7 +8,9 @@
 
 namespace tpsim::model {
 
-double megatron_default_bucket_parameters(int dp) { return std::max(40'000'000.0, 1'000'000.0 * dp); }
+double megatron_default_bucket_parameters(int dp) {
+  return std::max(40'000'000.0, 1'000'000.0 * dp);
+}
 
 DataParallel DataParallel::shard_group() const {
   DataParallel group = *this;

@@ -21,19 +21,23 @@ double setting_value(const sim::TransportSection& section) {
 // One section's YAML: both transport values, and its setting when it has one.
 std::string section_yaml(const sim::TransportSection& section) {
   std::string y = std::string(section.key) + ":\n  step_latency_us: 3\n  link_efficiency: 0.5\n";
-  if (section.setting.key) y += "  " + std::string(section.setting.key) + ": " + std::to_string(static_cast<long>(setting_value(section))) + "\n";
+  if (section.setting.key)
+    y += "  " + std::string(section.setting.key) + ": " + std::to_string(static_cast<long>(setting_value(section))) +
+         "\n";
   return y;
 }
 
 }  // namespace
 
-TEST_CASE("every optional transport section is read whole where the base has none, and overrides one value where it has") {
+TEST_CASE(
+    "every optional transport section is read whole where the base has none, and overrides one value where it has") {
   // a100-sxm's profile has no NVLS, multicast or tree sections (no in-switch reduction, no multi-node tree fit) but
   // has one-shot, two-shot and network ones: both cases occur.
   const sim::CostProfile base = *sim::default_profile("a100-sxm");
   for (const sim::TransportSection& section : sim::transport_sections()) {
     CAPTURE(section.key);
-    const std::string one_value = "gpu: a100-sxm\nbase: a100-sxm\n" + std::string(section.key) + ": {step_latency_us: 3}\n";
+    const std::string one_value =
+        "gpu: a100-sxm\nbase: a100-sxm\n" + std::string(section.key) + ": {step_latency_us: 3}\n";
     if ((base.*section.params).has_value()) {
       const sim::CostProfile p = sim::parse_profile(one_value, "p.yaml");
       CHECK((p.*section.params)->step_latency_s == Approx(3e-6));
@@ -42,7 +46,8 @@ TEST_CASE("every optional transport section is read whole where the base has non
       CHECK_THROWS_WITH(sim::parse_profile(one_value, "p.yaml"),
                         Contains("p.yaml:3:") && Contains("needs the key 'link_efficiency'"));
     }
-    const sim::CostProfile whole = sim::parse_profile("gpu: a100-sxm\nbase: a100-sxm\n" + section_yaml(section), "p.yaml");
+    const sim::CostProfile whole =
+        sim::parse_profile("gpu: a100-sxm\nbase: a100-sxm\n" + section_yaml(section), "p.yaml");
     CHECK((whole.*section.params)->link_efficiency == 0.5);
     CHECK_THAT(whole.sources.at(std::string(section.key) + ".link_efficiency").source, Contains("given in p.yaml"));
     if (section.setting.key) CHECK(section.setting.get(whole) == setting_value(section));

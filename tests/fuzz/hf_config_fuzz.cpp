@@ -1,5 +1,5 @@
 // Fuzz target: the Hugging Face config.json reader.
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 void tpsim::fuzz::fuzz_one(std::string_view data) {

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "base/input_error.hpp"
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 #include "input/presets.hpp"
 #include "model/layers/arch_spec.hpp"
 

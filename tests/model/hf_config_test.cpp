@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "base/input_error.hpp"
-#include "input/arch_reader.hpp"
-#include "input/hf_config.hpp"
-#include "input/hf_keys.hpp"
+#include "input/model/arch_reader.hpp"
+#include "input/model/hf_config.hpp"
+#include "input/model/hf_keys.hpp"
 #include "input/presets.hpp"
 
 using namespace tpsim;

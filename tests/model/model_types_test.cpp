@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/memory/memory_footprint.hpp"
 #include "model/memory/parameter_count.hpp"
@@ -255,8 +255,8 @@ TEST_CASE("Gemma's norms after attention and after the MLP run as kernels, forwa
   const model::ArchSpec gemma = model::load_model_preset("gemma-2-27b");
   const model::LayerGraph g =
       model::build_layer_graph(gemma, test::train_workload(1, 4096, 1), 8, test::variant(model::TpMode::kSp));
-  for (const char* name : {"L0.attn.post_norm", "L0.ffn.post_norm", "L0.attn.post_norm.backward",
-                           "L0.ffn.post_norm.backward"}) {
+  for (const char* name :
+       {"L0.attn.post_norm", "L0.ffn.post_norm", "L0.attn.post_norm.backward", "L0.ffn.post_norm.backward"}) {
     INFO(name);
     CHECK(has_op(g, name));
   }
@@ -264,8 +264,7 @@ TEST_CASE("Gemma's norms after attention and after the MLP run as kernels, forwa
   const double rows = 4096.0 / 8, bytes = rows * 4608 * 2;
   CHECK(op_named(g, "L0.attn.post_norm").bytes_read == Approx(bytes + 4608 * 2));
   CHECK(op_named(g, "L0.attn.post_norm").bytes_written == Approx(bytes));
-  const model::LayerGraph llama = model::build_layer_graph(model::load_model_preset("llama-3.1-8b"),
-                                                           test::train_workload(1, 4096, 1), 8,
-                                                           test::variant(model::TpMode::kSp));
+  const model::LayerGraph llama = model::build_layer_graph(
+      model::load_model_preset("llama-3.1-8b"), test::train_workload(1, 4096, 1), 8, test::variant(model::TpMode::kSp));
   CHECK_FALSE(has_op(llama, "L0.attn.post_norm"));
 }

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
 #include "sim/engine/data_group.hpp"

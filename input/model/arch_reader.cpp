@@ -1,10 +1,10 @@
 // The model_type allow-list, shape limits and shape rules shared by config.json files and inline models.
-#include "input/arch_reader.hpp"
+#include "input/model/arch_reader.hpp"
 
 #include <algorithm>
 
 #include "base/limits.hpp"
-#include "input/model_style_reader.hpp"
+#include "input/model/model_style_reader.hpp"
 #include "input/presets.hpp"
 
 namespace tpsim::model {

@@ -1,9 +1,9 @@
 // Inline model mappings: their key set, and YAML access to them for the shared arch reader.
-#include "input/inline_model.hpp"
+#include "input/model/inline_model.hpp"
 
 #include <cmath>
 
-#include "input/arch_reader.hpp"
+#include "input/model/arch_reader.hpp"
 
 namespace tpsim::model {
 namespace {

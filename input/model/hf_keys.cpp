@@ -1,10 +1,10 @@
 // Type checks of the non-shape config.json keys and the table of refused (unmodelled) features.
-#include "input/hf_keys.hpp"
+#include "input/model/hf_keys.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "input/arch_reader.hpp"
+#include "input/model/arch_reader.hpp"
 #include "input/presets.hpp"
 
 namespace tpsim::model {

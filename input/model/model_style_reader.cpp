@@ -1,5 +1,5 @@
 // GPT-style and sliding-window model_types: key aliases, defaults and the layer style they imply.
-#include "input/model_style_reader.hpp"
+#include "input/model/model_style_reader.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // Hugging Face config.json reader: JSON syntax, then the keys (hf_keys) and the shapes (arch_reader),
 // every error located at file:line:col.
-#include "input/hf_config.hpp"
+#include "input/model/hf_config.hpp"
 
 #include <cmath>
 #include <limits>
@@ -11,8 +11,8 @@
 #include "base/json_keys.hpp"
 #include "base/json_parse.hpp"
 #include "base/limits.hpp"
-#include "input/arch_reader.hpp"
-#include "input/hf_keys.hpp"
+#include "input/model/arch_reader.hpp"
+#include "input/model/hf_keys.hpp"
 #include "input/presets.hpp"
 
 namespace tpsim::model {

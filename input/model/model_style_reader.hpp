@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "input/arch_reader.hpp"
+#include "input/model/arch_reader.hpp"
 
 namespace tpsim::model {
 
