@@ -11,6 +11,7 @@
 #include "input/yaml_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/graph/program_builder.hpp"
+#include "model/scenario.hpp"
 #include "sim/cost/cost_model.hpp"
 #include "sim/cost/gpu_spec.hpp"
 #include "sim/cost/profile.hpp"
@@ -109,6 +110,19 @@ inline model::Variant variant(model::TpMode mode, int chunks = 1,
   v.order = order;
   v.boundary_overlap = boundary;
   return v;
+}
+
+// The graph of a scenario's first pass under its first variant.
+inline model::LayerGraph scenario_step_graph(const model::Scenario& s) {
+  return model::build_pass_graph(s.arch, s.workload, model::primary_pass(s.workload), s.parallelism.tp,
+                                 s.variants.front());
+}
+
+// One decoder layer's parameters on one of 8 TP ranks, from Llama-3.1-8B's shapes: q, k, v, o and the three MLP
+// matrices split 8 ways, the two RMSNorm weights whole.
+inline double llama8b_layer_parameters_tp8() {
+  const double hidden = 4096, ffn = 14336, kv = 8 * 128;
+  return (hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn) / 8 + 2 * hidden;
 }
 
 }  // namespace tpsim::test

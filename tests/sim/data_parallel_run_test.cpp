@@ -28,18 +28,6 @@ std::string job(const std::string& sync, int dp = 4, const std::string& workload
          "}\nparallelism: {tp: 8, dp: " + std::to_string(dp) + "}\n" + sync + "variants: [{name: sp, tp_mode: sp}]\n";
 }
 
-model::LayerGraph step_graph(const model::Scenario& s) {
-  return model::build_pass_graph(s.arch, s.workload, model::primary_pass(s.workload), s.parallelism.tp,
-                                 s.variants.front());
-}
-
-// One decoder layer's parameters on one of 8 TP ranks, from Llama-3.1-8B's shapes: q, k, v, o and the three MLP
-// matrices split 8 ways, the two RMSNorm weights whole.
-double layer_parameters_tp8() {
-  const double hidden = 4096, ffn = 14336, kv = 8 * 128;
-  return (hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn) / 8 + 2 * hidden;
-}
-
 struct DataOps {
   int gathers = 0, reductions = 0, all_reduces = 0;
   double all_reduced_bytes = 0;
@@ -71,7 +59,7 @@ DataOps data_ops(const model::LayerGraph& graph, double layer_params) {
 TEST_CASE("FSDP gathers each layer's parameters and reduce-scatters its gradients, (d-1)/d of them per rank",
           "[sim][data_parallel]") {
   const model::Scenario s = model::parse_scenario(job("fsdp: {}\n", 4, ", microbatches: 2"), "dp.yaml");
-  const DataOps ops = data_ops(step_graph(s), layer_parameters_tp8());
+  const DataOps ops = data_ops(test::scenario_step_graph(s), test::llama8b_layer_parameters_tp8());
   // Per micro-batch: every layer before its forward, all but the last again before its backward; every layer's
   // gradients once.
   CHECK(ops.gathers == 2 * (32 + 31));
@@ -79,20 +67,20 @@ TEST_CASE("FSDP gathers each layer's parameters and reduce-scatters its gradient
   CHECK(ops.all_reduces == 0);
   model::Scenario kept = s;
   kept.workload.data_parallel.reshard_after_forward = false;
-  CHECK(data_ops(step_graph(kept), layer_parameters_tp8()).gathers == 2 * 32);
+  CHECK(data_ops(test::scenario_step_graph(kept), test::llama8b_layer_parameters_tp8()).gathers == 2 * 32);
 }
 
 TEST_CASE("DDP all-reduces every gradient once, in the last micro-batch, in buckets of bucket_MB after a 1 MiB one",
           "[sim][data_parallel]") {
   const model::Scenario s = model::parse_scenario(job("ddp: {bucket_MB: 100}\n", 4, ", microbatches: 3"), "dp.yaml");
-  const model::LayerGraph graph = step_graph(s);
-  const DataOps ops = data_ops(graph, layer_parameters_tp8());
+  const model::LayerGraph graph = test::scenario_step_graph(s);
+  const DataOps ops = data_ops(graph, test::llama8b_layer_parameters_tp8());
   const double params = model::layer_parameters_per_rank(s.arch, model::shard_for_tp(s.arch, 8), {0, 32}) +
                         model::embedding_parameters_per_rank(s.arch, 8);
   CHECK(ops.all_reduced_bytes == Approx(4.0 * params).epsilon(1e-12));
   CHECK(ops.gathers == 0);
   // Each bucket closes at the first unit past its size: 100 MiB of fp32 gradients, a layer's 27 MiB short of it.
-  const double bucket = 100.0 * 1024 * 1024, layer = 4.0 * layer_parameters_tp8();
+  const double bucket = 100.0 * 1024 * 1024, layer = 4.0 * test::llama8b_layer_parameters_tp8();
   for (model::OpId id = 0; id < graph.size(); ++id) {
     const model::Op& op = graph.op(id);
     if (op.group != model::CommGroup::kData || op.tensor_bytes <= 4) continue;
@@ -107,8 +95,8 @@ TEST_CASE("HSDP gathers and reduce-scatters over its shard group and all-reduces
   // dp 8 as 4 shards x 2 replicas: a shard group is 4 consecutive replicas (8 GPUs apart at tp 8), a replicate
   // group the 2 replicas 32 GPUs apart that hold the same shard.
   const model::Scenario s = model::parse_scenario(job("fsdp: {shard_degree: 4}\n", 8), "dp.yaml");
-  const model::LayerGraph graph = step_graph(s);
-  const double layer = layer_parameters_tp8();
+  const model::LayerGraph graph = test::scenario_step_graph(s);
+  const double layer = test::llama8b_layer_parameters_tp8();
   int gathers = 0, reductions = 0, all_reduces = 0;
   for (model::OpId id = 0; id < graph.size(); ++id) {
     const model::Op& op = graph.op(id);

@@ -25,18 +25,6 @@ std::string job(const std::string& sync, const std::string& nic = "") {
          "variants: [{name: sp, tp_mode: sp}]\n";
 }
 
-model::LayerGraph step_graph(const model::Scenario& s) {
-  return model::build_pass_graph(s.arch, s.workload, model::primary_pass(s.workload), s.parallelism.tp,
-                                 s.variants.front());
-}
-
-// One decoder layer's parameters on one of 8 TP ranks, from Llama-3.1-8B's shapes (q, k, v, o and the MLP split 8
-// ways, the two RMSNorm weights whole).
-double layer_parameters_tp8() {
-  const double hidden = 4096, ffn = 14336, kv = 8 * 128;
-  return (hidden * (hidden + 2 * kv) + hidden * hidden + 3 * hidden * ffn) / 8 + 2 * hidden;
-}
-
 struct BucketOps {
   int gathers = 0, reductions = 0;
   double gathered_bytes = 0, reduced_bytes = 0;
@@ -77,9 +65,9 @@ std::pair<double, double> span_of(const sim::VariantRun& v, const std::string& n
 TEST_CASE("the distributed optimizer reduce-scatters every gradient once and all-gathers every parameter once",
           "[sim][distributed_optimizer]") {
   const model::Scenario s = model::parse_scenario(job("distributed_optimizer: {}\n"), "z.yaml");
-  const double params =
-      32 * layer_parameters_tp8() + model::end_parameters_per_rank(s.arch, 8, true, true);  // untied embedding
-  const BucketOps ops = bucket_ops(step_graph(s));
+  const double params = 32 * test::llama8b_layer_parameters_tp8() +
+                        model::end_parameters_per_rank(s.arch, 8, true, true);  // untied embedding
+  const BucketOps ops = bucket_ops(test::scenario_step_graph(s));
   // fp32 gradients in (the default reduce_dtype), bf16 parameters out.
   CHECK(ops.reduced_bytes == Approx(4.0 * params).epsilon(1e-9));
   CHECK(ops.gathered_bytes == Approx(2.0 * params).epsilon(1e-9));
@@ -91,7 +79,7 @@ TEST_CASE("the distributed optimizer reduce-scatters every gradient once and all
   // bucket_size 1: one bucket per unit; bf16 reduction halves the gradients' bytes.
   const model::Scenario small =
       model::parse_scenario(job("distributed_optimizer: {bucket_size: 1, reduce_dtype: bf16}\n"), "z.yaml");
-  const BucketOps unit_ops = bucket_ops(step_graph(small));
+  const BucketOps unit_ops = bucket_ops(test::scenario_step_graph(small));
   CHECK(unit_ops.reductions == 32 + 2);
   CHECK(unit_ops.reduced_bytes == Approx(2.0 * params).epsilon(1e-9));
 }
@@ -156,7 +144,7 @@ TEST_CASE("an MoE model's distributed optimizer shards expert state over the exp
       "parallelism: {tp: 1, dp: 16, ep: 8}\ndistributed_optimizer: {bucket_size: 1}\n"
       "variants: [{name: tp, tp_mode: tp}]\n";
   const model::Scenario s = model::parse_scenario(text, "m.yaml");
-  const model::LayerGraph graph = step_graph(s);
+  const model::LayerGraph graph = test::scenario_step_graph(s);
   std::map<std::string, int> groups;  // per buffer, the group size its reduce-scatters run over
   for (model::OpId id = 0; id < graph.size(); ++id) {
     const model::Op& op = graph.op(id);
@@ -206,7 +194,7 @@ TEST_CASE("FSDP of an MoE model gathers and reduces the experts over the expert-
       "workload: {phase: train, batch: 1, seq_len: 1024, layers: 2, recompute: none}\n"
       "parallelism: {tp: 1, dp: 16, ep: 8}\nfsdp: {}\nvariants: [{name: tp, tp_mode: tp}]\n";
   const model::Scenario s = model::parse_scenario(text, "m.yaml");
-  const model::LayerGraph graph = step_graph(s);
+  const model::LayerGraph graph = test::scenario_step_graph(s);
   const model::TpShard shard = model::shard_for_tp(s.arch, 1, 8, 1);
   const double experts = model::expert_parameters_at(s.arch, shard, 0);
   int expert_gathers = 0;
