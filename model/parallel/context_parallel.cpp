@@ -1,6 +1,8 @@
 // Context parallelism's names and the zig-zag split's attention work per rank and ring step.
 #include "model/parallel/context_parallel.hpp"
 
+#include "model/graph/op.hpp"
+
 namespace tpsim::model {
 
 std::string to_string(CpCommType type) {
@@ -23,13 +25,12 @@ const std::vector<std::string>& cp_comm_type_names() {
 double context_parallel_buffer_bytes(const ContextParallel& cp, double tokens, double q_heads, double kv_heads,
                                      double head_dim) {
   if (!cp.enabled()) return 0.0;
-  constexpr double kBf16 = 2.0;
-  const double kv = 2.0 * tokens * kv_heads * head_dim * kBf16;  // the rank's K and V
+  const double kv = 2.0 * tokens * kv_heads * head_dim * kBf16Bytes;  // the rank's K and V
   switch (cp.comm) {
     case CpCommType::kAllGather:
       return 2.0 * cp.degree * kv;
     case CpCommType::kA2a:
-      return tokens * q_heads * head_dim * kBf16 + kv;
+      return tokens * q_heads * head_dim * kBf16Bytes + kv;
     case CpCommType::kP2p:
       break;
   }

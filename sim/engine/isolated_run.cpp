@@ -1,7 +1,6 @@
 // fork + pipe wrapper around simulate_in_this_process, with a small binary encoding of the timeline.
 #include "sim/engine/isolated_run.hpp"
 
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/child_process.hpp"
 #include "base/input_error.hpp"
 #include "sim/engine/simulation_cache.hpp"
 #include "sim/engine/work_estimate.hpp"
@@ -124,27 +124,16 @@ Timeline simulate_uncached(const model::LayerGraph& graph, const CostModel& cost
   // the timeline carries the plans the child ran.
   std::shared_ptr<const std::vector<CommPlan>> plans = plan_program(graph, cost, options.data_group.has_value());
   refuse_unbounded_work(estimate_work(graph, *plans, options), smaller_alternative(options));
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
-  const pid_t parent = ::getpid();
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (child == 0) {
-    // The simulation dies with its parent (a sweep worker killed with its sweep, a run interrupted): orphaned, it
-    // would run on and hold what it inherited. The getppid check covers a parent gone before prctl.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) _exit(5);
-    ::close(fds[0]);
-    run_child(fds[1], graph, cost, options, plans);
-  }
-  ::close(fds[1]);
+  // The simulation dies with its parent (a sweep worker killed with its sweep, a run interrupted): orphaned, it would
+  // run on and hold what it inherited (fork_child).
+  const ChildProcess child = fork_child([&](int fd) { run_child(fd, graph, cost, options, plans); });
   Timeline timeline;
   try {
-    timeline = read_timeline(fds[0]);
+    timeline = read_timeline(child.fd);
   } catch (const ChildDied&) {
-    ::close(fds[0]);
+    ::close(child.fd);
     int wstatus = 0;
-    ::waitpid(child, &wstatus, 0);
+    ::waitpid(child.pid, &wstatus, 0);
     // The system's out-of-memory killer ends a process with SIGKILL; any other end is a crash.
     if (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL) {
       throw InputError("the simulation process was killed (signal 9), most likely by the system for lack of memory; " +
@@ -154,18 +143,18 @@ Timeline simulate_uncached(const model::LayerGraph& graph, const CostModel& cost
         "simulation process died without a result" +
         (WIFSIGNALED(wstatus) ? " (signal " + std::to_string(WTERMSIG(wstatus)) + ")" : std::string()));
   } catch (const std::bad_alloc&) {
-    ::close(fds[0]);
-    ::waitpid(child, nullptr, 0);
+    ::close(child.fd);
+    ::waitpid(child.pid, nullptr, 0);
     throw InputError("the simulation ran out of memory; " + smaller_alternative(options));
   } catch (...) {
-    ::close(fds[0]);
-    ::waitpid(child, nullptr, 0);
+    ::close(child.fd);
+    ::waitpid(child.pid, nullptr, 0);
     throw;
   }
-  ::close(fds[0]);
+  ::close(child.fd);
   timeline.plans = std::move(plans);
   int wstatus = 0;
-  ::waitpid(child, &wstatus, 0);
+  ::waitpid(child.pid, &wstatus, 0);
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
     throw std::runtime_error("simulation process exited abnormally");
   }
