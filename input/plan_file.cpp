@@ -203,6 +203,7 @@ PlanSpec parse_plan(const std::string& text, const std::string& file) {
 
 const Scenario& probe_scenario(const PlanSpec& plan) {
   if (plan.probe_error) std::rethrow_exception(plan.probe_error);
+  if (!plan.probe) throw InputError(plan.file + ": the plan was not read by parse_plan (it has no probe scenario)");
   return *plan.probe;
 }
 

@@ -466,18 +466,18 @@ std::vector<OpEntryKeys> read_op_keys(const YamlReader& in, const YAML::Node& wo
 
 // Where the keys that sim/ checks when it runs the scenario were written (model/scenario.hpp).
 ScenarioKeys read_key_locations(const YamlReader& in, const YAML::Node& root, const Scenario& out) {
+  const SourceLocation unwritten{in.file()};  // a key the file leaves out: the file, without a line
   ScenarioKeys keys;
   keys.document = in.location(root);
   keys.calibration = key_location(in, root, "calibration");
-  keys.power_limit = key_location(in, root["hardware"], "power_limit_W").value_or(SourceLocation{});
-  if (const YAML::Node block = root["implementation"]) {
-    keys.attention_kernel = key_location(in, block, "attention").value_or(in.location(block));
-  }
+  keys.power_limit = key_location(in, root["hardware"], "power_limit_W").value_or(unwritten);
+  const YAML::Node block = root["implementation"];
+  keys.attention_kernel = block ? key_location(in, block, "attention").value_or(in.location(block)) : unwritten;
   keys.dispatcher = key_location(in, root["moe"], "dispatcher").value_or(out.calibration.at);
   const YAML::Node workload = root["workload"];
-  keys.dtype = key_location(in, workload, "dtype").value_or(SourceLocation{});
-  keys.attention_dtype = key_location(in, workload, "attention_dtype").value_or(SourceLocation{});
-  keys.fp8_recipe = key_location(in, workload, "fp8_recipe").value_or(SourceLocation{});
+  keys.dtype = key_location(in, workload, "dtype").value_or(unwritten);
+  keys.attention_dtype = key_location(in, workload, "attention_dtype").value_or(unwritten);
+  keys.fp8_recipe = key_location(in, workload, "fp8_recipe").value_or(unwritten);
   keys.ops = read_op_keys(in, workload);
   if (const YAML::Node variants = root["variants"]; variants && variants.IsSequence()) {
     for (const YAML::Node& variant : variants) {

@@ -50,7 +50,7 @@ struct OpEntryKeys {
 };
 
 // Where the keys were written that sim/ checks only when it runs the scenario (against the GPU, the fabric and the
-// profile), captured when the file is read. A location of a key the file leaves out is none (-1), unless noted.
+// profile), captured when the file is read. A key the file leaves out has the file without a line, unless noted.
 struct ScenarioKeys {
   SourceLocation document;                            // the document's start
   std::optional<SourceLocation> calibration;          // the calibration key, where given
