@@ -93,4 +93,12 @@ std::string format_location(const std::string& file, int line0, int col0) {
   return out + ": ";
 }
 
+std::string format_location(const SourceLocation& at) {
+  return format_location(at.file, at.line0, at.col0);
+}
+
+void fail_at(const SourceLocation& at, const std::string& what) {
+  throw InputError(format_location(at), what);
+}
+
 }  // namespace tpsim

@@ -27,6 +27,18 @@ class InputError : public std::runtime_error {
 // "file:line:col: " with 1-based line and column; omits the parts that are unknown (< 0).
 std::string format_location(const std::string& file, int line0, int col0);
 
+// Where a value was written in an input file: 0-based line and column, -1 where unknown. Readers capture it, so
+// that later stages locate their errors without the parsed document.
+struct SourceLocation {
+  std::string file;
+  int line0 = -1;
+  int col0 = -1;
+};
+// format_location of `at`.
+std::string format_location(const SourceLocation& at);
+// Throws the InputError located at `at`.
+[[noreturn]] void fail_at(const SourceLocation& at, const std::string& what);
+
 // `text` as a message echoes a value from the input: control characters and invalid UTF-8 escaped,
 // and cut to its first `max_chars` characters (with "... (N bytes)") when longer.
 std::string echo_value(std::string_view text, size_t max_chars = 80);

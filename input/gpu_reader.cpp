@@ -95,13 +95,26 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   return gpu;
 }
 
-GpuSpec resolve_gpu(const std::string& scenario_file, const std::string& name, const YAML::Node& node) {
-  if (node.IsMap()) return read_gpu_spec(model::YamlReader(scenario_file), node);
+std::shared_ptr<const model::InlineGpu> read_inline_gpu(const model::YamlReader& reader, const YAML::Node& node) {
+  auto out = std::make_shared<model::InlineGpu>();
+  try {
+    out->spec = read_gpu_spec(reader, node);
+  } catch (...) {
+    out->error = std::current_exception();
+  }
+  return out;
+}
+
+GpuSpec resolve_gpu(const model::Scenario& scenario) {
+  if (const auto& inline_gpu = scenario.gpu.inline_gpu) {
+    if (inline_gpu->error) std::rethrow_exception(inline_gpu->error);
+    return inline_gpu->spec;
+  }
+  const std::string& name = scenario.gpu.value;
   const auto text = model::find_preset("gpus", name, "yaml");
   if (!text) {
-    model::YamlReader(scenario_file)
-        .fail(node, "unknown GPU preset '" + name + "'; valid: " + model::join_names(model::preset_names("gpus")) +
-                        ", or an inline mapping");
+    fail_at(scenario.gpu.at, "unknown GPU preset '" + name + "'; valid: " +
+                                 model::join_names(model::preset_names("gpus")) + ", or an inline mapping");
   }
   const model::YamlReader preset("presets/gpus/" + name + ".yaml");
   return read_gpu_spec(preset, preset.parse_text(std::string(*text)));

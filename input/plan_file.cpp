@@ -7,10 +7,20 @@
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 #include "base/limits.hpp"
+#include "input/scenario_loader.hpp"
 #include "input/yaml_reader.hpp"
 
 namespace tpsim::model {
 namespace {
+
+// A node in YAML's one-line flow form ({a: 1, b: [2, 3]}), as a candidate's scenario copies it.
+std::string flow_yaml(const YAML::Node& node) {
+  YAML::Emitter out;
+  out.SetMapFormat(YAML::Flow);
+  out.SetSeqFormat(YAML::Flow);
+  out << node;
+  return out.c_str();
+}
 
 // More GPUs than this in one job is a typo (the largest published runs use tens of thousands).
 constexpr int kMaxPlanGpus = 1 << 20;
@@ -75,7 +85,8 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, PlanSpec& out) 
   in.expect_map(node, "hardware", kHardware);
   in.require(node, "gpu", "hardware");
   in.require(node, "gpus", "hardware");
-  out.gpu = node["gpu"];
+  out.gpu_yaml = flow_yaml(node["gpu"]);
+  out.topology_at = in.location(node["topology"] ? node["topology"] : node["gpu"]);
   if (node["topology"])
     out.topology = in.choice(node["topology"], "hardware.topology", {"nvswitch", "ib-rail", "nvl72"});
   out.gpus = counts(in, node["gpus"], "hardware.gpus");
@@ -115,6 +126,34 @@ void read_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
   }
 }
 
+// A scenario carrying the plan's own model, GPU and calibration nodes, so that their errors point into the plan.
+Scenario read_probe_scenario(const YAML::Node& root, const PlanSpec& plan) {
+  YAML::Node probe;
+  probe["name"] = "plan";
+  probe["model"] = root["model"];
+  YAML::Node hardware;
+  hardware["gpu"] = root["hardware"]["gpu"];
+  probe["hardware"] = hardware;
+  if (root["calibration"]) {
+    probe["calibration"] = root["calibration"];
+  } else {
+    probe["calibration"] = "default";
+  }
+  YAML::Node workload;
+  workload["phase"] = "train";
+  workload["seq_len"] = plan.seq_len;
+  workload["batch"] = 1;
+  probe["workload"] = workload;
+  YAML::Node parallelism;
+  parallelism["tp"] = 1;
+  probe["parallelism"] = parallelism;
+  YAML::Node variant;
+  variant["name"] = "sp";
+  variant["tp_mode"] = "sp";
+  probe["variants"].push_back(variant);
+  return parse_scenario_node(probe, plan.file);
+}
+
 }  // namespace
 
 const std::vector<std::string>& plan_keys(const std::string& section) {
@@ -131,18 +170,17 @@ PlanSpec parse_plan(const std::string& text, const std::string& file) {
   PlanSpec out;
   out.file = file;
   out.text = text;
-  out.root = in.parse_text(text);
-  const YAML::Node& root = out.root;
+  const YAML::Node root = in.parse_text(text);
   in.expect_map(root, "the plan", kTop);
   in.require(root, "model", "the plan");
   in.require(root, "hardware", "the plan");
   in.require(root, "workload", "the plan");
   out.name = root["name"] ? in.string(root["name"], "name") : std::filesystem::path(file).stem().string();
   if (out.name.empty()) out.name = "plan";
-  out.model = root["model"];
+  out.model_yaml = flow_yaml(root["model"]);
   if (root["calibration"]) {
-    out.calibration = root["calibration"];
-    if (out.calibration.IsNull()) {
+    out.calibration_yaml = flow_yaml(root["calibration"]);
+    if (root["calibration"].IsNull()) {
       YAML::Node key;
       for (const auto& entry : root) {
         if (entry.first.Scalar() == "calibration") key = entry.first;
@@ -155,7 +193,18 @@ PlanSpec parse_plan(const std::string& text, const std::string& file) {
   read_hardware(in, root["hardware"], out);
   read_workload(in, root["workload"], out);
   read_search(in, root["search"], out.space);
+  try {
+    out.probe = read_probe_scenario(root, out);
+  } catch (...) {
+    out.probe_error = std::current_exception();
+  }
   return out;
+}
+
+const Scenario& probe_scenario(const PlanSpec& plan) {
+  if (plan.probe_error) std::rethrow_exception(plan.probe_error);
+  if (!plan.probe) throw InputError(plan.file + ": the plan was not read by parse_plan (it has no probe scenario)");
+  return *plan.probe;
 }
 
 PlanSpec load_plan(const std::string& path) {

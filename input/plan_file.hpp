@@ -3,11 +3,14 @@
 // the GPU, the GPU count and the global batch. Read here with located errors; plan/ enumerates and ranks.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "base/input_error.hpp"
+#include "model/scenario.hpp"
 
 namespace tpsim::model {
 
@@ -28,22 +31,29 @@ struct PlanSpace {
 
 struct PlanSpec {
   std::string file;
-  std::string name;          // name, or the file's stem
-  YAML::Node model;          // as written: a preset name, an inline mapping or {hf_config: path}
-  YAML::Node gpu;            // hardware.gpu as written
-  std::string topology;      // hardware.topology; empty: nvswitch within a node, ib-rail across nodes
-  std::vector<int> gpus;     // hardware.gpus: one count or a list (a range of job sizes)
-  YAML::Node calibration;    // as written; null: default
-  int64_t global_batch = 0;  // workload.global_batch: sequences per step over every replica
+  std::string name;  // name, or the file's stem
+  // model, hardware.gpu and calibration as written, in YAML's one-line flow form, for the candidates' scenarios
+  std::string model_yaml;        // a preset name, an inline mapping or {hf_config: path}
+  std::string gpu_yaml;          // a preset name or an inline mapping
+  std::string calibration_yaml;  // empty: not given (default)
+  std::string topology;          // hardware.topology; empty: nvswitch within a node, ib-rail across nodes
+  SourceLocation topology_at;    // hardware.topology, else hardware.gpu: where a topology error points
+  std::vector<int> gpus;         // hardware.gpus: one count or a list (a range of job sizes)
+  int64_t global_batch = 0;      // workload.global_batch: sequences per step over every replica
   int64_t seq_len = 0;
   PlanSpace space;
-  YAML::Node root;
   std::string text;
+  // A scenario of the plan's model, GPU and calibration (one GPU, tp 1), read from the plan's own nodes so that its
+  // errors point into the plan: read with the plan, its error kept for probe_scenario to raise.
+  std::optional<Scenario> probe;
+  std::exception_ptr probe_error;
 };
 
 // Reads and checks a plan file; throws InputError naming file:line:col, what is wrong and what is valid.
 PlanSpec load_plan(const std::string& path);
 PlanSpec parse_plan(const std::string& text, const std::string& file);
+// The plan's probe scenario (PlanSpec::probe); throws the error reading it gave, located in the plan.
+const Scenario& probe_scenario(const PlanSpec& plan);
 // The keys a plan's section accepts ("", "hardware", "workload", "search").
 const std::vector<std::string>& plan_keys(const std::string& section);
 

@@ -504,28 +504,27 @@ std::string no_default_profile_message(const std::string& gpu_name) {
 
 CostProfile resolve_profile(const model::Scenario& scenario, const std::string& gpu_name) {
   const model::LocatedRef& ref = scenario.calibration;
-  const YamlReader in(scenario.file);
   CostProfile profile;
   if (ref.value == "default") {
     std::optional<CostProfile> preset = default_profile(gpu_name);
-    if (!preset) in.fail(ref.node, no_default_profile_message(gpu_name));
+    if (!preset) fail_at(ref.at, no_default_profile_message(gpu_name));
     profile = *preset;
   } else if (model::find_preset("profiles", ref.value, "yaml")) {
     profile = *default_profile(ref.value);
   } else {
     const std::filesystem::path path = std::filesystem::path(scenario.file).parent_path() / ref.value;
     if (!is_regular_file(path.string())) {
-      in.fail(ref.node, "calibration: '" + echo_value(ref.value) + "' is neither a profile file (" +
-                            echo_path(path.string()) + ") nor a GPU preset's profile (" +
-                            model::join_names(model::preset_names("profiles")) + "), nor default");
+      fail_at(ref.at, "calibration: '" + echo_value(ref.value) + "' is neither a profile file (" +
+                          echo_path(path.string()) + ") nor a GPU preset's profile (" +
+                          model::join_names(model::preset_names("profiles")) + "), nor default");
     }
     profile = load_profile_file(path.string());
   }
   if (profile.gpu != gpu_name && !scenario.calibration_as_is) {
-    in.fail(ref.node, "calibration: the profile " + profile.name + " was fitted for " + profile.gpu +
-                          ", and the scenario runs " + gpu_name + "; carry it over with `tpsim calibrate ... --gpu " +
-                          gpu_name + " --measured-on " + profile.gpu +
-                          "`, or use it unchanged with calibration: {profile: ..., transfer: as_is}");
+    fail_at(ref.at, "calibration: the profile " + profile.name + " was fitted for " + profile.gpu +
+                        ", and the scenario runs " + gpu_name + "; carry it over with `tpsim calibrate ... --gpu " +
+                        gpu_name + " --measured-on " + profile.gpu +
+                        "`, or use it unchanged with calibration: {profile: ..., transfer: as_is}");
   }
   return profile;
 }

@@ -8,10 +8,12 @@
 #include "base/limits.hpp"
 #include "base/size_checks.hpp"
 #include "input/context_parallel_reader.hpp"
+#include "input/gpu_reader.hpp"
 #include "input/model/hf_config.hpp"
 #include "input/model/inline_model.hpp"
 #include "input/op_list.hpp"
 #include "input/presets.hpp"
+#include "input/scenario_loader.hpp"
 #include "input/section_readers.hpp"
 #include "input/variant_reader.hpp"
 #include "input/yaml_reader.hpp"
@@ -384,16 +386,16 @@ void read_parallelism(const YamlReader& in, const YAML::Node& node, Scenario& ou
 void read_calibration(const YamlReader& in, const YAML::Node& root, Scenario& out) {
   const YAML::Node node = root["calibration"];
   if (!node) {
-    out.calibration = LocatedRef{"default", out.gpu.node};
+    out.calibration = LocatedRef{"default", out.gpu.at};
     return;
   }
   if (!node.IsMap()) {
-    out.calibration = LocatedRef{in.string(node, "calibration"), node};
+    out.calibration = LocatedRef{in.string(node, "calibration"), in.location(node)};
     return;
   }
   in.expect_map(node, "calibration", {"profile", "transfer"});
   in.require(node, "profile", "calibration");
-  out.calibration = LocatedRef{in.string(node["profile"], "calibration.profile"), node["profile"]};
+  out.calibration = LocatedRef{in.string(node["profile"], "calibration.profile"), in.location(node["profile"])};
   if (node["transfer"]) {
     // as_is: a profile fitted on another GPU runs unchanged (tpsim calibrate --gpu carries one over instead).
     out.calibration_as_is = in.choice(node["transfer"], "calibration.transfer", {"as_is"}) == "as_is";
@@ -403,9 +405,13 @@ void read_calibration(const YamlReader& in, const YAML::Node& root, Scenario& ou
 void read_hardware(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   in.expect_map(node, "hardware", kHardwareKeys);
   in.require(node, "gpu", "hardware");
-  out.gpu = {node["gpu"].IsScalar() ? node["gpu"].Scalar() : "inline", node["gpu"]};
-  out.topology = node["topology"] ? LocatedRef{in.string(node["topology"], "hardware.topology"), node["topology"]}
-                                  : LocatedRef{"nvswitch", node};
+  const YAML::Node gpu = node["gpu"];
+  out.gpu.value = gpu.IsScalar() ? gpu.Scalar() : "inline";
+  out.gpu.at = in.location(gpu);
+  if (gpu.IsMap()) out.gpu.inline_gpu = sim::read_inline_gpu(in, gpu);
+  out.topology = node["topology"]
+                     ? LocatedRef{in.string(node["topology"], "hardware.topology"), in.location(node["topology"])}
+                     : LocatedRef{"nvswitch", in.location(node)};
   out.nodes = node["nodes"] ? in.count(node["nodes"], "hardware.nodes", kMaxNodes) : 1;
   if (node["nic_GBps"]) {
     if (out.topology.value != "ib-rail" && !(out.topology.value == "nvl72" && out.nodes > 1)) {
@@ -434,6 +440,52 @@ void refuse_unpipelined_variants(const YamlReader& in, const YAML::Node& variant
                                         ": tp_mode dtp under parallelism.pp > 1 is not modelled yet (its delayed "
                                         "partial sums would cross the stage boundaries); use tp, sp or async");
   }
+}
+
+// The location of map[key], where the map has it.
+std::optional<SourceLocation> key_location(const YamlReader& in, const YAML::Node& map, const char* key) {
+  if (!map || !map.IsMap() || !map[key]) return std::nullopt;
+  return in.location(map[key]);
+}
+
+// Where workload.ops's entries and their collective keys were written.
+std::vector<OpEntryKeys> read_op_keys(const YamlReader& in, const YAML::Node& workload) {
+  std::vector<OpEntryKeys> out;
+  if (!workload || !workload.IsMap() || !workload["ops"] || !workload["ops"].IsSequence()) return out;
+  for (const YAML::Node& entry : workload["ops"]) {
+    OpEntryKeys keys;
+    keys.mapping = entry.IsMap() && entry["name"];
+    if (keys.mapping) keys.name = entry["name"].Scalar();
+    keys.entry = in.location(entry);
+    keys.algorithm = key_location(in, entry, "algorithm");
+    keys.protocol = key_location(in, entry, "protocol");
+    out.push_back(std::move(keys));
+  }
+  return out;
+}
+
+// Where the keys that sim/ checks when it runs the scenario were written (model/scenario.hpp).
+ScenarioKeys read_key_locations(const YamlReader& in, const YAML::Node& root, const Scenario& out) {
+  const SourceLocation unwritten{in.file()};  // a key the file leaves out: the file, without a line
+  ScenarioKeys keys;
+  keys.document = in.location(root);
+  keys.calibration = key_location(in, root, "calibration");
+  keys.power_limit = key_location(in, root["hardware"], "power_limit_W").value_or(unwritten);
+  const YAML::Node block = root["implementation"];
+  keys.attention_kernel = block ? key_location(in, block, "attention").value_or(in.location(block)) : unwritten;
+  keys.dispatcher = key_location(in, root["moe"], "dispatcher").value_or(out.calibration.at);
+  const YAML::Node workload = root["workload"];
+  keys.dtype = key_location(in, workload, "dtype").value_or(unwritten);
+  keys.attention_dtype = key_location(in, workload, "attention_dtype").value_or(unwritten);
+  keys.fp8_recipe = key_location(in, workload, "fp8_recipe").value_or(unwritten);
+  keys.ops = read_op_keys(in, workload);
+  if (const YAML::Node variants = root["variants"]; variants && variants.IsSequence()) {
+    for (const YAML::Node& variant : variants) {
+      keys.variants.push_back(
+          {in.location(variant), key_location(in, variant, "collective"), key_location(in, variant, "protocol")});
+    }
+  }
+  return keys;
 }
 
 }  // namespace
@@ -517,9 +569,9 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
   if (root["sweep"]) {
     if (!root["sweep"].IsMap()) in.fail(root["sweep"], "sweep must be a mapping of dotted paths to lists of values");
-    out.sweep = root["sweep"];
+    out.has_sweep = true;
   }
-  out.root = root;
+  out.keys = read_key_locations(in, root, out);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "base/input_error.hpp"
 #include "base/limits.hpp"
 #include "input/presets.hpp"
+#include "input/scenario_loader.hpp"
 #include "input/yaml_reader.hpp"
 
 namespace tpsim::model {
@@ -103,12 +104,32 @@ void apply(const YamlReader& in, YAML::Node root, const std::string& path, const
   in.fail(at, "sweep axis '" + path + "' is not a valid path; valid: " + kValidAxes);
 }
 
+// The scenario's sweep: section, parsed again from its text (the same lines and columns as when it was read).
+YAML::Node sweep_node(const Scenario& scenario) {
+  return YamlReader(scenario.file).parse_text(scenario.source_text)["sweep"];
+}
+
+// The scenario document with the sweep values of `digits` applied (only `only_axis`'s when given).
+YAML::Node point_document(const Scenario& base, const std::vector<size_t>& digits, std::optional<size_t> only_axis) {
+  const YamlReader in(base.file);
+  // A fresh parse per point: its nodes keep their lines and columns for errors, and moving a sweep
+  // value within one document stays cheap (yaml-cpp merges the memory of two documents).
+  YAML::Node root = in.parse_text(base.source_text);
+  size_t a = 0;
+  for (const auto& entry : YAML::Node(root["sweep"])) {
+    if (!only_axis || *only_axis == a) apply(in, root, entry.first.Scalar(), entry.second[digits[a]], entry.first);
+    ++a;
+  }
+  root.remove("sweep");
+  return root;
+}
+
 }  // namespace
 
 SweepPlan::SweepPlan(const Scenario& base) : base_(base) {
-  if (!base.sweep.IsMap()) return;
+  if (!base.has_sweep) return;
   const YamlReader in(base.file);
-  for (const auto& entry : base.sweep) {
+  for (const auto& entry : sweep_node(base)) {
     const std::string& axis = entry.first.Scalar();
     if (!entry.second.IsSequence() || entry.second.size() == 0) {
       in.fail(entry.second, "sweep axis '" + axis + "' needs a non-empty list of values");
@@ -141,26 +162,12 @@ AxisValues SweepPlan::values(size_t index) const {
   return out;
 }
 
-YAML::Node SweepPlan::document(const std::vector<size_t>& digits, std::optional<size_t> only_axis) const {
-  const YamlReader in(base_.file);
-  // A fresh parse per point: its nodes keep their lines and columns for errors, and moving a sweep
-  // value within one document stays cheap (yaml-cpp merges the memory of two documents).
-  YAML::Node root = in.parse_text(base_.source_text);
-  size_t a = 0;
-  for (const auto& entry : YAML::Node(root["sweep"])) {
-    if (!only_axis || *only_axis == a) apply(in, root, entry.first.Scalar(), entry.second[digits[a]], entry.first);
-    ++a;
-  }
-  root.remove("sweep");
-  return root;
-}
-
 InputError SweepPlan::point_error(const std::vector<size_t>& digits, const InputError& error) const {
   // The axis whose value alone makes the scenario invalid, else (a combination) all of them.
   std::optional<size_t> culprit;
   for (size_t a = 0; a < axes_.size() && !culprit; ++a) {
     try {
-      parse_scenario_node(document(digits, a), base_.file);
+      parse_scenario_node(point_document(base_, digits, a), base_.file);
     } catch (const InputError&) {
       culprit = a;
     }
@@ -173,7 +180,7 @@ InputError SweepPlan::point_error(const std::vector<size_t>& digits, const Input
   }
   size_t a = 0;
   YAML::Node value;
-  for (const auto& entry : base_.sweep) {
+  for (const auto& entry : sweep_node(base_)) {
     if (a++ == culprit.value_or(0)) value = entry.second[digits[culprit.value_or(0)]];
   }
   return InputError(YamlReader(base_.file).where(value), (culprit ? "sweep value " : "sweep values ") + values +
@@ -183,10 +190,10 @@ InputError SweepPlan::point_error(const std::vector<size_t>& digits, const Input
 Scenario SweepPlan::point(size_t index) const {
   if (axes_.empty()) return base_;
   const std::vector<size_t> d = digits(index);
-  const YAML::Node root = document(d, std::nullopt);
+  const YAML::Node root = point_document(base_, d, std::nullopt);
   try {
     Scenario scenario = parse_scenario_node(root, base_.file);
-    scenario.sweep = YAML::Node();
+    scenario.has_sweep = false;
     return scenario;
   } catch (const InputError& error) {
     throw point_error(d, error);
@@ -196,7 +203,7 @@ Scenario SweepPlan::point(size_t index) const {
 std::vector<SweepPoint> expand_sweep(const Scenario& base, bool keep_invalid) {
   const SweepPlan plan(base);
   if (plan.size() > kMaxRunPoints) {
-    throw InputError(YamlReader(base.file).where(base.sweep),
+    throw InputError(YamlReader(base.file).where(sweep_node(base)),
                      "the sweep has " + std::to_string(plan.size()) +
                          " points; tpsim run holds every point in memory "
                          "and takes at most " +

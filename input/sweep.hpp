@@ -29,8 +29,6 @@ class SweepPlan {
 
  private:
   std::vector<size_t> digits(size_t index) const;
-  // The scenario document with the sweep values of `digits` applied (only `only_axis`'s when given).
-  YAML::Node document(const std::vector<size_t>& digits, std::optional<size_t> only_axis) const;
   // `error` of an invalid point, located at the sweep value that makes it invalid.
   InputError point_error(const std::vector<size_t>& digits, const InputError& error) const;
 

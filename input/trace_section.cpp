@@ -7,9 +7,11 @@ namespace tpsim::model {
 
 TraceSection read_trace_section(const model::Scenario& scenario, const std::vector<std::string>& module_names) {
   TraceSection out;
-  const YAML::Node node = scenario.root["trace"];
-  if (!node) return out;
   const model::YamlReader in(scenario.file);
+  // The scenario's text parsed again: the section keeps the lines and columns it was read with.
+  const YAML::Node root = in.parse_text(scenario.source_text);
+  const YAML::Node node = root["trace"];
+  if (!node) return out;
   in.expect_map(node, "trace", {"framework", "steps", "modules"});
   if (node["framework"]) in.choice(node["framework"], "trace.framework", {"torch"});
   if (node["steps"]) out.steps = static_cast<int>(in.int_in(node["steps"], "trace.steps", 1, 1000000));

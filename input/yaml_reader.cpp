@@ -131,8 +131,12 @@ YAML::Node YamlReader::parse_file() const {
 }
 
 std::string YamlReader::where(const YAML::Node& at) const {
+  return format_location(location(at));
+}
+
+SourceLocation YamlReader::location(const YAML::Node& at) const {
   const YAML::Mark mark = at.Mark();
-  return format_location(file_, mark.line, mark.column);
+  return SourceLocation{file_, mark.line, mark.column};
 }
 
 void YamlReader::fail(const YAML::Node& at, const std::string& what) const {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "base/input_error.hpp"
+
 namespace tpsim::model {
 
 class YamlReader {
@@ -25,6 +27,8 @@ class YamlReader {
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const;
   std::string where(const YAML::Node& at) const;
+  // Where `at` was written, for errors raised after the document is gone (`at` must be a node of the document).
+  SourceLocation location(const YAML::Node& at) const;
   // A node as messages show it: 'scalar' (escaped, shortened), a list, a mapping or nothing.
   static std::string show(const YAML::Node& node);
 

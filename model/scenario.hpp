@@ -1,13 +1,15 @@
 // A scenario file (schema: docs/scenarios.md): model, hardware, calibration, workload, parallelism, pipeline,
 // variants, sweep, and the optional skew.
-// Hardware and calibration names stay as located references; sim/ resolves them.
+// Hardware and calibration names stay as located references; sim/ resolves them. Where sim/ locates an error at a
+// key, the reader (input/scenario_loader.cpp) captured the key's location: no YAML node reaches sim/.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/input_error.hpp"
 #include "model/graph/variant.hpp"
 #include "model/graph/workload.hpp"
 #include "model/layers/arch_spec.hpp"
@@ -21,7 +23,48 @@ namespace tpsim::model {
 // A value that a later stage resolves, with where it was written for error messages.
 struct LocatedRef {
   std::string value;
-  YAML::Node node;  // the YAML node (its mark gives line and column); may be an inline mapping
+  SourceLocation at;
+};
+
+// An inline hardware.gpu mapping as input/gpu_reader.hpp read it: the GPU, or the error reading it gave, raised when
+// sim/ resolves the GPU (as an unknown preset's is). Defined there: model/ does not know sim/'s GpuSpec.
+struct InlineGpu;
+
+// hardware.gpu: a preset name, or "inline" with the mapping read.
+struct GpuRef : LocatedRef {
+  std::shared_ptr<const InlineGpu> inline_gpu;  // set for an inline mapping
+};
+
+// Where a variant's keys were written (a key the entry leaves out: none).
+struct VariantKeys {
+  SourceLocation entry;
+  std::optional<SourceLocation> collective, protocol;
+};
+
+// Where an entry of workload.ops and its keys were written.
+struct OpEntryKeys {
+  bool mapping = false;  // a mapping with a name key (a run error names the op by it)
+  std::string name;      // that name as written
+  SourceLocation entry;
+  std::optional<SourceLocation> algorithm, protocol;
+};
+
+// Where the keys were written that sim/ checks only when it runs the scenario (against the GPU, the fabric and the
+// profile), captured when the file is read. A key the file leaves out has the file without a line, unless noted.
+struct ScenarioKeys {
+  SourceLocation document;                            // the document's start
+  std::optional<SourceLocation> calibration;          // the calibration key, where given
+  SourceLocation power_limit;                         // hardware.power_limit_W
+  SourceLocation attention_kernel;                    // implementation.attention, else the implementation key
+  SourceLocation dispatcher;                          // moe.dispatcher, else the calibration (Scenario::calibration.at)
+  SourceLocation dtype, attention_dtype, fp8_recipe;  // workload.dtype, .attention_dtype, .fp8_recipe
+  std::vector<OpEntryKeys> ops;                       // workload.ops, in order (phase ops)
+  std::vector<VariantKeys> variants;                  // variants, in order (none where the file gives none)
+
+  // The variant entry `index`, or the document where the file gives none.
+  const SourceLocation& variant(size_t index) const {
+    return index < variants.size() ? variants[index].entry : document;
+  }
 };
 
 struct Parallelism {
@@ -50,7 +93,7 @@ struct Scenario {
   std::string file;       // the scenario file as given
   std::string model_ref;  // preset name, hf_config path, or "inline"
   ArchSpec arch;
-  LocatedRef gpu;                  // hardware.gpu: preset name or inline mapping
+  GpuRef gpu;                      // hardware.gpu: preset name or inline mapping
   LocatedRef topology;             // hardware.topology
   int nodes = 1;                   // hardware.nodes (ib-rail)
   double nic_GBps = 0;             // hardware.nic_GBps (ib-rail): each GPU's NIC, one direction; 0: the preset's
@@ -63,9 +106,9 @@ struct Scenario {
   PipelineSpec pipeline;          // pipeline: the schedule of parallelism.pp > 1 stages
   RankSkew skew;                  // skew: seeded kernel variability, off unless given (model/parallel/rank_skew.hpp)
   std::vector<Variant> variants;  // the first is the baseline
-  YAML::Node sweep;               // optional: dotted paths to lists of values (see sweep.hpp)
-  YAML::Node root;                // the whole document
+  bool has_sweep = false;         // a sweep: section, read from source_text by input/sweep.hpp
   std::string source_text;        // the file's text (sweeps parse it again for each point)
+  ScenarioKeys keys;              // where sim/'s checks locate their errors
 };
 
 // Reads and checks a scenario file; throws InputError naming file:line:col and what is valid.
@@ -74,8 +117,5 @@ Scenario load_scenario(const std::string& path);
 Scenario parse_scenario(const std::string& text, const std::string& file);
 // The keys a section accepts: "workload", "hardware", "parallelism", "skew" or "variant"; empty otherwise.
 std::vector<std::string> section_keys(const std::string& section);
-
-// The same from a parsed document.
-Scenario parse_scenario_node(const YAML::Node& root, const std::string& file);
 
 }  // namespace tpsim::model

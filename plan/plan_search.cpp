@@ -13,7 +13,6 @@
 #include "base/child_process.hpp"
 #include "base/input_error.hpp"
 #include "input/gpu_reader.hpp"
-#include "input/yaml_reader.hpp"
 #include "model/scenario.hpp"
 #include "plan/memory_estimate.hpp"
 #include "sim/cost/fabric.hpp"
@@ -24,34 +23,6 @@ namespace tpsim::plan {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// A scenario carrying the plan's own model, GPU and calibration nodes, so that their errors point into the plan.
-model::Scenario probe_scenario(const model::PlanSpec& plan) {
-  YAML::Node probe;
-  probe["name"] = "plan";
-  probe["model"] = plan.model;
-  YAML::Node hardware;
-  hardware["gpu"] = plan.gpu;
-  probe["hardware"] = hardware;
-  if (!plan.calibration.IsNull()) {
-    probe["calibration"] = plan.calibration;
-  } else {
-    probe["calibration"] = "default";
-  }
-  YAML::Node workload;
-  workload["phase"] = "train";
-  workload["seq_len"] = plan.seq_len;
-  workload["batch"] = 1;
-  probe["workload"] = workload;
-  YAML::Node parallelism;
-  parallelism["tp"] = 1;
-  probe["parallelism"] = parallelism;
-  YAML::Node variant;
-  variant["name"] = "sp";
-  variant["tp_mode"] = "sp";
-  probe["variants"].push_back(variant);
-  return model::parse_scenario_node(probe, plan.file);
-}
 
 std::string classify(const std::string& message) {
   for (const char* word : {"divide", "split", "multiple of", "groups of", "evenly"}) {
@@ -294,20 +265,17 @@ RankBy rank_by_named(const std::string& name) {
 }
 
 model::ArchSpec plan_arch(const model::PlanSpec& plan) {
-  return probe_scenario(plan).arch;
+  return model::probe_scenario(plan).arch;
 }
 
 int plan_gpus_per_node(const model::PlanSpec& plan) {
-  const model::Scenario probe = probe_scenario(plan);
-  const sim::GpuSpec gpu = sim::resolve_gpu(probe.file, probe.gpu.value, probe.gpu.node);
+  const sim::GpuSpec gpu = sim::resolve_gpu(model::probe_scenario(plan));
   sim::FabricRequest request;
   request.topology = plan.topology.empty() ? "nvswitch" : plan.topology;
   try {
     return sim::resolve_fabric(request, gpu).gpus_per_node;
   } catch (const InputError& error) {
-    model::YamlReader(plan.file).fail(
-        plan.root["hardware"]["topology"] ? plan.root["hardware"]["topology"] : plan.root["hardware"]["gpu"],
-        std::string("hardware.topology: ") + error.detail());
+    fail_at(plan.topology_at, std::string("hardware.topology: ") + error.detail());
   }
 }
 
@@ -327,7 +295,7 @@ Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpu
     v.detail = error.detail();
     return v;
   }
-  const sim::GpuSpec gpu = sim::resolve_gpu(s.file, s.gpu.value, s.gpu.node);
+  const sim::GpuSpec gpu = sim::resolve_gpu(s);
   try {
     sim::check_hardware(s, gpu);
   } catch (const InputError& error) {

@@ -1,10 +1,10 @@
 // Enumeration of a plan's layouts and their scenario text.
 #include "plan/plan_space.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <sstream>
+
+#include "input/scenario_writer.hpp"
 
 namespace tpsim::plan {
 namespace {
@@ -21,14 +21,6 @@ std::vector<int> powers_of_two_up_to(int limit) {
 template <typename T>
 std::vector<T> or_default(const std::vector<T>& given, std::vector<T> fallback) {
   return given.empty() ? fallback : given;
-}
-
-std::string flow(const YAML::Node& node) {
-  YAML::Emitter out;
-  out.SetMapFormat(YAML::Flow);
-  out.SetSeqFormat(YAML::Flow);
-  out << node;
-  return out.c_str();
 }
 
 // Layers over `chunks` chunks with the end chunks lighter; empty where they split evenly or cannot split so.
@@ -155,42 +147,25 @@ std::vector<Candidate> enumerate_candidates(const model::PlanSpec& plan, const m
 
 std::string scenario_text(const model::PlanSpec& plan, const Candidate& c, int gpus_per_node) {
   const Layout& l = c.layout;
-  std::ostringstream y;
-  y << "# " << plan.name << ", candidate " << c.index << ": " << describe(l) << "\n";
-  y << "name: " << plan.name << "-" << c.index << "\n";
-  y << "model: " << flow(plan.model) << "\n";
-  y << "hardware: {gpu: " << flow(plan.gpu) << ", topology: " << plan_topology(plan, l.gpus, gpus_per_node)
-    << ", nodes: " << l.nodes << "}\n";
-  y << "calibration: " << (!plan.calibration.IsNull() ? flow(plan.calibration) : std::string("default")) << "\n";
-  y << "workload: {phase: train, batch: " << l.micro_batch << ", seq_len: " << plan.seq_len << ", dtype: " << l.dtype;
-  if (l.dtype == "fp8") y << ", fp8_recipe: " << plan.space.fp8_recipe;
-  y << ", layers: all, global_batch: " << plan.global_batch << ", recompute: " << l.recompute << "}\n";
-  y << "parallelism: {tp: " << l.tp << ", pp: " << l.pp << ", dp: " << l.dp;
-  if (l.cp > 1) y << ", cp: " << l.cp;
-  if (l.ep > 1) y << ", ep: " << l.ep;
-  if (l.etp > 1) y << ", etp: " << l.etp;
-  y << "}\n";
-  if (l.data_parallel == "fsdp") y << "fsdp: {}\n";
-  if (l.data_parallel == "hsdp") y << "fsdp: {shard_degree: " << l.shard_degree << "}\n";
-  if (l.data_parallel == "ddp") y << "ddp: {}\n";
-  // Megatron's distributed optimizer as its recipes run it: both overlaps on.
-  if (l.data_parallel == "zero1")
-    y << "distributed_optimizer: {overlap_grad_reduce: true, overlap_param_gather: true}\n";
-  if (l.pp > 1) {
-    y << "pipeline: {schedule: " << l.schedule << ", virtual_stages: " << l.virtual_stages;
-    if (!l.chunk_layers.empty()) {
-      y << ", chunk_layers: [";
-      for (size_t i = 0; i < l.chunk_layers.size(); ++i) y << (i ? ", " : "") << l.chunk_layers[i];
-      y << "]";
-    }
-    y << "}\n";
-  }
-  if (l.dispatcher != "nccl") y << "moe: {dispatcher: " << l.dispatcher << "}\n";
-  y << "variants:\n  - {name: " << l.tp_mode << ", tp_mode: " << l.tp_mode;
-  if (l.tp_mode == "async") y << ", chunks: " << l.chunks << ", transport: copy_engine";
-  if (l.two_batch_overlap) y << ", two_batch_overlap: true";
-  y << "}\n";
-  return y.str();
+  model::TrainingLayout t;
+  t.heading = plan.name + ", candidate " + std::to_string(c.index) + ": " + describe(l);
+  t.name = plan.name + "-" + std::to_string(c.index);
+  t.topology = plan_topology(plan, l.gpus, gpus_per_node);
+  t.nodes = l.nodes;
+  t.micro_batch = l.micro_batch;
+  t.dtype = l.dtype;
+  t.recompute = l.recompute;
+  t.tp = l.tp, t.pp = l.pp, t.dp = l.dp, t.cp = l.cp, t.ep = l.ep, t.etp = l.etp;
+  t.data_parallel = l.data_parallel;
+  t.shard_degree = l.shard_degree;
+  t.schedule = l.schedule;
+  t.virtual_stages = l.virtual_stages;
+  t.chunk_layers = l.chunk_layers;
+  t.dispatcher = l.dispatcher;
+  t.tp_mode = l.tp_mode;
+  t.chunks = l.chunks;
+  t.two_batch_overlap = l.two_batch_overlap;
+  return model::write_training_scenario(plan, t);
 }
 
 }  // namespace tpsim::plan

@@ -7,7 +7,6 @@
 #include "base/units.hpp"
 #include "input/gpu_reader.hpp"
 #include "input/profile_reader.hpp"
-#include "input/yaml_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/memory/memory_footprint.hpp"
 #include "model/moe/moe_scenario.hpp"
@@ -139,27 +138,32 @@ namespace {
 // hardware.power_limit_W over the preset's default limit, checked against the board's power.
 void apply_power_limit(const model::Scenario& s, GpuSpec& gpu) {
   if (s.power_limit_W <= 0) return;
-  const YAML::Node key = s.root["hardware"]["power_limit_W"];
-  const model::YamlReader in(s.file);
+  const SourceLocation& key = s.keys.power_limit;
   const std::string limit = model::format_number("%g", s.power_limit_W) + " W";
   if (gpu.board_power_W <= 0) {
-    in.fail(key, "hardware.power_limit_W " + limit + ": GPU " + gpu.name +
+    fail_at(key, "hardware.power_limit_W " + limit + ": GPU " + gpu.name +
                      " gives no board power (board_power_W) to set a limit below");
   }
   if (s.power_limit_W > gpu.board_power_W) {
-    in.fail(key, "hardware.power_limit_W " + limit + " is above " + gpu.name + "'s board power of " +
+    fail_at(key, "hardware.power_limit_W " + limit + " is above " + gpu.name + "'s board power of " +
                      model::format_number("%g", gpu.board_power_W) + " W; valid: up to it");
   }
   gpu.power_limit_W = s.power_limit_W;
+}
+
+// Where entry `i` of a list (workload.ops, variants) forces its protocol: the key, else the entry, else `fallback`.
+template <typename Keys>
+SourceLocation protocol_key(const std::vector<Keys>& entries, size_t i, const SourceLocation& fallback) {
+  if (i >= entries.size()) return fallback;
+  return entries[i].protocol.value_or(entries[i].entry);
 }
 
 // That the profile can say what the limit does to compute-bound kernels.
 void check_power_limit(const model::Scenario& s, const ScenarioRun& run) {
   const std::string why = power_limit_unsupported_reason(run.gpu, run.profile);
   if (why.empty()) return;
-  const YAML::Node key = s.power_limit_W > 0 ? s.root["hardware"]["power_limit_W"] : s.gpu.node;
-  model::YamlReader(s.file).fail(
-      key, (s.power_limit_W > 0 ? "hardware.power_limit_W: " : "hardware.gpu " + run.gpu.name + ": ") + why);
+  const SourceLocation& key = s.power_limit_W > 0 ? s.keys.power_limit : s.gpu.at;
+  fail_at(key, (s.power_limit_W > 0 ? "hardware.power_limit_W: " : "hardware.gpu " + run.gpu.name + ": ") + why);
 }
 
 // The implementation's attention kernel's rates, refused at its key where the profile has none.
@@ -167,9 +171,7 @@ void apply_attention_kernel(const model::Scenario& s, CostProfile& profile) {
   const model::AttentionKernel kernel = s.workload.implementation.attention;
   if (kernel == model::AttentionKernel::kProfile) return;
   if (const std::string why = select_attention_kernel(profile, model::to_string(kernel)); !why.empty()) {
-    const YAML::Node block = s.root["implementation"];
-    const YAML::Node key = block.IsMap() && block["attention"] ? block["attention"] : block;
-    model::YamlReader(s.file).fail(key, "implementation.attention " + model::to_string(kernel) + ": " + why);
+    fail_at(s.keys.attention_kernel, "implementation.attention " + model::to_string(kernel) + ": " + why);
   }
 }
 
@@ -192,12 +194,11 @@ void count_memory(const model::Scenario& scenario, const GpuSpec& gpu, VariantRu
 }  // namespace
 
 Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
-  const model::YamlReader in(s.file);
   Fabric fabric;
   try {
     fabric = resolve_fabric(FabricRequest{s.topology.value, s.nodes, s.nic_GBps * 1e9, s.oversubscription}, gpu);
   } catch (const InputError& error) {
-    in.fail(s.topology.node, std::string("hardware.topology: ") + error.what());
+    fail_at(s.topology.at, std::string("hardware.topology: ") + error.what());
   }
   const int tp = s.parallelism.tp, pp = s.parallelism.pp;
   // An expert-parallel group wider than the TP group spans replicas of it (inference runs ep / tp of them).
@@ -206,12 +207,12 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
   const bool job = pp > 1 || dp > 1 || cp > 1;
   if (job) {
     if (const std::string why = job_placement_problem(fabric, tp, pp, dp, gpu.name, cp); !why.empty()) {
-      in.fail(s.topology.node, "parallelism " + why);
+      fail_at(s.topology.at, "parallelism " + why);
     }
   }
   if (const std::string why = group_placement_problem(group_fabric(fabric, job ? tp : fabric.max_gpus), tp, gpu.name);
       !why.empty()) {
-    in.fail(s.topology.node, "parallelism.tp=" + std::to_string(tp) + " " + why);
+    fail_at(s.topology.at, "parallelism.tp=" + std::to_string(tp) + " " + why);
   }
   return fabric;
 }
@@ -222,18 +223,15 @@ Fabric check_hardware(const model::Scenario& s, const GpuSpec& gpu) {
 void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& run, const CostModel& cost) {
   if (scenario.arch.moe.enabled()) {
     if (const std::string why = cost.grouped_gemm_unsupported_reason(); !why.empty()) {
-      model::YamlReader(scenario.file)
-          .fail(scenario.calibration.node, "calibration: model " + scenario.arch.name + " is MoE, but " + why);
+      fail_at(scenario.calibration.at, "calibration: model " + scenario.arch.name + " is MoE, but " + why);
     }
   }
   if (const model::ExpertParallel& ep = scenario.workload.expert_parallel;
       ep.dispatcher == model::Dispatcher::kDeepEp) {
-    const YAML::Node moe = scenario.root["moe"];
-    const YAML::Node at = moe && moe["dispatcher"] ? moe["dispatcher"] : scenario.calibration.node;
+    const SourceLocation& at = scenario.keys.dispatcher;
     if (!run.profile.deepep) {
-      model::YamlReader(scenario.file)
-          .fail(at, "moe.dispatcher deepep: profile " + run.profile.name +
-                        " has no deepep section (DeepEP's rates); add it or base the profile on a preset");
+      fail_at(at, "moe.dispatcher deepep: profile " + run.profile.name +
+                      " has no deepep section (DeepEP's rates); add it or base the profile on a preset");
     }
     // Decode passes run the low-latency kernels unless deepep_mode says normal; every inference pass when it says
     // low_latency.
@@ -243,20 +241,17 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
         scenario.workload.is_inference() &&
         (ep.deepep_mode == model::DeepEpMode::kLowLatency || (ep.deepep_mode == model::DeepEpMode::kAuto && decodes));
     if (low_latency && !run.profile.deepep->low_latency) {
-      model::YamlReader(scenario.file)
-          .fail(at, "moe.dispatcher deepep: profile " + run.profile.name +
-                        " has no deepep.low_latency section (the rates of DeepEP's low-latency kernels, which decode "
-                        "runs); add it, base the profile on a preset, or set moe.deepep_mode: normal");
+      fail_at(at, "moe.dispatcher deepep: profile " + run.profile.name +
+                      " has no deepep.low_latency section (the rates of DeepEP's low-latency kernels, which decode "
+                      "runs); add it, base the profile on a preset, or set moe.deepep_mode: normal");
     }
   }
   if (scenario.arch.linear.enabled()) {
     if (const std::string why = cost.linear_attention_unsupported_reason(); !why.empty()) {
-      model::YamlReader(scenario.file)
-          .fail(scenario.calibration.node,
-                "calibration: model " + scenario.arch.name + " has linear-attention layers, but " + why);
+      fail_at(scenario.calibration.at,
+              "calibration: model " + scenario.arch.name + " has linear-attention layers, but " + why);
     }
   }
-  const model::YamlReader in(scenario.file);
   const model::Parallelism& par = scenario.parallelism;
   const int replicas = std::max(par.replicas(), par.ep / par.tp);
   if (run.fabric.spans_nodes(par.tp * par.pp * replicas) && !run.profile.network && !run.fabric.spans_nodes(par.tp)) {
@@ -264,12 +259,12 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
                              : par.cp > 1 ? "the " + std::to_string(par.replicas()) + " data-parallel and CP members"
                              : par.dp > 1 ? "the " + std::to_string(par.dp) + " data-parallel replicas"
                                           : "the expert-parallel group of " + std::to_string(par.ep) + " GPUs";
-    in.fail(scenario.calibration.node,
+    fail_at(scenario.calibration.at,
             "calibration: profile " + run.profile.name + " has no network section, and " + what + " span " +
                 run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
   }
   if (run.fabric.spans_nodes(scenario.parallelism.tp) && !run.profile.network) {
-    in.fail(scenario.calibration.node,
+    fail_at(scenario.calibration.at,
             "calibration: profile " + run.profile.name +
                 " has no network section, and tp=" + std::to_string(scenario.parallelism.tp) + " spans " +
                 run.fabric.name + " nodes; fit one with `tpsim calibrate` on multi-node all-reduce measurements");
@@ -277,16 +272,16 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
   const model::Workload& w = scenario.workload;
   if (w.dtype == model::Dtype::kFp8) {
     if (const std::string why = cost.fp8_unsupported_reason(); !why.empty()) {
-      in.fail(scenario.root["workload"]["dtype"], "workload.dtype fp8: " + why);
+      fail_at(scenario.keys.dtype, "workload.dtype fp8: " + why);
     }
   }
   if (w.attention_dtype == model::Dtype::kFp8) {
     if (const std::string why = cost.fp8_attention_unsupported_reason(); !why.empty()) {
-      in.fail(scenario.root["workload"]["attention_dtype"], "workload.attention_dtype fp8: " + why);
+      fail_at(scenario.keys.attention_dtype, "workload.attention_dtype fp8: " + why);
     }
   }
   if (w.fp8_recipe == model::Fp8Recipe::kMxfp8 && run.gpu.compute_capability < 100) {
-    in.fail(scenario.root["workload"]["fp8_recipe"],
+    fail_at(scenario.keys.fp8_recipe,
             "workload.fp8_recipe mxfp8 needs block-scaled fp8 tensor cores (compute capability 10.0, Blackwell); " +
                 run.gpu.name + " has " +
                 (run.gpu.compute_capability > 0 ? std::to_string(run.gpu.compute_capability / 10) + "." +
@@ -296,18 +291,18 @@ void check_profile_covers(const model::Scenario& scenario, const ScenarioRun& ru
   }
   if (w.phase == model::Phase::kTrain) {
     if (const std::string why = cost.attention_backward_unsupported_reason(); !why.empty()) {
-      in.fail(scenario.calibration.node, "calibration: " + why);
+      fail_at(scenario.calibration.at, "calibration: " + why);
     }
   }
-  // The key's node is looked up only for a failure (variants may be implicit).
+  // A forced protocol is written at its key (variants may be implicit: they force none).
   for (size_t i = 0; i < w.ops.size(); ++i) {
     if (const std::string why = protocol_unavailable_reason(run.profile, w.ops[i].protocol); !why.empty()) {
-      in.fail(scenario.root["workload"]["ops"][i]["protocol"], why);
+      fail_at(protocol_key(scenario.keys.ops, i, scenario.keys.document), why);
     }
   }
   for (size_t i = 0; i < scenario.variants.size(); ++i) {
     if (const std::string why = protocol_unavailable_reason(run.profile, scenario.variants[i].protocol); !why.empty()) {
-      in.fail(scenario.root["variants"][i]["protocol"], why);
+      fail_at(protocol_key(scenario.keys.variants, i, scenario.keys.document), why);
     }
   }
 }
@@ -383,7 +378,7 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   ScenarioRun run;
   model::Scenario scenario = input;  // with the expert-parallel group's node size, once the fabric is known
   run.symmetry = symmetry;
-  run.gpu = resolve_gpu(scenario.file, scenario.gpu.value, scenario.gpu.node);
+  run.gpu = resolve_gpu(scenario);
   apply_power_limit(scenario, run.gpu);
   run.fabric = check_hardware(scenario, run.gpu);
   scenario.workload.expert_parallel.node_gpus = run.fabric.gpus_per_node;

@@ -4,48 +4,32 @@
 #include <string>
 
 #include "base/input_error.hpp"
-#include "input/yaml_reader.hpp"
 #include "sim/engine/plan_error.hpp"
 
 namespace tpsim::sim {
 namespace {
 
-const char* key_of(PlanSetting setting) {
-  return setting == PlanSetting::kAlgorithm ? "algorithm" : "protocol";
-}
-
-// The op list entry named `name` (phase ops), or an undefined node.
-YAML::Node op_entry(const model::Scenario& s, const std::string& name) {
-  const YAML::Node workload = s.root["workload"];
-  if (!workload || !workload.IsMap() || !workload["ops"] || !workload["ops"].IsSequence()) {
-    return YAML::Node(YAML::NodeType::Undefined);
+// The op list entry named `name` (phase ops), or none.
+const model::OpEntryKeys* op_entry(const model::Scenario& s, const std::string& name) {
+  for (const model::OpEntryKeys& entry : s.keys.ops) {
+    if (entry.mapping && entry.name == name) return &entry;
   }
-  const YAML::Node ops = workload["ops"];
-  for (const YAML::Node& entry : ops) {
-    if (entry.IsMap() && entry["name"] && entry["name"].Scalar() == name) return entry;
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
-}
-
-YAML::Node variant_node(const model::Scenario& s, size_t index) {
-  const YAML::Node variants = s.root["variants"];
-  if (!variants || !variants.IsSequence() || index >= variants.size()) return s.root;
-  return variants[index];
+  return nullptr;
 }
 
 // The key that asked for the collective a plan error says cannot run.
-YAML::Node key_asking(const model::Scenario& s, size_t index, const PlanError& error) {
-  const YAML::Node variant = variant_node(s, index);
-  if (error.setting() == PlanSetting::kProfile) {
-    if (s.root["calibration"]) return s.root["calibration"];
-    return variant;
-  }
-  if (const YAML::Node entry = op_entry(s, error.op_name()); entry && entry[key_of(error.setting())]) {
-    return entry[key_of(error.setting())];
+SourceLocation key_asking(const model::Scenario& s, size_t index, const PlanError& error) {
+  const SourceLocation& variant = s.keys.variant(index);
+  if (error.setting() == PlanSetting::kProfile) return s.keys.calibration.value_or(variant);
+  const bool algorithm = error.setting() == PlanSetting::kAlgorithm;
+  if (const model::OpEntryKeys* entry = op_entry(s, error.op_name())) {
+    if (const auto& key = algorithm ? entry->algorithm : entry->protocol) return *key;
   }
   // A variant names its algorithm `collective`.
-  const char* key = error.setting() == PlanSetting::kAlgorithm ? "collective" : "protocol";
-  if (variant.IsMap() && variant[key]) return variant[key];
+  if (index < s.keys.variants.size()) {
+    const model::VariantKeys& keys = s.keys.variants[index];
+    if (const auto& key = algorithm ? keys.collective : keys.protocol) return *key;
+  }
   return variant;
 }
 
@@ -56,15 +40,14 @@ void locate_variant_errors(const model::Scenario& s, size_t index, const std::fu
     run();
   } catch (const InputError& error) {
     if (error.detail() != error.what()) throw;
-    const model::YamlReader in(s.file);
     const std::string name = index < s.variants.size() ? s.variants[index].name : std::string("?");
     const std::string prefix = "variant " + name + ": ";
     std::string detail = error.detail();
     if (detail.rfind(prefix, 0) == 0) detail.erase(0, prefix.size());
     if (const auto* plan = dynamic_cast<const PlanError*>(&error)) {
-      in.fail(key_asking(s, index, *plan), "variant " + name + ", op " + plan->op_name() + ": " + detail);
+      fail_at(key_asking(s, index, *plan), "variant " + name + ", op " + plan->op_name() + ": " + detail);
     }
-    in.fail(variant_node(s, index), prefix + detail);
+    fail_at(s.keys.variant(index), prefix + detail);
   }
 }
 

@@ -1,7 +1,11 @@
 // Scenario files: valid ones resolve; malformed ones fail with file:line:col and what is valid.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <utility>
+
 #include "base/input_error.hpp"
+#include "input/gpu_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/scenario.hpp"
 
@@ -312,4 +316,45 @@ TEST_CASE("phase train refuses a dtp variant with a delay under recomputation, a
   CHECK_NOTHROW(model::parse_scenario(replace(replace(train, "layers: 2", "layers: 2\n  recompute: full"),
                                               "{name: base, tp_mode: sp}", "{name: base, tp_mode: dtp, delta: 0}"),
                                       "s.yaml"));
+}
+
+namespace {
+
+// The 0-based line and column of the first `needle` in `text`.
+std::pair<int, int> position_of(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  REQUIRE(at != std::string::npos);
+  const size_t line_start = text.rfind('\n', at);
+  const int line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  const int col = static_cast<int>(line_start == std::string::npos ? at : at - line_start - 1);
+  return {line, col};
+}
+
+}  // namespace
+
+TEST_CASE("the keys sim checks when it runs are located where the scenario wrote them") {
+  const std::string text = replace(replace(kValid, "topology: nvswitch}", "topology: nvswitch, power_limit_W: 500}"),
+                                   "- {name: base, tp_mode: sp}", "- {name: base, tp_mode: sp, protocol: simple}");
+  const model::Scenario s = model::parse_scenario(text, "s.yaml");
+  CHECK(s.keys.power_limit.file == "s.yaml");
+  CHECK(std::pair{s.keys.power_limit.line0, s.keys.power_limit.col0} == position_of(text, "500"));
+  REQUIRE(s.keys.variants.size() == 2);
+  CHECK(std::pair{s.keys.variants[0].entry.line0, s.keys.variants[0].entry.col0} == position_of(text, "{name: base"));
+  REQUIRE(s.keys.variants[0].protocol);
+  CHECK(std::pair{s.keys.variants[0].protocol->line0, s.keys.variants[0].protocol->col0} ==
+        position_of(text, "simple"));
+  CHECK_FALSE(s.keys.variants[1].protocol);
+  CHECK_FALSE(s.keys.calibration);  // not given: run errors about the profile point at the GPU
+  CHECK(std::pair{s.calibration.at.line0, s.calibration.at.col0} == position_of(text, "h100-sxm"));
+  // Past the last variant, the document.
+  CHECK(s.keys.variant(2).line0 == s.keys.document.line0);
+}
+
+TEST_CASE("an inline GPU mapping's error is raised when the GPU is resolved, not when the scenario is read") {
+  const std::string text = replace(kValid, "gpu: h100-sxm", "gpu: {name: x, colour: red}");
+  model::Scenario s;
+  REQUIRE_NOTHROW(s = model::parse_scenario(text, "s.yaml"));
+  CHECK(s.gpu.value == "inline");
+  const auto [line, col] = position_of(text, "colour");
+  CHECK_THROWS_WITH(sim::resolve_gpu(s), Contains(format_location("s.yaml", line, col)));
 }

@@ -31,7 +31,7 @@ TEST_CASE("a sweep is the cartesian product of its axes, the last axis varying f
   CHECK(points[1].scenario.variants[1].chunks == 16);
   CHECK(points[3].scenario.workload.batch == 4);
   CHECK(points[5].scenario.variants[1].chunks == 32);
-  for (const auto& p : points) CHECK_FALSE(p.scenario.sweep.IsMap());
+  for (const auto& p : points) CHECK_FALSE(p.scenario.has_sweep);
 }
 
 TEST_CASE("a scenario without a sweep is its own single point") {
