@@ -8,6 +8,7 @@
 #include "base/input_file.hpp"
 #include "base/limits.hpp"
 #include "input/yaml_reader.hpp"
+#include "model/layers/fp8_recipe.hpp"
 
 namespace tpsim::model {
 namespace {

@@ -150,8 +150,8 @@ struct Implementation {
 // The preset names, and the preset of `name` (throws InputError listing the valid ones).
 const std::vector<std::string>& implementation_presets();
 Implementation implementation_preset(const std::string& name);
-// The names of kAttentionKernelNames and the tables below: the values of implementation.attention, async_tp,
-// backward_order, add_norm, rms_norm, loss and swiglu (the scenario reads them through the same tables).
+// The values of implementation.attention, async_tp, backward_order, add_norm, rms_norm, loss and swiglu, from the
+// tables beside their enums (the scenario reads them through the same tables).
 std::string to_string(AttentionKernel kernel);
 std::string to_string(AsyncTpKernel kernel);
 std::string to_string(BackwardOrder order);
