@@ -6,13 +6,10 @@
 namespace tpsim::model {
 
 CpCommType read_cp_comm_type(const YamlReader& in, const YAML::Node& node, int cp) {
-  const std::string name = in.choice(node, "parallelism.cp_comm_type (a2a+p2p, the hierarchical kind, is not modelled)",
-                                     cp_comm_type_names());
+  const CpCommType type = in.choice_of(
+      node, "parallelism.cp_comm_type (a2a+p2p, the hierarchical kind, is not modelled)", kCpCommTypeNames);
   if (cp < 2) in.fail(node, "parallelism.cp_comm_type applies to parallelism.cp of 2 or more (cp is 1)");
-  for (const CpCommType type : {CpCommType::kP2p, CpCommType::kAllGather, CpCommType::kA2a}) {
-    if (to_string(type) == name) return type;
-  }
-  return CpCommType::kP2p;
+  return type;
 }
 
 namespace {

@@ -41,16 +41,13 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
   }
   if (op.kind == "collective") {
     in.require(node, "collective", context + " (a collective)");
-    const std::string c = in.choice(node["collective"], context + ".collective",
-                                    {"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
-    op.collective = *collective_kind_named(c);
+    op.collective = in.choice_of(node["collective"], context + ".collective", kCollectiveKindNames);
     op.stream = Stream::kComm;
     if (node["algorithm"]) {
-      op.algorithm = collective_algorithm_named(
-          in.choice(node["algorithm"], context + ".algorithm", collective_algorithm_names()));
+      op.algorithm = in.choice_of(node["algorithm"], context + ".algorithm", kCollectiveAlgorithmNames);
     }
     if (node["protocol"]) {
-      op.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
+      op.protocol = in.choice_of(node["protocol"], context + ".protocol", kProtocolNames);
     }
   } else {
     for (const char* key : {"algorithm", "protocol"}) {
@@ -62,9 +59,7 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
   if (op.kind == "p2p") {
     if (node["peer"]) op.peer = in.count(node["peer"], context + ".peer", kMaxGroupRanks);
     if (node["transport"]) {
-      op.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
-                         ? Transport::kSm
-                         : Transport::kCopyEngine;
+      op.transport = in.choice_of(node["transport"], context + ".transport", kTransportNames);
     }
     op.stream = op.transport == Transport::kSm ? Stream::kComm : Stream::kCopy;
   }
@@ -73,7 +68,7 @@ OpSpec read_op(const YamlReader& in, const YAML::Node& node, const std::string& 
     in.fail(node["stream"], context + ".stream: a gemm runs on the compute stream");
   }
   if (node["stream"]) {
-    const Stream chosen = *stream_named(in.choice(node["stream"], context + ".stream", stream_names()));
+    const Stream chosen = in.choice_of(node["stream"], context + ".stream", kStreamNames);
     const bool communication = op.kind == "collective" || op.kind == "p2p";
     if (communication && chosen == Stream::kCompute) {
       in.fail(node["stream"], context + ".stream: a " + op.kind + " runs on the comm or copy stream");

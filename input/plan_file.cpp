@@ -9,6 +9,7 @@
 #include "base/limits.hpp"
 #include "input/scenario_loader.hpp"
 #include "input/yaml_reader.hpp"
+#include "model/layers/fp8_recipe.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -122,7 +123,7 @@ void read_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
   s.two_batch_overlap = axis<bool>(in, node["two_batch_overlap"], "search.two_batch_overlap",
                                    [&](const YAML::Node& n) { return in.boolean(n, "search.two_batch_overlap"); });
   if (node["fp8_recipe"]) {
-    s.fp8_recipe = in.choice(node["fp8_recipe"], "search.fp8_recipe", {"tensorwise", "rowwise", "blockwise", "mxfp8"});
+    s.fp8_recipe = in.choice(node["fp8_recipe"], "search.fp8_recipe", names_of(kFp8RecipeNames));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "base/units.hpp"
 #include "input/presets.hpp"
 #include "input/yaml_reader.hpp"
+#include "model/layers/implementation.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/profile.hpp"
 
@@ -32,7 +33,13 @@ constexpr int64_t kMaxSms = 1024;
 constexpr int64_t kMaxRanks = 65536;
 // A GEMM's tail beside a comm kernel of more tile times than this is a typo (the fit gives about one).
 constexpr double kMaxTailTiles = 64;
-const std::vector<std::string> kAttentionKernels = {"fa2", "fa3", "cudnn"};
+// The attention kernels a profile measures: every kernel a scenario's implementation.attention names but the
+// profile's own (fa2, fa3, cudnn).
+const std::vector<std::string> kAttentionKernels = [] {
+  std::vector<std::string> names = names_of(model::kAttentionKernelNames);
+  std::erase(names, model::to_string(model::AttentionKernel::kProfile));
+  return names;
+}();
 
 // What a profile without a base must give.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& required_keys() {

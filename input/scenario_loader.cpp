@@ -38,7 +38,6 @@ const std::vector<std::string> kWorkloadKeys = {
     "phase",           "batch",     "seq_len",    "context_len", "gen_len",     "dtype",
     "attention_dtype", "recompute", "layers",     "cuda_graphs", "ops",         "microbatches",
     "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch"};
-const std::vector<std::string> kFp8Recipes = {"tensorwise", "rowwise", "blockwise", "mxfp8"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "etp", "order"};
 
 void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
@@ -162,13 +161,11 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, int dp, Workl
   }
   if (w.dtype == Dtype::kFp8) {
     if (!node["fp8_recipe"]) {
-      in.fail(node["dtype"], "workload.dtype fp8 in phase train needs workload.fp8_recipe: " + join_names(kFp8Recipes) +
-                                 " (the quantisation kernels around every linear)");
+      in.fail(node["dtype"],
+              "workload.dtype fp8 in phase train needs workload.fp8_recipe: " + join_names(names_of(kFp8RecipeNames)) +
+                  " (the quantisation kernels around every linear)");
     }
-    const std::string recipe = in.choice(node["fp8_recipe"], "workload.fp8_recipe", kFp8Recipes);
-    for (const Fp8Recipe r : {Fp8Recipe::kTensorwise, Fp8Recipe::kRowwise, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
-      if (to_string(r) == recipe) w.fp8_recipe = r;
-    }
+    w.fp8_recipe = in.choice_of(node["fp8_recipe"], "workload.fp8_recipe", kFp8RecipeNames);
   }
   if (node["microbatches"]) {
     w.microbatches = in.positive_int(node["microbatches"], "workload.microbatches");
@@ -181,10 +178,7 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, int dp, Workl
   }
   if (node["global_batch"]) read_global_batch(in, node, dp, w);
   if (node["recompute"]) {
-    const std::string recompute = in.choice(node["recompute"], "workload.recompute", {"none", "full", "selective"});
-    w.recompute = recompute == "full"        ? Recompute::kFull
-                  : recompute == "selective" ? Recompute::kSelective
-                                             : Recompute::kNone;
+    w.recompute = in.choice_of(node["recompute"], "workload.recompute", kRecomputeNames);
   }
   if (node["save"]) {
     if (w.recompute != Recompute::kSelective) {
@@ -249,35 +243,31 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   bool own_keys = false;
   for (const auto& entry : node) own_keys = own_keys || entry.first.Scalar() != "preset";
   if (const YAML::Node a = node["attention"]) {
-    i.attention = in.choice_of(a, "implementation.attention", attention_kernels());
+    i.attention = in.choice_of(a, "implementation.attention", kAttentionKernelNames);
   }
   if (node["qkv"]) i.separate_qkv = fused_or_separate("qkv");
   if (node["gate_up"]) i.separate_gate_up = fused_or_separate("gate_up");
   if (const YAML::Node r = node["rope"]) {
-    i.rope = in.choice(r, "implementation.rope", {"fused", "fp32_unfused"}) == "fused" ? RopeKernel::kFused
-                                                                                       : RopeKernel::kFp32Unfused;
+    i.rope = in.choice_of(r, "implementation.rope", kRopeKernelNames);
   }
   if (node["repeat_kv"]) i.repeat_kv = in.boolean(node["repeat_kv"], "implementation.repeat_kv");
   if (node["sp_layout_copies"]) {
     i.sp_layout_copies = in.boolean(node["sp_layout_copies"], "implementation.sp_layout_copies");
   }
   if (const YAML::Node a = node["async_tp"]) {
-    i.async_tp = in.choice_of(a, "implementation.async_tp", async_tp_kernels());
+    i.async_tp = in.choice_of(a, "implementation.async_tp", kAsyncTpKernelNames);
   }
   if (const YAML::Node e = node["model_ends"]) {
-    const std::string ends = in.choice(e, "implementation.model_ends", model_ends_names());
-    i.model_ends = ends == "nccl"         ? ModelEndsMode::kNccl
-                   : ends == "replicated" ? ModelEndsMode::kReplicated
-                                          : ModelEndsMode::kVariant;
+    i.model_ends = in.choice_of(e, "implementation.model_ends", kModelEndsNames);
   }
   if (const YAML::Node o = node["backward_order"]) {
-    i.backward_order = in.choice_of(o, "implementation.backward_order", backward_orders());
+    i.backward_order = in.choice_of(o, "implementation.backward_order", kBackwardOrderNames);
   }
   if (const YAML::Node f = node["add_norm"])
-    i.add_norm = in.choice_of(f, "implementation.add_norm", add_norm_kernels());
-  if (const YAML::Node n = node["rms_norm"]) i.norm = in.choice_of(n, "implementation.rms_norm", norm_kernels());
-  if (const YAML::Node l = node["loss"]) i.loss = in.choice_of(l, "implementation.loss", loss_kernels());
-  if (const YAML::Node a = node["swiglu"]) i.swiglu = in.choice_of(a, "implementation.swiglu", swiglu_kernels());
+    i.add_norm = in.choice_of(f, "implementation.add_norm", kAddNormKernelNames);
+  if (const YAML::Node n = node["rms_norm"]) i.norm = in.choice_of(n, "implementation.rms_norm", kNormKernelNames);
+  if (const YAML::Node l = node["loss"]) i.loss = in.choice_of(l, "implementation.loss", kLossKernelNames);
+  if (const YAML::Node a = node["swiglu"]) i.swiglu = in.choice_of(a, "implementation.swiglu", kSwigluKernelNames);
   if (node["autocast"]) i.autocast = in.boolean(node["autocast"], "implementation.autocast");
   if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
   if (node["step_host_us"]) {
@@ -293,11 +283,9 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
 void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) {
   in.expect_map(node, "workload", kWorkloadKeys);
   Workload& w = out.workload;
-  const std::string phase = node["phase"] ? in.choice(node["phase"], "workload.phase",
-                                                      {"forward", "prefill", "train", "decode", "generate", "ops"})
-                                          : "forward";
-  if (phase == "ops") {
-    w.phase = Phase::kOps;
+  w.phase = node["phase"] ? in.choice_of(node["phase"], "workload.phase", kPhaseNames) : Phase::kForward;
+  const std::string phase = to_string(w.phase);
+  if (w.phase == Phase::kOps) {
     for (const auto& entry : node) {
       const std::string key = entry.first.as<std::string>();
       if (key != "phase" && key != "ops" && key != "dtype" && key != "cuda_graphs") {
@@ -311,11 +299,6 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     return;
   }
   if (!out.arch.hidden) in.fail(node, "the scenario needs a model for phase " + phase);
-  w.phase = phase == "forward"   ? Phase::kForward
-            : phase == "prefill" ? Phase::kPrefill
-            : phase == "train"   ? Phase::kTrain
-            : phase == "decode"  ? Phase::kDecode
-                                 : Phase::kGenerate;
   in.require(node, "batch", "workload");
   w.batch = in.positive_int(node["batch"], "workload.batch");
   const PhaseKeys keys = keys_of(w.phase);
@@ -333,12 +316,10 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
   if (keys.context_len) w.context_len = in.positive_int(node["context_len"], "workload.context_len");
   if (keys.gen_len) w.gen_len = in.positive_int(node["gen_len"], "workload.gen_len");
   if (node["dtype"]) {
-    const std::string dtype = in.choice(node["dtype"], "workload.dtype", {"bf16", "fp8"});
-    w.dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
+    w.dtype = in.choice_of(node["dtype"], "workload.dtype", kDtypeNames);
   }
   if (node["attention_dtype"]) {
-    const std::string dtype = in.choice(node["attention_dtype"], "workload.attention_dtype", {"bf16", "fp8"});
-    w.attention_dtype = dtype == "fp8" ? Dtype::kFp8 : Dtype::kBf16;
+    w.attention_dtype = in.choice_of(node["attention_dtype"], "workload.attention_dtype", kDtypeNames);
   }
   read_train_keys(in, node, out.parallelism.dp, w);
   if (node["cuda_graphs"]) w.cuda_graphs = in.boolean(node["cuda_graphs"], "workload.cuda_graphs");

@@ -50,8 +50,7 @@ void read_distributed_optimizer(const YamlReader& in, const YAML::Node& node, Da
 void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParallel& out) {
   in.expect_map(node, "moe", moe_routing_keys());
   if (node["routing"]) {
-    const std::string routing = in.choice(node["routing"], "moe.routing", {"balanced", "zipf", "from_file"});
-    out.routing = routing == "zipf" ? Routing::kZipf : routing == "from_file" ? Routing::kFromFile : Routing::kBalanced;
+    out.routing = in.choice_of(node["routing"], "moe.routing", kRoutingNames);
   }
   if (node["file"]) {
     if (out.routing != Routing::kFromFile) in.fail(node["file"], "moe.file applies to routing: from_file only");
@@ -79,18 +78,13 @@ void read_moe_routing(const YamlReader& in, const YAML::Node& node, ExpertParall
   }
   if (node["seed"]) out.seed = in.seed(node["seed"], "moe.seed");
   if (node["dispatcher"]) {
-    out.dispatcher = in.choice(node["dispatcher"], "moe.dispatcher", {"nccl", "deepep"}) == "deepep"
-                         ? Dispatcher::kDeepEp
-                         : Dispatcher::kNccl;
+    out.dispatcher = in.choice_of(node["dispatcher"], "moe.dispatcher", kDispatcherNames);
   }
   if (node["deepep_mode"]) {
     if (out.dispatcher != Dispatcher::kDeepEp) {
       in.fail(node["deepep_mode"], "moe.deepep_mode applies to dispatcher: deepep only");
     }
-    const std::string mode = in.choice(node["deepep_mode"], "moe.deepep_mode", {"auto", "normal", "low_latency"});
-    out.deepep_mode = mode == "normal"        ? DeepEpMode::kNormal
-                      : mode == "low_latency" ? DeepEpMode::kLowLatency
-                                              : DeepEpMode::kAuto;
+    out.deepep_mode = in.choice_of(node["deepep_mode"], "moe.deepep_mode", kDeepEpModeNames);
   }
 }
 
@@ -208,7 +202,7 @@ PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const Y
   if (node.IsDefined()) {
     in.expect_map(node, "pipeline", pipeline_keys());
     if (const YAML::Node s = node["schedule"]) {
-      spec.schedule = in.choice_of(s, "pipeline.schedule", pipeline_schedule_kinds());
+      spec.schedule = in.choice_of(s, "pipeline.schedule", kPipelineScheduleNames);
     }
     if (const YAML::Node v = node["virtual_stages"]) {
       // A bound on the input only: the layers must still split into stages x virtual_stages chunks of at least one.
@@ -253,9 +247,7 @@ MeshOrder read_mesh_order(const YamlReader& in, const YAML::Node& node) {
       names += (names.empty() ? "" : ", ") + item.Scalar();
     }
   }
-  for (const MeshOrder order : {MeshOrder::kTpDpPp, MeshOrder::kTpPpDp}) {
-    if (names == to_string(order)) return order;
-  }
+  if (const std::optional<MeshOrder> order = value_named(kMeshOrderNames, names)) return *order;
   in.fail(node,
           "parallelism.order must name tp, pp and dp once each, innermost first, with tp first (tpsim "
           "simulates a TP group on consecutive GPUs); " +

@@ -15,17 +15,17 @@ namespace tpsim::model {
 
 const std::vector<std::string>& variant_keys() {
   static const std::vector<std::string> keys = {"name",
-                                               "tp_mode",
-                                               "chunks",
-                                               "transport",
-                                               "order",
-                                               "boundary_overlap",
-                                               "delta",
-                                               "dtp_collective",
-                                               "collective",
-                                               "protocol",
-                                               "two_batch_overlap",
-                                               "overlap_moe_expert_parallel_comm"};
+                                                "tp_mode",
+                                                "chunks",
+                                                "transport",
+                                                "order",
+                                                "boundary_overlap",
+                                                "delta",
+                                                "dtp_collective",
+                                                "collective",
+                                                "protocol",
+                                                "two_batch_overlap",
+                                                "overlap_moe_expert_parallel_comm"};
   return keys;
 }
 
@@ -40,13 +40,10 @@ void read_async_keys(const YamlReader& in, const YAML::Node& node, const std::st
     if (const std::string why = check_chunks(v.chunks, tp); !why.empty()) in.fail(node["chunks"], context + ": " + why);
   }
   if (node["transport"]) {
-    v.transport = in.choice(node["transport"], context + ".transport", {"copy_engine", "sm"}) == "sm"
-                      ? Transport::kSm
-                      : Transport::kCopyEngine;
+    v.transport = in.choice_of(node["transport"], context + ".transport", kTransportNames);
   }
   if (node["order"]) {
-    v.order = in.choice(node["order"], context + ".order", {"direct", "ring"}) == "ring" ? ChunkOrder::kRing
-                                                                                         : ChunkOrder::kDirect;
+    v.order = in.choice_of(node["order"], context + ".order", kChunkOrderNames);
   }
   if (node["boundary_overlap"])
     v.boundary_overlap = in.boolean(node["boundary_overlap"], context + ".boundary_overlap");
@@ -79,20 +76,14 @@ Variant read_variant(const YamlReader& in, const YAML::Node& node, int index, in
   in.expect_map(node, context, variant_keys());
   in.require(node, "tp_mode", context);
   Variant v;
-  const std::string mode = in.choice(node["tp_mode"], context + ".tp_mode", {"tp", "sp", "async", "dtp", "nocomm"});
-  v.mode = mode == "tp"      ? TpMode::kTp
-           : mode == "sp"    ? TpMode::kSp
-           : mode == "async" ? TpMode::kAsync
-           : mode == "dtp"   ? TpMode::kDtp
-                             : TpMode::kNoComm;
-  v.name = node["name"] ? in.string(node["name"], context + ".name") : mode;
+  v.mode = in.choice_of(node["tp_mode"], context + ".tp_mode", kTpModeNames);
+  v.name = node["name"] ? in.string(node["name"], context + ".name") : to_string(v.mode);
   reject_foreign_keys(in, node, context, v.mode);
   if (node["collective"]) {
-    v.algorithm = *collective_algorithm_named(
-        in.choice(node["collective"], context + ".collective", collective_algorithm_names()));
+    v.algorithm = in.choice_of(node["collective"], context + ".collective", kCollectiveAlgorithmNames);
   }
   if (node["protocol"]) {
-    v.protocol = *protocol_named(in.choice(node["protocol"], context + ".protocol", protocol_names()));
+    v.protocol = in.choice_of(node["protocol"], context + ".protocol", kProtocolNames);
   }
   if (node["two_batch_overlap"]) {
     v.two_batch_overlap = in.boolean(node["two_batch_overlap"], context + ".two_batch_overlap");
@@ -214,6 +205,5 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     out.variants.push_back(std::move(v));
   }
 }
-
 
 }  // namespace tpsim::model

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "base/input_error.hpp"
 
 namespace tpsim::model {
@@ -52,16 +53,10 @@ class YamlReader {
   uint64_t seed(const YAML::Node& node, const std::string& what) const;
   // One of `valid`, else an error listing them.
   std::string choice(const YAML::Node& node, const std::string& what, const std::vector<std::string>& valid) const;
-  // The one of `kinds` whose to_string the node names, else an error listing their names in that order.
-  template <typename Kind>
-  Kind choice_of(const YAML::Node& node, const std::string& what, const std::vector<Kind>& kinds) const {
-    std::vector<std::string> names;
-    for (const Kind kind : kinds) names.push_back(to_string(kind));
-    const std::string name = choice(node, what, names);
-    for (const Kind kind : kinds) {
-      if (to_string(kind) == name) return kind;
-    }
-    return kinds.front();  // not reached: choice() accepts only the names above
+  // The value `table` reads for the node's name, else an error listing the table's names in its order.
+  template <typename E, std::size_t N>
+  E choice_of(const YAML::Node& node, const std::string& what, const EnumName<E> (&table)[N]) const {
+    return *value_named(table, choice(node, what, names_of(table)));  // choice() accepts only names it reads
   }
 
  private:

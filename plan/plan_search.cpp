@@ -258,9 +258,7 @@ double rank_value(const PlanRow& r, RankBy by) {
 }  // namespace
 
 RankBy rank_by_named(const std::string& name) {
-  if (name == "time") return RankBy::kTime;
-  if (name == "tokens") return RankBy::kTokensPerGpu;
-  if (name == "mfu") return RankBy::kMfu;
+  if (const std::optional<RankBy> rank_by = value_named(kRankByNames, name)) return *rank_by;
   throw InputError("--rank-by " + name + ": expected time (step time), tokens (tokens/s per GPU) or mfu");
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "input/plan_file.hpp"
 #include "plan/plan_space.hpp"
 
@@ -32,6 +33,11 @@ struct PlanRow {
 };
 
 enum class RankBy { kTime, kTokensPerGpu, kMfu };
+inline constexpr EnumName<RankBy> kRankByNames[] = {
+    {RankBy::kTime, "time"},
+    {RankBy::kTokensPerGpu, "tokens"},
+    {RankBy::kMfu, "mfu"},
+};
 RankBy rank_by_named(const std::string& name);  // time | tokens | mfu; InputError otherwise
 
 struct PlanOptions {

@@ -20,24 +20,8 @@ bool has_any(const std::string& s, std::initializer_list<const char*> parts) {
 
 }  // namespace
 
-const char* class_name(KernelClass c) {
-  switch (c) {
-    case KernelClass::kGemm:
-      return "gemm";
-    case KernelClass::kAttention:
-      return "attention";
-    case KernelClass::kMemory:
-      return "memory-bound";
-    case KernelClass::kOptimizer:
-      return "optimizer";
-    case KernelClass::kNccl:
-      return "nccl";
-    case KernelClass::kCopy:
-      return "copy";
-    case KernelClass::kOther:
-      return "other";
-  }
-  return "other";
+std::string class_name(KernelClass c) {
+  return std::string(name_of(kKernelClassNames, c));
 }
 
 KernelClass classify_kernel(const TraceKernel& kernel) {

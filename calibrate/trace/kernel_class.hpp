@@ -5,14 +5,21 @@
 
 #include <string>
 
+#include "base/enum_names.hpp"
 #include "calibrate/trace/kineto_trace.hpp"
 
 namespace tpsim::calibrate {
 
 enum class KernelClass { kGemm, kAttention, kMemory, kOptimizer, kNccl, kCopy, kOther };
+// Every class, in the order reports list them.
+inline constexpr EnumName<KernelClass> kKernelClassNames[] = {
+    {KernelClass::kGemm, "gemm"},           {KernelClass::kAttention, "attention"},
+    {KernelClass::kMemory, "memory-bound"}, {KernelClass::kOptimizer, "optimizer"},
+    {KernelClass::kNccl, "nccl"},           {KernelClass::kCopy, "copy"},
+    {KernelClass::kOther, "other"},
+};
 
-// gemm, attention, memory-bound, optimizer, nccl, copy, other.
-const char* class_name(KernelClass c);
+std::string class_name(KernelClass c);
 
 // cuBLAS / cuBLASLt (*gemm*, nvjet*, sm90_xmma*), CUTLASS (*cutlass*), Triton matmuls (triton_*mm*) -> GEMM;
 // flash_fwd / flash_bwd, cuDNN SDPA (*sdpa*, *fmha*, *flash*) -> attention; multi_tensor_apply (fused

@@ -110,11 +110,7 @@ StepTimes predicted_step(const sim::VariantRun& variant) {
 }
 
 std::string comparison_text(const StepTimes& measured, const StepTimes& predicted) {
-  std::vector<std::string> classes;
-  for (KernelClass c : {KernelClass::kGemm, KernelClass::kAttention, KernelClass::kMemory, KernelClass::kOptimizer,
-                        KernelClass::kNccl, KernelClass::kCopy, KernelClass::kOther}) {
-    classes.push_back(class_name(c));
-  }
+  const std::vector<std::string> classes = names_of(kKernelClassNames);
   std::string out = "GPU time per step by kernel class (kernel durations summed; overlapped kernels count in full):\n" +
                     table("class", classes, measured.by_class, predicted.by_class);
   out += "\nGPU time per step by module (" + std::string("unattributed: measured kernels whose ops name no module") +

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "base/input_error.hpp"
+#include "base/names.hpp"
 #include "base/units.hpp"
 #include "model/graph/op.hpp"
 
@@ -111,10 +112,8 @@ nlohmann::ordered_json composite_json(const CompositeValidation& v) {
 }
 
 Holdout parse_holdout(const std::string& text) {
-  if (text == "none") return Holdout::kNone;
-  if (text == "kind") return Holdout::kKind;
-  if (text == "size") return Holdout::kSize;
-  throw InputError("--holdout " + text + ": valid: none, kind, size");
+  if (const std::optional<Holdout> holdout = value_named(kHoldoutNames, text)) return *holdout;
+  throw InputError("--holdout " + text + ": valid: " + model::join_names(names_of(kHoldoutNames)));
 }
 
 std::vector<Measurement> fit_set(const std::vector<Measurement>& measurements, Holdout holdout) {

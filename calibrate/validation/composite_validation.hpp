@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "calibrate/validation/composite_model.hpp"
 
 namespace tpsim::calibrate {
@@ -41,6 +42,11 @@ nlohmann::ordered_json composite_json(const CompositeValidation& v);
 // while only composites are validated. size: the smaller half of each single-op group (by FLOPs or
 // bytes; GEMMs, then each collective and rank count, then copies), so the fit extrapolates upwards.
 enum class Holdout { kNone, kKind, kSize };
+inline constexpr EnumName<Holdout> kHoldoutNames[] = {
+    {Holdout::kNone, "none"},
+    {Holdout::kKind, "kind"},
+    {Holdout::kSize, "size"},
+};
 Holdout parse_holdout(const std::string& text);
 std::vector<Measurement> fit_set(const std::vector<Measurement>& measurements, Holdout holdout);
 

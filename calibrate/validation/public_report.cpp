@@ -69,8 +69,8 @@ double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const si
   const sim::CommPlan plan = sim::plan_communication(graph.op(op), m.ranks, cost);
   if (algorithm) *algorithm = model::to_string(plan.algorithm);
   // The call as the point timed it: the device's time, and the host's where the way it was timed shows it.
-  return sim::as_called_seconds(*sim::call_timing_named(m.timed_as), sim::simulate(graph, cost).makespan_s, profile,
-                                plan.nccl_call);
+  return sim::as_called_seconds(*value_named(sim::kCallTimingNames, m.timed_as), sim::simulate(graph, cost).makespan_s,
+                                profile, plan.nccl_call);
 }
 
 namespace {

@@ -153,19 +153,21 @@ Json point_json(const Prediction& p, double bus_factor) {
 int predict_collective(const PredictTarget& target, const CollectiveQuery& q) {
   const sim::CostModel cost = fabric_cost(predict_cost_model(target), q);
   const std::optional<model::CollectiveKind> kind = model::collective_kind_named(q.kind);
-  if (!kind) throw InputError("--kind " + q.kind + ": valid: allreduce, allgather, reducescatter, alltoall, sendrecv");
+  if (!kind) {
+    throw InputError("--kind " + q.kind + ": valid: " + model::join_names(names_of(model::kCollectiveKindNames)));
+  }
   const std::optional<model::CollectiveAlgorithm> algorithm = model::collective_algorithm_named(q.algorithm);
   if (!algorithm) {
     throw InputError("--algorithm " + q.algorithm +
-                     ": valid: " + model::join_names(model::collective_algorithm_names()));
+                     ": valid: " + model::join_names(names_of(model::kCollectiveAlgorithmNames)));
   }
   const std::optional<model::Protocol> protocol = model::protocol_named(q.protocol);
   if (!protocol) {
-    throw InputError("--protocol " + q.protocol + ": valid: " + model::join_names(model::protocol_names()));
+    throw InputError("--protocol " + q.protocol + ": valid: " + model::join_names(names_of(model::kProtocolNames)));
   }
-  const std::optional<sim::CallTiming> timing = sim::call_timing_named(q.as_called);
+  const std::optional<sim::CallTiming> timing = value_named(sim::kCallTimingNames, q.as_called);
   if (!timing) {
-    throw InputError("--as-called " + q.as_called + ": valid: " + model::join_names(sim::call_timing_names()));
+    throw InputError("--as-called " + q.as_called + ": valid: " + model::join_names(names_of(sim::kCallTimingNames)));
   }
   const std::vector<double> sizes = query_sizes(q);
   const double bus_factor = calibrate::bus_factor(q.kind, q.ranks);  // nccl-tests' convention

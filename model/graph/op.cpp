@@ -28,17 +28,7 @@ double produced_bytes(const Op& op) {
 }
 
 std::string to_string(OpStage stage) {
-  switch (stage) {
-    case OpStage::kForward:
-      return "forward";
-    case OpStage::kBackward:
-      return "backward";
-    case OpStage::kRecompute:
-      return "recompute";
-    case OpStage::kOptimizer:
-      return "optimizer";
-  }
-  return "forward";
+  return std::string(name_of(kOpStageNames, stage));
 }
 
 bool is_kernel(OpKind kind) {
@@ -50,77 +40,27 @@ bool is_communication(OpKind kind) {
 }
 
 std::string to_string(CommGroup group) {
-  switch (group) {
-    case CommGroup::kData:
-      return "data";
-    case CommGroup::kExpert:
-      return "expert";
-    case CommGroup::kPipeline:
-      return "pipeline";
-    default:
-      return "tensor";
-  }
+  return std::string(name_of(kCommGroupNames, group));
 }
 
 std::string to_string(OpKind kind) {
-  switch (kind) {
-    case OpKind::kGemm:
-      return "gemm";
-    case OpKind::kAttention:
-      return "attention";
-    case OpKind::kMemory:
-      return "memory";
-    case OpKind::kCollective:
-      return "collective";
-    case OpKind::kExchange:
-      return "exchange";
-  }
-  return "memory";
-}
-
-const std::vector<std::string>& stream_names() {
-  static const std::vector<std::string> names = {"compute", "comm",  "copy",  "comm2",   "copy2",
-                                                 "comm3",   "copy3", "comm4", "compute2"};
-  return names;
+  return std::string(name_of(kOpKindNames, kind));
 }
 
 std::optional<Stream> stream_named(const std::string& name) {
-  const std::vector<std::string>& names = stream_names();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<Stream>(i);
-  }
-  return std::nullopt;
+  return value_named(kStreamNames, name);
 }
 
 std::string to_string(Stream stream) {
-  if (stream == Stream::kCopy) return "copy_engine";  // the TP modes' copy-engine stream
-  const auto index = static_cast<size_t>(stream);
-  return index < stream_names().size() ? stream_names()[index] : "compute";
+  return std::string(name_of(kStreamNames, stream));
 }
 
 std::string to_string(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return "all_reduce";
-    case CollectiveKind::kAllGather:
-      return "all_gather";
-    case CollectiveKind::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::kAllToAll:
-      return "all_to_all";
-    case CollectiveKind::kSendRecv:
-      return "send_recv";
-  }
-  return "all_reduce";
+  return std::string(name_of(kCollectiveKindNames, kind));
 }
 
 std::optional<CollectiveKind> collective_kind_named(const std::string& name) {
-  if (name == "allreduce") return CollectiveKind::kAllReduce;
-  if (name == "allgather") return CollectiveKind::kAllGather;
-  if (name == "reducescatter") return CollectiveKind::kReduceScatter;
-  if (name == "alltoall") return CollectiveKind::kAllToAll;
-  if (name == "sendrecv") return CollectiveKind::kSendRecv;
-  return std::nullopt;
+  return value_named(kCollectiveKindNames, name);
 }
 
 double wire_bytes_per_rank(const Op& op) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "model/graph/variant.hpp"
 
 namespace tpsim::model {
@@ -20,6 +21,11 @@ enum class OpKind {
   kCollective,  // NCCL collective over the TP group
   kExchange,    // one point-to-point step: send to rank+send_offset, receive from rank+recv_offset
 };
+inline constexpr EnumName<OpKind> kOpKindNames[] = {
+    {OpKind::kGemm, "gemm"},         {OpKind::kAttention, "attention"},
+    {OpKind::kMemory, "memory"},     {OpKind::kCollective, "collective"},
+    {OpKind::kExchange, "exchange"},
+};
 
 // The CUDA stream an op is issued on; ops on one stream of one GPU run in issue order, ops on
 // different streams concurrently. The TP modes use compute, comm (NCCL) and copy (copy engine); an op
@@ -29,16 +35,49 @@ enum class OpKind {
 // their copies between the current stream and a backend stream).
 // kComm2: context parallelism's K/V exchanges (model/layers/context_parallel_attention.hpp).
 // kComm3 and kComm4: the data-parallel group's collectives (FSDP's all-gathers, and the gradients' reductions).
-enum class Stream : uint8_t { kCompute = 0, kComm = 1, kCopy = 2, kComm2 = 3, kComm3 = 5, kComm4 = 7, kCompute2 = 8 };
+// kCopy2 and kCopy3: only an op list's.
+enum class Stream : uint8_t {
+  kCompute = 0,
+  kComm = 1,
+  kCopy = 2,
+  kComm2 = 3,
+  kCopy2 = 4,
+  kComm3 = 5,
+  kCopy3 = 6,
+  kComm4 = 7,
+  kCompute2 = 8
+};
 inline constexpr int kStreamCount = 9;
-// A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4, compute2);
-// nullopt else.
-std::optional<Stream> stream_named(const std::string& name);
-const std::vector<std::string>& stream_names();
+// The op list's names of the streams (kCopy is "copy" there, printed "copy_engine").
+inline constexpr EnumName<Stream> kStreamNames[] = {
+    {Stream::kCompute, "compute"},
+    {Stream::kComm, "comm"},
+    {Stream::kCopy, "copy_engine", NameUse::kPrinted},
+    {Stream::kCopy, "copy", NameUse::kRead},
+    {Stream::kComm2, "comm2"},
+    {Stream::kCopy2, "copy2"},
+    {Stream::kComm3, "comm3"},
+    {Stream::kCopy3, "copy3"},
+    {Stream::kComm4, "comm4"},
+    {Stream::kCompute2, "compute2"},
+};
 
 // All-to-all: every rank sends a 1/n block of its tensor to each peer; send/recv: every rank sends its
 // whole tensor to the next rank (a ring shift), as nccl-tests' sendrecv_perf does.
 enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+// Printed with underscores; read as the measurement schema and op lists name them.
+inline constexpr EnumName<CollectiveKind> kCollectiveKindNames[] = {
+    {CollectiveKind::kAllReduce, "all_reduce", NameUse::kPrinted},
+    {CollectiveKind::kAllGather, "all_gather", NameUse::kPrinted},
+    {CollectiveKind::kReduceScatter, "reduce_scatter", NameUse::kPrinted},
+    {CollectiveKind::kAllToAll, "all_to_all", NameUse::kPrinted},
+    {CollectiveKind::kSendRecv, "send_recv", NameUse::kPrinted},
+    {CollectiveKind::kAllReduce, "allreduce", NameUse::kRead},
+    {CollectiveKind::kAllGather, "allgather", NameUse::kRead},
+    {CollectiveKind::kReduceScatter, "reducescatter", NameUse::kRead},
+    {CollectiveKind::kAllToAll, "alltoall", NameUse::kRead},
+    {CollectiveKind::kSendRecv, "sendrecv", NameUse::kRead},
+};
 
 // A dependency on op `op` of rank (this rank + rank_offset) mod tp. A data dependency reads the
 // tensor that op produces; an ordering one only follows it on the same stream.
@@ -54,11 +93,23 @@ struct Dep {
 // (sim/engine/data_group.hpp). A pipelined step simulated whole (--no-symmetry) adds kPipeline: one send of a stage's
 // output (or input gradient) from each GPU of Op::pipeline_stage to the same TP rank of Op::receiving_stage.
 enum class CommGroup : uint8_t { kTensor, kData, kExpert, kPipeline };
+inline constexpr EnumName<CommGroup> kCommGroupNames[] = {
+    {CommGroup::kTensor, "tensor"},
+    {CommGroup::kData, "data"},
+    {CommGroup::kExpert, "expert"},
+    {CommGroup::kPipeline, "pipeline"},
+};
 std::string to_string(CommGroup group);
 
 // Which part of a step an op belongs to: a pass's forward, a training step's backward, the forward
 // re-run for recomputation before a layer's backward, or the optimizer.
 enum class OpStage : uint8_t { kForward, kBackward, kRecompute, kOptimizer };
+inline constexpr EnumName<OpStage> kOpStageNames[] = {
+    {OpStage::kForward, "forward"},
+    {OpStage::kBackward, "backward"},
+    {OpStage::kRecompute, "recompute"},
+    {OpStage::kOptimizer, "optimizer"},
+};
 std::string to_string(OpStage stage);
 
 // What an op's output is to a selective-recomputation save list (workload.hpp's SaveList): a linear's
@@ -173,6 +224,8 @@ std::string to_string(Stream stream);
 std::string to_string(CollectiveKind kind);
 // "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv" (the measurement schema's names).
 std::optional<CollectiveKind> collective_kind_named(const std::string& name);
+// A stream by its op-list name (compute, comm, copy, comm2, copy2, comm3, copy3, comm4, compute2); nullopt else.
+std::optional<Stream> stream_named(const std::string& name);
 
 // Bytes one rank puts on the wire for a communication op (ring all-reduce: 2(n-1)/n of the tensor,
 // ring all-gather and reduce-scatter: (n-1)/n, an exchange step: its message if it sends; a direct

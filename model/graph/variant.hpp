@@ -5,13 +5,27 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 enum class TpMode { kTp, kSp, kAsync, kDtp, kNoComm };
+inline constexpr EnumName<TpMode> kTpModeNames[] = {
+    {TpMode::kTp, "tp"},   {TpMode::kSp, "sp"},         {TpMode::kAsync, "async"},
+    {TpMode::kDtp, "dtp"}, {TpMode::kNoComm, "nocomm"},
+};
 // sm: NCCL-like kernels that occupy SMs; copy_engine: cudaMemcpyPeer-like DMA, no SMs.
 enum class Transport { kSm, kCopyEngine };
+inline constexpr EnumName<Transport> kTransportNames[] = {
+    {Transport::kCopyEngine, "copy_engine"},
+    {Transport::kSm, "sm"},
+};
 // ring: shards are relayed rank to rank; direct: each shard moves straight from its owner.
 enum class ChunkOrder { kRing, kDirect };
+inline constexpr EnumName<ChunkOrder> kChunkOrderNames[] = {
+    {ChunkOrder::kDirect, "direct"},
+    {ChunkOrder::kRing, "ring"},
+};
 // How a collective moves its data. kNccl (the default) is what NCCL runs: its tuner's choice of ring,
 // tree or NVLS and of protocol for the size, rank count and fabric (see sim/cost/nccl_tuner.hpp). kAuto is
 // the fastest plan the calibration profile has on an idle fabric, custom kernels included. The others
@@ -39,6 +53,24 @@ enum class CollectiveAlgorithm {
   kDeepEpLowLatencyDispatch,
   kDeepEpLowLatencyCombine
 };
+// The names a variant's `collective:` takes, in the order its message lists them; the plans' outcomes, printed
+// only; and the spellings without an underscore, as `tpsim predict --algorithm oneshot|twoshot` takes them.
+inline constexpr EnumName<CollectiveAlgorithm> kCollectiveAlgorithmNames[] = {
+    {CollectiveAlgorithm::kNccl, "nccl"},
+    {CollectiveAlgorithm::kAuto, "auto"},
+    {CollectiveAlgorithm::kRing, "ring"},
+    {CollectiveAlgorithm::kDirect, "one_shot"},
+    {CollectiveAlgorithm::kTwoShot, "two_shot"},
+    {CollectiveAlgorithm::kNvls, "nvls"},
+    {CollectiveAlgorithm::kTree, "tree"},
+    {CollectiveAlgorithm::kMultimem, "multimem"},
+    {CollectiveAlgorithm::kPointToPoint, "point_to_point", NameUse::kPrinted},
+    {CollectiveAlgorithm::kDeepEp, "deepep", NameUse::kPrinted},
+    {CollectiveAlgorithm::kDeepEpLowLatencyDispatch, "deepep_ll_dispatch", NameUse::kPrinted},
+    {CollectiveAlgorithm::kDeepEpLowLatencyCombine, "deepep_ll_combine", NameUse::kPrinted},
+    {CollectiveAlgorithm::kDirect, "oneshot", NameUse::kAlias},
+    {CollectiveAlgorithm::kTwoShot, "twoshot", NameUse::kAlias},
+};
 
 // Whether `algorithm` is one of DeepEP's kernels (an MoE all-to-all under moe: {dispatcher: deepep}).
 inline bool is_deepep(CollectiveAlgorithm algorithm) {
@@ -51,6 +83,13 @@ inline bool is_deepep(CollectiveAlgorithm algorithm) {
 // plan's outcome, never asked for by name: the one low-latency regime fitted on measurements that do
 // not say whether LL or LL128 ran.
 enum class Protocol { kAuto, kSimple, kLL, kLL128, kLowLatency };
+inline constexpr EnumName<Protocol> kProtocolNames[] = {
+    {Protocol::kAuto, "auto"},
+    {Protocol::kSimple, "simple"},
+    {Protocol::kLL, "ll"},
+    {Protocol::kLL128, "ll128"},
+    {Protocol::kLowLatency, "low_latency", NameUse::kPrinted},
+};
 
 struct Variant {
   std::string name;
@@ -77,14 +116,11 @@ std::string to_string(TpMode mode);
 std::string to_string(Transport transport);
 std::string to_string(ChunkOrder order);
 std::string to_string(CollectiveAlgorithm algorithm);
-// "nccl", "auto", "ring", "one_shot" (or "oneshot"), "two_shot" (or "twoshot"), "nvls", "tree"; nullopt else.
+// A name or alias of kCollectiveAlgorithmNames ("one_shot" or "oneshot", ...); nullopt else.
 std::optional<CollectiveAlgorithm> collective_algorithm_named(const std::string& name);
-// Those names, for messages and choices.
-const std::vector<std::string>& collective_algorithm_names();
 std::string to_string(Protocol protocol);
 // "auto", "simple", "ll", "ll128"; nullopt for anything else.
 std::optional<Protocol> protocol_named(const std::string& name);
-const std::vector<std::string>& protocol_names();
 
 // Empty when `chunks` suits tp ranks, else why not: chunks must be 1, divide tp, or be a multiple of it.
 std::string check_chunks(int chunks, int tp);

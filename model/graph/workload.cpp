@@ -44,43 +44,15 @@ double dtype_bytes(Dtype dtype) {
 }
 
 std::string to_string(Phase phase) {
-  switch (phase) {
-    case Phase::kForward:
-      return "forward";
-    case Phase::kPrefill:
-      return "prefill";
-    case Phase::kDecode:
-      return "decode";
-    case Phase::kGenerate:
-      return "generate";
-    case Phase::kOps:
-      return "ops";
-    case Phase::kTrain:
-      return "train";
-  }
-  return "forward";
+  return std::string(name_of(kPhaseNames, phase));
 }
 
 std::string to_string(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::kBf16:
-      return "bf16";
-    case Dtype::kFp8:
-      return "fp8";
-  }
-  return "bf16";
+  return std::string(name_of(kDtypeNames, dtype));
 }
 
 std::string to_string(Recompute recompute) {
-  switch (recompute) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kFull:
-      return "full";
-    case Recompute::kSelective:
-      return "selective";
-  }
-  return "none";
+  return std::string(name_of(kRecomputeNames, recompute));
 }
 
 const std::vector<std::pair<std::string, bool SaveList::*>>& save_list_items() {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "model/graph/op_list.hpp"
 #include "model/layers/dtype.hpp"
 #include "model/layers/fp8_recipe.hpp"
@@ -23,10 +24,20 @@ namespace tpsim::model {
 // train: one training step of the TP group (train_step.hpp): forward and backward per micro-batch,
 // then the optimizer.
 enum class Phase { kForward, kPrefill, kDecode, kGenerate, kOps, kTrain };
+// workload.phase, in the order its message lists them.
+inline constexpr EnumName<Phase> kPhaseNames[] = {
+    {Phase::kForward, "forward"}, {Phase::kPrefill, "prefill"},   {Phase::kTrain, "train"},
+    {Phase::kDecode, "decode"},   {Phase::kGenerate, "generate"}, {Phase::kOps, "ops"},
+};
 // What a training step keeps for the backward: every saved activation (none); only each layer's
 // input, the layer's forward re-run before its backward (full); or what a save list names, the
 // layer's other outputs that its backward reads recomputed before it (selective).
 enum class Recompute { kNone, kFull, kSelective };
+inline constexpr EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::kNone, "none"},
+    {Recompute::kFull, "full"},
+    {Recompute::kSelective, "selective"},
+};
 
 // Selective recomputation's save list: the forward outputs kept in memory. The default is TorchTitan's
 // op-level list (torchtitan's llama3 parallelize.py, _save_list and _custom_policy): every other matmul

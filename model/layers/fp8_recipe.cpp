@@ -93,19 +93,7 @@ bool rescales_output(Fp8Recipe recipe, GemmRole role) {
 }
 
 std::string to_string(Fp8Recipe recipe) {
-  switch (recipe) {
-    case Fp8Recipe::kNone:
-      return "none";
-    case Fp8Recipe::kTensorwise:
-      return "tensorwise";
-    case Fp8Recipe::kRowwise:
-      return "rowwise";
-    case Fp8Recipe::kBlockwise:
-      return "blockwise";
-    case Fp8Recipe::kMxfp8:
-      return "mxfp8";
-  }
-  return "none";
+  return std::string(name_of(kFp8RecipeNames, recipe));
 }
 
 }  // namespace tpsim::model

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 // tensorwise: one fp32 scale per tensor, e4m3 forward and e5m2 gradients (torchao Float8LinearConfig);
@@ -13,6 +15,12 @@ namespace tpsim::model {
 // 1x128 activation and 128x128 weight blocks (DeepSeek-V3's recipe, torchao Float8BlockwiseLinear);
 // mxfp8: 32-element blocks with e8m0 scales (torchao MXLinear; Blackwell's block-scaled tensor cores).
 enum class Fp8Recipe { kNone, kTensorwise, kRowwise, kBlockwise, kMxfp8 };
+// workload.fp8_recipe's values in the order its message lists them; none (dtype bf16) is printed only.
+inline constexpr EnumName<Fp8Recipe> kFp8RecipeNames[] = {{Fp8Recipe::kTensorwise, "tensorwise"},
+                                                          {Fp8Recipe::kRowwise, "rowwise"},
+                                                          {Fp8Recipe::kBlockwise, "blockwise"},
+                                                          {Fp8Recipe::kMxfp8, "mxfp8"},
+                                                          {Fp8Recipe::kNone, "none", NameUse::kPrinted}};
 
 // Which GEMM of a linear: the forward y = x W^T [T, K] x [K, N], the data gradient dx = dy W, or the
 // weight gradient dW = dy^T x. In GEMM terms each reads A [M, K] and B [K, N]: forward A = x, B = W;

@@ -131,108 +131,31 @@ Implementation implementation_preset(const std::string& name) {
 }
 
 std::string to_string(AttentionKernel kernel) {
-  switch (kernel) {
-    case AttentionKernel::kFa2:
-      return "fa2";
-    case AttentionKernel::kFa3:
-      return "fa3";
-    case AttentionKernel::kCudnn:
-      return "cudnn";
-    case AttentionKernel::kProfile:
-      break;
-  }
-  return "profile";
+  return std::string(name_of(kAttentionKernelNames, kernel));
 }
 
 std::string to_string(AsyncTpKernel kernel) {
-  switch (kernel) {
-    case AsyncTpKernel::kSymmMem:
-      return "symm_mem";
-    case AsyncTpKernel::kTileFused:
-      return "tile_fused";
-    case AsyncTpKernel::kPipeline:
-      break;
-  }
-  return "pipeline";
-}
-
-const std::vector<AsyncTpKernel>& async_tp_kernels() {
-  static const std::vector<AsyncTpKernel> kinds = {AsyncTpKernel::kPipeline, AsyncTpKernel::kSymmMem,
-                                                   AsyncTpKernel::kTileFused};
-  return kinds;
-}
-
-const std::vector<std::string>& model_ends_names() {
-  static const std::vector<std::string> names = {"variant", "nccl", "replicated"};
-  return names;
-}
-
-const std::vector<AttentionKernel>& attention_kernels() {
-  static const std::vector<AttentionKernel> kinds = {AttentionKernel::kProfile, AttentionKernel::kFa2,
-                                                     AttentionKernel::kFa3, AttentionKernel::kCudnn};
-  return kinds;
+  return std::string(name_of(kAsyncTpKernelNames, kernel));
 }
 
 std::string to_string(BackwardOrder order) {
-  return order == BackwardOrder::kAutograd ? "autograd" : "overlapped";
-}
-
-const std::vector<BackwardOrder>& backward_orders() {
-  static const std::vector<BackwardOrder> orders = {BackwardOrder::kOverlapped, BackwardOrder::kAutograd};
-  return orders;
+  return std::string(name_of(kBackwardOrderNames, order));
 }
 
 std::string to_string(AddNormKernel kernel) {
-  switch (kernel) {
-    case AddNormKernel::kFusedInLayer:
-      return "fused_in_layer";
-    case AddNormKernel::kFused:
-      return "fused";
-    case AddNormKernel::kSeparate:
-      break;
-  }
-  return "separate";
-}
-
-const std::vector<AddNormKernel>& add_norm_kernels() {
-  static const std::vector<AddNormKernel> kinds = {AddNormKernel::kSeparate, AddNormKernel::kFusedInLayer,
-                                                   AddNormKernel::kFused};
-  return kinds;
+  return std::string(name_of(kAddNormKernelNames, kernel));
 }
 
 std::string to_string(NormKernel kernel) {
-  switch (kernel) {
-    case NormKernel::kEagerFinal:
-      return "eager_final";
-    case NormKernel::kEager:
-      return "eager";
-    case NormKernel::kFused:
-      break;
-  }
-  return "fused";
-}
-
-const std::vector<NormKernel>& norm_kernels() {
-  static const std::vector<NormKernel> kinds = {NormKernel::kFused, NormKernel::kEagerFinal, NormKernel::kEager};
-  return kinds;
+  return std::string(name_of(kNormKernelNames, kernel));
 }
 
 std::string to_string(LossKernel kernel) {
-  return kernel == LossKernel::kFp32Eager ? "fp32_eager" : "fused";
-}
-
-const std::vector<LossKernel>& loss_kernels() {
-  static const std::vector<LossKernel> kinds = {LossKernel::kFused, LossKernel::kFp32Eager};
-  return kinds;
+  return std::string(name_of(kLossKernelNames, kernel));
 }
 
 std::string to_string(SwigluKernel kernel) {
-  return kernel == SwigluKernel::kEager ? "eager" : "fused";
-}
-
-const std::vector<SwigluKernel>& swiglu_kernels() {
-  static const std::vector<SwigluKernel> kinds = {SwigluKernel::kFused, SwigluKernel::kEager};
-  return kinds;
+  return std::string(name_of(kSwigluKernelNames, kernel));
 }
 
 double serving_host_seconds(const Implementation& i, double gpu_step_s) {

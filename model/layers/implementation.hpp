@@ -7,15 +7,27 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 // The attention kernel whose efficiencies apply: the profile's own (`attention.efficiency`), or one the
 // profile lists under `attention.kernels`.
 enum class AttentionKernel { kProfile, kFa2, kFa3, kCudnn };
+inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {
+    {AttentionKernel::kProfile, "profile"},
+    {AttentionKernel::kFa2, "fa2"},
+    {AttentionKernel::kFa3, "fa3"},
+    {AttentionKernel::kCudnn, "cudnn"},
+};
 
 // RoPE as one fused kernel over the rotated columns (bf16 in and out), or as PyTorch's complex-number
 // code left unfused: a cast to fp32, the complex product in fp32, the cast back (three kernels).
 enum class RopeKernel { kFused, kFp32Unfused };
+inline constexpr EnumName<RopeKernel> kRopeKernelNames[] = {
+    {RopeKernel::kFused, "fused"},
+    {RopeKernel::kFp32Unfused, "fp32_unfused"},
+};
 
 // How an async-TP variant's AG+GEMM and GEMM+RS run: tpsim's idealised chunked pipeline (a GEMM kernel per
 // chunk); PyTorch's symmetric-memory fused ops (torch/distributed/_symmetric_memory: fused_all_gather_matmul
@@ -23,6 +35,11 @@ enum class RopeKernel { kFused, kFp32Unfused };
 // tile-fused GEMM kernel per linear whose tiles wait for their rows' signal (Flux, TileLink: the chunks'
 // transfers as the pipeline's, no per-chunk kernel).
 enum class AsyncTpKernel { kPipeline, kSymmMem, kTileFused };
+inline constexpr EnumName<AsyncTpKernel> kAsyncTpKernelNames[] = {
+    {AsyncTpKernel::kPipeline, "pipeline"},
+    {AsyncTpKernel::kSymmMem, "symm_mem"},
+    {AsyncTpKernel::kTileFused, "tile_fused"},
+};
 
 // How the embedding, LM head and loss run: as the variant runs its layers (vocab-parallel, on the
 // variant's collectives); outside the compiled blocks on sequence parallelism's blocking NCCL
@@ -30,6 +47,11 @@ enum class AsyncTpKernel { kPipeline, kSymmMem, kTileFused };
 // every rank holding the whole embedding and LM head and communicating nothing for them (gpt-fast shards
 // only the layers' linears).
 enum class ModelEndsMode { kVariant, kNccl, kReplicated };
+inline constexpr EnumName<ModelEndsMode> kModelEndsNames[] = {
+    {ModelEndsMode::kVariant, "variant"},
+    {ModelEndsMode::kNccl, "nccl"},
+    {ModelEndsMode::kReplicated, "replicated"},
+};
 
 // When a column-parallel linear's input gradient is reduced (all-reduce, or reduce-scatter under sp):
 // issued right after its data-gradient GEMM, the weight-gradient GEMM running beside it (Megatron's
@@ -38,6 +60,10 @@ enum class ModelEndsMode { kVariant, kNccl, kReplicated };
 // PyTorch's micro-pipeline pass fuses a reduce-scatter only with the one matmul producing it: the summed
 // input gradient of separate GEMMs runs as a plain NCCL reduce-scatter under `async_tp: symm_mem` too.
 enum class BackwardOrder { kOverlapped, kAutograd };
+inline constexpr EnumName<BackwardOrder> kBackwardOrderNames[] = {
+    {BackwardOrder::kOverlapped, "overlapped"},
+    {BackwardOrder::kAutograd, "autograd"},
+};
 
 // Whether a residual add and the RMSNorm reading its sum run as one kernel (the add writes the stream, the
 // norm continues in the same kernel from its registers and writes its output; in the backward the norm's
@@ -47,6 +73,11 @@ enum class BackwardOrder { kOverlapped, kAutograd };
 // first norm are in two compiled graphs); or fused everywhere (a whole-model compile, or vLLM's
 // fused_add_rms_norm, which also takes the add closing each layer into the next layer's or the final norm).
 enum class AddNormKernel { kSeparate, kFusedInLayer, kFused };
+inline constexpr EnumName<AddNormKernel> kAddNormKernelNames[] = {
+    {AddNormKernel::kSeparate, "separate"},
+    {AddNormKernel::kFusedInLayer, "fused_in_layer"},
+    {AddNormKernel::kFused, "fused"},
+};
 
 // How an RMSNorm runs: one kernel (a compiled graph's, or a framework's fused kernel); PyTorch eager's kernels of
 // Llama's RMSNorm as TorchTitan writes it (`_norm(x.float()).type_as(x) * weight`: an upcast, pow, mean, the
@@ -54,16 +85,29 @@ enum class AddNormKernel { kSeparate, kFusedInLayer, kFused };
 // backward) everywhere; or eager for the final norm only (blocks compiled one by one leave the norm before the LM
 // head to eager PyTorch).
 enum class NormKernel { kFused, kEagerFinal, kEager };
+inline constexpr EnumName<NormKernel> kNormKernelNames[] = {
+    {NormKernel::kFused, "fused"},
+    {NormKernel::kEagerFinal, "eager_final"},
+    {NormKernel::kEager, "eager"},
+};
 
 // How the loss runs over the logits: fused (a compiled or framework kernel reading the bf16 logits, its fp32
 // softmax kept for the backward: tpsim's idealised loss), or PyTorch eager's F.cross_entropy over
 // `logits.float()`: the fp32 upcast, log_softmax and nll_loss, and in the backward nll_loss's zero-filled
 // gradient, log_softmax's backward and the downcast (eager_kernels.hpp).
 enum class LossKernel { kFused, kFp32Eager };
+inline constexpr EnumName<LossKernel> kLossKernelNames[] = {
+    {LossKernel::kFused, "fused"},
+    {LossKernel::kFp32Eager, "fp32_eager"},
+};
 
 // SwiGLU as one kernel (a compiled graph's, Megatron's fused bias_swiglu), or as eager PyTorch runs
 // `F.silu(w1(x)) * w3(x)`: silu, then the product; in the backward the product's two gradients and silu_backward.
 enum class SwigluKernel { kFused, kEager };
+inline constexpr EnumName<SwigluKernel> kSwigluKernelNames[] = {
+    {SwigluKernel::kFused, "fused"},
+    {SwigluKernel::kEager, "eager"},
+};
 
 struct Implementation {
   std::string name;  // the preset's, or "custom" with keys of its own; empty: unset (the idealised layer)
@@ -106,30 +150,15 @@ struct Implementation {
 // The preset names, and the preset of `name` (throws InputError listing the valid ones).
 const std::vector<std::string>& implementation_presets();
 Implementation implementation_preset(const std::string& name);
-// "fa2", "fa3", "cudnn", "profile"
+// The values of implementation.attention, async_tp, backward_order, add_norm, rms_norm, loss and swiglu, from the
+// tables beside their enums (the scenario reads them through the same tables).
 std::string to_string(AttentionKernel kernel);
-// "pipeline", "symm_mem", "tile_fused": the values of implementation.async_tp, in that order.
 std::string to_string(AsyncTpKernel kernel);
-// Every value of each, in the order above (the scenario key maps names through to_string).
-const std::vector<AsyncTpKernel>& async_tp_kernels();
-const std::vector<AttentionKernel>& attention_kernels();
-// "variant", "nccl", "replicated": the values of implementation.model_ends, in that order.
-const std::vector<std::string>& model_ends_names();
-// "overlapped", "autograd": the values of implementation.backward_order.
 std::string to_string(BackwardOrder order);
-const std::vector<BackwardOrder>& backward_orders();
-// "separate", "fused_in_layer", "fused": the values of implementation.add_norm.
 std::string to_string(AddNormKernel kernel);
-const std::vector<AddNormKernel>& add_norm_kernels();
-// "fused", "eager_final", "eager": the values of implementation.rms_norm.
 std::string to_string(NormKernel kernel);
-const std::vector<NormKernel>& norm_kernels();
-// "fused", "fp32_eager": the values of implementation.loss.
 std::string to_string(LossKernel kernel);
-const std::vector<LossKernel>& loss_kernels();
-// "fused", "eager": the values of implementation.swiglu.
 std::string to_string(SwigluKernel kernel);
-const std::vector<SwigluKernel>& swiglu_kernels();
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
 // The host time a decode step of `gpu_step_s` on the GPU adds to the time per output token: the framework's

@@ -5,14 +5,7 @@
 
 namespace tpsim::model {
 std::string to_string(DeepEpMode mode) {
-  switch (mode) {
-    case DeepEpMode::kNormal:
-      return "normal";
-    case DeepEpMode::kLowLatency:
-      return "low_latency";
-    default:
-      return "auto";
-  }
+  return std::string(name_of(kDeepEpModeNames, mode));
 }
 
 bool runs_low_latency(const ExpertParallel& ep, bool inference, int64_t new_tokens) {
@@ -21,18 +14,11 @@ bool runs_low_latency(const ExpertParallel& ep, bool inference, int64_t new_toke
 }
 
 std::string to_string(Dispatcher dispatcher) {
-  return dispatcher == Dispatcher::kDeepEp ? "deepep" : "nccl";
+  return std::string(name_of(kDispatcherNames, dispatcher));
 }
 
 std::string to_string(Routing routing) {
-  switch (routing) {
-    case Routing::kZipf:
-      return "zipf";
-    case Routing::kFromFile:
-      return "from_file";
-    default:
-      return "balanced";
-  }
+  return std::string(name_of(kRoutingNames, routing));
 }
 
 std::string to_string(const ExpertParallel& ep) {

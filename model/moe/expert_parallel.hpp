@@ -7,18 +7,34 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 enum class Routing : uint8_t { kBalanced, kZipf, kFromFile };
+inline constexpr EnumName<Routing> kRoutingNames[] = {
+    {Routing::kBalanced, "balanced"},
+    {Routing::kZipf, "zipf"},
+    {Routing::kFromFile, "from_file"},
+};
 // How the dispatch and combine all-to-alls run: NCCL's point-to-point calls, one message per token copy (Megatron's
 // all-to-all dispatcher); or DeepEP's normal kernels, one message per token and destination GPU, across nodes
 // once per token and destination node, forwarded over NVLink there (deepseek-ai/DeepEP).
 enum class Dispatcher : uint8_t { kNccl, kDeepEp };
+inline constexpr EnumName<Dispatcher> kDispatcherNames[] = {
+    {Dispatcher::kNccl, "nccl"},
+    {Dispatcher::kDeepEp, "deepep"},
+};
 // Which of DeepEP's kernels run: its low-latency ones in decode steps and its normal ones otherwise (auto, as
 // SGLang's --deepep-mode auto chooses), or one of them always (low_latency only in inference). The low-latency
 // kernels send one message per token copy (no deduplication), fp8 on dispatch, and permute and combine the copies
 // inside the kernels.
 enum class DeepEpMode : uint8_t { kAuto, kNormal, kLowLatency };
+inline constexpr EnumName<DeepEpMode> kDeepEpModeNames[] = {
+    {DeepEpMode::kAuto, "auto"},
+    {DeepEpMode::kNormal, "normal"},
+    {DeepEpMode::kLowLatency, "low_latency"},
+};
 
 struct ExpertParallel {
   // GPUs each layer's experts are split over (parallelism.ep), consecutive on the job's placement (TP
@@ -57,11 +73,8 @@ inline bool experts_split_over_tp(int tp, int ep) {
   return ep == 1 && tp > 1;
 }
 
-// "balanced", "zipf", "from_file".
 std::string to_string(Routing routing);
-// "nccl", "deepep".
 std::string to_string(Dispatcher dispatcher);
-// "auto", "normal", "low_latency".
 std::string to_string(DeepEpMode mode);
 // Whether a pass of `new_tokens` per sequence in an inference phase (or not) runs DeepEP's low-latency kernels.
 bool runs_low_latency(const ExpertParallel& ep, bool inference, int64_t new_tokens);

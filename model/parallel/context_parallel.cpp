@@ -6,20 +6,7 @@
 namespace tpsim::model {
 
 std::string to_string(CpCommType type) {
-  switch (type) {
-    case CpCommType::kP2p:
-      return "p2p";
-    case CpCommType::kAllGather:
-      return "all_gather";
-    case CpCommType::kA2a:
-      return "a2a";
-  }
-  return "p2p";
-}
-
-const std::vector<std::string>& cp_comm_type_names() {
-  static const std::vector<std::string> names = {"p2p", "all_gather", "a2a"};
-  return names;
+  return std::string(name_of(kCpCommTypeNames, type));
 }
 
 double context_parallel_buffer_bytes(const ContextParallel& cp, double tokens, double q_heads, double kv_heads,

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 // Transformer Engine's cp_comm_type (transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py,
@@ -20,8 +22,13 @@ namespace tpsim::model {
 //   whole sequence with heads / cp heads, the output back; the backward's all-to-alls mirror them. Needs the heads
 //   (each TP rank's) divisible by cp.
 enum class CpCommType { kP2p, kAllGather, kA2a };
-std::string to_string(CpCommType type);                // "p2p", "all_gather", "a2a"
-const std::vector<std::string>& cp_comm_type_names();  // the names above, the default first
+// parallelism.cp_comm_type's values, the default first.
+inline constexpr EnumName<CpCommType> kCpCommTypeNames[] = {
+    {CpCommType::kP2p, "p2p"},
+    {CpCommType::kAllGather, "all_gather"},
+    {CpCommType::kA2a, "a2a"},
+};
+std::string to_string(CpCommType type);
 
 struct ContextParallel {
   int degree = 1;  // parallelism.cp

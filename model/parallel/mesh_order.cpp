@@ -3,7 +3,7 @@
 
 namespace tpsim::model {
 std::string to_string(MeshOrder order) {
-  return order == MeshOrder::kTpDpPp ? "tp, dp, pp" : "tp, pp, dp";
+  return std::string(name_of(kMeshOrderNames, order));
 }
 
 }  // namespace tpsim::model

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 // Innermost first; TP is always innermost (one TP group is consecutive GPUs, the group tpsim simulates).
@@ -10,6 +12,11 @@ namespace tpsim::model {
 // kTpPpDp: the stages inside each replica's span, e.g. a whole pipeline inside one NVLink domain with the
 // replicas across domains.
 enum class MeshOrder { kTpDpPp, kTpPpDp };
+// The dimensions joined innermost first, as parallelism.order lists them.
+inline constexpr EnumName<MeshOrder> kMeshOrderNames[] = {
+    {MeshOrder::kTpDpPp, "tp, dp, pp"},
+    {MeshOrder::kTpPpDp, "tp, pp, dp"},
+};
 
 std::string to_string(MeshOrder order);  // "tp, dp, pp"
 

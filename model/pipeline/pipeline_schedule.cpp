@@ -68,26 +68,11 @@ std::vector<PipelineStep> zero_bubble_h1(int stage, int stages, int microbatches
 }  // namespace
 
 std::string to_string(PipelineScheduleKind kind) {
-  switch (kind) {
-    case PipelineScheduleKind::kGpipe:
-      return "gpipe";
-    case PipelineScheduleKind::kInterleaved:
-      return "interleaved";
-    case PipelineScheduleKind::kZeroBubbleH1:
-      return "zb-h1";
-    case PipelineScheduleKind::kZeroBubbleV:
-      return "zb-v";
-    case PipelineScheduleKind::kOneFOneB:
-      break;
-  }
-  return "1f1b";
+  return std::string(name_of(kPipelineScheduleNames, kind));
 }
 
-const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds() {
-  static const std::vector<PipelineScheduleKind> kinds = {
-      PipelineScheduleKind::kGpipe, PipelineScheduleKind::kOneFOneB, PipelineScheduleKind::kInterleaved,
-      PipelineScheduleKind::kZeroBubbleH1, PipelineScheduleKind::kZeroBubbleV};
-  return kinds;
+std::string to_string(PipelinePass pass) {
+  return std::string(name_of(kPipelinePassNames, pass));
 }
 
 bool splits_weight_gradient(PipelineScheduleKind kind) {

@@ -9,13 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::model {
 
 enum class PipelineScheduleKind { kGpipe, kOneFOneB, kInterleaved, kZeroBubbleH1, kZeroBubbleV };
-// "gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"
+// pipeline.schedule's values, in the order its message lists them.
+inline constexpr EnumName<PipelineScheduleKind> kPipelineScheduleNames[] = {
+    {PipelineScheduleKind::kGpipe, "gpipe"},
+    {PipelineScheduleKind::kOneFOneB, "1f1b"},
+    {PipelineScheduleKind::kInterleaved, "interleaved"},
+    {PipelineScheduleKind::kZeroBubbleH1, "zb-h1"},
+    {PipelineScheduleKind::kZeroBubbleV, "zb-v"},
+};
 std::string to_string(PipelineScheduleKind kind);
-// Every kind, in the order above (scenario keys map names through to_string).
-const std::vector<PipelineScheduleKind>& pipeline_schedule_kinds();
 // Whether the schedule runs each backward as two passes: the input gradient, which the previous stage waits
 // for, and the weight gradient, which nothing waits for (zero-bubble schedules).
 bool splits_weight_gradient(PipelineScheduleKind kind);
@@ -23,6 +30,13 @@ bool splits_weight_gradient(PipelineScheduleKind kind);
 // kBackward is the whole backward, or only its input gradient where the schedule splits it off
 // kWeightGradient.
 enum class PipelinePass { kForward, kBackward, kWeightGradient };
+// As the critical path names a pass.
+inline constexpr EnumName<PipelinePass> kPipelinePassNames[] = {
+    {PipelinePass::kForward, "forward"},
+    {PipelinePass::kBackward, "backward"},
+    {PipelinePass::kWeightGradient, "weight gradient"},
+};
+std::string to_string(PipelinePass pass);
 
 // One pass of one micro-batch through one of a stage's model chunks (model_chunk_of: which).
 struct PipelineStep {

@@ -4,32 +4,17 @@
 #include "base/measurement.hpp"
 
 #include "base/input_error.hpp"
+#include "base/names.hpp"
 
 namespace tpsim::real {
 
 Collective parse_collective(const std::string& text) {
-  if (text == "allreduce" || text == "all_reduce") return Collective::kAllReduce;
-  if (text == "allgather" || text == "all_gather") return Collective::kAllGather;
-  if (text == "reducescatter" || text == "reduce_scatter") return Collective::kReduceScatter;
-  if (text == "alltoall" || text == "all_to_all") return Collective::kAllToAll;
-  if (text == "sendrecv") return Collective::kSendRecv;
-  throw InputError("unknown collective '" + text + "'; valid: allreduce, allgather, reducescatter, alltoall, sendrecv");
+  if (const std::optional<Collective> collective = value_named(kCollectiveNames, text)) return *collective;
+  throw InputError("unknown collective '" + text + "'; valid: " + model::join_names(names_of(kCollectiveNames)));
 }
 
 std::string schema_name(Collective collective) {
-  switch (collective) {
-    case Collective::kAllReduce:
-      return "allreduce";
-    case Collective::kAllGather:
-      return "allgather";
-    case Collective::kReduceScatter:
-      return "reducescatter";
-    case Collective::kAllToAll:
-      return "alltoall";
-    case Collective::kSendRecv:
-      return "sendrecv";
-  }
-  return "";
+  return std::string(name_of(kCollectiveNames, collective));
 }
 
 double bus_factor(Collective collective, int ranks) {

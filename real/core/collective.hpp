@@ -6,9 +6,23 @@
 #include <cstdint>
 #include <string>
 
+#include "base/enum_names.hpp"
+
 namespace tpsim::real {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv };
+// The measurement schema's names, and nccl-tests' spellings with an underscore, accepted too.
+inline constexpr EnumName<Collective> kCollectiveNames[] = {
+    {Collective::kAllReduce, "allreduce"},
+    {Collective::kAllGather, "allgather"},
+    {Collective::kReduceScatter, "reducescatter"},
+    {Collective::kAllToAll, "alltoall"},
+    {Collective::kSendRecv, "sendrecv"},
+    {Collective::kAllReduce, "all_reduce", NameUse::kAlias},
+    {Collective::kAllGather, "all_gather", NameUse::kAlias},
+    {Collective::kReduceScatter, "reduce_scatter", NameUse::kAlias},
+    {Collective::kAllToAll, "all_to_all", NameUse::kAlias},
+};
 
 // "allreduce", "allgather", "reducescatter", "alltoall", "sendrecv" (nccl-tests' "all_reduce" style
 // is accepted too); throws InputError naming the valid ones.

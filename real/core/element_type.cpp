@@ -2,6 +2,7 @@
 #include "real/core/element_type.hpp"
 
 #include "base/input_error.hpp"
+#include "base/names.hpp"
 
 namespace tpsim::real {
 
@@ -10,10 +11,8 @@ size_t element_bytes(ElementType type) {
 }
 
 ElementType element_type(const std::string& name) {
-  if (name == "bf16") return ElementType::kBf16;
-  if (name == "fp8") return ElementType::kFp8E4m3;
-  if (name == "float32") return ElementType::kFloat32;
-  throw InputError("element type '" + name + "'; valid: bf16, fp8, float32");
+  if (const std::optional<ElementType> type = value_named(kElementTypeNames, name)) return *type;
+  throw InputError("element type '" + name + "'; valid: " + model::join_names(names_of(kElementTypeNames)));
 }
 
 }  // namespace tpsim::real

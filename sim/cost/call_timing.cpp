@@ -6,26 +6,7 @@
 namespace tpsim::sim {
 
 std::string to_string(CallTiming timing) {
-  switch (timing) {
-    case CallTiming::kNcclTests:
-      return "nccl-tests";
-    case CallTiming::kTorch:
-      return "torch";
-    case CallTiming::kGraph:
-      return "graph";
-  }
-  return "nccl-tests";
-}
-
-std::vector<std::string> call_timing_names() {
-  return {"nccl-tests", "torch", "graph"};
-}
-
-std::optional<CallTiming> call_timing_named(const std::string& name) {
-  for (CallTiming t : {CallTiming::kNcclTests, CallTiming::kTorch, CallTiming::kGraph}) {
-    if (to_string(t) == name) return t;
-  }
-  return std::nullopt;
+  return std::string(name_of(kCallTimingNames, timing));
 }
 
 double call_host_seconds(CallTiming timing, const CostProfile& profile, bool nccl_call) {

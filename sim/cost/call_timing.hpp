@@ -9,16 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "sim/cost/profile.hpp"
 
 namespace tpsim::sim {
 
 enum class CallTiming { kNcclTests, kTorch, kGraph };
+// As `--as-called` and a measurement's `timed_as` name them.
+inline constexpr EnumName<CallTiming> kCallTimingNames[] = {
+    {CallTiming::kNcclTests, "nccl-tests"},
+    {CallTiming::kTorch, "torch"},
+    {CallTiming::kGraph, "graph"},
+};
 
-// "nccl-tests", "torch", "graph".
 std::string to_string(CallTiming timing);
-std::optional<CallTiming> call_timing_named(const std::string& name);
-std::vector<std::string> call_timing_names();
 
 // The host's time per call, launched as `timing` launches it: NCCL's launch path (launch.host_us) for nccl-tests,
 // that and torch.distributed's own work per NCCL call (launch.collective_host_us) through torch, none in a graph.

@@ -14,22 +14,6 @@ using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, 
                                     boost::property<boost::edge_weight_t, double>>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 
-std::string kind_of(const model::Op& op) {
-  switch (op.kind) {
-    case model::OpKind::kGemm:
-      return "gemm";
-    case model::OpKind::kAttention:
-      return "attention";
-    case model::OpKind::kMemory:
-      return "memory";
-    case model::OpKind::kCollective:
-      return "collective";
-    case model::OpKind::kExchange:
-      return "exchange";
-  }
-  return "memory";
-}
-
 // "L12.attn.o_proj.rs" -> "attn.o_proj.rs".
 std::string without_layer(const std::string& name) {
   if (name.size() > 1 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1]))) {
@@ -74,7 +58,7 @@ std::vector<PathLink> critical_path(const PassTrace& pass) {
     const OpSpan& span = t.spans[v];
     const model::Op& op = graph.op(span.op);
     reversed.push_back(
-        {op.name, kind_of(op), span.rank, span.start_s, span.end_s, (span.end_s - span.start_s) / total});
+        {op.name, model::to_string(op.kind), span.rank, span.start_s, span.end_s, (span.end_s - span.start_s) / total});
     const double before = previous[v] == source ? 0.0 : t.spans[previous[v]].end_s;
     if (span.start_s > before) {
       reversed.push_back({"", "wait", span.rank, before, span.start_s, (span.start_s - before) / total});

@@ -12,18 +12,6 @@ namespace {
 
 using model::PipelinePass;
 
-const char* pass_kind(PipelinePass pass) {
-  switch (pass) {
-    case PipelinePass::kForward:
-      return "forward";
-    case PipelinePass::kBackward:
-      return "backward";
-    case PipelinePass::kWeightGradient:
-      return "weight gradient";
-  }
-  return "forward";
-}
-
 // The pass whose output `step` (on model chunk `chunk`) reads, and the send between their stages (0: none).
 struct Input {
   PipelinePass pass;
@@ -104,8 +92,8 @@ std::vector<PathLink> pipeline_critical_path(const PipelineRun& p) {
   while (at) {
     const model::PipelineSpan& span = span_of(*at);
     const std::string stage = std::to_string(at->stage);
-    add(std::string(pass_kind(span.step.pass)) + " on stage " + stage, pass_kind(span.step.pass), at->stage,
-        span.start_s, span.end_s);
+    add(to_string(span.step.pass) + " on stage " + stage, to_string(span.step.pass), at->stage, span.start_s,
+        span.end_s);
     // What it waited for last: its input (and the send that brought it), or the previous pass on its stage; the
     // first pass waits from the step's start.
     std::optional<PassRef> previous;
