@@ -3,16 +3,22 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+
+#include "model/layers/fp8_recipe.hpp"
 
 namespace tpsim::model {
 namespace {
 
-// Whether `reader`, a backward op, reads its input only to feed an fp8 GEMM's input: a quantisation kernel (an fp8
-// recipe's cast of a weight gradient's operand), an fp8 GEMM, or a TP all-gather whose readers all do so (the
-// backward's gather of a linear's saved rows).
+// Whether `reader`, a backward op, reads its input only as an fp8 weight gradient's saved input: the recipe's
+// kernels of that operand (named <gemm>.wgrad.x.<kernel>, fp8_recipe.hpp; not the output gradient's, whose
+// stand-in in a graph without the model's end may be a forward op), an fp8 weight-gradient GEMM reading it
+// directly, or a TP all-gather whose readers all do so (the backward's gather of a linear's saved rows).
 bool feeds_fp8_gemm(const LayerGraph& step, const std::vector<std::vector<OpId>>& readers, OpId reader) {
+  static const std::string kSavedOperand = std::string(kWeightGradientSuffix) + ".x.";
   const Op& op = step.op(reader);
-  if (op.quantisation || (op.kind == OpKind::kGemm && op.fp8)) return true;
+  if (op.quantisation) return op.name.find(kSavedOperand) != std::string::npos;
+  if (op.kind == OpKind::kGemm) return op.fp8 && gemm_role_of(op.name) == GemmRole::kWeightGradient;
   if (op.kind != OpKind::kCollective || op.collective != CollectiveKind::kAllGather) return false;
   const std::vector<OpId>& next = readers[reader];
   return !next.empty() &&

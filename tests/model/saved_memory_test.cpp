@@ -18,12 +18,12 @@ namespace {
 constexpr int kTp = 8;
 constexpr int64_t kTokens = 4096;
 
-// One decoder layer of Llama-3.1-8B's shapes without the model's ends: what its forward saves for the backward.
+// One decoder layer of Llama-3.1-8B's shapes and the final norm, LM head and loss (a pipeline's last stage: the
+// layer's output gradient comes from the loss): what its forward saves for the backward.
 model::SavedActivations layer_saved(model::SavedGemmInputs inputs, model::TpMode mode, bool fp8) {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   model::Workload w = test::train_workload(1, kTokens, 1, model::Recompute::kNone, 1, false);
   w.embedding = false;
-  w.head = false;
   w.implementation.name = "custom";
   w.implementation.saved_gemm_inputs = inputs;
   if (fp8) {
@@ -35,12 +35,13 @@ model::SavedActivations layer_saved(model::SavedGemmInputs inputs, model::TpMode
 
 }  // namespace
 
-TEST_CASE("under sequence parallelism Transformer Engine keeps the rank's rows of the two gathered inputs") {
-  // Autograd keeps the attention's and the FFN's gathered [T, H] inputs; TE their [T / tp, H] rows (bf16).
+TEST_CASE("under sequence parallelism Transformer Engine keeps the rank's rows of the three gathered inputs") {
+  // Autograd keeps the attention's, the FFN's and the LM head's gathered [T, H] inputs; TE their [T / tp, H] rows
+  // (bf16).
   const double hidden = 4096, gathered = kTokens * hidden * 2.0;
   const double as_read = layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kSp, false).forward_bytes;
   const double te = layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kSp, false).forward_bytes;
-  CHECK(as_read - te == Approx(2.0 * gathered * (1.0 - 1.0 / kTp)).epsilon(1e-12));
+  CHECK(as_read - te == Approx(3.0 * gathered * (1.0 - 1.0 / kTp)).epsilon(1e-12));
   // Without sequence parallelism nothing is gathered and bf16 inputs are kept as they are.
   CHECK(layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kTp, false).forward_bytes ==
         Approx(layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kTp, false).forward_bytes).epsilon(1e-12));
@@ -50,14 +51,15 @@ TEST_CASE("under fp8 Transformer Engine keeps one-byte copies of the linears' in
   // Per layer: the attention's and the FFN's inputs as the rank's rows in fp8 (T / tp x H x 1) for autograd's
   // gathered bf16 (T x H x 2); the down projection's input, the SwiGLU output [T, F / tp], in fp8 (1 byte for 2);
   // the output projection's input, the attention output [T, Hq d / tp], which the attention's backward reads too,
-  // in bf16 and in fp8 (3 bytes for 2).
+  // in bf16 and in fp8 (3 bytes for 2). The LM head stays bf16: its input's rows, as in the bf16 case.
   const double hidden = 4096, ffn = 14336 / kTp, attention_out = 32 * 128 / kTp;
   const double inputs = 2.0 * (kTokens * hidden * 2.0 - kTokens / kTp * hidden * 1.0);
   const double swiglu = kTokens * ffn * 1.0, attention = kTokens * attention_out * 1.0;
   const double as_read = layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kSp, true).forward_bytes;
   const double te = layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kSp, true).forward_bytes;
-  CHECK(as_read - te == Approx(inputs + swiglu - attention).epsilon(1e-12));
-  // Plain TP: every input whole, each kept in fp8 (the attention output beside its bf16).
+  const double head = kTokens * hidden * 2.0 * (1.0 - 1.0 / kTp);
+  CHECK(as_read - te == Approx(inputs + swiglu - attention + head).epsilon(1e-12));
+  // Plain TP: every input whole, each kept in fp8 (the attention output beside its bf16), the LM head's as read.
   const double tp_as_read = layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kTp, true).forward_bytes;
   const double tp_te = layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kTp, true).forward_bytes;
   CHECK(tp_as_read - tp_te == Approx(2.0 * kTokens * hidden * 1.0 + swiglu - attention).epsilon(1e-12));
