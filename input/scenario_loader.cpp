@@ -27,10 +27,10 @@ const std::vector<std::string> kTopKeys = {
     "pipeline", "variants", "sweep",    "implementation",       "skew",     "fsdp",
     "ddp",      "moe",      "trace",    "distributed_optimizer"};
 const std::vector<std::string> kImplementationKeys = {
-    "preset",           "attention",         "qkv",        "gate_up",        "rope",           "repeat_kv",
-    "sp_layout_copies", "async_tp",          "model_ends", "backward_order", "fp8_all_gather", "add_norm",
-    "step_host_us",     "overlap_scheduler", "rms_norm",   "loss",           "autocast",       "swiglu",
-    "saved_gemm_inputs"};
+    "preset",         "attention",        "qkv",          "gate_up",           "rope",
+    "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",        "backward_order",
+    "fp8_all_gather", "add_norm",         "step_host_us", "overlap_scheduler", "rms_norm",
+    "loss",           "autocast",         "swiglu",       "saved_gemm_inputs"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {

@@ -265,7 +265,8 @@ std::string describe(const Implementation& i) {
                                                        : "on the variant's collectives") +
          ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) + ", rms_norm " +
          to_string(i.norm) + ", loss " + to_string(i.loss) + ", swiglu " + to_string(i.swiglu) +
-         (i.saved_gemm_inputs == SavedGemmInputs::kTransformerEngine ? ", saved gemm inputs as transformer engine" : "") +
+         (i.saved_gemm_inputs == SavedGemmInputs::kTransformerEngine ? ", saved gemm inputs as transformer engine"
+                                                                     : "") +
          (i.autocast ? ", autocast (fp32 parameters)" : "") +
          (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "") +
          (i.step_host_s > 0 ? ", host " + format_number("%.3g", i.step_host_s * 1e3) + " ms per decode step" : "") +

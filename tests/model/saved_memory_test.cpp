@@ -78,7 +78,8 @@ TEST_CASE("Transformer Engine gathers each column-parallel linear's rows again i
     });
   };
   // The attention's and the FFN's inputs, and the LM head's.
-  CHECK(backward_gathers(model::SavedGemmInputs::kTransformerEngine) - backward_gathers(model::SavedGemmInputs::kAsRead) ==
+  CHECK(backward_gathers(model::SavedGemmInputs::kTransformerEngine) -
+            backward_gathers(model::SavedGemmInputs::kAsRead) ==
         3);
 }
 
