@@ -29,9 +29,10 @@ const std::vector<std::string> kTopKeys = {
     "pipeline", "variants", "sweep",    "implementation",       "skew",     "fsdp",
     "ddp",      "moe",      "trace",    "distributed_optimizer"};
 const std::vector<std::string> kImplementationKeys = {
-    "preset",           "attention",         "qkv",        "gate_up",        "rope",           "repeat_kv",
-    "sp_layout_copies", "async_tp",          "model_ends", "backward_order", "fp8_all_gather", "add_norm",
-    "step_host_us",     "overlap_scheduler", "rms_norm",   "loss",           "autocast",       "swiglu"};
+    "preset",         "attention",        "qkv",          "gate_up",           "rope",
+    "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",        "backward_order",
+    "fp8_all_gather", "add_norm",         "step_host_us", "overlap_scheduler", "rms_norm",
+    "loss",           "autocast",         "swiglu",       "saved_gemm_inputs"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -268,6 +269,9 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   if (const YAML::Node n = node["rms_norm"]) i.norm = in.choice_of(n, "implementation.rms_norm", kNormKernelNames);
   if (const YAML::Node l = node["loss"]) i.loss = in.choice_of(l, "implementation.loss", kLossKernelNames);
   if (const YAML::Node a = node["swiglu"]) i.swiglu = in.choice_of(a, "implementation.swiglu", kSwigluKernelNames);
+  if (const YAML::Node g = node["saved_gemm_inputs"]) {
+    i.saved_gemm_inputs = in.choice_of(g, "implementation.saved_gemm_inputs", kSavedGemmInputsNames);
+  }
   if (node["autocast"]) i.autocast = in.boolean(node["autocast"], "implementation.autocast");
   if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
   if (node["step_host_us"]) {

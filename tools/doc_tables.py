@@ -544,13 +544,19 @@ def titan_cp(cp):
 DIST_OPT = "distributed_optimizer: {overlap_grad_reduce: true, overlap_param_gather: true}\n"
 
 
-def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False, cp=1, chunk_layers=None):
+# NeMo's MLPerf v5.0 Llama 3.1 405B submission reduces gradients in bf16 (its pretrain.py: grad_reduce_in_fp32=False in
+# both MegatronMixedPrecision and DistributedDataParallelConfig).
+DIST_OPT_BF16 = DIST_OPT.replace("}\n", ", reduce_dtype: bf16}\n")
+
+
+def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False, cp=1, chunk_layers=None,
+             dist_opt=DIST_OPT):
     layout = f", chunk_layers: {chunk_layers}" if chunk_layers else ""
     pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}{layout}}}\n" if pp > 1 else ""
     return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: megatron-te\n"
             f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: none, "
             f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}" + (f", cp: {cp}" if cp > 1 else "") + "}\n"
-            + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + (DIST_OPT if not fsdp and dp * cp > 1 else "")
+            + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + (dist_opt if not fsdp and dp * cp > 1 else "")
             + pipeline +
             "variants: [" + ("{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}") + "]\n")
 
@@ -599,12 +605,12 @@ TRAINING_JOBS = {
     "NB-D08": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
     "NB-D11": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
     "ML-3": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    # NeMo's MLPerf v5.0 405B submissions, with the distributed optimizer as the Megatron rows above.
-    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    # NeMo's MLPerf v5.0 405B submissions, with the distributed optimizer as the Megatron rows above, in bf16.
+    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
+    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
+    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
+    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
+    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
     "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 50, "none"),
     "IBM-1-h100": fms("llama-2-7b", "h100-sxm", 96, 100, "none"),
     "IBM-2-a100": fms(LLAMA2_13B, "a100-sxm", 128, 50, "selective"),

@@ -73,8 +73,13 @@ const std::vector<Implementation>& presets() {
       torchtitan_2025(),
       // Megatron-Core with Transformer Engine: fused linear_qkv and linear_fc1 (gate and up in one GEMM),
       // TE's fused RoPE kernel, cuDNN fused attention with native grouped-query heads, activations laid
-      // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies.
-      {.name = "megatron-te", .attention = AttentionKernel::kCudnn},
+      // out [seq, batch, hidden] so sequence-parallel collectives run on dim 0 without copies; TE's Linear and
+      // LayerNormLinear keep the rank's rows of their inputs (fp8 under an fp8 recipe) and gather them again in the
+      // backward (SavedGemmInputs), as Megatron's own ColumnParallelLinear, the output layer, does
+      // (megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication).
+      {.name = "megatron-te",
+       .attention = AttentionKernel::kCudnn,
+       .saved_gemm_inputs = SavedGemmInputs::kTransformerEngine},
       // vLLM from v0.7.0: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA
       // kernel, and FlashAttention-3 on Hopper (vllm-flash-attn, the default on SM 9.0 since vllm-project/vllm#12093,
       // released in v0.7.0) with native grouped-query heads; its RMSNorm takes the residual
@@ -158,6 +163,10 @@ std::string to_string(SwigluKernel kernel) {
   return std::string(name_of(kSwigluKernelNames, kernel));
 }
 
+std::string to_string(SavedGemmInputs inputs) {
+  return std::string(name_of(kSavedGemmInputsNames, inputs));
+}
+
 double serving_host_seconds(const Implementation& i, double gpu_step_s) {
   return i.overlap_scheduler ? std::max(0.0, i.step_host_s - gpu_step_s) : i.step_host_s;
 }
@@ -174,6 +183,8 @@ std::string describe(const Implementation& i) {
                                                        : "on the variant's collectives") +
          ", backward " + to_string(i.backward_order) + ", add + norm " + to_string(i.add_norm) + ", rms_norm " +
          to_string(i.norm) + ", loss " + to_string(i.loss) + ", swiglu " + to_string(i.swiglu) +
+         (i.saved_gemm_inputs == SavedGemmInputs::kTransformerEngine ? ", saved gemm inputs as transformer engine"
+                                                                     : "") +
          (i.autocast ? ", autocast (fp32 parameters)" : "") +
          (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "") +
          (i.step_host_s > 0 ? ", host " + format_number("%.3g", i.step_host_s * 1e3) + " ms per decode step" : "") +

@@ -101,6 +101,21 @@ inline constexpr EnumName<LossKernel> kLossKernelNames[] = {
     {LossKernel::kFp32Eager, "fp32_eager"},
 };
 
+// What a linear keeps for its weight gradient. kAsRead: the input its GEMM read, as autograd saves it (PyTorch's
+// nn.Linear under DTensor: the gathered input under sequence parallelism; torchao's float8 linears save the bf16
+// input and cast it again in the backward). kTransformerEngine: what Transformer Engine's Linear and LayerNormLinear
+// keep (transformer_engine/pytorch/module/linear.py _Linear.forward: `saved_inputmat = inputmat`, the rank's own rows
+// before gather_along_first_dim, cast to fp8 first under an fp8 recipe; layernorm_linear.py frees the gathered
+// ln_out_total after the GEMM and keeps the local ln_out): under sequence parallelism the rank's rows, all-gathered
+// again in the backward (_Linear.backward: gather_along_first_dim(inputmat, async_op=True) before the data-gradient
+// GEMM, waited on before the weight gradient's), and under fp8 a one-byte copy of each input an fp8 GEMM reads
+// (beside the bf16 tensor where another backward reads that too: the attention output).
+enum class SavedGemmInputs { kAsRead, kTransformerEngine };
+inline constexpr EnumName<SavedGemmInputs> kSavedGemmInputsNames[] = {
+    {SavedGemmInputs::kAsRead, "as_read"},
+    {SavedGemmInputs::kTransformerEngine, "transformer_engine"},
+};
+
 // SwiGLU as one kernel (a compiled graph's, Megatron's fused bias_swiglu), or as eager PyTorch runs
 // `F.silu(w1(x)) * w3(x)`: silu, then the product; in the backward the product's two gradients and silu_backward.
 enum class SwigluKernel { kFused, kEager };
@@ -133,6 +148,7 @@ struct Implementation {
   NormKernel norm = NormKernel::kFused;
   LossKernel loss = LossKernel::kFused;
   SwigluKernel swiglu = SwigluKernel::kFused;
+  SavedGemmInputs saved_gemm_inputs = SavedGemmInputs::kAsRead;
   // fp32 parameters under torch.autocast (bf16): every linear's GEMM casts its fp32 weight to bf16 in each
   // forward (autocast's cache holds the cast for the backward) and autograd casts its bf16 weight gradient back
   // to fp32 (ToCopyBackward0). Frameworks that keep bf16 parameters beside fp32 master weights (FSDP2's
@@ -150,8 +166,8 @@ struct Implementation {
 // The preset names, and the preset of `name` (throws InputError listing the valid ones).
 const std::vector<std::string>& implementation_presets();
 Implementation implementation_preset(const std::string& name);
-// The values of implementation.attention, async_tp, backward_order, add_norm, rms_norm, loss and swiglu, from the
-// tables beside their enums (the scenario reads them through the same tables).
+// The values of implementation.attention, async_tp, backward_order, add_norm, rms_norm, loss, swiglu and
+// saved_gemm_inputs, from the tables beside their enums (the scenario reads them through the same tables).
 std::string to_string(AttentionKernel kernel);
 std::string to_string(AsyncTpKernel kernel);
 std::string to_string(BackwardOrder order);
@@ -159,6 +175,7 @@ std::string to_string(AddNormKernel kernel);
 std::string to_string(NormKernel kernel);
 std::string to_string(LossKernel kernel);
 std::string to_string(SwigluKernel kernel);
+std::string to_string(SavedGemmInputs inputs);
 // One line per key, for reports: "attention fa2, qkv separate, ..."
 std::string describe(const Implementation& implementation);
 // The host time a decode step of `gpu_step_s` on the GPU adds to the time per output token: the framework's

@@ -6,6 +6,7 @@
 #include "model/graph/graph_builder.hpp"
 #include "model/graph/op.hpp"
 #include "model/memory/activation_memory.hpp"
+#include "model/memory/loss_memory.hpp"
 #include "model/memory/parameter_count.hpp"
 
 namespace tpsim::model {
@@ -143,6 +144,9 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
       const int expert_gpus = w.expert_parallel.degree * w.expert_parallel.slices();
       distributed_optimizer_state(dp, params, experts, expert_data_group(dp, expert_gpus, tp).degree, m);
     }
+    // The live block, or the eager loss's gradients at the start of the backward where they are larger (the block's
+    // tensors are gone by then), beside what the forward saved.
+    m.activation_bytes = std::max(m.activation_bytes, loss_transient_bytes(a, w, tp));
     m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
   }
   return m;
@@ -158,7 +162,7 @@ SavedActivations training_saved_activations(const ArchSpec& a, const Workload& w
   one.microbatches = 1;
   one.optimizer = false;
   one.data_parallel = DataParallel{};  // its gathered parameters are counted as weights, not as activations
-  return saved_activations(build_layer_graph(a, one, tp, v));
+  return saved_activations(build_layer_graph(a, one, tp, v), w.implementation.saved_gemm_inputs);
 }
 
 Workload whole_model_workload(const ArchSpec& arch, const Workload& workload) {

@@ -56,9 +56,13 @@ class SequenceParallelStrategy : public TpStrategy {
     const Implementation& implementation = ctx.workload.implementation;
     const bool unfusable = implementation.async_tp == AsyncTpKernel::kSymmMem && b.has_linear_parts(linear.gemm_name);
     // The weight gradient reads the saved gathered input: fp8 already under the float8 TP plan.
+    // Transformer Engine's linears (and Megatron's ColumnParallelLinear) gather the saved rows again first.
+    const bool regathers = implementation.saved_gemm_inputs == SavedGemmInputs::kTransformerEngine &&
+                           !(fused_async(ctx.variant) && !unfusable);
+    const std::vector<OpId> wgrad_input = regathers ? regathered_input(b, linear, saved_input) : saved_input;
     const auto wgrad = [&] {
       b.set_a_quantised(gathers_fp8(b, ctx));
-      const OpId id = weight_gradient(b, linear.gemm_name, forward, grad_out, saved_input);
+      const OpId id = weight_gradient(b, linear.gemm_name, forward, grad_out, wgrad_input);
       b.set_a_quantised(false);
       return id;
     };
@@ -78,6 +82,31 @@ class SequenceParallelStrategy : public TpStrategy {
   }
 
  protected:
+  // The input `saved_input` (a blocking GEMM's forward all-gather) gathered again from the rank's rows its forward
+  // gather read, as Transformer Engine's _Linear.backward does (transformer_engine/pytorch/module/linear.py:
+  // gather_along_first_dim(inputmat, ctx.tp_group, async_op=True), launched before the data-gradient GEMM and
+  // waited on before the weight gradient's) and Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward
+  // (megatron/core/tensor_parallel/layers.py: dist_all_gather_func(all_gather_buffer, input, async_op=True)). Units
+  // that are no TP all-gather (a pipeline's pieces) are read as they are.
+  static std::vector<OpId> regathered_input(ProgramBuilder& b, const ColumnLinear& linear,
+                                            const std::vector<OpId>& saved_input) {
+    std::vector<OpId> out;
+    for (const OpId id : saved_input) {
+      const Op& op = b.graph().op(id);
+      const bool gather = op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather &&
+                          op.group == CommGroup::kTensor;
+      if (!gather) {
+        out.push_back(id);
+        continue;
+      }
+      const double bytes = op.tensor_bytes;
+      const std::string shape = op.shape;
+      out.push_back(b.collective(linear.gemm_name + ".input.all_gather", CollectiveKind::kAllGather, bytes, shape,
+                                 b.graph().data_inputs(id)));
+    }
+    return out;
+  }
+
   // The GEMM's gathered input, which the weight gradient reads: the all-gather feeding a blocking GEMM,
   // or every unit a pipeline's pieces read (the received steps, the local shard, or their normed pieces).
   // An fp8 recipe's casts are looked through: the autograd function saves the bf16 input.

@@ -86,6 +86,7 @@ TEST_CASE("every enum table has unique names and its names and values round-trip
   check_table("NormKernel", model::kNormKernelNames);
   check_table("LossKernel", model::kLossKernelNames);
   check_table("SwigluKernel", model::kSwigluKernelNames);
+  check_table("SavedGemmInputs", model::kSavedGemmInputsNames);
   check_table("Routing", model::kRoutingNames);
   check_table("Dispatcher", model::kDispatcherNames);
   check_table("DeepEpMode", model::kDeepEpModeNames);

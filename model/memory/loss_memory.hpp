@@ -1,0 +1,18 @@
+// What the loss holds for a moment at the start of the backward beyond the forward's saved tensors.
+#pragma once
+
+#include "model/graph/workload.hpp"
+#include "model/layers/arch_spec.hpp"
+
+namespace tpsim::model {
+
+// Bytes per GPU live at the loss's backward besides what the forward saved (the fp32 log-probabilities are among
+// the saved tensors already): under implementation.loss fp32_eager, PyTorch's F.cross_entropy over `logits.float()`
+// (TorchTitan's train.py of 2024) runs nll_loss's backward, which writes a zero-filled fp32 gradient of the
+// log-probabilities [tokens, vocab columns] (aten/src/ATen/native/cuda/Loss.cu nll_loss_backward_out_cuda:
+// grad_input.zero_() then the targets' entries), then log_softmax's backward (SoftMax.cu
+// log_softmax_backward_cuda_out) writes the fp32 gradient of the logits while that one is still read: 2 x 4 bytes per
+// logit of the rank's vocabulary columns. Zero for a fused loss, or where the workload runs no LM head.
+double loss_transient_bytes(const ArchSpec& arch, const Workload& workload, int tp);
+
+}  // namespace tpsim::model

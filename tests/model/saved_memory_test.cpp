@@ -1,0 +1,119 @@
+// What a training step holds beside its parameters: the linears' saved inputs as Transformer Engine keeps them
+// against autograd's, and the eager fp32 loss's gradients at the start of the backward, against closed forms.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "input/presets.hpp"
+#include "model/graph/graph_builder.hpp"
+#include "model/memory/activation_memory.hpp"
+#include "model/memory/loss_memory.hpp"
+#include "model/memory/memory_footprint.hpp"
+#include "test_support.hpp"
+
+using namespace tpsim;
+
+namespace {
+
+constexpr int kTp = 8;
+constexpr int64_t kTokens = 4096;
+
+// One decoder layer of Llama-3.1-8B's shapes and the final norm, LM head and loss (a pipeline's last stage: the
+// layer's output gradient comes from the loss): what its forward saves for the backward.
+model::SavedActivations layer_saved(model::SavedGemmInputs inputs, model::TpMode mode, bool fp8) {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::train_workload(1, kTokens, 1, model::Recompute::kNone, 1, false);
+  w.embedding = false;
+  w.implementation.name = "custom";
+  w.implementation.saved_gemm_inputs = inputs;
+  if (fp8) {
+    w.dtype = model::Dtype::kFp8;
+    w.fp8_recipe = model::Fp8Recipe::kTensorwise;
+  }
+  return model::saved_activations(model::build_layer_graph(arch, w, kTp, test::variant(mode)), inputs);
+}
+
+}  // namespace
+
+TEST_CASE("under sequence parallelism Transformer Engine keeps the rank's rows of the three gathered inputs") {
+  // Autograd keeps the attention's, the FFN's and the LM head's gathered [T, H] inputs; TE their [T / tp, H] rows
+  // (bf16).
+  const double hidden = 4096, gathered = kTokens * hidden * 2.0;
+  const double as_read = layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kSp, false).forward_bytes;
+  const double te = layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kSp, false).forward_bytes;
+  CHECK(as_read - te == Approx(3.0 * gathered * (1.0 - 1.0 / kTp)).epsilon(1e-12));
+  // Without sequence parallelism nothing is gathered and bf16 inputs are kept as they are.
+  CHECK(layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kTp, false).forward_bytes ==
+        Approx(layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kTp, false).forward_bytes).epsilon(1e-12));
+}
+
+TEST_CASE("under fp8 Transformer Engine keeps one-byte copies of the linears' inputs") {
+  // Per layer: the attention's and the FFN's inputs as the rank's rows in fp8 (T / tp x H x 1) for autograd's
+  // gathered bf16 (T x H x 2); the down projection's input, the SwiGLU output [T, F / tp], in fp8 (1 byte for 2);
+  // the output projection's input, the attention output [T, Hq d / tp], which the attention's backward reads too,
+  // in bf16 and in fp8 (3 bytes for 2). The LM head stays bf16: its input's rows, as in the bf16 case.
+  const double hidden = 4096, ffn = 14336 / kTp, attention_out = 32 * 128 / kTp;
+  const double inputs = 2.0 * (kTokens * hidden * 2.0 - kTokens / kTp * hidden * 1.0);
+  const double swiglu = kTokens * ffn * 1.0, attention = kTokens * attention_out * 1.0;
+  const double as_read = layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kSp, true).forward_bytes;
+  const double te = layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kSp, true).forward_bytes;
+  const double head = kTokens * hidden * 2.0 * (1.0 - 1.0 / kTp);
+  CHECK(as_read - te == Approx(inputs + swiglu - attention + head).epsilon(1e-12));
+  // Plain TP: every input whole, each kept in fp8 (the attention output beside its bf16), the LM head's as read.
+  const double tp_as_read = layer_saved(model::SavedGemmInputs::kAsRead, model::TpMode::kTp, true).forward_bytes;
+  const double tp_te = layer_saved(model::SavedGemmInputs::kTransformerEngine, model::TpMode::kTp, true).forward_bytes;
+  CHECK(tp_as_read - tp_te == Approx(2.0 * kTokens * hidden * 1.0 + swiglu - attention).epsilon(1e-12));
+}
+
+TEST_CASE("Transformer Engine gathers each column-parallel linear's rows again in the backward") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::train_workload(1, kTokens, 1, model::Recompute::kNone, 1, false);
+  const auto backward_gathers = [&](model::SavedGemmInputs inputs) {
+    w.implementation.name = "custom";
+    w.implementation.saved_gemm_inputs = inputs;
+    const model::LayerGraph g = model::build_layer_graph(arch, w, kTp, test::variant(model::TpMode::kSp));
+    return std::count_if(g.ops().begin(), g.ops().end(), [](const model::Op& op) {
+      return op.stage == model::OpStage::kBackward && op.kind == model::OpKind::kCollective &&
+             op.collective == model::CollectiveKind::kAllGather;
+    });
+  };
+  // The attention's and the FFN's inputs, and the LM head's.
+  CHECK(backward_gathers(model::SavedGemmInputs::kTransformerEngine) -
+            backward_gathers(model::SavedGemmInputs::kAsRead) ==
+        3);
+}
+
+TEST_CASE("the eager fp32 loss holds two fp32 gradients of the rank's logits at the start of the backward") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::train_workload(2, kTokens, 1);
+  w.implementation.name = "custom";
+  CHECK(model::loss_transient_bytes(arch, w, kTp) == 0);  // fused
+  w.implementation.loss = model::LossKernel::kFp32Eager;
+  const double columns = (128256.0 + kTp - 1) / kTp;  // 16032 of the vocabulary per rank
+  CHECK(model::loss_transient_bytes(arch, w, kTp) == Approx(2.0 * 4.0 * 2 * kTokens * std::floor(columns)));
+  w.implementation.model_ends = model::ModelEndsMode::kReplicated;
+  CHECK(model::loss_transient_bytes(arch, w, kTp) == Approx(2.0 * 4.0 * 2 * kTokens * 128256.0));
+  w.head = false;  // a pipeline stage without the LM head
+  CHECK(model::loss_transient_bytes(arch, w, kTp) == 0);
+}
+
+TEST_CASE("a training step's activations take the larger of the live block and the loss's gradients") {
+  model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::train_workload(2, kTokens, 1);
+  w.implementation.name = "custom";
+  w.implementation.loss = model::LossKernel::kFp32Eager;
+  const model::Variant sp = test::variant(model::TpMode::kSp);
+  for (const int64_t vocab : {int64_t{128256}, int64_t{256}}) {
+    arch.vocab = vocab;
+    INFO("vocab " << vocab);
+    const model::SavedActivations saved = model::training_saved_activations(arch, w, sp, kTp);
+    const model::MemoryFootprint m = model::memory_footprint(arch, w, sp, kTp, saved);
+    model::Workload forward = w;
+    forward.phase = model::Phase::kForward;  // the same live block, nothing saved
+    const double live = model::memory_footprint(arch, forward, sp, kTp).activation_bytes;
+    const double loss = model::loss_transient_bytes(arch, w, kTp);
+    CHECK(m.activation_bytes - saved.forward_bytes - saved.recompute_bytes == Approx(std::max(live, loss)));
+    // Llama's vocabulary makes the loss's the larger; a 256-entry one leaves the block's: both sides are taken.
+    CHECK((loss > live) == (vocab > 256));
+  }
+}
