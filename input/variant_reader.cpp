@@ -15,17 +15,17 @@ namespace tpsim::model {
 
 const std::vector<std::string>& variant_keys() {
   static const std::vector<std::string> keys = {"name",
-                                               "tp_mode",
-                                               "chunks",
-                                               "transport",
-                                               "order",
-                                               "boundary_overlap",
-                                               "delta",
-                                               "dtp_collective",
-                                               "collective",
-                                               "protocol",
-                                               "two_batch_overlap",
-                                               "overlap_moe_expert_parallel_comm"};
+                                                "tp_mode",
+                                                "chunks",
+                                                "transport",
+                                                "order",
+                                                "boundary_overlap",
+                                                "delta",
+                                                "dtp_collective",
+                                                "collective",
+                                                "protocol",
+                                                "two_batch_overlap",
+                                                "overlap_moe_expert_parallel_comm"};
   return keys;
 }
 
@@ -214,6 +214,5 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     out.variants.push_back(std::move(v));
   }
 }
-
 
 }  // namespace tpsim::model
