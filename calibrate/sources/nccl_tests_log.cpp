@@ -152,21 +152,11 @@ std::string gpu_of_log(const Header& h, const std::string& origin) {
   return *preset;
 }
 
-}  // namespace
+using DataRow = std::pair<int, std::vector<std::string>>;  // (line number, words)
 
-bool looks_like_nccl_tests_log(const std::string& text) {
-  return text.find("# nThread") != std::string::npos || text.find("# Collective test starting") != std::string::npos;
-}
-
-std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std::string& origin,
-                                              const std::string& gpu) {
-  if (!looks_like_nccl_tests_log(text)) {
-    throw InputError(origin +
-                     ": not an nccl-tests log (no \"# nThread\" header); give the stdout of all_reduce_perf, "
-                     "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf");
-  }
-  Header h;
-  std::vector<std::pair<int, std::vector<std::string>>> rows;  // (line number, words)
+// Reads the log's header lines and NCCL's environment lines into h; returns its data rows.
+std::vector<DataRow> read_log_lines(const std::string& text, Header& h) {
+  std::vector<DataRow> rows;
   std::istringstream in(text);
   int number = 0;
   for (std::string line; std::getline(in, line);) {
@@ -185,6 +175,109 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
     // Data rows start with two integers; anything else (NCCL INFO/WARN lines, messages) is skipped.
     if (w.size() >= 11 && is_number(w[0], &size) && is_number(w[1], &count)) rows.emplace_back(number, std::move(w));
   }
+  return rows;
+}
+
+// A data row's size and one placement's time and bus bandwidth (its columns from c), checked.
+struct PlacementValues {
+  double size = 0;
+  double time_us = 0;
+  double busbw = 0;
+};
+
+PlacementValues read_placement_values(const std::vector<std::string>& w, size_t c, const std::string& where) {
+  PlacementValues v;
+  if (!is_number(w[0], &v.size) || v.size < 0 || v.size != std::floor(v.size) || v.size > model::kMaxSimulatedBytes) {
+    throw InputError(where + ": column 1 is not a size in bytes (a whole number up to 1 PiB): '" + echo_value(w[0]) +
+                     "'");
+  }
+  if (!is_number(w[c], &v.time_us) || !std::isfinite(v.time_us) || v.time_us <= 0 ||
+      v.time_us > model::kMaxMeasuredSeconds * 1e6) {
+    throw InputError(where + ": column " + std::to_string(c + 1) +
+                     " is not a time in microseconds (a positive number up to an hour): '" + echo_value(w[c]) + "'");
+  }
+  if (!is_number(w[c + 2], &v.busbw) || !std::isfinite(v.busbw) || v.busbw < 0) {
+    throw InputError(where + ": column " + std::to_string(c + 3) + " is not a bus bandwidth in GB/s: '" + w[c + 2] +
+                     "'");
+  }
+  return v;
+}
+
+// Whether a placement's check column (c + 3) says its results were right. "N/A": not checked; before nccl-tests 2.11
+// the column is the largest error, taken as correct up to kMaxCorrectError.
+bool results_correct(const Header& h, const std::vector<std::string>& w, size_t c, const std::string& where) {
+  double wrong = 0;
+  const bool checked = w[c + 3] != "N/A";
+  const bool readable = is_number(w[c + 3], &wrong) && std::isfinite(wrong) && wrong >= 0;
+  if (checked && (!readable || (h.wrong_is_count && wrong != std::floor(wrong)))) {
+    throw InputError(where + ": column " + std::to_string(c + 4) + " is not " +
+                     (h.wrong_is_count ? "a count of wrong elements (a whole number" : "an error (a number >= 0") +
+                     ", or N/A): '" + w[c + 3] + "'");
+  }
+  return !checked || (h.wrong_is_count ? wrong == 0 : wrong <= kMaxCorrectError);
+}
+
+// Where the point comes from, and the log's header values, into m's provenance; its nodes from the hosts.
+void add_log_provenance(const Header& h, const std::string& where, int placement, double busbw, Measurement& m) {
+  m.origin = where;
+  m.provenance["tool"] = "nccl-tests";
+  m.provenance["converted_from"] = where;
+  m.provenance["placement"] = placement == 0 ? "out-of-place" : "in-place";
+  m.provenance["busbw_GBps_printed"] = busbw;
+  m.provenance["nodes"] = h.hosts.size();
+  if (h.hosts.size() > 1) {
+    if (h.ranks % static_cast<int>(h.hosts.size()) != 0) {
+      throw InputError(where + ": " + std::to_string(h.ranks) + " ranks over " + std::to_string(h.hosts.size()) +
+                       " hosts: tpsim models nodes with the same GPU count each");
+    }
+    m.nodes = static_cast<int>(h.hosts.size());
+  }
+  if (!h.device.empty()) m.provenance["device"] = h.device;
+  if (!h.nccl_version.empty()) m.provenance["nccl_version"] = h.nccl_version;
+  if (!h.arguments.empty()) m.provenance["arguments"] = h.arguments;
+  if (!h.nccl_algo.empty()) m.provenance["nccl_algo"] = h.nccl_algo;
+  if (!h.nccl_proto.empty()) m.provenance["nccl_proto"] = h.nccl_proto;
+  m.provenance["spread"] = "nccl-tests prints a mean over its iterations: p10 = p90 = median";
+}
+
+// One placement (0: out of place, 1: in place) of a data row whose timing columns start at first: its measurement,
+// none for a row of 0 bytes.
+std::optional<Measurement> placement_measurement(const Header& h, const std::string& preset,
+                                                 const std::vector<std::string>& w, size_t first, int placement,
+                                                 const std::string& where) {
+  const size_t c = first + 4 * placement;
+  const PlacementValues v = read_placement_values(w, c, where);
+  if (v.size == 0) return std::nullopt;  // nccl-tests prints zero-byte rows for some collectives
+  Measurement m;
+  m.kind = "collective";
+  m.gpu = preset;
+  m.collective = h.collective;
+  m.algorithm = h.nccl_algo.empty() ? "unknown" : algorithm_forced_by(h.nccl_algo);
+  m.protocol = h.nccl_proto.empty() ? "unknown" : protocol_forced_by(h.nccl_proto);
+  m.ranks = h.ranks;
+  m.bytes = v.size;
+  m.median_s = m.p10_s = m.p90_s = v.time_us * 1e-6;
+  if (graph_launches(h.arguments) > 0) m.timed_as = kTimedAsGraph;
+  m.correct = results_correct(h, w, c, where);
+  add_log_provenance(h, where, placement, v.busbw, m);
+  return m;
+}
+
+}  // namespace
+
+bool looks_like_nccl_tests_log(const std::string& text) {
+  return text.find("# nThread") != std::string::npos || text.find("# Collective test starting") != std::string::npos;
+}
+
+std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std::string& origin,
+                                              const std::string& gpu) {
+  if (!looks_like_nccl_tests_log(text)) {
+    throw InputError(origin +
+                     ": not an nccl-tests log (no \"# nThread\" header); give the stdout of all_reduce_perf, "
+                     "all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf");
+  }
+  Header h;
+  const std::vector<DataRow> rows = read_log_lines(text, h);
   if (h.collective.empty()) h.collective = collective_named_in(origin);
   if (h.collective.empty()) {
     throw InputError(origin +
@@ -201,64 +294,8 @@ std::vector<Measurement> parse_nccl_tests_log(const std::string& text, const std
     const size_t first = h.first_time_column >= 0 ? static_cast<size_t>(h.first_time_column) : w.size() >= 13 ? 5 : 3;
     if (w.size() < first + 8) throw InputError(where + ": expected 8 timing columns after the size, count and type");
     for (int placement = 0; placement < 2; ++placement) {
-      const size_t c = first + 4 * placement;
-      double size = 0, time_us = 0, busbw = 0;
-      if (!is_number(w[0], &size) || size < 0 || size != std::floor(size) || size > model::kMaxSimulatedBytes) {
-        throw InputError(where + ": column 1 is not a size in bytes (a whole number up to 1 PiB): '" +
-                         echo_value(w[0]) + "'");
-      }
-      if (!is_number(w[c], &time_us) || !std::isfinite(time_us) || time_us <= 0 ||
-          time_us > model::kMaxMeasuredSeconds * 1e6) {
-        throw InputError(where + ": column " + std::to_string(c + 1) +
-                         " is not a time in microseconds (a positive number up to an hour): '" + echo_value(w[c]) +
-                         "'");
-      }
-      if (!is_number(w[c + 2], &busbw) || !std::isfinite(busbw) || busbw < 0) {
-        throw InputError(where + ": column " + std::to_string(c + 3) + " is not a bus bandwidth in GB/s: '" + w[c + 2] +
-                         "'");
-      }
-      if (size == 0) continue;  // nccl-tests prints zero-byte rows for some collectives
-      Measurement m;
-      m.kind = "collective";
-      m.gpu = preset;
-      m.collective = h.collective;
-      m.algorithm = h.nccl_algo.empty() ? "unknown" : algorithm_forced_by(h.nccl_algo);
-      m.protocol = h.nccl_proto.empty() ? "unknown" : protocol_forced_by(h.nccl_proto);
-      m.ranks = h.ranks;
-      m.bytes = size;
-      m.median_s = m.p10_s = m.p90_s = time_us * 1e-6;
-      if (graph_launches(h.arguments) > 0) m.timed_as = kTimedAsGraph;
-      double wrong = 0;
-      const bool checked = w[c + 3] != "N/A";
-      const bool readable = is_number(w[c + 3], &wrong) && std::isfinite(wrong) && wrong >= 0;
-      if (checked && (!readable || (h.wrong_is_count && wrong != std::floor(wrong)))) {
-        throw InputError(where + ": column " + std::to_string(c + 4) + " is not " +
-                         (h.wrong_is_count ? "a count of wrong elements (a whole number" : "an error (a number >= 0") +
-                         ", or N/A): '" + w[c + 3] + "'");
-      }
-      // "N/A": not checked; before nccl-tests 2.11 the column is the largest error, taken as correct up to
-      // kMaxCorrectError.
-      m.correct = !checked || (h.wrong_is_count ? wrong == 0 : wrong <= kMaxCorrectError);
-      m.origin = where;
-      m.provenance["tool"] = "nccl-tests";
-      m.provenance["converted_from"] = where;
-      m.provenance["placement"] = placement == 0 ? "out-of-place" : "in-place";
-      m.provenance["busbw_GBps_printed"] = busbw;
-      m.provenance["nodes"] = h.hosts.size();
-      if (h.hosts.size() > 1) {
-        if (h.ranks % static_cast<int>(h.hosts.size()) != 0) {
-          throw InputError(where + ": " + std::to_string(h.ranks) + " ranks over " + std::to_string(h.hosts.size()) +
-                           " hosts: tpsim models nodes with the same GPU count each");
-        }
-        m.nodes = static_cast<int>(h.hosts.size());
-      }
-      if (!h.device.empty()) m.provenance["device"] = h.device;
-      if (!h.nccl_version.empty()) m.provenance["nccl_version"] = h.nccl_version;
-      if (!h.arguments.empty()) m.provenance["arguments"] = h.arguments;
-      if (!h.nccl_algo.empty()) m.provenance["nccl_algo"] = h.nccl_algo;
-      if (!h.nccl_proto.empty()) m.provenance["nccl_proto"] = h.nccl_proto;
-      m.provenance["spread"] = "nccl-tests prints a mean over its iterations: p10 = p90 = median";
-      out.push_back(std::move(m));
+      std::optional<Measurement> m = placement_measurement(h, preset, w, first, placement, where);
+      if (m) out.push_back(std::move(*m));
     }
   }
   if (out.empty()) throw InputError(origin + ": no result rows of more than 0 bytes");

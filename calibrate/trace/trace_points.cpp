@@ -69,6 +69,154 @@ void count(std::map<std::string, int>& reasons, const std::string& why) {
   ++reasons[why];
 }
 
+// A trace's kernels sorted into groups of like activities, and how many were left out for each reason.
+struct TraceGroups {
+  std::map<std::tuple<int64_t, int64_t, int64_t, std::string, std::string>, Group> gemms;
+  std::map<std::tuple<std::string, double, int, std::string, std::string, std::string>, Group> collectives;
+  std::map<std::pair<std::string, double>, Group> copies;
+  std::map<std::string, int> reasons;
+  // GEMM kernels per launching op: an op's GEMM kernels (split-K and its reduction) add up.
+  std::map<int, std::pair<double, const TraceKernel*>> gemm_ops;
+};
+
+void add_gemm_kernel(const TraceKernel& k, TraceGroups& groups) {
+  if (k.op < 0) {
+    count(groups.reasons, "GEMM kernels without their launching op (no correlation id or ac2g flow to a CPU op)");
+    return;
+  }
+  auto& [dur, first] = groups.gemm_ops[k.op];
+  dur += k.dur_s;
+  if (!first) first = &k;
+}
+
+void add_nccl_kernel(const KinetoTrace& trace, const TraceKernel& k, TraceGroups& groups) {
+  std::map<std::string, int>& reasons = groups.reasons;
+  // record_param_comms encloses the launch (c10d::allreduce_ > record_param_comms > nccl:all_reduce).
+  int comm = k.op;
+  while (comm >= 0 && trace.ops[comm].comm.collective.empty()) comm = trace.ops[comm].parent;
+  if (comm < 0 || trace.ops[comm].comm.collective.empty()) {
+    count(reasons, "NCCL kernels without record_param_comms sizes (the PyTorch that wrote the trace recorded none)");
+    return;
+  }
+  const CommParams& p = trace.ops[comm].comm;
+  const std::string kind = schema_collective(p.collective);
+  if (kind.empty()) {
+    count(reasons, "NCCL " + echo_value(p.collective, 30) +
+                       " calls (tpsim models all-reduce, all-gather, "
+                       "reduce-scatter, all-to-all and send/recv)");
+    return;
+  }
+  if (p.group_size < 2) {
+    count(reasons, "NCCL calls in groups of fewer than 2 ranks");
+    return;
+  }
+  if (p.group_size > 8) {
+    count(reasons, "NCCL calls in groups of more than 8 ranks (a trace does not say how many nodes they span)");
+    return;
+  }
+  const int bytes_per = element_bytes(p.dtype);
+  const int64_t nelems = kind == "allgather" ? p.out_nelems : p.in_nelems;
+  if (bytes_per == 0 || nelems <= 0) {
+    count(reasons, "NCCL calls with no size or an unknown dtype");
+    return;
+  }
+  const NcclKernelName name = parse_nccl_kernel(k.name);
+  groups
+      .collectives[{kind, static_cast<double>(nelems) * bytes_per, p.group_size, name.algorithm, name.protocol,
+                    p.group}]
+      .add(k, k.dur_s);
+}
+
+void add_copy_kernel(const TraceKernel& k, TraceGroups& groups) {
+  const bool peer = k.name.find("PtoP") != std::string::npos;
+  if (k.kind != ActivityKind::kMemcpy || !peer) {
+    count(groups.reasons, "host, device-to-device copies and memsets (the copy engine is fitted on peer copies)");
+    return;
+  }
+  if (k.bytes <= 0) {
+    count(groups.reasons, "memcpys without bytes");
+    return;
+  }
+  groups.copies[{"peer", k.bytes}].add(k, k.dur_s);
+}
+
+// Each launching op's GEMM kernels, as one GEMM of the op's shape, into groups.gemms.
+void group_gemm_ops(const KinetoTrace& trace, TraceGroups& groups) {
+  for (const auto& [op, entry] : groups.gemm_ops) {
+    const OpGemm g = gemm_of_op(trace.ops[op]);
+    if (g.m == 0) {
+      count(groups.reasons,
+            trace.record_shapes
+                ? "GEMM kernels whose op records no matmul shape (" + echo_value(trace.ops[op].name, 40) + ")"
+                : "GEMM kernels without shapes (the trace was recorded without record_shapes)");
+      continue;
+    }
+    if (g.dtype != "bf16" && g.dtype != "fp8") {
+      count(groups.reasons,
+            "GEMMs in " + echo_value(g.dtype, 20) + " (tpsim's GEMM model is of bf16 and fp8 tensor cores)");
+      continue;
+    }
+    groups.gemms[{g.m, g.n, g.k, g.dtype, entry.second->name}].add(*entry.second, entry.first);
+  }
+}
+
+// A measurement of this kind, GPU and trace, its values still to fill.
+Measurement trace_measurement(const KinetoTrace& trace, const std::string& gpu, const char* kind) {
+  Measurement m;
+  m.kind = kind;
+  m.gpu = gpu;
+  m.provenance["source"] = "profiler trace";
+  m.provenance["trace"] = trace.path;
+  return m;
+}
+
+void add_gemm_points(const KinetoTrace& trace, const std::string& gpu, const decltype(TraceGroups::gemms)& gemms,
+                     std::vector<Measurement>& out) {
+  for (const auto& [key, g] : gemms) {
+    Measurement m = trace_measurement(trace, gpu, "gemm");
+    std::tie(m.m, m.n, m.k, m.dtype, std::ignore) = key;
+    m.median_s = median(g.durations);
+    m.p10_s = *std::min_element(g.durations.begin(), g.durations.end());
+    m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
+    m.origin =
+        origin(trace, g, std::to_string(m.m) + "x" + std::to_string(m.n) + "x" + std::to_string(m.k) + " " + m.dtype);
+    if (m.median_s > 0) out.push_back(m);
+  }
+}
+
+void add_collective_points(const KinetoTrace& trace, const std::string& gpu,
+                           const decltype(TraceGroups::collectives)& collectives, std::vector<Measurement>& out) {
+  for (const auto& [key, g] : collectives) {
+    Measurement m = trace_measurement(trace, gpu, "collective");
+    std::string group;
+    std::tie(m.collective, m.bytes, m.ranks, m.algorithm, m.protocol, group) = key;
+    m.timed_as = kTimedAsGraph;  // a kernel's own time on the device
+    m.median_s = *std::min_element(g.durations.begin(), g.durations.end());
+    m.p10_s = m.median_s;
+    m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
+    m.details["calls"] = g.durations.size();
+    m.details["group"] = group;
+    m.origin = origin(trace, g,
+                      m.collective + " of " + std::to_string(static_cast<int64_t>(m.bytes)) + " B over " +
+                          std::to_string(m.ranks) + " ranks",
+                      "the fastest of ");
+    if (m.median_s > 0) out.push_back(m);
+  }
+}
+
+void add_copy_points(const KinetoTrace& trace, const std::string& gpu, const decltype(TraceGroups::copies)& copies,
+                     std::vector<Measurement>& out) {
+  for (const auto& [key, g] : copies) {
+    Measurement m = trace_measurement(trace, gpu, "memcpy");
+    std::tie(m.path, m.bytes) = key;
+    m.median_s = median(g.durations);
+    m.p10_s = *std::min_element(g.durations.begin(), g.durations.end());
+    m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
+    m.origin = origin(trace, g, m.path + " copy of " + std::to_string(static_cast<int64_t>(m.bytes)) + " B");
+    if (m.median_s > 0) out.push_back(m);
+  }
+}
+
 }  // namespace
 
 OpGemm gemm_of_op(const TraceOp& op) {
@@ -125,128 +273,23 @@ int launching_op(const KinetoTrace& trace, const TraceKernel& k, const std::stri
 
 std::vector<Measurement> trace_points(const KinetoTrace& trace, const std::string& gpu,
                                       std::vector<std::string>& not_fitted) {
-  std::map<std::tuple<int64_t, int64_t, int64_t, std::string, std::string>, Group> gemms;
-  std::map<std::tuple<std::string, double, int, std::string, std::string, std::string>, Group> collectives;
-  std::map<std::pair<std::string, double>, Group> copies;
-  std::map<std::string, int> reasons;
-  // GEMM kernels per launching op: an op's GEMM kernels (split-K and its reduction) add up.
-  std::map<int, std::pair<double, const TraceKernel*>> gemm_ops;
+  TraceGroups groups;
   for (const TraceKernel& k : trace.kernels) {
     const KernelClass c = classify_kernel(k);
     if (c == KernelClass::kGemm) {
-      if (k.op < 0) {
-        count(reasons, "GEMM kernels without their launching op (no correlation id or ac2g flow to a CPU op)");
-        continue;
-      }
-      auto& [dur, first] = gemm_ops[k.op];
-      dur += k.dur_s;
-      if (!first) first = &k;
+      add_gemm_kernel(k, groups);
     } else if (c == KernelClass::kNccl) {
-      // record_param_comms encloses the launch (c10d::allreduce_ > record_param_comms > nccl:all_reduce).
-      int comm = k.op;
-      while (comm >= 0 && trace.ops[comm].comm.collective.empty()) comm = trace.ops[comm].parent;
-      if (comm < 0 || trace.ops[comm].comm.collective.empty()) {
-        count(reasons,
-              "NCCL kernels without record_param_comms sizes (the PyTorch that wrote the trace recorded none)");
-        continue;
-      }
-      const CommParams& p = trace.ops[comm].comm;
-      const std::string kind = schema_collective(p.collective);
-      if (kind.empty()) {
-        count(reasons, "NCCL " + echo_value(p.collective, 30) +
-                           " calls (tpsim models all-reduce, all-gather, "
-                           "reduce-scatter, all-to-all and send/recv)");
-        continue;
-      }
-      if (p.group_size < 2) {
-        count(reasons, "NCCL calls in groups of fewer than 2 ranks");
-        continue;
-      }
-      if (p.group_size > 8) {
-        count(reasons, "NCCL calls in groups of more than 8 ranks (a trace does not say how many nodes they span)");
-        continue;
-      }
-      const int bytes_per = element_bytes(p.dtype);
-      const int64_t nelems = kind == "allgather" ? p.out_nelems : p.in_nelems;
-      if (bytes_per == 0 || nelems <= 0) {
-        count(reasons, "NCCL calls with no size or an unknown dtype");
-        continue;
-      }
-      const NcclKernelName name = parse_nccl_kernel(k.name);
-      collectives[{kind, static_cast<double>(nelems) * bytes_per, p.group_size, name.algorithm, name.protocol, p.group}]
-          .add(k, k.dur_s);
+      add_nccl_kernel(trace, k, groups);
     } else if (c == KernelClass::kCopy) {
-      const bool peer = k.name.find("PtoP") != std::string::npos;
-      if (k.kind != ActivityKind::kMemcpy || !peer) {
-        count(reasons, "host, device-to-device copies and memsets (the copy engine is fitted on peer copies)");
-        continue;
-      }
-      if (k.bytes <= 0) {
-        count(reasons, "memcpys without bytes");
-        continue;
-      }
-      copies[{"peer", k.bytes}].add(k, k.dur_s);
+      add_copy_kernel(k, groups);
     }
   }
-  for (const auto& [op, entry] : gemm_ops) {
-    const OpGemm g = gemm_of_op(trace.ops[op]);
-    if (g.m == 0) {
-      count(reasons, trace.record_shapes
-                         ? "GEMM kernels whose op records no matmul shape (" + echo_value(trace.ops[op].name, 40) + ")"
-                         : "GEMM kernels without shapes (the trace was recorded without record_shapes)");
-      continue;
-    }
-    if (g.dtype != "bf16" && g.dtype != "fp8") {
-      count(reasons, "GEMMs in " + echo_value(g.dtype, 20) + " (tpsim's GEMM model is of bf16 and fp8 tensor cores)");
-      continue;
-    }
-    gemms[{g.m, g.n, g.k, g.dtype, entry.second->name}].add(*entry.second, entry.first);
-  }
+  group_gemm_ops(trace, groups);
   std::vector<Measurement> out;
-  const auto base = [&](const char* kind) {
-    Measurement m;
-    m.kind = kind;
-    m.gpu = gpu;
-    m.provenance["source"] = "profiler trace";
-    m.provenance["trace"] = trace.path;
-    return m;
-  };
-  for (const auto& [key, g] : gemms) {
-    Measurement m = base("gemm");
-    std::tie(m.m, m.n, m.k, m.dtype, std::ignore) = key;
-    m.median_s = median(g.durations);
-    m.p10_s = *std::min_element(g.durations.begin(), g.durations.end());
-    m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
-    m.origin =
-        origin(trace, g, std::to_string(m.m) + "x" + std::to_string(m.n) + "x" + std::to_string(m.k) + " " + m.dtype);
-    if (m.median_s > 0) out.push_back(m);
-  }
-  for (const auto& [key, g] : collectives) {
-    Measurement m = base("collective");
-    std::string group;
-    std::tie(m.collective, m.bytes, m.ranks, m.algorithm, m.protocol, group) = key;
-    m.timed_as = kTimedAsGraph;  // a kernel's own time on the device
-    m.median_s = *std::min_element(g.durations.begin(), g.durations.end());
-    m.p10_s = m.median_s;
-    m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
-    m.details["calls"] = g.durations.size();
-    m.details["group"] = group;
-    m.origin = origin(trace, g,
-                      m.collective + " of " + std::to_string(static_cast<int64_t>(m.bytes)) + " B over " +
-                          std::to_string(m.ranks) + " ranks",
-                      "the fastest of ");
-    if (m.median_s > 0) out.push_back(m);
-  }
-  for (const auto& [key, g] : copies) {
-    Measurement m = base("memcpy");
-    std::tie(m.path, m.bytes) = key;
-    m.median_s = median(g.durations);
-    m.p10_s = *std::min_element(g.durations.begin(), g.durations.end());
-    m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
-    m.origin = origin(trace, g, m.path + " copy of " + std::to_string(static_cast<int64_t>(m.bytes)) + " B");
-    if (m.median_s > 0) out.push_back(m);
-  }
-  for (const auto& [why, n] : reasons) not_fitted.push_back(std::to_string(n) + " " + why);
+  add_gemm_points(trace, gpu, groups.gemms, out);
+  add_collective_points(trace, gpu, groups.collectives, out);
+  add_copy_points(trace, gpu, groups.copies, out);
+  for (const auto& [why, n] : groups.reasons) not_fitted.push_back(std::to_string(n) + " " + why);
   return out;
 }
 

@@ -327,6 +327,117 @@ std::string path_text(const std::string& prefix, double seconds, const std::vect
   return out;
 }
 
+// A training step's shape after its sequence: micro-batches, recomputation, optimizer and fp8 recipe.
+std::string training_shape(const model::Scenario& s) {
+  const model::Workload& w = s.workload;
+  std::string shape = " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "") +
+                      (s.parallelism.dp > 1 ? " per replica" : "") + " (" + step_text(s) + ")";
+  if (w.recompute == model::Recompute::kFull) shape += ", full recomputation";
+  if (w.recompute == model::Recompute::kSelective) {
+    std::string items;
+    for (const std::string& item : model::save_items(w.save)) items += (items.empty() ? "" : " ") + item;
+    shape += ", selective recomputation (saves: " + (items.empty() ? std::string("nothing") : items) + ")";
+  }
+  if (!w.optimizer) shape += ", no optimizer";
+  if (w.dtype == model::Dtype::kFp8) shape += ", fp8 " + model::to_string(w.fp8_recipe) + " recipe";
+  return shape;
+}
+
+// The workload's shape as the scenario line gives it: "batch 8 x seq 4096", an op list's size, and what runs.
+std::string workload_shape(const model::Scenario& s) {
+  const model::Workload& w = s.workload;
+  std::string shape =
+      w.phase == model::Phase::kOps ? "(" + std::to_string(w.ops.size()) + " ops)" : "batch " + std::to_string(w.batch);
+  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill || w.phase == model::Phase::kTrain)
+    shape += " x seq " + std::to_string(w.seq_len);
+  if (w.phase == model::Phase::kTrain) shape += training_shape(s);
+  if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);
+  if (w.phase == model::Phase::kGenerate) {
+    shape += ", prompt " + std::to_string(w.context_len) + " + " + std::to_string(w.gen_len) + " new tokens";
+  }
+  if (w.dtype == model::Dtype::kFp8) shape += ", fp8 GEMMs";
+  if (w.cuda_graphs) shape += ", CUDA graphs";
+  return shape;
+}
+
+// The comparison's first lines: the scenario with its model, shape, parallelism, GPU and profile, then the
+// implementation where the scenario sets one.
+std::string scenario_heading(const sim::ScenarioRun& run) {
+  const auto& s = run.scenario;
+  const model::Workload& w = s.workload;
+  std::string model;
+  if (w.phase != model::Phase::kOps) {
+    model = s.arch.name + ", " +
+            (w.layers < s.arch.layers
+                 ? std::to_string(w.layers) + " of " + std::to_string(s.arch.layers) + " layers simulated"
+                 : std::to_string(w.layers) + " layers") +
+            ", ";
+  }
+  std::string out = "scenario " + s.name + ": " + model + model::to_string(w.phase) + " " + workload_shape(s) +
+                    ", tp=" + std::to_string(s.parallelism.tp) + pipeline_text(s) + " on " + run.gpu.name +
+                    power_limit_text(run.gpu) + " " + s.topology.value + ", profile " + run.profile.name + "\n";
+  if (w.implementation.is_set()) out += "implementation " + model::describe(w.implementation) + "\n";
+  return out;
+}
+
+// The comparison's optional columns: throughput (not for an op list), TTFT, TPOT and memory.
+struct ComparisonColumns {
+  bool ops = false;
+  bool ttft = false;
+  bool tpot = false;
+  bool memory = false;
+};
+
+ComparisonColumns comparison_columns(const sim::ScenarioRun& run) {
+  const model::Phase phase = run.scenario.workload.phase;
+  ComparisonColumns columns;
+  columns.ops = phase == model::Phase::kOps;
+  columns.ttft = phase == model::Phase::kPrefill || phase == model::Phase::kGenerate;
+  columns.tpot = phase == model::Phase::kDecode || phase == model::Phase::kGenerate;
+  columns.memory = run.variants.front().memory.has_value();
+  return columns;
+}
+
+std::vector<std::string> comparison_headers(const ComparisonColumns& columns) {
+  std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms", "overlap", "speedup"};
+  if (!columns.ops) headers.insert(headers.end(), {"tok/s/TP", "tok/s/GPU"});
+  headers.emplace_back("MFU");
+  if (columns.ttft) headers.emplace_back("TTFT ms");
+  if (columns.tpot) headers.emplace_back("TPOT ms");
+  if (columns.memory) headers.emplace_back("mem GiB");
+  return headers;
+}
+
+std::string variant_label(const sim::VariantRun& v) {
+  return v.variant.chunks_auto ? v.variant.name + " (auto: " + std::to_string(v.variant.chunks) + " chunks)"
+                               : v.variant.name;
+}
+
+// One variant's cells under comparison_headers; over: set when the variant does not fit the GPU's memory.
+std::vector<std::string> comparison_cells(const sim::VariantRun& v, const sim::GpuSpec& gpu,
+                                          const ComparisonColumns& columns, bool& over) {
+  const sim::Metrics& m = v.metrics;
+  std::vector<std::string> cells = {model::format_number("%.3f", m.time_s * 1e3),
+                                    model::format_number("%.3f", m.compute_s * 1e3),
+                                    model::format_number("%.3f", m.comm_s * 1e3),
+                                    model::format_number("%.3f", m.exposed_comm_s * 1e3),
+                                    m.comm_s > 0 ? model::format_number("%.1f%%", m.overlap * 100) : std::string("-"),
+                                    model::format_number("%.3fx", v.speedup)};
+  if (!columns.ops) {
+    cells.push_back(model::format_number("%.0f", v.tokens_per_s));
+    cells.push_back(model::format_number("%.0f", v.tokens_per_s / sim::replica_gpus(v)));
+  }
+  cells.push_back(model::format_number("%.1f%%", v.mfu * 100));
+  if (columns.ttft) cells.push_back(v.ttft_s ? model::format_number("%.3f", *v.ttft_s * 1e3) : std::string("-"));
+  if (columns.tpot) cells.push_back(v.tpot_s ? model::format_number("%.3f", *v.tpot_s * 1e3) : std::string("-"));
+  if (columns.memory) {
+    const bool fits = sim::fits_memory(v, gpu).value_or(true);
+    over = over || !fits;
+    cells.push_back(model::format_number("%.1f", v.memory->device_bytes() / sim::kGiB) + (fits ? "" : "!"));
+  }
+  return cells;
+}
+
 }  // namespace
 
 std::string op_times_table(const sim::ScenarioRun& run) {
@@ -397,97 +508,18 @@ void add_collective_deviations(const sim::ScenarioRun& run, std::vector<std::str
 }
 
 std::string comparison_table(const sim::ScenarioRun& run) {
-  const auto& s = run.scenario;
-  std::string out;
-  const model::Workload& w = s.workload;
-  std::string shape =
-      w.phase == model::Phase::kOps ? "(" + std::to_string(w.ops.size()) + " ops)" : "batch " + std::to_string(w.batch);
-  if (w.phase == model::Phase::kForward || w.phase == model::Phase::kPrefill || w.phase == model::Phase::kTrain)
-    shape += " x seq " + std::to_string(w.seq_len);
-  if (w.phase == model::Phase::kTrain) {
-    shape += " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "") +
-             (s.parallelism.dp > 1 ? " per replica" : "") + " (" + step_text(s) + ")";
-    if (w.recompute == model::Recompute::kFull) shape += ", full recomputation";
-    if (w.recompute == model::Recompute::kSelective) {
-      std::string items;
-      for (const std::string& item : model::save_items(w.save)) items += (items.empty() ? "" : " ") + item;
-      shape += ", selective recomputation (saves: " + (items.empty() ? std::string("nothing") : items) + ")";
-    }
-    if (!w.optimizer) shape += ", no optimizer";
-    if (w.dtype == model::Dtype::kFp8) shape += ", fp8 " + model::to_string(w.fp8_recipe) + " recipe";
-  }
-  if (w.phase == model::Phase::kDecode) shape += ", context " + std::to_string(w.context_len);
-  if (w.phase == model::Phase::kGenerate) {
-    shape += ", prompt " + std::to_string(w.context_len) + " + " + std::to_string(w.gen_len) + " new tokens";
-  }
-  if (w.dtype == model::Dtype::kFp8) shape += ", fp8 GEMMs";
-  if (w.cuda_graphs) shape += ", CUDA graphs";
-  std::string model;
-  if (w.phase != model::Phase::kOps) {
-    model = s.arch.name + ", " +
-            (w.layers < s.arch.layers
-                 ? std::to_string(w.layers) + " of " + std::to_string(s.arch.layers) + " layers simulated"
-                 : std::to_string(w.layers) + " layers") +
-            ", ";
-  }
-  out += "scenario " + s.name + ": " + model + model::to_string(w.phase) + " " + shape +
-         ", tp=" + std::to_string(s.parallelism.tp) + pipeline_text(s) + " on " + run.gpu.name +
-         power_limit_text(run.gpu) + " " + s.topology.value + ", profile " + run.profile.name + "\n";
-  if (w.implementation.is_set()) out += "implementation " + model::describe(w.implementation) + "\n";
-  const bool ttft = w.phase == model::Phase::kPrefill || w.phase == model::Phase::kGenerate;
-  const bool tpot = w.phase == model::Phase::kDecode || w.phase == model::Phase::kGenerate;
-  size_t name_width = 7;
-  const auto label = [](const sim::VariantRun& v) {
-    return v.variant.chunks_auto ? v.variant.name + " (auto: " + std::to_string(v.variant.chunks) + " chunks)"
-                                 : v.variant.name;
-  };
-  for (const auto& v : run.variants) name_width = std::max(name_width, label(v).size());
-  const bool ops = w.phase == model::Phase::kOps;
-  std::vector<std::string> headers = {"time ms", "compute ms", "comm ms", "exposed ms", "overlap", "speedup"};
-  if (!ops) headers.insert(headers.end(), {"tok/s/TP", "tok/s/GPU"});
-  headers.emplace_back("MFU");
-  if (ttft) headers.emplace_back("TTFT ms");
-  if (tpot) headers.emplace_back("TPOT ms");
-  const bool memory = run.variants.front().memory.has_value();
-  if (memory) headers.emplace_back("mem GiB");
+  std::string out = scenario_heading(run);
+  const ComparisonColumns columns = comparison_columns(run);
+  std::vector<std::string> headers = {"variant"};
+  for (std::string& header : comparison_headers(columns)) headers.push_back(std::move(header));
   bool over = false;
   std::vector<std::vector<std::string>> rows;
   for (const auto& v : run.variants) {
-    const sim::Metrics& m = v.metrics;
-    std::vector<std::string> cells = {model::format_number("%.3f", m.time_s * 1e3),
-                                      model::format_number("%.3f", m.compute_s * 1e3),
-                                      model::format_number("%.3f", m.comm_s * 1e3),
-                                      model::format_number("%.3f", m.exposed_comm_s * 1e3),
-                                      m.comm_s > 0 ? model::format_number("%.1f%%", m.overlap * 100) : std::string("-"),
-                                      model::format_number("%.3fx", v.speedup)};
-    if (!ops) {
-      cells.push_back(model::format_number("%.0f", v.tokens_per_s));
-      cells.push_back(model::format_number("%.0f", v.tokens_per_s / sim::replica_gpus(v)));
-    }
-    cells.push_back(model::format_number("%.1f%%", v.mfu * 100));
-    if (ttft) cells.push_back(v.ttft_s ? model::format_number("%.3f", *v.ttft_s * 1e3) : std::string("-"));
-    if (tpot) cells.push_back(v.tpot_s ? model::format_number("%.3f", *v.tpot_s * 1e3) : std::string("-"));
-    if (memory) {
-      const bool fits = sim::fits_memory(v, run.gpu).value_or(true);
-      over = over || !fits;
-      cells.push_back(model::format_number("%.1f", v.memory->device_bytes() / sim::kGiB) + (fits ? "" : "!"));
-    }
-    rows.push_back(std::move(cells));
+    std::vector<std::string> row = {variant_label(v)};
+    for (std::string& cell : comparison_cells(v, run.gpu, columns, over)) row.push_back(std::move(cell));
+    rows.push_back(std::move(row));
   }
-  // Each column as wide as its widest cell or header.
-  std::vector<size_t> widths(headers.size());
-  for (size_t c = 0; c < headers.size(); ++c) {
-    widths[c] = headers[c].size();
-    for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
-  }
-  out += pad("variant", name_width, true);
-  for (size_t c = 0; c < headers.size(); ++c) out += "  " + pad(headers[c], widths[c], false);
-  out += "\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    out += pad(label(run.variants[i]), name_width, true);
-    for (size_t c = 0; c < headers.size(); ++c) out += "  " + pad(rows[i][c], widths[c], false);
-    out += "\n";
-  }
+  out += text_table(headers, rows);
   out += memory_note(run);
   if (over) {
     out += "! above the " + model::format_number("%.2f", sim::usable_hbm_bytes(run.gpu) / sim::kGiB) + " GiB " +

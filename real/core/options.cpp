@@ -115,36 +115,22 @@ void check_launch(const RealOptions& o) {
   }
 }
 
-}  // namespace
-
-std::vector<int64_t> SizeRequest::resolve(int64_t alignment) const {
-  if (sizes.empty()) return geometric_sizes(min_bytes, max_bytes, factor, alignment);
-  for (int64_t size : sizes) {
-    if (size % alignment != 0) {
-      throw InputError("--sizes " + std::to_string(size) + ": must be a multiple of " + std::to_string(alignment) +
-                       " B here (one element per rank)");
-    }
-  }
-  return sizes;
-}
-
-RealOptions parse_options(const std::vector<std::string>& argv) {
-  RealOptions o;
-  RawValues raw;
-  CLI::App app{"tpsim-real: measure GEMMs, collectives, copies and overlapped pipelines on this machine's GPUs",
-               "tpsim-real"};
-  app.require_subcommand(1);
-
+CLI::App* add_gemm_command(CLI::App& app, RawValues& raw) {
   CLI::App* gemm = app.add_subcommand("gemm", "cuBLASLt GEMMs (bf16 or fp8) over given shapes or a scenario's");
   add_shapes(gemm, raw, "GEMM shape");
   gemm->add_option("--scenario", raw.scenario,
                    "Measure every GEMM shape of this scenario's layer graphs (at every point of its sweep)")
       ->check(CLI::ExistingFile);
+  return gemm;
+}
 
+void add_shapes_command(CLI::App& app, RawValues& raw) {
   CLI::App* shapes = app.add_subcommand(
       "shapes", "Print a scenario's GEMM shapes, at every point of its sweep, one per line (no GPU needed)");
   shapes->add_option("--scenario", raw.scenario, "Scenario file")->required()->check(CLI::ExistingFile);
+}
 
+CLI::App* add_collective_command(CLI::App& app, RawValues& raw, RealOptions& o) {
   CLI::App* collective =
       app.add_subcommand("collective", "NCCL collectives over a size sweep (nccl-tests conventions)");
   collective->add_option("--op", raw.collectives, "allreduce, allgather, reducescatter, alltoall, sendrecv; repeatable")
@@ -167,13 +153,19 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   add_sizes(collective, raw.min_bytes, raw.max_bytes, raw.sizes);
+  return collective;
+}
 
+CLI::App* add_memcpy_command(CLI::App& app, RawValues& raw, RealOptions& o) {
   CLI::App* memcpy = app.add_subcommand("memcpy", "HBM and peer copy bandwidth: copy engine and copy kernel");
   memcpy->add_option("--path", o.memcpy_paths, "device, copy_kernel, peer; repeatable (default: all the GPUs allow)");
   memcpy->add_option("-f,--factor", o.sizes.factor, "Step of the sweep")->capture_default_str();
   memcpy->add_option("--copy-blocks", o.copy_blocks, "Copy kernel thread blocks (0: one per SM)");
   add_sizes(memcpy, raw.copy_min_bytes, raw.copy_max_bytes, raw.sizes);
+  return memcpy;
+}
 
+CLI::App* add_overlap_command(CLI::App& app, RawValues& raw, RealOptions& o) {
   CLI::App* overlap = app.add_subcommand("overlap", "A GEMM concurrent with a copy or collective: alone and together");
   add_shapes(overlap, raw, "GEMM shape (default 8192x8192x8192)");
   overlap
@@ -184,7 +176,10 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
                       "Copy kernel thread blocks (0: 16, a typical NCCL channel count)");
   overlap->add_flag("--partner-first", o.partner_first,
                     "Launch the partner before the GEMM, so that its blocks hold SMs when the GEMM starts");
+  return overlap;
+}
 
+CLI::App* add_async_tp_command(CLI::App& app, RawValues& raw, RealOptions& o) {
   CLI::App* async_tp = app.add_subcommand("async-tp", "Chunked AG+GEMM and GEMM+RS pipelines against the unchunked op");
   add_shapes(async_tp, raw, "Per-rank unchunked GEMM (AG+GEMM: M = all tokens; GEMM+RS: K = the rank's slice)");
   async_tp->add_option("--pattern", o.patterns, "allgather_gemm, gemm_reducescatter; repeatable")->required();
@@ -192,7 +187,10 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
       ->required()
       ->check(CLI::PositiveNumber);
   async_tp->add_option("--transport", o.transports, "nccl (send/recv) or copy_engine (peer copies); repeatable");
+  return async_tp;
+}
 
+CLI::App* add_dtp_command(CLI::App& app, RawValues& raw, RealOptions& o) {
   CLI::App* dtp = app.add_subcommand(
       "dtp",
       "A chain of GEMM modules run as tp_mode dtp runs them: module m's all-reduce is added by module m+1+delta");
@@ -201,7 +199,10 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
   dtp->add_option("--delta", o.deltas, "A scenario's dtp delta (0: blocking TP); repeatable")
       ->required()
       ->check(CLI::Range(0, 4096));
+  return dtp;
+}
 
+CLI::App* add_launch_command(CLI::App& app, RealOptions& o) {
   CLI::App* launch =
       app.add_subcommand("launch", "Host time per kernel launch and per cross-stream wait: chains of empty kernels");
   // Two kernels at least: the cross-stream chain alternates between two streams. The upper bound only
@@ -209,15 +210,11 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
   launch->add_option("--kernels", o.kernels, "Empty kernels per chain")
       ->capture_default_str()
       ->check(CLI::Range(2, 1000000));
+  return launch;
+}
 
-  for (CLI::App* sub : {gemm, collective, memcpy, overlap, async_tp, dtp, launch}) {
-    add_common(sub, o);
-    add_launch(sub, o);
-  }
-  for (CLI::App* sub : {gemm, overlap, async_tp, dtp}) {
-    sub->add_option("--dtype", o.dtype, "GEMM operands: bf16 or fp8 (e4m3, bf16 output)")->capture_default_str();
-  }
-
+// Parses argv (argv[0] first) into the options bound to app; help and version exit through CommandLineExit.
+void parse_command_line(CLI::App& app, const std::vector<std::string>& argv) {
   std::vector<std::string> args(argv.rbegin(), argv.rend() - 1);  // CLI11 takes them reversed, without argv[0]
   try {
     app.parse(args);
@@ -226,8 +223,10 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
     if (error.get_exit_code() == 0) throw CommandLineExit(app.exit(error));
     throw InputError(std::string(error.what()) + " (tpsim-real --help lists the commands and options)");
   }
-  for (CLI::App* sub : app.get_subcommands()) o.command = sub->get_name();
+}
 
+// Converts and checks the values the chosen command (o.command) uses.
+void convert_values(const RawValues& raw, RealOptions& o) {
   if (o.dtype != "bf16" && o.dtype != "fp8") throw InputError("--dtype " + o.dtype + ": valid: bf16, fp8");
   check_launch(o);
   if (o.command == "gemm" || o.command == "shapes") convert_shapes(raw, o, "");
@@ -254,6 +253,47 @@ RealOptions parse_options(const std::vector<std::string>& argv) {
     require_each_in(o.transports, {"nccl", "copy_engine"}, "--transport");
   }
   if (o.copy_blocks < 0) throw InputError("--copy-blocks must be 0 (one per SM) or more");
+}
+
+}  // namespace
+
+std::vector<int64_t> SizeRequest::resolve(int64_t alignment) const {
+  if (sizes.empty()) return geometric_sizes(min_bytes, max_bytes, factor, alignment);
+  for (int64_t size : sizes) {
+    if (size % alignment != 0) {
+      throw InputError("--sizes " + std::to_string(size) + ": must be a multiple of " + std::to_string(alignment) +
+                       " B here (one element per rank)");
+    }
+  }
+  return sizes;
+}
+
+RealOptions parse_options(const std::vector<std::string>& argv) {
+  RealOptions o;
+  RawValues raw;
+  CLI::App app{"tpsim-real: measure GEMMs, collectives, copies and overlapped pipelines on this machine's GPUs",
+               "tpsim-real"};
+  app.require_subcommand(1);
+
+  CLI::App* gemm = add_gemm_command(app, raw);
+  add_shapes_command(app, raw);
+  CLI::App* collective = add_collective_command(app, raw, o);
+  CLI::App* memcpy = add_memcpy_command(app, raw, o);
+  CLI::App* overlap = add_overlap_command(app, raw, o);
+  CLI::App* async_tp = add_async_tp_command(app, raw, o);
+  CLI::App* dtp = add_dtp_command(app, raw, o);
+  CLI::App* launch = add_launch_command(app, o);
+  for (CLI::App* sub : {gemm, collective, memcpy, overlap, async_tp, dtp, launch}) {
+    add_common(sub, o);
+    add_launch(sub, o);
+  }
+  for (CLI::App* sub : {gemm, overlap, async_tp, dtp}) {
+    sub->add_option("--dtype", o.dtype, "GEMM operands: bf16 or fp8 (e4m3, bf16 output)")->capture_default_str();
+  }
+
+  parse_command_line(app, argv);
+  for (CLI::App* sub : app.get_subcommands()) o.command = sub->get_name();
+  convert_values(raw, o);
   return o;
 }
 

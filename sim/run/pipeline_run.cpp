@@ -266,17 +266,12 @@ void refuse_unbounded_whole_step(const model::Scenario& s, const model::Variant&
   refuse_unbounded_work(estimate_program_memory(ops, gpus), smaller_alternative(options));
 }
 
-}  // namespace
-
-PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
-                                const EngineOptions& options, const Fabric& job) {
-  const int p = s.parallelism.pp, tp = s.parallelism.tp;
-  const int m = static_cast<int>(s.workload.microbatches);
-  const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline);
-  if (options.data_group) refuse_unbounded_whole_step(s, variant, chunks, options);
-  // Stages whose chunks run the same program share one simulation.
+// Each distinct chunk program simulated once: stages whose chunks run the same program share one simulation.
+// sim_of: per model chunk, its program's index in the result.
+std::vector<ChunkSim> simulate_distinct_chunks(const model::Scenario& s, const model::Variant& variant,
+                                               const std::vector<model::ModelChunk>& chunks, const CostModel& cost,
+                                               const EngineOptions& options, std::vector<size_t>& sim_of) {
   std::vector<ChunkSim> sims;
-  std::vector<size_t> sim_of;
   for (const model::ModelChunk& chunk : chunks) {
     const auto same = std::find_if(sims.begin(), sims.end(),
                                    [&](const ChunkSim& c) { return model::same_program(s.arch, c.chunk, chunk); });
@@ -284,17 +279,16 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     if (index == sims.size()) sims.push_back(simulate_chunk(s, variant, chunk, cost, options));
     sim_of.push_back(index);
   }
-  PipelineVariantRun out;
-  PipelineRun& run = out.pipeline;
-  run.spec = s.pipeline;
-  run.microbatches = m;
-  // With data parallelism each distinct chunk runs twice: plain, and synchronised over the replicas.
-  run.programs_simulated = static_cast<int>(sims.size()) * (s.workload.data_parallel.enabled() ? 2 : 1);
-  run.activation_bytes = model::stage_activation_bytes_per_rank(s.arch, s.workload, tp);
-  model::PipelineCosts costs;
-  for (const size_t i : sim_of) costs.chunk.push_back(sims[i].costs);
+  return sims;
+}
+
+// The send between each model chunk and the next: its seconds into costs.hop_s and run.hop_s, whether it crosses
+// nodes into run.hop_crosses_nodes.
+void cost_stage_sends(const model::Scenario& s, const CostModel& cost, const Fabric& job, size_t chunks,
+                      PipelineRun& run, model::PipelineCosts& costs) {
+  const int p = s.parallelism.pp, tp = s.parallelism.tp;
   const model::PipelineScheduleKind kind = s.pipeline.schedule;
-  for (size_t c = 0; c + 1 < chunks.size(); ++c) {
+  for (size_t c = 0; c + 1 < chunks; ++c) {
     // Stage a's GPU i sends to stage b's GPU i (stage s of replica 0 holds GPUs s·stride to s·stride + tp - 1,
     // stride tp·dp or tp as parallelism.order places the stages); nothing moves between two chunks of one stage
     // (the bottom of zb-v's V).
@@ -306,65 +300,72 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     costs.hop_s.push_back(a == b ? 0.0 : send_seconds(cost.profile(), job, across, run.activation_bytes));
   }
   run.hop_s = costs.hop_s;
-  model::PipelineCosts free_sends = costs;
-  free_sends.hop_s.clear();
-  const model::PipelineSchedule schedule =
-      model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
-  const model::PipelineTiming scheduled = time_pipeline(schedule, costs);
-  // --no-symmetry: the whole step simulated instead, in the order the schedule's timing ran it.
-  run.simulated_whole = options.data_group.has_value();
-  const model::PipelineTiming timing =
-      run.simulated_whole
-          ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), run.activation_bytes, cost, options)
-          : scheduled;
-  const std::vector<int> held = model::peak_in_flight(schedule);
-  // Each stage's model chunks by virtual stage.
-  std::vector<std::vector<size_t>> stage_chunks(static_cast<size_t>(p));
-  for (int stage = 0; stage < p; ++stage) {
-    for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
+}
+
+// Each stage's model chunks by virtual stage.
+std::vector<std::vector<size_t>> chunks_by_stage(model::PipelineScheduleKind kind, int stages, int virtual_stages) {
+  std::vector<std::vector<size_t>> stage_chunks(static_cast<size_t>(stages));
+  for (int stage = 0; stage < stages; ++stage) {
+    for (int virtual_stage = 0; virtual_stage < virtual_stages; ++virtual_stage) {
       stage_chunks[static_cast<size_t>(stage)].push_back(
-          static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage)));
+          static_cast<size_t>(model::model_chunk_of(kind, stages, stage, virtual_stage)));
     }
   }
-  // Memory is the whole model's, whatever the simulated chunks hold.
-  const std::vector<model::MemoryFootprint> memory =
-      model::pipeline_stage_memory(s.arch, s.workload, s.pipeline, schedule, variant, tp);
-  run.pipeline_s = timing.step_s;
-  run.bubble_fraction = timing.bubble_fraction;
-  run.spans = timing.spans;
-  // What the sends add: the step less the same step with free sends, timed by the same model (sends of no bytes are
-  // no NCCL calls and take no time, data_group.hpp).
-  const double free_sends_step_s =
-      run.simulated_whole
-          ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), 0.0, cost, options).step_s
-          : time_pipeline(schedule, free_sends).step_s;
-  run.send_exposed_s = timing.step_s - free_sends_step_s;
-  // Where each distinct chunk's traces will sit in out.passes (its plain program, then its synchronised one).
+  return stage_chunks;
+}
+
+// Where each distinct chunk's traces will sit in PipelineVariantRun::passes (its plain program, then its
+// synchronised one).
+std::vector<size_t> trace_positions(const std::vector<ChunkSim>& sims) {
   std::vector<size_t> trace_index;
   for (size_t i = 0, next = 0; i < sims.size(); ++i) {
     trace_index.push_back(next);
     next += sims[i].synced_trace ? 2 : 1;
   }
+  return trace_index;
+}
+
+// One model chunk of a stage: its costs into the stage's run r, its programs' metrics over the step (m micro-batches
+// and the optimizer) into sum; trace_at: where its traces sit in PipelineVariantRun::passes.
+void add_stage_chunk(const ChunkSim& sim, const model::ModelChunk& chunk, size_t trace_at, int m, StageRun& r,
+                     Metrics& sum) {
+  r.layers += chunk.layers;
+  r.forward_s += sim.costs.forward_s;
+  r.backward_s += sim.costs.backward_s;
+  r.gathered_forward_s = std::max(r.gathered_forward_s, sim.costs.gathered_forward_s);
+  r.reduce_tail_s = std::max(r.reduce_tail_s, sim.costs.reduce_tail_s);
+  r.weight_gradient_s += sim.costs.weight_gradient_s;
+  r.optimizer_s += sim.optimizer.time_s;
+  r.norm_s += sim.optimizer_norm_s;
+  // With data parallelism one micro-batch's passes are the synchronised program's.
+  const bool synced = sim.synced_trace.has_value();
+  sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, synced ? m - 1 : m), 1.0, sim.optimizer, 1.0);
+  if (synced) sum = weighted_sum(sum, 1.0, sim.synced, 1.0);
+  r.programs.emplace_back(trace_at, synced ? m - 1 : m);
+  if (synced) r.programs.emplace_back(trace_at + 1, 1);
+}
+
+// Each stage's run (its chunks' costs and programs, its timing, memory and micro-batches held) into run.stages;
+// returns each stage's metrics over the step.
+std::vector<Metrics> add_stage_runs(const model::Scenario& s, const model::Variant& variant,
+                                    const std::vector<model::ModelChunk>& chunks, const std::vector<ChunkSim>& sims,
+                                    const std::vector<size_t>& sim_of, const model::PipelineSchedule& schedule,
+                                    const model::PipelineTiming& timing, const model::PipelineCosts& costs,
+                                    PipelineRun& run) {
+  const int p = s.parallelism.pp;
+  const std::vector<int> held = model::peak_in_flight(schedule);
+  const std::vector<std::vector<size_t>> stage_chunks =
+      chunks_by_stage(s.pipeline.schedule, p, s.pipeline.virtual_stages);
+  // Memory is the whole model's, whatever the simulated chunks hold.
+  const std::vector<model::MemoryFootprint> memory =
+      model::pipeline_stage_memory(s.arch, s.workload, s.pipeline, schedule, variant, s.parallelism.tp);
+  const std::vector<size_t> trace_index = trace_positions(sims);
   std::vector<Metrics> stage_metrics;
   for (int stage = 0; stage < p; ++stage) {
     StageRun r;
     Metrics sum;
     for (const size_t c : stage_chunks[static_cast<size_t>(stage)]) {
-      const ChunkSim& sim = sims[sim_of[c]];
-      r.layers += chunks[c].layers;
-      r.forward_s += sim.costs.forward_s;
-      r.backward_s += sim.costs.backward_s;
-      r.gathered_forward_s = std::max(r.gathered_forward_s, sim.costs.gathered_forward_s);
-      r.reduce_tail_s = std::max(r.reduce_tail_s, sim.costs.reduce_tail_s);
-      r.weight_gradient_s += sim.costs.weight_gradient_s;
-      r.optimizer_s += sim.optimizer.time_s;
-      r.norm_s += sim.optimizer_norm_s;
-      // With data parallelism one micro-batch's passes are the synchronised program's.
-      const bool synced = sim.synced_trace.has_value();
-      sum = weighted_sum(weighted_sum(sum, 1.0, sim.passes, synced ? m - 1 : m), 1.0, sim.optimizer, 1.0);
-      if (synced) sum = weighted_sum(sum, 1.0, sim.synced, 1.0);
-      r.programs.emplace_back(trace_index[sim_of[c]], synced ? m - 1 : m);
-      if (synced) r.programs.emplace_back(trace_index[sim_of[c]] + 1, 1);
+      add_stage_chunk(sims[sim_of[c]], chunks[c], trace_index[sim_of[c]], run.microbatches, r, sum);
     }
     // The step hides part of the reductions the synchronised programs expose: busy and exposed that much less.
     const double hidden = hidden_reduce_tails(schedule, timing, costs, stage);
@@ -378,14 +379,65 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
     run.stages.push_back(r);
     stage_metrics.push_back(sum);
   }
-  if (s.workload.optimizer) end_stages(s, cost, timing.end_s, static_cast<int>(chunks.size()), run);
-  for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
-  // Per GPU, averaged over the stages: their programs' busy times; idle is the rest of the step.
+  return stage_metrics;
+}
+
+// Per GPU, averaged over the stages: their programs' busy times; idle is the rest of the step of step_s.
+Metrics mean_over_stages(const std::vector<Metrics>& stage_metrics, double step_s) {
+  const int p = static_cast<int>(stage_metrics.size());
   Metrics mean;
   for (const Metrics& sm : stage_metrics) mean = weighted_sum(mean, 1.0, sm, 1.0 / p);
-  mean.idle_s = out.metrics.time_s - (mean.time_s - mean.idle_s);
-  mean.time_s = out.metrics.time_s;
-  out.metrics = mean;
+  mean.idle_s = step_s - (mean.time_s - mean.idle_s);
+  mean.time_s = step_s;
+  return mean;
+}
+
+}  // namespace
+
+PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
+                                const EngineOptions& options, const Fabric& job) {
+  const int p = s.parallelism.pp, tp = s.parallelism.tp;
+  const int m = static_cast<int>(s.workload.microbatches);
+  const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline);
+  if (options.data_group) refuse_unbounded_whole_step(s, variant, chunks, options);
+  std::vector<size_t> sim_of;
+  std::vector<ChunkSim> sims = simulate_distinct_chunks(s, variant, chunks, cost, options, sim_of);
+  PipelineVariantRun out;
+  PipelineRun& run = out.pipeline;
+  run.spec = s.pipeline;
+  run.microbatches = m;
+  // With data parallelism each distinct chunk runs twice: plain, and synchronised over the replicas.
+  run.programs_simulated = static_cast<int>(sims.size()) * (s.workload.data_parallel.enabled() ? 2 : 1);
+  run.activation_bytes = model::stage_activation_bytes_per_rank(s.arch, s.workload, tp);
+  model::PipelineCosts costs;
+  for (const size_t i : sim_of) costs.chunk.push_back(sims[i].costs);
+  cost_stage_sends(s, cost, job, chunks.size(), run, costs);
+  model::PipelineCosts free_sends = costs;
+  free_sends.hop_s.clear();
+  const model::PipelineSchedule schedule =
+      model::make_pipeline_schedule(s.pipeline.schedule, p, m, s.pipeline.virtual_stages, free_sends);
+  const model::PipelineTiming scheduled = time_pipeline(schedule, costs);
+  // --no-symmetry: the whole step simulated instead, in the order the schedule's timing ran it.
+  run.simulated_whole = options.data_group.has_value();
+  const model::PipelineTiming timing =
+      run.simulated_whole
+          ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), run.activation_bytes, cost, options)
+          : scheduled;
+  run.pipeline_s = timing.step_s;
+  run.bubble_fraction = timing.bubble_fraction;
+  run.spans = timing.spans;
+  // What the sends add: the step less the same step with free sends, timed by the same model (sends of no bytes are
+  // no NCCL calls and take no time, data_group.hpp).
+  const double free_sends_step_s =
+      run.simulated_whole
+          ? simulate_whole(s, schedule, scheduled, chunk_programs(sims, sim_of), 0.0, cost, options).step_s
+          : time_pipeline(schedule, free_sends).step_s;
+  run.send_exposed_s = timing.step_s - free_sends_step_s;
+  const std::vector<Metrics> stage_metrics =
+      add_stage_runs(s, variant, chunks, sims, sim_of, schedule, timing, costs, run);
+  if (s.workload.optimizer) end_stages(s, cost, timing.end_s, static_cast<int>(chunks.size()), run);
+  for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
+  out.metrics = mean_over_stages(stage_metrics, out.metrics.time_s);
   for (ChunkSim& sim : sims) {
     out.passes.push_back(std::move(*sim.trace));
     if (sim.synced_trace) out.passes.push_back(std::move(*sim.synced_trace));
