@@ -1,6 +1,7 @@
 // A plan file (`tpsim plan`): the model, the hardware and GPU count, the workload a training job must run (a fixed
-// global batch), and the search space of layouts, every key of it with a default, so that a minimal plan is the model,
-// the GPU, the GPU count and the global batch. Read here with located errors; plan/ enumerates and ranks.
+// global batch) or a serving deployment must answer (`phase: serve`: prompt and output lengths, latency targets;
+// input/serving_plan.hpp), and the search space of layouts, every key of it with a default, so that a minimal plan is
+// the model, the GPU, the GPU count and the workload. Read here with located errors; plan/ enumerates and ranks.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -8,6 +9,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "input/serving_plan.hpp"
 
 namespace tpsim::model {
 
@@ -24,6 +27,9 @@ struct PlanSpace {
   std::vector<std::string> dispatcher;     // MoE: nccl | deepep
   std::vector<bool> two_batch_overlap;     // MoE
   std::string fp8_recipe = "tensorwise";
+  // Serving plans (workload.phase serve): sequences per TP group, and CUDA graphs on or off.
+  std::vector<int> batch;
+  std::vector<bool> cuda_graphs;
 };
 
 struct PlanSpec {
@@ -37,6 +43,11 @@ struct PlanSpec {
   int64_t global_batch = 0;  // workload.global_batch: sequences per step over every replica
   int64_t seq_len = 0;
   PlanSpace space;
+  // workload.phase serve: a serving deployment's requests and targets (plan/serving_space.hpp), and the serving
+  // framework the candidates run as (the scenario's implementation key, as written; null: the idealised layer).
+  bool serving = false;
+  ServingWorkload serve;
+  YAML::Node implementation;
   YAML::Node root;
   std::string text;
 };
@@ -44,7 +55,8 @@ struct PlanSpec {
 // Reads and checks a plan file; throws InputError naming file:line:col, what is wrong and what is valid.
 PlanSpec load_plan(const std::string& path);
 PlanSpec parse_plan(const std::string& text, const std::string& file);
-// The keys a plan's section accepts ("", "hardware", "workload", "search").
+// The keys a plan's section accepts ("", "hardware", "workload", "search"; a serving plan's "serve.workload",
+// "serve.search").
 const std::vector<std::string>& plan_keys(const std::string& section);
 
 }  // namespace tpsim::model
