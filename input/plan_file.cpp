@@ -83,7 +83,8 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, PlanSpec& out) 
 }
 
 void read_workload(const YamlReader& in, const YAML::Node& node, PlanSpec& out) {
-  if (node.IsMap() && node["phase"]) out.serving = in.choice(node["phase"], "workload.phase", {"train", "serve"}) == "serve";
+  if (node.IsMap() && node["phase"])
+    out.serving = in.choice(node["phase"], "workload.phase", {"train", "serve"}) == "serve";
   if (out.serving) {
     out.serve = read_serving_workload(in, node);
     return;
@@ -191,8 +192,9 @@ PlanSpec parse_plan(const std::string& text, const std::string& file) {
     }
     out.implementation = root["implementation"];
     if (out.implementation.IsNull()) {
-      in.fail(key_node(root, "implementation"),
-              "implementation is empty; give a preset (vllm, vllm-0.6, sglang, ...) or a mapping, or leave the key out");
+      in.fail(
+          key_node(root, "implementation"),
+          "implementation is empty; give a preset (vllm, vllm-0.6, sglang, ...) or a mapping, or leave the key out");
     }
   }
   return out;

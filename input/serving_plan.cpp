@@ -11,8 +11,8 @@ constexpr double kMaxTargetSeconds = 3600.0;
 
 const std::vector<std::string> kServingWorkload = {"phase", "context_len", "gen_len", "targets"};
 const std::vector<std::string> kTargets = {"ttft_s", "tpot_s"};
-const std::vector<std::string> kServingSearch = {"tp",         "ep",         "batch", "dtype", "dispatcher",
-                                                 "two_batch_overlap", "cuda_graphs"};
+const std::vector<std::string> kServingSearch = {
+    "tp", "ep", "batch", "dtype", "dispatcher", "two_batch_overlap", "cuda_graphs"};
 
 }  // namespace
 
@@ -32,7 +32,7 @@ ServingWorkload read_serving_workload(const YamlReader& in, const YAML::Node& no
   }
   // The first output token comes from the prefill; a time per output token needs a decode step after it.
   if (node["gen_len"]) {
-    out.gen_len = in.int_in(node["gen_len"], "workload.gen_len (output tokens, at least 2)", 2, kMaxServingTokens);
+    out.gen_len = in.int_in(node["gen_len"], "workload.gen_len (output tokens)", 2, kMaxServingTokens);
   }
   if (const YAML::Node targets = node["targets"]) {
     in.expect_map(targets, "workload.targets", kTargets);

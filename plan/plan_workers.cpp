@@ -107,8 +107,7 @@ WorkerCounts simulate_in_workers(const std::vector<WorkerJob>& jobs, const Worke
   std::vector<Worker> workers;
   for (const auto& share : shares_of(jobs, static_cast<size_t>(std::max(1, options.jobs)))) {
     if (share.empty()) continue;
-    workers.push_back(
-        Worker{fork_child([&](int fd) { run_worker(fd, share, simulate, options.cache); }), {}, false});
+    workers.push_back(Worker{fork_child([&](int fd) { run_worker(fd, share, simulate, options.cache); }), {}, false});
   }
   size_t open = workers.size();
   while (open > 0) {

@@ -32,8 +32,8 @@ struct ServingRow {
   ServingLayout layout;
   double time_s = 0;  // the whole generate: the prefill and every decode step
   double ttft_s = 0, tpot_s = 0;
-  double tokens_per_s_per_gpu = 0;  // output tokens over the generate's time, per GPU of the TP group
-  double memory_bytes = 0;          // per GPU
+  double tokens_per_s_per_gpu = 0;            // output tokens over the generate's time, per GPU of the TP group
+  double memory_bytes = 0;                    // per GPU
   double exposed_tp_s = 0, exposed_ep_s = 0;  // over the generate
   TargetCheck targets;
   bool front = false;  // on the Pareto front of tokens/s per user against tokens/s per GPU
@@ -48,8 +48,8 @@ struct ServingResult {
   size_t candidates = 0;
   std::map<std::string, int64_t> pruned;                      // reason -> candidates
   std::map<std::string, std::map<std::string, int64_t>> why;  // reason -> message -> candidates
-  std::vector<ServingRow> rows;        // those meeting the targets ranked first, then those missing one
-  size_t meeting = 0;                  // rows that meet every target
+  std::vector<ServingRow> rows;       // those meeting the targets ranked first, then those missing one
+  size_t meeting = 0;                 // rows that meet every target
   std::vector<std::string> failures;  // candidates whose simulation was refused
   int64_t cache_hits = 0, cache_misses = 0;
   double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)

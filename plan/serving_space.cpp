@@ -40,7 +40,8 @@ void add_variations(const model::PlanSpec& plan, const model::ArchSpec& arch, Se
   base.tp_mode = split_experts && base.tp > 1 ? "sp" : "tp";
   const std::vector<std::string> dispatchers =
       split_experts ? or_default(s.dispatcher, {"nccl"}) : std::vector<std::string>{"nccl"};
-  const std::vector<bool> overlaps = split_experts ? or_default(s.two_batch_overlap, {false}) : std::vector<bool>{false};
+  const std::vector<bool> overlaps =
+      split_experts ? or_default(s.two_batch_overlap, {false}) : std::vector<bool>{false};
   for (int batch : or_default(s.batch, powers_of_two_up_to(kMaxDefaultBatch)))
     for (const std::string& dtype : or_default(s.dtype, {"bf16"}))
       for (const std::string& dispatcher : dispatchers)
@@ -57,8 +58,8 @@ void add_variations(const model::PlanSpec& plan, const model::ArchSpec& arch, Se
 
 std::string ServingLayout::program_key() const {
   std::ostringstream key;
-  key << gpus << '/' << tp << '/' << ep << '/' << batch << '/' << dtype << '/' << dispatcher << '/'
-      << two_batch_overlap << '/' << cuda_graphs;
+  key << gpus << '/' << tp << '/' << ep << '/' << batch << '/' << dtype << '/' << dispatcher << '/' << two_batch_overlap
+      << '/' << cuda_graphs;
   return key.str();
 }
 

@@ -1,8 +1,8 @@
 // The candidate layouts of a serving plan (workload.phase serve): every combination of tp, the expert-parallel group
 // (MoE models; ep / tp attention data-parallel ranks beside it when ep > tp), the sequences each TP group serves at
-// once, the dispatcher and two-batch overlap (MoE under ep > 1), the dtype and CUDA graphs, each written as the generate
-// scenario `tpsim run` reads: a prefill of every sequence's prompt (its time is the TTFT), then the decode steps (their
-// mean is the TPOT).
+// once, the dispatcher and two-batch overlap (MoE under ep > 1), the dtype and CUDA graphs, each written as the
+// generate scenario `tpsim run` reads: a prefill of every sequence's prompt (its time is the TTFT), then the decode
+// steps (their mean is the TPOT).
 #pragma once
 
 #include <string>
@@ -23,7 +23,7 @@ struct ServingLayout {
   std::string dispatcher = "nccl";  // MoE under ep > 1 only
   bool two_batch_overlap = false;   // MoE under ep > 1 only
   bool cuda_graphs = true;
-  int unit_gpus() const { return tp > ep ? tp : ep; }  // one serving unit: the TP group, or the expert group
+  int unit_gpus() const { return tp > ep ? tp : ep; }         // one serving unit: the TP group, or the expert group
   int attention_dp() const { return ep > tp ? ep / tp : 1; }  // TP groups of one unit, each its own sequences
   int replicas() const { return gpus / unit_gpus(); }
   // Sequences served at once on the plan's GPUs.

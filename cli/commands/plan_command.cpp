@@ -133,12 +133,11 @@ int explain(const model::PlanSpec& spec, long index) {
   const model::ArchSpec arch = plan::plan_arch(spec);
   const int per_node = plan::plan_gpus_per_node(spec);
   if (spec.serving) {
-    write_output("-", explained(
-                          plan::enumerate_serving_candidates(spec, arch, per_node), index,
-                          [&](const plan::ServingCandidate& c) { return plan::serving_scenario_text(spec, c, per_node); },
-                          [&](const plan::ServingCandidate& c) {
-                            return plan::check_serving_candidate(spec, c, per_node);
-                          }));
+    write_output(
+        "-", explained(
+                 plan::enumerate_serving_candidates(spec, arch, per_node), index,
+                 [&](const plan::ServingCandidate& c) { return plan::serving_scenario_text(spec, c, per_node); },
+                 [&](const plan::ServingCandidate& c) { return plan::check_serving_candidate(spec, c, per_node); }));
     return 0;
   }
   write_output("-", explained(

@@ -28,16 +28,18 @@ std::string target_cell(const plan::TargetCheck& t) {
 std::string targets_text(const model::ServingWorkload& serve) {
   std::string text;
   if (serve.ttft_s) text += "TTFT <= " + num("%g", *serve.ttft_s * 1e3) + " ms";
-  if (serve.tpot_s) text += (text.empty() ? "" : ", ") + std::string("TPOT <= ") + num("%g", *serve.tpot_s * 1e3) + " ms";
+  if (serve.tpot_s)
+    text += (text.empty() ? "" : ", ") + std::string("TPOT <= ") + num("%g", *serve.tpot_s * 1e3) + " ms";
   return text;
 }
 
 // What was simulated and what came from closed forms, for a row.
 std::pair<std::string, std::string> provenance(const plan::ServingLayout& l) {
   std::string closed = l.ep > l.tp ? "ep all-to-alls beyond the TP group, memory" : "memory";
-  return {"the prefill and the first, middle and last decode steps (one TP group); the other decode steps by the "
-          "quadratic through those three",
-          closed};
+  return {
+      "the prefill and the first, middle and last decode steps (one TP group); the other decode steps by the "
+      "quadratic through those three",
+      closed};
 }
 
 }  // namespace
@@ -74,9 +76,9 @@ std::string serving_table(const plan::ServingResult& r, size_t top) {
                     num("%.1f", p.tokens_per_s_per_user()), num("%.0f", p.tokens_per_s_per_gpu),
                     num("%.1f", p.memory_bytes / kGiB), target_cell(p.targets), p.front ? "*" : ""});
   }
-  return text_table({"rank", "#", "layout", "seqs", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "mem GiB",
-                     "target", "front"},
-                    rows, 3);
+  return text_table(
+      {"rank", "#", "layout", "seqs", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "mem GiB", "target", "front"},
+      rows, 3);
 }
 
 Json serving_json(const model::PlanSpec& spec, const plan::ServingResult& r, size_t top) {
@@ -162,8 +164,8 @@ std::string serving_csv(const plan::ServingResult& r, size_t top) {
            "," + l.dtype + "," + l.dispatcher + "," + (l.two_batch_overlap ? "true" : "false") + "," +
            (l.cuda_graphs ? "true" : "false") + "," + num("%.9g", p.ttft_s) + "," + num("%.9g", p.tpot_s) + "," +
            num("%.9g", p.tokens_per_s_per_user()) + "," + num("%.9g", p.tokens_per_s_per_gpu) + "," +
-           num("%.6g", p.memory_bytes / kGiB) + "," + (p.targets.meets ? "true" : "false") + "," +
-           p.targets.binding + "," + num("%.6g", p.targets.use) + "," + (p.front ? "true" : "false") + "\n";
+           num("%.6g", p.memory_bytes / kGiB) + "," + (p.targets.meets ? "true" : "false") + "," + p.targets.binding +
+           "," + num("%.6g", p.targets.use) + "," + (p.front ? "true" : "false") + "\n";
   }
   return out;
 }
