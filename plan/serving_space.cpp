@@ -1,6 +1,7 @@
 // Enumeration of a serving plan's layouts and their generate scenarios.
 #include "plan/serving_space.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "input/serving_plan.hpp"

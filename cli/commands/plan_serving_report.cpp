@@ -74,10 +74,10 @@ std::string serving_table(const plan::ServingResult& r, size_t top) {
     rows.push_back({p.targets.meets ? std::to_string(i + 1) : "-", std::to_string(p.index), plan::describe(p.layout),
                     std::to_string(p.layout.sequences()), num("%.1f", p.ttft_s * 1e3), num("%.2f", p.tpot_s * 1e3),
                     num("%.1f", p.tokens_per_s_per_user()), num("%.0f", p.tokens_per_s_per_gpu),
-                    num("%.1f", p.memory_bytes / kGiB), target_cell(p.targets), p.front ? "*" : ""});
+                    num("%.1f", p.memory_bytes / kGiB), p.front ? "*" : "", target_cell(p.targets)});
   }
   return text_table(
-      {"rank", "#", "layout", "seqs", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "mem GiB", "target", "front"},
+      {"rank", "#", "layout", "seqs", "TTFT ms", "TPOT ms", "tok/s/user", "tok/s/GPU", "mem GiB", "front", "target"},
       rows, 3);
 }
 

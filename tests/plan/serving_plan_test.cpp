@@ -85,8 +85,8 @@ void check_explained_rows(const std::string& path, size_t rows) {
 }  // namespace
 
 TEST_CASE("a serving plan of model, GPU, GPU count and phase serve loads with every default") {
-  const model::PlanSpec spec =
-      model::parse_plan("model: llama-3.1-70b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {phase: serve}\n", "p.yaml");
+  const model::PlanSpec spec = model::parse_plan(
+      "model: llama-3.1-70b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {phase: serve}\n", "p.yaml");
   REQUIRE(spec.serving);
   CHECK(spec.serve.context_len == 2048);
   CHECK(spec.serve.gen_len == 256);
@@ -122,15 +122,18 @@ TEST_CASE("bad serving plan files are refused with one located line naming what 
     std::string text, expect;
   };
   const std::vector<Case> cases = {
-      {m + "workload: {phase: serve, prompt_len: 5}\n", "p.yaml:3:26: unknown key 'prompt_len' in workload (phase serve)"},
+      {m + "workload: {phase: serve, prompt_len: 5}\n",
+       "p.yaml:3:26: unknown key 'prompt_len' in workload (phase serve)"},
       {m + "workload: {phase: serve, global_batch: 5}\n", "p.yaml:3:26: unknown key 'global_batch'"},
-      {m + "workload: {phase: serve, gen_len: 1}\n", "p.yaml:3:35: workload.gen_len (output tokens) must be an integer of at least 2"},
+      {m + "workload: {phase: serve, gen_len: 1}\n",
+       "p.yaml:3:35: workload.gen_len (output tokens) must be an integer of at least 2"},
       {m + "workload: {phase: serve, context_len: 0}\n", "p.yaml:3:39: workload.context_len"},
       {m + "workload: {phase: serve, targets: {ttft: 2}}\n", "p.yaml:3:36: unknown key 'ttft' in workload.targets"},
       {m + "workload: {phase: serve, targets: {tpot_s: -1}}\n", "p.yaml:3:44: workload.targets.tpot_s"},
       {m + "workload: {phase: serve, targets: 2}\n", "p.yaml:3:35: workload.targets must be a mapping"},
       {m + "workload: {phase: decode}\n", "p.yaml:3:19: workload.phase"},
-      {m + ok + "search: {pp: 2}\n", "p.yaml:4:10: unknown key 'pp' in search (phase serve); valid keys: tp, ep, batch"},
+      {m + ok + "search: {pp: 2}\n",
+       "p.yaml:4:10: unknown key 'pp' in search (phase serve); valid keys: tp, ep, batch"},
       {m + ok + "search: {batch: 0}\n", "p.yaml:4:17: search.batch"},
       {m + ok + "search: {cuda_graphs: [true, true]}\n", "p.yaml:4:30: search.cuda_graphs names 'true' twice"},
       {m + ok + "implementation:\n", "p.yaml:4:1: implementation is empty"},
@@ -190,7 +193,9 @@ TEST_CASE("the Pareto front of tokens/s per user against tokens/s per GPU marks 
   }
 }
 
-TEST_CASE("serving candidates are pruned by memory where one sequence does not fit and by KV cache where the batch does not") {
+TEST_CASE(
+    "serving candidates are pruned by memory where one sequence does not fit and by KV cache where the batch does "
+    "not") {
   const model::PlanSpec spec = model::parse_plan(kKvPlan, "p.yaml");
   const int per_node = plan::plan_gpus_per_node(spec);
   const model::ArchSpec arch = plan::plan_arch(spec);
@@ -242,9 +247,9 @@ TEST_CASE("tpsim plan --explain N of a serving plan prints a generate scenario t
 }
 
 TEST_CASE("a serving plan ranks the rows that meet its targets by tokens/s per GPU and lists those that miss below") {
-  const test::CommandResult r =
-      test::run_tpsim("plan " + std::string(TPSIM_SOURCE_DIR) + "/scenarios/plans/llama3-70b-8xh100-serve.yaml -j 2 "
-                      "--json - --top 1000");
+  const test::CommandResult r = test::run_tpsim("plan " + std::string(TPSIM_SOURCE_DIR) +
+                                                "/scenarios/plans/llama3-70b-8xh100-serve.yaml -j 2 "
+                                                "--json - --top 1000");
   REQUIRE(r.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const nlohmann::json& rows = j["rows"];
@@ -285,7 +290,9 @@ TEST_CASE("a serving plan ranks the rows that meet its targets by tokens/s per G
   CHECK(j["front"].size() == front);
 }
 
-TEST_CASE("a serving plan with an output folder journals its rows, and a rerun resumes from them without simulating") {
+TEST_CASE(
+    "a serving plan with an output folder journals its rows, a rerun resumes from them, and tpsim plot draws its "
+    "front") {
   const std::string path = temp_file("moe-journal.yaml", kMoePlan);
   const std::string dir = temp_file("journal", "");
   std::filesystem::remove(dir);
@@ -298,10 +305,48 @@ TEST_CASE("a serving plan with an output folder journals its rows, and a rerun r
   CHECK(a["front"] == b["front"]);
   CHECK(a["programs"]["simulated"].get<int>() > 0);
   CHECK(b["programs"]["simulated"] == 0);
+  // tpsim plot draws the rows against the front.
+  const std::string json = temp_file("moe.json", first.out), figure = temp_file("front.svg", "");
+  const test::CommandResult plot = test::run_tpsim("plot " + json + " -o " + figure);
+  CHECK(plot.exit_code == 0);
+  CHECK_THAT(test::read_file(figure), Catch::Matchers::Contains("Pareto front"));
+  std::filesystem::remove(json);
+  std::filesystem::remove(figure);
   // A serving plan ranks by tokens/s per GPU only.
   const test::CommandResult time = test::run_tpsim("plan " + path + " --rank-by time");
   CHECK(time.exit_code == 2);
   CHECK_THAT(time.err, Catch::Matchers::Contains("a serving plan ranks by tokens"));
   std::filesystem::remove_all(dir);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("every key of a serving plan given a value of the wrong kind loads or is refused with a located line") {
+  const std::vector<std::string> keys = {
+      "implementation",    "workload.context_len", "workload.gen_len", "workload.targets",  "search.tp",
+      "search.ep",         "search.batch",         "search.dtype",     "search.dispatcher", "search.two_batch_overlap",
+      "search.cuda_graphs"};
+  const std::vector<std::string> values = {"x", "-1", "0", "[]", "{}", "~", "[1, x]", "1.5", "99999999999999999999"};
+  for (const std::string& key : keys) {
+    for (const std::string& value : values) {
+      YAML::Node root = YAML::Load(kMoePlan);
+      const size_t dot = key.find('.');
+      if (dot == std::string::npos) {
+        root[key] = YAML::Load(value);
+      } else {
+        root[key.substr(0, dot)][key.substr(dot + 1)] = YAML::Load(value);
+      }
+      YAML::Emitter text;
+      text << root;
+      INFO(key + ": " + value);
+      try {
+        const model::PlanSpec spec = model::parse_plan(text.c_str(), "p.yaml");
+        const int per_node = plan::plan_gpus_per_node(spec);
+        plan::enumerate_serving_candidates(spec, plan::plan_arch(spec), per_node);
+      } catch (const InputError& error) {
+        const std::string what = error.what();
+        CHECK(what.rfind("p.yaml:", 0) == 0);
+        CHECK(what.find('\n') == std::string::npos);
+      }
+    }
+  }
 }
