@@ -28,7 +28,8 @@ constexpr int kMaxPlanGpus = 1 << 20;
 // More values on one axis than this is a typo, not a search.
 constexpr size_t kMaxAxisValues = 64;
 
-const std::vector<std::string> kTop = {"name", "model", "hardware", "calibration", "workload", "search"};
+const std::vector<std::string> kTop = {"name",     "model",  "hardware",      "calibration",
+                                       "workload", "search", "implementation"};
 const std::vector<std::string> kHardware = {"gpu", "topology", "gpus"};
 const std::vector<std::string> kWorkload = {"phase", "global_batch", "seq_len"};
 const std::vector<std::string> kSearch = {"tp",
@@ -94,13 +95,41 @@ void read_hardware(const YamlReader& in, const YAML::Node& node, PlanSpec& out) 
 }
 
 void read_workload(const YamlReader& in, const YAML::Node& node, PlanSpec& out) {
+  if (node.IsMap() && node["phase"])
+    out.serving = in.choice(node["phase"], "workload.phase", {"train", "serve"}) == "serve";
+  if (out.serving) {
+    out.serve = read_serving_workload(in, node);
+    return;
+  }
   in.expect_map(node, "workload", kWorkload);
-  if (node["phase"]) in.choice(node["phase"], "workload.phase", {"train"});
   in.require(node, "global_batch", "workload");
   in.require(node, "seq_len", "workload");
   out.global_batch =
       in.int_in(node["global_batch"], "workload.global_batch (sequences per step)", 1, kMaxPlanGpus * 64LL);
   out.seq_len = in.int_in(node["seq_len"], "workload.seq_len", 1, int64_t{1} << 24);
+}
+
+// The key node of `name` in a mapping: where an error about its (possibly empty) value points.
+YAML::Node key_node(const YAML::Node& map, const std::string& name) {
+  YAML::Node key;
+  for (const auto& entry : map) {
+    if (entry.first.Scalar() == name) key = entry.first;
+  }
+  return key;
+}
+
+// A serving plan's axes: the TP and expert-parallel groups, the sequences per TP group, and how the steps run.
+void read_serving_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
+  in.expect_map(node, "search (phase serve)", serving_search_keys());
+  s.tp = counts(in, node["tp"], "search.tp");
+  s.ep = counts(in, node["ep"], "search.ep");
+  s.batch = counts(in, node["batch"], "search.batch (sequences per TP group)");
+  s.dtype = choices(in, node["dtype"], "search.dtype", {"bf16", "fp8"});
+  s.dispatcher = choices(in, node["dispatcher"], "search.dispatcher", {"nccl", "deepep"});
+  s.two_batch_overlap = axis<bool>(in, node["two_batch_overlap"], "search.two_batch_overlap",
+                                   [&](const YAML::Node& n) { return in.boolean(n, "search.two_batch_overlap"); });
+  s.cuda_graphs = axis<bool>(in, node["cuda_graphs"], "search.cuda_graphs",
+                             [&](const YAML::Node& n) { return in.boolean(n, "search.cuda_graphs"); });
 }
 
 void read_search(const YamlReader& in, const YAML::Node& node, PlanSpace& s) {
@@ -140,9 +169,10 @@ Scenario read_probe_scenario(const YAML::Node& root, const PlanSpec& plan) {
   } else {
     probe["calibration"] = "default";
   }
+  if (root["implementation"]) probe["implementation"] = root["implementation"];
   YAML::Node workload;
   workload["phase"] = "train";
-  workload["seq_len"] = plan.seq_len;
+  workload["seq_len"] = plan.serving ? plan.serve.context_len : plan.seq_len;
   workload["batch"] = 1;
   probe["workload"] = workload;
   YAML::Node parallelism;
@@ -163,6 +193,8 @@ const std::vector<std::string>& plan_keys(const std::string& section) {
   if (section == "hardware") return kHardware;
   if (section == "workload") return kWorkload;
   if (section == "search") return kSearch;
+  if (section == "serve.workload") return serving_workload_keys();
+  if (section == "serve.search") return serving_search_keys();
   return none;
 }
 
@@ -182,18 +214,29 @@ PlanSpec parse_plan(const std::string& text, const std::string& file) {
   if (root["calibration"]) {
     out.calibration_yaml = flow_yaml(root["calibration"]);
     if (root["calibration"].IsNull()) {
-      YAML::Node key;
-      for (const auto& entry : root) {
-        if (entry.first.Scalar() == "calibration") key = entry.first;
-      }
-      in.fail(key,
+      in.fail(key_node(root, "calibration"),
               "calibration is empty; give default, a GPU preset's profile or a profile file, or leave "
               "the key out");
     }
   }
   read_hardware(in, root["hardware"], out);
   read_workload(in, root["workload"], out);
-  read_search(in, root["search"], out.space);
+  if (out.serving && root["search"]) {
+    read_serving_search(in, root["search"], out.space);
+  } else {
+    read_search(in, root["search"], out.space);
+  }
+  if (root["implementation"]) {
+    if (!out.serving) {
+      in.fail(key_node(root, "implementation"), "implementation is read by serving plans (workload.phase: serve) only");
+    }
+    out.implementation_yaml = flow_yaml(root["implementation"]);
+    if (root["implementation"].IsNull()) {
+      in.fail(
+          key_node(root, "implementation"),
+          "implementation is empty; give a preset (vllm, vllm-0.6, sglang, ...) or a mapping, or leave the key out");
+    }
+  }
   try {
     out.probe = read_probe_scenario(root, out);
   } catch (...) {

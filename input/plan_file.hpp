@@ -1,6 +1,7 @@
 // A plan file (`tpsim plan`): the model, the hardware and GPU count, the workload a training job must run (a fixed
-// global batch), and the search space of layouts, every key of it with a default, so that a minimal plan is the model,
-// the GPU, the GPU count and the global batch. Read here with located errors; plan/ enumerates and ranks.
+// global batch) or a serving deployment must answer (`phase: serve`: prompt and output lengths, latency targets;
+// input/serving_plan.hpp), and the search space of layouts, every key of it with a default, so that a minimal plan is
+// the model, the GPU, the GPU count and the workload. Read here with located errors; plan/ enumerates and ranks.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "base/input_error.hpp"
 #include "model/scenario.hpp"
+#include "input/serving_plan.hpp"
 
 namespace tpsim::model {
 
@@ -27,6 +29,9 @@ struct PlanSpace {
   std::vector<std::string> dispatcher;     // MoE: nccl | deepep
   std::vector<bool> two_batch_overlap;     // MoE
   std::string fp8_recipe = "tensorwise";
+  // Serving plans (workload.phase serve): sequences per TP group, and CUDA graphs on or off.
+  std::vector<int> batch;
+  std::vector<bool> cuda_graphs;
 };
 
 struct PlanSpec {
@@ -42,6 +47,12 @@ struct PlanSpec {
   int64_t global_batch = 0;      // workload.global_batch: sequences per step over every replica
   int64_t seq_len = 0;
   PlanSpace space;
+  // workload.phase serve: a serving deployment's requests and targets (plan/serving_space.hpp), and the serving
+  // framework the candidates run as (the scenario's implementation key in YAML's one-line flow form; empty: the
+  // idealised layer).
+  bool serving = false;
+  ServingWorkload serve;
+  std::string implementation_yaml;
   std::string text;
   // A scenario of the plan's model, GPU and calibration (one GPU, tp 1), read from the plan's own nodes so that its
   // errors point into the plan: read with the plan, its error kept for probe_scenario to raise.
@@ -54,7 +65,8 @@ PlanSpec load_plan(const std::string& path);
 PlanSpec parse_plan(const std::string& text, const std::string& file);
 // The plan's probe scenario (PlanSpec::probe); throws the error reading it gave, located in the plan.
 const Scenario& probe_scenario(const PlanSpec& plan);
-// The keys a plan's section accepts ("", "hardware", "workload", "search").
+// The keys a plan's section accepts ("", "hardware", "workload", "search"; a serving plan's "serve.workload",
+// "serve.search").
 const std::vector<std::string>& plan_keys(const std::string& section);
 
 }  // namespace tpsim::model

@@ -1,20 +1,14 @@
 // Pruning, simulation in worker processes with the program cache, and ranking.
 #include "plan/plan_search.hpp"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "base/child_process.hpp"
 #include "base/input_error.hpp"
 #include "input/gpu_reader.hpp"
 #include "model/scenario.hpp"
 #include "plan/memory_estimate.hpp"
+#include "plan/plan_workers.hpp"
 #include "sim/cost/fabric.hpp"
 #include "sim/engine/simulation_cache.hpp"
 #include "sim/run/scenario_run.hpp"
@@ -24,11 +18,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string classify(const std::string& message) {
-  for (const char* word : {"divide", "split", "multiple of", "groups of", "evenly"}) {
-    if (message.find(word) != std::string::npos) return "divisibility";
-  }
-  return "unsupported";
 }
 
 // What bounds the step beyond compute: the largest of the bubble and each dimension's exposed communication.
@@ -81,6 +70,13 @@ void label(PlanRow& r) {
 
 }  // namespace
 
+std::string refusal_reason(const std::string& message) {
+  for (const char* word : {"divide", "split", "multiple of", "groups of", "evenly"}) {
+    if (message.find(word) != std::string::npos) return "divisibility";
+  }
+  return "unsupported";
+}
+
 Json row_numbers(const PlanRow& r) {
   Json j;
   j["variant"] = describe(r.layout);
@@ -108,139 +104,45 @@ void from_json(const Json& j, PlanRow& r) {
   r.exposed_dp_s = j["exposed"]["dp_s"], r.exposed_ep_s = j["exposed"]["ep_s"];
 }
 
-// A worker: simulates its candidates in order, one JSON line each, then its cache's counts.
-void run_worker(int fd, const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
-                bool use_cache) {
-  sim::SimulationCache cache;
-  if (use_cache) cache.install();
-  for (const Candidate& c : mine) {
-    Json message;
-    message["index"] = c.index;
-    try {
-      const model::Scenario s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
-      cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
-      const sim::ScenarioRun run = sim::run_scenario(s);
-      message["row"] = row_numbers(row_of(c, run));
-    } catch (const std::exception& error) {
-      message["error"] = error.what();
-    }
-    write_or_exit(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
-  }
-  Json end;
-  end["cache"] = {{"hits", cache.stats().hits}, {"misses", cache.stats().misses}, {"saved_s", cache.stats().saved_s}};
-  write_or_exit(fd, end.dump() + "\n");
-}
-
-struct Worker {
-  ChildProcess process;
-  std::string buffer;
-  bool done = false;
-};
-
-Worker start_worker(const model::PlanSpec& plan, const std::vector<Candidate>& mine, int gpus_per_node,
-                    bool use_cache) {
-  return Worker{fork_child([&](int fd) { run_worker(fd, plan, mine, gpus_per_node, use_cache); }), {}, false};
-}
-
-class Progress {
- public:
-  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
-  void step() {
-    ++done_;
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double rate = done_ / std::max(elapsed, 1e-9);
-    std::fprintf(stderr, "\rplan: simulated %zu/%zu candidates, %.1f per s, about %.0f s left   ", done_, total_, rate,
-                 static_cast<double>(total_ - done_) / rate);
-    std::fflush(stderr);
-  }
-  void finish() const {
-    if (enabled_ && done_ > 0) std::fprintf(stderr, "\n");
-  }
-
- private:
-  size_t total_, done_ = 0;
-  bool enabled_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-// Handles one complete line of a worker.
-void take_line(const std::string& line, const std::map<size_t, const Candidate*>& by_index, const PlanOptions& options,
-               PlanResult& result, Progress& progress) {
-  const Json message = Json::parse(line);
-  if (message.contains("cache")) {
-    result.cache_hits += message["cache"]["hits"].get<int64_t>();
-    result.cache_misses += message["cache"]["misses"].get<int64_t>();
-    result.cache_saved_s += message["cache"]["saved_s"].get<double>();
-    return;
-  }
-  const size_t index = message["index"];
-  progress.step();
-  if (message.contains("error")) {
-    result.failures.push_back("candidate " + std::to_string(index) + " (" + describe(by_index.at(index)->layout) +
-                              "): " + message["error"].get<std::string>());
-    return;
-  }
-  const Candidate& c = *by_index.at(index);
+// A row from a worker's numbers: the layout and labels from the candidate.
+PlanRow row_from(const Candidate& c, const Json& numbers) {
   PlanRow row;
-  from_json(message["row"], row);
-  row.index = index;
+  from_json(numbers, row);
+  row.index = c.index;
   row.layout = c.layout;
   label(row);  // workers send numbers only
-  result.rows.push_back(row);
-  if (options.on_row) options.on_row(index, message["row"]);
+  return row;
 }
 
 void simulate_all(const model::PlanSpec& plan, const std::vector<Candidate>& todo, const PlanOptions& options,
                   int gpus_per_node, PlanResult& result) {
-  // Candidates sharing programs go to the same worker, next to each other.
-  std::vector<const Candidate*> sorted;
-  for (const Candidate& c : todo) sorted.push_back(&c);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Candidate* a, const Candidate* b) {
-    return a->layout.program_key() < b->layout.program_key();
-  });
-  const size_t jobs = static_cast<size_t>(std::max(1, options.jobs));
-  std::vector<std::vector<Candidate>> shares(jobs);
-  size_t group = 0;
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    if (i > 0 && sorted[i]->layout.program_key() != sorted[i - 1]->layout.program_key()) ++group;
-    shares[group % jobs].push_back(*sorted[i]);
-  }
   std::map<size_t, const Candidate*> by_index;
-  for (const Candidate& c : todo) by_index[c.index] = &c;
-  Progress progress(todo.size(), options.progress);
-  std::vector<Worker> workers;
-  for (const auto& share : shares) {
-    if (!share.empty()) workers.push_back(start_worker(plan, share, gpus_per_node, options.cache));
+  std::vector<WorkerJob> jobs;
+  for (const Candidate& c : todo) {
+    by_index[c.index] = &c;
+    jobs.push_back(WorkerJob{c.index, c.layout.program_key()});
   }
-  size_t open = workers.size();
-  while (open > 0) {
-    std::vector<pollfd> fds;
-    for (const Worker& w : workers) fds.push_back(pollfd{w.done ? -1 : w.process.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
-      throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+  const SimulateJob simulate = [&](size_t index, sim::SimulationCache& cache) {
+    const Candidate& c = *by_index.at(index);
+    const model::Scenario s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
+    cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
+    return row_numbers(row_of(c, sim::run_scenario(s)));
+  };
+  const TakeJob take = [&](size_t index, const Json* numbers, const std::string& error) {
+    const Candidate& c = *by_index.at(index);
+    if (!numbers) {
+      result.failures.push_back("candidate " + std::to_string(index) + " (" + describe(c.layout) + "): " + error);
+      return;
     }
-    for (size_t i = 0; i < workers.size(); ++i) {
-      Worker& w = workers[i];
-      if (w.done || fds[i].revents == 0) continue;
-      char buffer[65536];
-      const ssize_t n = ::read(w.process.fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n > 0) {
-        w.buffer.append(buffer, static_cast<size_t>(n));
-        for (size_t end; (end = w.buffer.find('\n')) != std::string::npos;) {
-          take_line(w.buffer.substr(0, end), by_index, options, result, progress);
-          w.buffer.erase(0, end + 1);
-        }
-        continue;
-      }
-      const int status = reap_child(w.process);
-      w.done = true;
-      --open;
-      if (!exited_cleanly(status)) result.failures.push_back("a worker process crashed" + signal_note(status));
-    }
-  }
-  progress.finish();
+    result.rows.push_back(row_from(c, *numbers));
+    if (options.on_row) options.on_row(index, *numbers);
+  };
+  const WorkerCounts counts =
+      simulate_in_workers(jobs, WorkerOptions{options.jobs, options.cache, options.progress}, simulate, take);
+  result.cache_hits += counts.cache_hits;
+  result.cache_misses += counts.cache_misses;
+  result.cache_saved_s += counts.cache_saved_s;
+  result.failures.insert(result.failures.end(), counts.crashes.begin(), counts.crashes.end());
 }
 
 double rank_value(const PlanRow& r, RankBy by) {
@@ -289,7 +191,7 @@ Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpu
   try {
     s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
   } catch (const InputError& error) {
-    v.reason = classify(error.detail());
+    v.reason = refusal_reason(error.detail());
     v.detail = error.detail();
     return v;
   }
@@ -304,7 +206,7 @@ Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpu
   try {
     v.memory_bytes = sim::estimate_memory(s, s.variants.front(), gpu).device_bytes();
   } catch (const InputError& error) {
-    v.reason = classify(error.detail());
+    v.reason = refusal_reason(error.detail());
     v.detail = error.detail();
     return v;
   }
@@ -335,12 +237,7 @@ PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options) {
   for (size_t i = 0; i < kept.size(); ++i) {
     if (i % options.shard_count != options.shard_index) continue;
     if (const auto done = options.done.find(kept[i].index); done != options.done.end()) {
-      PlanRow row;
-      from_json(done->second, row);
-      row.index = kept[i].index;
-      row.layout = kept[i].layout;
-      label(row);
-      result.rows.push_back(row);
+      result.rows.push_back(row_from(kept[i], done->second));
       continue;
     }
     mine.push_back(kept[i]);

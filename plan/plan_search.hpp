@@ -75,6 +75,9 @@ struct Verdict {
 };
 Verdict check_candidate(const model::PlanSpec& plan, const Candidate& candidate, int gpus_per_node);
 
+// The pruning reason of a scenario the loader refuses: divisibility (what does not split evenly) or unsupported.
+std::string refusal_reason(const std::string& message);
+
 PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options);
 // GPUs per node of the plan's GPU on its topology (located errors for a bad GPU or topology).
 int plan_gpus_per_node(const model::PlanSpec& plan);

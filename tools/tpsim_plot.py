@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plots tpsim results: speedup (or time, exposed communication, tokens/s) curves over a sweep axis,
-one line per variant or per value of another axis; a stacked breakdown of one point's time; or a plan's ranked
-layouts as bars (compute, bubble, exposed communication by dimension).
+one line per variant or per value of another axis; a stacked breakdown of one point's time; a plan's ranked
+layouts as bars (compute, bubble, exposed communication by dimension); or a serving plan's candidates as tokens/s per
+user against tokens/s per GPU, with their Pareto front.
 
 Input: a `tpsim sweep` output folder (its results.jsonl, or its results.csv), a `tpsim run --json` file, or a
 `tpsim plan --json` file.
@@ -321,10 +322,42 @@ def plan_bars(args, doc):
     return fig
 
 
+def serving_front(args, doc):
+    """A serving plan: each row as tokens/s per user against tokens/s per GPU (hollow where it misses a target), the
+    Pareto front as a line through its points, labelled with their layouts, and the TPOT target as a vertical line."""
+    import matplotlib.pyplot as plt
+
+    rows, front = doc["rows"], doc.get("front", [])
+    if not rows:
+        raise PlotError(f"{args.results}: the plan has no simulated rows")
+    fig, ax = plt.subplots(figsize=(9, 6))
+    for meets, style in ((True, {"label": "meets the targets"}),
+                         (False, {"facecolors": "none", "label": "misses a target"})):
+        chosen = [r for r in rows if r["meets_targets"] == meets]
+        if chosen:
+            ax.scatter([r["tokens_per_s_per_user"] for r in chosen], [r["tokens_per_s_per_gpu"] for r in chosen],
+                       edgecolors="tab:blue", s=24, **style)
+    if front:
+        ax.plot([p["tokens_per_s_per_user"] for p in front], [p["tokens_per_s_per_gpu"] for p in front],
+                color="tab:red", label="Pareto front")
+        for p in front:
+            ax.annotate(p["layout"], (p["tokens_per_s_per_user"], p["tokens_per_s_per_gpu"]), fontsize=7,
+                        xytext=(4, 4), textcoords="offset points")
+    tpot = doc.get("targets", {}).get("tpot_s")
+    if tpot:
+        ax.axvline(1.0 / tpot, color="gray", linestyle="--", label=f"TPOT target {tpot * 1e3:g} ms")
+    ax.set_xlabel("output tokens/s per user (1 / TPOT)")
+    ax.set_ylabel("output tokens/s per GPU")
+    ax.set_title(args.title or doc["plan"], fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="tpsim plot", description=__doc__.split("\n\n")[0])
     parser.add_argument("results", help="sweep output folder, its results.jsonl, a tpsim run --json file, or a tpsim "
-                        "plan --json file (the ranked layouts as bars)")
+                        "plan --json file (the ranked layouts as bars; a serving plan's rows against its Pareto front)")
     parser.add_argument("--x", help="sweep axis on the x axis (e.g. workload.batch)")
     parser.add_argument("--y", choices=sorted(Y_COLUMNS), default="speedup", help="quantity on the y axis")
     parser.add_argument("--by", default="variant", help="one line per variant (default) or per value of an axis")
@@ -355,7 +388,7 @@ def main(argv):
         except ImportError:
             raise PlotError("matplotlib is missing: install python3-matplotlib (tools/setup.sh does)") from None
         if plan:
-            fig = plan_bars(args, plan)
+            fig = serving_front(args, plan) if plan.get("kind") == "serving" else plan_bars(args, plan)
         else:
             fig = breakdown(args, rows) if args.breakdown else curves(args, rows, baseline)
         fig.tight_layout()

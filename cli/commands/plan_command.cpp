@@ -12,12 +12,14 @@
 #include "base/input_error.hpp"
 #include "base/units.hpp"
 #include "cli/arguments.hpp"
+#include "cli/commands/plan_serving_report.hpp"
 #include "cli/commands/sweep_command.hpp"
 #include "cli/commands/sweep_journal.hpp"
 #include "cli/folder_lock.hpp"
 #include "cli/output_file.hpp"
 #include "cli/report/text_table.hpp"
 #include "plan/plan_search.hpp"
+#include "plan/serving_search.hpp"
 
 namespace tpsim::cli {
 namespace {
@@ -47,15 +49,7 @@ std::string table(const plan::PlanResult& r, size_t top) {
 }
 
 std::string summary(const plan::PlanResult& r, bool cache) {
-  int64_t pruned = 0;
-  for (const auto& [reason, count] : r.pruned) pruned += count;
-  std::string text = std::to_string(r.candidates) + " candidates: " + std::to_string(pruned) + " pruned (";
-  bool first = true;
-  for (const auto& [reason, count] : r.pruned) {
-    text += (first ? "" : ", ") + reason + " " + std::to_string(count);
-    first = false;
-  }
-  text += "), " + std::to_string(r.rows.size()) + " simulated";
+  std::string text = pruning_summary(r.candidates, r.pruned) + ", " + std::to_string(r.rows.size()) + " simulated";
   if (!r.failures.empty()) text += ", " + std::to_string(r.failures.size()) + " refused by the simulator";
   text += cache ? "; programs simulated " + std::to_string(r.cache_misses) + ", reused " +
                       std::to_string(r.cache_hits) + "\n"
@@ -120,35 +114,73 @@ std::string csv_of(const plan::PlanResult& r, size_t top) {
   return out;
 }
 
-int explain(const model::PlanSpec& spec, long index) {
-  const model::ArchSpec arch = plan::plan_arch(spec);
-  const int gpus_per_node = plan::plan_gpus_per_node(spec);
-  const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, arch, gpus_per_node);
+// The candidate's scenario, headed by why it was pruned where it was.
+template <typename Candidate, typename Write, typename Check>
+std::string explained(const std::vector<Candidate>& all, long index, const Write& write, const Check& check) {
   if (index < 0 || static_cast<size_t>(index) >= all.size()) {
     throw InputError("--explain " + std::to_string(index) + ": the plan has candidates 0 to " +
                      std::to_string(all.size() - 1));
   }
-  const plan::Candidate& c = all[static_cast<size_t>(index)];
-  std::string text = plan::scenario_text(spec, c, gpus_per_node);
-  if (const plan::Verdict v = plan::check_candidate(spec, c, gpus_per_node); !v.reason.empty()) {
+  const Candidate& c = all[static_cast<size_t>(index)];
+  std::string text = write(c);
+  if (const plan::Verdict v = check(c); !v.reason.empty()) {
     text = "# pruned (" + v.reason + "): " + v.detail + "\n" + text;
   }
-  write_output("-", text);
+  return text;
+}
+
+int explain(const model::PlanSpec& spec, long index) {
+  const model::ArchSpec arch = plan::plan_arch(spec);
+  const int per_node = plan::plan_gpus_per_node(spec);
+  if (spec.serving) {
+    write_output(
+        "-", explained(
+                 plan::enumerate_serving_candidates(spec, arch, per_node), index,
+                 [&](const plan::ServingCandidate& c) { return plan::serving_scenario_text(spec, c, per_node); },
+                 [&](const plan::ServingCandidate& c) { return plan::check_serving_candidate(spec, c, per_node); }));
+    return 0;
+  }
+  write_output("-", explained(
+                        plan::enumerate_candidates(spec, arch, per_node), index,
+                        [&](const plan::Candidate& c) { return plan::scenario_text(spec, c, per_node); },
+                        [&](const plan::Candidate& c) { return plan::check_candidate(spec, c, per_node); }));
   return 0;
+}
+
+size_t candidate_count(const model::PlanSpec& spec) {
+  const model::ArchSpec arch = plan::plan_arch(spec);
+  const int per_node = plan::plan_gpus_per_node(spec);
+  return spec.serving ? plan::enumerate_serving_candidates(spec, arch, per_node).size()
+                      : plan::enumerate_candidates(spec, arch, per_node).size();
+}
+
+// A serving plan ranks by tokens/s per GPU among the candidates that meet its targets.
+plan::RankBy rank_by_of(const model::PlanSpec& spec, const std::string& name) {
+  if (!spec.serving) return plan::rank_by_named(name.empty() ? "time" : name);
+  if (!name.empty() && name != "tokens") {
+    throw InputError("--rank-by " + name +
+                     ": a serving plan ranks by tokens (output tokens/s per GPU) among the candidates that meet its "
+                     "targets");
+  }
+  return plan::RankBy::kTokensPerGpu;
 }
 
 }  // namespace
 
 static CLI::App* add_plan_options(CLI::App& app, PlanCommandOptions& o) {
   CLI::App* plan = app.add_subcommand(
-      "plan", "Search the layouts of a training job (a plan file), prune what cannot run, simulate and rank the rest");
+      "plan",
+      "Search the layouts of a training job or a serving deployment (a plan file), prune what cannot run, simulate and "
+      "rank the rest");
   plan->add_option("plan", o.plan, "Plan YAML file (see docs/plan.md)")->required()->check(CLI::ExistingFile);
   plan->add_option("-j,--jobs", o.jobs, "Worker processes")->capture_default_str();
   plan->add_option("--top", o.top, "Rows to show (and write)")->capture_default_str();
   plan->add_option("--json", o.json_out, "Write the ranked rows and the pruning counts as JSON to FILE, or -")
       ->check(output_file_path());
   plan->add_option("--csv", o.csv_out, "Write the ranked rows as CSV to FILE, or -")->check(output_file_path());
-  plan->add_option("--rank-by", o.rank_by, "time (step time), tokens (tokens/s per GPU) or mfu")->capture_default_str();
+  plan->add_option("--rank-by", o.rank_by,
+                   "time (step time: a training plan's default), tokens (tokens/s per GPU: a serving plan's only) or "
+                   "mfu");
   plan->add_option("--shard", o.shard, "Simulate only shard i of N (i/N) of the candidates that survive pruning");
   plan->add_option("-o,--out", o.out_dir,
                    "Folder for journal.jsonl: each simulated row as it finishes; a rerun with the same folder resumes")
@@ -170,7 +202,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   options.jobs = o.jobs;
   options.cache = !o.no_cache;
   options.progress = o.progress && ::isatty(STDERR_FILENO);
-  options.rank_by = plan::rank_by_named(o.rank_by);
+  options.rank_by = rank_by_of(spec, o.rank_by);
   if (!o.shard.empty()) {
     const Shard shard = parse_shard(o.shard);
     options.shard_index = shard.index, options.shard_count = shard.count;
@@ -179,8 +211,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   std::optional<SweepJournal> journal;
   if (!o.out_dir.empty()) {
     // The journal's points are the plan's candidates; its fingerprint the plan file's bytes.
-    const size_t candidates =
-        plan::enumerate_candidates(spec, plan::plan_arch(spec), plan::plan_gpus_per_node(spec)).size();
+    const size_t candidates = candidate_count(spec);
     lock.emplace(o.out_dir);
     journal.emplace(o.out_dir, fingerprint_of(spec.text), candidates);
     for (const auto& [index, entry] : journal->load()) {
@@ -191,19 +222,34 @@ int run_plan_command(const PlanCommandOptions& o) {
     };
   }
   const auto start = std::chrono::steady_clock::now();
-  const plan::PlanResult result = plan::run_plan(spec, options);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::pair<std::string, std::string>> outputs;
-  if (!o.json_out.empty()) outputs.emplace_back(o.json_out, json_of(spec, result, o.top).dump(2) + "\n");
-  if (!o.csv_out.empty()) outputs.emplace_back(o.csv_out, csv_of(result, o.top));
+  std::vector<std::string> failures;
+  double saved_s = 0;
+  std::string json, csv, text;
+  if (spec.serving) {
+    const plan::ServingResult result = plan::run_serving_plan(spec, options);
+    json = serving_json(spec, result, o.top).dump(2) + "\n";
+    csv = serving_csv(result, o.top);
+    text = serving_summary(spec, result, options.cache) + serving_table(result, o.top);
+    failures = result.failures, saved_s = result.cache_saved_s;
+  } else {
+    const plan::PlanResult result = plan::run_plan(spec, options);
+    json = json_of(spec, result, o.top).dump(2) + "\n";
+    csv = csv_of(result, o.top);
+    text = summary(result, options.cache) + table(result, o.top);
+    failures = result.failures, saved_s = result.cache_saved_s;
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!o.json_out.empty()) outputs.emplace_back(o.json_out, json);
+  if (!o.csv_out.empty()) outputs.emplace_back(o.csv_out, csv);
   const bool stdout_taken = o.json_out == "-" || o.csv_out == "-";
-  if (!stdout_taken) outputs.emplace_back("-", summary(result, options.cache) + table(result, o.top));
+  if (!stdout_taken) outputs.emplace_back("-", text);
   write_outputs(outputs);
-  for (const std::string& failure : result.failures) std::cerr << "plan: refused: " << failure << "\n";
+  for (const std::string& failure : failures) std::cerr << "plan: refused: " << failure << "\n";
   // Wall times differ from run to run: shown on a terminal only, so that redirected outputs stay byte-identical.
   if (options.progress) {
     std::cerr << "plan: " << model::format_number("%.1f", wall) << " s; reused programs saved "
-              << model::format_number("%.1f", result.cache_saved_s) << " s of simulation\n";
+              << model::format_number("%.1f", saved_s) << " s of simulation\n";
   }
   finish_stdout();
   return 0;

@@ -1,4 +1,5 @@
-// `tpsim plan SPEC.yaml`: search a training job's layouts, prune what cannot run, simulate the rest, rank them.
+// `tpsim plan SPEC.yaml`: search a training job's or a serving deployment's layouts, prune what cannot run, simulate
+// the rest, rank them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,7 +14,7 @@ struct PlanCommandOptions {
   int jobs = 1;
   size_t top = 10;
   std::string json_out, csv_out;
-  std::string rank_by = "time";
+  std::string rank_by;  // empty: time for a training plan, tokens for a serving plan
   std::string shard;
   std::string out_dir;  // journal.jsonl: the rows simulated so far; a rerun with the same folder resumes
   long explain = -1;    // print candidate N as a scenario file instead of searching

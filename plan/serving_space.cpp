@@ -1,0 +1,124 @@
+// Enumeration of a serving plan's layouts and their generate scenarios.
+#include "plan/serving_space.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "input/serving_plan.hpp"
+#include "plan/plan_space.hpp"
+
+namespace tpsim::plan {
+namespace {
+
+// Most sequences per TP group the defaults try; the KV cache prunes what does not fit (docs/plan.md).
+constexpr int kMaxDefaultBatch = 1024;
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
+
+template <typename T>
+std::vector<T> or_default(const std::vector<T>& given, std::vector<T> fallback) {
+  return given.empty() ? fallback : given;
+}
+
+// Expert TP (ep 1: every expert split over the TP group), and expert groups of a power of two GPUs from tp up to the
+// plan's GPUs that split the experts evenly (ep / tp attention data-parallel TP groups each).
+std::vector<int> default_eps(const model::ArchSpec& arch, int tp, int gpus) {
+  std::vector<int> out = {1};
+  for (int ep = 2; ep <= gpus; ep *= 2) {
+    if (ep % tp == 0 && arch.moe.experts % ep == 0) out.push_back(ep);
+  }
+  return out;
+}
+
+void add_variations(const model::PlanSpec& plan, const model::ArchSpec& arch, ServingLayout base,
+                    std::vector<ServingCandidate>& out) {
+  const model::PlanSpace& s = plan.space;
+  const bool split_experts = arch.moe.enabled() && base.ep > 1;
+  base.tp_mode = split_experts && base.tp > 1 ? "sp" : "tp";
+  const std::vector<std::string> dispatchers =
+      split_experts ? or_default(s.dispatcher, {"nccl"}) : std::vector<std::string>{"nccl"};
+  const std::vector<bool> overlaps =
+      split_experts ? or_default(s.two_batch_overlap, {false}) : std::vector<bool>{false};
+  for (int batch : or_default(s.batch, powers_of_two_up_to(kMaxDefaultBatch)))
+    for (const std::string& dtype : or_default(s.dtype, {"bf16"}))
+      for (const std::string& dispatcher : dispatchers)
+        for (bool overlap : overlaps)
+          for (bool graphs : or_default(s.cuda_graphs, {true})) {
+            ServingLayout l = base;
+            l.batch = batch, l.dtype = dtype, l.dispatcher = dispatcher, l.two_batch_overlap = overlap;
+            l.cuda_graphs = graphs;
+            out.push_back(ServingCandidate{out.size(), l});
+          }
+}
+
+}  // namespace
+
+std::string ServingLayout::program_key() const {
+  std::ostringstream key;
+  key << gpus << '/' << tp << '/' << ep << '/' << batch << '/' << dtype << '/' << dispatcher << '/' << two_batch_overlap
+      << '/' << cuda_graphs;
+  return key.str();
+}
+
+std::string describe(const ServingLayout& l) {
+  std::ostringstream out;
+  out << "tp" << l.tp;
+  if (l.ep > 1) out << " ep" << l.ep;
+  if (l.attention_dp() > 1) out << " adp" << l.attention_dp();
+  out << " b" << l.batch;
+  if (l.dispatcher != "nccl") out << " " << l.dispatcher;
+  if (l.two_batch_overlap) out << " tbo";
+  if (l.dtype != "bf16") out << " " << l.dtype;
+  if (!l.cuda_graphs) out << " eager";
+  return out.str();
+}
+
+std::vector<ServingCandidate> enumerate_serving_candidates(const model::PlanSpec& plan, const model::ArchSpec& arch,
+                                                           int gpus_per_node) {
+  std::vector<ServingCandidate> out;
+  for (int gpus : plan.gpus) {
+    for (int tp : or_default(plan.space.tp, powers_of_two_up_to(std::min(gpus_per_node, gpus)))) {
+      const std::vector<int> eps =
+          arch.moe.enabled() ? or_default(plan.space.ep, default_eps(arch, tp, gpus)) : std::vector<int>{1};
+      for (int ep : eps) {
+        ServingLayout base;
+        base.gpus = gpus, base.tp = tp, base.ep = ep;
+        if (gpus % base.unit_gpus() != 0) continue;  // the units must cover the GPUs exactly
+        base.nodes = std::max(1, (base.unit_gpus() + gpus_per_node - 1) / gpus_per_node);
+        add_variations(plan, arch, base, out);
+      }
+    }
+  }
+  return out;
+}
+
+std::string serving_scenario_text(const model::PlanSpec& plan, const ServingCandidate& c, int gpus_per_node) {
+  const ServingLayout& l = c.layout;
+  std::ostringstream y;
+  y << "# " << plan.name << ", candidate " << c.index << ": " << describe(l);
+  if (l.replicas() > 1) y << " (one of " << l.replicas() << " replicas on " << l.gpus << " GPUs)";
+  y << "\n";
+  y << "name: " << plan.name << "-" << c.index << "\n";
+  y << "model: " << plan.model_yaml << "\n";
+  y << "hardware: {gpu: " << plan.gpu_yaml
+    << ", topology: " << plan_topology(plan, l.unit_gpus(), gpus_per_node) << ", nodes: " << l.nodes << "}\n";
+  y << "calibration: " << (plan.calibration_yaml.empty() ? std::string("default") : plan.calibration_yaml) << "\n";
+  if (!plan.implementation_yaml.empty()) y << "implementation: " << plan.implementation_yaml << "\n";
+  y << "workload: {phase: generate, batch: " << l.batch << ", context_len: " << plan.serve.context_len
+    << ", gen_len: " << plan.serve.gen_len << ", dtype: " << l.dtype
+    << ", layers: all, cuda_graphs: " << (l.cuda_graphs ? "true" : "false") << "}\n";
+  y << "parallelism: {tp: " << l.tp;
+  if (l.ep > 1) y << ", ep: " << l.ep;
+  y << "}\n";
+  if (l.dispatcher != "nccl") y << "moe: {dispatcher: " << l.dispatcher << "}\n";
+  y << "variants:\n  - {name: " << l.tp_mode << ", tp_mode: " << l.tp_mode;
+  if (l.two_batch_overlap) y << ", two_batch_overlap: true";
+  y << "}\n";
+  return y.str();
+}
+
+}  // namespace tpsim::plan
