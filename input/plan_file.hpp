@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "base/input_error.hpp"
-#include "model/scenario.hpp"
 #include "input/serving_plan.hpp"
+#include "model/scenario.hpp"
 
 namespace tpsim::model {
 

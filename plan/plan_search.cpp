@@ -18,8 +18,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-}
-
 // What bounds the step beyond compute: the largest of the bubble and each dimension's exposed communication.
 std::string bound_of(const PlanRow& r) {
   const std::pair<double, const char*> parts[] = {{r.bubble_fraction * r.time_s, "bubble"},

@@ -104,8 +104,8 @@ std::string serving_scenario_text(const model::PlanSpec& plan, const ServingCand
   y << "\n";
   y << "name: " << plan.name << "-" << c.index << "\n";
   y << "model: " << plan.model_yaml << "\n";
-  y << "hardware: {gpu: " << plan.gpu_yaml
-    << ", topology: " << plan_topology(plan, l.unit_gpus(), gpus_per_node) << ", nodes: " << l.nodes << "}\n";
+  y << "hardware: {gpu: " << plan.gpu_yaml << ", topology: " << plan_topology(plan, l.unit_gpus(), gpus_per_node)
+    << ", nodes: " << l.nodes << "}\n";
   y << "calibration: " << (plan.calibration_yaml.empty() ? std::string("default") : plan.calibration_yaml) << "\n";
   if (!plan.implementation_yaml.empty()) y << "implementation: " << plan.implementation_yaml << "\n";
   y << "workload: {phase: generate, batch: " << l.batch << ", context_len: " << plan.serve.context_len

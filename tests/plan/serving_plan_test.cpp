@@ -202,7 +202,7 @@ TEST_CASE(
   const std::vector<plan::ServingCandidate> all = plan::enumerate_serving_candidates(spec, arch, per_node);
   REQUIRE(all.size() == 12);
   const model::Scenario probe = model::parse_scenario(plan::serving_scenario_text(spec, all[0], per_node), "p.yaml");
-  const double usable = sim::usable_hbm_bytes(sim::resolve_gpu(probe.file, probe.gpu.value, probe.gpu.node));
+  const double usable = sim::usable_hbm_bytes(sim::resolve_gpu(probe));
   // By hand: the KV cache of 2,048 sequences at tp 8 (one of the 8 KV heads per GPU, 128 wide, K and V, 80 layers,
   // bf16, 2,048 + 256 tokens) alone exceeds the GPU; tp 1's weights alone (70.6 billion bf16 parameters) do too.
   const double kv_per_sequence_tp8 = 2.0 * 1 * 128 * 80 * 2 * (2048 + 256);
