@@ -30,51 +30,53 @@ double pass_tokens(const Workload& w) {
   return static_cast<double>(primary_pass(w).tokens());
 }
 
-}  // namespace
-
-MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp,
-                                 const SavedActivations& saved) {
-  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
+// The bf16 (fp8 inference: e4m3) weights of the range's layers and the model's ends on this rank.
+double weight_bytes(const ArchSpec& a, const Workload& w, const TpShard& s, const LayerRange& range, int tp) {
   const double layers = static_cast<double>(w.layers);
   // fp8 inference holds e4m3 weights; fp8 training keeps bf16 weights and casts them before each GEMM.
   const double linear_bytes = w.dtype == Dtype::kFp8 && w.phase != Phase::kTrain ? kFp8Bytes : kBf16Bytes;
-  const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
-  MemoryFootprint m;
-  const LayerRange range{w.first_layer, w.layers};
   const double layer_weights = a.uniform(range)
                                    ? layers * (linear_parameters_per_layer(a, s, a.kind(range.first)) * linear_bytes +
                                                small_parameters_per_layer(a, s) * kBf16Bytes)
                                    : linear_parameters_of_layers(a, s, range) * linear_bytes +
                                          layers * small_parameters_per_layer(a, s) * kBf16Bytes;
-  m.weights_bytes =
-      layer_weights + end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp,
-                                              w.embedding, w.head) *
-                          kBf16Bytes;
-  if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) {
-    const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
-    const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
-    // Full-attention layers hold K and V for every token; a hybrid stack's linear-attention layers hold each
-    // sequence's recurrent state and its convolution's last K - 1 inputs, whatever the context.
-    const auto linear = static_cast<double>(a.linear.linear_count(range));
-    // An MLA layer holds one latent and rotary key per token for all heads, on every TP rank.
-    const double per_token =
-        a.latent.enabled() ? static_cast<double>(a.latent.cache_width()) : 2.0 * static_cast<double>(s.kv_heads) * hd;
-    // A sliding-window layer keeps only the last `window` tokens (Mistral 7B's rolling buffer cache, arXiv
-    // 2310.06825 section 2; docs/inference.md).
-    const auto windowed = static_cast<double>(a.windowed_count(range));
-    const double window_context = std::min(context, static_cast<double>(a.style.window));
-    m.kv_cache_bytes = (layers - linear - windowed) * per_token * static_cast<double>(w.batch) * context * kv_bytes;
-    if (windowed > 0)
-      m.kv_cache_bytes += windowed * per_token * static_cast<double>(w.batch) * window_context * kv_bytes;
-    if (a.linear.enabled()) {
-      const LinearAttentionSpec& l = a.linear;
-      const auto keys = static_cast<double>(s.linear_key_heads * l.key_head_dim);
-      const auto values = static_cast<double>(s.linear_value_heads * l.value_head_dim);
-      const double state = values * static_cast<double>(l.key_head_dim) * l.state_bytes;
-      const double conv = static_cast<double>(l.conv_kernel - 1) * (2.0 * keys + values) * kBf16Bytes;
-      m.kv_cache_bytes += linear * static_cast<double>(w.batch) * (state + conv);
-    }
+  return layer_weights + end_parameters_per_rank(a, w.implementation.model_ends == ModelEndsMode::kReplicated ? 1 : tp,
+                                                 w.embedding, w.head) *
+                             kBf16Bytes;
+}
+
+// The KV cache (and a hybrid stack's recurrent state) a decode or generate holds for the whole context.
+double kv_cache_bytes(const ArchSpec& a, const Workload& w, const TpShard& s, const LayerRange& range) {
+  const double layers = static_cast<double>(w.layers), hd = static_cast<double>(a.head_dim);
+  const double context = static_cast<double>(w.context_len + (w.phase == Phase::kGenerate ? w.gen_len : 1));
+  const double kv_bytes = w.attention_dtype == Dtype::kFp8 ? kFp8Bytes : kBf16Bytes;
+  // Full-attention layers hold K and V for every token; a hybrid stack's linear-attention layers hold each
+  // sequence's recurrent state and its convolution's last K - 1 inputs, whatever the context.
+  const auto linear = static_cast<double>(a.linear.linear_count(range));
+  // An MLA layer holds one latent and rotary key per token for all heads, on every TP rank.
+  const double per_token =
+      a.latent.enabled() ? static_cast<double>(a.latent.cache_width()) : 2.0 * static_cast<double>(s.kv_heads) * hd;
+  // A sliding-window layer keeps only the last `window` tokens (Mistral 7B's rolling buffer cache, arXiv
+  // 2310.06825 section 2; docs/inference.md).
+  const auto windowed = static_cast<double>(a.windowed_count(range));
+  const double window_context = std::min(context, static_cast<double>(a.style.window));
+  double bytes = (layers - linear - windowed) * per_token * static_cast<double>(w.batch) * context * kv_bytes;
+  if (windowed > 0) bytes += windowed * per_token * static_cast<double>(w.batch) * window_context * kv_bytes;
+  if (a.linear.enabled()) {
+    const LinearAttentionSpec& l = a.linear;
+    const auto keys = static_cast<double>(s.linear_key_heads * l.key_head_dim);
+    const auto values = static_cast<double>(s.linear_value_heads * l.value_head_dim);
+    const double state = values * static_cast<double>(l.key_head_dim) * l.state_bytes;
+    const double conv = static_cast<double>(l.conv_kernel - 1) * (2.0 * keys + values) * kBf16Bytes;
+    bytes += linear * static_cast<double>(w.batch) * (state + conv);
   }
+  return bytes;
+}
+
+// The live block at its largest: the residual stream beside the attention's or the MLP's tensors.
+double live_block_bytes(const ArchSpec& a, const Workload& w, const Variant& v, const TpShard& s,
+                        const LayerRange& range, int tp) {
+  const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
   const double tokens = pass_tokens(w);
   const bool sequence_sharded = v.mode == TpMode::kSp || v.mode == TpMode::kAsync;
   const double residual = (sequence_sharded ? tokens / tp : tokens) * hidden;
@@ -104,51 +106,83 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   // The larger of the FFN kinds the range's layers run.
   const bool any_dense = a.moe.moe_count(range) < range.count;
   const double mlp = a.moe.enabled() ? std::max(any_dense ? dense_mlp : 0.0, moe_mlp) : dense_mlp;
-  m.activation_bytes = (residual + std::max(attention, mlp)) * kBf16Bytes;
+  return (residual + std::max(attention, mlp)) * kBf16Bytes;
+}
+
+// The TP mode's buffers (async TP's symmetric ones, DTP's partials in flight) and context parallelism's.
+double mode_buffer_bytes(const ArchSpec& a, const Workload& w, const Variant& v, const TpShard& s) {
+  const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
+  const double tokens = pass_tokens(w);
+  double bytes = 0;
   if (v.mode == TpMode::kAsync) {
-    m.buffer_bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers
+    bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers
   } else if (v.mode == TpMode::kDtp) {
-    m.buffer_bytes = static_cast<double>(v.delta + 1) * tokens * hidden * kBf16Bytes;  // partials in flight
+    bytes = static_cast<double>(v.delta + 1) * tokens * hidden * kBf16Bytes;  // partials in flight
   }
-  m.buffer_bytes += context_parallel_buffer_bytes(w.context_parallel, tokens, static_cast<double>(s.q_heads),
-                                                  static_cast<double>(s.kv_heads), hd);
-  if (w.phase == Phase::kTrain) {
-    // Mixed-precision AdamW state for every parameter, and what one micro-batch saves for its backward.
-    const double params = layer_parameters_per_rank(a, s, range) + end_parameters_per_rank(a, tp, w.embedding, w.head);
-    m.gradient_bytes = kGradientBytesPerParameter * params;
-    m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
-    if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.fsdp) {
-      // FSDP2 holds a 1/dp shard of the fp32 master weights, gradients and moments; bf16 parameters only while
-      // gathered: the largest unit twice (one prefetched) when units reshard after their forward, every unit from
-      // its forward to its backward when they do not; and one unit's whole gradient before its reduce-scatter.
-      const double unit =
-          std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
-                    end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
-      const double shards = dp.shards();
-      // An MoE model's experts are sharded over their expert-data-parallel group (0 experts: params / shards).
-      double experts = 0;
-      for (int64_t layer = range.first; layer < range.first + range.count; ++layer) {
-        experts += expert_parameters_at(a, s, layer);
-      }
-      const int expert_dp = expert_data_group(dp, w.expert_parallel.degree * w.expert_parallel.slices(), tp).degree;
-      const double sharded = experts > 0 ? (params - experts) / shards + experts / expert_dp : params / shards;
-      m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
-      m.gradient_bytes = kGradientBytesPerParameter * sharded + dp.reduce_bytes * unit;
-      m.optimizer_bytes = kAdamWStateBytesPerParameter * sharded;
-    }
-    if (const DataParallel& dp = w.data_parallel; dp.enabled() && dp.distributed_optimizer) {
-      double experts = 0;
-      for (int64_t layer = range.first; layer < range.first + range.count; ++layer) {
-        experts += expert_parameters_at(a, s, layer);
-      }
-      const int expert_gpus = w.expert_parallel.degree * w.expert_parallel.slices();
-      distributed_optimizer_state(dp, params, experts, expert_data_group(dp, expert_gpus, tp).degree, m);
-    }
-    // The live block, or the eager loss's gradients at the start of the backward where they are larger (the block's
-    // tensors are gone by then), beside what the forward saved.
-    m.activation_bytes = std::max(m.activation_bytes, loss_transient_bytes(a, w, tp));
-    m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
+  return bytes + context_parallel_buffer_bytes(w.context_parallel, tokens, static_cast<double>(s.q_heads),
+                                               static_cast<double>(s.kv_heads), hd);
+}
+
+// The parameters of the range's MoE layers' experts on this rank.
+double expert_parameters_of(const ArchSpec& a, const TpShard& s, const LayerRange& range) {
+  double experts = 0;
+  for (int64_t layer = range.first; layer < range.first + range.count; ++layer) {
+    experts += expert_parameters_at(a, s, layer);
   }
+  return experts;
+}
+
+// FSDP2 holds a 1/dp shard of the fp32 master weights, gradients and moments; bf16 parameters only while gathered:
+// the largest unit twice (one prefetched) when units reshard after their forward, every unit from its forward to its
+// backward when they do not; and one unit's whole gradient before its reduce-scatter.
+void fsdp_state(const ArchSpec& a, const Workload& w, const TpShard& s, const LayerRange& range, int tp, double params,
+                MemoryFootprint& m) {
+  const DataParallel& dp = w.data_parallel;
+  const double unit =
+      std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
+                end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
+  const double shards = dp.shards();
+  // An MoE model's experts are sharded over their expert-data-parallel group (0 experts: params / shards).
+  const double experts = expert_parameters_of(a, s, range);
+  const int expert_dp = expert_data_group(dp, w.expert_parallel.degree * w.expert_parallel.slices(), tp).degree;
+  const double sharded = experts > 0 ? (params - experts) / shards + experts / expert_dp : params / shards;
+  m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
+  m.gradient_bytes = kGradientBytesPerParameter * sharded + dp.reduce_bytes * unit;
+  m.optimizer_bytes = kAdamWStateBytesPerParameter * sharded;
+}
+
+// Mixed-precision AdamW state for every parameter (sharded under FSDP or the distributed optimizer), and what one
+// micro-batch saves for its backward.
+void add_training_state(const ArchSpec& a, const Workload& w, const TpShard& s, const LayerRange& range, int tp,
+                        const SavedActivations& saved, MemoryFootprint& m) {
+  const double params = layer_parameters_per_rank(a, s, range) + end_parameters_per_rank(a, tp, w.embedding, w.head);
+  m.gradient_bytes = kGradientBytesPerParameter * params;
+  m.optimizer_bytes = kAdamWStateBytesPerParameter * params;
+  const DataParallel& dp = w.data_parallel;
+  if (dp.enabled() && dp.fsdp) fsdp_state(a, w, s, range, tp, params, m);
+  if (dp.enabled() && dp.distributed_optimizer) {
+    const double experts = expert_parameters_of(a, s, range);
+    const int expert_gpus = w.expert_parallel.degree * w.expert_parallel.slices();
+    distributed_optimizer_state(dp, params, experts, expert_data_group(dp, expert_gpus, tp).degree, m);
+  }
+  // The live block, or the eager loss's gradients at the start of the backward where they are larger (the block's
+  // tensors are gone by then), beside what the forward saved.
+  m.activation_bytes = std::max(m.activation_bytes, loss_transient_bytes(a, w, tp));
+  m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
+}
+
+}  // namespace
+
+MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp,
+                                 const SavedActivations& saved) {
+  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
+  const LayerRange range{w.first_layer, w.layers};
+  MemoryFootprint m;
+  m.weights_bytes = weight_bytes(a, w, s, range, tp);
+  if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) m.kv_cache_bytes = kv_cache_bytes(a, w, s, range);
+  m.activation_bytes = live_block_bytes(a, w, v, s, range, tp);
+  m.buffer_bytes = mode_buffer_bytes(a, w, v, s);
+  if (w.phase == Phase::kTrain) add_training_state(a, w, s, range, tp, saved, m);
   return m;
 }
 
