@@ -12,17 +12,6 @@ namespace {
 // Deepest pipeline the defaults try (Llama 3 405B trained with 16 stages; deeper is rare).
 constexpr int kMaxDefaultPp = 32;
 
-std::vector<int> powers_of_two_up_to(int limit) {
-  std::vector<int> out;
-  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
-  return out;
-}
-
-template <typename T>
-std::vector<T> or_default(const std::vector<T>& given, std::vector<T> fallback) {
-  return given.empty() ? fallback : given;
-}
-
 // Layers over `chunks` chunks with the end chunks lighter; empty where they split evenly or cannot split so.
 std::vector<int64_t> uneven_split(int64_t layers, int64_t chunks) {
   const int64_t base = layers / chunks, extra = layers % chunks;
@@ -90,6 +79,12 @@ void add_variations(const model::PlanSpec& plan, const model::ArchSpec& arch, in
 }
 
 }  // namespace
+
+std::vector<int> powers_of_two_up_to(int limit) {
+  std::vector<int> out;
+  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+  return out;
+}
 
 std::string Layout::program_key() const {
   std::ostringstream key;

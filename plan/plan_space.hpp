@@ -12,6 +12,14 @@
 
 namespace tpsim::plan {
 
+// 1, 2, 4, ... up to `limit`: the default values of a search axis.
+std::vector<int> powers_of_two_up_to(int limit);
+// A search axis as the plan gave it, or its default where the plan left it out.
+template <typename T>
+std::vector<T> or_default(const std::vector<T>& given, std::vector<T> fallback) {
+  return given.empty() ? fallback : given;
+}
+
 struct Layout {
   int gpus = 1, nodes = 1, tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, etp = 1;
   int micro_batch = 1, virtual_stages = 1, chunks = 1;

@@ -13,17 +13,6 @@ namespace {
 // Most sequences per TP group the defaults try; the KV cache prunes what does not fit (docs/plan.md).
 constexpr int kMaxDefaultBatch = 1024;
 
-std::vector<int> powers_of_two_up_to(int limit) {
-  std::vector<int> out;
-  for (int v = 1; v <= limit; v *= 2) out.push_back(v);
-  return out;
-}
-
-template <typename T>
-std::vector<T> or_default(const std::vector<T>& given, std::vector<T> fallback) {
-  return given.empty() ? fallback : given;
-}
-
 // Expert TP (ep 1: every expert split over the TP group), and expert groups of a power of two GPUs from tp up to the
 // plan's GPUs that split the experts evenly (ep / tp attention data-parallel TP groups each).
 std::vector<int> default_eps(const model::ArchSpec& arch, int tp, int gpus) {
