@@ -81,6 +81,22 @@ std::string size_text(const Measurement& m) {
          (m.kind == "collective" ? ", " + std::to_string(m.ranks) + " ranks" : "");
 }
 
+// The held-out columns of a point's row: "(fitted)" for a point the held-out fit used, else its prediction by
+// that fit and the error (added to `held`), or why that fit cannot predict it (the in-sample columns stand).
+std::string held_out_cells(const Measurement& m, const sim::GpuSpec& gpu, const sim::CostProfile& half, bool held_out,
+                           Stats& held) {
+  if (!held_out) return "(fitted) | ";
+  double b = 0;
+  try {
+    b = predicted_seconds(m, gpu, half);
+  } catch (const InputError& e) {
+    return std::string("not predicted by the held-out fit: ") + e.what() + " | ";
+  }
+  const double eb = 100 * (b / m.median_s - 1);
+  held.add(eb);
+  return model::format_number("%.1f", b * 1e6) + " | " + model::format_number("%+.1f%%", eb);
+}
+
 }  // namespace
 
 std::string validation_report(const std::vector<Measurement>& measurements, const std::vector<bool>& validation_only,
@@ -150,24 +166,20 @@ std::string validation_report(const std::vector<Measurement>& measurements, cons
       const Measurement& m = measurements[i];
       const sim::GpuSpec gpu = gpus(m.gpu);
       std::string algorithm;
-      double a = 0, b = 0;
+      double a = 0;
       try {
         a = predicted_seconds(m, gpu, all, &algorithm);
-        b = predicted_seconds(m, gpu, half);
       } catch (const InputError& e) {
         out += "| " + size_text(m) + " | " + model::format_number("%.1f", m.median_s * 1e6) +
                " | not predicted: " + e.what() + " | | | | " + m.provenance.value("converted_from", m.origin) + " |\n";
         continue;
       }
-      const double ea = 100 * (a / m.median_s - 1), eb = 100 * (b / m.median_s - 1);
+      const double ea = 100 * (a / m.median_s - 1);
       in_sample.add(ea);
-      if (held_out[i]) held.add(eb);
       out += "| " + size_text(m) + " | " + model::format_number("%.1f", m.median_s * 1e6) + " | " +
              model::format_number("%.1f", a * 1e6) + (algorithm.empty() ? "" : " (" + algorithm + ")") + " | " +
-             model::format_number("%+.1f%%", ea) + " | " +
-             (held_out[i] ? model::format_number("%.1f", b * 1e6) + " | " + model::format_number("%+.1f%%", eb)
-                          : std::string("(fitted) | ")) +
-             " | " + m.provenance.value("converted_from", m.origin) + " |\n";
+             model::format_number("%+.1f%%", ea) + " | " + held_out_cells(m, gpu, half, held_out[i], held) + " | " +
+             m.provenance.value("converted_from", m.origin) + " |\n";
     }
     out += "\nIn-sample: " + in_sample.text() + ". Held-out: " + held.text() + ".\n\n";
   }

@@ -42,8 +42,11 @@ TEST_CASE("calibrate on a public multi-rank Kineto trace writes a profile listin
   std::filesystem::remove(out);
   const test::CommandResult report = test::run_tpsim("calibrate report " + kPublic + " --measured-on a100-sxm-40gb");
   REQUIRE(report.exit_code == 0);
-  // Each traced size is a row of the report, named by the trace and its kernels.
+  // Each traced size is a row of the report, named by the trace and its kernels, predicted by the in-sample fit
+  // (the profile calibrate writes) with its error, even where the held-out fit (on three of the sizes) fails.
   CHECK(count(report.out, "hta_nccl_data_rank0.json.gz: allreduce of ") >= 5);
+  CHECK(count(report.out, "| not predicted: ") == 0);
+  CHECK_THAT(report.out, Contains("In-sample: mean |error|"));
 }
 
 TEST_CASE("validate --trace compares our H200 step by kernel class and module against its scenario") {
