@@ -1,4 +1,5 @@
-// Reads a scenario's `trace:` section: the steps each trace of the step holds and the module rules it adds.
+// Reads a scenario's `trace:` section: the steps each trace of the step holds, the module rules it adds and,
+// for a step traced as rows (a CSV of kernels and blocks), the ops each row stands for.
 #pragma once
 
 #include <string>
@@ -14,10 +15,20 @@ struct TraceModuleRule {
   std::string module;
 };
 
+// A traced row (variant, order) and GPU 0's ops it stands for: `ops` summed, or the span from `span_first`'s
+// start to `span_last`'s end; op names without their layer's L<i>.
+struct TraceRowOps {
+  std::string variant;
+  int order = 0;
+  std::vector<std::string> ops;
+  std::string span_first, span_last;
+};
+
 // The scenario's trace section; steps 0 when the scenario does not say.
 struct TraceSection {
   int steps = 0;
   std::vector<TraceModuleRule> rules;
+  std::vector<TraceRowOps> rows;
 };
 
 // Reads `trace:` of the scenario (empty if absent); a rule's module must be one of `module_names`. Errors are

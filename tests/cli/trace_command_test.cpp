@@ -135,3 +135,42 @@ TEST_CASE("validate --trace predicts our H200 step's memory-bound kernels at mos
   CHECK(predicted >= 0.62 * measured);
   CHECK(predicted <= measured);
 }
+
+TEST_CASE("validate --trace on the published TorchTitan layer's rows prints each row and the speedup in one command") {
+  const std::string rows = "calibrate/data/public/async_tp_trace_layer.csv";
+  const test::CommandResult r = test::run_tpsim(
+      "validate --trace " + rows + " --scenario scenarios/published/torchtitan-llama3-70b-traced-layer.yaml");
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Contains("traced rows " + rows + " against torchtitan-llama3-70b-traced-layer variant sp:") &&
+                        Contains("variant async:"));
+  CHECK_THAT(r.out, Contains("NCCL all-gather (attention input)") && Contains("fused w2 matmul + reduce-scatter"));
+  // Every kernel and block row has the ops the scenario names for it: none is left unpredicted.
+  CHECK(count(r.out, "(no ops named)") == 0);
+  // The published whole spans, 82.56 and 63.77 ms: a measured speedup of 1.295.
+  CHECK_THAT(r.out, Contains("step (the traced span; predicted: the variant's time): measured 82.56 ms"));
+  CHECK_THAT(r.out, Contains("speedup of async over sp: measured 1.295x, predicted "));
+}
+
+TEST_CASE("traced rows naming a variant the scenario lacks or ops it never ran are refused in one line") {
+  const std::string bad = temp_path("rows.csv");
+  const std::string scenario = "scenarios/published/torchtitan-llama3-70b-traced-layer.yaml";
+  std::ofstream(bad) << "variant,order,kernel_or_block,duration_ms,kind,notes\nfsdp,1,x,1.0,gemm,\n";
+  test::CommandResult r = test::run_tpsim("validate --trace " + bad + " --scenario " + scenario);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("variant 'fsdp' is not a variant of"));
+  const std::string s = temp_path("s.yaml");
+  std::ifstream in(std::string(TPSIM_SOURCE_DIR) + "/" + scenario);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("ops: [attn.core]}"), 17, "ops: [attn.kore]}");
+  std::ofstream(s) << text;
+  r = test::run_tpsim("validate --trace calibrate/data/public/async_tp_trace_layer.csv --scenario " + s);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("sp row 5: variant sp ran no op named 'attn.kore' on GPU 0"));
+  text.replace(text.find("{variant: sp, order: 1,"), 23, "{variant: zz, order: 1,");
+  std::ofstream(s) << text;
+  r = test::run_tpsim("validate --trace calibrate/data/public/async_tp_trace_layer.csv --scenario " + s);
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("trace.rows variant"));
+  std::filesystem::remove(bad);
+  std::filesystem::remove(s);
+}
