@@ -34,7 +34,9 @@ std::string layer_of(const std::string& name) {
   return rest.size() == name.size() ? "" : name.substr(0, name.size() - rest.size());
 }
 
-std::string row_name(const RowOps& o) { return o.variant + " row " + std::to_string(o.order); }
+std::string row_name(const RowOps& o) {
+  return o.variant + " row " + std::to_string(o.order);
+}
 
 double summed_ops_s(const sim::VariantRun& variant, const RowOps& o) {
   std::map<std::string, double> by_name;
@@ -69,10 +71,10 @@ double span_s(const sim::VariantRun& variant, const RowOps& o) {
       const std::string name = without_layer(full);
       if (name != o.span_first && name != o.span_last) continue;
       auto [it, added] = spans.try_emplace({p, layer_of(full)}, NAN, NAN);
-      if (name == o.span_first) it->second.first = std::isnan(it->second.first) ? span.start_s
-                                                                                 : std::min(it->second.first, span.start_s);
-      if (name == o.span_last) it->second.second = std::isnan(it->second.second) ? span.end_s
-                                                                                  : std::max(it->second.second, span.end_s);
+      if (name == o.span_first)
+        it->second.first = std::isnan(it->second.first) ? span.start_s : std::min(it->second.first, span.start_s);
+      if (name == o.span_last)
+        it->second.second = std::isnan(it->second.second) ? span.end_s : std::max(it->second.second, span.end_s);
     }
   }
   double total = 0;
@@ -97,7 +99,9 @@ const std::vector<std::string>& traced_row_kinds() {
   return kKinds;
 }
 
-bool is_traced_rows_csv(const std::string& text) { return text.rfind(kHeader, 0) == 0; }
+bool is_traced_rows_csv(const std::string& text) {
+  return text.rfind(kHeader, 0) == 0;
+}
 
 TracedRows read_traced_rows(const std::string& text, const std::string& path) {
   if (!is_traced_rows_csv(text)) {
@@ -110,7 +114,8 @@ TracedRows read_traced_rows(const std::string& text, const std::string& path) {
     TracedRow row;
     row.line = r + 2;
     row.variant = table.at(r, "variant");
-    if (row.variant.empty()) throw InputError(where + ": empty variant; name the scenario variant the row was traced in");
+    if (row.variant.empty())
+      throw InputError(where + ": empty variant; name the scenario variant the row was traced in");
     row.label = table.at(r, "kernel_or_block");
     row.kind = table.at(r, "kind");
     const std::vector<std::string>& kinds = traced_row_kinds();
@@ -147,7 +152,8 @@ TracedVariantComparison compare_traced_rows(const TracedRows& rows, const sim::V
     if (row.kind != "rate") summed += row.duration_s;
     RowComparison c{row, std::nullopt};
     for (const RowOps& o : mapping) {
-      if (row.order > 0 && o.variant == row.variant && o.order == row.order) c.predicted_s = predicted_row_s(variant, o);
+      if (row.order > 0 && o.variant == row.variant && o.order == row.order)
+        c.predicted_s = predicted_row_s(variant, o);
     }
     out.rows.push_back(c);
   }

@@ -48,7 +48,8 @@ OpTimes op_times(const sim::VariantRun& v, const std::string& name) {
 
 TEST_CASE("traced rows are read with their variant order duration and kind") {
   const calibrate::TracedRows rows = calibrate::read_traced_rows(
-      kHeader + "sp,1,NCCL all-gather,5.49,collective,\"a note, quoted\"\nsp,,gaps (total),1.6,gap,\nsp,,span,82.56,span,\n",
+      kHeader +
+          "sp,1,NCCL all-gather,5.49,collective,\"a note, quoted\"\nsp,,gaps (total),1.6,gap,\nsp,,span,82.56,span,\n",
       "rows.csv");
   REQUIRE(rows.rows.size() == 3);
   CHECK(rows.rows[0].variant == "sp");
@@ -91,9 +92,8 @@ TEST_CASE("the published traced layer's rows compare with the ops of GPU 0 the s
                                           op_times(run.variants[0], "attn.qkv_proj.v").summed));
   CHECK_FALSE(sp.rows[0].predicted_s.has_value());  // no ops named for row 1 here
   REQUIRE(async.rows[0].predicted_s.has_value());
-  CHECK(*async.rows[0].predicted_s ==
-        Approx(op_times(run.variants[1], "attn.qkv_proj.ag.closing_barrier").last_end -
-               op_times(run.variants[1], "attn.qkv_proj.ag.barrier").first_start));
+  CHECK(*async.rows[0].predicted_s == Approx(op_times(run.variants[1], "attn.qkv_proj.ag.closing_barrier").last_end -
+                                             op_times(run.variants[1], "attn.qkv_proj.ag.barrier").first_start));
   // The step: the span rows (the published whole spans), against each variant's simulated time.
   CHECK(sp.step_from_span);
   CHECK(sp.measured_step_s == Approx(82.56e-3));
