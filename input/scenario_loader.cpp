@@ -427,6 +427,19 @@ void refuse_unpipelined_variants(const YamlReader& in, const YAML::Node& variant
   }
 }
 
+// A parallel attention + MLP layer reduces its two branches' sum once: DTP's per-module delayed reductions are not
+// modelled over it.
+void refuse_delayed_parallel_residual(const YamlReader& in, const YAML::Node& variants, const Scenario& out) {
+  for (size_t i = 0; i < out.variants.size(); ++i) {
+    const Variant& v = out.variants[i];
+    if (v.mode != TpMode::kDtp || v.delta == 0) continue;
+    in.fail(variants[i]["tp_mode"], "variant " + v.name + ": tp_mode dtp with delta > 0 is not modelled for model " +
+                                        out.arch.name +
+                                        ", whose layers run attention and MLP in parallel (one reduction per layer, "
+                                        "not per module); use tp, sp, async, nocomm or dtp with delta: 0");
+  }
+}
+
 // The location of map[key], where the map has it.
 std::optional<SourceLocation> key_location(const YamlReader& in, const YAML::Node& map, const char* key) {
   if (!map || !map.IsMap() || !map[key]) return std::nullopt;
@@ -550,6 +563,9 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
     out.variants.push_back(plain);
   }
   if (out.parallelism.pp > 1) refuse_unpipelined_variants(in, root["variants"], out);
+  if (out.arch.style.parallel_residual && root["variants"]) {
+    refuse_delayed_parallel_residual(in, root["variants"], out);
+  }
   read_expert_parallel(in, root, out);
   if (root["skew"]) out.skew = read_rank_skew(in, root["skew"]);
   if (root["sweep"]) {

@@ -202,6 +202,12 @@ PipelineSpec read_pipeline(const YamlReader& in, const YAML::Node& node, const Y
   if (node.IsDefined()) {
     in.expect_map(node, "pipeline", pipeline_keys());
     if (const YAML::Node s = node["schedule"]) {
+      if (s.IsScalar() && (s.Scalar() == "dualpipe" || s.Scalar() == "dualpipev")) {
+        in.fail(s, "pipeline.schedule " + s.Scalar() +
+                       " (DeepSeek-V3's bidirectional pipeline, micro-batches fed from both ends with one's forward "
+                       "beside another's backward) is not modelled: the pipeline model runs one direction; valid: "
+                       "gpipe, 1f1b, interleaved, zb-h1, zb-v (the V-shaped placement DualPipeV builds on)");
+      }
       spec.schedule = in.choice_of(s, "pipeline.schedule", kPipelineScheduleNames);
     }
     if (const YAML::Node v = node["virtual_stages"]) {

@@ -47,7 +47,8 @@ PlanRow row_of(const Candidate& c, const sim::ScenarioRun& run) {
   r.bubble_fraction = v.pipeline ? v.pipeline->bubble_fraction : 0;
   r.compute_s = v.metrics.compute_s;
   const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
-  r.exposed_tp_s = e.tp_s, r.exposed_pp_s = e.pp_s, r.exposed_dp_s = e.dp_s, r.exposed_ep_s = e.ep_s;
+  // The plan's dp column keeps the CP exchanges with the gradients' reduction (the data group's, as before).
+  r.exposed_tp_s = e.tp_s, r.exposed_pp_s = e.pp_s, r.exposed_dp_s = e.dp_s + e.cp_s, r.exposed_ep_s = e.ep_s;
   return r;
 }
 

@@ -403,6 +403,7 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     r["exposed_by_dimension_s"] = {{"tp", e.tp_s}, {"pp", e.pp_s}, {"dp", e.dp_s}};
     if (m.expert_comm_s > 0) r["exposed_by_dimension_s"]["ep"] = e.ep_s;
+    if (m.context_comm_s > 0) r["exposed_by_dimension_s"]["cp"] = e.cp_s;
   }
   r["overlap"] = m.overlap;
   r["idle_s"] = m.idle_s;

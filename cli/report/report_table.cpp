@@ -207,7 +207,8 @@ std::string exposed_by_dimension_notes(const sim::ScenarioRun& run) {
     const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
     out += "exposed communication of " + v.variant.name + " by dimension: tp " + ms_text(e.tp_s);
     if (par.pp > 1) out += ", pp " + ms_text(e.pp_s) + " (the sends, added to the step)";
-    if (par.replicas() > 1) out += (par.cp > 1 ? ", dp and cp " : ", dp ") + ms_text(e.dp_s);
+    if (par.replicas() > 1) out += ", dp " + ms_text(e.dp_s);
+    if (par.cp > 1) out += ", cp " + ms_text(e.cp_s) + " (the K/V exchanges)";
     if (par.ep > 1) out += ", ep " + ms_text(e.ep_s);
     out += "\n";
   }

@@ -29,6 +29,7 @@ LayerContext pass_context(const ArchSpec& arch, const Workload& workload, const 
   ctx.local_tokens = ctx.sequence_sharded ? ctx.tokens / tp : ctx.tokens;
   ctx.elem_bytes = dtype_bytes(workload.dtype);
   strategy.check(ctx);
+  check_parallel_residual(ctx);
   return ctx;
 }
 
@@ -95,10 +96,7 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   if (workload.whole_model) hidden = embedding_forward(builder, ends.ctx(), ends.strategy());
   for (int64_t layer = 0; layer < workload.layers; ++layer) {
     builder.set_layer(static_cast<int>(layer));
-    builder.set_module(static_cast<int>(2 * layer));
-    hidden = attention_forward(builder, ctx, *strategy, strategy->enter_module(builder, ctx, hidden), nullptr);
-    builder.set_module(static_cast<int>(2 * layer + 1));
-    hidden = ffn_forward(builder, ctx, *strategy, strategy->enter_module(builder, ctx, hidden), nullptr);
+    hidden = layer_forward(builder, ctx, *strategy, layer, hidden, nullptr, nullptr);
   }
   builder.set_module(-1);
   if (workload.whole_model) {

@@ -1,6 +1,7 @@
 // Op sequences of the attention and FFN modules, forward and backward, with FLOP and byte counts.
 #include "model/layers/decoder_layer.hpp"
 
+#include "base/input_error.hpp"
 #include "model/layers/eager_kernels.hpp"
 
 #include "model/layers/latent_attention.hpp"
@@ -105,6 +106,19 @@ ModuleInput post_norm_backward(ProgramBuilder& b, const LayerContext& ctx, const
                               bytes, 6.0 * static_cast<double>(rows * width), shape_text(rows, width), grad.deps())};
 }
 
+// A linear bias's gradient, the column sum of its output's gradient over the rank's `rows`: one memory-bound
+// reduction reading [rows, cols] and writing the cols (grad_output.sum(0) in PyTorch autograd's linear and in
+// Megatron's local linears), none where Transformer Engine's linears take it in the weight-gradient GEMM's
+// epilogue (cuBLASLt's BGRADB). The forward's bias add is an epilogue (cuBLASLt's bias epilogue, Megatron's
+// bias-GeLU and bias-dropout-add fusions) reading cols elements: not issued.
+void bias_gradient(ProgramBuilder& b, const LayerContext& ctx, const std::string& gemm_name, int64_t rows, int64_t cols,
+                   const std::vector<OpId>& grad) {
+  if (ctx.workload.implementation.saved_gemm_inputs == SavedGemmInputs::kTransformerEngine) return;
+  const double e = b.elem_bytes(), elements = static_cast<double>(rows * cols);
+  b.memory(gemm_name + ".bias_grad", elements * e, static_cast<double>(cols) * e, elements, shape_text(rows, cols),
+           grad);
+}
+
 // The gated attention output: attention x sigmoid(gate), reading both and writing the product.
 OpId output_gate(ProgramBuilder& b, const LayerContext& ctx, OpId core, const std::vector<OpId>& projected) {
   const int64_t cols = ctx.shard.q_heads * ctx.arch.head_dim;
@@ -149,27 +163,79 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
   const OpId core = attention_core(b, ctx, rope);
   const OpId out = ctx.arch.attention_output_gate ? output_gate(b, ctx, core, qkv.output) : core;
   if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, joined(rope, {core}), {out}, {}};
+  // A parallel layer's o_proj leaves its partial sums on each rank: the FFN's down projection accumulates
+  // into them and one reduction closes the layer (layer_forward).
+  if (ctx.arch.style.parallel_residual)
+    return ModuleInput{b.gemm(o_linear(ctx).gemm_name, row_shape(ctx, o_linear(ctx)), {out})};
   return post_norm(b, ctx, "attn", tp.row_forward(b, ctx, o_linear(ctx), {out}, input));
 }
 
 ModuleInput ffn_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& input,
-                        SavedModule* saved) {
+                        SavedModule* saved, const std::vector<OpId>& accumulated) {
   if (ctx.arch.moe.is_moe(b.model_layer())) return moe_forward(b, ctx, tp, input, saved);
   const ColumnOutput gate_up = tp.column_forward(b, ctx, gate_up_linear(ctx), input);
   const OpId act = ffn_activation(b, ctx, gate_up.output);
   if (saved) *saved = SavedModule{input, gate_up.gemm_input, gate_up.output, {}, {act}, {}};
-  return post_norm(b, ctx, "ffn", tp.row_forward(b, ctx, down_linear(ctx), {act}, input));
+  return post_norm(b, ctx, "ffn", tp.row_forward(b, ctx, down_linear(ctx), joined({act}, accumulated), input));
+}
+
+void check_parallel_residual(const LayerContext& ctx) {
+  if (!ctx.arch.style.parallel_residual) return;
+  const std::string where =
+      "variant " + ctx.variant.name + ": model " + ctx.arch.name + " runs attention and MLP in parallel";
+  const std::string valid =
+      "; valid with a parallel layer: a dense FFN, tp_mode tp, sp, async or nocomm (dtp with delta 0), "
+      "without two_batch_overlap or overlap_moe_expert_parallel_comm";
+  if (ctx.arch.moe.enabled() || ctx.arch.linear.enabled() || ctx.arch.latent.enabled()) {
+    throw InputError(where + " beside MoE, linear or latent attention layers, which is not modelled" + valid);
+  }
+  if (ctx.variant.mode == TpMode::kDtp && ctx.variant.delta > 0) {
+    throw InputError(where + ": tp_mode dtp with delta > 0 (one reduction per layer, not per module) is not modelled" +
+                     valid);
+  }
+  if (ctx.variant.two_batch_overlap || ctx.variant.overlap_moe_expert_parallel_comm) {
+    throw InputError(where + ": two_batch_overlap and overlap_moe_expert_parallel_comm are not modelled for it" +
+                     valid);
+  }
+}
+
+ModuleInput layer_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, int64_t layer,
+                          const ModuleInput& hidden, SavedModule* attn, SavedModule* ffn, bool enter) {
+  b.set_module(static_cast<int>(2 * layer));
+  const ModuleInput input = enter ? tp.enter_module(b, ctx, hidden) : hidden;
+  const ModuleInput attended = attention_forward(b, ctx, tp, input, attn);
+  b.set_module(static_cast<int>(2 * layer + 1));
+  // A parallel layer (x + attn(norm(x)) + mlp(norm(x))): the FFN reads the layer's input, and its down
+  // projection accumulates into the attention's unreduced o_proj output (a GEMM reading C, beta 1, as GPT-NeoX
+  // and Megatron sum the two row-parallel outputs before their one reduction).
+  if (ctx.arch.style.parallel_residual) return ffn_forward(b, ctx, tp, input, ffn, attended.deps());
+  return ffn_forward(b, ctx, tp, enter ? tp.enter_module(b, ctx, attended) : attended, ffn);
+}
+
+ModuleInput layer_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, int64_t layer,
+                           const SavedModule& attn, const SavedModule& ffn, const ModuleInput& grad) {
+  b.set_module(static_cast<int>(2 * layer + 1));
+  const ModuleInput through_ffn = ffn_backward(b, ctx, tp, ffn, grad);
+  tp.after_module_backward(b, ctx, through_ffn);
+  b.set_module(static_cast<int>(2 * layer));
+  // A parallel layer's attention reads the layer output's gradient too; its input gradient adds to the FFN's.
+  const ModuleInput through_attn = ctx.arch.style.parallel_residual
+                                       ? attention_backward(b, ctx, tp, attn, grad, &through_ffn)
+                                       : attention_backward(b, ctx, tp, attn, through_ffn);
+  tp.after_module_backward(b, ctx, through_attn);
+  return through_attn;
 }
 
 ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
-                               const ModuleInput& grad) {
+                               const ModuleInput& grad, const ModuleInput* skip) {
   if (ctx.arch.linear.is_linear(b.model_layer())) return linear_attention_backward(b, ctx, tp, saved, grad);
   if (ctx.arch.latent.enabled()) return latent_attention_backward(b, ctx, tp, saved, grad);
   const int64_t d = ctx.arch.head_dim;
   const int64_t t = ctx.tokens;
   const double e = b.elem_bytes();
-  std::vector<OpId> d_core =
-      tp.row_backward(b, ctx, o_linear(ctx), post_norm_backward(b, ctx, "attn", grad), saved.row_input);
+  const ModuleInput d_out = post_norm_backward(b, ctx, "attn", grad);
+  std::vector<OpId> d_core = tp.row_backward(b, ctx, o_linear(ctx), d_out, saved.row_input);
+  if (ctx.arch.style.linear_bias) bias_gradient(b, ctx, "attn.o_proj", ctx.local_tokens, ctx.arch.hidden, d_out.deps());
   if (ctx.arch.attention_output_gate) {
     // The gradients of the attention output and of the gate: reads the incoming gradient, the output and the
     // gate, writes both gradients.
@@ -190,17 +256,21 @@ ModuleInput attention_backward(ProgramBuilder& b, const LayerContext& ctx, TpStr
                  6.0 * static_cast<double>(t * rotated), shape_text(t, rotated), joined({d_proj}, saved.column_output));
   }
   const ColumnLinear qkv = qkv_linear(ctx);
+  if (ctx.arch.qkv_bias || ctx.arch.style.linear_bias) bias_gradient(b, ctx, qkv.gemm_name, t, qkv.out_cols, {d_proj});
   return module_input_gradient(b, ctx, qkv, tp.column_input_gradient(b, ctx, qkv, {d_proj}, saved.column_input),
-                               saved.input, "attn", grad);
+                               saved.input, "attn", skip ? *skip : grad);
 }
 
 ModuleInput ffn_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedModule& saved,
                          const ModuleInput& grad) {
   if (ctx.arch.moe.is_moe(b.model_layer())) return moe_backward(b, ctx, tp, saved, grad);
-  const std::vector<OpId> d_act =
-      tp.row_backward(b, ctx, down_linear(ctx), post_norm_backward(b, ctx, "ffn", grad), saved.row_input);
+  const ModuleInput d_out = post_norm_backward(b, ctx, "ffn", grad);
+  const std::vector<OpId> d_act = tp.row_backward(b, ctx, down_linear(ctx), d_out, saved.row_input);
+  if (ctx.arch.style.linear_bias)
+    bias_gradient(b, ctx, "ffn.down_proj", ctx.local_tokens, ctx.arch.hidden, d_out.deps());
   const OpId d_gate_up = ffn_activation_backward(b, ctx, joined(d_act, saved.column_output));
   const ColumnLinear gate_up = gate_up_linear(ctx);
+  if (ctx.arch.style.linear_bias) bias_gradient(b, ctx, gate_up.gemm_name, ctx.tokens, gate_up.out_cols, {d_gate_up});
   return module_input_gradient(b, ctx, gate_up,
                                tp.column_input_gradient(b, ctx, gate_up, {d_gate_up}, saved.column_input), saved.input,
                                "ffn", grad);

@@ -62,21 +62,47 @@ ModelEnds::ModelEnds(const LayerContext& ctx, TpStrategy& layers) : ctx_(ctx), l
   own_ = make_tp_strategy(ctx_.variant, static_cast<int>(2 * ctx.workload.layers));
 }
 
+namespace {
+
+// Learned absolute positions (GPT-2's and GPT-BigCode's wpe, a table every TP rank holds whole): the rows of the
+// stream's positions looked up, then added to the token embeddings (inputs_embeds + position_embeds in
+// modeling_gpt2.py; Megatron's word + position embeddings): two memory-bound kernels over the rank's rows.
+ModuleInput add_positions(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& stream) {
+  if (ctx.arch.style.learned_positions == 0) return stream;
+  const double rows = static_cast<double>(ctx.local_tokens * ctx.arch.hidden) * b.elem_bytes();
+  const std::string shape = shape_text(ctx.local_tokens, ctx.arch.hidden);
+  const OpId positions = b.memory("embedding.positions.lookup", rows, rows, 0.0, shape, {});
+  return ModuleInput{b.memory("embedding.positions.add", 2.0 * rows, rows, rows / b.elem_bytes(), shape,
+                              joined(stream.deps(), {positions}))};
+}
+
+// Their gradient: the stream's gradient rows added into the table's gradient rows (embedding_dense_backward).
+void positions_backward(ProgramBuilder& b, const LayerContext& ctx, const ModuleInput& grad) {
+  if (ctx.arch.style.learned_positions == 0) return;
+  const double rows = static_cast<double>(ctx.local_tokens * ctx.arch.hidden) * b.elem_bytes();
+  b.memory("embedding.positions.backward", 2.0 * rows, rows, rows / b.elem_bytes(),
+           shape_text(ctx.local_tokens, ctx.arch.hidden), grad.deps());
+}
+
+}  // namespace
+
 ModuleInput embedding_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp) {
   if (replicated(ctx)) {
     // Every rank holds the whole table and looks up the rows of the tokens it keeps.
     const double rows = static_cast<double>(ctx.local_tokens * ctx.arch.hidden) * b.elem_bytes();
-    return ModuleInput{
-        b.memory("embedding.lookup", rows, rows, 0.0, shape_text(ctx.local_tokens, ctx.arch.hidden), {})};
+    return add_positions(
+        b, ctx,
+        ModuleInput{b.memory("embedding.lookup", rows, rows, 0.0, shape_text(ctx.local_tokens, ctx.arch.hidden), {})});
   }
   const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
   // Every token's row if the rank holds it, zeros otherwise: reads at most the tokens' rows, writes [T, H].
   const OpId partial =
       b.memory("embedding.lookup", bytes / ctx.shard.tp, bytes, 0.0, shape_text(ctx.tokens, ctx.arch.hidden), {});
-  return tp.reduce_partial(b, ctx, "embedding", partial);
+  return add_positions(b, ctx, tp.reduce_partial(b, ctx, "embedding", partial));
 }
 
 void embedding_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& grad) {
+  positions_backward(b, ctx, grad);
   const OpId whole = tp.gather_gradient(b, ctx, "embedding.grad", grad);
   // The rank's tokens' gradient rows added into its shard of the embedding gradient.
   const double rows = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes() / ctx.shard.tp;

@@ -88,10 +88,7 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     span[layer].begin = static_cast<OpId>(b.graph().size());
     SavedModule* attn = full_recompute ? nullptr : &saved[2 * layer];
     SavedModule* ffn = full_recompute ? nullptr : &saved[2 * layer + 1];
-    b.set_module(static_cast<int>(2 * layer));
-    hidden = attention_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), attn);
-    b.set_module(static_cast<int>(2 * layer + 1));
-    hidden = ffn_forward(b, ctx, strategy, strategy.enter_module(b, ctx, hidden), ffn);
+    hidden = layer_forward(b, ctx, strategy, layer, hidden, attn, ffn);
     span[layer].end = static_cast<OpId>(b.graph().size());
   }
   b.set_module(-1);
@@ -111,22 +108,14 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     if (full_recompute) {
       // The layer's forward again from its saved input, its collectives too, before its backward.
       b.set_stage(OpStage::kRecompute);
-      b.set_module(static_cast<int>(2 * layer));
-      const ModuleInput mid = attention_forward(b, ctx, strategy, layer_input[layer], &saved[2 * layer]);
-      b.set_module(static_cast<int>(2 * layer + 1));
-      ffn_forward(b, ctx, strategy, mid, &saved[2 * layer + 1]);
+      layer_forward(b, ctx, strategy, layer, layer_input[layer], &saved[2 * layer], &saved[2 * layer + 1], false);
       b.set_stage(OpStage::kBackward);
     } else if (selective) {
       b.set_stage(OpStage::kRecompute);
       recompute_selected(b, ctx.workload.save, span[layer], saved[2 * layer], saved[2 * layer + 1]);
       b.set_stage(OpStage::kBackward);
     }
-    b.set_module(static_cast<int>(2 * layer + 1));
-    grad = ffn_backward(b, ctx, strategy, saved[2 * layer + 1], grad);
-    strategy.after_module_backward(b, ctx, grad);
-    b.set_module(static_cast<int>(2 * layer));
-    grad = attention_backward(b, ctx, strategy, saved[2 * layer], grad);
-    strategy.after_module_backward(b, ctx, grad);
+    grad = layer_backward(b, ctx, strategy, layer, saved[2 * layer], saved[2 * layer + 1], grad);
     sync.after_backward(b, sync.layer_unit(layer), mb);
   }
   b.set_module(-1);

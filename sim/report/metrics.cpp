@@ -5,8 +5,15 @@
 #include <map>
 #include <utility>
 
+#include "model/layers/context_parallel_attention.hpp"
+
 namespace tpsim::sim {
 namespace {
+
+// Whether `op` is one of context parallelism's K/V exchanges: a data-group collective on their own stream.
+bool is_context_parallel_exchange(const model::Op& op) {
+  return op.group == model::CommGroup::kData && op.stream == model::kContextParallelStream;
+}
 
 using Intervals = std::vector<std::pair<double, double>>;
 
@@ -93,13 +100,15 @@ std::vector<ModuleSpan> module_exposure(const model::LayerGraph& graph, const Ti
 }
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline) {
-  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks), data(timeline.ranks), expert(timeline.ranks);
+  std::vector<Intervals> compute(timeline.ranks), comm(timeline.ranks), data(timeline.ranks), expert(timeline.ranks),
+      context(timeline.ranks);
   for (const OpSpan& span : timeline.spans) {
     const model::Op& op = graph.op(span.op);
     const bool is_compute = op.stream == model::Stream::kCompute;
     (is_compute ? compute : comm)[span.rank].emplace_back(span.start_s, span.end_s);
     if (op.group == model::CommGroup::kData) data[span.rank].emplace_back(span.start_s, span.end_s);
     if (op.group == model::CommGroup::kExpert) expert[span.rank].emplace_back(span.start_s, span.end_s);
+    if (is_context_parallel_exchange(op)) context[span.rank].emplace_back(span.start_s, span.end_s);
   }
   Metrics m;
   m.time_s = timeline.makespan_s;
@@ -115,6 +124,9 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
     const Intervals busy_data = merged(data[r]);
     m.data_comm_s += length(busy_data);
     m.exposed_data_comm_s += uncovered(busy_data, busy_compute);
+    const Intervals busy_context = merged(context[r]);
+    m.context_comm_s += length(busy_context);
+    m.exposed_context_comm_s += uncovered(busy_context, busy_compute);
     // Idle compute under both groups' collectives counts once, as the data group's.
     Intervals compute_or_data = busy_compute;
     compute_or_data.insert(compute_or_data.end(), busy_data.begin(), busy_data.end());
@@ -131,6 +143,8 @@ Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline
   m.exposed_data_comm_s /= n;
   m.expert_comm_s /= n;
   m.exposed_expert_comm_s /= n;
+  m.context_comm_s /= n;
+  m.exposed_context_comm_s /= n;
   m.idle_s /= n;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;
   return m;
@@ -152,6 +166,8 @@ Metrics weighted_sum(const Metrics& a, double wa, const Metrics& b, double wb) {
   m.exposed_data_comm_s = wa * a.exposed_data_comm_s + wb * b.exposed_data_comm_s;
   m.expert_comm_s = wa * a.expert_comm_s + wb * b.expert_comm_s;
   m.exposed_expert_comm_s = wa * a.exposed_expert_comm_s + wb * b.exposed_expert_comm_s;
+  m.context_comm_s = wa * a.context_comm_s + wb * b.context_comm_s;
+  m.exposed_context_comm_s = wa * a.exposed_context_comm_s + wb * b.exposed_context_comm_s;
   m.idle_s = wa * a.idle_s + wb * b.idle_s;
   m.model_flops = wa * a.model_flops + wb * b.model_flops;
   m.overlap = m.comm_s > 0 ? 1.0 - m.exposed_comm_s / m.comm_s : 0.0;

@@ -25,6 +25,10 @@ struct Metrics {
   // beyond the data group's.
   double expert_comm_s = 0;
   double exposed_expert_comm_s = 0;
+  // Context parallelism's K/V exchanges (CP group collectives, counted in the data group's two above as well):
+  // in flight, and in flight while the compute stream is idle.
+  double context_comm_s = 0;
+  double exposed_context_comm_s = 0;
 };
 
 Metrics compute_metrics(const model::LayerGraph& graph, const Timeline& timeline);

@@ -341,11 +341,12 @@ int replica_gpus(const VariantRun& v) {
 
 ExposedByDimension exposed_by_dimension(const VariantRun& v) {
   ExposedByDimension e;
-  e.dp_s = v.metrics.exposed_data_comm_s;
+  e.cp_s = v.metrics.exposed_context_comm_s;
+  e.dp_s = std::max(0.0, v.metrics.exposed_data_comm_s - e.cp_s);
   e.ep_s = v.metrics.exposed_expert_comm_s;
   // Time the compute idles while several groups' collectives are in flight counts once: the data group's first,
   // then the expert group's.
-  e.tp_s = std::max(0.0, v.metrics.exposed_comm_s - e.dp_s - e.ep_s);
+  e.tp_s = std::max(0.0, v.metrics.exposed_comm_s - e.dp_s - e.cp_s - e.ep_s);
   if (v.pipeline) e.pp_s = v.pipeline->send_exposed_s;
   return e;
 }

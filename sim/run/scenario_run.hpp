@@ -55,7 +55,8 @@ int replica_gpus(const VariantRun& variant);
 struct ExposedByDimension {
   double tp_s = 0;  // the TP group's: what exposed_comm_s counts beyond the data and expert groups'
   double pp_s = 0;  // the sends between stages: what they add to the step (PipelineRun::send_exposed_s)
-  double dp_s = 0;  // the data group's (Metrics::exposed_data_comm_s)
+  double dp_s = 0;  // the data group's (Metrics::exposed_data_comm_s) less the CP exchanges'
+  double cp_s = 0;  // the CP group's K/V exchanges (Metrics::exposed_context_comm_s); idle under both counts here
   double ep_s = 0;  // the expert-parallel group's all-to-alls (Metrics::exposed_expert_comm_s)
 };
 ExposedByDimension exposed_by_dimension(const VariantRun& variant);

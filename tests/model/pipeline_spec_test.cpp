@@ -80,7 +80,8 @@ TEST_CASE("a pipeline refuses, at its key, what it cannot run", "[model][pipelin
   CHECK_THAT(refuses(job(kTrain, "{tp: 8}", "pipeline: {schedule: 1f1b}")),
              Contains("pp.yaml:6:") && Contains("needs parallelism.pp of 2 or more"));
   CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "pipeline: {schedule: dualpipe}")),
-             Contains("pp.yaml:6:") && Contains("gpipe, 1f1b, interleaved, zb-h1"));
+             Contains("pp.yaml:6:") && Contains("dualpipe (DeepSeek-V3's bidirectional pipeline") &&
+                 Contains("is not modelled") && Contains("valid: gpipe, 1f1b, interleaved, zb-h1, zb-v"));
   CHECK_THAT(refuses(job(kTrain, "{tp: 2, pp: 4}", "pipeline: {schedule: 1f1b, virtual_stages: 2}")),
              Contains("1f1b runs one model chunk per stage"));
   CHECK_THAT(refuses(job("{phase: train, batch: 1, seq_len: 2048, microbatches: 6}", "{tp: 2, pp: 4}",

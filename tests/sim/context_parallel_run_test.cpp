@@ -144,3 +144,24 @@ TEST_CASE("a job of tp x cp x pp x dp GPUs must fill the nodes it is given", "[s
   CHECK_THROWS_WITH(sim::run_scenario(model::parse_scenario(job_text("{tp: 8, dp: 2, cp: 2}", 8), "job.yaml")),
                     Catch::Contains("fill 4 of the 8"));
 }
+
+TEST_CASE("the K/V exchanges' exposed time is reported in a cp dimension of its own, apart from the gradients' dp",
+          "[sim][context_parallel]") {
+  // tp 8 x cp 4 over 4 nodes: each ring step crosses the NIC and outlasts its block (the test above), and FSDP
+  // reduces the gradients over dp x cp = 4.
+  const model::Scenario s = model::parse_scenario(job_text("{tp: 8, cp: 4}", 4), "job.yaml");
+  const sim::VariantRun v = sim::run_scenario(s).variants.front();
+  const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
+  CHECK(v.metrics.context_comm_s > 0);
+  CHECK(v.metrics.context_comm_s <= v.metrics.data_comm_s);
+  CHECK(e.cp_s > 0);
+  CHECK(e.cp_s == Approx(v.metrics.exposed_context_comm_s));
+  // The data group's exposed time splits between the two, and the TP group's is what neither counts.
+  CHECK(e.dp_s + e.cp_s == Approx(v.metrics.exposed_data_comm_s));
+  CHECK(e.tp_s + e.dp_s + e.cp_s + e.ep_s == Approx(v.metrics.exposed_comm_s));
+  // Without CP nothing is counted there.
+  const sim::VariantRun plain =
+      sim::run_scenario(model::parse_scenario(job_text("{tp: 8, dp: 4}", 4), "job.yaml")).variants.front();
+  CHECK(plain.metrics.context_comm_s == 0);
+  CHECK(sim::exposed_by_dimension(plain).cp_s == 0);
+}
