@@ -14,8 +14,7 @@ std::string refusal_reason(const std::string& message) {
   return "unsupported";
 }
 
-Verdict check_scenario(const std::string& text, const std::string& file, model::Scenario& scenario,
-                       sim::GpuSpec& gpu) {
+Verdict check_scenario(const std::string& text, const std::string& file, model::Scenario& scenario, sim::GpuSpec& gpu) {
   Verdict v;
   try {
     scenario = model::parse_scenario(text, file);

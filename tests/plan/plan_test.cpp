@@ -2,6 +2,7 @@
 // determinism, on a small plan (Llama-3.1-8B on 8 H100s) and the shipped plans' pruning.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -307,6 +308,40 @@ TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes f
   CHECK(b["programs"]["simulated"].get<int>() < a["programs"]["simulated"].get<int>());
   std::filesystem::remove_all(dir);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("a plan run as 3 shards and merged ranks its rows as the unsharded run does, byte for byte") {
+  const std::string path = test::plan_temp_file("merge.yaml", kSmall);
+  test::check_merge_matches_whole(path, 3, 100);
+  // Shards written with their top 4 rows only: the union's top 4 are among them.
+  test::check_merge_matches_whole(path, 3, 4);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("plan merge refuses files of different plans naming the key, and a candidate in two files") {
+  const std::string path = test::plan_temp_file("merge_bad.yaml", kSmall);
+  // The same plan name (the file's), other bytes.
+  const std::filesystem::path other_dir = test::plan_temp_file("merge_other", "");
+  std::filesystem::remove(other_dir);
+  std::filesystem::create_directory(other_dir);
+  const std::string other = (other_dir / std::filesystem::path(path).filename()).string();
+  std::ofstream(other) << kSmall << "calibration: default\n";
+  REQUIRE(test::run_tpsim("plan " + path + " --shard 1/2 --json " + path + ".1.json").exit_code == 0);
+  REQUIRE(test::run_tpsim("plan " + path + " --shard 2/2 --json " + path + ".2.json").exit_code == 0);
+  REQUIRE(test::run_tpsim("plan " + other + " --shard 2/2 --json " + other + ".2.json").exit_code == 0);
+  const test::CommandResult mixed = test::run_tpsim("plan merge " + path + ".1.json " + other + ".2.json");
+  CHECK(mixed.exit_code == 2);
+  CHECK(mixed.err.find(other + ".2.json: 'fingerprint' is") != std::string::npos);
+  CHECK(std::count(mixed.err.begin(), mixed.err.end(), '\n') == 1);
+  const test::CommandResult twice = test::run_tpsim("plan merge " + path + ".1.json " + path + ".1.json");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find(path + ".1.json: candidate ") != std::string::npos);
+  CHECK(twice.err.find(" is in " + path + ".1.json too") != std::string::npos);
+  const test::CommandResult half = test::run_tpsim("plan merge " + path + ".1.json");
+  CHECK(half.exit_code == 2);
+  CHECK(half.err.find("merge the --json files of every shard") != std::string::npos);
+  for (const std::string& file : {path, path + ".1.json", path + ".2.json"}) std::filesystem::remove(file);
+  std::filesystem::remove_all(other_dir);
 }
 
 TEST_CASE("search.cp adds context-parallel layouts whose scenarios run with the sequence split over cp") {

@@ -9,10 +9,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/input_error.hpp"
+#include "cli/cli_support.hpp"
 #include "input/plan_file.hpp"
 
 namespace tpsim::test {
@@ -61,6 +63,44 @@ void check_wrong_kinds(const std::string& plan_text, const std::vector<std::stri
       }
     }
   }
+}
+
+// The text before its first line's "; programs" (the program counts depend on how the candidates were shared out)
+// and every line after it.
+inline std::string without_program_counts(const std::string& text) {
+  const size_t line_end = text.find('\n');
+  return text.substr(0, text.find("; programs")) + text.substr(line_end);
+}
+
+// Runs the plan at `path` whole and as `shards` shards, each written with --json and --top `top`, and merges them
+// with `tpsim plan merge`: the merged rows (and a serving plan's front), CSV and table equal the whole run's byte for
+// byte.
+inline void check_merge_matches_whole(const std::string& path, int shards, size_t top) {
+  const std::string k = " --top " + std::to_string(top);
+  const CommandResult whole = run_tpsim("plan " + path + k + " --json " + path + ".json --csv " + path + ".csv");
+  REQUIRE(whole.exit_code == 0);
+  std::string files;
+  for (int i = 1; i <= shards; ++i) {
+    const std::string shard = path + ".shard" + std::to_string(i) + ".json";
+    const std::string which = std::to_string(i) + "/" + std::to_string(shards);
+    REQUIRE(run_tpsim("plan " + path + k + " --shard " + which + " --json " + shard).exit_code == 0);
+    files += " " + shard;
+  }
+  const CommandResult merged =
+      run_tpsim("plan merge" + files + k + " --json " + path + ".merged.json --csv " + path + ".merged.csv");
+  INFO(merged.err);
+  REQUIRE(merged.exit_code == 0);
+  const nlohmann::ordered_json a = nlohmann::ordered_json::parse(read_file(path + ".json"));
+  const nlohmann::ordered_json b = nlohmann::ordered_json::parse(read_file(path + ".merged.json"));
+  CHECK(a["rows"].dump(2) == b["rows"].dump(2));
+  CHECK(a.value("front", nlohmann::ordered_json()).dump(2) == b.value("front", nlohmann::ordered_json()).dump(2));
+  CHECK(a["simulated"] == b["simulated"]);
+  CHECK(a["pruned"] == b["pruned"]);
+  CHECK(read_file(path + ".csv") == read_file(path + ".merged.csv"));
+  CHECK(without_program_counts(whole.out) == without_program_counts(merged.out));
+  for (const std::string suffix : {".json", ".csv", ".merged.json", ".merged.csv"})
+    std::filesystem::remove(path + suffix);
+  for (int i = 1; i <= shards; ++i) std::filesystem::remove(path + ".shard" + std::to_string(i) + ".json");
 }
 
 }  // namespace tpsim::test

@@ -305,6 +305,13 @@ TEST_CASE(
   std::filesystem::remove(path);
 }
 
+TEST_CASE("a serving plan run as 3 shards and merged ranks its rows and draws its front as the unsharded run does") {
+  const std::string path = test::plan_temp_file("serve_merge.yaml", kKvPlan);
+  test::check_merge_matches_whole(path, 3, 100);
+  test::check_merge_matches_whole(path, 3, 2);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("every key of a serving plan given a value of the wrong kind loads or is refused with a located line") {
   const std::vector<std::string> keys = {
       "implementation",    "workload.context_len", "workload.gen_len", "workload.targets",  "search.tp",
