@@ -311,11 +311,7 @@ TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes f
 }
 
 TEST_CASE("a plan run as 3 shards and merged ranks its rows as the unsharded run does, byte for byte") {
-  const std::string path = test::plan_temp_file("merge.yaml", kSmall);
-  test::check_merge_matches_whole(path, 3, 100);
-  // Shards written with their top 4 rows only: the union's top 4 are among them.
-  test::check_merge_matches_whole(path, 3, 4);
-  std::filesystem::remove(path);
+  test::check_merge_of_plan(kSmall, 4);
 }
 
 TEST_CASE("plan merge refuses files of different plans naming the key, and a candidate in two files") {

@@ -103,4 +103,13 @@ inline void check_merge_matches_whole(const std::string& path, int shards, size_
   for (int i = 1; i <= shards; ++i) std::filesystem::remove(path + ".shard" + std::to_string(i) + ".json");
 }
 
+// The plan `text` run whole and as 3 shards merged, with every row and with the shards' top `few` rows only (the
+// union's top `few` are among them): check_merge_matches_whole.
+inline void check_merge_of_plan(const std::string& text, size_t few) {
+  const std::string path = plan_temp_file("merge.yaml", text);
+  check_merge_matches_whole(path, 3, 100);
+  check_merge_matches_whole(path, 3, few);
+  std::filesystem::remove(path);
+}
+
 }  // namespace tpsim::test

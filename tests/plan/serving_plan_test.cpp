@@ -306,10 +306,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a serving plan run as 3 shards and merged ranks its rows and draws its front as the unsharded run does") {
-  const std::string path = test::plan_temp_file("serve_merge.yaml", kKvPlan);
-  test::check_merge_matches_whole(path, 3, 100);
-  test::check_merge_matches_whole(path, 3, 2);
-  std::filesystem::remove(path);
+  test::check_merge_of_plan(kKvPlan, 2);
 }
 
 TEST_CASE("every key of a serving plan given a value of the wrong kind loads or is refused with a located line") {
