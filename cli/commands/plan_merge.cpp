@@ -20,10 +20,10 @@ using Json = nlohmann::ordered_json;
 // A plan's --json file with every row of a large plan is a few MiB.
 constexpr int64_t kMaxPlanJsonBytes = int64_t{256} << 20;
 // Keys every shard of one plan writes alike (the pruning runs on every candidate in each shard).
-const char* const kPlanKeys[] = {"plan",     "fingerprint", "kind",       "rank_by",   "workload",
-                                 "targets",  "candidates",  "pruned",     "pruned_why"};
-const char* const kRequiredKeys[] = {"plan", "fingerprint", "candidates", "pruned", "simulated", "programs",
-                                     "failures", "rows"};
+const char* const kPlanKeys[] = {"plan",    "fingerprint", "kind",   "rank_by",   "workload",
+                                 "targets", "candidates",  "pruned", "pruned_why"};
+const char* const kRequiredKeys[] = {"plan",      "fingerprint", "candidates", "pruned",
+                                     "simulated", "programs",    "failures",   "rows"};
 
 // A value in an error line: short ones whole, long ones not.
 std::string shown(const Json& value) {

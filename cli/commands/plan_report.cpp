@@ -27,8 +27,8 @@ std::string targets_text(const Json& targets) {
   std::string text;
   if (targets.contains("ttft_s")) text += "TTFT <= " + num("%g", targets["ttft_s"].get<double>() * 1e3) + " ms";
   if (targets.contains("tpot_s")) {
-    text += (text.empty() ? "" : ", ") + std::string("TPOT <= ") + num("%g", targets["tpot_s"].get<double>() * 1e3) +
-            " ms";
+    text +=
+        (text.empty() ? "" : ", ") + std::string("TPOT <= ") + num("%g", targets["tpot_s"].get<double>() * 1e3) + " ms";
   }
   return text;
 }
@@ -128,12 +128,12 @@ std::string plan_table(const Json& doc) {
   std::vector<std::vector<std::string>> rows;
   for (const Json& p : doc["rows"]) {
     const Json& e = p["exposed_s"];
-    rows.push_back({whole(p["rank"]), whole(p["index"]), p["layout"].get<std::string>(), num("%.1f", p["time_s"].get<double>() * 1e3),
-                    num("%.0f", p["tokens_per_s_per_gpu"]), num("%.1f%%", p["mfu"].get<double>() * 100),
-                    num("%.1f", p["memory_GiB"]), num("%.1f%%", p["bubble_fraction"].get<double>() * 100),
-                    num("%.1f", e["tp"].get<double>() * 1e3), num("%.1f", e["pp"].get<double>() * 1e3),
-                    num("%.1f", e["dp"].get<double>() * 1e3), num("%.1f", e["ep"].get<double>() * 1e3),
-                    p["bound"].get<std::string>()});
+    rows.push_back({whole(p["rank"]), whole(p["index"]), p["layout"].get<std::string>(),
+                    num("%.1f", p["time_s"].get<double>() * 1e3), num("%.0f", p["tokens_per_s_per_gpu"]),
+                    num("%.1f%%", p["mfu"].get<double>() * 100), num("%.1f", p["memory_GiB"]),
+                    num("%.1f%%", p["bubble_fraction"].get<double>() * 100), num("%.1f", e["tp"].get<double>() * 1e3),
+                    num("%.1f", e["pp"].get<double>() * 1e3), num("%.1f", e["dp"].get<double>() * 1e3),
+                    num("%.1f", e["ep"].get<double>() * 1e3), p["bound"].get<std::string>()});
   }
   return text_table({"rank", "#", "layout", "step ms", "tok/s/GPU", "MFU", "mem GiB", "bubble", "tp ms", "pp ms",
                      "dp ms", "ep ms", "bound"},
