@@ -1,5 +1,5 @@
-// Writes a scenario as the YAML `tpsim run` reads: a plan's candidate layouts (plan/plan_space.hpp), with the plan's
-// model, GPU and calibration as it wrote them.
+// Writes a scenario as the YAML `tpsim run` reads: a plan's candidate layouts (plan/plan_space.hpp, training, and
+// plan/serving_space.hpp, serving), with the plan's model, GPU, calibration and implementation as it wrote them.
 #pragma once
 
 #include <cstdint>
@@ -33,5 +33,23 @@ struct TrainingLayout {
 
 // The scenario file of `layout` under `plan`.
 std::string write_training_scenario(const PlanSpec& plan, const TrainingLayout& layout);
+
+// One serving layout of a plan: a generate scenario of one serving unit (each value as the scenario file writes it).
+struct GenerateLayout {
+  std::string heading;  // the comment line's text
+  std::string name;
+  std::string topology;
+  int nodes = 1;
+  int batch = 1;  // sequences per TP group
+  std::string dtype = "bf16";
+  bool cuda_graphs = true;
+  int tp = 1, ep = 1;
+  std::string dispatcher = "nccl";
+  std::string tp_mode = "tp";
+  bool two_batch_overlap = false;
+};
+
+// The generate scenario file of `layout` under the serving plan `plan` (its context and output lengths).
+std::string write_generate_scenario(const PlanSpec& plan, const GenerateLayout& layout);
 
 }  // namespace tpsim::model

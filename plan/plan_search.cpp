@@ -7,8 +7,6 @@
 #include "base/input_error.hpp"
 #include "input/gpu_reader.hpp"
 #include "model/scenario.hpp"
-#include "plan/memory_estimate.hpp"
-#include "plan/plan_workers.hpp"
 #include "sim/cost/fabric.hpp"
 #include "sim/engine/simulation_cache.hpp"
 #include "sim/run/scenario_run.hpp"
@@ -69,13 +67,6 @@ void label(PlanRow& r) {
 
 }  // namespace
 
-std::string refusal_reason(const std::string& message) {
-  for (const char* word : {"divide", "split", "multiple of", "groups of", "evenly"}) {
-    if (message.find(word) != std::string::npos) return "divisibility";
-  }
-  return "unsupported";
-}
-
 Json row_numbers(const PlanRow& r) {
   Json j;
   j["variant"] = describe(r.layout);
@@ -111,37 +102,6 @@ PlanRow row_from(const Candidate& c, const Json& numbers) {
   row.layout = c.layout;
   label(row);  // workers send numbers only
   return row;
-}
-
-void simulate_all(const model::PlanSpec& plan, const std::vector<Candidate>& todo, const PlanOptions& options,
-                  int gpus_per_node, PlanResult& result) {
-  std::map<size_t, const Candidate*> by_index;
-  std::vector<WorkerJob> jobs;
-  for (const Candidate& c : todo) {
-    by_index[c.index] = &c;
-    jobs.push_back(WorkerJob{c.index, c.layout.program_key()});
-  }
-  const SimulateJob simulate = [&](size_t index, sim::SimulationCache& cache) {
-    const Candidate& c = *by_index.at(index);
-    const model::Scenario s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
-    cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
-    return row_numbers(row_of(c, sim::run_scenario(s)));
-  };
-  const TakeJob take = [&](size_t index, const Json* numbers, const std::string& error) {
-    const Candidate& c = *by_index.at(index);
-    if (!numbers) {
-      result.failures.push_back("candidate " + std::to_string(index) + " (" + describe(c.layout) + "): " + error);
-      return;
-    }
-    result.rows.push_back(row_from(c, *numbers));
-    if (options.on_row) options.on_row(index, *numbers);
-  };
-  const WorkerCounts counts =
-      simulate_in_workers(jobs, WorkerOptions{options.jobs, options.cache, options.progress}, simulate, take);
-  result.cache_hits += counts.cache_hits;
-  result.cache_misses += counts.cache_misses;
-  result.cache_saved_s += counts.cache_saved_s;
-  result.failures.insert(result.failures.end(), counts.crashes.begin(), counts.crashes.end());
 }
 
 double rank_value(const PlanRow& r, RankBy by) {
@@ -180,35 +140,13 @@ int plan_gpus_per_node(const model::PlanSpec& plan) {
 
 Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpus_per_node) {
   const Layout& l = c.layout;
-  Verdict v;
   if (plan.global_batch % (static_cast<int64_t>(l.dp) * l.micro_batch) != 0) {
-    v.reason = "divisibility";
-    v.detail = "global_batch does not divide over dp x micro_batch";
-    return v;
+    return Verdict{"divisibility", "global_batch does not divide over dp x micro_batch", 0};
   }
   model::Scenario s;
-  try {
-    s = model::parse_scenario(scenario_text(plan, c, gpus_per_node), plan.file);
-  } catch (const InputError& error) {
-    v.reason = refusal_reason(error.detail());
-    v.detail = error.detail();
-    return v;
-  }
-  const sim::GpuSpec gpu = sim::resolve_gpu(s);
-  try {
-    sim::check_hardware(s, gpu);
-  } catch (const InputError& error) {
-    v.reason = "placement";
-    v.detail = error.detail();
-    return v;
-  }
-  try {
-    v.memory_bytes = sim::estimate_memory(s, s.variants.front(), gpu).device_bytes();
-  } catch (const InputError& error) {
-    v.reason = refusal_reason(error.detail());
-    v.detail = error.detail();
-    return v;
-  }
+  sim::GpuSpec gpu;
+  Verdict v = check_scenario(scenario_text(plan, c, gpus_per_node), plan.file, s, gpu);
+  if (!v.reason.empty()) return v;
   if (const double usable = sim::usable_hbm_bytes(gpu); usable > 0 && v.memory_bytes > usable) {
     v.reason = "memory";
     v.detail = "above the GPU's usable HBM";
@@ -219,29 +157,14 @@ Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpu
 PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options) {
   PlanResult result;
   const model::ArchSpec arch = plan_arch(plan);
-  result.gpus_per_node = plan_gpus_per_node(plan);
-  const std::vector<Candidate> all = enumerate_candidates(plan, arch, result.gpus_per_node);
-  result.candidates = all.size();
-  std::vector<Candidate> kept;
-  for (const Candidate& c : all) {
-    const Verdict v = check_candidate(plan, c, result.gpus_per_node);
-    if (v.reason.empty()) {
-      kept.push_back(c);
-      continue;
-    }
-    ++result.pruned[v.reason];
-    ++result.why[v.reason][v.detail];
-  }
-  std::vector<Candidate> mine;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (i % options.shard_count != options.shard_index) continue;
-    if (const auto done = options.done.find(kept[i].index); done != options.done.end()) {
-      result.rows.push_back(row_from(kept[i], done->second));
-      continue;
-    }
-    mine.push_back(kept[i]);
-  }
-  simulate_all(plan, mine, options, result.gpus_per_node, result);
+  const int per_node = result.gpus_per_node = plan_gpus_per_node(plan);
+  SearchSteps<Candidate, PlanRow> steps;
+  steps.check = [&](const Candidate& c) { return check_candidate(plan, c, per_node); };
+  steps.scenario_text = [&](const Candidate& c) { return scenario_text(plan, c, per_node); };
+  steps.numbers = [](const Candidate& c, const sim::ScenarioRun& run) { return row_numbers(row_of(c, run)); };
+  steps.row = row_from;
+  result.rows =
+      search_candidates(enumerate_candidates(plan, arch, per_node), steps, options.search_run(plan.file), result);
   std::stable_sort(result.rows.begin(), result.rows.end(), [&](const PlanRow& a, const PlanRow& b) {
     const double x = rank_value(a, options.rank_by), y = rank_value(b, options.rank_by);
     return x != y ? x < y : a.index < b.index;

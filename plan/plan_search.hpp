@@ -13,6 +13,7 @@
 #include "base/enum_names.hpp"
 #include "input/plan_file.hpp"
 #include "plan/plan_space.hpp"
+#include "plan/search_steps.hpp"
 
 namespace tpsim::plan {
 
@@ -51,32 +52,21 @@ struct PlanOptions {
   // row simulated now (to journal it), both as row_numbers writes them.
   std::map<size_t, nlohmann::ordered_json> done;
   std::function<void(size_t index, const nlohmann::ordered_json& numbers)> on_row;
+  // The part of these options the shared search steps read, for candidates of `file`.
+  SearchRun search_run(const std::string& file) const {
+    return SearchRun{file, WorkerOptions{jobs, cache, progress}, shard_index, shard_count, done, on_row};
+  }
 };
 
 // A row's numbers as JSON (what workers send and journals keep: "variant" names the layout, "time_s" its step).
 nlohmann::ordered_json row_numbers(const PlanRow& row);
 
-struct PlanResult {
-  size_t candidates = 0;
-  std::map<std::string, int64_t> pruned;                      // reason -> candidates
-  std::map<std::string, std::map<std::string, int64_t>> why;  // reason -> message -> candidates
-  std::vector<PlanRow> rows;                                  // ranked
-  std::vector<std::string> failures;                          // candidates whose simulation was refused
-  int64_t cache_hits = 0, cache_misses = 0;
-  double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)
+struct PlanResult : SearchTotals {
+  std::vector<PlanRow> rows;  // ranked
   int gpus_per_node = 8;
 };
 
-// Whether (and why not) a candidate can run, without simulating it: empty reason when it can.
-struct Verdict {
-  std::string reason;  // divisibility | placement | memory | unsupported
-  std::string detail;
-  double memory_bytes = 0;
-};
 Verdict check_candidate(const model::PlanSpec& plan, const Candidate& candidate, int gpus_per_node);
-
-// The pruning reason of a scenario the loader refuses: divisibility (what does not split evenly) or unsupported.
-std::string refusal_reason(const std::string& message);
 
 PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options);
 // GPUs per node of the plan's GPU on its topology (located errors for a bad GPU or topology).

@@ -7,7 +7,6 @@
 #include "input/gpu_reader.hpp"
 #include "model/scenario.hpp"
 #include "plan/memory_estimate.hpp"
-#include "plan/plan_workers.hpp"
 #include "sim/run/scenario_run.hpp"
 
 namespace tpsim::plan {
@@ -42,37 +41,6 @@ ServingRow row_from(const model::PlanSpec& plan, const ServingCandidate& c, cons
   r.exposed_tp_s = j["exposed"]["tp_s"], r.exposed_ep_s = j["exposed"]["ep_s"];
   r.targets = check_targets(plan.serve, r.ttft_s, r.tpot_s);
   return r;
-}
-
-void simulate_all(const model::PlanSpec& plan, const std::vector<ServingCandidate>& todo, const PlanOptions& options,
-                  int gpus_per_node, ServingResult& result) {
-  std::map<size_t, const ServingCandidate*> by_index;
-  std::vector<WorkerJob> jobs;
-  for (const ServingCandidate& c : todo) {
-    by_index[c.index] = &c;
-    jobs.push_back(WorkerJob{c.index, c.layout.program_key()});
-  }
-  const SimulateJob simulate = [&](size_t index, sim::SimulationCache& cache) {
-    const ServingCandidate& c = *by_index.at(index);
-    const model::Scenario s = model::parse_scenario(serving_scenario_text(plan, c, gpus_per_node), plan.file);
-    cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
-    return serving_row_numbers(row_of(c, sim::run_scenario(s)));
-  };
-  const TakeJob take = [&](size_t index, const Json* numbers, const std::string& error) {
-    const ServingCandidate& c = *by_index.at(index);
-    if (!numbers) {
-      result.failures.push_back("candidate " + std::to_string(index) + " (" + describe(c.layout) + "): " + error);
-      return;
-    }
-    result.rows.push_back(row_from(plan, c, *numbers));
-    if (options.on_row) options.on_row(index, *numbers);
-  };
-  const WorkerCounts counts =
-      simulate_in_workers(jobs, WorkerOptions{options.jobs, options.cache, options.progress}, simulate, take);
-  result.cache_hits += counts.cache_hits;
-  result.cache_misses += counts.cache_misses;
-  result.cache_saved_s += counts.cache_saved_s;
-  result.failures.insert(result.failures.end(), counts.crashes.begin(), counts.crashes.end());
 }
 
 // Those that meet every target first, each part by tokens/s per GPU, ties by candidate number.
@@ -132,28 +100,9 @@ Verdict check_serving_candidate(const model::PlanSpec& plan, const ServingCandid
     return v;
   }
   model::Scenario s;
-  try {
-    s = model::parse_scenario(serving_scenario_text(plan, c, gpus_per_node), plan.file);
-  } catch (const InputError& error) {
-    v.reason = refusal_reason(error.detail());
-    v.detail = error.detail();
-    return v;
-  }
-  const sim::GpuSpec gpu = sim::resolve_gpu(s);
-  try {
-    sim::check_hardware(s, gpu);
-  } catch (const InputError& error) {
-    v.reason = "placement";
-    v.detail = error.detail();
-    return v;
-  }
-  try {
-    v.memory_bytes = sim::estimate_memory(s, s.variants.front(), gpu).device_bytes();
-  } catch (const InputError& error) {
-    v.reason = refusal_reason(error.detail());
-    v.detail = error.detail();
-    return v;
-  }
+  sim::GpuSpec gpu;
+  v = check_scenario(serving_scenario_text(plan, c, gpus_per_node), plan.file, s, gpu);
+  if (!v.reason.empty()) return v;
   const double usable = sim::usable_hbm_bytes(gpu);
   if (usable <= 0 || v.memory_bytes <= usable) return v;
   // The same layout serving one sequence: what the batch adds is its KV cache and its prefill's activations.
@@ -171,29 +120,16 @@ Verdict check_serving_candidate(const model::PlanSpec& plan, const ServingCandid
 
 ServingResult run_serving_plan(const model::PlanSpec& plan, const PlanOptions& options) {
   ServingResult result;
-  const int gpus_per_node = plan_gpus_per_node(plan);
-  const std::vector<ServingCandidate> all = enumerate_serving_candidates(plan, plan_arch(plan), gpus_per_node);
-  result.candidates = all.size();
-  std::vector<ServingCandidate> kept;
-  for (const ServingCandidate& c : all) {
-    const Verdict v = check_serving_candidate(plan, c, gpus_per_node);
-    if (v.reason.empty()) {
-      kept.push_back(c);
-      continue;
-    }
-    ++result.pruned[v.reason];
-    ++result.why[v.reason][v.detail];
-  }
-  std::vector<ServingCandidate> mine;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (i % options.shard_count != options.shard_index) continue;
-    if (const auto done = options.done.find(kept[i].index); done != options.done.end()) {
-      result.rows.push_back(row_from(plan, kept[i], done->second));
-      continue;
-    }
-    mine.push_back(kept[i]);
-  }
-  simulate_all(plan, mine, options, gpus_per_node, result);
+  const int per_node = plan_gpus_per_node(plan);
+  SearchSteps<ServingCandidate, ServingRow> steps;
+  steps.check = [&](const ServingCandidate& c) { return check_serving_candidate(plan, c, per_node); };
+  steps.scenario_text = [&](const ServingCandidate& c) { return serving_scenario_text(plan, c, per_node); };
+  steps.numbers = [](const ServingCandidate& c, const sim::ScenarioRun& run) {
+    return serving_row_numbers(row_of(c, run));
+  };
+  steps.row = [&](const ServingCandidate& c, const Json& numbers) { return row_from(plan, c, numbers); };
+  result.rows = search_candidates(enumerate_serving_candidates(plan, plan_arch(plan), per_node), steps,
+                                  options.search_run(plan.file), result);
   mark_pareto_front(result.rows);
   rank(result);
   std::sort(result.failures.begin(), result.failures.end());

@@ -44,15 +44,9 @@ struct ServingRow {
 // (rows at the same point are on it together). Whatever the targets.
 void mark_pareto_front(std::vector<ServingRow>& rows);
 
-struct ServingResult {
-  size_t candidates = 0;
-  std::map<std::string, int64_t> pruned;                      // reason -> candidates
-  std::map<std::string, std::map<std::string, int64_t>> why;  // reason -> message -> candidates
-  std::vector<ServingRow> rows;       // those meeting the targets ranked first, then those missing one
-  size_t meeting = 0;                 // rows that meet every target
-  std::vector<std::string> failures;  // candidates whose simulation was refused
-  int64_t cache_hits = 0, cache_misses = 0;
-  double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)
+struct ServingResult : SearchTotals {
+  std::vector<ServingRow> rows;  // those meeting the targets ranked first, then those missing one
+  size_t meeting = 0;            // rows that meet every target
 };
 
 // A row's numbers as JSON (what workers send and journals keep: "variant" names the layout, "time_s" the generate).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "input/scenario_writer.hpp"
 #include "input/serving_plan.hpp"
 #include "plan/plan_space.hpp"
 
@@ -87,27 +88,18 @@ std::vector<ServingCandidate> enumerate_serving_candidates(const model::PlanSpec
 
 std::string serving_scenario_text(const model::PlanSpec& plan, const ServingCandidate& c, int gpus_per_node) {
   const ServingLayout& l = c.layout;
-  std::ostringstream y;
-  y << "# " << plan.name << ", candidate " << c.index << ": " << describe(l);
-  if (l.replicas() > 1) y << " (one of " << l.replicas() << " replicas on " << l.gpus << " GPUs)";
-  y << "\n";
-  y << "name: " << plan.name << "-" << c.index << "\n";
-  y << "model: " << plan.model_yaml << "\n";
-  y << "hardware: {gpu: " << plan.gpu_yaml << ", topology: " << plan_topology(plan, l.unit_gpus(), gpus_per_node)
-    << ", nodes: " << l.nodes << "}\n";
-  y << "calibration: " << (plan.calibration_yaml.empty() ? std::string("default") : plan.calibration_yaml) << "\n";
-  if (!plan.implementation_yaml.empty()) y << "implementation: " << plan.implementation_yaml << "\n";
-  y << "workload: {phase: generate, batch: " << l.batch << ", context_len: " << plan.serve.context_len
-    << ", gen_len: " << plan.serve.gen_len << ", dtype: " << l.dtype
-    << ", layers: all, cuda_graphs: " << (l.cuda_graphs ? "true" : "false") << "}\n";
-  y << "parallelism: {tp: " << l.tp;
-  if (l.ep > 1) y << ", ep: " << l.ep;
-  y << "}\n";
-  if (l.dispatcher != "nccl") y << "moe: {dispatcher: " << l.dispatcher << "}\n";
-  y << "variants:\n  - {name: " << l.tp_mode << ", tp_mode: " << l.tp_mode;
-  if (l.two_batch_overlap) y << ", two_batch_overlap: true";
-  y << "}\n";
-  return y.str();
+  model::GenerateLayout g;
+  g.heading = plan.name + ", candidate " + std::to_string(c.index) + ": " + describe(l);
+  if (l.replicas() > 1) {
+    g.heading += " (one of " + std::to_string(l.replicas()) + " replicas on " + std::to_string(l.gpus) + " GPUs)";
+  }
+  g.name = plan.name + "-" + std::to_string(c.index);
+  g.topology = plan_topology(plan, l.unit_gpus(), gpus_per_node);
+  g.nodes = l.nodes;
+  g.batch = l.batch, g.dtype = l.dtype, g.cuda_graphs = l.cuda_graphs;
+  g.tp = l.tp, g.ep = l.ep;
+  g.dispatcher = l.dispatcher, g.tp_mode = l.tp_mode, g.two_batch_overlap = l.two_batch_overlap;
+  return model::write_generate_scenario(plan, g);
 }
 
 }  // namespace tpsim::plan

@@ -12,12 +12,12 @@
 #include "base/input_error.hpp"
 #include "base/units.hpp"
 #include "cli/arguments.hpp"
-#include "cli/commands/plan_serving_report.hpp"
+#include "cli/commands/plan_merge.hpp"
+#include "cli/commands/plan_report.hpp"
 #include "cli/commands/sweep_command.hpp"
 #include "cli/commands/sweep_journal.hpp"
 #include "cli/folder_lock.hpp"
 #include "cli/output_file.hpp"
-#include "cli/report/text_table.hpp"
 #include "plan/plan_search.hpp"
 #include "plan/serving_search.hpp"
 
@@ -25,94 +25,8 @@ namespace tpsim::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // More worker processes than this is a typo, not a machine (as tpsim sweep).
 constexpr int kMaxJobs = 1024;
-
-std::string num(const char* format, double value) {
-  return model::format_number(format, value);
-}
-
-std::string table(const plan::PlanResult& r, size_t top) {
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < r.rows.size() && i < top; ++i) {
-    const plan::PlanRow& p = r.rows[i];
-    rows.push_back({std::to_string(i + 1), std::to_string(p.index), plan::describe(p.layout),
-                    num("%.1f", p.time_s * 1e3), num("%.0f", p.tokens_per_s_per_gpu), num("%.1f%%", p.mfu * 100),
-                    num("%.1f", p.memory_bytes / kGiB), num("%.1f%%", p.bubble_fraction * 100),
-                    num("%.1f", p.exposed_tp_s * 1e3), num("%.1f", p.exposed_pp_s * 1e3),
-                    num("%.1f", p.exposed_dp_s * 1e3), num("%.1f", p.exposed_ep_s * 1e3), p.bound});
-  }
-  return text_table({"rank", "#", "layout", "step ms", "tok/s/GPU", "MFU", "mem GiB", "bubble", "tp ms", "pp ms",
-                     "dp ms", "ep ms", "bound"},
-                    rows, 3);
-}
-
-std::string summary(const plan::PlanResult& r, bool cache) {
-  std::string text = pruning_summary(r.candidates, r.pruned) + ", " + std::to_string(r.rows.size()) + " simulated";
-  if (!r.failures.empty()) text += ", " + std::to_string(r.failures.size()) + " refused by the simulator";
-  text += cache ? "; programs simulated " + std::to_string(r.cache_misses) + ", reused " +
-                      std::to_string(r.cache_hits) + "\n"
-                : "; every program simulated (--no-cache)\n";
-  return text;
-}
-
-Json json_of(const model::PlanSpec& spec, const plan::PlanResult& r, size_t top) {
-  Json j;
-  j["plan"] = spec.name;
-  j["candidates"] = r.candidates;
-  j["pruned"] = Json::object();
-  for (const auto& [reason, count] : r.pruned) j["pruned"][reason] = count;
-  j["pruned_why"] = Json::object();
-  for (const auto& [reason, messages] : r.why) {
-    for (const auto& [message, count] : messages) j["pruned_why"][reason][message] = count;
-  }
-  j["simulated"] = r.rows.size();
-  j["programs"] = {{"simulated", r.cache_misses}, {"reused", r.cache_hits}};
-  j["failures"] = r.failures;
-  j["rows"] = Json::array();
-  for (size_t i = 0; i < r.rows.size() && i < top; ++i) {
-    const plan::PlanRow& p = r.rows[i];
-    const plan::Layout& l = p.layout;
-    Json row;
-    row["rank"] = i + 1;
-    row["index"] = p.index;
-    row["layout"] = plan::describe(l);
-    row["gpus"] = l.gpus, row["tp"] = l.tp, row["pp"] = l.pp, row["dp"] = l.dp, row["ep"] = l.ep;
-    row["data_parallel"] = l.data_parallel, row["micro_batch"] = l.micro_batch, row["schedule"] = l.schedule;
-    row["virtual_stages"] = l.virtual_stages, row["recompute"] = l.recompute, row["tp_mode"] = l.tp_mode;
-    row["time_s"] = p.time_s;
-    row["tokens_per_s_per_gpu"] = p.tokens_per_s_per_gpu;
-    row["mfu"] = p.mfu;
-    row["memory_GiB"] = p.memory_bytes / kGiB;
-    row["bubble_fraction"] = p.bubble_fraction;
-    row["exposed_s"] = {{"tp", p.exposed_tp_s}, {"pp", p.exposed_pp_s}, {"dp", p.exposed_dp_s}, {"ep", p.exposed_ep_s}};
-    row["bound"] = p.bound;
-    row["simulated"] = p.simulated;
-    row["closed_form"] = p.closed_form;
-    j["rows"].push_back(row);
-  }
-  return j;
-}
-
-std::string csv_of(const plan::PlanResult& r, size_t top) {
-  std::string out =
-      "rank,index,layout,gpus,tp,pp,dp,ep,data_parallel,micro_batch,schedule,virtual_stages,recompute,tp_mode,time_s,"
-      "tokens_per_s_per_gpu,mfu,memory_GiB,bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,bound\n";
-  for (size_t i = 0; i < r.rows.size() && i < top; ++i) {
-    const plan::PlanRow& p = r.rows[i];
-    const plan::Layout& l = p.layout;
-    out += std::to_string(i + 1) + "," + std::to_string(p.index) + "," + plan::describe(l) + "," +
-           std::to_string(l.gpus) + "," + std::to_string(l.tp) + "," + std::to_string(l.pp) + "," +
-           std::to_string(l.dp) + "," + std::to_string(l.ep) + "," + l.data_parallel + "," +
-           std::to_string(l.micro_batch) + "," + l.schedule + "," + std::to_string(l.virtual_stages) + "," +
-           l.recompute + "," + l.tp_mode + "," + num("%.9g", p.time_s) + "," + num("%.9g", p.tokens_per_s_per_gpu) +
-           "," + num("%.6g", p.mfu) + "," + num("%.6g", p.memory_bytes / kGiB) + "," + num("%.6g", p.bubble_fraction) +
-           "," + num("%.9g", p.exposed_tp_s) + "," + num("%.9g", p.exposed_pp_s) + "," + num("%.9g", p.exposed_dp_s) +
-           "," + num("%.9g", p.exposed_ep_s) + "," + p.bound + "\n";
-  }
-  return out;
-}
 
 // The candidate's scenario, headed by why it was pruned where it was.
 template <typename Candidate, typename Write, typename Check>
@@ -172,7 +86,9 @@ static CLI::App* add_plan_options(CLI::App& app, PlanCommandOptions& o) {
       "plan",
       "Search the layouts of a training job or a serving deployment (a plan file), prune what cannot run, simulate and "
       "rank the rest");
-  plan->add_option("plan", o.plan, "Plan YAML file (see docs/plan.md)")->required()->check(CLI::ExistingFile);
+  plan->require_subcommand(0, 1);
+  // Not required by CLI11: `tpsim plan merge FILES` names none (run_plan_command asks for it).
+  plan->add_option("plan", o.plan, "Plan YAML file (see docs/plan.md)")->check(CLI::ExistingFile);
   plan->add_option("-j,--jobs", o.jobs, "Worker processes")->capture_default_str();
   plan->add_option("--top", o.top, "Rows to show (and write)")->capture_default_str();
   plan->add_option("--json", o.json_out, "Write the ranked rows and the pruning counts as JSON to FILE, or -")
@@ -192,6 +108,8 @@ static CLI::App* add_plan_options(CLI::App& app, PlanCommandOptions& o) {
 }
 
 int run_plan_command(const PlanCommandOptions& o) {
+  if (o.plan.empty())
+    throw InputError("tpsim plan needs a plan file (or the merge subcommand and the shards' --json files)");
   const model::PlanSpec spec = model::load_plan(o.plan);
   if (o.explain >= 0) return explain(spec, o.explain);
   if (o.jobs < 1 || o.jobs > kMaxJobs) {
@@ -225,22 +143,23 @@ int run_plan_command(const PlanCommandOptions& o) {
   std::vector<std::pair<std::string, std::string>> outputs;
   std::vector<std::string> failures;
   double saved_s = 0;
-  std::string json, csv, text;
+  Json doc;
+  std::string csv, text;
   if (spec.serving) {
     const plan::ServingResult result = plan::run_serving_plan(spec, options);
-    json = serving_json(spec, result, o.top).dump(2) + "\n";
-    csv = serving_csv(result, o.top);
-    text = serving_summary(spec, result, options.cache) + serving_table(result, o.top);
+    doc = serving_json(spec, result, o.top);
+    text = plan_summary(doc, options.cache) + serving_table(doc);
+    csv = serving_csv(doc);
     failures = result.failures, saved_s = result.cache_saved_s;
   } else {
     const plan::PlanResult result = plan::run_plan(spec, options);
-    json = json_of(spec, result, o.top).dump(2) + "\n";
-    csv = csv_of(result, o.top);
-    text = summary(result, options.cache) + table(result, o.top);
+    doc = plan_json(spec, result, options.rank_by, o.top);
+    text = plan_summary(doc, options.cache) + plan_table(doc);
+    csv = plan_csv(doc);
     failures = result.failures, saved_s = result.cache_saved_s;
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!o.json_out.empty()) outputs.emplace_back(o.json_out, json);
+  if (!o.json_out.empty()) outputs.emplace_back(o.json_out, doc.dump(2) + "\n");
   if (!o.csv_out.empty()) outputs.emplace_back(o.csv_out, csv);
   const bool stdout_taken = o.json_out == "-" || o.csv_out == "-";
   if (!stdout_taken) outputs.emplace_back("-", text);
@@ -258,6 +177,7 @@ int run_plan_command(const PlanCommandOptions& o) {
 void add_plan_command(CLI::App& app, Commands& commands) {
   auto options = std::make_shared<PlanCommandOptions>();
   CLI::App* plan_app = add_plan_options(app, *options);
+  add_plan_merge_command(*plan_app, commands);  // before its parent's entry: plan_app->parsed() holds for it too
   commands.push_back({plan_app, [options] { return run_plan_command(*options); }});
 }
 

@@ -2,6 +2,7 @@
 // determinism, on a small plan (Llama-3.1-8B on 8 H100s) and the shipped plans' pruning.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "plan/memory_estimate.hpp"
 #include "plan/plan_search.hpp"
 #include "plan/serving_search.hpp"
+#include "plan_test_support.hpp"
 #include "sim/engine/isolated_run.hpp"
 #include "sim/engine/simulation_cache.hpp"
 #include "sim/run/scenario_run.hpp"
@@ -30,23 +32,6 @@ const std::string kSmall =
     "workload: {global_batch: 8, seq_len: 2048}\n"
     "search: {tp: [2, 4], pp: [1, 2], micro_batch: 1, recompute: [selective, full], tp_mode: sp, "
     "schedule: [1f1b, zb-h1]}\n";
-
-std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("tpsim_plan_" + std::to_string(::getpid()) + "_" + name)).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
-// The error a plan text gets, or "" when it loads.
-std::string plan_error(const std::string& text) {
-  try {
-    model::parse_plan(text, "p.yaml");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -97,7 +82,7 @@ TEST_CASE("bad plan files are refused with one located line naming what is valid
   };
   for (const Case& c : cases) {
     INFO(c.text);
-    const std::string error = plan_error(c.text);
+    const std::string error = test::plan_error(c.text);
     CHECK(error.rfind(c.expect, 0) == 0);
     CHECK(error.find('\n') == std::string::npos);
   }
@@ -109,7 +94,8 @@ TEST_CASE("bad plan files are refused with one located line naming what is valid
 }
 
 TEST_CASE("tpsim plan refuses a bad plan file with exit 2 and one line on stderr") {
-  const std::string path = temp_file("bad.yaml", "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\n");
+  const std::string path =
+      test::plan_temp_file("bad.yaml", "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\n");
   const test::CommandResult r = test::run_tpsim("plan " + path);
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
@@ -186,7 +172,7 @@ TEST_CASE("the program cache gives the ranked numbers of uncached runs, bit for 
 }
 
 TEST_CASE("tpsim plan --explain N prints a scenario that tpsim run reproduces to the last digit") {
-  const std::string path = temp_file("small.yaml", kSmall);
+  const std::string path = test::plan_temp_file("small.yaml", kSmall);
   const test::CommandResult ranked = test::run_tpsim("plan " + path + " --json - --top 3");
   REQUIRE(ranked.exit_code == 0);
   const nlohmann::json plan = nlohmann::json::parse(ranked.out);
@@ -195,7 +181,7 @@ TEST_CASE("tpsim plan --explain N prints a scenario that tpsim run reproduces to
     const std::string index = std::to_string(row["index"].get<size_t>());
     const test::CommandResult explained = test::run_tpsim("plan " + path + " --explain " + index);
     REQUIRE(explained.exit_code == 0);
-    const std::string scenario = temp_file("explained.yaml", explained.out);
+    const std::string scenario = test::plan_temp_file("explained.yaml", explained.out);
     const test::CommandResult run = test::run_tpsim("run " + scenario + " --json -");
     REQUIRE(run.exit_code == 0);
     const nlohmann::json result = nlohmann::json::parse(run.out);
@@ -206,7 +192,7 @@ TEST_CASE("tpsim plan --explain N prints a scenario that tpsim run reproduces to
 }
 
 TEST_CASE("the same plan gives byte-identical outputs, and the same ranked rows with one or two workers") {
-  const std::string path = temp_file("small.yaml", kSmall);
+  const std::string path = test::plan_temp_file("small.yaml", kSmall);
   // The program counts depend on how candidates are shared over the workers; the ranked rows do not.
   const test::CommandResult one = test::run_tpsim("plan " + path + " -j 1 --json -");
   const test::CommandResult two = test::run_tpsim("plan " + path + " -j 2 --json -");
@@ -260,30 +246,11 @@ TEST_CASE(
                                          "search.data_parallel",
                                          "search.two_batch_overlap",
                                          "calibration"};
-  const std::vector<std::string> values = {"x", "-1", "0", "[]", "{}", "~", "[1, x]", "1.5", "99999999999999999999"};
-  for (const std::string& key : keys) {
-    for (const std::string& value : values) {
-      YAML::Node root = YAML::Load(kSmall);
-      const size_t dot = key.find('.');
-      if (dot == std::string::npos) {
-        root[key] = YAML::Load(value);
-      } else {
-        root[key.substr(0, dot)][key.substr(dot + 1)] = YAML::Load(value);
-      }
-      YAML::Emitter text;
-      text << root;
-      INFO(key + ": " + value);
-      try {
-        const model::PlanSpec spec = model::parse_plan(text.c_str(), "p.yaml");
-        plan::plan_gpus_per_node(spec);
-        plan::plan_arch(spec);
-      } catch (const InputError& error) {
-        const std::string what = error.what();
-        CHECK(what.rfind("p.yaml:", 0) == 0);
-        CHECK(what.find('\n') == std::string::npos);
-      }
-    }
-  }
+  test::check_wrong_kinds(kSmall, keys, [](const std::string& text) {
+    const model::PlanSpec spec = model::parse_plan(text, "p.yaml");
+    plan::plan_gpus_per_node(spec);
+    plan::plan_arch(spec);
+  });
 }
 
 TEST_CASE("the simulation cache reuses a timeline for an identical program only, within its byte budget") {
@@ -318,8 +285,8 @@ TEST_CASE("the simulation cache reuses a timeline for an identical program only,
 }
 
 TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes from them without simulating") {
-  const std::string path = temp_file("small.yaml", kSmall);
-  const std::string dir = temp_file("journal", "");
+  const std::string path = test::plan_temp_file("small.yaml", kSmall);
+  const std::string dir = test::plan_temp_file("journal", "");
   std::filesystem::remove(dir);
   const test::CommandResult first = test::run_tpsim("plan " + path + " -o " + dir + " --json -");
   REQUIRE(first.exit_code == 0);
@@ -341,6 +308,36 @@ TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes f
   CHECK(b["programs"]["simulated"].get<int>() < a["programs"]["simulated"].get<int>());
   std::filesystem::remove_all(dir);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("a plan run as 3 shards and merged ranks its rows as the unsharded run does, byte for byte") {
+  test::check_merge_of_plan(kSmall, 4);
+}
+
+TEST_CASE("plan merge refuses files of different plans naming the key, and a candidate in two files") {
+  const std::string path = test::plan_temp_file("merge_bad.yaml", kSmall);
+  // The same plan name (the file's), other bytes.
+  const std::filesystem::path other_dir = test::plan_temp_file("merge_other", "");
+  std::filesystem::remove(other_dir);
+  std::filesystem::create_directory(other_dir);
+  const std::string other = (other_dir / std::filesystem::path(path).filename()).string();
+  std::ofstream(other) << kSmall << "calibration: default\n";
+  REQUIRE(test::run_tpsim("plan " + path + " --shard 1/2 --json " + path + ".1.json").exit_code == 0);
+  REQUIRE(test::run_tpsim("plan " + path + " --shard 2/2 --json " + path + ".2.json").exit_code == 0);
+  REQUIRE(test::run_tpsim("plan " + other + " --shard 2/2 --json " + other + ".2.json").exit_code == 0);
+  const test::CommandResult mixed = test::run_tpsim("plan merge " + path + ".1.json " + other + ".2.json");
+  CHECK(mixed.exit_code == 2);
+  CHECK(mixed.err.find(other + ".2.json: 'fingerprint' is") != std::string::npos);
+  CHECK(std::count(mixed.err.begin(), mixed.err.end(), '\n') == 1);
+  const test::CommandResult twice = test::run_tpsim("plan merge " + path + ".1.json " + path + ".1.json");
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find(path + ".1.json: candidate ") != std::string::npos);
+  CHECK(twice.err.find(" is in " + path + ".1.json too") != std::string::npos);
+  const test::CommandResult half = test::run_tpsim("plan merge " + path + ".1.json");
+  CHECK(half.exit_code == 2);
+  CHECK(half.err.find("merge the --json files of every shard") != std::string::npos);
+  for (const std::string& file : {path, path + ".1.json", path + ".2.json"}) std::filesystem::remove(file);
+  std::filesystem::remove_all(other_dir);
 }
 
 TEST_CASE("search.cp adds context-parallel layouts whose scenarios run with the sequence split over cp") {
@@ -371,11 +368,11 @@ TEST_CASE("search.cp adds context-parallel layouts whose scenarios run with the 
 
 TEST_CASE("the plan's zero1 layouts shard the optimizer state: Llama-3.1-8B at tp 2 x dp 4 fits under zero1, not ddp") {
   // 4 billion parameters per GPU: DDP's 18 bytes each exceed the 80 GB H100; the distributed optimizer's 6 + 12/4 fit.
-  const std::string path =
-      temp_file("zero1.yaml",
-                "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {global_batch: 8, seq_len: 2048}\n"
-                "search: {tp: 2, pp: 1, micro_batch: 1, recompute: selective, tp_mode: sp, "
-                "data_parallel: [ddp, zero1]}\n");
+  const std::string path = test::plan_temp_file(
+      "zero1.yaml",
+      "model: llama-3.1-8b\nhardware: {gpu: h100-sxm, gpus: 8}\nworkload: {global_batch: 8, seq_len: 2048}\n"
+      "search: {tp: 2, pp: 1, micro_batch: 1, recompute: selective, tp_mode: sp, "
+      "data_parallel: [ddp, zero1]}\n");
   const test::CommandResult ranked = test::run_tpsim("plan " + path + " --json -");
   REQUIRE(ranked.exit_code == 0);
   const nlohmann::json plan = nlohmann::json::parse(ranked.out);

@@ -13,6 +13,7 @@
 #include "input/plan_file.hpp"
 #include "model/scenario.hpp"
 #include "plan/serving_search.hpp"
+#include "plan_test_support.hpp"
 
 using namespace tpsim;
 
@@ -35,22 +36,6 @@ const std::string kMoePlan =
     "workload: {phase: serve, context_len: 2048, gen_len: 64, targets: {ttft_s: 2.0, tpot_s: 0.050}}\n"
     "search: {tp: 1, ep: 8, batch: 8, dtype: fp8, dispatcher: deepep, two_batch_overlap: [false, true]}\n";
 
-std::string temp_file(const std::string& name, const std::string& text) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("tpsim_serve_" + std::to_string(::getpid()) + "_" + name)).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string plan_error(const std::string& text) {
-  try {
-    model::parse_plan(text, "p.yaml");
-  } catch (const InputError& error) {
-    return error.what();
-  }
-  return "";
-}
-
 plan::ServingRow point(size_t index, double tokens_per_s_per_user, double tokens_per_s_per_gpu) {
   plan::ServingRow row;
   row.index = index;
@@ -70,7 +55,7 @@ void check_explained_rows(const std::string& path, size_t rows) {
     const test::CommandResult explained = test::run_tpsim("plan " + path + " --explain " + index);
     REQUIRE(explained.exit_code == 0);
     INFO(explained.out);
-    const std::string scenario = temp_file("explained.yaml", explained.out);
+    const std::string scenario = test::plan_temp_file("explained.yaml", explained.out);
     const test::CommandResult run = test::run_tpsim("run " + scenario + " --json -");
     REQUIRE(run.exit_code == 0);
     const nlohmann::json result = nlohmann::json::parse(run.out)["results"][0];
@@ -142,7 +127,7 @@ TEST_CASE("bad serving plan files are refused with one located line naming what 
   };
   for (const Case& c : cases) {
     INFO(c.text);
-    const std::string error = plan_error(c.text);
+    const std::string error = test::plan_error(c.text);
     CHECK(error.rfind(c.expect, 0) == 0);
     CHECK(error.find('\n') == std::string::npos);
   }
@@ -223,7 +208,7 @@ TEST_CASE(
   CHECK(reasons["kv cache"] == 4);
   CHECK(reasons[""] == 4);
   // The JSON's counts are those: the four kept candidates simulated.
-  const std::string path = temp_file("kv.yaml", kKvPlan);
+  const std::string path = test::plan_temp_file("kv.yaml", kKvPlan);
   const test::CommandResult r = test::run_tpsim("plan " + path + " -j 2 --json -");
   REQUIRE(r.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -236,7 +221,7 @@ TEST_CASE(
 TEST_CASE("tpsim plan --explain N of a serving plan prints a generate scenario that tpsim run reproduces exactly") {
   // The shipped dense plan's top rows, and an MoE plan's expert-parallel candidates with and without two-batch overlap.
   check_explained_rows(std::string(TPSIM_SOURCE_DIR) + "/scenarios/plans/llama3-70b-8xh100-serve.yaml", 3);
-  const std::string moe = temp_file("moe.yaml", kMoePlan);
+  const std::string moe = test::plan_temp_file("moe.yaml", kMoePlan);
   check_explained_rows(moe, 2);
   const test::CommandResult explained = test::run_tpsim("plan " + moe + " --explain 1");
   CHECK_THAT(explained.out, Catch::Matchers::Contains("parallelism: {tp: 1, ep: 8}"));
@@ -293,8 +278,8 @@ TEST_CASE("a serving plan ranks the rows that meet its targets by tokens/s per G
 TEST_CASE(
     "a serving plan with an output folder journals its rows, a rerun resumes from them, and tpsim plot draws its "
     "front") {
-  const std::string path = temp_file("moe-journal.yaml", kMoePlan);
-  const std::string dir = temp_file("journal", "");
+  const std::string path = test::plan_temp_file("moe-journal.yaml", kMoePlan);
+  const std::string dir = test::plan_temp_file("journal", "");
   std::filesystem::remove(dir);
   const test::CommandResult first = test::run_tpsim("plan " + path + " -o " + dir + " --json -");
   const test::CommandResult again = test::run_tpsim("plan " + path + " -o " + dir + " --json -");
@@ -306,7 +291,7 @@ TEST_CASE(
   CHECK(a["programs"]["simulated"].get<int>() > 0);
   CHECK(b["programs"]["simulated"] == 0);
   // tpsim plot draws the rows against the front.
-  const std::string json = temp_file("moe.json", first.out), figure = temp_file("front.svg", "");
+  const std::string json = test::plan_temp_file("moe.json", first.out), figure = test::plan_temp_file("front.svg", "");
   const test::CommandResult plot = test::run_tpsim("plot " + json + " -o " + figure);
   CHECK(plot.exit_code == 0);
   CHECK_THAT(test::read_file(figure), Catch::Matchers::Contains("Pareto front"));
@@ -320,33 +305,18 @@ TEST_CASE(
   std::filesystem::remove(path);
 }
 
+TEST_CASE("a serving plan run as 3 shards and merged ranks its rows and draws its front as the unsharded run does") {
+  test::check_merge_of_plan(kKvPlan, 2);
+}
+
 TEST_CASE("every key of a serving plan given a value of the wrong kind loads or is refused with a located line") {
   const std::vector<std::string> keys = {
       "implementation",    "workload.context_len", "workload.gen_len", "workload.targets",  "search.tp",
       "search.ep",         "search.batch",         "search.dtype",     "search.dispatcher", "search.two_batch_overlap",
       "search.cuda_graphs"};
-  const std::vector<std::string> values = {"x", "-1", "0", "[]", "{}", "~", "[1, x]", "1.5", "99999999999999999999"};
-  for (const std::string& key : keys) {
-    for (const std::string& value : values) {
-      YAML::Node root = YAML::Load(kMoePlan);
-      const size_t dot = key.find('.');
-      if (dot == std::string::npos) {
-        root[key] = YAML::Load(value);
-      } else {
-        root[key.substr(0, dot)][key.substr(dot + 1)] = YAML::Load(value);
-      }
-      YAML::Emitter text;
-      text << root;
-      INFO(key + ": " + value);
-      try {
-        const model::PlanSpec spec = model::parse_plan(text.c_str(), "p.yaml");
-        const int per_node = plan::plan_gpus_per_node(spec);
-        plan::enumerate_serving_candidates(spec, plan::plan_arch(spec), per_node);
-      } catch (const InputError& error) {
-        const std::string what = error.what();
-        CHECK(what.rfind("p.yaml:", 0) == 0);
-        CHECK(what.find('\n') == std::string::npos);
-      }
-    }
-  }
+  test::check_wrong_kinds(kMoePlan, keys, [](const std::string& text) {
+    const model::PlanSpec spec = model::parse_plan(text, "p.yaml");
+    const int per_node = plan::plan_gpus_per_node(spec);
+    plan::enumerate_serving_candidates(spec, plan::plan_arch(spec), per_node);
+  });
 }

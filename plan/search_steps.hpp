@@ -1,0 +1,113 @@
+// The steps a training plan's and a serving plan's search share: the pre-simulation checks of a candidate's scenario
+// (the loader, the hardware, the memory estimate), pruning with the reasons counted, this shard's survivors (resumed
+// rows taken from the journal), and the simulation of the rest in worker processes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/scenario.hpp"
+#include "plan/plan_workers.hpp"
+#include "sim/cost/gpu_spec.hpp"
+#include "sim/run/scenario_run.hpp"
+
+namespace tpsim::plan {
+
+// Whether (and why not) a candidate can run, without simulating it: empty reason when it can.
+struct Verdict {
+  std::string reason;  // divisibility | placement | memory | kv cache | unsupported
+  std::string detail;
+  double memory_bytes = 0;
+};
+
+// The pruning reason of a scenario the loader refuses: divisibility (what does not split evenly) or unsupported.
+std::string refusal_reason(const std::string& message);
+
+// What every plan's search counts beside its rows.
+struct SearchTotals {
+  size_t candidates = 0;
+  std::map<std::string, int64_t> pruned;                      // reason -> candidates
+  std::map<std::string, std::map<std::string, int64_t>> why;  // reason -> message -> candidates
+  std::vector<std::string> failures;                          // candidates whose simulation was refused
+  int64_t cache_hits = 0, cache_misses = 0;
+  double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)
+};
+
+// Loads a candidate's scenario text and makes the checks `tpsim run` makes before simulating it: the loader's
+// (divisibility or unsupported), the hardware's (placement) and the memory estimate's; on a pass (empty reason) fills
+// `scenario`, `gpu` and the verdict's memory per GPU, which the caller compares with what fits.
+Verdict check_scenario(const std::string& text, const std::string& file, model::Scenario& scenario, sim::GpuSpec& gpu);
+
+// How a search treats its candidates (each kind of plan's own functions).
+template <typename Candidate, typename Row>
+struct SearchSteps {
+  std::function<Verdict(const Candidate&)> check;
+  std::function<std::string(const Candidate&)> scenario_text;
+  std::function<nlohmann::ordered_json(const Candidate&, const sim::ScenarioRun&)> numbers;  // a worker's
+  std::function<Row(const Candidate&, const nlohmann::ordered_json&)> row;                   // the parent's
+};
+
+// Options every search shares (PlanOptions' part that the steps read).
+struct SearchRun {
+  const std::string& file;
+  WorkerOptions workers;
+  size_t shard_index = 0, shard_count = 1;
+  const std::map<size_t, nlohmann::ordered_json>& done;
+  const std::function<void(size_t, const nlohmann::ordered_json&)>& on_row;
+};
+
+void add_worker_counts(const WorkerCounts& counts, SearchTotals& totals);
+
+// Prunes `all`, takes this shard's survivors (rows of those done from `run.done`), simulates the rest in workers;
+// the rows in no particular order (the caller ranks them).
+template <typename Candidate, typename Row>
+std::vector<Row> search_candidates(const std::vector<Candidate>& all, const SearchSteps<Candidate, Row>& steps,
+                                   const SearchRun& run, SearchTotals& totals) {
+  totals.candidates = all.size();
+  std::vector<const Candidate*> kept;
+  for (const Candidate& c : all) {
+    const Verdict v = steps.check(c);
+    if (v.reason.empty()) {
+      kept.push_back(&c);
+      continue;
+    }
+    ++totals.pruned[v.reason];
+    ++totals.why[v.reason][v.detail];
+  }
+  std::vector<Row> rows;
+  std::map<size_t, const Candidate*> todo;
+  std::vector<WorkerJob> jobs;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (i % run.shard_count != run.shard_index) continue;
+    const Candidate& c = *kept[i];
+    if (const auto done = run.done.find(c.index); done != run.done.end()) {
+      rows.push_back(steps.row(c, done->second));
+      continue;
+    }
+    todo[c.index] = &c;
+    jobs.push_back(WorkerJob{c.index, c.layout.program_key()});
+  }
+  const SimulateJob simulate = [&](size_t index, sim::SimulationCache& cache) {
+    const Candidate& c = *todo.at(index);
+    const model::Scenario s = model::parse_scenario(steps.scenario_text(c), run.file);
+    cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
+    return steps.numbers(c, sim::run_scenario(s));
+  };
+  const TakeJob take = [&](size_t index, const nlohmann::ordered_json* numbers, const std::string& error) {
+    const Candidate& c = *todo.at(index);
+    if (!numbers) {
+      totals.failures.push_back("candidate " + std::to_string(index) + " (" + describe(c.layout) + "): " + error);
+      return;
+    }
+    rows.push_back(steps.row(c, *numbers));
+    if (run.on_row) run.on_row(index, *numbers);
+  };
+  add_worker_counts(simulate_in_workers(jobs, run.workers, simulate, take), totals);
+  return rows;
+}
+
+}  // namespace tpsim::plan
