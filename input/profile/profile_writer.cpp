@@ -174,6 +174,8 @@ class Writer {
 
 }  // namespace
 
-std::string profile_yaml(const WrittenProfile& written) { return Writer(written).write(); }
+std::string profile_yaml(const WrittenProfile& written) {
+  return Writer(written).write();
+}
 
 }  // namespace tpsim::sim

@@ -47,7 +47,8 @@ auto& make_member(T& object) {
     } else {
       return member;
     }
-  }();
+  }
+  ();
   if constexpr (sizeof...(Rest) == 0) {
     return part;
   } else {
@@ -111,9 +112,15 @@ ProfileField with_source(ProfileField f, const char* source_key) {
   return f;
 }
 
-ProfileField text(const char* key) { return {key, Kind::kText}; }
-ProfileField fit(const char* key = "fit") { return {key, Kind::kFit}; }
-ProfileField part(const char* key) { return {key, Kind::kPart}; }
+ProfileField text(const char* key) {
+  return {key, Kind::kText};
+}
+ProfileField fit(const char* key = "fit") {
+  return {key, Kind::kFit};
+}
+ProfileField part(const char* key) {
+  return {key, Kind::kPart};
+}
 ProfileField nested(const ProfileSection& section) {
   ProfileField f{section.key, Kind::kNested};
   f.nested = &section;
@@ -140,8 +147,7 @@ ProfileSection gemm() {
            text("fp8_source"),
            with_source(fraction<&CostProfile::gemm, &GemmParams::grouped_efficiency>("grouped_efficiency"),
                        "grouped_source"),
-           text("grouped_source"),
-           fraction<&CostProfile::gemm, &GemmParams::hbm_efficiency>("hbm_efficiency", true),
+           text("grouped_source"), fraction<&CostProfile::gemm, &GemmParams::hbm_efficiency>("hbm_efficiency", true),
            microseconds<&CostProfile::gemm, &GemmParams::overhead_s>("overhead_us", true),
            with_source(count<&CostProfile::gemm, &GemmParams::tile_m>("tile_m", kMaxTile, true), "tile_source"),
            with_source(count<&CostProfile::gemm, &GemmParams::tile_n>("tile_n", kMaxTile, true), "tile_source"),
@@ -160,15 +166,15 @@ ProfileSection memory() {
 }
 
 ProfileSection attention() {
-  return {"attention",
-          {part("kernel"), part("kernels"),
-           fraction<&CostProfile::attention, &AttentionParams::efficiency>("efficiency", true), text("source"),
-           with_source(fraction<&CostProfile::attention, &AttentionParams::fp8_efficiency>("fp8_efficiency"),
-                       "fp8_source"),
-           text("fp8_source"),
-           with_source(fraction<&CostProfile::attention, &AttentionParams::backward_efficiency>("backward_efficiency"),
-                       "backward_source"),
-           text("backward_source"), fit()}};
+  return {
+      "attention",
+      {part("kernel"), part("kernels"),
+       fraction<&CostProfile::attention, &AttentionParams::efficiency>("efficiency", true), text("source"),
+       with_source(fraction<&CostProfile::attention, &AttentionParams::fp8_efficiency>("fp8_efficiency"), "fp8_source"),
+       text("fp8_source"),
+       with_source(fraction<&CostProfile::attention, &AttentionParams::backward_efficiency>("backward_efficiency"),
+                   "backward_source"),
+       text("backward_source"), fit()}};
 }
 
 // DeepEP's low-latency kernels: where the base has none, every value must be given.
@@ -186,7 +192,7 @@ const ProfileSection& deepep_low_latency() {
            "combine_nvlink_latency_us", true, kMaxDeepEpFloorUs),
        fraction<&CostProfile::deepep, &DeepEpParams::low_latency, &L::rdma_efficiency>("rdma_efficiency", true),
        microseconds<&CostProfile::deepep, &DeepEpParams::low_latency, &L::rdma_latency_s>("rdma_latency_us", true,
-                                                                                            kMaxDeepEpFloorUs)},
+                                                                                          kMaxDeepEpFloorUs)},
       &has_part<&CostProfile::deepep, &DeepEpParams::low_latency>,
       false};
   return section;
@@ -251,8 +257,8 @@ ProfileSection nccl() {
            count<&CostProfile::nccl_sms>("sms", kMaxSms, true), count<&CostProfile::nccl_nvls_sms>("nvls_sms", kMaxSms),
            count<&CostProfile::nccl_p2p_sms>("p2p_sms", kMaxSms), text("sms_source"), text("source"),
            with_source(microseconds<&CostProfile::nccl_call_latency_s>("call_latency_us", true), "call_latency_source"),
-           text("call_latency_source"),
-           fit("call_latency_fit"), nested(small_messages()), nested(ll()), nested(ll128()), fit()}};
+           text("call_latency_source"), fit("call_latency_fit"), nested(small_messages()), nested(ll()),
+           nested(ll128()), fit()}};
 }
 
 ProfileSection copy_engine() {
@@ -268,25 +274,25 @@ ProfileSection copy_engine() {
 // optional (absent, transfers draw nothing the model counts).
 ProfileSection power() {
   using W = PowerParams;
-  return {"power",
-          {value<&CostProfile::power, &W::measured_at_W>("measured_at_W", Reads::kRange, 1, 1e4, true),
-           text("measured_at_W_source"),
-           value<&CostProfile::power, &W::idle_W>("idle_W", Reads::kRange, 0, 1e4, true), text("idle_W_source"),
-           value<&CostProfile::power, &W::exponent>("exponent", Reads::kRange, 0.5, 10, true), text("exponent_source"),
-           value<&CostProfile::power, &W::transfer_pJ_per_bit>("transfer_pJ_per_bit", Reads::kRange, 0,
-                                                               kMaxEnergyPjPerBit),
-           text("transfer_pJ_per_bit_source"), text("source"), fit(), fit("curve_fit")},
-          &has_part<&CostProfile::power>};
+  return {
+      "power",
+      {value<&CostProfile::power, &W::measured_at_W>("measured_at_W", Reads::kRange, 1, 1e4, true),
+       text("measured_at_W_source"), value<&CostProfile::power, &W::idle_W>("idle_W", Reads::kRange, 0, 1e4, true),
+       text("idle_W_source"), value<&CostProfile::power, &W::exponent>("exponent", Reads::kRange, 0.5, 10, true),
+       text("exponent_source"),
+       value<&CostProfile::power, &W::transfer_pJ_per_bit>("transfer_pJ_per_bit", Reads::kRange, 0, kMaxEnergyPjPerBit),
+       text("transfer_pJ_per_bit_source"), text("source"), fit(), fit("curve_fit")},
+      &has_part<&CostProfile::power>};
 }
 
 ProfileSection launch() {
-  return {"launch",
-          {microseconds<&CostProfile::host_launch_s>("host_us", true),
-           microseconds<&CostProfile::stream_wait_s>("stream_wait_us", true),
-           microseconds<&CostProfile::gpu_wait_s>("gpu_wait_us", true),
-           with_source(microseconds<&CostProfile::collective_host_s>("collective_host_us", true),
-                       "collective_host_source"),
-           text("collective_host_source"), text("source"), fit(), fit("collective_host_fit")}};
+  return {
+      "launch",
+      {microseconds<&CostProfile::host_launch_s>("host_us", true),
+       microseconds<&CostProfile::stream_wait_s>("stream_wait_us", true),
+       microseconds<&CostProfile::gpu_wait_s>("gpu_wait_us", true),
+       with_source(microseconds<&CostProfile::collective_host_s>("collective_host_us", true), "collective_host_source"),
+       text("collective_host_source"), text("source"), fit(), fit("collective_host_fit")}};
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ struct ProfileSection {
   std::vector<ProfileField> fields;
   // Whether the profile has the section (nullptr: every profile has it; else an optional section).
   bool (*present)(const CostProfile&) = nullptr;
-  bool records_sources = true;  // the reader keeps where each value comes from (deepep.low_latency does not)
+  bool records_sources = true;     // the reader keeps where each value comes from (deepep.low_latency does not)
   bool shares_parent_fit = false;  // its values are fitted by the enclosing section's fit (nccl.small_messages)
 };
 
@@ -64,7 +64,7 @@ struct FitRecord {
   size_t points = 0;
   bool errors_listed = true;
   double max_abs_error_pct = 0;
-  double held_out_max_abs_error_pct = -1;  // -1: none
+  double held_out_max_abs_error_pct = -1;                    // -1: none
   std::vector<std::pair<std::string, double>> point_errors;  // origin (file:line), error in percent
 };
 
