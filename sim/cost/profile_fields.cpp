@@ -35,20 +35,21 @@ const auto* find_member(const T& object) {
   }
 }
 
-// The same member to write, creating the optional parts on the way.
+// A member to write: itself, or what its optional holds (created where absent).
+template <class M>
+auto& made(M& member) {
+  if constexpr (IsOptional<M>::value) {
+    if (!member) member.emplace();
+    return *member;
+  } else {
+    return member;
+  }
+}
+
+// The member at the end of the path to write, creating the optional parts on the way.
 template <auto First, auto... Rest, class T>
 auto& make_member(T& object) {
-  auto& member = object.*First;
-  using Member = std::remove_cvref_t<decltype(member)>;
-  auto& part = [&]() -> auto& {
-    if constexpr (IsOptional<Member>::value) {
-      if (!member) member.emplace();
-      return *member;
-    } else {
-      return member;
-    }
-  }
-  ();
+  auto& part = made(object.*First);
   if constexpr (sizeof...(Rest) == 0) {
     return part;
   } else {
