@@ -7,7 +7,7 @@
 #include "input/gpu_reader.hpp"
 #include "input/model/hf_config.hpp"
 #include "input/presets.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "input/yaml_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/graph/program_builder.hpp"

@@ -12,6 +12,7 @@
 #include "base/measurement.hpp"
 #include "sim/cost/gpu_spec.hpp"
 #include "sim/cost/profile.hpp"
+#include "sim/cost/profile_fields.hpp"
 
 namespace tpsim::calibrate {
 
@@ -94,7 +95,9 @@ std::string torch_collective_host_source();
 // binary, how to run it, the sections and the jobs that need them); empty when nothing is missing.
 std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit);
 
-// The profile as YAML, naming the measurement files and every fit's errors (profile_yaml.cpp).
-std::string profile_yaml(const ProfileFit& fit, const std::string& target_gpu, const std::vector<std::string>& files);
+// The profile as written (profile_record.cpp): its values, the measurement files, where every value comes from and
+// every fit's errors; input/profile/profile_writer.hpp writes it as YAML.
+sim::WrittenProfile profile_record(const ProfileFit& fit, const std::string& target_gpu,
+                                   const std::vector<std::string>& files);
 
 }  // namespace tpsim::calibrate

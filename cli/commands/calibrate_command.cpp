@@ -19,7 +19,8 @@
 #include "cli/output_file.hpp"
 #include "cli/report/trace_report.hpp"
 #include "input/presets.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 
 namespace tpsim::cli {
 
@@ -90,7 +91,7 @@ int calibrate_fit(const CalibrateOptions& options) {
   if (!decodes.empty()) calibrate::fit_decode(decodes, fit);
   std::vector<std::string> names;
   for (const std::string& file : options.files) names.push_back(file);
-  write_output(options.out, calibrate::profile_yaml(fit, target, names));
+  write_output(options.out, sim::profile_yaml(calibrate::profile_record(fit, target, names)));
   if (fit.other_gpu_points > 0) {
     std::cerr << "calibrate: " << fit.other_gpu_points << " points of other GPUs than " << gpu.name
               << " fit nothing here (only multi-node points fit the network section whatever their GPU)\n";

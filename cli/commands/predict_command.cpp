@@ -13,7 +13,7 @@
 #include "base/units.hpp"
 #include "input/gpu_reader.hpp"
 #include "input/presets.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 
 namespace tpsim::cli {
 

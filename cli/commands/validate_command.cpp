@@ -13,7 +13,7 @@
 #include "cli/commands/measurement_files.hpp"
 #include "cli/commands/trace_validate_command.hpp"
 #include "cli/output_file.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 
 namespace tpsim::cli {
 namespace {

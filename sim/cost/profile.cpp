@@ -1,5 +1,5 @@
 // Profile lookups: protocol regimes and attention kernels (the embedded defaults and the profile a scenario names
-// are read by input/profile_reader.cpp).
+// are read by input/profile/profile_reader.cpp).
 #include "sim/cost/profile.hpp"
 
 #include <filesystem>

@@ -206,8 +206,8 @@ struct CostProfile {
 
 // One optional transport section of a profile (one_shot, two_shot, nvls, multimem, multimem_gather, network, tree):
 // absent unless measured or given by its base. Its row in transport_sections() is the one place it is declared: the
-// reader (input/profile_reader.cpp), the fitter (calibrate/profile/profile_fit.cpp) and the writer
-// (calibrate/profile/profile_yaml.cpp) all loop over that table. docs/architecture.md shows adding one.
+// reader (input/profile/profile_reader.cpp), the fitter (calibrate/profile/profile_fit.cpp, profile_record.cpp) and the
+// writer (input/profile/profile_writer.cpp) all loop over that table. docs/architecture.md shows adding one.
 struct TransportSection {
   // How a section's one setting beside its transport reads: a byte count from 0, a positive byte count, a
   // rank count.

@@ -6,7 +6,7 @@
 #include "base/input_error.hpp"
 #include "base/units.hpp"
 #include "input/gpu_reader.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/memory/memory_footprint.hpp"
 #include "model/moe/moe_scenario.hpp"

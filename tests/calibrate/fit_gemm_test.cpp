@@ -8,6 +8,7 @@
 #include "calibrate/fits/gemm_fit.hpp"
 #include "calibrate/profile/profile_fit.hpp"
 #include "calibrate/sources/csv_table.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "model/graph/graph_builder.hpp"
 #include "model/layers/linear_attention.hpp"
 #include "test_support.hpp"
@@ -57,8 +58,8 @@ TEST_CASE("fp8 GEMM points fit gemm.fp8_efficiency, and without them it follows 
   const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu, &h100, "h100");
   REQUIRE(fit.profile.gemm.fp8_efficiency);
   CHECK(*fit.profile.gemm.fp8_efficiency == Approx(0.62).epsilon(1e-3));
-  CHECK(calibrate::profile_yaml(fit, "h100-sxm", {"fp8.jsonl"}).find("fp8_source: \"fitted on fp8 GEMMs") !=
-        std::string::npos);
+  CHECK(sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"fp8.jsonl"}))
+            .find("fp8_source: \"fitted on fp8 GEMMs") != std::string::npos);
   // The shipped H100 profile: 70.9% / 80.3% of its bf16 efficiency (max-achievable matmul, gemm_mamf.csv).
   CHECK(*h100.gemm.fp8_efficiency == Approx(h100.gemm.efficiency * 70.9 / 80.3).epsilon(1e-5));
 }

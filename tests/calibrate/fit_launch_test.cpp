@@ -7,7 +7,8 @@
 #include "calibrate/fits/ring_fit.hpp"
 #include "calibrate/profile/profile_fit.hpp"
 #include "fit_support.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -41,7 +42,7 @@ TEST_CASE(
   const calibrate::ProfileFit fit = calibrate::fit_profile(points, gpu, &base, "base.yaml");
   CHECK(fit.profile.nccl_call_latency_s == nccl_s);  // the base's NCCL part stays
   CHECK(fit.profile.collective_host_s == Approx(host_s).epsilon(1e-9));
-  const std::string yaml = calibrate::profile_yaml(fit, gpu.name, {"m.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, gpu.name, {"m.jsonl"}));
   const sim::CostProfile read = sim::parse_profile(yaml, "p.yaml");
   CHECK(read.collective_host_s == Approx(host_s).epsilon(1e-6));
   CHECK(read.sources.at("launch.collective_host_us").fitted);

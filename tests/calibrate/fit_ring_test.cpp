@@ -9,7 +9,8 @@
 #include "calibrate/fits/ring_fit.hpp"
 #include "calibrate/profile/profile_fit.hpp"
 #include "fit_support.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -154,7 +155,7 @@ TEST_CASE("ring all-reduces without all-gathers fit the call latency alone over 
                               [](const calibrate::ComponentFit& f) { return f.name == "nccl_call_latency"; });
   REQUIRE(c != fit.fits.end());
   CHECK(c->errors.size() == 4);  // the 8 GiB all-reduce runs Simple: latency does not show there
-  const std::string yaml = calibrate::profile_yaml(fit, gpu.name, {"m.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, gpu.name, {"m.jsonl"}));
   CHECK(yaml.find("  call_latency_us: 37\n  call_latency_source: \"fitted alone") != std::string::npos);
   CHECK(sim::parse_profile(yaml, "p.yaml").nccl_call_latency_s == Approx(call).epsilon(1e-6));
 }
@@ -197,7 +198,7 @@ TEST_CASE("ring points that name their NCCL protocol fit that regime, written ba
   CHECK(fit.profile.nccl_ll128->step_latency_s == Approx(3.5e-6).epsilon(1e-6));
   CHECK(fit.profile.nccl_ll128->link_efficiency == Approx(0.7).epsilon(1e-6));
   CHECK(std::find(fit.not_fitted.begin(), fit.not_fitted.end(), "nccl") == fit.not_fitted.end());
-  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"p.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"p.jsonl"}));
   CHECK_THAT(yaml, Contains("run with NCCL_PROTO=Simple") && Contains("  ll:\n    step_latency_us: 1.5\n") &&
                        Contains("  ll128:\n    step_latency_us: 3.5\n") && Contains("NCCL_PROTO=LL128"));
   const sim::CostProfile back = sim::parse_profile(yaml, "p.yaml");

@@ -10,7 +10,8 @@
 #include "calibrate/sources/csv_table.hpp"
 #include "calibrate/sources/public_convert.hpp"
 #include "fit_support.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "model/graph/op.hpp"
 #include "test_support.hpp"
 
@@ -98,7 +99,7 @@ TEST_CASE("a profile carried to the A100 scales its GEMM efficiency by the matmu
   CHECK_FALSE(fit.profile.gemm.fp8_efficiency);  // Ampere has no fp8 tensor cores
   CHECK_FALSE(fit.profile.nvls);                 // second-generation NVSwitch: no in-switch reduction
   CHECK(fit.profile.nccl.link_efficiency == fitted.nccl.link_efficiency);
-  const std::string yaml = calibrate::profile_yaml(fit, "a100-sxm", {"h100.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "a100-sxm", {"h100.jsonl"}));
   CHECK_THAT(yaml, Contains("86.9 / 80.3") && Contains("FlashAttention-2") && Contains("no nvls section"));
   // The shipped a100 profile is this transfer of the default fit, and its large square GEMMs reach
   // the published max-achievable 271.2 TFLOP/s within 1% (efficiency x peak = 86.9% of 312).
@@ -119,7 +120,7 @@ TEST_CASE("a profile carried to the A100 scales its GEMM efficiency by the matmu
 TEST_CASE("a profile fitted on GEMMs alone marks every other section not fitted, with one source each") {
   const auto gemms = calibrate::read_measurements(test::kMeasurements + "gemm_h100_bf16.jsonl");
   const calibrate::ProfileFit fit = calibrate::fit_profile(gemms, test::gpu_preset("h100-sxm"));
-  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"gemm.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"gemm.jsonl"}));
   // Each top-level section's lines, split at the next unindented key.
   size_t start = 0;
   int sections = 0;
@@ -225,7 +226,7 @@ TEST_CASE("the shipped b200 profile is its GEMM fit over the H100 profile, which
   CHECK(fit.profile.nvls_min_ranks == 6);
   CHECK(shipped.nvls_min_ranks == 6);
   CHECK(fit.not_fitted.size() >= 2);  // nccl, copy_engine
-  const std::string yaml = calibrate::profile_yaml(fit, "b200", {"gemm_b200_bf16.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "b200", {"gemm_b200_bf16.jsonl"}));
   CHECK(yaml.find("fit: \"not fitted here: as in h100\"") != std::string::npos);
 }
 

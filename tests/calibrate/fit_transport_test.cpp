@@ -9,7 +9,8 @@
 #include "calibrate/fits/tree_fit.hpp"
 #include "calibrate/profile/profile_fit.hpp"
 #include "calibrate/sources/csv_table.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -47,7 +48,7 @@ TEST_CASE("multi-node points fit only the network section, one system at a time,
   CHECK(fit.profile.network->link_efficiency == Approx(efficiency).epsilon(1e-6));
   REQUIRE(fit.fits.size() == 1);
   CHECK(fit.fits.front().name == "network");
-  const std::string yaml = calibrate::profile_yaml(fit, "b200", {"m.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "b200", {"m.jsonl"}));
   CHECK(yaml.find("network:\n  step_latency_us: 10\n") != std::string::npos);
   CHECK(sim::parse_profile(yaml, "p.yaml").network->link_efficiency == Approx(efficiency).epsilon(1e-5));
 }
@@ -76,7 +77,8 @@ TEST_CASE("the tree fit recovers NCCL tree latency and efficiency from the plan'
   REQUIRE(fit.fits.size() == 1);
   CHECK(fit.fits.front().name == "tree");
   CHECK(fit.fits.front().max_abs_error_pct < 1e-6);
-  const sim::CostProfile round_trip = sim::parse_profile(calibrate::profile_yaml(fit, "h100-sxm", {"tree.jsonl"}), "p");
+  const sim::CostProfile round_trip =
+      sim::parse_profile(sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"tree.jsonl"})), "p");
   REQUIRE(round_trip.tree);
   CHECK(round_trip.tree->link_efficiency == Approx(0.8).epsilon(1e-5));
 }

@@ -8,7 +8,8 @@
 #include "base/measurement.hpp"
 #include "calibrate/fits/power_curve_fit.hpp"
 #include "calibrate/profile/profile_fit.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -79,7 +80,7 @@ TEST_CASE(
   for (const char* capped : {"sweep.jsonl:2", "sweep.jsonl:3", "sweep.jsonl:4", "sweep.jsonl:5"}) {
     CHECK(std::count(origins.begin(), origins.end(), capped) == 0);
   }
-  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"sweep.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"sweep.jsonl"}));
   CHECK_THAT(yaml, Catch::Contains("idle_W_source: \"fitted on 5 GEMMs of 8192 x 8192 x 8192 bf16"));
   CHECK_THAT(yaml, Catch::Contains("curve_fit:\n    values: [idle_W, exponent]"));
   // The profile reads back with the fitted curve: at 500 W its clock derate is the curve's.

@@ -7,6 +7,7 @@
 #include "calibrate/profile/profile_fit.hpp"
 #include "calibrate/validation/composite_model.hpp"
 #include "composite_points.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "sim/cost/collective_time.hpp"
 #include "test_support.hpp"
 
@@ -55,7 +56,7 @@ TEST_CASE("GEMMs beside peer copies give back the energy per bit they were made 
   const sim::CostProfile base = test::profile_preset("h100-sxm");
   const calibrate::ProfileFit fit = calibrate::fit_profile(copy_overlaps(gpu, truth), gpu, &base, "h100");
   CHECK(fit.profile.power->transfer_pJ_per_bit == Approx(17.5).margin(0.05));
-  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"overlap.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"overlap.jsonl"}));
   CHECK_THAT(yaml, Catch::Contains("transfer_pJ_per_bit_source: \"fitted on 4 GEMMs beside one-way peer copies"));
   CHECK_THAT(yaml, Catch::Contains("held_out_max_abs_error_pct: 0.0"));
 }

@@ -7,7 +7,8 @@
 #include "calibrate/profile/profile_fit.hpp"
 #include "calibrate/validation/composite_validation.hpp"
 #include "composite_points.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
+#include "input/profile/profile_writer.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -185,7 +186,7 @@ TEST_CASE("GEMMs overlapped with collectives fit nccl.sms: the simulator's own s
   const sim::CostProfile h100 = test::profile_preset("h100-sxm");
   const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"), &h100, "h100");
   CHECK(fit.profile.nccl_sms == 24);
-  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"overlap.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"overlap.jsonl"}));
   CHECK(yaml.find("sms_source: \"fitted on 6 GEMMs beside collectives") != std::string::npos);
 }
 
@@ -205,8 +206,9 @@ TEST_CASE("peer copies of several sizes fit the copy engine's step latency and e
   const calibrate::ProfileFit fit = calibrate::fit_profile(points, test::gpu_preset("h100-sxm"));
   CHECK(fit.profile.copy_engine.step_latency_s == Approx(latency).epsilon(1e-6));
   CHECK(fit.profile.copy_engine.link_efficiency == Approx(efficiency).epsilon(1e-6));
-  CHECK(calibrate::profile_yaml(fit, "h100-sxm", {"c.jsonl"}).find("peer copies of several sizes") !=
-        std::string::npos);
+  CHECK(
+      sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"c.jsonl"})).find("peer copies of several sizes") !=
+      std::string::npos);
 }
 
 TEST_CASE("launch chains fit the host time per launch and per cross-stream wait, and the GPU's per wait") {
@@ -226,7 +228,7 @@ TEST_CASE("launch chains fit the host time per launch and per cross-stream wait,
   CHECK(fit.profile.host_launch_s == Approx(3.2e-6));
   CHECK(fit.profile.stream_wait_s == Approx(1.8e-6));
   CHECK(fit.profile.gpu_wait_s == 0);  // no queued chain: not measured
-  const std::string yaml = calibrate::profile_yaml(fit, "h100-sxm", {"launch.jsonl"});
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "h100-sxm", {"launch.jsonl"}));
   CHECK(sim::parse_profile(yaml, "p").stream_wait_s == Approx(1.8e-6));
   CHECK(yaml.find("gpu_wait_us 0 until measured") != std::string::npos);
   // Chains queued behind a busy kernel are GPU-bound: 1.9 us per empty kernel, 1.1 us more per wait.
@@ -236,7 +238,7 @@ TEST_CASE("launch chains fit the host time per launch and per cross-stream wait,
   const calibrate::ProfileFit both = calibrate::fit_profile(queued, test::gpu_preset("h100-sxm"));
   CHECK(both.profile.host_launch_s == Approx(3.2e-6));
   CHECK(both.profile.gpu_wait_s == Approx(1.1e-6));
-  const std::string both_yaml = calibrate::profile_yaml(both, "h100-sxm", {"launch.jsonl"});
+  const std::string both_yaml = sim::profile_yaml(calibrate::profile_record(both, "h100-sxm", {"launch.jsonl"}));
   CHECK(sim::parse_profile(both_yaml, "p").gpu_wait_s == Approx(1.1e-6));
   CHECK(both_yaml.find("queued behind a busy kernel") != std::string::npos);
   for (const calibrate::ComponentFit& c : both.fits) {

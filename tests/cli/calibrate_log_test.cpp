@@ -7,7 +7,7 @@
 
 #include "base/units.hpp"
 #include "cli/cli_support.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "sim/cost/profile.hpp"
 
 using namespace tpsim;

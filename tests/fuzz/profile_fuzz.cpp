@@ -1,5 +1,5 @@
 // Fuzz target: the calibration profile reader (YAML text to a CostProfile, bases included).
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "sim/cost/profile.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/input_error.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "model/graph/program_builder.hpp"
 #include "sim/engine/comm_plan.hpp"
 #include "sim/engine/isolated_run.hpp"

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/run/scenario_run.hpp"

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "base/input_error.hpp"
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost/profile.hpp"
 #include "sim/run/scenario_run.hpp"

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 #include "model/graph/program_builder.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/engine/isolated_run.hpp"

@@ -1,9 +1,10 @@
-// Profile YAML reader: sections gemm, memory, attention, linear_attention, deepep, nccl, copy_engine, the optional
-// transport sections (sim::transport_sections(): one_shot, two_shot, nvls, multimem, multimem_gather, network, tree),
-// power and launch; times in microseconds. A profile gives every required value or names its base
+// Profile YAML reader: the sections of their own shape as their tables say (sim::profile_sections(): gemm, memory,
+// attention, deepep, linear_attention, nccl, copy_engine, power, launch) and the optional transport sections
+// (sim::transport_sections(): one_shot, two_shot, nvls, multimem, multimem_gather, network, tree); times in
+// microseconds. A profile gives every required value or names its base
 // (a GPU preset's default profile or another profile file), whose values it overrides key by key. Every
 // value keeps where it came from: fitted (listed in its section's fit.values) or its source text.
-#include "input/profile_reader.hpp"
+#include "input/profile/profile_reader.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "model/layers/implementation.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/profile.hpp"
+#include "sim/cost/profile_fields.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -26,13 +28,8 @@ using model::YamlReader;
 
 // A base that names a base ... deeper than this is taken for a cycle.
 constexpr int kMaxBaseDepth = 8;
-// Bounds of integer parameters (narrowed to int): a tile or split of more than 2^16 rows, or more NCCL
-// SMs than any GPU has, is a typo.
-constexpr int64_t kMaxTile = 65536;
-constexpr int64_t kMaxSms = 1024;
+// More ranks than this (nvls.min_ranks) is a typo.
 constexpr int64_t kMaxRanks = 65536;
-// A GEMM's tail beside a comm kernel of more tile times than this is a typo (the fit gives about one).
-constexpr double kMaxTailTiles = 64;
 // The attention kernels a profile measures: every kernel a scenario's implementation.attention names but the
 // profile's own (fa2, fa3, cudnn).
 const std::vector<std::string> kAttentionKernels = [] {
@@ -41,26 +38,18 @@ const std::vector<std::string> kAttentionKernels = [] {
   return names;
 }();
 
-// What a profile without a base must give.
-const std::vector<std::pair<std::string, std::vector<std::string>>>& required_keys() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> keys = {
-      {"gemm",
-       {"efficiency", "hbm_efficiency", "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split"}},
-      {"memory", {"hbm_efficiency", "overhead_us"}},
-      {"attention", {"efficiency"}},
-      {"nccl", {"step_latency_us", "link_efficiency", "sms", "call_latency_us"}},
-      {"copy_engine", {"step_latency_us", "link_efficiency"}},
-      {"launch", {"host_us", "stream_wait_us", "gpu_wait_us", "collective_host_us"}}};
-  return keys;
-}
-
-// The required values `root` lacks, the first few by name ("gemm.tile_m, nccl.sms and 3 more"); empty if none.
+// The required values `root` lacks (the required keys of the sections every profile has), the first few by name
+// ("gemm.tile_m, nccl.sms and 3 more"); empty if none.
 std::string missing_required(const YAML::Node& root) {
   constexpr size_t kNamed = 4;
   std::vector<std::string> missing;
-  for (const auto& [section, keys] : required_keys()) {
-    for (const std::string& key : keys) {
-      if (!root[section] || !root[section].IsMap() || !root[section][key]) missing.push_back(section + "." + key);
+  for (const ProfileSection& section : profile_sections()) {
+    if (section.present) continue;
+    const YAML::Node node = root[section.key];
+    for (const ProfileField& field : section.fields) {
+      if (field.required && (!node || !node.IsMap() || !node[field.key])) {
+        missing.push_back(std::string(section.key) + "." + field.key);
+      }
     }
   }
   std::string text;
@@ -79,10 +68,14 @@ class ProfileReader {
 
   CostProfile read(const std::string& text) {
     const YAML::Node root = in_.parse_text(text);
-    std::vector<std::string> sections = {"gpu",    "base", "gemm",       "memory", "attention", "linear_attention",
-                                         "deepep", "nccl", "copy_engine"};
-    for (const TransportSection& section : transport_sections()) sections.emplace_back(section.key);
-    sections.insert(sections.end(), {"launch", "power", "source"});
+    std::vector<std::string> sections = {"gpu", "base"};
+    for (size_t i = 0; i < profile_sections().size(); ++i) {
+      if (i == kSectionsBeforeTransports) {
+        for (const TransportSection& section : transport_sections()) sections.emplace_back(section.key);
+      }
+      sections.emplace_back(profile_sections()[i].key);
+    }
+    sections.emplace_back("source");
     in_.expect_map(root, "the profile", sections);
     in_.require(root, "gpu", "the profile");
     CostProfile p;
@@ -231,87 +224,72 @@ class ProfileReader {
     return t;
   }
 
-  void read_gemm(CostProfile& p, const YAML::Node& node) const {
-    in_.expect_map(
-        node, "gemm",
-        {"efficiency", "fp8_efficiency", "fp8_source", "grouped_efficiency", "grouped_source", "hbm_efficiency",
-         "overhead_us", "tile_m", "tile_n", "small_m_tile_m", "min_k_per_split", "tile_source", "efficiency_source",
-         "memory_bound_source", "shared_tail_tiles", "shared_tail_source", "source", "fit"});
-    GemmParams& g = p.gemm;
-    if (node["efficiency"]) g.efficiency = fraction(node["efficiency"], "gemm.efficiency");
-    if (node["fp8_efficiency"]) g.fp8_efficiency = fraction(node["fp8_efficiency"], "gemm.fp8_efficiency");
-    if (node["grouped_efficiency"]) {
-      g.grouped_efficiency = fraction(node["grouped_efficiency"], "gemm.grouped_efficiency");
+  // One value of a section's table, `what` its name in errors.
+  double read_value(const YAML::Node& node, const std::string& what, const ProfileField& field) const {
+    switch (field.reads) {
+      case ProfileField::Reads::kFraction:
+        return fraction(node, what);
+      case ProfileField::Reads::kCount:
+        return bounded_int(node, what, static_cast<int64_t>(field.high));
+      case ProfileField::Reads::kRange:
+        break;
     }
-    if (node["hbm_efficiency"]) g.hbm_efficiency = fraction(node["hbm_efficiency"], "gemm.hbm_efficiency");
-    if (node["overhead_us"]) g.overhead_s = microseconds(node["overhead_us"], "gemm.overhead_us");
-    if (node["tile_m"]) g.tile_m = bounded_int(node["tile_m"], "gemm.tile_m", kMaxTile);
-    if (node["tile_n"]) g.tile_n = bounded_int(node["tile_n"], "gemm.tile_n", kMaxTile);
-    if (node["small_m_tile_m"]) g.small_m_tile_m = bounded_int(node["small_m_tile_m"], "gemm.small_m_tile_m", kMaxTile);
-    if (node["min_k_per_split"]) {
-      g.min_k_per_split = bounded_int(node["min_k_per_split"], "gemm.min_k_per_split", kMaxTile);
-    }
-    if (node["shared_tail_tiles"]) {
-      g.shared_tail_tiles = in_.number_in(node["shared_tail_tiles"], "gemm.shared_tail_tiles", 0, kMaxTailTiles);
-    }
-    record_sources(p, node, "gemm",
-                   {{"tile_m", "tile_source"},
-                    {"tile_n", "tile_source"},
-                    {"small_m_tile_m", "tile_source"},
-                    {"min_k_per_split", "tile_source"},
-                    {"fp8_efficiency", "fp8_source"},
-                    {"grouped_efficiency", "grouped_source"},
-                    {"shared_tail_tiles", "shared_tail_source"}});
+    const double value = in_.number_in(node, what, field.low, field.high);
+    return field.microseconds ? value * 1e-6 : value;
   }
 
-  void read_nccl(CostProfile& p, const YAML::Node& n) const {
-    p.nccl = transport(n, "nccl", p.nccl,
-                       {"sms", "sms_source", "nvls_sms", "p2p_sms", "call_latency_us", "call_latency_source",
-                        "call_latency_fit", "small_messages", "ll", "ll128"});
-    if (n["sms"]) p.nccl_sms = bounded_int(n["sms"], "nccl.sms", kMaxSms);
-    if (n["nvls_sms"]) p.nccl_nvls_sms = bounded_int(n["nvls_sms"], "nccl.nvls_sms", kMaxSms);
-    if (n["p2p_sms"]) p.nccl_p2p_sms = bounded_int(n["p2p_sms"], "nccl.p2p_sms", kMaxSms);
-    if (n["call_latency_us"]) p.nccl_call_latency_s = microseconds(n["call_latency_us"], "nccl.call_latency_us");
-    record_sources(p, n, "nccl", {{"call_latency_us", "call_latency_source"}});
-    if (n["call_latency_fit"]) check_fit(n["call_latency_fit"], "nccl.call_latency_fit");
-    if (const YAML::Node fit = n["call_latency_fit"]; fit && fit.IsMap() && n["call_latency_us"]) {
+  // The keys of a section's table that read by code of their own (attention's kernel and kernels).
+  void read_part(CostProfile& p, const YAML::Node& node, const std::string& key) const {
+    if (key == "kernel") p.attention.kernel = in_.choice(node, "attention.kernel", kAttentionKernels);
+    if (key == "kernels") read_attention_kernels(p, node);
+  }
+
+  // A section of its own shape (profile_sections()), `name` its place ("gemm", "nccl.small_messages"): its keys as
+  // its table says, every required one where the profile (its base) has no such section yet, then where each value
+  // comes from. A section whose values its enclosing section's fit fits shares `parent_fit`.
+  void read_section(CostProfile& p, const YAML::Node& node, const ProfileSection& section, const std::string& name,
+                    const YAML::Node& parent_fit = YAML::Node()) const {
+    std::vector<std::string> keys;
+    for (const ProfileField& field : section.fields) keys.emplace_back(field.key);
+    in_.expect_map(node, name, keys);
+    if (section.present && !section.present(p)) {
+      for (const ProfileField& field : section.fields) {
+        if (field.required) in_.require(node, field.key, name);
+      }
+    }
+    std::map<std::string, std::string> own_sources;
+    for (const ProfileField& field : section.fields) {
+      if (field.source_key) own_sources[field.key] = field.source_key;
+      const YAML::Node value = node[field.key];
+      if (!value) continue;
+      const std::string what = name + "." + field.key;
+      if (field.kind == ProfileField::Kind::kValue) field.set(p, read_value(value, what, field));
+      if (field.kind == ProfileField::Kind::kPart) read_part(p, value, field.key);
+      if (field.kind == ProfileField::Kind::kFit && std::string(field.key) != "fit") check_fit(value, what);
+      if (field.kind == ProfileField::Kind::kNested) {
+        read_section(p, value, *field.nested, what, field.nested->shares_parent_fit ? node["fit"] : YAML::Node());
+      }
+    }
+    check_section(p, node, name);
+    if (section.records_sources) record_sources(p, node, name, own_sources, parent_fit);
+    // nccl's per-call constant has a fit of its own.
+    if (const YAML::Node fit = node["call_latency_fit"];
+        name == "nccl" && fit && fit.IsMap() && node["call_latency_us"]) {
       p.sources["nccl.call_latency_us"].fitted = true;
       p.sources["nccl.call_latency_us"].source =
           "fitted: " + (fit["points"] ? fit["points"].Scalar() : std::string("?")) + " points";
     }
-    // A regime fitted with the ring's other regime shares the section's fit.
-    if (n["small_messages"]) {
-      p.nccl_small = optional_transport(p, n["small_messages"], "nccl.small_messages", p.nccl_small, {}, n["fit"]);
-    }
-    if (n["ll"]) p.nccl_ll = optional_transport(p, n["ll"], "nccl.ll", p.nccl_ll);
-    if (n["ll128"]) p.nccl_ll128 = optional_transport(p, n["ll128"], "nccl.ll128", p.nccl_ll128);
   }
 
-  // Where the base has no power section, all three values must be given.
-  void read_power(CostProfile& p, const YAML::Node& node) const {
-    in_.expect_map(node, "power",
-                   {"measured_at_W", "idle_W", "exponent", "transfer_pJ_per_bit", "measured_at_W_source",
-                    "idle_W_source", "exponent_source", "transfer_pJ_per_bit_source", "source", "fit", "curve_fit"});
-    if (!p.power) {
-      for (const char* key : {"measured_at_W", "idle_W", "exponent"}) in_.require(node, key, "power");
-    }
-    PowerParams w = p.power.value_or(PowerParams{});
-    if (node["measured_at_W"]) w.measured_at_W = in_.number_in(node["measured_at_W"], "power.measured_at_W", 1, 1e4);
-    if (node["idle_W"]) w.idle_W = in_.number_in(node["idle_W"], "power.idle_W", 0, 1e4);
-    if (node["exponent"]) w.exponent = in_.number_in(node["exponent"], "power.exponent", 0.5, 10);
-    // Optional: absent, transfers draw nothing the model counts.
-    if (node["transfer_pJ_per_bit"]) {
-      w.transfer_pJ_per_bit =
-          in_.number_in(node["transfer_pJ_per_bit"], "power.transfer_pJ_per_bit", 0, kMaxEnergyPjPerBit);
-    }
+  // What a section's values must keep together: power's idle draw below its measured draw.
+  void check_section(const CostProfile& p, const YAML::Node& node, const std::string& name) const {
+    if (name != "power") return;
+    const PowerParams& w = *p.power;
     if (w.idle_W >= w.measured_at_W) {
       in_.fail(node, "power.idle_W (" + model::format_number("%g", w.idle_W) +
                          " W) must be below power.measured_at_W (" + model::format_number("%g", w.measured_at_W) +
                          " W)");
     }
-    p.power = w;
-    record_sources(p, node, "power");
-    if (node["curve_fit"]) check_fit(node["curve_fit"], "power.curve_fit");
   }
 
   // attention.kernels: {fa2: {efficiency, backward_efficiency, source}, ...}, each kernel whole.
@@ -332,80 +310,6 @@ class ProfileReader {
       p.attention.kernels[name] = rates;
       record_sources(p, entry.second, section);
     }
-  }
-
-  // Where the base has none, every value must be given.
-  void read_linear_attention(CostProfile& p, const YAML::Node& node) const {
-    in_.expect_map(node, "linear_attention",
-                   {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us", "backward_ratio",
-                    "source", "fit"});
-    if (!p.linear_attention) {
-      for (const char* key :
-           {"efficiency", "chunk_step_us", "decode_hbm_efficiency", "decode_overhead_us", "backward_ratio"}) {
-        in_.require(node, key, "linear_attention");
-      }
-    }
-    LinearAttentionParams l = p.linear_attention.value_or(LinearAttentionParams{});
-    if (node["efficiency"]) l.efficiency = fraction(node["efficiency"], "linear_attention.efficiency");
-    if (node["chunk_step_us"]) l.chunk_step_s = microseconds(node["chunk_step_us"], "linear_attention.chunk_step_us");
-    if (node["decode_hbm_efficiency"]) {
-      l.decode_hbm_efficiency = fraction(node["decode_hbm_efficiency"], "linear_attention.decode_hbm_efficiency");
-    }
-    if (node["decode_overhead_us"]) {
-      l.decode_overhead_s = microseconds(node["decode_overhead_us"], "linear_attention.decode_overhead_us");
-    }
-    if (node["backward_ratio"]) {
-      // Guards, not measurements: a backward does at least half its forward's work and far less than 20 times it
-      // (FlashAttention's is 2.5 times, FLA's gated delta rule's 2.7).
-      l.backward_ratio = in_.number_in(node["backward_ratio"], "linear_attention.backward_ratio", 0.5, 20);
-    }
-    p.linear_attention = l;
-    record_sources(p, node, "linear_attention");
-  }
-
-  // Where the base has none, both values must be given.
-  // Where the base has none, every value must be given.
-  void read_deepep_low_latency(DeepEpParams& d, const YAML::Node& node) const {
-    const std::vector<std::string> keys = {
-        "dispatch_nvlink_efficiency", "combine_nvlink_efficiency", "dispatch_nvlink_latency_us",
-        "combine_nvlink_latency_us",  "rdma_efficiency",           "rdma_latency_us"};
-    in_.expect_map(node, "deepep.low_latency", keys);
-    if (!d.low_latency) {
-      for (const std::string& key : keys) in_.require(node, key.c_str(), "deepep.low_latency");
-    }
-    DeepEpLowLatencyParams l = d.low_latency.value_or(DeepEpLowLatencyParams{});
-    const auto rate = [&](const char* key, double& out) {
-      if (node[key]) out = fraction(node[key], std::string("deepep.low_latency.") + key);
-    };
-    // A kernel's floor: 1 ms is far above any published one (tens of microseconds).
-    const auto floor = [&](const char* key, double& out) {
-      if (node[key]) out = in_.number_in(node[key], std::string("deepep.low_latency.") + key, 0, 1000) * 1e-6;
-    };
-    rate("dispatch_nvlink_efficiency", l.dispatch_nvlink_efficiency);
-    rate("combine_nvlink_efficiency", l.combine_nvlink_efficiency);
-    rate("rdma_efficiency", l.rdma_efficiency);
-    floor("dispatch_nvlink_latency_us", l.dispatch_nvlink_latency_s);
-    floor("combine_nvlink_latency_us", l.combine_nvlink_latency_s);
-    floor("rdma_latency_us", l.rdma_latency_s);
-    d.low_latency = l;
-  }
-
-  void read_deepep(CostProfile& p, const YAML::Node& node) const {
-    in_.expect_map(node, "deepep", {"nvlink_efficiency", "rdma_efficiency", "low_latency", "source", "fit"});
-    if (!p.deepep) {
-      for (const char* key : {"nvlink_efficiency", "rdma_efficiency"}) in_.require(node, key, "deepep");
-    }
-    DeepEpParams d = p.deepep.value_or(DeepEpParams{});
-    if (node["nvlink_efficiency"])
-      d.nvlink_efficiency = fraction(node["nvlink_efficiency"], "deepep.nvlink_efficiency");
-    // DeepEP's own count includes the bytes a node sends itself, so its rate may exceed the NIC's: up to the EP
-    // group's nodes over its other nodes, 4 a guard far above two nodes' 2 (the published rows give 1.08).
-    if (node["rdma_efficiency"]) {
-      d.rdma_efficiency = in_.number_in(node["rdma_efficiency"], "deepep.rdma_efficiency", 0.01, 4);
-    }
-    if (node["low_latency"]) read_deepep_low_latency(d, node["low_latency"]);
-    p.deepep = d;
-    record_sources(p, node, "deepep");
   }
 
   // An optional transport section (transport_sections()) and its setting.
@@ -430,54 +334,16 @@ class ProfileReader {
     }
   }
 
+  // The sections of their own shape and the optional transport sections, in the order a written profile gives them.
   void read_sections(const YAML::Node& root, CostProfile& p) const {
-    if (root["gemm"]) read_gemm(p, root["gemm"]);
-    if (const YAML::Node m = root["memory"]) {
-      in_.expect_map(m, "memory", {"hbm_efficiency", "overhead_us", "source", "fit"});
-      if (m["hbm_efficiency"]) p.memory.hbm_efficiency = fraction(m["hbm_efficiency"], "memory.hbm_efficiency");
-      if (m["overhead_us"]) p.memory.overhead_s = microseconds(m["overhead_us"], "memory.overhead_us");
-      record_sources(p, m, "memory");
-    }
-    if (const YAML::Node a = root["attention"]) {
-      in_.expect_map(a, "attention",
-                     {"kernel", "kernels", "efficiency", "fp8_efficiency", "fp8_source", "backward_efficiency",
-                      "backward_source", "source", "fit"});
-      if (a["kernel"]) p.attention.kernel = in_.choice(a["kernel"], "attention.kernel", kAttentionKernels);
-      if (a["kernels"]) read_attention_kernels(p, a["kernels"]);
-      if (a["efficiency"]) p.attention.efficiency = fraction(a["efficiency"], "attention.efficiency");
-      if (a["fp8_efficiency"]) p.attention.fp8_efficiency = fraction(a["fp8_efficiency"], "attention.fp8_efficiency");
-      if (a["backward_efficiency"]) {
-        p.attention.backward_efficiency = fraction(a["backward_efficiency"], "attention.backward_efficiency");
+    const std::vector<ProfileSection>& sections = profile_sections();
+    for (size_t i = 0; i < sections.size(); ++i) {
+      if (i == kSectionsBeforeTransports) {
+        for (const TransportSection& section : transport_sections()) {
+          if (const YAML::Node node = root[section.key]) read_transport_section(p, node, section);
+        }
       }
-      record_sources(p, a, "attention", {{"fp8_efficiency", "fp8_source"}, {"backward_efficiency", "backward_source"}});
-    }
-    if (root["linear_attention"]) read_linear_attention(p, root["linear_attention"]);
-    if (root["deepep"]) read_deepep(p, root["deepep"]);
-    if (root["nccl"]) read_nccl(p, root["nccl"]);
-    if (const YAML::Node c = root["copy_engine"]) {
-      p.copy_engine = transport(c, "copy_engine", p.copy_engine, {"all_ranks_link_efficiency", "all_ranks_source"});
-      if (c["all_ranks_link_efficiency"]) {
-        p.copy_engine_all_ranks_efficiency =
-            fraction(c["all_ranks_link_efficiency"], "copy_engine.all_ranks_link_efficiency");
-      }
-      record_sources(p, c, "copy_engine", {{"all_ranks_link_efficiency", "all_ranks_source"}});
-    }
-    for (const TransportSection& section : transport_sections()) {
-      if (const YAML::Node node = root[section.key]) read_transport_section(p, node, section);
-    }
-    if (root["power"]) read_power(p, root["power"]);
-    if (const YAML::Node l = root["launch"]) {
-      in_.expect_map(l, "launch",
-                     {"host_us", "stream_wait_us", "gpu_wait_us", "collective_host_us", "collective_host_source",
-                      "collective_host_fit", "source", "fit"});
-      if (l["gpu_wait_us"]) p.gpu_wait_s = microseconds(l["gpu_wait_us"], "launch.gpu_wait_us");
-      if (l["host_us"]) p.host_launch_s = microseconds(l["host_us"], "launch.host_us");
-      if (l["stream_wait_us"]) p.stream_wait_s = microseconds(l["stream_wait_us"], "launch.stream_wait_us");
-      if (l["collective_host_us"]) {
-        p.collective_host_s = microseconds(l["collective_host_us"], "launch.collective_host_us");
-      }
-      record_sources(p, l, "launch", {{"collective_host_us", "collective_host_source"}});
-      if (l["collective_host_fit"]) check_fit(l["collective_host_fit"], "launch.collective_host_fit");
+      if (const YAML::Node node = root[sections[i].key]) read_section(p, node, sections[i], sections[i].key);
     }
   }
 
