@@ -203,8 +203,8 @@ double accumulated_unsharded_gradient_bytes(const ArchSpec& a, const Workload& w
   const DataParallel& dp = w.data_parallel;
   if (!dp.enabled() || !dp.fsdp || w.phase != Phase::kTrain) return 0.0;
   const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
-  const double params =
-      layer_parameters_per_rank(a, s, LayerRange{w.first_layer, w.layers}) + end_parameters_per_rank(a, tp, w.embedding, w.head);
+  const double params = layer_parameters_per_rank(a, s, LayerRange{w.first_layer, w.layers}) +
+                        end_parameters_per_rank(a, tp, w.embedding, w.head);
   return dp.reduce_bytes * params;
 }
 

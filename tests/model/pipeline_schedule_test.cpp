@@ -194,8 +194,8 @@ TEST_CASE("gradients accumulated over the micro-batches peak beside the activati
   }
   // One micro-batch: its backward is the last, which reduces the gradients as it makes them.
   const model::PipelineSchedule single = model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, 4, 1);
-  for (const model::HeldPeak& h : model::peak_held(single, std::vector<std::vector<double>>(4, {a}),
-                                                   std::vector<std::vector<double>>(4, {2.5}))) {
+  for (const model::HeldPeak& h :
+       model::peak_held(single, std::vector<std::vector<double>>(4, {a}), std::vector<std::vector<double>>(4, {2.5}))) {
     CHECK(h.gradient_bytes == 0.0);
     CHECK(h.activation_bytes == a);
   }

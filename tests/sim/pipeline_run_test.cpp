@@ -123,15 +123,16 @@ TEST_CASE("1F1B's stage s holds p-s micro-batches' saved activations, GPipe's ev
         Approx(6 * middle.saved.forward_bytes).epsilon(1e-12));
 }
 
-TEST_CASE("FSDP under a pipeline holds each stage's whole gradient in the reduce dtype from its first backward to its last",
+TEST_CASE("FSDP under a pipeline holds each stage's whole gradient in the reduce dtype until its last backward",
           "[sim][pipeline]") {
   // PyTorch's pipeline stages reduce FSDP's gradients in the last micro-batch's backward only: until then each stage
   // holds its chunk's gradient unsharded, in the reduce dtype. DDP accumulates into its whole gradients anyway.
   const auto fsdp_job = [](int microbatches, const std::string& data_parallel) {
-    return run("name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}\n"
-               "workload: {phase: train, batch: 1, seq_len: 2048, microbatches: " +
-               std::to_string(microbatches) + "}\nparallelism: {tp: 2, pp: 4, dp: 2}\n" + data_parallel +
-               "variants: [{name: sp, tp_mode: sp}]\n");
+    return run(
+        "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}\n"
+        "workload: {phase: train, batch: 1, seq_len: 2048, microbatches: " +
+        std::to_string(microbatches) + "}\nparallelism: {tp: 2, pp: 4, dp: 2}\n" + data_parallel +
+        "variants: [{name: sp, tp_mode: sp}]\n");
   };
   for (const auto& [reduce, bytes] : std::vector<std::pair<std::string, double>>{{"fp32", 4.0}, {"bf16", 2.0}}) {
     CAPTURE(reduce);
