@@ -605,6 +605,8 @@ TRAINING_JOBS = {
     "TT2-2": titan("llama-3.1-8b", 1, 1, 65536, "full", 1, 4, True, cp=2),
     "TT2-3": titan("llama-3.1-8b", 1, 1, 131072, "full", 1, 2, True, cp=4),
     "TT2-4": titan("llama-3.1-8b", 1, 1, 262144, "full", 1, 1, True, cp=8),
+    # The 405B rows' local batch of 8 in 8 micro-batches: TorchTitan's default without pipeline_parallel_microbatches is
+    # the pp degree (9dec370's torchtitan/parallelisms/pipeline_llama.py).
     "TT6-1": titan("llama-3.1-405b", 64, 1, 32768, "full", 8, 8, True, pp=8, microbatches=8, variants="async"),
     "TT6-2": titan("llama-3.1-405b", 64, 1, 65536, "full", 8, 4, True, pp=8, microbatches=8, variants="async", cp=2),
     "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4),
