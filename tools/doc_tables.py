@@ -524,7 +524,9 @@ def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, m
     implementation = ("{preset: torchtitan-2024, add_norm: separate, rms_norm: eager, swiglu: eager}" if eager
                       else "torchtitan-2024")
     dtype = ", dtype: fp8, fp8_recipe: tensorwise" if fp8 else ""
-    # 405B's 126 layers over 8 stages: the two end stages, beside the embedding and the LM head, a layer lighter (assumed).
+    # 405B's 126 layers over 8 stages as TorchTitan splits them without split points (9dec370's
+    # torchtitan/parallelisms/pipelining_utils.py generate_split_points: 126 // 8 layers each, the 6 left over one
+    # each to the stages after the first): 15, then 16 six times, the last 15.
     pipeline = "pipeline: {schedule: 1f1b, chunk_layers: [15, 16, 16, 16, 16, 16, 16, 15]}\n" if pp > 1 else ""
     names = {"sp": "{name: sp, tp_mode: sp}", "async": "{name: async, tp_mode: async, chunks: 8, transport: copy_engine}"}
     return (f"model: {model}\nhardware: {{gpu: h100-sxm-96gb, topology: ib-rail, nodes: {nodes}}}\n"
@@ -561,11 +563,26 @@ def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False
             "variants: [" + ("{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}") + "]\n")
 
 
-def fms(model, gpu, gpus, nic, recompute):
+# fms-fsdp as the blog's rows ran (pytorch.org 2024-03-13, "Maximizing training throughput using PyTorch FSDP", and
+# foundation-model-stack/fms-fsdp's README of that day, 5e522b4): FSDP1 in bf16 with bf16 gradient reduction
+# (fms_fsdp/policies/mixed_precision.py bfSixteen), HYBRID_SHARD for 7B (FSDP1 shards it within each 8-GPU node) and
+# FULL_SHARD for the others (the README's table), and no torch.compile (scripts/train.sh use_torch_compile=False; the
+# README's compiled numbers came in May 2024), so FMS's Llama layer runs eager (foundation-model-stack, March 2024):
+# separate query/key/value and w1/wg linears (fms/modules/attention.py, feedforward.py), the RMSNorm in fp32
+# (layernorm.py use_high_precision_pow), SiLU and the product apart, RoPE in fp32 (positions.py adjusted_qk), K and V
+# expanded to the query heads before SDPA (attention.py), and the loss over bf16 logits. The network: the blog's
+# "400Gbps" (A100) and "800Gbps" (H100) inter-node interconnects per node, as no NIC of the time gave one GPU that
+# (A100 nodes carry ConnectX-6, 200 Gb/s at most; H100 nodes ConnectX-7, 400 Gb/s): 6.25 and 12.5 GB/s per GPU.
+FMS_EAGER = ("{attention: fa2, qkv: separate, gate_up: separate, rope: fp32_unfused, repeat_kv: true, add_norm: separate, "
+             "rms_norm: eager, swiglu: eager}")
+
+
+def fms(model, gpu, gpus, nic, recompute, shard_degree=None):
+    shard = f", shard_degree: {shard_degree}" if shard_degree else ""
     return (f"model: {model}\nhardware: {{gpu: {gpu}, topology: ib-rail, nodes: {gpus // 8}, nic_GBps: {nic}}}\n"
-            f"implementation: {{attention: fa2}}\nworkload: {{phase: train, batch: 2, seq_len: 4096, layers: all, "
-            f"microbatches: 1, recompute: {recompute}}}\nparallelism: {{tp: 1, dp: {gpus}}}\nfsdp: {{reshard_after_forward: true}}\n"
-            "variants: [{name: dp, tp_mode: tp}]\n")
+            f"implementation: {FMS_EAGER}\nworkload: {{phase: train, batch: 2, seq_len: 4096, layers: all, "
+            f"microbatches: 1, recompute: {recompute}}}\nparallelism: {{tp: 1, dp: {gpus}}}\n"
+            f"fsdp: {{reshard_after_forward: true, reduce_dtype: bf16{shard}}}\nvariants: [{{name: dp, tp_mode: tp}}]\n")
 
 
 # Llama-3.1-405B's 126 layers over 8 stages x 8 virtual stages: the first chunk beside the embedding and the last beside
@@ -588,6 +605,8 @@ TRAINING_JOBS = {
     "TT2-2": titan("llama-3.1-8b", 1, 1, 65536, "full", 1, 4, True, cp=2),
     "TT2-3": titan("llama-3.1-8b", 1, 1, 131072, "full", 1, 2, True, cp=4),
     "TT2-4": titan("llama-3.1-8b", 1, 1, 262144, "full", 1, 1, True, cp=8),
+    # The 405B rows' local batch of 8 in 8 micro-batches: TorchTitan's default without pipeline_parallel_microbatches is
+    # the pp degree (9dec370's torchtitan/parallelisms/pipeline_llama.py).
     "TT6-1": titan("llama-3.1-405b", 64, 1, 32768, "full", 8, 8, True, pp=8, microbatches=8, variants="async"),
     "TT6-2": titan("llama-3.1-405b", 64, 1, 65536, "full", 8, 4, True, pp=8, microbatches=8, variants="async", cp=2),
     "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4),
@@ -611,14 +630,16 @@ TRAINING_JOBS = {
     "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
     "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
     "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
-    "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 50, "none"),
-    "IBM-1-h100": fms("llama-2-7b", "h100-sxm", 96, 100, "none"),
-    "IBM-2-a100": fms(LLAMA2_13B, "a100-sxm", 128, 50, "selective"),
-    "IBM-2-h100": fms(LLAMA2_13B, "h100-sxm", 96, 100, "selective"),
-    "IBM-3-a100": fms(LLAMA2_34B, "a100-sxm", 128, 50, "full"),
-    "IBM-3-h100": fms(LLAMA2_34B, "h100-sxm", 96, 100, "full"),
-    "IBM-4-a100": fms("llama-2-70b", "a100-sxm", 128, 50, "full"),
-    "IBM-4-h100": fms("llama-2-70b", "h100-sxm", 96, 100, "full"),
+    # 13B's "selective AC" checkpoints every n-th block (fms_fsdp/policies/ac_handler.py, n not stated): run as tpsim's
+    # op-level selective recomputation, between none and full.
+    "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 6.25, "none", shard_degree=8),
+    "IBM-1-h100": fms("llama-2-7b", "h100-sxm", 96, 12.5, "none", shard_degree=8),
+    "IBM-2-a100": fms(LLAMA2_13B, "a100-sxm", 128, 6.25, "selective"),
+    "IBM-2-h100": fms(LLAMA2_13B, "h100-sxm", 96, 12.5, "selective"),
+    "IBM-3-a100": fms(LLAMA2_34B, "a100-sxm", 128, 6.25, "full"),
+    "IBM-3-h100": fms(LLAMA2_34B, "h100-sxm", 96, 12.5, "full"),
+    "IBM-4-a100": fms("llama-2-70b", "a100-sxm", 128, 6.25, "full"),
+    "IBM-4-h100": fms("llama-2-70b", "h100-sxm", 96, 12.5, "full"),
 }
 
 

@@ -199,6 +199,15 @@ SavedActivations training_saved_activations(const ArchSpec& a, const Workload& w
   return saved_activations(build_layer_graph(a, one, tp, v), w.implementation.saved_gemm_inputs);
 }
 
+double accumulated_unsharded_gradient_bytes(const ArchSpec& a, const Workload& w, int tp) {
+  const DataParallel& dp = w.data_parallel;
+  if (!dp.enabled() || !dp.fsdp || w.phase != Phase::kTrain) return 0.0;
+  const TpShard s = shard_for_tp(a, tp, w.expert_parallel.degree, w.expert_parallel.tensor_degree);
+  const double params = layer_parameters_per_rank(a, s, LayerRange{w.first_layer, w.layers}) +
+                        end_parameters_per_rank(a, tp, w.embedding, w.head);
+  return dp.reduce_bytes * params;
+}
+
 Workload whole_model_workload(const ArchSpec& arch, const Workload& workload) {
   Workload w = workload;
   w.layers = arch.layers;

@@ -47,6 +47,14 @@ MemoryFootprint memory_footprint(const ArchSpec& arch, const Workload& workload,
 SavedActivations training_saved_activations(const ArchSpec& arch, const Workload& workload, const Variant& variant,
                                             int tp);
 
+// FSDP under a pipeline: PyTorch's pipeline stages turn FSDP's gradient sync off for every micro-batch's backward but
+// the last (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync: set_requires_gradient_sync(False),
+// set_reshard_after_backward(False)), so each parameter's gradient accumulates unsharded, cast to the reduce dtype
+// where it differs from the bf16 parameters (FSDP2's FSDPParam.to_accumulated_grad_if_needed), until the last
+// backward reduce-scatters it. The bytes of that gradient for the workload's layers on this rank (0 without FSDP); the
+// schedule says when it is held (peak_held: never with one micro-batch, whose backward is the last).
+double accumulated_unsharded_gradient_bytes(const ArchSpec& arch, const Workload& workload, int tp);
+
 // The workload over every layer of the model (workload.layers may simulate a slice): what memory is counted for.
 Workload whole_model_workload(const ArchSpec& arch, const Workload& workload);
 

@@ -6,22 +6,26 @@
 namespace tpsim::model {
 namespace {
 
-// One model chunk's memory per GPU (one micro-batch's activations) and what its forward saves.
+// One model chunk's memory per GPU (one micro-batch's activations), what its forward saves, and the gradient it
+// accumulates unsharded over the step's micro-batches under FSDP.
 struct ChunkMemory {
   MemoryFootprint memory;
   SavedActivations saved;
+  double accumulated_gradient_bytes = 0;
 };
 
 ChunkMemory chunk_memory(const ArchSpec& arch, const Workload& chunk, const Variant& variant, int tp) {
   ChunkMemory c;
   c.saved = training_saved_activations(arch, chunk, variant, tp);
   c.memory = memory_footprint(arch, chunk, variant, tp, c.saved);
+  c.accumulated_gradient_bytes = accumulated_unsharded_gradient_bytes(arch, chunk, tp);
   return c;
 }
 
 // The stage's memory: its chunks' parameters, gradients and optimizer state, the live block of its largest chunk,
-// the saved activations of the micro-batch chunks it holds at once (`held_bytes`), and one layer's recomputation.
-MemoryFootprint stage_memory(const std::vector<const ChunkMemory*>& chunks, double held_bytes) {
+// what it holds at its peak (the saved activations of the micro-batch chunks in flight, the gradients accumulated
+// unsharded), and one layer's recomputation.
+MemoryFootprint stage_memory(const std::vector<const ChunkMemory*>& chunks, const HeldPeak& held) {
   MemoryFootprint m;
   double live = 0, recompute = 0;
   for (const ChunkMemory* c : chunks) {
@@ -32,7 +36,8 @@ MemoryFootprint stage_memory(const std::vector<const ChunkMemory*>& chunks, doub
     live = std::max(live, c->memory.activation_bytes - c->saved.forward_bytes - c->saved.recompute_bytes);
     recompute = std::max(recompute, c->saved.recompute_bytes);
   }
-  m.activation_bytes = live + held_bytes + recompute;
+  m.activation_bytes = live + held.activation_bytes + recompute;
+  m.gradient_bytes += held.gradient_bytes;
   return m;
 }
 
@@ -72,15 +77,16 @@ std::vector<MemoryFootprint> pipeline_stage_memory(const ArchSpec& arch, const W
     }
   }
   std::vector<std::vector<const ChunkMemory*>> own(static_cast<size_t>(stages));
-  std::vector<std::vector<double>> saved(static_cast<size_t>(stages));
+  std::vector<std::vector<double>> saved(static_cast<size_t>(stages)), gradients(static_cast<size_t>(stages));
   for (int stage = 0; stage < stages; ++stage) {
     for (int virtual_stage = 0; virtual_stage < spec.virtual_stages; ++virtual_stage) {
       const auto c = static_cast<size_t>(model_chunk_of(spec.schedule, stages, stage, virtual_stage));
       own[static_cast<size_t>(stage)].push_back(&memory[memory_of[c]]);
       saved[static_cast<size_t>(stage)].push_back(memory[memory_of[c]].saved.forward_bytes);
+      gradients[static_cast<size_t>(stage)].push_back(memory[memory_of[c]].accumulated_gradient_bytes);
     }
   }
-  const std::vector<double> held = peak_held_bytes(schedule, saved);
+  const std::vector<HeldPeak> held = peak_held(schedule, saved, gradients);
   std::vector<MemoryFootprint> out;
   out.reserve(static_cast<size_t>(stages));
   for (int stage = 0; stage < stages; ++stage) {

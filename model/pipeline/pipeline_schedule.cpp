@@ -155,19 +155,38 @@ PipelineSchedule make_pipeline_schedule(PipelineScheduleKind kind, int stages, i
   return s;
 }
 
-std::vector<double> peak_held_bytes(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved) {
+std::vector<HeldPeak> peak_held(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved,
+                                const std::vector<std::vector<double>>& gradients) {
+  // The pass that reads a micro-batch's layer inputs last frees them; it computes the weight gradients too.
   const PipelinePass frees =
       splits_weight_gradient(schedule.kind) ? PipelinePass::kWeightGradient : PipelinePass::kBackward;
-  std::vector<double> peaks;
+  std::vector<HeldPeak> peaks;
   for (size_t s = 0; s < schedule.steps.size(); ++s) {
-    double held = 0, peak = 0;
+    HeldPeak now, peak;
+    const auto note = [&] {
+      if (now.activation_bytes + now.gradient_bytes > peak.activation_bytes + peak.gradient_bytes) peak = now;
+    };
+    std::vector<int> gradient_passes(saved.at(s).size(), 0);
     for (const PipelineStep& step : schedule.steps[s]) {
-      const double bytes = saved.at(s).at(static_cast<size_t>(step.virtual_stage));
-      if (step.pass == PipelinePass::kForward) peak = std::max(peak, held += bytes);
-      if (step.pass == frees) held -= bytes;
+      const auto v = static_cast<size_t>(step.virtual_stage);
+      if (step.pass == PipelinePass::kForward) now.activation_bytes += saved.at(s).at(v);
+      note();  // after a forward, or as a backward starts (its micro-batch's inputs still held)
+      if (step.pass != frees) continue;
+      now.activation_bytes -= saved.at(s).at(v);
+      const double accumulated = gradients.empty() ? 0.0 : gradients.at(s).at(v);
+      const int done = ++gradient_passes[v];
+      if (done == 1) now.gradient_bytes += accumulated;
+      if (done == schedule.microbatches) now.gradient_bytes -= accumulated;
+      note();
     }
     peaks.push_back(peak);
   }
+  return peaks;
+}
+
+std::vector<double> peak_held_bytes(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved) {
+  std::vector<double> peaks;
+  for (const HeldPeak& held : peak_held(schedule, saved, {})) peaks.push_back(held.activation_bytes);
   return peaks;
 }
 

@@ -79,6 +79,16 @@ std::vector<int> peak_in_flight(const PipelineSchedule& schedule);
 // The same in bytes: each held micro-batch chunk counts `saved[stage][virtual_stage]`, its chunk's saved
 // activations (chunks of one stage differ: the first holds the embedding, the last the LM head and loss).
 std::vector<double> peak_held_bytes(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved);
+// What a stage holds at the moment the sum peaks: the saved activations of the micro-batch chunks in flight, and the
+// gradients that accumulate unsharded over the step's micro-batches, `gradients[stage][virtual_stage]` per chunk, from
+// the end of the chunk's first weight-gradient pass (its backward, where the schedule does not split it) until the end
+// of its last, which reduces them (FSDP under PyTorch's pipeline schedules: model/memory/pipeline_memory.cpp).
+struct HeldPeak {
+  double activation_bytes = 0;
+  double gradient_bytes = 0;
+};
+std::vector<HeldPeak> peak_held(const PipelineSchedule& schedule, const std::vector<std::vector<double>>& saved,
+                                const std::vector<std::vector<double>>& gradients);
 
 // Seconds of one pass of one micro-batch through one model chunk.
 struct ChunkCosts {

@@ -167,6 +167,40 @@ TEST_CASE("1F1B stage s holds p-s micro-batches' activations, GPipe all of them"
         std::vector<int>(4, 8));
 }
 
+TEST_CASE("gradients accumulated over the micro-batches peak beside the activations 1F1B and GPipe still hold",
+          "[model][pipeline]") {
+  // Each micro-batch chunk saves a bytes; each chunk's gradient, g bytes, lives from its first backward's end to its
+  // last's. 1F1B's stage s holds n = min(p - s, m) micro-batches at most: where a forward follows its first backward
+  // (m > n) it holds n again beside the gradient, else n - 1 at most. GPipe's stages run every forward first.
+  const double a = 1.0;
+  for (const double g : {0.5, 2.5}) {
+    for (const auto& [p, m] : std::vector<std::pair<int, int>>{{4, 8}, {4, 4}, {4, 2}, {8, 8}}) {
+      CAPTURE(g, p, m);
+      const model::PipelineSchedule one = model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, p, m);
+      const std::vector<std::vector<double>> saved(static_cast<size_t>(p), std::vector<double>{a});
+      const std::vector<std::vector<double>> gradients(static_cast<size_t>(p), std::vector<double>{g});
+      const std::vector<model::HeldPeak> held = model::peak_held(one, saved, gradients);
+      for (int s = 0; s < p; ++s) {
+        const int n = std::min(p - s, m);
+        const double expected = m > n ? n * a + g : std::max(n * a, (n - 1) * a + g);
+        CHECK(held[static_cast<size_t>(s)].activation_bytes + held[static_cast<size_t>(s)].gradient_bytes ==
+              Approx(expected).epsilon(1e-12));
+      }
+      const model::PipelineSchedule gpipe = model::make_pipeline_schedule(PipelineScheduleKind::kGpipe, p, m);
+      for (const model::HeldPeak& h : model::peak_held(gpipe, saved, gradients)) {
+        CHECK(h.activation_bytes + h.gradient_bytes == Approx(std::max(m * a, (m - 1) * a + g)).epsilon(1e-12));
+      }
+    }
+  }
+  // One micro-batch: its backward is the last, which reduces the gradients as it makes them.
+  const model::PipelineSchedule single = model::make_pipeline_schedule(PipelineScheduleKind::kOneFOneB, 4, 1);
+  for (const model::HeldPeak& h :
+       model::peak_held(single, std::vector<std::vector<double>>(4, {a}), std::vector<std::vector<double>>(4, {2.5}))) {
+    CHECK(h.gradient_bytes == 0.0);
+    CHECK(h.activation_bytes == a);
+  }
+}
+
 TEST_CASE("GPipe pays every transfer on its critical path: a stage posts each receive once done with its last pass",
           "[model][pipeline]") {
   for (const int p : {2, 4, 8}) {

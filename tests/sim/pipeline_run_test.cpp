@@ -10,6 +10,7 @@
 #include "model/graph/graph_builder.hpp"
 #include "model/memory/activation_memory.hpp"
 #include "model/memory/memory_footprint.hpp"
+#include "model/memory/parameter_count.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost/collective_time.hpp"
@@ -120,6 +121,44 @@ TEST_CASE("1F1B's stage s holds p-s micro-batches' saved activations, GPipe's ev
   CHECK(g.stages[2].peak_in_flight == 8);
   CHECK(g.stages[2].memory.activation_bytes - p.stages[2].memory.activation_bytes ==
         Approx(6 * middle.saved.forward_bytes).epsilon(1e-12));
+}
+
+TEST_CASE("FSDP under a pipeline holds each stage's whole gradient in the reduce dtype until its last backward",
+          "[sim][pipeline]") {
+  // PyTorch's pipeline stages reduce FSDP's gradients in the last micro-batch's backward only: until then each stage
+  // holds its chunk's gradient unsharded, in the reduce dtype. DDP accumulates into its whole gradients anyway.
+  const auto fsdp_job = [](int microbatches, const std::string& data_parallel) {
+    return run(
+        "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 2}\n"
+        "workload: {phase: train, batch: 1, seq_len: 2048, microbatches: " +
+        std::to_string(microbatches) + "}\nparallelism: {tp: 2, pp: 4, dp: 2}\n" + data_parallel +
+        "variants: [{name: sp, tp_mode: sp}]\n");
+  };
+  for (const auto& [reduce, bytes] : std::vector<std::pair<std::string, double>>{{"fp32", 4.0}, {"bf16", 2.0}}) {
+    CAPTURE(reduce);
+    const std::string fsdp = "fsdp: {reshard_after_forward: false, reduce_dtype: " + reduce + "}\n";
+    const sim::ScenarioRun eight = fsdp_job(8, fsdp);
+    const model::Scenario& s = eight.scenario;
+    // Stage 1 holds layers 8-15, a middle chunk: the FSDP footprint of its layers alone, without the accumulation,
+    // and what one micro-batch's forward through it saves.
+    const model::Workload chunk = model::chunk_workload(s.workload, model::ModelChunk{8, false, false});
+    const double saved = model::training_saved_activations(s.arch, chunk, s.variants.front(), 2).forward_bytes;
+    const model::MemoryFootprint sharded = model::memory_footprint(s.arch, chunk, s.variants.front(), 2);
+    const double accumulated =
+        bytes * model::layer_parameters_per_rank(s.arch, model::shard_for_tp(s.arch, 2), model::LayerRange{8, 8});
+    for (const int m : {8, 3}) {
+      CAPTURE(m);
+      const sim::ScenarioRun with = fsdp_job(m, fsdp);
+      const sim::ScenarioRun ddp = fsdp_job(m, "ddp: {}\n");
+      const model::MemoryFootprint& stage = with.variants.front().pipeline->stages[1].memory;
+      CHECK(stage.gradient_bytes - sharded.gradient_bytes == Approx(accumulated).epsilon(1e-9));
+      // m = 8: a forward follows the first backward and stage 1 holds its 3 micro-batches again beside the
+      // gradient; m = 3: its three forwards run first, and the gradient appears once one micro-batch is freed.
+      const double fewer = m == 3 ? saved : 0.0;
+      CHECK(stage.activation_bytes ==
+            Approx(ddp.variants.front().pipeline->stages[1].memory.activation_bytes - fewer).epsilon(1e-9));
+    }
+  }
 }
 
 TEST_CASE("sends between stages take NVLink inside a node and the NIC across nodes, at their closed forms",
