@@ -134,6 +134,19 @@ TEST_CASE("Falcon-7B and Phi-2 count their module shapes: one shared norm, multi
   CHECK(total_parameters(phi) == 2779683840.0);
 }
 
+TEST_CASE("StarCoder2-15B counts its module shapes: biased GQA projections, a GeLU FFN of 4h, an untied head") {
+  const model::ArchSpec a = model::load_model_preset("starcoder2-15b");
+  CHECK_FALSE(a.tied_embeddings);
+  // The StarCoder 2 paper's shapes (arXiv 2402.19173): q and o of h x h, k and v of h x (4 heads x 128), the
+  // FFN's c_fc and c_proj of h x 4h, every linear with its bias (use_bias), two LayerNorms with weight and bias
+  // per layer; the embedding and the untied head of vocab x h, and the final LayerNorm.
+  const double h = 6144, f = 24576, kv = 4 * 128, v = 49152, layers = 40;
+  const double layer = 2 * (h * h + h) + 2 * (h * kv + kv) + (h * f + f) + (f * h + h) + 2 * 2 * h;
+  CHECK(total_parameters(a) == layers * layer + 2 * v * h + 2 * h);
+  // 15.96e9: the "15B" of its name is the paper's rounding (the Hub's safetensors total reads 16B).
+  CHECK(total_parameters(a) == 15957889024.0);
+}
+
 TEST_CASE("the Llama-family presets count the parameters they counted before the GPT-style types") {
   // Llama-3.1-8B: 8,030,261,248 (meta-llama/Llama-3.1-8B); Qwen3-8B: 8,190,735,360 (Qwen/Qwen3-8B).
   CHECK(total_parameters(model::load_model_preset("llama-3.1-8b")) == 8030261248.0);
