@@ -6,12 +6,13 @@
 #include "base/units.hpp"
 #include "cli/commands/sweep_journal.hpp"
 #include "cli/report/text_table.hpp"
+#include "sim/cost/gpu_spec.hpp"
 
 namespace tpsim::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+using sim::kGiB;
 
 std::string num(const char* format, const Json& value) {
   return model::format_number(format, value.get<double>());
