@@ -32,7 +32,7 @@ const std::vector<std::string> kImplementationKeys = {
     "preset",         "attention",        "qkv",          "gate_up",           "rope",
     "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",        "backward_order",
     "fp8_all_gather", "add_norm",         "step_host_us", "overlap_scheduler", "rms_norm",
-    "loss",           "autocast",         "swiglu",       "saved_gemm_inputs"};
+    "loss",           "autocast",         "swiglu",       "saved_gemm_inputs", "userbuffer_sms"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
@@ -230,6 +230,20 @@ void check_workload_sizes(const YamlReader& in, const YAML::Node& node, const Sc
                              "use a smaller batch or sequence");
 }
 
+// implementation.userbuffer_sms: the SMs of Transformer Engine's bulk userbuffers kernels, each key over `sms`.
+UserbufferSms read_userbuffer_sms(const YamlReader& in, const YAML::Node& node, UserbufferSms sms) {
+  in.expect_map(node, "implementation.userbuffer_sms", {"qkv_dgrad", "qkv_wgrad", "fc1_dgrad", "fc1_wgrad"});
+  constexpr int kMaxSms = 1024;
+  const auto read = [&](const char* key, int& value) {
+    if (node[key]) value = in.count(node[key], std::string("implementation.userbuffer_sms.") + key, kMaxSms);
+  };
+  read("qkv_dgrad", sms.qkv_dgrad);
+  read("qkv_wgrad", sms.qkv_wgrad);
+  read("fc1_dgrad", sms.fc1_dgrad);
+  read("fc1_wgrad", sms.fc1_wgrad);
+  return sms;
+}
+
 // implementation: a preset name, or a mapping of keys over a preset (`preset:`) or over the idealised layer.
 Implementation read_implementation(const YamlReader& in, const YAML::Node& node) {
   const auto preset = [&](const YAML::Node& name) {
@@ -258,6 +272,7 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   if (const YAML::Node a = node["async_tp"]) {
     i.async_tp = in.choice_of(a, "implementation.async_tp", kAsyncTpKernelNames);
   }
+  if (const YAML::Node u = node["userbuffer_sms"]) i.userbuffer_sms = read_userbuffer_sms(in, u, i.userbuffer_sms);
   if (const YAML::Node e = node["model_ends"]) {
     i.model_ends = in.choice_of(e, "implementation.model_ends", kModelEndsNames);
   }

@@ -142,6 +142,27 @@ void check_tile_fused_variant(const YamlReader& in, const YAML::Node& node, size
   }
 }
 
+// Transformer Engine's ring exchanges cut each linear into one GEMM per rank's shard (initialize_ub: num_splits
+// tp_size), relay all-gathers in a ring and send reduce-scatter pieces to their owners (orders of their own),
+// and gather the normed input.
+void check_userbuffers_variant(const YamlReader& in, const YAML::Node& node, size_t i, const Scenario& out,
+                               const Variant& v) {
+  const std::string at = "variants[" + std::to_string(i) + "]";
+  const int tp = out.parallelism.tp;
+  const std::string why = "implementation async_tp userbuffers (Transformer Engine's ring exchanges) ";
+  if (v.chunks_auto || v.chunks != tp) {
+    in.fail(node["chunks"] ? node["chunks"] : node,
+            at + ".chunks: " + why + "runs one GEMM piece per rank's shard: chunks must be tp=" + std::to_string(tp));
+  }
+  if (node["order"]) {
+    in.fail(node["order"], at + ".order: " + why + "relays all-gathers in a ring and sends reduce-scatter pieces "
+                                                   "to their owners; leave order out");
+  }
+  if (v.boundary_overlap) {
+    in.fail(node["boundary_overlap"], at + ".boundary_overlap: " + why + "gathers the normed input: use false");
+  }
+}
+
 }  // namespace
 
 void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) {
@@ -178,6 +199,9 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     }
     if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kSymmMem) {
       check_symm_mem_variant(in, node[i], i, out, v);
+    }
+    if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kUserbuffers) {
+      check_userbuffers_variant(in, node[i], i, out, v);
     }
     if (v.mode == TpMode::kAsync && out.workload.implementation.async_tp == AsyncTpKernel::kTileFused) {
       check_tile_fused_variant(in, node[i], i, v);

@@ -551,16 +551,29 @@ DIST_OPT = "distributed_optimizer: {overlap_grad_reduce: true, overlap_param_gat
 DIST_OPT_BF16 = DIST_OPT.replace("}\n", ", reduce_dtype: bf16}\n")
 
 
+# Transformer Engine's TP communication overlap (userbuffers) as the fp8 H100 recipes configure it: Megatron-Bridge's
+# training/comm_overlap.py (HEAD 067f987, the perf recipes' tp_comm_overlap_cfg) gives every forward GEMM and the
+# row-parallel data gradients TE's ring exchange, and the column-parallel backward TE's bulk overlaps with these SMs
+# (num_sm of qkv_dgrad, qkv_wgrad, fc1_dgrad, fc1_wgrad). 70B: userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192
+# (perf_recipes/llama/h100/llama3.py); 405B: userbuffers_fp8_h100_h16384_tp8_cp2_mbs1_seqlen8192 (llama31.py). The
+# Megatron-LM rows follow NeMo's performance scripts (their README), whose configs these are; NeMo's MLPerf v5.0
+# 405B submission runs TP_COMM_OVERLAP=True from a tp_overlap file not among its published files: assumed the 405B one.
+UB_70B = "{qkv_dgrad: 4, qkv_wgrad: 24, fc1_dgrad: 2, fc1_wgrad: 4}"
+UB_405B = "{qkv_dgrad: 2, qkv_wgrad: 24, fc1_dgrad: 2, fc1_wgrad: 2}"
+
+
 def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False, cp=1, chunk_layers=None,
-             dist_opt=DIST_OPT):
+             dist_opt=DIST_OPT, userbuffers=None):
     layout = f", chunk_layers: {chunk_layers}" if chunk_layers else ""
     pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}{layout}}}\n" if pp > 1 else ""
-    return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: megatron-te\n"
+    implementation = f"{{preset: megatron-te, userbuffer_sms: {userbuffers}}}" if userbuffers else "megatron-te"
+    variant = ("{name: tp-overlap, tp_mode: async, transport: copy_engine}" if userbuffers
+               else "{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}")
+    return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: {implementation}\n"
             f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: none, "
             f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}" + (f", cp: {cp}" if cp > 1 else "") + "}\n"
             + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + (dist_opt if not fsdp and dp * cp > 1 else "")
-            + pipeline +
-            "variants: [" + ("{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}") + "]\n")
+            + pipeline + f"variants: [{variant}]\n")
 
 
 # fms-fsdp as the blog's rows ran (pytorch.org 2024-03-13, "Maximizing training throughput using PyTorch FSDP", and
@@ -612,24 +625,24 @@ TRAINING_JOBS = {
     "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4),
     "TT6-4": titan("llama-3.1-405b", 64, 1, 262144, "full", 8, 1, True, pp=8, microbatches=8, variants="async", cp=8),
     "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True),
-    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
+    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
     "NB-D04": megatron("llama-3.1-8b", 1, 16, fsdp=True),
-    "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
-    "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5),
-    "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5),
+    "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
+    "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
+    "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
     "ML-1": megatron("llama-3.1-8b", 1, 32, dp=4, cp=2),
-    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5),
-    "NB-D03": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "NB-D06": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "NB-D08": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "NB-D11": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
-    "ML-3": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8),
+    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
+    "NB-D03": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
+    "NB-D06": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
+    "NB-D08": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
+    "NB-D11": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
+    "ML-3": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
     # NeMo's MLPerf v5.0 405B submissions, with the distributed optimizer as the Megatron rows above, in bf16.
-    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
-    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
-    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
-    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
-    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16),
+    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
+    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
+    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
+    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
+    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
     # 13B's "selective AC" checkpoints every n-th block (fms_fsdp/policies/ac_handler.py, n not stated): run as tpsim's
     # op-level selective recomputation, between none and full.
     "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 6.25, "none", shard_degree=8),

@@ -26,6 +26,8 @@ class LayerGraph {
   // The model FLOPs op `id` counts (model_flops) when they differ from what its kernel computes: the mean
   // GPU's share of a grouped expert GEMM that runs the busiest GPU's.
   void set_model_flops(OpId id, double flops) { ops_.at(id).flops = flops; }
+  // The SMs collective `id`'s kernel holds (Op::comm_sms).
+  void set_comm_sms(OpId id, int sms) { ops_.at(id).comm_sms = sms; }
 
   // Tensor identities: the ops whose outputs op `id` reads on its own rank (its data dependencies
   // without rank offset), and for every op the ops that read its output, in issue order.

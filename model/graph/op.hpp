@@ -195,6 +195,9 @@ struct Op {
   int recv_offset = 0;  // 0: receives nothing
   double message_bytes = 0;
   Transport transport = Transport::kSm;  // kCollective always uses kSm
+  // kCollective: the SMs its kernel holds where the framework sets them (Transformer Engine's userbuffers
+  // num_sm); 0: NCCL's channels for the plan (sim/sm_sharing.hpp).
+  int comm_sms = 0;
   // A pipelined step simulated whole (model/pipeline/pipeline_program.hpp): the stage whose GPUs run the op (-1: every
   // GPU simulated, as in every other program), and for a send between stages the stage that receives it (the op runs on
   // both: the sender's side and the receiver's). A dependency on an op that does not run on a GPU's stage is none.

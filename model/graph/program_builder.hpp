@@ -98,6 +98,7 @@ class ProgramBuilder {
   // Marks op `id`'s output for save lists (see SavedAs).
   void mark_saved_as(OpId id, SavedAs saved_as) { graph_.set_saved_as(id, saved_as); }
   void set_model_flops(OpId id, double flops) { graph_.set_model_flops(id, flops); }
+  void set_comm_sms(OpId id, int sms) { graph_.set_comm_sms(id, sms); }
 
   // The next kernel issued (on any compute stream) reads the parameters collective `gather` produces (an FSDP
   // all-gather); later kernels follow it in stream order.

@@ -77,8 +77,13 @@ const std::vector<Implementation>& presets() {
       // LayerNormLinear keep the rank's rows of their inputs (fp8 under an fp8 recipe) and gather them again in the
       // backward (SavedGemmInputs), as Megatron's own ColumnParallelLinear, the output layer, does
       // (megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication).
+      // Under an async variant, TE's userbuffers comm-GEMM overlap (Megatron's tp_comm_overlap; async_tp userbuffers,
+      // its bulk kernels at TE's default SMs until a recipe sets userbuffer_sms) for the layers' linears, and
+      // Megatron's own embedding and output layer (not TE modules) on NCCL's blocking sequence-parallel collectives.
       {.name = "megatron-te",
        .attention = AttentionKernel::kCudnn,
+       .async_tp = AsyncTpKernel::kUserbuffers,
+       .model_ends = ModelEndsMode::kNccl,
        .saved_gemm_inputs = SavedGemmInputs::kTransformerEngine},
       // vLLM from v0.7.0: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA
       // kernel, and FlashAttention-3 on Hopper (vllm-flash-attn, the default on SM 9.0 since vllm-project/vllm#12093,
@@ -171,13 +176,25 @@ double serving_host_seconds(const Implementation& i, double gpu_step_s) {
   return i.overlap_scheduler ? std::max(0.0, i.step_host_s - gpu_step_s) : i.step_host_s;
 }
 
+namespace {
+
+// The bulk kernels' SMs of async_tp userbuffers, for describe().
+std::string userbuffer_text(const Implementation& i) {
+  if (i.async_tp != AsyncTpKernel::kUserbuffers) return "";
+  const UserbufferSms& s = i.userbuffer_sms;
+  return " (bulk SMs qkv " + std::to_string(s.qkv_dgrad) + "/" + std::to_string(s.qkv_wgrad) + ", fc1 " +
+         std::to_string(s.fc1_dgrad) + "/" + std::to_string(s.fc1_wgrad) + ")";
+}
+
+}  // namespace
+
 std::string describe(const Implementation& i) {
   if (!i.is_set()) return "idealised (fused projections, the profile's attention kernel, no layout copies)";
   return i.name + ": attention " + to_string(i.attention) + ", qkv " + (i.separate_qkv ? "separate" : "fused") +
          ", gate_up " + (i.separate_gate_up ? "separate" : "fused") + ", rope " +
          (i.rope == RopeKernel::kFp32Unfused ? "fp32 unfused" : "fused") + ", repeat_kv " +
          (i.repeat_kv ? "materialised" : "no") + ", sp layout copies " + (i.sp_layout_copies ? "yes" : "no") +
-         ", async tp " + to_string(i.async_tp) + ", model ends " +
+         ", async tp " + to_string(i.async_tp) + userbuffer_text(i) + ", model ends " +
          (i.model_ends == ModelEndsMode::kNccl         ? "on nccl"
           : i.model_ends == ModelEndsMode::kReplicated ? "replicated"
                                                        : "on the variant's collectives") +

@@ -33,12 +33,26 @@ inline constexpr EnumName<RopeKernel> kRopeKernelNames[] = {
 // chunk); PyTorch's symmetric-memory fused ops (torch/distributed/_symmetric_memory: fused_all_gather_matmul
 // and fused_matmul_reduce_scatter, one GEMM piece per rank's shard on two alternating streams); or one
 // tile-fused GEMM kernel per linear whose tiles wait for their rows' signal (Flux, TileLink: the chunks'
-// transfers as the pipeline's, no per-chunk kernel).
-enum class AsyncTpKernel { kPipeline, kSymmMem, kTileFused };
+// transfers as the pipeline's, no per-chunk kernel); or Transformer Engine's userbuffers comm-GEMM overlap as
+// the H100 fp8 recipes configure it (model/parallel/userbuffers.hpp: ring exchanges forward and for the
+// row-parallel data gradients, bulk overlaps in the column-parallel backward).
+enum class AsyncTpKernel { kPipeline, kSymmMem, kTileFused, kUserbuffers };
 inline constexpr EnumName<AsyncTpKernel> kAsyncTpKernelNames[] = {
     {AsyncTpKernel::kPipeline, "pipeline"},
     {AsyncTpKernel::kSymmMem, "symm_mem"},
     {AsyncTpKernel::kTileFused, "tile_fused"},
+    {AsyncTpKernel::kUserbuffers, "userbuffers"},
+};
+
+// The SMs Transformer Engine's bulk userbuffers kernels hold (their num_sm) in a column-parallel linear's
+// backward: the all-gather of the saved rows beside the data gradient (qkv_dgrad, fc1_dgrad) and the
+// reduce-scatter of the data gradient beside the weight gradient (qkv_wgrad, fc1_wgrad). TE's default is 16
+// each (transformer_engine/pytorch/module/base.py initialize_ub, get_default_config); recipes set their own.
+struct UserbufferSms {
+  int qkv_dgrad = 16;
+  int qkv_wgrad = 16;
+  int fc1_dgrad = 16;
+  int fc1_wgrad = 16;
 };
 
 // How the embedding, LM head and loss run: as the variant runs its layers (vocab-parallel, on the
@@ -136,6 +150,7 @@ struct Implementation {
   // Fused async-TP ops avoid them.
   bool sp_layout_copies = false;
   AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
+  UserbufferSms userbuffer_sms;  // async_tp userbuffers: its bulk kernels' SMs
   ModelEndsMode model_ends = ModelEndsMode::kVariant;
   BackwardOrder backward_order = BackwardOrder::kOverlapped;
   // Under an fp8 tensorwise recipe, torchao's float8 TP plan (Float8ColwiseParallel, Float8RowwiseParallel,

@@ -52,7 +52,11 @@ bool fused_async(const Variant& variant) {
 }
 
 bool gathers_fp8(const ProgramBuilder& builder, const LayerContext& ctx) {
-  return fp8_gathers(ctx.workload) && builder.gemm_fp8();
+  return (fp8_gathers(ctx.workload) || uses_userbuffers(ctx)) && builder.gemm_fp8();
+}
+
+bool uses_userbuffers(const LayerContext& ctx) {
+  return ctx.workload.implementation.async_tp == AsyncTpKernel::kUserbuffers && fused_async(ctx.variant);
 }
 
 std::optional<OpId> cast_shard_for_gather(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
@@ -108,9 +112,12 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
   }
   const int tp = builder.tp();
   const ChunkPlan plan = plan_chunks(ctx.tokens, tp, ctx.variant.chunks);
-  const bool ring = ctx.variant.order == ChunkOrder::kRing;
-  const double unit_bytes = static_cast<double>(plan.unit_tokens * full.k) * builder.elem_bytes();
-  const std::vector<OpId> local = local_shard ? std::vector<OpId>{*local_shard} : std::vector<OpId>{};
+  // Transformer Engine's ring exchange relays each shard rank to rank (CommOverlapP2PBase::split_overlap_ag).
+  const bool ring = uses_userbuffers(ctx) || ctx.variant.order == ChunkOrder::kRing;
+  const bool fp8 = gathers_fp8(builder, ctx);
+  const double unit_bytes = static_cast<double>(plan.unit_tokens * full.k) * (fp8 ? kFp8Bytes : builder.elem_bytes());
+  const std::optional<OpId> shard = cast_shard_for_gather(builder, ctx, name, full, local_shard);
+  const std::vector<OpId> local = shard ? std::vector<OpId>{*shard} : std::vector<OpId>{};
 
   // unit_ready[u]: ops after which unit u (step p = u / units_per_shard) is present on this rank.
   std::vector<std::vector<OpId>> unit_ready(plan.units);
@@ -141,7 +148,9 @@ std::vector<OpId> async_gather_gemm(ProgramBuilder& builder, const LayerContext&
                              bytes, 4.0 * static_cast<double>(piece_tokens * full.k), shape_text(piece_tokens, full.k),
                              deps)};
     }
+    builder.set_a_quantised(fp8);
     pieces.push_back(piece_gemm(builder, ctx, name, j, GemmShape{piece_tokens, full.n, full.k}, full, deps));
+    builder.set_a_quantised(false);
   }
   return pieces;
 }
@@ -153,7 +162,9 @@ std::vector<OpId> async_gemm_scatter(ProgramBuilder& builder, const LayerContext
   }
   const int tp = builder.tp();
   const ChunkPlan plan = plan_chunks(ctx.tokens, tp, ctx.variant.chunks);
-  const bool ring = ctx.variant.order == ChunkOrder::kRing;
+  // Transformer Engine's ring exchange sends each piece straight to its owner and sums the tp partials at the
+  // end (CommOverlapP2PBase::split_overlap_rs): the direct order.
+  const bool ring = !uses_userbuffers(ctx) && ctx.variant.order == ChunkOrder::kRing;
   const double e = builder.elem_bytes();
   const double unit_bytes = static_cast<double>(plan.unit_tokens * full.n) * e;
   const int64_t piece_tokens = plan.unit_tokens * plan.units_per_piece;

@@ -36,10 +36,14 @@ bool fused_async(const Variant& variant);
 std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                    GemmShape full, std::optional<OpId> local_shard);
 
-// Whether this GEMM's all-gather moves fp8 (Workload fp8_gathers, and the GEMM runs in fp8); then
+// Whether this GEMM's all-gather moves fp8 (Workload fp8_gathers or userbuffers, and the GEMM runs in fp8); then
 // cast_shard_for_gather casts the rank's [M / tp, K] shard of `local_shard` first (the input, or under a
 // ".dgrad" name the output gradient), else returns it as it is.
 bool gathers_fp8(const ProgramBuilder& builder, const LayerContext& ctx);
+// Whether the variant's pipelines run as Transformer Engine's userbuffers (implementation.async_tp userbuffers):
+// all-gathers relayed in a ring, reduce-scatters sent straight to their owners, all-gathers in fp8 under an fp8
+// recipe (TE's fp8_buf for every all-gather buffer), whatever the variant's order.
+bool uses_userbuffers(const LayerContext& ctx);
 std::optional<OpId> cast_shard_for_gather(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name,
                                           GemmShape full, std::optional<OpId> local_shard);
 

@@ -7,6 +7,7 @@
 
 #include "base/input_error.hpp"
 #include "model/parallel/async_tp.hpp"
+#include "model/parallel/userbuffers.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -45,12 +46,14 @@ class SequenceParallelStrategy : public TpStrategy {
     weight_gradient(b, linear.gemm_name, forward, gemm_inputs(b, dgrad, grad.ready), saved_input);
     return dgrad;
   }
-  // The data gradient's partial sums are reduce-scattered to the rank's rows (or pipelined) while wgrad runs;
+  // The data gradient's partial sums are reduce-scattered to the rank's rows (or pipelined, or TE's bulk overlaps
+  // under userbuffers) while wgrad runs;
   // in autograd's order the blocking reduce-scatter waits for wgrad. PyTorch's fused ops cannot take the summed
   // gradient of a linear run as separate GEMMs: it is reduce-scattered by NCCL under async too.
   std::vector<OpId> column_input_gradient(ProgramBuilder& b, const LayerContext& ctx, const ColumnLinear& linear,
                                           const std::vector<OpId>& grad_out,
                                           const std::vector<OpId>& saved_input) override {
+    if (uses_userbuffers(ctx)) return bulk_column_input_gradient(b, ctx, linear, grad_out, saved_input);
     const GemmShape forward = column_shape(ctx, linear), shape = data_gradient_shape(forward);
     const std::string name = linear.gemm_name + ".dgrad";
     const Implementation& implementation = ctx.workload.implementation;
