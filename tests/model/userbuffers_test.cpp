@@ -78,7 +78,8 @@ TEST_CASE(
       CHECK(step->transport == model::Transport::kCopyEngine);
       CHECK(step->message_bytes == Approx(shard_rows * hidden * 1.0));  // fp8: TE's fp8_buf
     }
-    CHECK(containing(g, "L0." + linear + ".piece").size() == kTp);
+    for (int piece = 0; piece < kTp; ++piece) CHECK(test::op_named(g, "L0." + linear + ".piece" + std::to_string(piece)).kind == OpKind::kGemm);
+    CHECK(containing(g, "L0." + linear + ".piece" + std::to_string(kTp)).empty());
     CHECK(containing(g, "L0." + linear + ".all_gather").empty());
   }
   for (const std::string linear : {"attn.o_proj", "ffn.down_proj"}) {
@@ -120,10 +121,11 @@ TEST_CASE(
     CHECK(scatter[0]->tensor_bytes == Approx(rows * hidden * 2.0));  // the bf16 data gradient
     CHECK(scatter[0]->comm_sms == bulk.scatter_sms);
     CHECK(containing(g, "L0." + bulk.linear + ".dgrad.rs.").empty());  // no pipelined reduce-scatter
-    // The weight gradient reads the regathered rows; the data gradient runs whole beside the gather.
-    const std::vector<const Op*> wgrad = containing(g, "L0." + bulk.linear + ".wgrad");
-    REQUIRE_FALSE(wgrad.empty());
-    CHECK(reads(g, wgrad.back(), gather[0]));
+    // The weight gradient reads the regathered fp8 rows (transposed for it); the data gradient runs whole.
+    const Op& transpose = test::op_named(g, "L0." + bulk.linear + ".wgrad.x.transpose");
+    CHECK(reads(g, &transpose, gather[0]));
+    CHECK(reads(g, &test::op_named(g, "L0." + bulk.linear + ".wgrad"), &transpose));
+    CHECK(test::op_named(g, "L0." + bulk.linear + ".dgrad").kind == OpKind::kGemm);
     CHECK(containing(g, "L0." + bulk.linear + ".dgrad.piece").empty());
   }
 }
