@@ -155,8 +155,9 @@ void check_userbuffers_variant(const YamlReader& in, const YAML::Node& node, siz
             at + ".chunks: " + why + "runs one GEMM piece per rank's shard: chunks must be tp=" + std::to_string(tp));
   }
   if (node["order"]) {
-    in.fail(node["order"], at + ".order: " + why + "relays all-gathers in a ring and sends reduce-scatter pieces "
-                                                   "to their owners; leave order out");
+    in.fail(node["order"], at + ".order: " + why +
+                               "relays all-gathers in a ring and sends reduce-scatter pieces "
+                               "to their owners; leave order out");
   }
   if (v.boundary_overlap) {
     in.fail(node["boundary_overlap"], at + ".boundary_overlap: " + why + "gathers the normed input: use false");

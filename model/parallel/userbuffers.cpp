@@ -30,8 +30,8 @@ std::vector<OpId> bulk_column_input_gradient(ProgramBuilder& b, const LayerConte
   const bool attention = attention_linear(linear);
   const bool fp8 = gathers_fp8(b, ctx);
   const double gathered_bytes = static_cast<double>(forward.m * forward.k) * (fp8 ? kFp8Bytes : b.elem_bytes());
-  const OpId gathered = b.collective(linear.gemm_name + ".input.all_gather", CollectiveKind::kAllGather,
-                                     gathered_bytes, shape_text(forward.m, forward.k), own_rows(b, saved_input));
+  const OpId gathered = b.collective(linear.gemm_name + ".input.all_gather", CollectiveKind::kAllGather, gathered_bytes,
+                                     shape_text(forward.m, forward.k), own_rows(b, saved_input));
   b.set_comm_sms(gathered, attention ? sms.qkv_dgrad : sms.fc1_dgrad);
   const std::string name = linear.gemm_name + ".dgrad";
   const OpId dgrad = b.gemm(name, shape, grad_out);

@@ -462,7 +462,8 @@ CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cos
     // Async-TP exchange steps over SMs are NCCL send/recv calls (model/program_builder.hpp).
     const model::CollectiveAlgorithm kernel =
         op.kind == model::OpKind::kExchange ? model::CollectiveAlgorithm::kPointToPoint : plan.algorithm;
-    plan.sms = op.comm_sms > 0 ? op.comm_sms : nccl_kernel_sms(cost.profile(), kernel, plan.protocol, op.tensor_bytes, ranks);
+    plan.sms =
+        op.comm_sms > 0 ? op.comm_sms : nccl_kernel_sms(cost.profile(), kernel, plan.protocol, op.tensor_bytes, ranks);
   }
   return plan;
 }

@@ -78,7 +78,8 @@ TEST_CASE(
       CHECK(step->transport == model::Transport::kCopyEngine);
       CHECK(step->message_bytes == Approx(shard_rows * hidden * 1.0));  // fp8: TE's fp8_buf
     }
-    for (int piece = 0; piece < kTp; ++piece) CHECK(test::op_named(g, "L0." + linear + ".piece" + std::to_string(piece)).kind == OpKind::kGemm);
+    for (int piece = 0; piece < kTp; ++piece)
+      CHECK(test::op_named(g, "L0." + linear + ".piece" + std::to_string(piece)).kind == OpKind::kGemm);
     CHECK(containing(g, "L0." + linear + ".piece" + std::to_string(kTp)).empty());
     CHECK(containing(g, "L0." + linear + ".all_gather").empty());
   }
@@ -136,14 +137,14 @@ TEST_CASE("userbuffers refuses chunk counts, orders and boundary overlap Transfo
                     Catch::Contains("t.yaml:7:") && Catch::Contains("chunks must be tp=4"));
   CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{name: a, tp_mode: async, order: ring}"), "t.yaml"),
                     Catch::Contains("t.yaml:7:") && Catch::Contains("leave order out"));
-  CHECK_THROWS_WITH(
-      model::parse_scenario(scenario_text("{name: a, tp_mode: async, boundary_overlap: true}"), "t.yaml"),
-      Catch::Contains("t.yaml:7:") && Catch::Contains("gathers the normed input"));
+  CHECK_THROWS_WITH(model::parse_scenario(scenario_text("{name: a, tp_mode: async, boundary_overlap: true}"), "t.yaml"),
+                    Catch::Contains("t.yaml:7:") && Catch::Contains("gathers the normed input"));
   CHECK_NOTHROW(model::parse_scenario(scenario_text("{name: a, tp_mode: async}"), "t.yaml"));
-  const std::string sms = "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
-                          "implementation: {preset: megatron-te, userbuffer_sms: {qkv_dgrad: 0}}\n"
-                          "workload: {phase: train, batch: 1, seq_len: 1024, layers: 1}\nparallelism: {tp: 4}\n"
-                          "variants: [{name: a, tp_mode: async}]\n";
+  const std::string sms =
+      "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\n"
+      "implementation: {preset: megatron-te, userbuffer_sms: {qkv_dgrad: 0}}\n"
+      "workload: {phase: train, batch: 1, seq_len: 1024, layers: 1}\nparallelism: {tp: 4}\n"
+      "variants: [{name: a, tp_mode: async}]\n";
   CHECK_THROWS_WITH(model::parse_scenario(sms, "t.yaml"),
                     Catch::Contains("t.yaml:4:") && Catch::Contains("userbuffer_sms.qkv_dgrad"));
 }

@@ -47,8 +47,8 @@ TEST_CASE(
   // Under sp six bf16 [t, h] collectives stand between a GEMM and its input with nothing else to run: the forward's
   // two all-gathers and two reduce-scatters, the backward's two all-gathers of row-parallel output gradients.
   const double tensor = 2.0 * static_cast<double>(t * h);
-  const double gather = test::simulate_collective(cost, tp, model::CollectiveKind::kAllGather, tensor,
-                                                  model::CollectiveAlgorithm::kNccl);
+  const double gather =
+      test::simulate_collective(cost, tp, model::CollectiveKind::kAllGather, tensor, model::CollectiveAlgorithm::kNccl);
   const double scatter = test::simulate_collective(cost, tp, model::CollectiveKind::kReduceScatter, tensor,
                                                    model::CollectiveAlgorithm::kNccl);
   const double blocking = 4 * gather + 2 * scatter;
@@ -60,8 +60,8 @@ TEST_CASE(
                         chunking_cost(cost, {t, heads, h}, tp) + chunking_cost(cost, {t, ffn, h}, tp);
   const double shard = static_cast<double>(t / tp * h);
   const double ring_steps = 4 * cost.step_seconds(model::Transport::kCopyEngine, shard);
-  const double last_sends = 2 * (cost.step_seconds(model::Transport::kCopyEngine, 2.0 * shard) +
-                                 cost.memory_seconds((tp + 1) * 2.0 * shard));
+  const double last_sends =
+      2 * (cost.step_seconds(model::Transport::kCopyEngine, 2.0 * shard) + cost.memory_seconds((tp + 1) * 2.0 * shard));
   const double bound = blocking - chunks - ring_steps - last_sends;
   REQUIRE(bound > 0);
   CHECK(sp - ub >= bound);
