@@ -41,8 +41,9 @@ int count_ending(const model::LayerGraph& g, const std::string& tail) {
 
 }  // namespace
 
-TEST_CASE("FSDP's fp8 all-gather moves a layer's linear weights one byte each and its norms two, cast from the fp32 shard",
-          "[sim][data_parallel][fp8]") {
+TEST_CASE(
+    "FSDP's fp8 all-gather moves a layer's linear weights one byte each and its norms two, cast from the fp32 shard",
+    "[sim][data_parallel][fp8]") {
   const model::Scenario s = model::parse_scenario(job("{fp8_all_gather: true, precompute_fp8_scales: true}"), "f.yaml");
   const model::LayerGraph g = test::scenario_step_graph(s);
   int layer_gathers = 0, casts = 0;
@@ -77,7 +78,8 @@ TEST_CASE("FSDP's fp8 all-gather moves a layer's linear weights one byte each an
       ++reductions;
       CHECK(op.tensor_bytes == 4 * weights);
       CHECK(op.stage == model::OpStage::kOptimizer);
-      CHECK(op.group == (op.name == "fsdp.fp8_scales.all_reduce" ? model::CommGroup::kData : model::CommGroup::kTensor));
+      CHECK(op.group ==
+            (op.name == "fsdp.fp8_scales.all_reduce" ? model::CommGroup::kData : model::CommGroup::kTensor));
     }
     if (op.name == "fsdp.fp8_scales.amax") CHECK(op.bytes_read == Approx(4.0 * 2 * kLinear / kDp).epsilon(1e-12));
   }
@@ -146,9 +148,8 @@ TEST_CASE("fsdp.fp8_all_gather and precompute_fp8_scales are refused at their ke
           "[sim][data_parallel][fp8]") {
   CHECK_THROWS_WITH(model::parse_scenario(job("{fp8_all_gather: true}", "dtype: bf16"), "f.yaml"),
                     Contains("f.yaml:6:") && Contains("needs workload.dtype fp8 with fp8_recipe tensorwise"));
-  CHECK_THROWS_WITH(
-      model::parse_scenario(job("{fp8_all_gather: true}", "dtype: fp8, fp8_recipe: rowwise"), "f.yaml"),
-      Contains("f.yaml:6:") && Contains("fp8_recipe rowwise"));
+  CHECK_THROWS_WITH(model::parse_scenario(job("{fp8_all_gather: true}", "dtype: fp8, fp8_recipe: rowwise"), "f.yaml"),
+                    Contains("f.yaml:6:") && Contains("fp8_recipe rowwise"));
   CHECK_THROWS_WITH(model::parse_scenario(job("{precompute_fp8_scales: true}"), "f.yaml"),
                     Contains("f.yaml:6:") && Contains("needs fsdp.fp8_all_gather: true"));
   std::string moe = job("{fp8_all_gather: true}");
