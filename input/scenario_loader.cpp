@@ -548,6 +548,12 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
   out.workload.data_parallel = read_data_parallel(in, root["fsdp"], root["ddp"], root["distributed_optimizer"],
                                                   root["parallelism"]["dp"], out.parallelism.replicas(), out.workload);
   out.workload.data_parallel.member_stride = out.parallelism.dp_stride();
+  if (out.workload.data_parallel.fp8_all_gather &&
+      (out.arch.moe.enabled() || out.arch.latent.enabled() || out.arch.linear.enabled())) {
+    in.fail(root["fsdp"]["fp8_all_gather"],
+            "fsdp.fp8_all_gather is modelled for dense models with standard attention (each layer's q, k, v, o and "
+            "FFN weights gathered in fp8); an MoE, multi-head latent attention or linear-attention model gathers bf16");
+  }
   if (DataParallel& dp = out.workload.data_parallel; dp.fsdp && out.parallelism.pp > 1) {
     // TorchTitan keeps FSDP's parameters gathered under a pipeline: gathered once per step, not per micro-batch.
     if (const YAML::Node key = root["fsdp"]["reshard_after_forward"]; key && dp.reshard_after_forward) {

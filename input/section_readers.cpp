@@ -95,9 +95,37 @@ const std::vector<std::string>& distributed_optimizer_keys() {
 }
 
 const std::vector<std::string>& fsdp_keys() {
-  static const std::vector<std::string> keys = {"shard_degree", "reshard_after_forward", "reduce_dtype"};
+  static const std::vector<std::string> keys = {"shard_degree", "reshard_after_forward", "reduce_dtype",
+                                                "fp8_all_gather", "precompute_fp8_scales"};
   return keys;
 }
+
+namespace {
+
+// fsdp.fp8_all_gather and fsdp.precompute_fp8_scales: torchao casts only the weights of its tensorwise-scaled
+// Float8Linear modules before FSDP's all-gather (Float8LinearConfig refuses other granularities), and precomputes
+// the scales of those weights only.
+void read_fsdp_fp8_gather(const YamlReader& in, const YAML::Node& fsdp, const Workload& workload, DataParallel& dp) {
+  if (const YAML::Node key = fsdp["fp8_all_gather"]) {
+    dp.fp8_all_gather = in.boolean(key, "fsdp.fp8_all_gather");
+    if (dp.fp8_all_gather && (workload.dtype != Dtype::kFp8 || workload.fp8_recipe != Fp8Recipe::kTensorwise)) {
+      in.fail(key,
+              "fsdp.fp8_all_gather gathers the weights of fp8 linears cast with one scale per tensor; it needs "
+              "workload.dtype fp8 with fp8_recipe tensorwise (dtype is " +
+                  to_string(workload.dtype) + ", fp8_recipe " + to_string(workload.fp8_recipe) + ")");
+    }
+  }
+  if (const YAML::Node key = fsdp["precompute_fp8_scales"]) {
+    dp.precompute_fp8_scales = in.boolean(key, "fsdp.precompute_fp8_scales");
+    if (dp.precompute_fp8_scales && !dp.fp8_all_gather) {
+      in.fail(key,
+              "fsdp.precompute_fp8_scales computes the scales of weights gathered in fp8; it needs "
+              "fsdp.fp8_all_gather: true");
+    }
+  }
+}
+
+}  // namespace
 
 const std::vector<std::string>& ddp_keys() {
   static const std::vector<std::string> keys = {"bucket_MB", "reduce_dtype"};
@@ -147,6 +175,7 @@ DataParallel read_data_parallel(const YamlReader& in, const YAML::Node& fsdp, co
       dp.reshard_after_forward = in.boolean(fsdp["reshard_after_forward"], "fsdp.reshard_after_forward");
     }
     dp.reduce_bytes = read_reduce_bytes(in, fsdp, "fsdp");
+    read_fsdp_fp8_gather(in, fsdp, workload, dp);
   }
   if (ddp.IsDefined()) {
     in.expect_map(ddp, "ddp", ddp_keys());

@@ -519,7 +519,8 @@ LLAMA2_34B = ("{name: llama-2-34b, model_type: llama, hidden_size: 8192, interme
               "num_key_value_heads: 8, num_hidden_layers: 48, vocab_size: 32000}")
 
 
-def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp", cp=1):
+def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp", cp=1,
+          fsdp_fp8=False):
     # Uncompiled, every RMSNorm and SwiGLU runs as eager PyTorch's kernels (train.py's compile = false).
     implementation = ("{preset: torchtitan-2024, add_norm: separate, rms_norm: eager, swiglu: eager}" if eager
                       else "torchtitan-2024")
@@ -532,7 +533,15 @@ def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, m
     return (f"model: {model}\nhardware: {{gpu: h100-sxm-96gb, topology: ib-rail, nodes: {nodes}}}\n"
             f"implementation: {implementation}\nworkload: {{phase: train, batch: {batch}, seq_len: {seq}, layers: all, "
             f"microbatches: {microbatches}, recompute: {recompute}{dtype}}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}{titan_cp(cp)}}}\n"
-            f"fsdp: {{reshard_after_forward: {'false' if pp > 1 else 'true'}}}\n{pipeline}variants: [{names[variants]}]\n")
+            f"fsdp: {{reshard_after_forward: {'false' if pp > 1 else 'true'}{FSDP_FP8 if fsdp_fp8 else ''}}}\n{pipeline}"
+            f"variants: [{names[variants]}]\n")
+
+
+# TorchTitan's 405B config (9dec370's train_configs/llama3_405b.toml, [float8]): enable_fsdp_float8_all_gather and
+# precompute_float8_dynamic_scale_for_fsdp, which its Float8Handler (torchtitan/float8.py) turns on only where FSDP's
+# dp_shard degree is above 1 (`parallel_dims.dp_shard_enabled and ...`): not at fsdp 1 x cp 8, whose FSDP shards over
+# the CP group alone and gathers bf16. The 8B and 70B configs of that commit enable no float8 and state neither.
+FSDP_FP8 = ", fp8_all_gather: true, precompute_fp8_scales: true"
 
 
 # TorchTitan's context parallelism: PyTorch's context_parallel with its default K/V rotation, all-gather (torchtitan's
@@ -620,9 +629,10 @@ TRAINING_JOBS = {
     "TT2-4": titan("llama-3.1-8b", 1, 1, 262144, "full", 1, 1, True, cp=8),
     # The 405B rows' local batch of 8 in 8 micro-batches: TorchTitan's default without pipeline_parallel_microbatches is
     # the pp degree (9dec370's torchtitan/parallelisms/pipeline_llama.py).
-    "TT6-1": titan("llama-3.1-405b", 64, 1, 32768, "full", 8, 8, True, pp=8, microbatches=8, variants="async"),
-    "TT6-2": titan("llama-3.1-405b", 64, 1, 65536, "full", 8, 4, True, pp=8, microbatches=8, variants="async", cp=2),
-    "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4),
+    "TT6-1": titan("llama-3.1-405b", 64, 1, 32768, "full", 8, 8, True, pp=8, microbatches=8, variants="async", fsdp_fp8=True),
+    "TT6-2": titan("llama-3.1-405b", 64, 1, 65536, "full", 8, 4, True, pp=8, microbatches=8, variants="async", cp=2, fsdp_fp8=True),
+    "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4, fsdp_fp8=True),
+    # fsdp 1 x cp 8: TorchTitan's Float8Handler leaves FSDP's all-gather in bf16 (FSDP_FP8).
     "TT6-4": titan("llama-3.1-405b", 64, 1, 262144, "full", 8, 1, True, pp=8, microbatches=8, variants="async", cp=8),
     "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True),
     "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),

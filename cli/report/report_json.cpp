@@ -215,6 +215,10 @@ Json parallelism_json(const sim::ScenarioRun& run) {
     if (dp.fsdp) {
       sync["reshard_after_forward"] = dp.reshard_after_forward;
       sync["shard_degree"] = dp.shard_degree;
+      if (dp.fp8_all_gather) {  // only where set: FSDP's other runs keep their keys
+        sync["fp8_all_gather"] = true;
+        sync["precompute_fp8_scales"] = dp.precompute_fp8_scales;
+      }
     } else if (dp.distributed_optimizer) {
       sync["overlap_grad_reduce"] = dp.overlap_grad_reduce;
       sync["overlap_param_gather"] = dp.overlap_param_gather;

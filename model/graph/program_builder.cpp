@@ -57,7 +57,9 @@ OpId ProgramBuilder::issue_with(Op op, std::vector<Dep> deps) {
   if (is_kernel(op.kind) && op.stream == Stream::kCompute) op.stream = compute_stream_;
   auto& last = last_on_stream_[static_cast<int>(op.stream)];
   if (last) deps.push_back(Dep{*last, 0, false});
-  const bool reads_weights = pending_weights_ && is_kernel(op.kind);
+  // A kernel on a compute stream reads the gathered weights (a side stream's cast before a gather does not).
+  const bool reads_weights =
+      pending_weights_ && is_kernel(op.kind) && (op.stream == Stream::kCompute || op.stream == Stream::kCompute2);
   if (reads_weights) deps.push_back(Dep{*pending_weights_, 0});
   if (op.output_bytes == 0) op.output_bytes = produced_bytes(op);
   op.deps = std::move(deps);
@@ -219,7 +221,7 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
   for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role)) {
     if (a_quantised_ && !kernel.reads_b) continue;  // cast before its all-gather
     const bool weight = kernel.reads_b && role != GemmRole::kWeightGradient;
-    if (weight && !first_piece) continue;
+    if (weight && (!first_piece || weights_fp8_)) continue;
     const double elements = kernel.reads_b ? b_elements : a_elements;
     std::optional<OpId>& last = kernel.reads_b ? last_b : last_a;
     // Reads its operand (a weight is no activation: no dependency) and the previous kernel's scale.
@@ -272,6 +274,15 @@ OpId ProgramBuilder::quantisation_kernel(const std::string& name, double flops, 
   Op op = memory_op(name, read_bytes, written_bytes, flops, shape);
   op.quantisation = true;
   return issue(std::move(op), inputs);
+}
+
+OpId ProgramBuilder::quantisation_on(Stream stream, const std::string& name, double elements, double read_bytes,
+                                     double written_bytes, const std::string& shape, const std::vector<OpId>& deps,
+                                     const std::vector<OpId>& after) {
+  Op op = memory_op(name, read_bytes, written_bytes, elements, shape);
+  op.quantisation = true;
+  op.stream = stream;
+  return issue_with(std::move(op), reads_then_follows(deps, after));
 }
 
 OpId ProgramBuilder::memory(const std::string& name, double read_bytes, double written_bytes, double flops,

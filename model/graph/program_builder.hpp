@@ -56,6 +56,9 @@ class ProgramBuilder {
   void set_fp8_recipe(Fp8Recipe recipe) { fp8_recipe_ = recipe; }
   Fp8Recipe fp8_recipe() const { return fp8_recipe_; }
   bool gemm_fp8() const { return gemm_fp8_; }
+  // GEMMs issued next read weights already fp8 (FSDP's fp8 all-gather, DataParallel::fp8_all_gather): the recipe
+  // casts no weight before them.
+  void set_weights_fp8(bool fp8) { weights_fp8_ = fp8; }
   // GEMMs issued next read an A operand already cast to fp8 before its all-gather (the float8 TP plan,
   // Workload fp8_gathers): no cast of it; a data or weight gradient transposes the gathered fp8 copy instead.
   void set_a_quantised(bool quantised) { a_quantised_ = quantised; }
@@ -118,6 +121,10 @@ class ProgramBuilder {
                  const std::vector<OpId>& deps);
   OpId memory(const std::string& name, double read_bytes, double written_bytes, double flops, const std::string& shape,
               const std::vector<OpId>& deps);
+  // A quantisation kernel (Op::quantisation) on side stream `stream` (FSDP's copy-in stream, before the all-gather
+  // there), reading `deps` and following `after` (ordering only); it takes no wait for gathered weights.
+  OpId quantisation_on(Stream stream, const std::string& name, double elements, double read_bytes, double written_bytes,
+                       const std::string& shape, const std::vector<OpId>& deps, const std::vector<OpId>& after);
   // Whether memory-bound kernel `kernel` is the last op issued on the stream kernels issue on now, and no kernel
   // issued next must wait for gathered weights (wait_for_weights): what continue_kernel needs.
   bool can_continue(OpId kernel) const;
@@ -171,6 +178,7 @@ class ProgramBuilder {
   std::string name_prefix_;
   int32_t linears_ = 0;           // linears issued so far
   bool a_quantised_ = false;      // set_a_quantised
+  bool weights_fp8_ = false;      // set_weights_fp8
   std::string last_linear_name_;  // the linear the last GEMM computed
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;

@@ -132,21 +132,37 @@ double expert_parameters_of(const ArchSpec& a, const TpShard& s, const LayerRang
   return experts;
 }
 
-// FSDP2 holds a 1/dp shard of the fp32 master weights, gradients and moments; bf16 parameters only while gathered:
-// the largest unit twice (one prefetched) when units reshard after their forward, every unit from its forward to its
-// backward when they do not; and one unit's whole gradient before its reduce-scatter.
+// The bytes of `params` gathered parameters, `fp8` of them linears' weights gathered in e4m3 (fsdp.fp8_all_gather:
+// torchao's fsdp_post_all_gather wraps the gathered bytes as the unsharded weight, no bf16 copy beside it), the rest
+// bf16.
+double gathered_bytes(double params, double fp8) {
+  return kBf16Bytes * (params - fp8) + kFp8Bytes * fp8;
+}
+
+// FSDP2 holds a 1/dp shard of the fp32 master weights, gradients and moments; bf16 (fp8_all_gather: the linears' fp8)
+// parameters only while gathered: the largest unit twice (one prefetched) when units reshard after their forward,
+// every unit from its forward to its backward when they do not; and one unit's whole gradient before its
+// reduce-scatter.
 void fsdp_state(const ArchSpec& a, const Workload& w, const TpShard& s, const LayerRange& range, int tp, double params,
                 MemoryFootprint& m) {
   const DataParallel& dp = w.data_parallel;
-  const double unit =
-      std::max({w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0,
-                end_parameters_per_rank(a, tp, w.embedding, false), end_parameters_per_rank(a, tp, false, w.head)});
+  const double largest_layer = w.layers > 0 ? largest_layer_parameters(a, s, range) : 0.0;
+  const double unit = std::max({largest_layer, end_parameters_per_rank(a, tp, w.embedding, false),
+                                end_parameters_per_rank(a, tp, false, w.head)});
+  // The linears' weights, gathered fp8 (the loader allows it for dense models only: every layer of one kind).
+  const bool fp8_layers = dp.fp8_all_gather && w.layers > 0;
+  const double layer_fp8 = fp8_layers ? linear_parameters_per_layer(a, s, a.kind(range.first)) : 0.0;
+  const double fp8 = fp8_layers ? linear_parameters_of_layers(a, s, range) : 0.0;
+  // The embedding and the head (bf16) or a layer, whichever gathers the most bytes.
+  const double unit_bytes = std::max({gathered_bytes(largest_layer, layer_fp8),
+                                      kBf16Bytes * end_parameters_per_rank(a, tp, w.embedding, false),
+                                      kBf16Bytes * end_parameters_per_rank(a, tp, false, w.head)});
   const double shards = dp.shards();
   // An MoE model's experts are sharded over their expert-data-parallel group (0 experts: params / shards).
   const double experts = expert_parameters_of(a, s, range);
   const int expert_dp = expert_data_group(dp, w.expert_parallel.degree * w.expert_parallel.slices(), tp).degree;
   const double sharded = experts > 0 ? (params - experts) / shards + experts / expert_dp : params / shards;
-  m.weights_bytes = kBf16Bytes * (dp.reshard_after_forward ? 2.0 * unit : params);
+  m.weights_bytes = dp.reshard_after_forward ? 2.0 * unit_bytes : gathered_bytes(params, fp8);
   m.gradient_bytes = kGradientBytesPerParameter * sharded + dp.reduce_bytes * unit;
   m.optimizer_bytes = kAdamWStateBytesPerParameter * sharded;
 }

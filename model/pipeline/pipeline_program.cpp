@@ -52,20 +52,36 @@ std::vector<PipelinePass> passes_of(const LayerGraph& program, bool split_weight
   return pass;
 }
 
+// Per op of a chunk's program: whether it belongs to the replicas' synchronisation, which runs in the step's first
+// forward and last backward only: the data group's collectives, and the kernels on their streams that only they read
+// (FSDP's fp8 casts of its shards before the gathers).
+std::vector<bool> data_sync_of(const LayerGraph& program) {
+  std::vector<bool> sync(program.size(), false);
+  const std::vector<std::vector<OpId>> readers = program.consumers();
+  for (OpId id = static_cast<OpId>(program.size()); id-- > 0;) {
+    const Op& op = program.op(id);
+    const bool feeds_sync = is_kernel(op.kind) && !is_compute_stream(op.stream) && !readers[id].empty() &&
+                            std::all_of(readers[id].begin(), readers[id].end(), [&](OpId r) { return sync[r]; });
+    sync[id] = op.group == CommGroup::kData || feeds_sync;
+  }
+  return sync;
+}
+
 // Per op of a chunk's program: whether it reads its pass's input, having no dependency on another op of its pass but
-// the data group's collectives (FSDP's gathers, whose readers read the input too), followed through those.
-std::vector<bool> pass_inputs_of(const LayerGraph& program, const std::vector<PipelinePass>& pass) {
+// the replicas' synchronisation (FSDP's gathers, whose readers read the input too), followed through those.
+std::vector<bool> pass_inputs_of(const LayerGraph& program, const std::vector<PipelinePass>& pass,
+                                 const std::vector<bool>& sync) {
   std::vector<bool> reads_input(program.size(), false);
-  // Per data-group collective: whether it follows (through others of its kind) an op of its own pass.
+  // Per synchronising op: whether it follows (through others of its kind) an op of its own pass.
   std::vector<bool> follows_pass(program.size(), false);
   for (OpId id = 0; id < program.size(); ++id) {
     const Op& op = program.op(id);
     bool follows = false;
     for (const Dep& dep : op.deps) {
-      const bool through = program.op(dep.op).group == CommGroup::kData;
+      const bool through = sync[dep.op];
       follows = follows || (pass[dep.op] == pass[id] && (!through || follows_pass[dep.op]));
     }
-    if (op.group == CommGroup::kData) {
+    if (sync[id]) {
       follows_pass[id] = follows;
     } else {
       reads_input[id] = !follows;
@@ -82,7 +98,8 @@ class ProgramWriter {
     const bool split = splits_weight_gradient(schedule.kind);
     for (const LayerGraph* chunk : chunks) {
       pass_of_.push_back(passes_of(*chunk, split));
-      reads_input_.push_back(pass_inputs_of(*chunk, pass_of_.back()));
+      sync_.push_back(data_sync_of(*chunk));
+      reads_input_.push_back(pass_inputs_of(*chunk, pass_of_.back(), sync_.back()));
     }
     program_.graph = LayerGraph(chunks.front()->tp());
     program_.passes.resize(static_cast<size_t>(schedule.stages));
@@ -109,15 +126,16 @@ class ProgramWriter {
       if (pass_of_[c][t] != step.pass) continue;
       const Op& original = chunk.op(t);
       std::vector<Dep> deps = resolve(c, original, copies);
-      if (original.group == CommGroup::kData && !runs_data_collective(original, mb)) {
+      const bool sync = sync_[c][t];
+      if (sync && !runs_data_collective(original, mb)) {
         copies.instead[t] = std::move(deps);  // the micro-batch runs without it: its readers follow what it followed
         continue;
       }
       if (reads_input_[c][t]) deps.insert(deps.end(), input.begin(), input.end());
-      if (original.group == CommGroup::kData && original.stage == OpStage::kForward) {
+      if (sync && original.stage == OpStage::kForward) {
         // The step's first forward: FSDP gathers every parameter the stage keeps for the step from the start, one
         // after another on their stream, not one unit ahead of the compute (as the schedule's timing assumes).
-        std::erase_if(deps, [&](const Dep& d) { return program_.graph.op(d.op).group != CommGroup::kData; });
+        std::erase_if(deps, [&](const Dep& d) { return d.op >= synchronises_.size() || !synchronises_[d.op]; });
       }
       Op op = original;
       op.name = prefix + original.name;
@@ -126,6 +144,8 @@ class ProgramWriter {
       if (previous) deps.push_back(Dep{*previous, 0, false});
       op.deps = std::move(deps);
       const OpId id = program_.graph.add(std::move(op));
+      synchronises_.resize(program_.graph.size(), false);
+      synchronises_[id] = sync;
       copies.id[t] = id;
       previous = id;
       if (is_compute_stream(original.stream)) tails_[{c, mb, step.pass}][static_cast<size_t>(original.stream)] = id;
@@ -208,6 +228,8 @@ class ProgramWriter {
   int stage_stride_;
   std::vector<std::vector<PipelinePass>> pass_of_;  // per chunk, per op
   std::vector<std::vector<bool>> reads_input_;      // per chunk, per op: pass_inputs_of
+  std::vector<std::vector<bool>> sync_;             // per chunk, per op: data_sync_of
+  std::vector<bool> synchronises_;                  // per op of the step: a copy of a synchronising op
   PipelineProgram program_;
   std::vector<std::array<std::optional<OpId>, kStreamCount>> last_;  // per stage: the last op issued per stream
   std::map<std::pair<int, int>, Copies> copies_;                     // per (chunk, micro-batch)

@@ -41,6 +41,8 @@ ChunkWorkloads chunk_workloads(const Workload& workload, const ModelChunk& chunk
   out.synchronised.optimizer = false;
   out.microbatch = out.synchronised;
   out.microbatch.data_parallel = DataParallel{};
+  // Its parameters stay as the step's first forward gathered them (fp8 under fsdp.fp8_all_gather).
+  out.microbatch.data_parallel.fp8_all_gather = out.synchronised.data_parallel.fp8_all_gather;
   if (optimizer) {
     Workload end = out.synchronised;
     end.microbatches = 0;

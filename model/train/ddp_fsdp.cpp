@@ -40,10 +40,13 @@ std::string to_string(const DataParallel& dp) {
     return dp.overlap_param_gather ? "zero1 overlapped param gather" : "zero1";
   }
   if (!dp.fsdp) return "ddp";
-  const std::string name =
+  std::string name =
       dp.hybrid() ? "hsdp " + std::to_string(dp.shard_degree) + " x " + std::to_string(dp.degree / dp.shard_degree)
                   : std::string("fsdp");
-  return dp.reshard_after_forward ? name : name + " without resharding";
+  if (!dp.reshard_after_forward) name += " without resharding";
+  if (dp.fp8_all_gather)
+    name += dp.precompute_fp8_scales ? ", fp8 all-gather (precomputed scales)" : ", fp8 all-gather";
+  return name;
 }
 
 }  // namespace tpsim::model

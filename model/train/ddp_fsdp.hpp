@@ -34,6 +34,16 @@ struct DataParallel {
   // FSDP: whether each layer frees its gathered parameters after its forward (gathering them again before its
   // backward); TorchTitan keeps the last layer's, which its backward needs at once.
   bool reshard_after_forward = true;
+  // FSDP under an fp8 tensorwise recipe, as torchao's enable_fsdp_float8_all_gather runs it
+  // (torchao/float8/fsdp_utils.py, WeightWithDynamicFloat8CastTensor): each layer linear's fp32 weight shard is cast to
+  // e4m3 before the all-gather (fsdp_pre_all_gather), which moves one byte per weight; the gathered weight is an fp8
+  // tensor (fsdp_post_all_gather), the only copy held, which the GEMMs read without casting it again. The norms, the
+  // embedding and the LM head gather bf16; gradients reduce as before.
+  bool fp8_all_gather = false;
+  // With it, torchao's precompute_float8_dynamic_scale_for_fsdp after the optimizer step: every fp8 weight's amax in
+  // one pass over the shards and one all-reduce, which the casts before the gathers then use; without it each
+  // weight's cast takes its amax and all-reduces it over the shard group first.
+  bool precompute_fp8_scales = false;
   double bucket_bytes = kDefaultDdpBucketBytes;  // DDP: gradient bytes per all-reduce
   double reduce_bytes = 4.0;                     // bytes per gradient element reduced (fp32; bf16: 2)
   // Megatron's distributed optimizer (use_distributed_optimizer): the optimizer state and fp32 master weights

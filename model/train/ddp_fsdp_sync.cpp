@@ -23,9 +23,14 @@ DataParallelSync::DataParallelSync(const LayerContext& ctx) : ctx_(ctx), dp_(ctx
 SyncUnit DataParallelSync::layer_unit(int64_t layer) const {
   // TorchTitan keeps the last layer gathered after its forward: its backward follows at once.
   const int64_t model_layer = ctx_.workload.first_layer + layer;
-  return SyncUnit{"", layer, layer_parameters_at(ctx_.arch, ctx_.shard, model_layer),
+  const double fp8 =
+      dp_.fp8_all_gather ? linear_parameters_per_layer(ctx_.arch, ctx_.shard, ctx_.arch.kind(model_layer)) : 0.0;
+  return SyncUnit{"",
+                  layer,
+                  layer_parameters_at(ctx_.arch, ctx_.shard, model_layer),
                   expert_parameters_at(ctx_.arch, ctx_.shard, model_layer),
-                  dp_.reshard_after_forward && layer + 1 < ctx_.workload.layers};
+                  dp_.reshard_after_forward && layer + 1 < ctx_.workload.layers,
+                  fp8};
 }
 
 SyncUnit DataParallelSync::embedding_unit() const {
@@ -77,18 +82,69 @@ void DataParallelSync::gather(ProgramBuilder& b, const SyncUnit& unit, const std
   // At most one unit ahead: it follows the kernel that read the previous unit's gathered parameters.
   std::vector<OpId> after;
   if (const std::optional<OpId> reader = b.weights_reader()) after.push_back(*reader);
-  // The unit's whole bf16 parameters gathered from their 1/dp shards; an MoE layer's experts from their shards over
-  // the expert-data-parallel group, after them on the same stream.
+  // The unit's whole bf16 parameters gathered from their 1/dp shards (its fp8 weights one byte each, cast first); an
+  // MoE layer's experts from their shards over the expert-data-parallel group, after them on the same stream.
   const double experts = separate_experts(unit), dense = unit.parameters - experts;
-  OpId gathered = b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather,
-                                    kBf16Bytes * dense, dp_.shard_group(), Stream::kComm3,
-                                    std::to_string(static_cast<int64_t>(dense)) + " params", {}, after);
+  const std::vector<OpId> cast =
+      unit.fp8_parameters > 0 ? std::vector<OpId>{cast_shards_to_fp8(b, unit, pass, after)} : std::vector<OpId>{};
+  const double bytes = kBf16Bytes * (dense - unit.fp8_parameters) + kFp8Bytes * unit.fp8_parameters;
+  OpId gathered =
+      b.data_collective(unit.name + "fsdp." + pass + "all_gather", CollectiveKind::kAllGather, bytes, dp_.shard_group(),
+                        Stream::kComm3, std::to_string(static_cast<int64_t>(dense)) + " params", cast, after);
   if (experts > 0 && experts_.group.enabled()) {
     gathered = b.data_collective(unit.name + "fsdp.experts." + pass + "all_gather", CollectiveKind::kAllGather,
                                  kBf16Bytes * experts, experts_.group, Stream::kComm3,
                                  std::to_string(static_cast<int64_t>(experts)) + " params", {}, after);
   }
   b.wait_for_weights(gathered);
+}
+
+int DataParallelSync::fp8_weights_per_layer() const {
+  const Implementation& impl = ctx_.workload.implementation;
+  // q, k and v (or one fused weight), o; gate and up (or one fused weight, or up alone), down.
+  return (impl.separate_qkv ? 3 : 1) + 1 + (impl.separate_gate_up ? ctx_.arch.up_projections() : 1) + 1;
+}
+
+OpId DataParallelSync::cast_shards_to_fp8(ProgramBuilder& b, const SyncUnit& unit, const std::string& pass,
+                                          const std::vector<OpId>& after) {
+  // The fp32 shards (FSDP2's sharded parameters, the optimizer's master weights), 1/shard_degree of each weight.
+  const double elements = unit.fp8_parameters / dp_.shard_degree;
+  const std::string shape = std::to_string(static_cast<int64_t>(elements)) + " params";
+  const std::string name = unit.name + "fsdp." + pass + "fp8_";
+  std::vector<OpId> scales;
+  if (!dp_.precompute_fp8_scales) {
+    // torchao's hp_tensor_to_float8_dynamic(reduce_amax=True) per weight: its amax, all-reduced (MAX) over the mesh
+    // FSDP passes to fsdp_pre_all_gather (the shard group), one scalar each.
+    OpId amax =
+        b.quantisation_on(Stream::kComm3, name + "amax", elements, kFp32Bytes * elements, 0.0, shape, {}, after);
+    for (int weight = 0; weight < fp8_weights_per_layer(); ++weight) {
+      amax = b.data_collective(name + "amax.w" + std::to_string(weight) + ".all_reduce", CollectiveKind::kAllReduce,
+                               kFp32Bytes, dp_.shard_group(), Stream::kComm3, "[1]", {amax});
+    }
+    scales.push_back(amax);
+  }
+  return b.quantisation_on(Stream::kComm3, name + "cast", elements, kFp32Bytes * elements, kFp8Bytes * elements, shape,
+                           scales, after);
+}
+
+void DataParallelSync::precompute_fp8_scales(ProgramBuilder& b, OpId update) {
+  // torch._foreach_norm(weights, inf) over the local shards of every fp8 weight of the program, then the stacked
+  // amaxes reduced as DTensor reduces a partial value, over each mesh dimension in turn (the shard group, the TP
+  // group).
+  double elements = 0;
+  int weights = 0;
+  for (int64_t layer = 0; layer < ctx_.workload.layers; ++layer) {
+    elements += layer_unit(layer).fp8_parameters / dp_.shard_degree;
+    weights += fp8_weights_per_layer();
+  }
+  const std::string shape = std::to_string(static_cast<int64_t>(elements)) + " params";
+  const OpId amax = b.memory("fsdp.fp8_scales.amax", kFp32Bytes * elements, 0.0, elements, shape, {update});
+  const std::string amaxes = "[" + std::to_string(weights) + "]";
+  const OpId reduced = b.data_collective("fsdp.fp8_scales.all_reduce", CollectiveKind::kAllReduce, kFp32Bytes * weights,
+                                         dp_.shard_group(), Stream::kComm4, amaxes, {amax});
+  if (ctx_.shard.tp > 1) {
+    b.collective("fsdp.fp8_scales.tp.all_reduce", CollectiveKind::kAllReduce, kFp32Bytes * weights, amaxes, {reduced});
+  }
 }
 
 void DataParallelSync::before_forward(ProgramBuilder& b, const SyncUnit& unit) {
@@ -250,6 +306,9 @@ void DataParallelSync::zero_reduce(ProgramBuilder& b, ZeroBuffer& buffer, int bu
 }
 
 void DataParallelSync::after_optimizer(ProgramBuilder& b, OpId update) {
+  if (dp_.enabled() && dp_.fsdp && dp_.precompute_fp8_scales && ctx_.workload.layers > 0) {
+    precompute_fp8_scales(b, update);
+  }
   if (!dp_.enabled() || !dp_.distributed_optimizer || dp_.overlap_param_gather) return;
   // Every bucket's updated shard gathered at once (Megatron's synchronous all-gathers after optimizer.step()).
   for (ZeroBuffer& buffer : zero_) {

@@ -1,6 +1,10 @@
 // The data-parallel collectives of a training step's program (data_parallel.hpp), issued around the units
 // FSDP wraps (the embedding, each decoder layer, the final norm with the LM head) or DDP buckets:
-// - FSDP: each unit's parameters all-gathered (bf16) before its forward, one unit ahead at most (FSDP2's
+// - FSDP: each unit's parameters all-gathered (bf16; under fp8_all_gather its linears' weights in e4m3, each fp32
+//   shard cast first on the gather's stream, as FSDP2's copy-in stream runs torchao's fsdp_pre_all_gather, after its
+//   amax and that amax's all-reduce over the shard group unless precompute_fp8_scales took every weight's amax after
+//   the previous optimizer step, in one pass and one all-reduce over the shard group and one over the TP group: the
+//   DTensor reduction over both mesh dimensions) before its forward, one unit ahead at most (FSDP2's
 //   implicit prefetch: the next all-gather waits for the previous unit's first kernel); again before its backward
 //   when it resharded (not the last layer nor the head, as TorchTitan wraps them); its gradients
 //   reduce-scattered (reduce_dtype) after its backward, every micro-batch (FSDP2 syncs each backward by default).
@@ -46,6 +50,9 @@ struct SyncUnit {
   // data-parallel group.
   double expert_parameters = 0;
   bool reshards = true;  // FSDP: frees its gathered parameters after its forward
+  // FSDP's fp8 all-gather (DataParallel::fp8_all_gather): of its parameters, the layer linears' weights, each cast
+  // from its fp32 shard to e4m3 before the gather and gathered one byte each (the norms, embedding and head: bf16).
+  double fp8_parameters = 0;
 };
 
 class DataParallelSync {
@@ -89,6 +96,14 @@ class DataParallelSync {
   // The kernels issued last on the compute streams (what a reduction of the gradients just computed reads).
   std::vector<OpId> compute_tails(const ProgramBuilder& b) const;
   void gather(ProgramBuilder& b, const SyncUnit& unit, const std::string& pass);
+  // FSDP's fp8 all-gather: the unit's fp32 weight shards cast to e4m3 on the gather's stream (after each weight's amax
+  // and its all-reduce, without precomputed scales), following `after`. Returns the cast.
+  OpId cast_shards_to_fp8(ProgramBuilder& b, const SyncUnit& unit, const std::string& pass,
+                          const std::vector<OpId>& after);
+  // precompute_fp8_scales after the optimizer's update: every fp8 weight's amax over this rank's shards, all-reduced.
+  void precompute_fp8_scales(ProgramBuilder& b, OpId update);
+  // The separate weight tensors (nn.Linear modules) of one decoder layer: what torchao casts and scales one by one.
+  int fp8_weights_per_layer() const;
   // Adds `bytes` of gradients to `buckets`' open one, all-reduced once full.
   void fill_bucket(ProgramBuilder& b, Buckets& buckets, double bytes);
   void flush_bucket(ProgramBuilder& b, Buckets& buckets);

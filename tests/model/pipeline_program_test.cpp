@@ -115,3 +115,35 @@ TEST_CASE("a zero-bubble step runs each backward's weight-gradient GEMMs in a pa
   // The same ops as 1F1B's, split differently.
   CHECK(b.program.graph.size() == build(PipelineScheduleKind::kOneFOneB, chunk, 1.0).program.graph.size());
 }
+
+TEST_CASE("a whole pipelined step casts FSDP's fp8 shards with their gathers, in the step's first forward only",
+          "[model][pipeline][fp8]") {
+  const model::Scenario s = model::parse_scenario(
+      "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: train, batch: 1, seq_len: 2048, "
+      "layers: 4, dtype: fp8, fp8_recipe: tensorwise}\nparallelism: {tp: 2, dp: 2}\n"
+      "fsdp: {fp8_all_gather: true, reshard_after_forward: false}\nvariants: [{name: sp, tp_mode: sp}]\n",
+      "pp.yaml");
+  model::Workload w = model::chunk_workload(s.workload, model::ModelChunk{2, false, false});
+  w.optimizer = false;
+  const model::LayerGraph chunk = model::build_pass_graph(s.arch, w, model::primary_pass(w), 2, s.variants.front());
+  const Built b = build(PipelineScheduleKind::kOneFOneB, chunk, 2048.0 * 4096);
+  const model::LayerGraph& g = b.program.graph;
+  int casts = 0, gathers = 0;
+  for (model::OpId id = 0; id < g.size(); ++id) {
+    const model::Op& op = g.op(id);
+    const bool cast = op.name.find("fsdp.fp8_cast") != std::string::npos;
+    casts += cast ? 1 : 0;
+    if (cast) CHECK(op.name.find(".mb0.") != std::string::npos);
+    if (op.group != model::CommGroup::kData || op.collective != model::CollectiveKind::kAllGather) continue;
+    ++gathers;
+    // Each gather reads its cast, the op issued before it.
+    bool reads_cast = false;
+    for (const model::Dep& dep : op.deps) {
+      reads_cast = reads_cast || (dep.data && g.op(dep.op).name.find("fsdp.fp8_cast") != std::string::npos);
+    }
+    CHECK(reads_cast);
+  }
+  // 2 layers of each of the 2 chunks, once per step.
+  CHECK(casts == 4);
+  CHECK(gathers == 4);
+}
