@@ -8,9 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build}"
 real="$build/real/tpsim-real"
-[ -x "$real" ] || { # The binaries built here travel too: the GPU machine runs them when its libraries load them.
-mkdir -p "$root/.device/bin"
-cp "$real" "$build/real/tpsim_real_gpu_check" "$root/.device/bin/"
+[ -x "$real" ] || {
 echo "prepare_device: no $real; build first (tools/setup.sh test)" >&2; exit 2; }
 
 "$real" shapes --scenario "$root"/scenarios/quickstart.yaml >/dev/null  # fails early on a broken build
@@ -22,7 +20,11 @@ rm -rf "$prefix"
 mkdir -p "$prefix/include" "$prefix/share/cmake"
 cp -r /usr/include/nlohmann /usr/include/CLI "$prefix/include/"
 cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 "$prefix/share/cmake/"
-# The binaries built here travel too: the GPU machine runs them when its libraries load them.
+# The binaries built here travel too: the GPU machine runs them when its libraries load them. A full build
+# registers the GPU check as tests/test_real_gpu; the scripts run it under its real-only build's name.
 mkdir -p "$root/.device/bin"
-cp "$real" "$build/real/tpsim_real_gpu_check" "$root/.device/bin/"
+cp "$real" "$root/.device/bin/"
+check="$build/real/tpsim_real_gpu_check"
+[ -x "$check" ] || check="$build/tests/test_real_gpu"
+cp "$check" "$root/.device/bin/tpsim_real_gpu_check"
 echo "prepare_device: $(grep -vc '^#' "$root/real/shapes/shipped_scenarios.txt") shapes; prefix in .device/prefix"
