@@ -34,16 +34,20 @@ LayerContext pass_context(const ArchSpec& arch, const Workload& workload, const 
 }
 
 // Two-batch overlap (variant.two_batch_overlap): the pass as two micro-batches of half its sequences (`ctx`, ops named
-// mb0., mb1.), each layer's attention modules one after the other and its MoE stages interleaved (dispatch 0,
-// dispatch 1, experts 0, experts 1, combine 0, combine 1), so that each micro-batch's all-to-alls run beside the
-// other's compute, as SGLang's two-batch overlap orders them (two_batch_step.hpp).
+// mb0., mb1.), so that each micro-batch's all-to-alls run beside the other's compute: a decode step in SGLang's
+// decode order, other passes each layer's attention modules one after the other and its MoE stages interleaved
+// (dispatch 0, dispatch 1, experts 0, experts 1, combine 0, combine 1) (two_batch_step.hpp).
 void build_two_batch_layers(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
   const HalfBatches halves(b, "", {"mb0.", "mb1."});
   std::array<ModuleInput, 2> hidden;
-  for (int64_t layer = 0; layer < ctx.workload.layers; ++layer) {
-    b.set_layer(static_cast<int>(layer));
-    b.set_module(static_cast<int>(2 * layer));
-    two_half_layer_forward(b, ctx, strategy, halves, layer, hidden, nullptr);
+  if (runs_decode_order(ctx)) {
+    two_half_decode_layers(b, ctx, strategy, halves, hidden);
+  } else {
+    for (int64_t layer = 0; layer < ctx.workload.layers; ++layer) {
+      b.set_layer(static_cast<int>(layer));
+      b.set_module(static_cast<int>(2 * layer));
+      two_half_layer_forward(b, ctx, strategy, halves, layer, hidden, nullptr);
+    }
   }
   b.set_module(-1);
   halves.each([&](int h) {

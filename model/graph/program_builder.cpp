@@ -347,6 +347,18 @@ OpId ProgramBuilder::collective(const std::string& name, CollectiveKind kind, do
   return issue_with(std::move(op), reads_then_follows(deps, after));
 }
 
+void ProgramBuilder::between_attention_parts() {
+  if (!between_attention_parts_) return;
+  const std::function<void()> work = std::move(between_attention_parts_);
+  between_attention_parts_ = nullptr;
+  const int layer = layer_, module = module_;
+  const std::string prefix = name_prefix_;
+  work();
+  layer_ = layer;
+  module_ = module;
+  name_prefix_ = prefix;
+}
+
 OpId ProgramBuilder::data_collective(const std::string& name, CollectiveKind kind, double tensor_bytes,
                                      const DataParallel& group, Stream stream, const std::string& shape,
                                      const std::vector<OpId>& deps, const std::vector<OpId>& after) {

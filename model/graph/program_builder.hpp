@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,13 @@ class ProgramBuilder {
   void set_stage(OpStage stage) { stage_ = stage; }
   // Prepended to every name issued next (a micro-batch's "mb2.").
   void set_name_prefix(std::string prefix) { name_prefix_ = std::move(prefix); }
+  const std::string& name_prefix() const { return name_prefix_; }
+  // Work another micro-batch issues between the next attention module's projections and its core (a decode step's
+  // two-batch overlap, model/moe/two_batch_step.cpp). The module runs it there (between_attention_parts), once.
+  void set_between_attention_parts(std::function<void()> work) { between_attention_parts_ = std::move(work); }
+  // Runs and clears the work set_between_attention_parts left, if any; the layer, module and name prefix it
+  // changes are restored after.
+  void between_attention_parts();
   void set_collective_algorithm(CollectiveAlgorithm algorithm) { algorithm_ = algorithm; }
   void set_collective_protocol(Protocol protocol) { protocol_ = protocol; }
   // The stream of the collectives and exchanges issued next (nullopt: comm, or copy for copy-engine
@@ -176,6 +184,7 @@ class ProgramBuilder {
   int module_ = 0;
   OpStage stage_ = OpStage::kForward;
   std::string name_prefix_;
+  std::function<void()> between_attention_parts_;
   int32_t linears_ = 0;           // linears issued so far
   bool a_quantised_ = false;      // set_a_quantised
   bool weights_fp8_ = false;      // set_weights_fp8

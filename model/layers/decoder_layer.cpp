@@ -160,6 +160,7 @@ ModuleInput attention_forward(ProgramBuilder& b, const LayerContext& ctx, TpStra
   std::vector<OpId> rope = rotated_input;
   if (has_rotary(ctx)) rope = {rotary(b, ctx, "attn.rope", rotated_input)};
   if (repeats_kv(ctx)) rope = {repeat_kv(b, ctx, rope)};
+  b.between_attention_parts();
   const OpId core = attention_core(b, ctx, rope);
   const OpId out = ctx.arch.attention_output_gate ? output_gate(b, ctx, core, qkv.output) : core;
   if (saved) *saved = SavedModule{input, qkv.gemm_input, qkv.output, joined(rope, {core}), {out}, {}};

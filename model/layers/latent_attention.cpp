@@ -88,6 +88,7 @@ OpId absorbed_attention(ProgramBuilder& b, const LayerContext& ctx, const std::v
              c = static_cast<double>(ctx.pass.cached_tokens), heads = static_cast<double>(s.heads);
   const auto width = static_cast<double>(s.cache_width()), values = static_cast<double>(s.kv_rank);
   const OpId absorbed_q = b.gemm("attn.q_absorb", GemmShape{ctx.tokens, s.kv_rank, s.nope, s.heads}, deps);
+  b.between_attention_parts();  // SGLang's attention prepare ends with the queries' absorption
   const double queries = batch * q * heads * width * qkv, output = batch * q * heads * values * e;
   const double cache = batch * (c + q) * width * qkv, append = batch * q * width * qkv;
   const OpId core =
@@ -121,6 +122,7 @@ ModuleInput latent_attention_forward(ProgramBuilder& b, const LayerContext& ctx,
     core = absorbed_attention(b, ctx, {rope, kv_norm});
   } else {
     const OpId kv = b.gemm("attn.kv_up_proj", kv_up_shape(ctx), {kv_norm});
+    b.between_attention_parts();
     core = naive_attention(b, ctx, {rope, kv});
     inner = {rope, kv, core};
   }

@@ -102,6 +102,7 @@ ModuleInput linear_attention_forward(ProgramBuilder& b, const LayerContext& ctx,
   const OpId conv = b.memory("linear_attn.conv1d", tokens * channels * e + kernel * channels * e + conv_state,
                              tokens * channels * e + conv_state, (2.0 * kernel + 4.0) * tokens * channels,
                              shape_text(ctx.tokens, static_cast<int64_t>(channels)), projected.output);
+  b.between_attention_parts();
   const OpId core = delta_rule(b, ctx, conv, projected.output.back());
   // RMSNorm of each head's output times SiLU(z): reads the output and z, writes the normed output.
   const double values = tokens * s.values();

@@ -276,16 +276,37 @@ void moe_forward_experts(ProgramBuilder& b, MoeForward& f) {
   if (s.all_to_all) f.returned = exchange_copies(b, s, "moe.combine", Exchange::kCombine, {f.returned});
 }
 
+namespace {
+
+// Each token's copies summed by the router's weights (inside DeepEP's low-latency combine kernel).
+OpId combined_rows(ProgramBuilder& b, const MoeForward& f) {
+  const MoeShape& s = f.shape;
+  if (s.low_latency && s.all_to_all) return f.returned;
+  return b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
+                  bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
+                  shape_text(s.tokens, s.hidden), {f.returned, f.top_k});
+}
+
+}  // namespace
+
+std::vector<OpId> moe_forward_shared(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f) {
+  if (ctx.shard.expert_tp) throw InputError("moe_forward_shared: the shared expert of expert-TP slices is not split");
+  if (ctx.shard.shared_expert_ffn == 0) return {};
+  // Its output add reads the routed rows' top-k in place of their combined output, which SGLang adds into it after
+  // (op_output): the same kernels, issued before the routed rows are back.
+  return shared_expert_forward(b, ctx, tp, f.shape, f.normed.front(), f.top_k, nullptr);
+}
+
+ModuleInput moe_forward_output(ProgramBuilder& b, const LayerContext& ctx, const MoeForward& f,
+                               std::vector<OpId> shared) {
+  shared.push_back(combined_rows(b, f));
+  return residual_stream(b, ctx, "moe.residual", shared, f.input.ready);
+}
+
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
                                 SavedModule* saved) {
   const MoeShape& s = f.shape;
-  // Each token's copies summed by the router's weights (inside DeepEP's low-latency combine kernel).
-  const OpId combined =
-      s.low_latency && s.all_to_all
-          ? f.returned
-          : b.memory("moe.unpermute", bytes_of(s.copies, s.hidden, s.elem) + static_cast<double>(s.copies) * kFp32Bytes,
-                     bytes_of(s.tokens, s.hidden, s.elem), 2.0 * static_cast<double>(s.copies * s.hidden),
-                     shape_text(s.tokens, s.hidden), {f.returned, f.top_k});
+  const OpId combined = combined_rows(b, f);
   if (saved) *saved = SavedModule{f.input, f.normed, {f.gate_up}, {f.top_k, f.received, f.returned}, {f.act}, {}};
   const bool shared = ctx.shard.shared_expert_ffn > 0;
   if (ctx.shard.expert_tp) {

@@ -53,6 +53,12 @@ MoeForward moe_forward_dispatch(ProgramBuilder& b, const LayerContext& ctx, TpSt
 void moe_forward_experts(ProgramBuilder& b, MoeForward& f);
 ModuleInput moe_forward_combine(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f,
                                 SavedModule* saved);
+// The combine stage in two parts, as a decode step's two-batch overlap orders them (SGLang's op_shared_experts beside
+// the dispatch in flight, op_output after the combine): the shared expert (returns what the output adds; none
+// without one; refused under expert TP), then the routed rows' combined output added to it and the residual.
+std::vector<OpId> moe_forward_shared(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const MoeForward& f);
+ModuleInput moe_forward_output(ProgramBuilder& b, const LayerContext& ctx, const MoeForward& f,
+                               std::vector<OpId> shared);
 // The backward in the same three stages, for two-batch overlap in training: the combine's (the shared expert's
 // backward, the un-permutation's, the combine all-to-all's), the experts' (their grouped GEMMs' data and weight
 // gradients, the dispatch all-to-all's backward) and the dispatch's (the permutation's, the router's, the norm's).

@@ -319,6 +319,70 @@ TEST_CASE("two-batch overlap runs one half-batch's expert all-to-all beside the 
   CHECK(overlaps("mb1.L0.moe.combine", "mb0.L0.moe.unpermute"));
 }
 
+TEST_CASE(
+    "a decode step's two-batch overlap sends each half's dispatch beside the other's attention projections and "
+    "its combine beside the other's attention core, as SGLang's decode order does") {
+  const model::ArchSpec arch = model::load_model_preset("qwen3-30b-a3b");
+  model::Workload w = test::decode_workload(16, 1024, 2);
+  w.expert_parallel.degree = 8;
+  model::Variant v = test::variant(model::TpMode::kTp);  // attention data-parallel: no TP collective in the way
+  v.two_batch_overlap = true;
+  const model::LayerGraph g = model::build_layer_graph(arch, w, 1, v);
+  const auto index = [&](const std::string& name) { return &test::op_named(g, name) - g.ops().data(); };
+  // SGLang's stages (operations_strategy.py, _compute_moe_deepseek_blog_decode, delta 2) in its issue order: half 1's
+  // attention projections, half 0's experts, half 1's attention core; then half 0's next layer the same way around
+  // half 1's experts.
+  CHECK(index("mb1.L0.attn.rope") < index("mb0.L0.moe.experts.gate_up_proj"));
+  CHECK(index("mb0.L0.moe.experts.gate_up_proj") < index("mb1.L0.attn.core"));
+  CHECK(index("mb1.L0.moe.dispatch") < index("mb0.L0.moe.residual"));
+  CHECK(index("mb0.L1.attn.rope") < index("mb1.L0.moe.experts.gate_up_proj"));
+  CHECK(index("mb1.L0.moe.experts.gate_up_proj") < index("mb0.L1.attn.core"));
+  CHECK(index("mb0.L1.attn.core") < index("mb1.L0.moe.residual"));
+  const sim::Timeline t = sim::simulate(g, test::h100_cost());
+  const auto span = [&](const std::string& name) {
+    const auto id = static_cast<model::OpId>(index(name));
+    for (const sim::OpSpan& s : t.spans) {
+      if (s.op == id && s.rank == 0) return s;
+    }
+    throw std::logic_error("no span of " + name);
+  };
+  const auto overlaps = [&](const std::string& a, const std::string& b) {
+    const sim::OpSpan x = span(a), y = span(b);
+    return x.start_s < y.end_s && y.start_s < x.end_s;
+  };
+  CHECK(overlaps("mb0.L0.moe.combine", "mb1.L0.attn.core"));
+  CHECK(overlaps("mb1.L0.moe.combine", "mb0.L1.attn.core"));
+  CHECK(overlaps("mb1.L0.moe.dispatch", "mb0.L1.attn.qkv_proj"));
+}
+
+TEST_CASE(
+    "a decode step's two-batch overlap runs DeepSeek's dense layers half after half, then its MoE layers in "
+    "SGLang's order: the shared expert beside the dispatch, the other half's query absorption before the experts") {
+  const model::ArchSpec arch = model::load_model_preset("deepseek-v3");
+  REQUIRE(!arch.moe.is_moe(2));  // its first three layers are dense
+  REQUIRE(arch.moe.is_moe(3));
+  model::Workload w = test::decode_workload(16, 1024, 5);
+  w.expert_parallel.degree = 8;
+  model::Variant v = test::variant(model::TpMode::kTp);
+  v.two_batch_overlap = true;
+  const model::LayerGraph g = model::build_layer_graph(arch, w, 1, v);
+  const auto index = [&](const std::string& name) { return &test::op_named(g, name) - g.ops().data(); };
+  // A dense layer: both halves' attention, then both halves' FFN.
+  CHECK(index("mb1.L2.attn.core") < index("mb0.L2.ffn.gate_up_proj"));
+  CHECK(index("mb0.L2.ffn.down_proj") < index("mb0.L3.attn.core"));
+  // The MoE layers (operations_strategy.py: op_dispatch_a and op_shared_experts in one stage, the queries' absorption
+  // in the attention's op_prepare): half 0's shared expert, half 1's projections up to the absorption, half 0's
+  // experts, half 1's attention core; half 0's next projections before half 1's experts.
+  CHECK(index("mb0.L3.moe.dispatch") < index("mb0.L3.moe.shared_expert.gate_up_proj"));
+  CHECK(index("mb0.L3.moe.shared_expert.down_proj") < index("mb1.L3.attn.q_absorb"));
+  CHECK(index("mb1.L3.attn.q_absorb") < index("mb0.L3.moe.experts.gate_up_proj"));
+  CHECK(index("mb0.L3.moe.experts.down_proj") < index("mb1.L3.attn.core"));
+  CHECK(index("mb0.L4.attn.q_absorb") < index("mb1.L3.moe.experts.gate_up_proj"));
+  CHECK(index("mb1.L3.moe.experts.down_proj") < index("mb0.L4.attn.core"));
+  // The last layer's half 1 closes with its experts and output, nothing of half 0 after.
+  CHECK(index("mb0.L4.moe.residual") < index("mb1.L4.moe.experts.gate_up_proj"));
+}
+
 TEST_CASE("a DeepEP all-to-all takes the slower of its NVLink bytes at the port and its network bytes at the NIC") {
   const sim::CostProfile profile = test::profile_preset("h100-sxm");
   REQUIRE(profile.deepep);
