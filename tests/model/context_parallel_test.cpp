@@ -35,10 +35,6 @@ model::LayerGraph cp_graph(const model::Workload& w) {
   return model::build_layer_graph(model::load_model_preset("llama-3.1-8b"), w, kTp, test::variant(model::TpMode::kSp));
 }
 
-bool ends_with(const std::string& name, const std::string& tail) {
-  return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // The layer's ops over the CP group (its K/V exchanges), in issue order, of one stage.
 std::vector<model::Op> cp_exchanges(const model::LayerGraph& g, OpStage stage) {
   std::vector<model::Op> out;
