@@ -1,10 +1,13 @@
 // GEMM shapes for tpsim-real from a scenario: exactly those of the simulator's layer graphs.
 #include <unistd.h>
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "base/input_error.hpp"
@@ -18,6 +21,22 @@ using tpsim::real::scenario_gemm_shapes;
 namespace {
 
 using Shape = std::tuple<int64_t, int64_t, int64_t>;
+
+// The shapes of `a` not in `b`.
+std::set<Shape> difference(const std::set<Shape>& a, const std::set<Shape>& b) {
+  std::set<Shape> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(out, out.begin()));
+  return out;
+}
+
+// MxNxK of each shape, comma-separated ("none" for no shape).
+std::string shapes_text(const std::set<Shape>& shapes) {
+  std::string out;
+  for (const auto& [m, n, k] : shapes) {
+    out += (out.empty() ? "" : ", ") + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
+  return out.empty() ? "none" : out;
+}
 
 std::set<Shape> shape_set(const std::vector<GemmCase>& cases) {
   std::set<Shape> out;
@@ -168,6 +187,12 @@ TEST_CASE("the committed GEMM sweep lists exactly the shapes of the shipped scen
     if (tpsim::model::load_scenario(entry.path().string()).workload.phase == tpsim::model::Phase::kOps) continue;
     for (const Shape& s : shape_set(scenario_gemm_shapes(entry.path().string()))) expected.insert(s);
   }
-  // Regenerate with real/scripts/prepare_device.sh after a scenario or graph change.
-  CHECK(shape_set(tpsim::real::read_shapes_file(TPSIM_SOURCE_DIR "/real/shapes/shipped_scenarios.txt")) == expected);
+  const std::set<Shape> committed =
+      shape_set(tpsim::real::read_shapes_file(TPSIM_SOURCE_DIR "/real/shapes/shipped_scenarios.txt"));
+  // Each difference named, with the command that regenerates the file after a scenario or graph change.
+  INFO("missing from the file: " << shapes_text(difference(expected, committed))
+                                 << "; in the file but in no shipped scenario: "
+                                 << shapes_text(difference(committed, expected))
+                                 << "; regenerate with real/scripts/prepare_device.sh");
+  CHECK(committed == expected);
 }
