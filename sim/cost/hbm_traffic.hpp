@@ -23,9 +23,10 @@
 //   send/recv (all-to-all, point-to-point): the sender reads the input (1), the receiver's FIFO is written and read
 //     (2w) and it writes the output (1): 2 + 2w, 1 + 3 for Simple;
 //   a copy engine's copy (or a kernel writing straight into the peer's buffer): a read and a write, 2.
-// Ignores: L2 (a FIFO slot written and read back soon may never reach HBM: LL's 512 KiB per channel most likely
-// stays in the 50 MB L2 of an H100, so its factor is an upper bound), the NIC's reads and writes of the FIFO
-// between nodes, and NCCL's tree, NVLS and the custom one-shot / two-shot / multimem kernels (counted as a copy).
+// Ignores: L2 (a FIFO slot written and read back soon may never reach HBM: LL's 512 KiB per channel and peer,
+// src/init.cc DEFAULT_LL_BUFFSIZE, most likely stays in the 50 MB L2 of an H100, so its factor is an upper bound), the
+// NIC's reads and writes of the FIFO between nodes, and NCCL's tree, NVLS and the custom one-shot / two-shot / multimem
+// kernels (counted as a copy).
 #pragma once
 
 #include "model/graph/op.hpp"
