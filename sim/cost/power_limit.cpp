@@ -19,10 +19,21 @@ double compute_clock_ratio(const GpuSpec& gpu, const CostProfile& profile) {
   return clock_ratio_at(*profile.power, gpu.power_limit_W);
 }
 
-double transfer_power_W(const CostProfile& profile, double Bps) {
-  if (!profile.power) return 0;
+namespace {
+
+double bits_power_W(double Bps, double pJ_per_bit) {
   constexpr double kBitsPerByte = 8, kJoulesPerPicojoule = 1e-12;
-  return Bps * kBitsPerByte * profile.power->transfer_pJ_per_bit * kJoulesPerPicojoule;
+  return Bps * kBitsPerByte * pJ_per_bit * kJoulesPerPicojoule;
+}
+
+}  // namespace
+
+double transfer_power_W(const CostProfile& profile, double Bps) {
+  return profile.power ? bits_power_W(Bps, profile.power->transfer_pJ_per_bit) : 0.0;
+}
+
+double extra_hbm_power_W(const GpuSpec& gpu, const CostProfile& profile, double Bps) {
+  return profile.power ? bits_power_W(Bps, gpu.hbm_pJ_per_bit) : 0.0;
 }
 
 double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W) {

@@ -32,6 +32,10 @@ double compute_clock_ratio(const GpuSpec& gpu, const CostProfile& profile);
 // directions summed) at the profile's transfer_pJ_per_bit; 0 without a power section.
 double transfer_power_W(const CostProfile& profile, double Bps);
 
+// Watts `Bps` bytes per second of HBM accesses beyond a plain copy's draw (a collective staging its traffic in
+// FIFO buffers, sim/cost/hbm_traffic.hpp) at the GPU's hbm_pJ_per_bit; 0 without the profile's power section.
+double extra_hbm_power_W(const GpuSpec& gpu, const CostProfile& profile, double Bps);
+
 // The SM clock of a compute-bound kernel beside transfers drawing `transfer_W`, relative to its clock
 // alone. Assumed: the kernel alone draws the whole limit it may (the profile's measured_at_W at its clock,
 // or the GPU's lower limit), so the transfers' draw comes out of the SMs' dynamic power and the clock

@@ -1,6 +1,7 @@
 // What a kernel costs beside an SM-driven comm kernel: the SMs NCCL's channels hold (one CTA each, per algorithm
 // and size, as NCCL launches them), the share of the GPU a compute-bound kernel keeps on the SMs left, and the tail
-// a GEMM pays for its tiles on the shared SMs. Ignores: HBM traffic of the comm kernel beyond its NVLink bytes.
+// a GEMM pays for its tiles on the shared SMs. Ignores: the HBM bandwidth the comm kernel's FIFO traffic takes beyond
+// its NVLink bytes (its power is drawn: sim/cost/hbm_traffic.hpp).
 #pragma once
 
 #include <vector>

@@ -453,11 +453,26 @@ CommPlan plan_steps(const model::Op& op, int ranks, const CostModel& cost) {
   return plan_of(op.algorithm, op, ranks, cost);
 }
 
+// HBM accesses per link byte of what runs (sim/cost/hbm_traffic.hpp): NCCL's rings and send/recv (async-TP
+// exchange steps over SMs among them) stage theirs in FIFO buffers; copy engines, trees, NVLS and the custom kernels
+// count as copies.
+double hbm_accesses_per_link_byte(const model::Op& op, const CommPlan& plan) {
+  if (!plan.uses_sms) return kCopyHbmAccessesPerLinkByte;
+  if (op.kind == model::OpKind::kExchange || plan.algorithm == CollectiveAlgorithm::kPointToPoint) {
+    return point_to_point_hbm_accesses_per_link_byte(plan.protocol);
+  }
+  if (plan.algorithm == CollectiveAlgorithm::kRing && plan.nccl_call) {
+    return ring_hbm_accesses_per_link_byte(op.collective, plan.protocol, plan.ranks);
+  }
+  return kCopyHbmAccessesPerLinkByte;
+}
+
 }  // namespace
 
 CommPlan plan_communication(const model::Op& op, int ranks, const CostModel& cost) {
   if (ranks < 2) return CommPlan{};
   CommPlan plan = plan_steps(op, ranks, cost);
+  plan.hbm_accesses_per_link_byte = hbm_accesses_per_link_byte(op, plan);
   if (plan.uses_sms) {
     // Async-TP exchange steps over SMs are NCCL send/recv calls (model/program_builder.hpp).
     const model::CollectiveAlgorithm kernel =

@@ -10,6 +10,7 @@
 
 #include "model/graph/op.hpp"
 #include "sim/cost/cost_model.hpp"
+#include "sim/cost/hbm_traffic.hpp"
 #include "sim/cost/nccl_tuner.hpp"
 #include "sim/engine/tree_schedule.hpp"
 
@@ -30,6 +31,9 @@ struct CommPlan {
   model::Protocol protocol = model::Protocol::kSimple;  // ring steps: the NCCL protocol regime they run
   bool uses_sms = true;                                 // an SM-driven kernel (slows concurrent compute)
   int sms = 0;  // the SMs it holds while it runs, where uses_sms (sim/sm_sharing.hpp)
+  // HBM bytes read and written at both ends per payload byte a flow moves (sim/cost/hbm_traffic.hpp): NCCL's rings
+  // and send/recv stage theirs in FIFO buffers; everything else counts as a copy's read and write.
+  double hbm_accesses_per_link_byte = kCopyHbmAccessesPerLinkByte;
   int ranks = 0;
   // Multi-node groups (ib-rail): rank r sits in node r / gpus_per_node; 0 when the group is one node.
   int gpus_per_node = 0;

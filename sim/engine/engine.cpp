@@ -3,6 +3,7 @@
 #include "sim/engine/engine.hpp"
 
 #include "base/limits.hpp"
+#include "sim/cost/hbm_traffic.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/comm_plan.hpp"
@@ -21,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace tpsim::sim {
 namespace {
@@ -281,26 +283,39 @@ class Runner : private MemberPlacement {
     return link_Bps * flow_transport(id, src, dst).link_efficiency;
   }
 
-  // A flow starts or ends moving data: the power its two ends draw for it changes.
+  // A flow starts or ends moving data: the power its two ends draw for it changes. The HBM accesses its kernel
+  // makes beyond a copy's read and write (sim/cost/hbm_traffic.hpp) are counted at the receiving end, where NCCL's
+  // FIFO is written and read: per rank of a ring, as much comes in as goes out.
   void change_port_traffic(OpId id, int src, int dst, bool starts) {
     if (platform_.states.levels == 1) return;
     const double rate = flow_data_Bps(id, src, dst);
+    const double extra = std::max(0.0, plans_[id].hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
     if (starts) {
       port_traffic_[src].out.insert(rate);
-      port_traffic_[dst].in.insert(rate);
+      port_traffic_[dst].in.insert({rate, extra});
     } else {
       port_traffic_[src].out.erase(port_traffic_[src].out.find(rate));
-      port_traffic_[dst].in.erase(port_traffic_[dst].in.find(rate));
+      port_traffic_[dst].in.erase(port_traffic_[dst].in.find({rate, extra}));
     }
     update_power_state(src);
     update_power_state(dst);
   }
 
-  // Flows that share a direction of the port share its rate, so a direction moves at its fastest flow's.
+  // Flows that share a direction of the port share its rate, so a direction moves at its fastest flow's; the
+  // incoming flows' extra HBM accesses per byte are their mean weighted by their rates alone.
   void update_power_state(int rank) {
     const PortTraffic& t = port_traffic_[rank];
-    const double Bps = (t.in.empty() ? 0 : *t.in.rbegin()) + (t.out.empty() ? 0 : *t.out.rbegin());
-    const int state = platform_.states.state(comm_sms_[rank], transfer_power_W(cost_.profile(), Bps));
+    double in_Bps = 0, rates = 0, extra_rates = 0;
+    for (const auto& [rate, extra] : t.in) {
+      in_Bps = std::max(in_Bps, rate);
+      rates += rate;
+      extra_rates += rate * extra;
+    }
+    const double Bps = in_Bps + (t.out.empty() ? 0 : *t.out.rbegin());
+    const double extra_Bps = rates > 0 ? in_Bps * extra_rates / rates : 0.0;
+    const double draw_W =
+        transfer_power_W(cost_.profile(), Bps) + extra_hbm_power_W(cost_.gpu(), cost_.profile(), extra_Bps);
+    const int state = platform_.states.state(comm_sms_[rank], draw_W);
     if (state != power_states_[rank]) {
       power_states_[rank] = state;
       gpu(rank)->set_pstate(state);
@@ -498,7 +513,8 @@ class Runner : private MemberPlacement {
   std::vector<int> power_states_;                   // each GPU host's current state (platform.hpp)
   // The data rates of the transfers moving through each GPU's port, each direction (the power they draw).
   struct PortTraffic {
-    std::multiset<double> in, out;
+    std::multiset<std::pair<double, double>> in;  // rate, and HBM accesses per byte beyond a copy's
+    std::multiset<double> out;
   };
   std::vector<PortTraffic> port_traffic_;
   std::vector<double> launched_s_;  // per op and stage: host time at which the stage's host has launched it

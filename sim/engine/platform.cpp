@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "sim/cost/hbm_traffic.hpp"
 #include "sim/cost/power_limit.hpp"
 #include "sim/cost/sm_sharing.hpp"
 
@@ -35,8 +36,12 @@ Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
   // Both directions of the port at full rate bound what transfers can draw.
   const double max_transfer_W = transfer_power_W(cost.profile(), 2 * cost.port_Bps());
   if (max_transfer_W > 0) {
-    platform.states.levels = kTransferPowerSteps + 1;
     platform.states.watts_per_level = max_transfer_W / kTransferPowerSteps;
+    // Levels of the same size on top for the most HBM accesses a collective adds beyond a copy's, all incoming.
+    const double max_extra_W = extra_hbm_power_W(
+        cost.gpu(), cost.profile(), cost.port_Bps() * (kMaxHbmAccessesPerLinkByte - kCopyHbmAccessesPerLinkByte));
+    platform.states.levels =
+        kTransferPowerSteps + 1 + static_cast<int>(std::ceil(max_extra_W / platform.states.watts_per_level));
   }
   platform.states.sm_totals = sm_totals(comm_sms, kMaxConcurrentComm, cost.gpu().sm_count);
   std::vector<double> speeds;

@@ -25,7 +25,8 @@ inline constexpr int kGpusPerClock = 64;
 // stream (comm, copy, comm2, copy2, comm3, copy3, comm4) at most ...
 inline constexpr int kMaxConcurrentComm = 7;
 // ... and on the power its port's transfers draw (sim/cost/power_limit.hpp), in this many steps from none to
-// both directions at the port's rate.
+// both directions at the port's rate (and as many more steps of that size as the most HBM accesses a collective
+// adds beyond a copy's need, sim/cost/hbm_traffic.hpp).
 inline constexpr int kTransferPowerSteps = 64;
 
 // The GPU hosts' power states: (SMs held by comm kernels, one of sm_totals) x (transfer draw level), one
