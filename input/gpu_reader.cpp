@@ -2,6 +2,7 @@
 #include "input/gpu_reader.hpp"
 
 #include <cmath>
+#include <map>
 
 #include "base/input_error.hpp"
 #include "base/limits.hpp"
@@ -111,13 +112,16 @@ GpuSpec resolve_gpu(const model::Scenario& scenario) {
     return inline_gpu->spec;
   }
   const std::string& name = scenario.gpu.value;
+  // Parsed once per process: a plan resolves its GPU for each of its candidates.
+  static std::map<std::string, GpuSpec> parsed;
+  if (const auto it = parsed.find(name); it != parsed.end()) return it->second;
   const auto text = model::find_preset("gpus", name, "yaml");
   if (!text) {
     fail_at(scenario.gpu.at, "unknown GPU preset '" + name + "'; valid: " +
                                  model::join_names(model::preset_names("gpus")) + ", or an inline mapping");
   }
   const model::YamlReader preset("presets/gpus/" + name + ".yaml");
-  return read_gpu_spec(preset, preset.parse_text(std::string(*text)));
+  return parsed.emplace(name, read_gpu_spec(preset, preset.parse_text(std::string(*text)))).first->second;
 }
 
 }  // namespace tpsim::sim

@@ -150,7 +150,9 @@ Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpu
   if (const double usable = sim::usable_hbm_bytes(gpu); usable > 0 && v.memory_bytes > usable) {
     v.reason = "memory";
     v.detail = "above the GPU's usable HBM";
+    return v;
   }
+  v.scenario = std::make_shared<const model::Scenario>(std::move(s));
   return v;
 }
 

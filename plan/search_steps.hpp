@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct Verdict {
   std::string reason;  // divisibility | placement | memory | kv cache | unsupported
   std::string detail;
   double memory_bytes = 0;
+  // A pass's loaded scenario, which the worker simulates without loading its text again.
+  std::shared_ptr<const model::Scenario> scenario;
 };
 
 // The pruning reason of a scenario the loader refuses: divisibility (what does not split evenly) or unsupported.
@@ -69,10 +72,12 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
                                    const SearchRun& run, SearchTotals& totals) {
   totals.candidates = all.size();
   std::vector<const Candidate*> kept;
+  std::map<size_t, std::shared_ptr<const model::Scenario>> loaded;  // candidate -> its scenario
   for (const Candidate& c : all) {
-    const Verdict v = steps.check(c);
+    Verdict v = steps.check(c);
     if (v.reason.empty()) {
       kept.push_back(&c);
+      loaded[c.index] = std::move(v.scenario);
       continue;
     }
     ++totals.pruned[v.reason];
@@ -93,7 +98,10 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
   }
   const SimulateJob simulate = [&](size_t index, sim::SimulationCache& cache) {
     const Candidate& c = *todo.at(index);
-    const model::Scenario s = model::parse_scenario(steps.scenario_text(c), run.file);
+    const std::shared_ptr<const model::Scenario>& checked = loaded.at(index);
+    model::Scenario parsed;
+    if (!checked) parsed = model::parse_scenario(steps.scenario_text(c), run.file);
+    const model::Scenario& s = checked ? *checked : parsed;
     cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
     return steps.numbers(c, sim::run_scenario(s));
   };

@@ -104,7 +104,10 @@ Verdict check_serving_candidate(const model::PlanSpec& plan, const ServingCandid
   v = check_scenario(serving_scenario_text(plan, c, gpus_per_node), plan.file, s, gpu);
   if (!v.reason.empty()) return v;
   const double usable = sim::usable_hbm_bytes(gpu);
-  if (usable <= 0 || v.memory_bytes <= usable) return v;
+  if (usable <= 0 || v.memory_bytes <= usable) {
+    v.scenario = std::make_shared<const model::Scenario>(std::move(s));
+    return v;
+  }
   // The same layout serving one sequence: what the batch adds is its KV cache and its prefill's activations.
   model::Scenario one = s;
   one.workload.batch = 1;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
@@ -121,12 +122,15 @@ ArchSpec load_hf_config_file(const std::string& path) {
 }
 
 ArchSpec load_model_preset(const std::string& name) {
+  // Parsed once per process: a plan loads its model's preset for each of its candidates.
+  static std::map<std::string, ArchSpec> parsed;
+  if (const auto it = parsed.find(name); it != parsed.end()) return it->second;
   const auto text = find_preset("models", name, "json");
   if (!text) {
     throw InputError("unknown model preset \"" + name + "\"; valid: " + join_names(preset_names("models")) +
                      ", or {hf_config: path/config.json}");
   }
-  return parse_hf_config(*text, "presets/models/" + name + ".json", name);
+  return parsed.emplace(name, parse_hf_config(*text, "presets/models/" + name + ".json", name)).first->second;
 }
 
 }  // namespace tpsim::model

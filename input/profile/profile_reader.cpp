@@ -362,11 +362,14 @@ CostProfile load_profile_file(const std::string& path) {
 }
 
 std::optional<CostProfile> default_profile(const std::string& gpu_name) {
+  // Parsed once per process: a plan resolves its GPU's profile for each of its candidates.
+  static std::map<std::string, CostProfile> parsed;
+  if (const auto it = parsed.find(gpu_name); it != parsed.end()) return it->second;
   const auto text = model::find_preset("profiles", gpu_name, "yaml");
   if (!text) return std::nullopt;
   CostProfile profile = parse_profile(std::string(*text), "presets/profiles/" + gpu_name + ".yaml");
   profile.name = "default (" + gpu_name + ")";
-  return profile;
+  return parsed.emplace(gpu_name, std::move(profile)).first->second;
 }
 
 std::string no_default_profile_message(const std::string& gpu_name) {

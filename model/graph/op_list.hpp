@@ -23,6 +23,8 @@ struct OpSpec {
   int peer = 1;                                  // p2p: send to rank+peer, receive from rank-peer
   Transport transport = Transport::kCopyEngine;  // p2p
   std::vector<std::string> after;                // names of earlier ops it waits for
+
+  bool operator==(const OpSpec&) const = default;  // every field (a memo's key)
 };
 
 // The rank program of an op list over `tp` ranks (GEMMs in `dtype`, other tensors bf16); collectives

@@ -110,6 +110,8 @@ struct Variant {
   // one micro-batch's forward beside the previous one's backward, each one's all-to-alls beside the other's
   // compute (model/moe/combined_1f1b.hpp).
   bool overlap_moe_expert_parallel_comm = false;
+
+  bool operator==(const Variant&) const = default;  // every field (a memo's key)
 };
 
 std::string to_string(TpMode mode);

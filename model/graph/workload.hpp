@@ -49,7 +49,8 @@ struct SaveList {
   bool reduce_scatter = true;
   bool all_reduce = false;
   bool all_gather = false;
-  bool all_to_all = false;  // an MoE layer's dispatch and combine outputs
+  bool all_to_all = false;                           // an MoE layer's dispatch and combine outputs
+  bool operator==(const SaveList&) const = default;  // every field (a memo's key)
 };
 
 struct Workload {
@@ -97,6 +98,7 @@ struct Workload {
   Implementation implementation;
 
   bool is_inference() const { return phase != Phase::kForward && phase != Phase::kTrain; }
+  bool operator==(const Workload&) const = default;  // every field (a memo's key)
 };
 
 // One pass through the layers: each of `batch` sequences adds `new_tokens` after `cached_tokens`

@@ -43,6 +43,7 @@ struct MoeSpec {
   bool has_dense_layers() const;
   // How many layers of the range run the MoE FFN.
   int64_t moe_count(LayerRange range) const;
+  bool operator==(const MoeSpec&) const = default;  // every field (a memo's key)
 };
 
 // The linear-attention layers of a hybrid stack (Qwen3-Next's Gated DeltaNet; none when key_heads is 0): q and
@@ -65,6 +66,7 @@ struct LinearAttentionSpec {
   }
   // How many layers of the range run linear attention.
   int64_t linear_count(LayerRange range) const;
+  bool operator==(const LinearAttentionSpec&) const = default;  // every field (a memo's key)
 };
 
 // DeepSeek's multi-head latent attention (MLA; none when kv_lora_rank is 0): the hidden state is projected down
@@ -81,6 +83,7 @@ struct LatentAttentionSpec {
   bool enabled() const { return kv_lora_rank > 0; }
   int64_t qk_head_dim() const { return nope_head_dim + rope_head_dim; }
   int64_t cache_width() const { return kv_lora_rank + rope_head_dim; }
+  bool operator==(const LatentAttentionSpec&) const = default;  // every field (a memo's key)
 };
 
 // What one layer runs: full or linear attention, and a dense or an MoE FFN.
@@ -121,6 +124,7 @@ struct LayerStyle {
   // tanh soft-capping of the attention logits (Gemma 2: attn_logit_softcapping); 0: none. Recorded, not priced:
   // one tanh per score in FlashAttention's registers beside 4 d FLOPs of matmul per score (assumed negligible).
   double attention_softcap = 0.0;
+  bool operator==(const LayerStyle&) const = default;  // every field (a memo's key)
 };
 
 struct ArchSpec {
@@ -165,6 +169,7 @@ struct ArchSpec {
   bool uniform(LayerRange range) const;
   // How many layers of the range run `kind`.
   int64_t count_of(LayerKind kind, LayerRange range) const;
+  bool operator==(const ArchSpec&) const = default;  // every field (a memo's key)
 };
 
 // The four layer kinds in a fixed order (sums over a stack's kinds add them in this order).

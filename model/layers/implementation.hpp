@@ -53,6 +53,7 @@ struct UserbufferSms {
   int qkv_wgrad = 16;
   int fc1_dgrad = 16;
   int fc1_wgrad = 16;
+  bool operator==(const UserbufferSms&) const = default;  // every field (a memo's key)
 };
 
 // How the embedding, LM head and loss run: as the variant runs its layers (vocab-parallel, on the
@@ -176,6 +177,8 @@ struct Implementation {
   bool overlap_scheduler = false;
 
   bool is_set() const { return !name.empty(); }
+
+  bool operator==(const Implementation&) const = default;  // every field (a memo's key)
 };
 
 // The preset names, and the preset of `name` (throws InputError listing the valid ones).

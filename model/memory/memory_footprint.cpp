@@ -2,6 +2,7 @@
 #include "model/memory/memory_footprint.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "model/graph/graph_builder.hpp"
 #include "model/graph/op.hpp"
@@ -11,6 +12,10 @@
 
 namespace tpsim::model {
 namespace {
+
+// Distinct inputs whose saved activations a process remembers (a bound on the memo's memory, far above a plan's
+// distinct pipeline chunks).
+constexpr size_t kMaxKnownSavedActivations = 4096;
 
 // The distributed optimizer's gradient and state bytes of `params` local parameters, `experts` of them an MoE
 // layer's (sharded over the expert-data-parallel group `expert_dp`, the rest over dp). Megatron-LM's
@@ -212,7 +217,23 @@ SavedActivations training_saved_activations(const ArchSpec& a, const Workload& w
   one.microbatches = 1;
   one.optimizer = false;
   one.data_parallel = DataParallel{};  // its gathered parameters are counted as weights, not as activations
-  return saved_activations(build_layer_graph(a, one, tp, v), w.implementation.saved_gemm_inputs);
+  // Remembered per process by every input (a plan's candidates that differ in what `one` resets share it): the same
+  // inputs build the same graph.
+  struct Known {
+    ArchSpec arch;
+    Workload workload;
+    Variant variant;
+    int tp;
+    SavedActivations saved;
+  };
+  static std::vector<Known> known;
+  for (const Known& k : known) {
+    if (k.tp == tp && k.workload == one && k.variant == v && k.arch == a) return k.saved;
+  }
+  const SavedActivations saved =
+      saved_activations(build_layer_graph(a, one, tp, v), w.implementation.saved_gemm_inputs);
+  if (known.size() < kMaxKnownSavedActivations) known.push_back(Known{a, std::move(one), v, tp, saved});
+  return saved;
 }
 
 double accumulated_unsharded_gradient_bytes(const ArchSpec& a, const Workload& w, int tp) {

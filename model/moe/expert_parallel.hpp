@@ -65,6 +65,8 @@ struct ExpertParallel {
   // GPUs per node of the job's fabric (set by the simulation before it builds programs; 0: one node), which
   // decides the nodes an expert-parallel group spans.
   int node_gpus = 0;
+
+  bool operator==(const ExpertParallel&) const = default;  // every field (a memo's key)
 };
 
 // Whether `tp` ranks with `ep` expert-parallel GPUs split every expert over the TP group (expert TP): ep 1 under

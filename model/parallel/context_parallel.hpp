@@ -36,6 +36,8 @@ struct ContextParallel {
   int member_stride = 1;  // GPUs between a rank and the same rank of the next CP member (the TP group's size)
 
   bool enabled() const { return degree > 1; }
+
+  bool operator==(const ContextParallel&) const = default;  // every field (a memo's key)
 };
 
 // Bytes of the exchange buffers a CP rank holds at once beside its activations, for `tokens` local tokens (batch x

@@ -75,6 +75,8 @@ struct DataParallel {
   // shard (the all-reduce of each reduced shard), shard_degree replicas apart.
   DataParallel shard_group() const;
   DataParallel replicate_group() const;
+
+  bool operator==(const DataParallel&) const = default;  // every field (a memo's key)
 };
 
 // The group an MoE model's expert gradients are reduced over (Megatron's expert-data-parallel group): the GPUs

@@ -45,14 +45,22 @@ double compute_share_left(int sm_count, int taken_sms) {
 
 bool spills_past_sms(const CostModel& cost, const model::Op& op, int sms_left) {
   if (op.kind != model::OpKind::kGemm) return true;
-  const GemmTiling t = cost.gemm_tiling(op.gemm);
+  return spills_past_sms(op, cost.gemm_tiling(op.gemm), sms_left);
+}
+
+bool spills_past_sms(const model::Op& op, const GemmTiling& t, int sms_left) {
+  if (op.kind != model::OpKind::kGemm) return true;
   return t.tiles * t.splits > sms_left;
 }
 
 double shared_tail_seconds(const CostModel& cost, const model::Op& op, const KernelCost& k) {
-  const double tiles = cost.profile().gemm.shared_tail_tiles;
+  if (op.kind != model::OpKind::kGemm) return 0;
+  return shared_tail_seconds(cost.profile(), op, cost.gemm_tiling(op.gemm), k);
+}
+
+double shared_tail_seconds(const CostProfile& profile, const model::Op& op, const GemmTiling& t, const KernelCost& k) {
+  const double tiles = profile.gemm.shared_tail_tiles;
   if (tiles <= 0 || op.kind != model::OpKind::kGemm || k.memory_bound()) return 0;
-  const GemmTiling t = cost.gemm_tiling(op.gemm);
   return t.waves > 0 ? tiles * k.compute_s / static_cast<double>(t.waves) : 0;
 }
 

@@ -27,11 +27,16 @@ double compute_share_left(int sm_count, int taken_sms);
 // Whether compute-bound `op` has more tile work (tiles x splits; other kernels: any) than `sms_left` SMs take in
 // one wave: only then do some of its CTAs sit on, or wait for, the SMs comm kernels hold, and pay the tail below.
 bool spills_past_sms(const CostModel& cost, const model::Op& op, int sms_left);
+// The same with a GEMM's tiling known (cost.gemm_tiling(op.gemm); unread for other kernels).
+bool spills_past_sms(const model::Op& op, const GemmTiling& tiling, int sms_left);
 
 // Extra time of GEMM `op` (cost `k` alone) when it ran beside an SM-driven comm kernel: the profile's
 // gemm.shared_tail_tiles of its tile time (its compute time over its waves on the whole GPU); 0 for other kernels,
 // memory-bound ones, and profiles without a tail.
 double shared_tail_seconds(const CostModel& cost, const model::Op& op, const KernelCost& k);
+// The same with a GEMM's tiling known (cost.gemm_tiling(op.gemm); unread for other kernels).
+double shared_tail_seconds(const CostProfile& profile, const model::Op& op, const GemmTiling& tiling,
+                           const KernelCost& k);
 
 // The distinct totals of SMs the comm kernels of `per_kernel_sms` can hold at once, up to `max_concurrent` of them
 // (capped at `sm_count`), ascending, 0 first: the GPU hosts' compute states.

@@ -18,7 +18,7 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <set>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -95,6 +95,8 @@ class Runner : private MemberPlacement {
         for (int r = stage * replicas_ * tp_; r < (stage + 1) * replicas_ * tp_; ++r) instance(id, r).pending = pending;
       }
     }
+    idle_costs_.resize(count);
+    tilings_.resize(count);
     comm_sms_.assign(ranks_, 0);
     running_compute_.resize(ranks_);
     power_states_.assign(ranks_, 0);
@@ -209,13 +211,30 @@ class Runner : private MemberPlacement {
 
   // The kernel's cost on this GPU: its idle cost, each part times the run's skew factor for (op, rank).
   KernelCost kernel_cost(OpId id, int rank, const Op& op) const {
-    KernelCost k = cost_.kernel_cost(op);
+    KernelCost k = idle_cost(id, op);
     if (!options_.skew.enabled()) return k;
     const double factor = model::skew_factor(options_.skew, id, rank);
     k.overhead_s *= factor;
     k.compute_s *= factor;
     k.memory_s *= factor;
     return k;
+  }
+
+  // The kernel's cost alone on an idle GPU, computed at its first instance (the same on every rank).
+  const KernelCost& idle_cost(OpId id, const Op& op) const {
+    std::optional<KernelCost>& known = idle_costs_[id];
+    if (!known) known = cost_.kernel_cost(op);
+    return *known;
+  }
+
+  // A GEMM's tiling, computed at its first use (other kernels: none).
+  const GemmTiling& tiling(OpId id) const {
+    std::optional<GemmTiling>& known = tilings_[id];
+    if (!known) {
+      const Op& op = graph_.op(id);
+      known = op.kind == OpKind::kGemm ? cost_.gemm_tiling(op.gemm) : GemmTiling{};
+    }
+    return *known;
   }
 
   // Compute-bound kernels run on the SMs (slowed while comm kernels hold some, and by the power transfers
@@ -260,16 +279,17 @@ class Runner : private MemberPlacement {
 
   // Whether compute-bound op `id` has CTAs on the SMs the comm kernels running on `rank` hold (sm_sharing.hpp).
   bool spills(OpId id, int rank) const {
-    return spills_past_sms(cost_, graph_.op(id), cost_.gpu().sm_count - comm_sms_[rank]);
+    return spills_past_sms(graph_.op(id), tiling(id), cost_.gpu().sm_count - comm_sms_[rank]);
   }
 
   // A compute-bound kernel's work is done: a GEMM that shared its SMs ends its tail later (sm_sharing.hpp).
   void compute_done(OpId id, int rank) {
     std::vector<OpId>& running = running_compute_[rank];
     running.erase(std::find(running.begin(), running.end(), id));
-    const double tail_s = instance(id, rank).shared_sms
-                              ? shared_tail_seconds(cost_, graph_.op(id), kernel_cost(id, rank, graph_.op(id)))
-                              : 0.0;
+    const double tail_s =
+        instance(id, rank).shared_sms
+            ? shared_tail_seconds(cost_.profile(), graph_.op(id), tiling(id), kernel_cost(id, rank, graph_.op(id)))
+            : 0.0;
     if (tail_s > 0) {
       wait(tail_s, Completion::Kind::kSharedTail, id, rank, rank);
       return;
@@ -291,11 +311,11 @@ class Runner : private MemberPlacement {
     const double rate = flow_data_Bps(id, src, dst);
     const double extra = std::max(0.0, plans_[id].hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
     if (starts) {
-      port_traffic_[src].out.insert(rate);
-      port_traffic_[dst].in.insert({rate, extra});
+      port_traffic_[src].out.push_back(rate);
+      port_traffic_[dst].in.emplace_back(rate, extra);
     } else {
-      port_traffic_[src].out.erase(port_traffic_[src].out.find(rate));
-      port_traffic_[dst].in.erase(port_traffic_[dst].in.find({rate, extra}));
+      remove_one(port_traffic_[src].out, rate);
+      remove_one(port_traffic_[dst].in, std::make_pair(rate, extra));
     }
     update_power_state(src);
     update_power_state(dst);
@@ -305,13 +325,16 @@ class Runner : private MemberPlacement {
   // incoming flows' extra HBM accesses per byte are their mean weighted by their rates alone.
   void update_power_state(int rank) {
     const PortTraffic& t = port_traffic_[rank];
+    // The weighted mean summed in ascending order, so that it does not depend on the order the flows started in.
+    std::vector<std::pair<double, double>> in = t.in;
+    std::sort(in.begin(), in.end());
     double in_Bps = 0, rates = 0, extra_rates = 0;
-    for (const auto& [rate, extra] : t.in) {
+    for (const auto& [rate, extra] : in) {
       in_Bps = std::max(in_Bps, rate);
       rates += rate;
       extra_rates += rate * extra;
     }
-    const double Bps = in_Bps + (t.out.empty() ? 0 : *t.out.rbegin());
+    const double Bps = in_Bps + fastest(t.out);
     const double extra_Bps = rates > 0 ? in_Bps * extra_rates / rates : 0.0;
     const double draw_W =
         transfer_power_W(cost_.profile(), Bps) + extra_hbm_power_W(cost_.gpu(), cost_.profile(), extra_Bps);
@@ -508,14 +531,26 @@ class Runner : private MemberPlacement {
   std::shared_ptr<const std::vector<CommPlan>> shared_plans_;
   const std::vector<CommPlan>& plans_;
   std::vector<std::vector<model::Dep>> successors_;
-  std::vector<int> comm_sms_;                       // per GPU: the SMs its running comm kernels hold
-  std::vector<std::vector<OpId>> running_compute_;  // per GPU: its compute-bound kernels running
-  std::vector<int> power_states_;                   // each GPU host's current state (platform.hpp)
+  mutable std::vector<std::optional<KernelCost>> idle_costs_;  // per op, once known
+  mutable std::vector<std::optional<GemmTiling>> tilings_;     // per op, once known
+  std::vector<int> comm_sms_;                                  // per GPU: the SMs its running comm kernels hold
+  std::vector<std::vector<OpId>> running_compute_;             // per GPU: its compute-bound kernels running
+  std::vector<int> power_states_;                              // each GPU host's current state (platform.hpp)
   // The data rates of the transfers moving through each GPU's port, each direction (the power they draw).
+  // A few flows at a time: small vectors, in no order.
   struct PortTraffic {
-    std::multiset<std::pair<double, double>> in;  // rate, and HBM accesses per byte beyond a copy's
-    std::multiset<double> out;
+    std::vector<std::pair<double, double>> in;  // rate, and HBM accesses per byte beyond a copy's
+    std::vector<double> out;
   };
+  template <typename T>
+  static void remove_one(std::vector<T>& rates, const T& rate) {
+    const auto it = std::find(rates.begin(), rates.end(), rate);
+    *it = rates.back();
+    rates.pop_back();
+  }
+  static double fastest(const std::vector<double>& rates) {
+    return rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end());
+  }
   std::vector<PortTraffic> port_traffic_;
   std::vector<double> launched_s_;  // per op and stage: host time at which the stage's host has launched it
   std::deque<Completion> completions_;

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -111,7 +112,7 @@ Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const E
   SimulationCache* cache = cacheable(options) ? active_simulation_cache() : nullptr;
   if (!cache) return simulate_uncached(graph, cost, options);
   const SimulationCache::Key key = cache->key(graph, cost, options);
-  if (const Timeline* hit = cache->find(key)) return *hit;
+  if (std::optional<Timeline> hit = cache->find(key)) return std::move(*hit);
   const auto start = std::chrono::steady_clock::now();
   Timeline timeline = simulate_uncached(graph, cost, options);
   cache->store(key, timeline, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

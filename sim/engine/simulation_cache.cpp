@@ -1,6 +1,7 @@
 // Content hash of a program and its costs, and the bounded store of simulated timelines.
 #include "sim/engine/simulation_cache.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -54,8 +55,8 @@ void hash_op(Hasher& h, const model::Op& op) {
   h.value(op.output_bytes);
 }
 
-int64_t timeline_bytes(const Timeline& t) {
-  return static_cast<int64_t>(t.spans.size() * sizeof(OpSpan) + sizeof(Timeline));
+int64_t timeline_bytes(size_t spans) {
+  return static_cast<int64_t>(spans * sizeof(OpSpan) + sizeof(Timeline));
 }
 
 }  // namespace
@@ -87,27 +88,36 @@ SimulationCache::Key SimulationCache::key(const model::LayerGraph& graph, const 
   return h.key();
 }
 
-const Timeline* SimulationCache::find(const Key& key) {
+std::optional<Timeline> SimulationCache::find(const Key& key) {
   const auto it = entries_.find(key);
   if (it == entries_.end()) {
     ++stats_.misses;
-    return nullptr;
+    return std::nullopt;
   }
   ++stats_.hits;
-  stats_.saved_s += it->second.wall_s;
-  return &it->second.timeline;
+  const Entry& entry = it->second;
+  stats_.saved_s += entry.wall_s;
+  Timeline timeline = entry.rest;
+  const auto* spans = static_cast<const OpSpan*>(entry.spans.data());
+  timeline.spans.assign(spans, spans + entry.span_count);
+  return timeline;
 }
 
 void SimulationCache::store(const Key& key, const Timeline& timeline, double wall_s) {
-  const int64_t bytes = timeline_bytes(timeline);
+  const int64_t bytes = timeline_bytes(timeline.spans.size());
   if (bytes > budget_bytes_ || entries_.count(key)) return;
   while (held_bytes_ + bytes > budget_bytes_ && !order_.empty()) {
     const auto it = entries_.find(order_.front());
-    held_bytes_ -= timeline_bytes(it->second.timeline);
+    held_bytes_ -= timeline_bytes(it->second.span_count);
     entries_.erase(it);
     order_.pop_front();
   }
-  entries_.emplace(key, Entry{timeline, wall_s});
+  Entry entry{UnforkedBuffer(timeline.spans.size() * sizeof(OpSpan)), timeline.spans.size(), {}, wall_s};
+  std::copy(timeline.spans.begin(), timeline.spans.end(), static_cast<OpSpan*>(entry.spans.data()));
+  entry.rest.ranks = timeline.ranks;
+  entry.rest.makespan_s = timeline.makespan_s;
+  entry.rest.plans = timeline.plans;
+  entries_.emplace(key, std::move(entry));
   order_.push_back(key);
   held_bytes_ += bytes;
 }

@@ -2,15 +2,18 @@
 // (isolated_run.hpp) looks each program up by a hash of its content (every op's fields and dependencies, the TP
 // degree, the engine's launch costs, the GPU, profile and fabric the cost model holds, and a context string the
 // installer sets to what else the cost model was built from) and reuses the timeline of an earlier identical program.
-// Skewed runs and --no-symmetry runs are never cached. Timelines are kept up to a byte budget, oldest dropped first.
+// Skewed runs and --no-symmetry runs are never cached. Timelines are kept up to a byte budget, oldest dropped first,
+// their spans in memory the simulations' forked children do not inherit (base/unforked_buffer.hpp): forks stay cheap.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "base/unforked_buffer.hpp"
 #include "sim/engine/engine.hpp"
 
 namespace tpsim::sim {
@@ -32,13 +35,17 @@ class SimulationCache {
 
   using Key = std::pair<uint64_t, uint64_t>;
   Key key(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) const;
-  const Timeline* find(const Key& key);
+  // A copy of the timeline stored under `key`, if any.
+  std::optional<Timeline> find(const Key& key);
   void store(const Key& key, const Timeline& timeline, double wall_s);
   const SimulationCacheStats& stats() const { return stats_; }
 
  private:
+  // A timeline, its spans apart.
   struct Entry {
-    Timeline timeline;
+    UnforkedBuffer spans;
+    size_t span_count = 0;
+    Timeline rest;  // without spans
     double wall_s = 0;
   };
   int64_t budget_bytes_;

@@ -117,3 +117,36 @@ TEST_CASE("a training step's activations take the larger of the live block and t
     CHECK((loss > live) == (vocab > 256));
   }
 }
+
+TEST_CASE("the saved activations a process remembers are each input's own, and the step's accumulation shares them") {
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const model::Variant sp = test::variant(model::TpMode::kSp);
+  const model::Workload base = test::train_workload(2, kTokens, 1, model::Recompute::kNone, 1, false);
+  // What the step's graph of one micro-batch saves, built afresh.
+  const auto built = [&](const model::Workload& w, const model::Variant& v, int tp) {
+    model::Workload one = w;
+    one.microbatches = 1;
+    one.optimizer = false;
+    one.data_parallel = model::DataParallel{};
+    return model::saved_activations(model::build_layer_graph(arch, one, tp, v), w.implementation.saved_gemm_inputs);
+  };
+  model::Workload selective = base, later = base, accumulating = base;
+  selective.recompute = model::Recompute::kSelective;
+  later.first_layer = 1;
+  accumulating.microbatches = 4;  // reset for the graph: the same saved activations as base's
+  const std::vector<std::pair<const char*, model::Workload>> inputs = {
+      {"base", base}, {"selective", selective}, {"later", later}, {"accumulating", accumulating}, {"base again", base}};
+  for (const auto& [name, w] : inputs) {
+    for (const int tp : {kTp, 4}) {
+      INFO(name << ", tp " << tp);
+      const model::SavedActivations remembered = model::training_saved_activations(arch, w, sp, tp);
+      const model::SavedActivations fresh = built(w, sp, tp);
+      CHECK(remembered.forward_bytes == fresh.forward_bytes);
+      CHECK(remembered.recompute_bytes == fresh.recompute_bytes);
+    }
+  }
+  // Selective recomputation saves less than none: the memo told them apart.
+  const model::SavedActivations none = model::training_saved_activations(arch, base, sp, kTp);
+  const model::SavedActivations some = model::training_saved_activations(arch, selective, sp, kTp);
+  CHECK(some.forward_bytes + some.recompute_bytes != none.forward_bytes + none.recompute_bytes);
+}

@@ -281,7 +281,7 @@ TEST_CASE("the simulation cache reuses a timeline for an identical program only,
   // A budget below one timeline keeps nothing.
   sim::SimulationCache tiny(1);
   tiny.store(key, first, 1.0);
-  CHECK(tiny.find(key) == nullptr);
+  CHECK(!tiny.find(key).has_value());
 }
 
 TEST_CASE("a plan with an output folder journals its rows, and a rerun resumes from them without simulating") {
