@@ -70,6 +70,23 @@ inline const model::Op& op_named(const model::LayerGraph& g, const std::string& 
   throw std::runtime_error("no op named " + name);
 }
 
+// The span of graph `g`'s op `name` on GPU `rank` in `timeline`; a missing span is a test bug.
+inline sim::OpSpan span_named(const sim::Timeline& timeline, const model::LayerGraph& g, const std::string& name,
+                              int rank = 0) {
+  const auto id = static_cast<model::OpId>(&op_named(g, name) - g.ops().data());
+  for (const sim::OpSpan& span : timeline.spans) {
+    if (span.op == id && span.rank == rank) return span;
+  }
+  throw std::logic_error("no span of " + name + " on GPU " + std::to_string(rank));
+}
+
+// Whether graph `g`'s ops `a` and `b` run at once on GPU 0 in `timeline`.
+inline bool spans_overlap(const sim::Timeline& timeline, const model::LayerGraph& g, const std::string& a,
+                          const std::string& b) {
+  const sim::OpSpan x = span_named(timeline, g, a), y = span_named(timeline, g, b);
+  return x.start_s < y.end_s && y.start_s < x.end_s;
+}
+
 inline model::Workload forward_workload(int64_t batch, int64_t seq_len, int64_t layers) {
   model::Workload w;
   w.batch = batch;

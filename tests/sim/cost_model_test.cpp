@@ -304,16 +304,8 @@ TEST_CASE("two-batch overlap runs one half-batch's expert all-to-all beside the 
   // Interleaved: half 0's dispatch runs while half 1 routes and permutes its rows, half 1's combine while half 0
   // un-permutes.
   const sim::Timeline t = sim::simulate(halves, test::h100_cost());
-  const auto span = [&](const std::string& name) {
-    const model::OpId id = static_cast<model::OpId>(&test::op_named(halves, name) - halves.ops().data());
-    for (const sim::OpSpan& s : t.spans) {
-      if (s.op == id && s.rank == 0) return s;
-    }
-    throw std::logic_error("no span of " + name);
-  };
   const auto overlaps = [&](const std::string& a, const std::string& b) {
-    const sim::OpSpan x = span(a), y = span(b);
-    return x.start_s < y.end_s && y.start_s < x.end_s;
+    return test::spans_overlap(t, halves, a, b);
   };
   CHECK(overlaps("mb0.L0.moe.dispatch", "mb1.L0.moe.router"));
   CHECK(overlaps("mb1.L0.moe.combine", "mb0.L0.moe.unpermute"));
@@ -339,17 +331,7 @@ TEST_CASE(
   CHECK(index("mb1.L0.moe.experts.gate_up_proj") < index("mb0.L1.attn.core"));
   CHECK(index("mb0.L1.attn.core") < index("mb1.L0.moe.residual"));
   const sim::Timeline t = sim::simulate(g, test::h100_cost());
-  const auto span = [&](const std::string& name) {
-    const auto id = static_cast<model::OpId>(index(name));
-    for (const sim::OpSpan& s : t.spans) {
-      if (s.op == id && s.rank == 0) return s;
-    }
-    throw std::logic_error("no span of " + name);
-  };
-  const auto overlaps = [&](const std::string& a, const std::string& b) {
-    const sim::OpSpan x = span(a), y = span(b);
-    return x.start_s < y.end_s && y.start_s < x.end_s;
-  };
+  const auto overlaps = [&](const std::string& a, const std::string& b) { return test::spans_overlap(t, g, a, b); };
   CHECK(overlaps("mb0.L0.moe.combine", "mb1.L0.attn.core"));
   CHECK(overlaps("mb1.L0.moe.combine", "mb0.L1.attn.core"));
   CHECK(overlaps("mb1.L0.moe.dispatch", "mb0.L1.attn.qkv_proj"));
