@@ -312,10 +312,15 @@ class Runner : private MemberPlacement {
     const double extra = std::max(0.0, plans_[id].hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
     if (starts) {
       port_traffic_[src].out.push_back(rate);
-      port_traffic_[dst].in.emplace_back(rate, extra);
+      // Kept in ascending order, so that the weighted mean below is summed in an order that does not depend on the
+      // order the flows started in.
+      auto& in = port_traffic_[dst].in;
+      const std::pair<double, double> flow{rate, extra};
+      in.insert(std::upper_bound(in.begin(), in.end(), flow), flow);
     } else {
       remove_one(port_traffic_[src].out, rate);
-      remove_one(port_traffic_[dst].in, std::make_pair(rate, extra));
+      auto& in = port_traffic_[dst].in;
+      in.erase(std::find(in.begin(), in.end(), std::make_pair(rate, extra)));  // the rest stays in order
     }
     update_power_state(src);
     update_power_state(dst);
@@ -325,11 +330,8 @@ class Runner : private MemberPlacement {
   // incoming flows' extra HBM accesses per byte are their mean weighted by their rates alone.
   void update_power_state(int rank) {
     const PortTraffic& t = port_traffic_[rank];
-    // The weighted mean summed in ascending order, so that it does not depend on the order the flows started in.
-    std::vector<std::pair<double, double>> in = t.in;
-    std::sort(in.begin(), in.end());
     double in_Bps = 0, rates = 0, extra_rates = 0;
-    for (const auto& [rate, extra] : in) {
+    for (const auto& [rate, extra] : t.in) {
       in_Bps = std::max(in_Bps, rate);
       rates += rate;
       extra_rates += rate * extra;
@@ -537,13 +539,12 @@ class Runner : private MemberPlacement {
   std::vector<std::vector<OpId>> running_compute_;             // per GPU: its compute-bound kernels running
   std::vector<int> power_states_;                              // each GPU host's current state (platform.hpp)
   // The data rates of the transfers moving through each GPU's port, each direction (the power they draw).
-  // A few flows at a time: small vectors, in no order.
+  // A few flows at a time: small vectors, `out` in no order.
   struct PortTraffic {
-    std::vector<std::pair<double, double>> in;  // rate, and HBM accesses per byte beyond a copy's
+    std::vector<std::pair<double, double>> in;  // rate, and HBM accesses per byte beyond a copy's; ascending
     std::vector<double> out;
   };
-  template <typename T>
-  static void remove_one(std::vector<T>& rates, const T& rate) {
+  static void remove_one(std::vector<double>& rates, double rate) {
     const auto it = std::find(rates.begin(), rates.end(), rate);
     *it = rates.back();
     rates.pop_back();
