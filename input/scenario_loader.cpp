@@ -36,9 +36,9 @@ const std::vector<std::string> kImplementationKeys = {
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kWorkloadKeys = {
-    "phase",           "batch",     "seq_len",    "context_len", "gen_len",     "dtype",
-    "attention_dtype", "recompute", "layers",     "cuda_graphs", "ops",         "microbatches",
-    "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch"};
+    "phase",           "batch",     "seq_len",    "context_len", "gen_len",      "dtype",
+    "attention_dtype", "recompute", "layers",     "cuda_graphs", "ops",          "microbatches",
+    "optimizer",       "save",      "fp8_recipe", "whole_model", "global_batch", "recompute_layers"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "etp", "order"};
 
 void read_model(const YamlReader& in, const YAML::Node& node, Scenario& out) {
@@ -151,7 +151,8 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, int dp, Workl
     }
     w.whole_model = in.boolean(whole, "workload.whole_model");
   }
-  for (const char* key : {"microbatches", "recompute", "optimizer", "save", "fp8_recipe", "global_batch"}) {
+  for (const char* key :
+       {"microbatches", "recompute", "recompute_layers", "optimizer", "save", "fp8_recipe", "global_batch"}) {
     if (node[key] && w.phase != Phase::kTrain) {
       in.fail(node[key], std::string("workload.") + key + " applies only to phase train");
     }
@@ -188,6 +189,14 @@ void read_train_keys(const YamlReader& in, const YAML::Node& node, int dp, Workl
               "drop save");
     }
     w.save = read_save_list(in, node["save"]);
+  }
+  if (const YAML::Node layers = node["recompute_layers"]) {
+    if (w.recompute != Recompute::kFull) {
+      in.fail(layers,
+              "workload.recompute_layers is full recomputation's count of layers per program; set recompute: full or "
+              "drop recompute_layers");
+    }
+    w.recompute_layers = in.positive_int(layers, "workload.recompute_layers");
   }
   if (node["optimizer"]) {
     w.optimizer = in.choice(node["optimizer"], "workload.optimizer", {"adamw", "none"}) == "adamw";
@@ -350,6 +359,11 @@ void read_workload(const YamlReader& in, const YAML::Node& node, Scenario& out) 
                                   std::to_string(out.arch.layers) + " layers");
     }
     w.layers = layers;
+  }
+  if (w.recompute_layers > w.layers) {
+    in.fail(node["recompute_layers"], "workload.recompute_layers is " + std::to_string(w.recompute_layers) +
+                                          " but the step runs " + std::to_string(w.layers) +
+                                          " layers; give at most that many (or drop the key: every layer)");
   }
   check_workload_sizes(in, node, out);
 }

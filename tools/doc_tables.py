@@ -572,14 +572,15 @@ UB_405B = "{qkv_dgrad: 2, qkv_wgrad: 24, fc1_dgrad: 2, fc1_wgrad: 2}"
 
 
 def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False, cp=1, chunk_layers=None,
-             dist_opt=DIST_OPT, userbuffers=None):
+             dist_opt=DIST_OPT, userbuffers=None, recompute_layers=0):
     layout = f", chunk_layers: {chunk_layers}" if chunk_layers else ""
     pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}{layout}}}\n" if pp > 1 else ""
     implementation = f"{{preset: megatron-te, userbuffer_sms: {userbuffers}}}" if userbuffers else "megatron-te"
+    recompute = f"full, recompute_layers: {recompute_layers}" if recompute_layers else "none"
     variant = ("{name: tp-overlap, tp_mode: async, transport: copy_engine}" if userbuffers
                else "{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}")
     return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: {implementation}\n"
-            f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: none, "
+            f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: {recompute}, "
             f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}" + (f", cp: {cp}" if cp > 1 else "") + "}\n"
             + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + (dist_opt if not fsdp and dp * cp > 1 else "")
             + pipeline + f"variants: [{variant}]\n")
@@ -612,6 +613,16 @@ def fms(model, gpu, gpus, nic, recompute, shard_degree=None):
 # assumed from the 64 chunks the recipes' layout needs), every other chunk two layers.
 LAYERS_405B_PP8_VP8 = "[" + ", ".join(["1"] + ["2"] * 62 + ["1"]) + "]"
 
+# Megatron-Bridge's H100 8B recipe recomputes the first 5 layers whole (perf_recipes/llama/h100/llama3.py:
+# recompute_granularity "full", recompute_method "block", recompute_num_layers 5).
+RECOMPUTED_8B = 5
+
+# Llama-3-70B's 80 layers over 8 stages x 5 virtual stages as the H100 recipe lays them out
+# (perf_recipes/llama/h100/llama3.py, pipeline_model_parallel_layout "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"): the embedding
+# beside two layers, 34 chunks of two, one of three (chunk 35: stage 3's last virtual stage), three of two, and the last
+# layer beside the loss.
+LAYERS_70B_PP8_VP5 = "[" + ", ".join(["2"] * 35 + ["3"] + ["2"] * 3 + ["1"]) + "]"
+
 
 # Each row: the scenario (and what it approximates), or the reason it cannot run.
 TRAINING_JOBS = {
@@ -634,14 +645,14 @@ TRAINING_JOBS = {
     "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4, fsdp_fp8=True),
     # fsdp 1 x cp 8: TorchTitan's Float8Handler leaves FSDP's all-gather in bf16 (FSDP_FP8).
     "TT6-4": titan("llama-3.1-405b", 64, 1, 262144, "full", 8, 1, True, pp=8, microbatches=8, variants="async", cp=8),
-    "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True),
-    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
-    "NB-D04": megatron("llama-3.1-8b", 1, 16, fsdp=True),
-    "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
-    "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
-    "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
+    "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True, recompute_layers=RECOMPUTED_8B),
+    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
+    "NB-D04": megatron("llama-3.1-8b", 1, 16, fsdp=True, recompute_layers=RECOMPUTED_8B),
+    "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
+    "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
+    "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
     "ML-1": megatron("llama-3.1-8b", 1, 32, dp=4, cp=2),
-    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, userbuffers=UB_70B),
+    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
     "NB-D03": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
     "NB-D06": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
     "NB-D08": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),

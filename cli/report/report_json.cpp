@@ -180,6 +180,7 @@ Json workload_json(const model::Scenario& s) {
     workload["sequences_per_step"] = static_cast<int64_t>(s.parallelism.dp) * w.microbatches * w.batch;
     workload["recompute"] = model::to_string(w.recompute);
     if (w.recompute == model::Recompute::kSelective) workload["save"] = model::save_items(w.save);
+    if (w.recompute_layers > 0) workload["recompute_layers"] = w.recompute_layers;
     workload["optimizer"] = w.optimizer ? "adamw" : "none";
     if (w.dtype == model::Dtype::kFp8) workload["fp8_recipe"] = model::to_string(w.fp8_recipe);
   }

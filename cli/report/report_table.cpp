@@ -333,7 +333,11 @@ std::string training_shape(const model::Scenario& s) {
   const model::Workload& w = s.workload;
   std::string shape = " x " + std::to_string(w.microbatches) + " micro-batch" + (w.microbatches > 1 ? "es" : "") +
                       (s.parallelism.dp > 1 ? " per replica" : "") + " (" + step_text(s) + ")";
-  if (w.recompute == model::Recompute::kFull) shape += ", full recomputation";
+  if (w.recompute == model::Recompute::kFull) {
+    shape += w.recompute_layers > 0
+                 ? ", full recomputation of the first " + std::to_string(w.recompute_layers) + " layers of each program"
+                 : ", full recomputation";
+  }
   if (w.recompute == model::Recompute::kSelective) {
     std::string items;
     for (const std::string& item : model::save_items(w.save)) items += (items.empty() ? "" : " ") + item;

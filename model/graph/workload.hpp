@@ -75,6 +75,10 @@ struct Workload {
   // it: global_batch / (dp x batch)); 0 when not given.
   int64_t global_batch = 0;
   Recompute recompute = Recompute::kNone;
+  // recompute full only: how many layers of each program (a pipeline chunk's, or the whole model's) re-run their
+  // forward, counted from its first (Megatron's recompute_method block with recompute_num_layers); the others keep
+  // every activation. 0: every layer.
+  int64_t recompute_layers = 0;
   SaveList save;  // recompute selective only
   // train with dtype fp8: the recipe whose quantisation kernels surround every linear's GEMMs.
   Fp8Recipe fp8_recipe = Fp8Recipe::kNone;

@@ -66,10 +66,15 @@ void recompute_selected(ProgramBuilder& b, const SaveList& save, ForwardSpan spa
   }
 }
 
+// Whether the program's `layer` re-runs its forward before its backward: every layer under full recomputation, or
+// the first recompute_layers of them.
+bool recomputes_fully(const Workload& w, int64_t layer) {
+  return w.recompute == Recompute::kFull && (w.recompute_layers == 0 || layer < w.recompute_layers);
+}
+
 // One micro-batch: forward through every layer, then backward in reverse.
 void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy, DataParallelSync& sync, int64_t mb) {
   const int64_t layers = ctx.workload.layers;
-  const bool full_recompute = ctx.workload.recompute == Recompute::kFull;
   const bool selective = ctx.workload.recompute == Recompute::kSelective;
   std::vector<SavedModule> saved(static_cast<size_t>(2 * layers));
   std::vector<ModuleInput> layer_input(static_cast<size_t>(layers));
@@ -86,6 +91,7 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     sync.before_forward(b, sync.layer_unit(layer));
     layer_input[layer] = hidden;
     span[layer].begin = static_cast<OpId>(b.graph().size());
+    const bool full_recompute = recomputes_fully(ctx.workload, layer);
     SavedModule* attn = full_recompute ? nullptr : &saved[2 * layer];
     SavedModule* ffn = full_recompute ? nullptr : &saved[2 * layer + 1];
     hidden = layer_forward(b, ctx, strategy, layer, hidden, attn, ffn);
@@ -105,7 +111,7 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
     b.set_layer(static_cast<int>(layer));
     b.set_module(static_cast<int>(2 * layer));
     sync.before_backward(b, sync.layer_unit(layer));
-    if (full_recompute) {
+    if (recomputes_fully(ctx.workload, layer)) {
       // The layer's forward again from its saved input, its collectives too, before its backward.
       b.set_stage(OpStage::kRecompute);
       layer_forward(b, ctx, strategy, layer, layer_input[layer], &saved[2 * layer], &saved[2 * layer + 1], false);

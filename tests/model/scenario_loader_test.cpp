@@ -234,6 +234,21 @@ TEST_CASE("a variant's protocol reaches every collective of its layers, and an o
   CHECK(ops.op(1).protocol == model::Protocol::kLL);
 }
 
+TEST_CASE("recompute_layers counts full recomputation's layers and is refused elsewhere, at its line") {
+  const std::string train = replace(kValid, "phase: prefill", "phase: train");
+  const auto with = [&](const std::string& keys) { return replace(train, "layers: 2", "layers: 2\n  " + keys); };
+  CHECK(model::parse_scenario(with("recompute: full\n  recompute_layers: 1"), "s.yaml").workload.recompute_layers == 1);
+  CHECK(model::parse_scenario(with("recompute: full"), "s.yaml").workload.recompute_layers == 0);  // every layer
+  CHECK_THROWS_WITH(model::parse_scenario(with("recompute_layers: 1"), "s.yaml"),
+                    Contains("s.yaml:9:21:") && Contains("set recompute: full"));
+  CHECK_THROWS_WITH(model::parse_scenario(with("recompute: full\n  recompute_layers: 3"), "s.yaml"),
+                    Contains("s.yaml:10:21:") && Contains("the step runs 2 layers"));
+  CHECK_THROWS_WITH(model::parse_scenario(with("recompute: full\n  recompute_layers: 0"), "s.yaml"),
+                    Contains("s.yaml:10:21:") && Contains("workload.recompute_layers"));
+  CHECK_THROWS_WITH(model::parse_scenario(replace(kValid, "layers: 2", "layers: 2\n  recompute_layers: 1"), "s.yaml"),
+                    Contains("s.yaml:9:21:") && Contains("applies only to phase train"));
+}
+
 TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and refuses what it does not model") {
   const std::string train = replace(kValid, "phase: prefill", "phase: train");
   const model::Scenario s = model::parse_scenario(

@@ -100,6 +100,22 @@ TEST_CASE("full recomputation adds one forward per layer, all-gathers included, 
   CHECK(full.matmul_flops() > plain.matmul_flops());
 }
 
+TEST_CASE("full recomputation of the first N layers re-runs only those layers' forwards") {
+  model::Workload w = train_workload(1, 2048, 3, model::Recompute::kFull);
+  w.recompute_layers = 2;
+  const model::LayerGraph g = train_graph(TpMode::kSp, w);
+  for (int layer = 0; layer < 3; ++layer) {
+    INFO("layer " << layer);
+    // Megatron's block method: layers 0 and 1 of the program re-run their forward, layer 2 keeps its activations.
+    const double expected = layer < 2 ? flops_of(g, OpKind::kGemm, OpStage::kForward, layer) : 0.0;
+    CHECK(flops_of(g, OpKind::kGemm, OpStage::kRecompute, layer) == Approx(expected));
+  }
+  model::Workload every = w;
+  every.recompute_layers = 0;  // the default: every layer
+  CHECK(flops_of(train_graph(TpMode::kSp, every), OpKind::kGemm, OpStage::kRecompute, 2) ==
+        Approx(flops_of(g, OpKind::kGemm, OpStage::kForward, 2)));
+}
+
 TEST_CASE("each micro-batch runs its own forward and backward, and the optimizer runs once") {
   const model::LayerGraph one = train_graph(TpMode::kSp, train_workload(1, 1024, 2, model::Recompute::kNone, 1));
   const model::LayerGraph three = train_graph(TpMode::kSp, train_workload(1, 1024, 2, model::Recompute::kNone, 3));
