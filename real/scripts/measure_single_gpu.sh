@@ -77,6 +77,13 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   timeout 240 env PYTHONUNBUFFERED=1 python3 "$root/real/scripts/torch_probes.py" "$out/torch" \
     sustained duty memory trace graph attention >"$out/torch_probes.txt" 2>&1 || { echo "(torch probes: exit $?)"; status=1; }
   cat "$out/torch_probes.txt"
+  # The caching allocator's reserve under expandable segments, which Megatron-Bridge's H100 recipes set
+  # (PYTORCH_CUDA_ALLOC_CONF; the reserve above was fitted without it): the same steps, memory.json in its own folder.
+  echo "== PyTorch memory probe under expandable segments"
+  timeout 90 env PYTHONUNBUFFERED=1 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
+    python3 "$root/real/scripts/torch_probes.py" "$out/torch_expandable" memory >"$out/torch_expandable.txt" 2>&1 ||
+    { echo "(expandable memory probe: exit $?)"; status=1; }
+  cat "$out/torch_expandable.txt"
 else
   echo "== PyTorch probes skipped: no python3 with torch and a CUDA device"
 fi
