@@ -9,7 +9,7 @@ constexpr int64_t kMaxServingTokens = int64_t{1} << 24;
 // A latency target above an hour is a typo, not a service.
 constexpr double kMaxTargetSeconds = 3600.0;
 
-const std::vector<std::string> kServingWorkload = {"phase", "context_len", "gen_len", "targets"};
+const std::vector<std::string> kServingWorkload = {"phase", "context_len", "gen_len", "targets", "batching"};
 const std::vector<std::string> kTargets = {"ttft_s", "tpot_s"};
 const std::vector<std::string> kServingSearch = {
     "tp", "ep", "batch", "dtype", "dispatcher", "two_batch_overlap", "cuda_graphs"};
@@ -34,6 +34,7 @@ ServingWorkload read_serving_workload(const YamlReader& in, const YAML::Node& no
   if (node["gen_len"]) {
     out.gen_len = in.int_in(node["gen_len"], "workload.gen_len (output tokens)", 2, kMaxServingTokens);
   }
+  if (node["batching"]) out.batching = in.choice_of(node["batching"], "workload.batching", kBatchingNames);
   if (const YAML::Node targets = node["targets"]) {
     in.expect_map(targets, "workload.targets", kTargets);
     if (targets["ttft_s"]) {

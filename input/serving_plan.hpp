@@ -11,15 +11,25 @@
 #include <string>
 #include <vector>
 
+#include "base/enum_names.hpp"
 #include "input/yaml_reader.hpp"
 
 namespace tpsim::model {
+
+// How the deployment admits requests: continuously (a server at its batch of concurrent sequences, each finished
+// one replaced by a new request, as vLLM and SGLang run) or as one static batch admitted at once.
+enum class Batching { kContinuous, kStatic };
+inline constexpr EnumName<Batching> kBatchingNames[] = {
+    {Batching::kContinuous, "continuous"},
+    {Batching::kStatic, "static"},
+};
 
 struct ServingWorkload {
   int64_t context_len = 2048;    // prompt tokens of each request (the generate phase's context_len)
   int64_t gen_len = 256;         // output tokens of each request, the first from the prefill (its gen_len)
   std::optional<double> ttft_s;  // targets.ttft_s: the longest time to first token; absent: none
   std::optional<double> tpot_s;  // targets.tpot_s: the longest mean time per output token; absent: none
+  Batching batching = Batching::kContinuous;
 };
 
 // The keys of a serving plan's workload and search sections.

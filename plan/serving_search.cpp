@@ -7,6 +7,7 @@
 #include "input/gpu_reader.hpp"
 #include "model/scenario.hpp"
 #include "plan/memory_estimate.hpp"
+#include "plan/serving_latency.hpp"
 #include "sim/run/scenario_run.hpp"
 
 namespace tpsim::plan {
@@ -20,8 +21,8 @@ ServingRow row_of(const ServingCandidate& c, const sim::ScenarioRun& run) {
   r.index = c.index;
   r.layout = c.layout;
   r.time_s = v.metrics.time_s;
-  r.ttft_s = v.ttft_s.value_or(0);
-  r.tpot_s = v.tpot_s.value_or(0);
+  r.prefill_s = v.ttft_s.value_or(0);
+  r.decode_step_s = v.tpot_s.value_or(0);
   r.tokens_per_s_per_gpu = v.tokens_per_s / sim::replica_gpus(v);  // as `tpsim run --json` reports it
   r.memory_bytes = v.memory ? v.memory->device_bytes() : 0;
   const sim::ExposedByDimension e = sim::exposed_by_dimension(v);
@@ -34,8 +35,12 @@ ServingRow row_from(const model::PlanSpec& plan, const ServingCandidate& c, cons
   r.index = c.index;
   r.layout = c.layout;
   r.time_s = j["time_s"];
-  r.ttft_s = j["ttft_s"];
-  r.tpot_s = j["tpot_s"];
+  r.prefill_s = j["prefill_s"];
+  r.decode_step_s = j["decode_step_s"];
+  const ServedLatency served =
+      served_latency(plan.serve.batching, r.prefill_s, r.decode_step_s, c.layout.batch, plan.serve.gen_len);
+  r.ttft_s = served.ttft_s;
+  r.tpot_s = served.tpot_s;
   r.tokens_per_s_per_gpu = j["tokens_per_s_per_gpu"];
   r.memory_bytes = j["memory_bytes"];
   r.exposed_tp_s = j["exposed"]["tp_s"], r.exposed_ep_s = j["exposed"]["ep_s"];
@@ -83,8 +88,8 @@ Json serving_row_numbers(const ServingRow& r) {
   Json j;
   j["variant"] = describe(r.layout);
   j["time_s"] = r.time_s;
-  j["ttft_s"] = r.ttft_s;
-  j["tpot_s"] = r.tpot_s;
+  j["prefill_s"] = r.prefill_s;
+  j["decode_step_s"] = r.decode_step_s;
   j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
   j["memory_bytes"] = r.memory_bytes;
   j["exposed"] = {{"tp_s", r.exposed_tp_s}, {"ep_s", r.exposed_ep_s}};

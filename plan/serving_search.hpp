@@ -30,8 +30,9 @@ TargetCheck check_targets(const model::ServingWorkload& serve, double ttft_s, do
 struct ServingRow {
   size_t index = 0;
   ServingLayout layout;
-  double time_s = 0;  // the whole generate: the prefill and every decode step
-  double ttft_s = 0, tpot_s = 0;
+  double time_s = 0;                          // the whole generate: the prefill and every decode step
+  double prefill_s = 0, decode_step_s = 0;    // as simulated: the batch's prefill, its mean decode step
+  double ttft_s = 0, tpot_s = 0;              // as served under the plan's batching (plan/serving_latency.hpp)
   double tokens_per_s_per_gpu = 0;            // output tokens over the generate's time, per GPU of the TP group
   double memory_bytes = 0;                    // per GPU
   double exposed_tp_s = 0, exposed_ep_s = 0;  // over the generate
@@ -49,7 +50,8 @@ struct ServingResult : SearchTotals {
   size_t meeting = 0;            // rows that meet every target
 };
 
-// A row's numbers as JSON (what workers send and journals keep: "variant" names the layout, "time_s" the generate).
+// A row's numbers as JSON (what workers send and journals keep: "variant" names the layout, "time_s" the generate,
+// "prefill_s" and "decode_step_s" as simulated; the served TTFT and TPOT follow from them and the plan).
 nlohmann::ordered_json serving_row_numbers(const ServingRow& row);
 
 // Whether (and why not) a candidate can run, without simulating it: empty reason when it can.

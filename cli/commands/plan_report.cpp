@@ -46,8 +46,11 @@ std::string target_cell(const Json& row) {
 }
 
 // What was simulated and what came from closed forms, for a row.
-std::pair<std::string, std::string> provenance(const plan::ServingLayout& l) {
+std::pair<std::string, std::string> provenance(const plan::ServingLayout& l, model::Batching batching) {
   std::string closed = l.ep > l.tp ? "ep all-to-alls beyond the TP group, memory" : "memory";
+  if (batching == model::Batching::kContinuous) {
+    closed += ", continuous batching's TTFT and TPOT from the simulated prefill and decode steps";
+  }
   return {
       "the prefill and the first, middle and last decode steps (one TP group); the other decode steps by the "
       "quadratic through those three",
@@ -87,6 +90,9 @@ std::string plan_summary(const Json& doc, bool cache) {
   if (doc.contains("targets")) {
     const std::string targets = targets_text(doc["targets"]);
     if (!targets.empty()) text += ", " + whole(doc["meeting_targets"]) + " meet " + targets;
+    if (doc.contains("workload") && doc["workload"].contains("batching")) {
+      text += " (" + doc["workload"]["batching"].get<std::string>() + " batching)";
+    }
   }
   return text + (cache ? "; programs simulated " + whole(doc["programs"]["simulated"]) + ", reused " +
                              whole(doc["programs"]["reused"]) + "\n"
@@ -191,7 +197,9 @@ Json serving_json(const model::PlanSpec& spec, const plan::ServingResult& r, siz
   j["plan"] = spec.name;
   j["fingerprint"] = fingerprint_of(spec.text);
   j["kind"] = "serving";
-  j["workload"] = {{"context_len", spec.serve.context_len}, {"gen_len", spec.serve.gen_len}};
+  j["workload"] = {{"context_len", spec.serve.context_len},
+                   {"gen_len", spec.serve.gen_len},
+                   {"batching", std::string(name_of(model::kBatchingNames, spec.serve.batching))}};
   j["targets"] = Json::object();
   if (spec.serve.ttft_s) j["targets"]["ttft_s"] = *spec.serve.ttft_s;
   if (spec.serve.tpot_s) j["targets"]["tpot_s"] = *spec.serve.tpot_s;
@@ -211,6 +219,8 @@ Json serving_json(const model::PlanSpec& spec, const plan::ServingResult& r, siz
     row["two_batch_overlap"] = l.two_batch_overlap, row["cuda_graphs"] = l.cuda_graphs;
     row["ttft_s"] = p.ttft_s;
     row["tpot_s"] = p.tpot_s;
+    row["prefill_s"] = p.prefill_s;
+    row["decode_step_s"] = p.decode_step_s;
     row["tokens_per_s_per_user"] = p.tokens_per_s_per_user();
     row["tokens_per_s_per_gpu"] = p.tokens_per_s_per_gpu;
     row["time_s"] = p.time_s;
@@ -221,7 +231,7 @@ Json serving_json(const model::PlanSpec& spec, const plan::ServingResult& r, siz
     row["target_use"] = p.targets.use;
     row["missed_targets"] = p.targets.missed;
     row["front"] = p.front;
-    const auto [simulated, closed_form] = provenance(l);
+    const auto [simulated, closed_form] = provenance(l, spec.serve.batching);
     row["simulated"] = simulated;
     row["closed_form"] = closed_form;
     j["rows"].push_back(row);

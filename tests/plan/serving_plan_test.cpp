@@ -12,6 +12,7 @@
 #include "input/gpu_reader.hpp"
 #include "input/plan_file.hpp"
 #include "model/scenario.hpp"
+#include "plan/serving_latency.hpp"
 #include "plan/serving_search.hpp"
 #include "plan_test_support.hpp"
 
@@ -59,8 +60,14 @@ void check_explained_rows(const std::string& path, size_t rows) {
     const test::CommandResult run = test::run_tpsim("run " + scenario + " --json -");
     REQUIRE(run.exit_code == 0);
     const nlohmann::json result = nlohmann::json::parse(run.out)["results"][0];
-    CHECK(result["ttft_s"].get<double>() == row["ttft_s"].get<double>());
-    CHECK(result["tpot_s"].get<double>() == row["tpot_s"].get<double>());
+    // The generate's prefill and mean decode step as simulated, and the served latency from them.
+    CHECK(result["ttft_s"].get<double>() == row["prefill_s"].get<double>());
+    CHECK(result["tpot_s"].get<double>() == row["decode_step_s"].get<double>());
+    const plan::ServedLatency served = plan::served_latency(
+        value_named(model::kBatchingNames, plan["workload"]["batching"].get<std::string>()).value(), result["ttft_s"],
+        result["tpot_s"], row["batch"], plan["workload"]["gen_len"]);
+    CHECK(served.ttft_s == row["ttft_s"].get<double>());
+    CHECK(served.tpot_s == row["tpot_s"].get<double>());
     CHECK(result["time_s"].get<double>() == row["time_s"].get<double>());
     CHECK(result["tokens_per_s_per_gpu"].get<double>() == row["tokens_per_s_per_gpu"].get<double>());
     std::filesystem::remove(scenario);
@@ -77,6 +84,11 @@ TEST_CASE("a serving plan of model, GPU, GPU count and phase serve loads with ev
   CHECK(spec.serve.gen_len == 256);
   CHECK_FALSE(spec.serve.ttft_s.has_value());
   CHECK_FALSE(spec.serve.tpot_s.has_value());
+  CHECK(spec.serve.batching == model::Batching::kContinuous);
+  CHECK(model::parse_plan("model: llama-3.1-70b\nhardware: {gpu: h100-sxm, gpus: 8}\n"
+                          "workload: {phase: serve, batching: static}\n",
+                          "p.yaml")
+            .serve.batching == model::Batching::kStatic);
   const int per_node = plan::plan_gpus_per_node(spec);
   const std::vector<plan::ServingCandidate> all =
       plan::enumerate_serving_candidates(spec, plan::plan_arch(spec), per_node);
@@ -117,6 +129,7 @@ TEST_CASE("bad serving plan files are refused with one located line naming what 
       {m + "workload: {phase: serve, targets: {tpot_s: -1}}\n", "p.yaml:3:44: workload.targets.tpot_s"},
       {m + "workload: {phase: serve, targets: 2}\n", "p.yaml:3:35: workload.targets must be a mapping"},
       {m + "workload: {phase: decode}\n", "p.yaml:3:19: workload.phase"},
+      {m + "workload: {phase: serve, batching: dynamic}\n", "p.yaml:3:36: workload.batching"},
       {m + ok + "search: {pp: 2}\n",
        "p.yaml:4:10: unknown key 'pp' in search (phase serve); valid keys: tp, ep, batch"},
       {m + ok + "search: {batch: 0}\n", "p.yaml:4:17: search.batch"},
@@ -134,6 +147,23 @@ TEST_CASE("bad serving plan files are refused with one located line naming what 
   // The implementation is checked where the plan names it.
   const model::PlanSpec bad = model::parse_plan(m + ok + "implementation: vllm-9\n", "p.yaml");
   CHECK_THROWS_WITH(plan::plan_arch(bad), Catch::StartsWith("p.yaml:4:17:"));
+}
+
+TEST_CASE("continuous batching serves each token after a decode step and its share of the prefills") {
+  // 8 concurrent sequences of 256 output tokens, a batch prefill of 0.8 s and a 20 ms decode step.
+  const plan::ServedLatency batch = plan::served_latency(model::Batching::kStatic, 0.8, 0.020, 8, 256);
+  CHECK(batch.ttft_s == 0.8);  // the batch admitted at once: its prefill, then its decode steps
+  CHECK(batch.tpot_s == 0.020);
+  const plan::ServedLatency served = plan::served_latency(model::Batching::kContinuous, 0.8, 0.020, 8, 256);
+  // Each sequence lives 256 iterations, so 8 / 256 of the batch's prefill runs per iteration: 0.8 / 256 s beside
+  // the decode step. A new request waits half an iteration, then its own prefill (0.8 / 8 s) beside a decode step.
+  const double iteration = 0.020 + 0.8 / 256;
+  CHECK(served.tpot_s == Approx(iteration).epsilon(1e-15));
+  CHECK(served.ttft_s == Approx(iteration / 2 + 0.020 + 0.8 / 8).epsilon(1e-15));
+  // 512 sequences of 256 tokens: two start per iteration, and a new request's iteration prefills both.
+  const plan::ServedLatency busy = plan::served_latency(model::Batching::kContinuous, 51.2, 0.020, 512, 256);
+  const double busy_iteration = 0.020 + 51.2 / 256;
+  CHECK(busy.ttft_s == Approx(busy_iteration / 2 + 0.020 + 2 * 51.2 / 512).epsilon(1e-15));
 }
 
 TEST_CASE("a serving candidate misses a target above it, and the binding target is the one nearest its limit") {
