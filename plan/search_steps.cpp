@@ -50,6 +50,28 @@ void add_worker_counts(const WorkerCounts& counts, SearchTotals& totals) {
   totals.failures.insert(totals.failures.end(), counts.crashes.begin(), counts.crashes.end());
 }
 
+std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, WorkerOptions options,
+                                          const std::function<std::optional<double>(size_t)>& bound) {
+  using Json = nlohmann::ordered_json;
+  // Spread one by one over the workers (each job a group of its own), no program cache, no progress line.
+  std::vector<WorkerJob> spread;
+  for (const WorkerJob& job : jobs) spread.push_back(WorkerJob{job.index, std::to_string(job.index)});
+  options.cache = false;
+  options.progress = false;
+  std::map<size_t, double> bounds;
+  const SimulateJob compute = [&](size_t index, sim::SimulationCache&) {
+    const std::optional<double> b = bound(index);
+    Json j;
+    j["bound"] = b ? Json(*b) : Json(nullptr);
+    return j;
+  };
+  const TakeJob take = [&](size_t index, const Json* numbers, const std::string&) {
+    if (numbers && (*numbers)["bound"].is_number()) bounds[index] = (*numbers)["bound"].get<double>();
+  };
+  simulate_in_workers(spread, options, compute, take);
+  return bounds;
+}
+
 int64_t simulate_bounded(std::vector<BoundedJob> jobs, size_t top, const WorkerOptions& options,
                          const SimulateJob& simulate, const TakeJob& take,
                          const std::function<std::vector<double>()>& ranks, WorkerCounts& counts) {

@@ -79,6 +79,11 @@ struct BoundedJob {
   double bound = 0;
 };
 
+// Each job's bound (`bound` of its candidate's number) computed in `options.jobs` worker processes; a job without one
+// (nullopt, or its worker failed) is not in the map.
+std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, WorkerOptions options,
+                                          const std::function<std::optional<double>(size_t)>& bound);
+
 // Simulates `jobs` in ascending order of their bounds (ties by candidate number), in batches of a fixed size so that
 // which candidates are simulated does not depend on the workers: before each batch, every job whose bound is above
 // the top-th smallest of `ranks()` (the rank values of the rows so far) is left out, and since the rest have larger
@@ -142,11 +147,15 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
     add_worker_counts(simulate_in_workers(jobs, run.workers, simulate, take), totals);
     return rows;
   }
+  const std::map<size_t, double> bounds = bound_in_workers(jobs, run.workers, [&](size_t index) {
+    const std::shared_ptr<const model::Scenario>& checked = loaded.at(index);
+    return checked ? steps.bound(*todo.at(index), *checked) : std::nullopt;
+  });
   std::vector<BoundedJob> bounded;
   for (const WorkerJob& job : jobs) {
-    const std::shared_ptr<const model::Scenario>& checked = loaded.at(job.index);
-    const std::optional<double> bound = checked ? steps.bound(*todo.at(job.index), *checked) : std::nullopt;
-    bounded.push_back(BoundedJob{job, bound.value_or(-std::numeric_limits<double>::infinity())});
+    const auto bound = bounds.find(job.index);
+    bounded.push_back(
+        BoundedJob{job, bound != bounds.end() ? bound->second : -std::numeric_limits<double>::infinity()});
   }
   const auto ranks = [&] {
     std::vector<double> values;

@@ -32,9 +32,8 @@ struct ChunkBound {
   double optimizer_s = 0;
 };
 
-std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Variant& v,
-                                      const model::ModelChunk& chunk, const CostModel& cost,
-                                      const EngineOptions& options) {
+std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
+                                      const CostModel& cost, const EngineOptions& options) {
   const int tp = s.parallelism.tp;
   const model::ChunkWorkloads workloads = model::chunk_workloads(s.workload, chunk);
   const model::LayerGraph graph =
@@ -53,8 +52,7 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
     if (!b) return std::nullopt;
     const size_t n = split.graph.size();
     const std::vector<std::pair<model::OpId, model::OpId>>& passes = split.passes[0];
-    const std::optional<double> input_gradient =
-        least_gap(split.graph, *b, ops_in(n, passes[0]), ops_in(n, passes[1]));
+    const std::optional<double> input_gradient = least_gap(split.graph, *b, ops_in(n, passes[0]), ops_in(n, passes[1]));
     const std::optional<double> weight_gradient = least_gap(split.graph, *b, ops_in(n, passes[1]), {});
     if (!input_gradient || !weight_gradient) return std::nullopt;
     c.costs.backward_s = *input_gradient + *weight_gradient;

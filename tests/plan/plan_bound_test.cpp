@@ -46,32 +46,42 @@ void check_bounds_below_steps(const model::PlanSpec& spec) {
     REQUIRE(v.scenario);
     const std::optional<double> bound = sim::step_lower_bound(*v.scenario);
     INFO("candidate " << row.index << " " << plan::describe(row.layout));
-    if (!bound) continue;
+    if (!bound) {
+      // Left without one (docs/plan.md): zb-h1 under async TP, whose forward may end with an op that nothing of the
+      // input gradient's pass waits for (these plans have no zb-v).
+      CHECK(row.layout.schedule == "zb-h1");
+      CHECK(row.layout.tp_mode == "async");
+      continue;
+    }
     ++bounded;
     CHECK(*bound > 0);
     CHECK(*bound <= row.time_s);
   }
-  // Only zb-v schedules are left without a bound; these plans have none.
-  CHECK(bounded == result.rows.size());
+  CHECK(bounded > result.rows.size() / 2);
 }
 
-// The first `top` rows of a bounded search are the exhaustive search's, and some candidates were bounded.
-void check_top_rows_exact(const model::PlanSpec& spec, size_t top, plan::RankBy by) {
-  plan::PlanOptions exhaustive, bounded;
-  exhaustive.jobs = bounded.jobs = 2;
-  exhaustive.rank_by = bounded.rank_by = by;
-  bounded.top = top;
+// For each of `tops`: the first `top` rows of a bounded search are the exhaustive search's, and some candidates were
+// bounded.
+void check_top_rows_exact(const model::PlanSpec& spec, const std::vector<size_t>& tops, plan::RankBy by) {
+  plan::PlanOptions exhaustive;
+  exhaustive.jobs = 2;
+  exhaustive.rank_by = by;
   const plan::PlanResult all = plan::run_plan(spec, exhaustive);
-  const plan::PlanResult some = plan::run_plan(spec, bounded);
-  REQUIRE(all.rows.size() > top);
-  REQUIRE(some.rows.size() >= top);
   CHECK(all.bounded == 0);
-  CHECK(some.bounded > 0);
-  CHECK(some.rows.size() + static_cast<size_t>(some.bounded) == all.rows.size());
-  for (size_t i = 0; i < top; ++i) {
-    INFO("rank " << i + 1);
-    CHECK(some.rows[i].index == all.rows[i].index);
-    CHECK(plan::row_numbers(some.rows[i]) == plan::row_numbers(all.rows[i]));
+  for (const size_t top : tops) {
+    INFO("top " << top);
+    plan::PlanOptions bounded = exhaustive;
+    bounded.top = top;
+    const plan::PlanResult some = plan::run_plan(spec, bounded);
+    REQUIRE(all.rows.size() > top);
+    REQUIRE(some.rows.size() >= top);
+    CHECK(some.bounded > 0);
+    CHECK(some.rows.size() + static_cast<size_t>(some.bounded) == all.rows.size());
+    for (size_t i = 0; i < top; ++i) {
+      INFO("rank " << i + 1);
+      CHECK(some.rows[i].index == all.rows[i].index);
+      CHECK(plan::row_numbers(some.rows[i]) == plan::row_numbers(all.rows[i]));
+    }
   }
 }
 
@@ -83,14 +93,13 @@ TEST_CASE("no candidate's lower bound exceeds its simulated step, on the small p
 }
 
 TEST_CASE("a bounded search ranks its top rows exactly as the exhaustive search, by time and by tokens per GPU") {
-  for (const size_t top : {size_t{1}, size_t{3}, size_t{5}}) {
-    check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), top, plan::RankBy::kTime);
-  }
-  check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), 4, plan::RankBy::kTokensPerGpu);
-  check_top_rows_exact(model::load_plan(shipped("llama3-8b-8xh100.yaml")), 5, plan::RankBy::kTime);
+  check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {1, 3, 5}, plan::RankBy::kTime);
+  check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {4}, plan::RankBy::kTokensPerGpu);
+  check_top_rows_exact(model::load_plan(shipped("llama3-8b-8xh100.yaml")), {5}, plan::RankBy::kTime);
 }
 
-TEST_CASE("tpsim plan writes the same JSON rows bounded and --exhaustive, and the same counts with one or two workers") {
+TEST_CASE(
+    "tpsim plan writes the same JSON rows bounded and --exhaustive, and the same counts with one or two workers") {
   const std::string path = test::plan_temp_file("bound.yaml", kWide);
   const test::CommandResult bounded = test::run_tpsim("plan " + path + " -j 2 --top 4 --json -");
   const test::CommandResult one = test::run_tpsim("plan " + path + " -j 1 --top 4 --json -");
