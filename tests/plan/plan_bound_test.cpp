@@ -1,4 +1,4 @@
-// tpsim plan's bounding: every candidate's lower bound at most its simulated step, the top rows of a bounded search
+// tpsim plan's bounding: every candidate's lower bound at most its simulated step (dense and MoE plans), the top rows of a bounded search
 // those of the exhaustive one (numbers and JSON rows), and the same counts and rows with one or two workers.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -87,9 +87,10 @@ void check_top_rows_exact(const model::PlanSpec& spec, const std::vector<size_t>
 
 }  // namespace
 
-TEST_CASE("no candidate's lower bound exceeds its simulated step, on the small plan and a wider one") {
+TEST_CASE("no candidate's lower bound exceeds its simulated step, on the small plan, a wider one and the MoE plan") {
   check_bounds_below_steps(model::parse_plan(kSmall, "p.yaml"));
   check_bounds_below_steps(model::parse_plan(kWide, "p.yaml"));
+  check_bounds_below_steps(model::load_plan(shipped("qwen3-30b-a3b-16xh100-ep.yaml")));
 }
 
 TEST_CASE("a bounded search ranks its top rows exactly as the exhaustive search, by time and by tokens per GPU") {
