@@ -1,5 +1,6 @@
-// tpsim plan's bounding: every candidate's lower bound at most its simulated step (dense and MoE plans), the top rows of a bounded search
-// those of the exhaustive one (numbers and JSON rows), and the same counts and rows with one or two workers.
+// tpsim plan's bounding: every candidate's lower bound at most its simulated step (dense and MoE plans), the top rows
+// of a bounded search those of the exhaustive one (numbers and JSON rows), and the same counts and rows with one or two
+// workers.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
