@@ -10,6 +10,7 @@
 #include "sim/cost/fabric.hpp"
 #include "sim/engine/simulation_cache.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "sim/run/step_bound.hpp"
 
 namespace tpsim::plan {
 namespace {
@@ -31,6 +32,11 @@ std::string bound_of(const PlanRow& r) {
   return what;
 }
 
+// Tokens/s per GPU of a step of `time_s` on the layout's GPUs.
+double tokens_per_gpu(const model::Workload& w, double time_s, const Layout& layout) {
+  return static_cast<double>(w.global_batch * w.seq_len) / time_s / static_cast<double>(layout.gpus);
+}
+
 PlanRow row_of(const Candidate& c, const sim::ScenarioRun& run) {
   const sim::VariantRun& v = run.variants.front();
   PlanRow r;
@@ -38,8 +44,7 @@ PlanRow row_of(const Candidate& c, const sim::ScenarioRun& run) {
   r.layout = c.layout;
   r.time_s = v.metrics.time_s;
   const model::Workload& w = run.scenario.workload;
-  r.tokens_per_s_per_gpu =
-      static_cast<double>(w.global_batch * w.seq_len) / v.metrics.time_s / static_cast<double>(c.layout.gpus);
+  r.tokens_per_s_per_gpu = tokens_per_gpu(w, v.metrics.time_s, c.layout);
   r.mfu = v.mfu;
   r.memory_bytes = v.memory ? v.memory->device_bytes() : 0;
   r.bubble_fraction = v.pipeline ? v.pipeline->bubble_fraction : 0;
@@ -104,6 +109,21 @@ PlanRow row_from(const Candidate& c, const Json& numbers) {
   return row;
 }
 
+// The least rank value of a candidate's row: its step's lower bound (sim/run/step_bound.hpp) as the ranked value;
+// none under --rank-by mfu (a bound on the step's model FLOPs would be needed too) or where the step has none.
+std::optional<double> rank_bound(const model::Scenario& s, const Layout& layout, RankBy by) {
+  if (by == RankBy::kMfu) return std::nullopt;
+  std::optional<double> step_s;
+  try {
+    step_s = sim::step_lower_bound(s);
+  } catch (const std::exception&) {
+    return std::nullopt;  // what the simulation then refuses, it reports
+  }
+  if (!step_s || *step_s <= 0) return std::nullopt;
+  if (by == RankBy::kTime) return *step_s;
+  return -tokens_per_gpu(s.workload, *step_s, layout);
+}
+
 double rank_value(const PlanRow& r, RankBy by) {
   switch (by) {
     case RankBy::kTime:
@@ -165,6 +185,8 @@ PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options) {
   steps.scenario_text = [&](const Candidate& c) { return scenario_text(plan, c, per_node); };
   steps.numbers = [](const Candidate& c, const sim::ScenarioRun& run) { return row_numbers(row_of(c, run)); };
   steps.row = row_from;
+  steps.bound = [&](const Candidate& c, const model::Scenario& s) { return rank_bound(s, c.layout, options.rank_by); };
+  steps.rank = [&](const PlanRow& r) { return rank_value(r, options.rank_by); };
   result.rows =
       search_candidates(enumerate_candidates(plan, arch, per_node), steps, options.search_run(plan.file), result);
   std::stable_sort(result.rows.begin(), result.rows.end(), [&](const PlanRow& a, const PlanRow& b) {

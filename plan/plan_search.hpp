@@ -52,9 +52,12 @@ struct PlanOptions {
   // row simulated now (to journal it), both as row_numbers writes them.
   std::map<size_t, nlohmann::ordered_json> done;
   std::function<void(size_t index, const nlohmann::ordered_json& numbers)> on_row;
+  // Only the first `top` rows must be exact: candidates whose lower bound ranks them below those are not simulated
+  // (bounded). 0: every survivor simulated (--exhaustive).
+  size_t top = 0;
   // The part of these options the shared search steps read, for candidates of `file`.
   SearchRun search_run(const std::string& file) const {
-    return SearchRun{file, WorkerOptions{jobs, cache, progress}, shard_index, shard_count, done, on_row};
+    return SearchRun{file, WorkerOptions{jobs, cache, progress}, shard_index, shard_count, done, on_row, top};
   }
 };
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -15,41 +16,11 @@
 #include "base/child_process.hpp"
 
 namespace tpsim::plan {
-namespace {
 
-using Json = nlohmann::ordered_json;
-
-// A worker: simulates its candidates in order, one JSON line each, then its cache's counts.
-void run_worker(int fd, const std::vector<size_t>& mine, const SimulateJob& simulate, bool use_cache) {
-  sim::SimulationCache cache;
-  if (use_cache) cache.install();
-  for (size_t index : mine) {
-    Json message;
-    message["index"] = index;
-    try {
-      message["row"] = simulate(index, cache);
-    } catch (const std::exception& error) {
-      message["error"] = error.what();
-    }
-    write_or_exit(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
-    // The candidate's run is freed: its heap pages go back to the system, so that each later simulation's fork copies
-    // no page tables for them.
-    ::malloc_trim(0);
-  }
-  Json end;
-  end["cache"] = {{"hits", cache.stats().hits}, {"misses", cache.stats().misses}, {"saved_s", cache.stats().saved_s}};
-  write_or_exit(fd, end.dump() + "\n");
-}
-
-struct Worker {
-  ChildProcess process;
-  std::string buffer;
-  bool done = false;
-};
-
-class Progress {
+class ProgressLine {
  public:
-  Progress(size_t total, bool enabled) : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  ProgressLine(size_t total, bool enabled)
+      : total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
   void step() {
     ++done_;
     if (!enabled_) return;
@@ -69,22 +40,86 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-// Handles one complete line of a worker.
-void take_line(const std::string& line, const TakeJob& take, WorkerCounts& counts, Progress& progress) {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Simulates one candidate and writes its line.
+void simulate_one(int fd, size_t index, const SimulateJob& simulate, sim::SimulationCache& cache) {
+  Json message;
+  message["index"] = index;
+  try {
+    message["row"] = simulate(index, cache);
+  } catch (const std::exception& error) {
+    message["error"] = error.what();
+  }
+  write_or_exit(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+  // The candidate's run is freed: its heap pages go back to the system, so that each later simulation's fork copies
+  // no page tables for them.
+  ::malloc_trim(0);
+}
+
+void write_cache_counts(int fd, const sim::SimulationCache& cache) {
+  Json end;
+  end["cache"] = {{"hits", cache.stats().hits}, {"misses", cache.stats().misses}, {"saved_s", cache.stats().saved_s}};
+  write_or_exit(fd, end.dump() + "\n");
+}
+
+// A worker: simulates its candidates in order, one JSON line each, then its cache's counts.
+void run_worker(int fd, const std::vector<size_t>& mine, const SimulateJob& simulate, bool use_cache) {
+  sim::SimulationCache cache;
+  if (use_cache) cache.install();
+  for (size_t index : mine) simulate_one(fd, index, simulate, cache);
+  write_cache_counts(fd, cache);
+}
+
+// A pool's worker: simulates the candidates whose numbers arrive on `commands`, one line each, until it closes.
+void run_pool_worker(int fd, int commands, const SimulateJob& simulate, bool use_cache) {
+  sim::SimulationCache cache;
+  if (use_cache) cache.install();
+  std::string buffer;
+  for (;;) {
+    size_t end = buffer.find('\n');
+    while (end == std::string::npos) {
+      char chunk[4096];
+      const ssize_t n = ::read(commands, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        write_cache_counts(fd, cache);
+        return;
+      }
+      buffer.append(chunk, static_cast<size_t>(n));
+      end = buffer.find('\n');
+    }
+    const size_t index = std::stoul(buffer.substr(0, end));
+    buffer.erase(0, end + 1);
+    simulate_one(fd, index, simulate, cache);
+  }
+}
+
+struct Worker {
+  ChildProcess process;
+  std::string buffer;
+  bool done = false;
+};
+
+// Handles one complete line of a worker; whether it was a candidate's.
+bool take_line(const std::string& line, const TakeJob& take, WorkerCounts& counts, ProgressLine& progress) {
   const Json message = Json::parse(line);
   if (message.contains("cache")) {
     counts.cache_hits += message["cache"]["hits"].get<int64_t>();
     counts.cache_misses += message["cache"]["misses"].get<int64_t>();
     counts.cache_saved_s += message["cache"]["saved_s"].get<double>();
-    return;
+    return false;
   }
   const size_t index = message["index"];
   progress.step();
   if (message.contains("error")) {
     take(index, nullptr, message["error"].get<std::string>());
-    return;
+    return true;
   }
   take(index, &message["row"], "");
+  return true;
 }
 
 // The jobs' indexes dealt over `workers`: jobs sharing programs to the same worker, next to each other.
@@ -107,7 +142,7 @@ std::vector<std::vector<size_t>> shares_of(const std::vector<WorkerJob>& jobs, s
 WorkerCounts simulate_in_workers(const std::vector<WorkerJob>& jobs, const WorkerOptions& options,
                                  const SimulateJob& simulate, const TakeJob& take) {
   WorkerCounts counts;
-  Progress progress(jobs.size(), options.progress);
+  ProgressLine progress(jobs.size(), options.progress);
   std::vector<Worker> workers;
   for (const auto& share : shares_of(jobs, static_cast<size_t>(std::max(1, options.jobs)))) {
     if (share.empty()) continue;
@@ -142,6 +177,124 @@ WorkerCounts simulate_in_workers(const std::vector<WorkerJob>& jobs, const Worke
   }
   progress.finish();
   return counts;
+}
+
+struct WorkerPool::Member {
+  ChildProcess process;
+  int commands = -1;  // the write end of its command pipe (-1: closed)
+  std::string buffer;
+  bool done = false;
+  size_t pending = 0;  // jobs sent and not yet taken
+};
+
+WorkerPool::WorkerPool(const WorkerOptions& options, const SimulateJob& simulate, size_t total)
+    : options_(options), progress_(std::make_unique<ProgressLine>(total, options.progress)) {
+  // A worker that died leaves its command pipe without a reader: the write fails (EPIPE) instead of killing the parent.
+  sigpipe_ = std::signal(SIGPIPE, SIG_IGN);
+  const size_t workers = std::min(total, static_cast<size_t>(std::max(1, options.jobs)));
+  for (size_t i = 0; i < workers; ++i) {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+    std::vector<int> others;  // the earlier workers' command pipes, which only the parent may hold open
+    for (const Member& m : members_) others.push_back(m.commands);
+    const int read_end = pipe_fds[0];
+    Member m;
+    m.process = fork_child(
+        [&](int fd) {
+          for (const int other : others) ::close(other);
+          run_pool_worker(fd, read_end, simulate, options.cache);
+        },
+        pipe_fds[1]);
+    ::close(read_end);
+    m.commands = pipe_fds[1];
+    members_.push_back(std::move(m));
+  }
+}
+
+WorkerPool::~WorkerPool() {
+  if (finished_) return;
+  try {
+    finish();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor ends the workers quietly
+  }
+}
+
+void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done) {
+  while (!done()) {
+    std::vector<pollfd> fds;
+    for (const Member& m : members_) fds.push_back(pollfd{m.done ? -1 : m.process.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+    }
+    for (size_t i = 0; i < members_.size(); ++i) {
+      Member& m = members_[i];
+      if (m.done || fds[i].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::read(m.process.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        m.buffer.append(buffer, static_cast<size_t>(n));
+        for (size_t end; (end = m.buffer.find('\n')) != std::string::npos;) {
+          if (take_line(m.buffer.substr(0, end), take, counts_, *progress_)) --m.pending;
+          m.buffer.erase(0, end + 1);
+        }
+        continue;
+      }
+      const int status = reap_child(m.process);
+      m.done = true;
+      m.pending = 0;  // a crashed worker's jobs are lost with it (counted as a crash)
+      if (m.commands >= 0) ::close(m.commands), m.commands = -1;
+      if (!exited_cleanly(status)) counts_.crashes.push_back("a worker process crashed" + signal_note(status));
+    }
+  }
+}
+
+void WorkerPool::run(const std::vector<WorkerJob>& batch, const TakeJob& take) {
+  std::vector<size_t> live;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    if (!members_[i].done) live.push_back(i);
+  }
+  if (live.empty()) return;
+  const size_t share = (batch.size() + live.size() - 1) / live.size();
+  std::vector<size_t> load(members_.size(), 0);
+  std::vector<std::string> commands(members_.size());
+  for (const WorkerJob& job : batch) {
+    const auto owner = owner_.find(job.program_key);
+    size_t to = live.front();
+    if (owner != owner_.end() && !members_[owner->second].done && load[owner->second] < share) {
+      to = owner->second;
+    } else {
+      for (const size_t i : live) to = load[i] < load[to] ? i : to;
+      owner_.emplace(job.program_key, to);
+    }
+    ++load[to];
+    commands[to] += std::to_string(job.index) + "\n";
+  }
+  for (const size_t i : live) {
+    Member& m = members_[i];
+    if (commands[i].empty()) continue;
+    m.pending += load[i];
+    for (size_t written = 0; written < commands[i].size();) {
+      const ssize_t n = ::write(m.commands, commands[i].data() + written, commands[i].size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the worker is gone: drain reaps it
+      written += static_cast<size_t>(n);
+    }
+  }
+  drain(take,
+        [&] { return std::all_of(members_.begin(), members_.end(), [](const Member& m) { return m.pending == 0; }); });
+}
+
+WorkerCounts WorkerPool::finish() {
+  finished_ = true;
+  for (Member& m : members_) {
+    if (m.commands >= 0) ::close(m.commands), m.commands = -1;
+  }
+  const TakeJob none = [](size_t, const Json*, const std::string&) {};
+  drain(none, [&] { return std::all_of(members_.begin(), members_.end(), [](const Member& m) { return m.done; }); });
+  progress_->finish();
+  std::signal(SIGPIPE, sigpipe_ == SIG_ERR ? SIG_DFL : sigpipe_);
+  return counts_;
 }
 
 }  // namespace tpsim::plan

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -38,5 +40,34 @@ using TakeJob = std::function<void(size_t index, const nlohmann::ordered_json* n
 
 WorkerCounts simulate_in_workers(const std::vector<WorkerJob>& jobs, const WorkerOptions& options,
                                  const SimulateJob& simulate, const TakeJob& take);
+
+class ProgressLine;
+
+// Workers forked once and fed jobs in batches, each keeping its program cache from batch to batch (a search that
+// decides each batch from the rows of the batches before it). A job goes to the worker that took its program key
+// first, unless that worker already holds its share of the batch (then to the least loaded one, which takes the key
+// if it is new); `run` returns once every job of the batch is taken.
+class WorkerPool {
+ public:
+  // `total`: the jobs over every batch (the progress line's count; at most that many workers are forked).
+  WorkerPool(const WorkerOptions& options, const SimulateJob& simulate, size_t total);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+  void run(const std::vector<WorkerJob>& batch, const TakeJob& take);
+  // Ends the workers and returns their counts (then the pool is closed).
+  WorkerCounts finish();
+
+ private:
+  struct Member;
+  void drain(const TakeJob& take, const std::function<bool()>& done);
+  WorkerOptions options_;
+  std::vector<Member> members_;
+  std::map<std::string, size_t> owner_;  // program key -> worker
+  WorkerCounts counts_;
+  std::unique_ptr<ProgressLine> progress_;
+  bool finished_ = false;
+  void (*sigpipe_)(int) = nullptr;  // SIGPIPE's handler before the pool
+};
 
 }  // namespace tpsim::plan

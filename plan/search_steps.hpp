@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,7 @@ struct SearchTotals {
   std::vector<std::string> failures;                          // candidates whose simulation was refused
   int64_t cache_hits = 0, cache_misses = 0;
   double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)
+  int64_t bounded = 0;       // survivors not simulated: their bound ranks them below the top rows
 };
 
 // Loads a candidate's scenario text and makes the checks `tpsim run` makes before simulating it: the loader's
@@ -52,6 +55,10 @@ struct SearchSteps {
   std::function<std::string(const Candidate&)> scenario_text;
   std::function<nlohmann::ordered_json(const Candidate&, const sim::ScenarioRun&)> numbers;  // a worker's
   std::function<Row(const Candidate&, const nlohmann::ordered_json&)> row;                   // the parent's
+  // Bounding (optional): a lower bound on a candidate's rank value from its checked scenario, without simulating it
+  // (nullopt: none), and a row's rank value (the smaller ranks first).
+  std::function<std::optional<double>(const Candidate&, const model::Scenario&)> bound;
+  std::function<double(const Row&)> rank;
 };
 
 // Options every search shares (PlanOptions' part that the steps read).
@@ -61,7 +68,29 @@ struct SearchRun {
   size_t shard_index = 0, shard_count = 1;
   const std::map<size_t, nlohmann::ordered_json>& done;
   const std::function<void(size_t, const nlohmann::ordered_json&)>& on_row;
+  // Bounding: only the first `top` rows of the ranking must be exact, so a candidate whose bound is above the
+  // top-th best rank value simulated so far is not simulated; 0: every survivor simulated.
+  size_t top = 0;
 };
+
+// A job and the least rank value its row can have.
+struct BoundedJob {
+  WorkerJob job;
+  double bound = 0;
+};
+
+// Each job's bound (`bound` of its candidate's number) computed in `options.jobs` worker processes; a job without one
+// (nullopt, or its worker failed) is not in the map.
+std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, WorkerOptions options,
+                                          const std::function<std::optional<double>(size_t)>& bound);
+
+// Simulates `jobs` in ascending order of their bounds (ties by candidate number), in batches of a fixed size so that
+// which candidates are simulated does not depend on the workers: before each batch, every job whose bound is above
+// the top-th smallest of `ranks()` (the rank values of the rows so far) is left out, and since the rest have larger
+// bounds, the search ends. Returns how many were left out (bounded).
+int64_t simulate_bounded(std::vector<BoundedJob> jobs, size_t top, const WorkerOptions& options,
+                         const SimulateJob& simulate, const TakeJob& take,
+                         const std::function<std::vector<double>()>& ranks, WorkerCounts& counts);
 
 void add_worker_counts(const WorkerCounts& counts, SearchTotals& totals);
 
@@ -114,7 +143,28 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
     rows.push_back(steps.row(c, *numbers));
     if (run.on_row) run.on_row(index, *numbers);
   };
-  add_worker_counts(simulate_in_workers(jobs, run.workers, simulate, take), totals);
+  if (run.top == 0 || !steps.bound || !steps.rank || jobs.empty()) {
+    add_worker_counts(simulate_in_workers(jobs, run.workers, simulate, take), totals);
+    return rows;
+  }
+  const std::map<size_t, double> bounds = bound_in_workers(jobs, run.workers, [&](size_t index) {
+    const std::shared_ptr<const model::Scenario>& checked = loaded.at(index);
+    return checked ? steps.bound(*todo.at(index), *checked) : std::nullopt;
+  });
+  std::vector<BoundedJob> bounded;
+  for (const WorkerJob& job : jobs) {
+    const auto bound = bounds.find(job.index);
+    bounded.push_back(
+        BoundedJob{job, bound != bounds.end() ? bound->second : -std::numeric_limits<double>::infinity()});
+  }
+  const auto ranks = [&] {
+    std::vector<double> values;
+    for (const Row& row : rows) values.push_back(steps.rank(row));
+    return values;
+  };
+  WorkerCounts counts;
+  totals.bounded = simulate_bounded(std::move(bounded), run.top, run.workers, simulate, take, ranks, counts);
+  add_worker_counts(counts, totals);
   return rows;
 }
 

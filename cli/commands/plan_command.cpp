@@ -102,6 +102,10 @@ static CLI::App* add_plan_options(CLI::App& app, PlanCommandOptions& o) {
                    "Folder for journal.jsonl: each simulated row as it finishes; a rerun with the same folder resumes")
       ->check(output_folder_path());
   plan->add_option("--explain", o.explain, "Print candidate N (the table's # column) as a scenario for tpsim run");
+  plan->add_flag(
+      "--exhaustive", o.exhaustive,
+      "Simulate every candidate that survives pruning, also those whose lower bound ranks them below the top "
+      "rows");
   plan->add_flag("--no-cache", o.no_cache, "Simulate every program, even one identical to a program simulated before");
   plan->add_flag("!--no-progress", o.progress, "Do not show progress (shown only on a terminal)");
   return plan;
@@ -121,6 +125,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   options.cache = !o.no_cache;
   options.progress = o.progress && ::isatty(STDERR_FILENO);
   options.rank_by = rank_by_of(spec, o.rank_by);
+  options.top = o.exhaustive ? 0 : o.top;
   if (!o.shard.empty()) {
     const Shard shard = parse_shard(o.shard);
     options.shard_index = shard.index, options.shard_count = shard.count;

@@ -19,6 +19,7 @@ struct PlanCommandOptions {
   std::string out_dir;  // journal.jsonl: the rows simulated so far; a rerun with the same folder resumes
   long explain = -1;    // print candidate N as a scenario file instead of searching
   bool no_cache = false;
+  bool exhaustive = false;  // every survivor simulated, none bounded
   bool progress = true;
 };
 

@@ -91,7 +91,8 @@ std::vector<Json> front_of(const std::vector<Json>& points) {
 size_t exact_rows(const std::vector<Json>& docs, size_t all_rows) {
   size_t exact = all_rows;
   for (const Json& doc : docs) {
-    if (doc["rows"].size() < doc["simulated"].get<size_t>()) exact = std::min(exact, doc["rows"].size());
+    const size_t ranked = doc["simulated"].get<size_t>() + doc.value("bounded", size_t{0});
+    if (doc["rows"].size() < ranked) exact = std::min(exact, doc["rows"].size());
   }
   return exact;
 }
@@ -100,7 +101,8 @@ void check_complete(const Json& merged, size_t refused, const std::string& first
   int64_t pruned = 0;
   for (const auto& [reason, count] : merged["pruned"].items()) pruned += count.get<int64_t>();
   const int64_t survivors = merged["candidates"].get<int64_t>() - pruned;
-  const int64_t have = merged["simulated"].get<int64_t>() + static_cast<int64_t>(refused);
+  const int64_t have =
+      merged["simulated"].get<int64_t>() + merged.value("bounded", int64_t{0}) + static_cast<int64_t>(refused);
   if (have < survivors) {
     throw InputError("plan merge: the files hold " + std::to_string(have) + " of the " + std::to_string(survivors) +
                      " candidates that survive pruning in " + first_name +
@@ -115,7 +117,7 @@ Json merge_plan_documents(const std::vector<Json>& docs, const std::vector<std::
   std::map<size_t, std::string> seen;  // candidate -> the file that holds it
   std::vector<Json> rows, front_points;
   std::vector<std::string> failures;
-  int64_t simulated = 0, meeting = 0, programs_simulated = 0, programs_reused = 0;
+  int64_t simulated = 0, bounded = 0, meeting = 0, programs_simulated = 0, programs_reused = 0;
   for (size_t f = 0; f < docs.size(); ++f) {
     const Json& doc = docs[f];
     check_document(doc, names[f]);
@@ -131,6 +133,7 @@ Json merge_plan_documents(const std::vector<Json>& docs, const std::vector<std::
     if (doc.contains("front")) front_points.insert(front_points.end(), doc["front"].begin(), doc["front"].end());
     for (const Json& failure : doc["failures"]) failures.push_back(failure);
     simulated += doc["simulated"].get<int64_t>();
+    bounded += doc.value("bounded", int64_t{0});
     if (doc.contains("meeting_targets")) meeting += doc["meeting_targets"].get<int64_t>();
     programs_simulated += doc["programs"]["simulated"].get<int64_t>();
     programs_reused += doc["programs"]["reused"].get<int64_t>();
@@ -143,6 +146,7 @@ Json merge_plan_documents(const std::vector<Json>& docs, const std::vector<std::
     if (key != "rows" && key != "front") merged[key] = value;
   }
   merged["simulated"] = simulated;
+  if (first.contains("bounded")) merged["bounded"] = bounded;
   if (serving(first)) merged["meeting_targets"] = meeting;
   merged["programs"] = {{"simulated", programs_simulated}, {"reused", programs_reused}};
   merged["failures"] = failures;

@@ -71,6 +71,7 @@ void add_pruning_json(Json& j, const plan::SearchTotals& r) {
 
 void add_simulation_json(Json& j, size_t simulated, const plan::SearchTotals& r, const Json& between) {
   j["simulated"] = simulated;
+  j["bounded"] = r.bounded;
   for (const auto& [key, value] : between.items()) j[key] = value;
   j["programs"] = {{"simulated", r.cache_misses}, {"reused", r.cache_hits}};
   j["failures"] = r.failures;
@@ -86,6 +87,7 @@ std::string plan_summary(const Json& doc, bool cache) {
     first = false;
   }
   text += "), " + whole(doc["simulated"]) + " simulated";
+  if (doc.value("bounded", 0) > 0) text += ", " + whole(doc["bounded"]) + " bounded";
   if (!doc["failures"].empty()) text += ", " + std::to_string(doc["failures"].size()) + " refused by the simulator";
   if (doc.contains("targets")) {
     const std::string targets = targets_text(doc["targets"]);

@@ -48,12 +48,9 @@ double forward_end(const model::LayerGraph& graph, const Timeline& timeline) {
   return end;
 }
 
-// Under a zero-bubble schedule: the backward as the schedule runs it, the input gradient first and the weight gradient
-// as a pass of its own after it (model/pipeline/pipeline_program.hpp, on one stage). The input gradient's pass runs
-// without the weight-gradient GEMMs that hid its communication, so it is longer than the backward less those GEMMs'
-// time.
-void split_backward(const model::LayerGraph& graph, model::PipelineScheduleKind kind, const CostModel& cost,
-                    const EngineOptions& options, model::ChunkCosts& costs) {
+}  // namespace
+
+model::PipelineProgram split_backward_program(const model::LayerGraph& graph, model::PipelineScheduleKind kind) {
   model::PipelineSchedule one{kind, 1, 1, 1, {{}}};
   std::vector<std::vector<model::PipelineSpan>> order(1);
   for (const model::PipelinePass pass :
@@ -61,7 +58,18 @@ void split_backward(const model::LayerGraph& graph, model::PipelineScheduleKind 
     one.steps[0].push_back(model::PipelineStep{pass, 0, 0});
     order[0].push_back(model::PipelineSpan{one.steps[0].back(), static_cast<double>(order[0].size()), 0.0});
   }
-  const model::PipelineProgram program = model::build_pipeline_program(one, {&graph}, order, 0.0, 0);
+  return model::build_pipeline_program(one, {&graph}, order, 0.0, 0);
+}
+
+namespace {
+
+// Under a zero-bubble schedule: the backward as the schedule runs it, the input gradient first and the weight gradient
+// as a pass of its own after it (model/pipeline/pipeline_program.hpp, on one stage). The input gradient's pass runs
+// without the weight-gradient GEMMs that hid its communication, so it is longer than the backward less those GEMMs'
+// time.
+void split_backward(const model::LayerGraph& graph, model::PipelineScheduleKind kind, const CostModel& cost,
+                    const EngineOptions& options, model::ChunkCosts& costs) {
+  const model::PipelineProgram program = split_backward_program(graph, kind);
   const Timeline timeline = simulate(program.graph, cost, options);
   std::vector<double> end(3, 0.0);  // per pass: its last op's end
   for (const OpSpan& span : timeline.spans) {

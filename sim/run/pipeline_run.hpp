@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/memory/memory_footprint.hpp"
+#include "model/pipeline/pipeline_program.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
 #include "model/scenario.hpp"
 #include "sim/cost/cost_model.hpp"
@@ -73,6 +74,10 @@ struct PipelineVariantRun {
   std::vector<PassTrace> passes;
   PipelineRun pipeline;
 };
+
+// A chunk's one-micro-batch program as a zero-bubble schedule of `kind` runs it on one stage: its forward, its input
+// gradient and its weight gradient as three passes (PipelineProgram::passes[0]), one after another.
+model::PipelineProgram split_backward_program(const model::LayerGraph& graph, model::PipelineScheduleKind kind);
 
 // `cost` holds the TP group's fabric; `job` the whole job's (where the stages sit).
 PipelineVariantRun run_pipeline(const model::Scenario& scenario, const model::Variant& variant, const CostModel& cost,

@@ -374,8 +374,7 @@ void require_memory_fit(const ScenarioRun& run) {
   }
 }
 
-ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& started, const CostProfile* profile,
-                         Symmetry symmetry) {
+ScenarioRun prepare_run(const model::Scenario& input, const CostProfile* profile, Symmetry symmetry) {
   ScenarioRun run;
   model::Scenario scenario = input;  // with the expert-parallel group's node size, once the fabric is known
   run.symmetry = symmetry;
@@ -387,8 +386,19 @@ ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& sta
   run.profile = profile ? *profile : resolve_profile(scenario, run.gpu.name);
   check_power_limit(scenario, run);
   apply_attention_kernel(scenario, run.profile);
+  return run;
+}
+
+CostModel group_cost_model(const ScenarioRun& run) {
+  return CostModel(run.gpu, run.profile, group_fabric(run.fabric, run.scenario.parallelism.tp));
+}
+
+ScenarioRun run_scenario(const model::Scenario& input, const VariantStarted& started, const CostProfile* profile,
+                         Symmetry symmetry) {
+  ScenarioRun run = prepare_run(input, profile, symmetry);
+  const model::Scenario scenario = run.scenario;
   // The engine simulates one TP group, on the nodes it spans.
-  const CostModel cost(run.gpu, run.profile, group_fabric(run.fabric, scenario.parallelism.tp));
+  const CostModel cost = group_cost_model(run);
   check_profile_covers(scenario, run, cost);
   const model::Workload& w = scenario.workload;
   EngineOptions options = launch_options(run.profile, w.cuda_graphs);

@@ -81,6 +81,13 @@ Fabric check_hardware(const model::Scenario& scenario, const GpuSpec& gpu);
 // Called before each variant is simulated (its index among the scenario's variants): progress reports.
 using VariantStarted = std::function<void(const model::Variant&, size_t)>;
 
+// What a scenario's runs are built on, before any is simulated: its GPU (under its power limit), the job's fabric and
+// the profile (with its attention kernel), in a run without variants (located errors as run_scenario's).
+ScenarioRun prepare_run(const model::Scenario& scenario, const CostProfile* profile = nullptr,
+                        Symmetry symmetry = Symmetry::kOneMember);
+// The cost model of the run's TP group, on the nodes it spans (what the engine simulates).
+CostModel group_cost_model(const ScenarioRun& run);
+
 // `profile`, when given, replaces the one the scenario's calibration names (calibrate's fits simulate
 // scenarios with the profile they are fitting). Symmetry::kEveryMember simulates every data-parallel replica of
 // the TP group (of each pipeline chunk's program under pp > 1, the stages still timed by their schedule).
