@@ -11,6 +11,7 @@
 #include "sim/engine/port_power.hpp"
 
 #include <xbt/log.h>
+#include <simgrid/kernel/Timer.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -47,7 +48,7 @@ struct Instance {
   bool shared_sms = false;  // a compute-bound kernel that ran while comm kernels held some of its GPU's SMs
 };
 
-// What an activity's completion means.
+// What the end of an activity or of a pure wait means.
 struct Completion {
   enum class Kind {
     kLaunchGate,
@@ -176,11 +177,11 @@ class Runner : private MemberPlacement {
     activity->start();
   }
 
-  // A pure wait of `seconds`, on the many-core clock host so that waits never share a core.
+  // A pure wait of `seconds`: a SimGrid timer, no activity (nothing shares it, so nothing is solved for it). At its
+  // date its end is handled before the activities that end at the same date.
   void wait(double seconds, Completion::Kind kind, OpId id, int src, int dst) {
-    auto delay = s4u::Exec::init();
-    delay->set_host(platform_.clock_of(host_index(src)))->set_flops_amount(seconds * kClockRate);
-    launch(delay, kind, id, src, dst);
+    simgrid::kernel::timer::Timer::set(s4u::Engine::get_clock() + seconds,
+                                       [this, kind, id, src, dst] { over(kind, id, src, dst); });
   }
 
   // An op cannot start before the host has launched it, nor before the GPU has resolved its waits on
@@ -416,38 +417,43 @@ class Runner : private MemberPlacement {
     // next callback, when its handling is over.
     released_.clear();
     released_.push_back(std::move(done.activity));
-    switch (done.kind) {
+    // A flow carried in parts is over with its last part.
+    if (!done.parts_left || --*done.parts_left == 0) over(done.kind, done.op, done.src, done.dst);
+    done.parts_left.reset();
+    free_completions_.push_back(&done);
+  }
+
+  // An activity or a wait of op `id` (ranks src -> dst) is over.
+  void over(Completion::Kind kind, OpId id, int src, int dst) {
+    switch (kind) {
       case Completion::Kind::kLaunchGate:
-        begin(done.op, done.src);
+        begin(id, src);
         break;
       case Completion::Kind::kKernelOverhead:
-        start_memory_traffic(done.op, done.src);
+        start_memory_traffic(id, src);
         break;
       case Completion::Kind::kKernel:
       case Completion::Kind::kSharedTail:
-        finish(done.op, done.src);
+        finish(id, src);
         break;
       case Completion::Kind::kComputeKernel:
-        compute_done(done.op, done.src);
+        compute_done(id, src);
         break;
       case Completion::Kind::kCallLatency:
-        enter_step(done.op, done.src, 0);
+        enter_step(id, src, 0);
         break;
       case Completion::Kind::kFlowLatency:
-        start_transfer(done.op, done.src, done.dst);
+        start_transfer(id, src, dst);
         break;
       case Completion::Kind::kFlow:
-        if (done.parts_left && --*done.parts_left > 0) break;
-        change_port_traffic(done.op, done.src, done.dst, false);
-        flow_done(done.op, done.src);
-        flow_done(done.op, done.dst);
+        change_port_traffic(id, src, dst, false);
+        flow_done(id, src);
+        flow_done(id, dst);
         break;
       case Completion::Kind::kOutsideFlow:
-        flow_done(done.op, done.src);
+        flow_done(id, src);
         break;
     }
-    done.parts_left.reset();
-    free_completions_.push_back(&done);
   }
 
   void flow_done(OpId id, int rank) {
