@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/input_error.hpp"
 #include "model/layers/arch_spec.hpp"
 
 namespace tpsim::model {
@@ -40,8 +41,10 @@ class ArchSource {
   virtual std::optional<std::vector<int64_t>> integer_list(const std::string& key) const = 0;
   // The value as the user wrote it, for messages.
   virtual std::string shown(const std::string& key) const = 0;
-  // Throws InputError located at the key's value (at the whole config when the key is absent).
-  [[noreturn]] virtual void fail(const std::string& key, const std::string& what) const = 0;
+  // The error located at the key's value (at the whole config when the key is absent).
+  virtual InputError error_at(const std::string& key, const std::string& what) const = 0;
+  // Throws it (not virtual: GCC does not take a virtual call's [[noreturn]] as given).
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const { throw error_at(key, what); }
 };
 
 // The integer at `key`, located and refused unless from 1 to `limit`.

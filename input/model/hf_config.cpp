@@ -92,9 +92,9 @@ class JsonSource final : public ArchSource {
     return doc_.contains(key) ? echo_value(doc_.at(key).dump()) : "nothing";
   }
 
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const override {
+  InputError error_at(const std::string& key, const std::string& what) const override {
     const TextPosition pos = position_of_key(text_, key);
-    throw InputError(format_location(origin_, pos.line0, pos.col0), what);
+    return InputError(format_location(origin_, pos.line0, pos.col0), what);
   }
 
  private:

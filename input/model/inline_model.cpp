@@ -79,8 +79,8 @@ class YamlSource final : public ArchSource {
 
   std::string shown(const std::string& key) const override { return YamlReader::show(map_[key]); }
 
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const override {
-    in_.fail(map_[key] ? map_[key] : map_, "model: " + what);
+  InputError error_at(const std::string& key, const std::string& what) const override {
+    return InputError(in_.where(map_[key] ? map_[key] : map_), "model: " + what);
   }
 
  private:

@@ -30,8 +30,8 @@ class AliasedSource final : public ArchSource {
     return inner_.integer_list(name(key));
   }
   std::string shown(const std::string& key) const override { return inner_.shown(name(key)); }
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const override {
-    inner_.fail(name(key), what);
+  InputError error_at(const std::string& key, const std::string& what) const override {
+    return inner_.error_at(name(key), what);
   }
 
  private:

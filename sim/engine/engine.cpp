@@ -3,15 +3,15 @@
 #include "sim/engine/engine.hpp"
 
 #include "base/limits.hpp"
-#include "sim/cost/hbm_traffic.hpp"
-#include "sim/cost/power_limit.hpp"
 #include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/comm_plan.hpp"
 #include "sim/engine/data_group.hpp"
 #include "sim/engine/member_placement.hpp"
 #include "sim/engine/plan_error.hpp"
+#include "sim/engine/port_power.hpp"
 
 #include <xbt/log.h>
+#include <simgrid/kernel/Timer.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +48,7 @@ struct Instance {
   bool shared_sms = false;  // a compute-bound kernel that ran while comm kernels held some of its GPU's SMs
 };
 
-// What an activity's completion means.
+// What the end of an activity or of a pure wait means.
 struct Completion {
   enum class Kind {
     kLaunchGate,
@@ -79,7 +79,8 @@ class Runner : private MemberPlacement {
         platform_(platform),
         options_(options),
         shared_plans_(std::move(plans)),
-        plans_(*shared_plans_) {
+        plans_(*shared_plans_),
+        port_power_(cost, platform.states, gpu_hosts()) {
     const size_t count = graph.size();
     instances_.resize(count * ranks_);
     successors_.resize(count);
@@ -99,8 +100,6 @@ class Runner : private MemberPlacement {
     tilings_.resize(count);
     comm_sms_.assign(ranks_, 0);
     running_compute_.resize(ranks_);
-    power_states_.assign(ranks_, 0);
-    port_traffic_.resize(ranks_);
     // The host (each stage's) issues ops in program order: each costs a launch, a wait per dependency on another
     // stream of the same rank, and for an NCCL call the framework's own host time; op `id` is launched once
     // all of that before it (and its own) is done.
@@ -145,6 +144,11 @@ class Runner : private MemberPlacement {
   Instance& instance(OpId op, int rank) { return instances_[static_cast<size_t>(op) * ranks_ + rank]; }
 
   s4u::Host* gpu(int g) const { return platform_.gpus[host_index(g)]; }
+  std::vector<s4u::Host*> gpu_hosts() const {
+    std::vector<s4u::Host*> hosts;
+    for (int r = 0; r < ranks_; ++r) hosts.push_back(gpu(r));
+    return hosts;
+  }
   bool crosses_nodes(OpId id, int src, int dst) const {
     return MemberPlacement::crosses_nodes(id, src, dst, plans_[id],
                                           options_.data_group ? &options_.data_group->fabric : nullptr);
@@ -173,11 +177,11 @@ class Runner : private MemberPlacement {
     activity->start();
   }
 
-  // A pure wait of `seconds`, on the many-core clock host so that waits never share a core.
+  // A pure wait of `seconds`: a SimGrid timer, no activity (nothing shares it, so nothing is solved for it). At its
+  // date its end is handled before the activities that end at the same date.
   void wait(double seconds, Completion::Kind kind, OpId id, int src, int dst) {
-    auto delay = s4u::Exec::init();
-    delay->set_host(platform_.clock_of(host_index(src)))->set_flops_amount(seconds * kClockRate);
-    launch(delay, kind, id, src, dst);
+    simgrid::kernel::timer::Timer::set(s4u::Engine::get_clock() + seconds,
+                                       [this, kind, id, src, dst] { over(kind, id, src, dst); });
   }
 
   // An op cannot start before the host has launched it, nor before the GPU has resolved its waits on
@@ -274,7 +278,7 @@ class Runner : private MemberPlacement {
         if (spills(running, rank)) instance(running, rank).shared_sms = true;
       }
     }
-    update_power_state(rank);
+    port_power_.update(rank, comm_sms_[rank]);
   }
 
   // Whether compute-bound op `id` has CTAs on the SMs the comm kernels running on `rank` hold (sm_sharing.hpp).
@@ -303,48 +307,11 @@ class Runner : private MemberPlacement {
     return link_Bps * flow_transport(id, src, dst).link_efficiency;
   }
 
-  // A flow starts or ends moving data: the power its two ends draw for it changes. The HBM accesses its kernel
-  // makes beyond a copy's read and write (sim/cost/hbm_traffic.hpp) are counted at the receiving end, where NCCL's
-  // FIFO is written and read: per rank of a ring, as much comes in as goes out.
+  // A flow starts or ends moving data: the power its two ends draw for it changes (port_power.hpp).
   void change_port_traffic(OpId id, int src, int dst, bool starts) {
-    if (platform_.states.levels == 1) return;
-    const double rate = flow_data_Bps(id, src, dst);
-    const double extra = std::max(0.0, plans_[id].hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
-    if (starts) {
-      port_traffic_[src].out.push_back(rate);
-      // Kept in ascending order, so that the weighted mean below is summed in an order that does not depend on the
-      // order the flows started in.
-      auto& in = port_traffic_[dst].in;
-      const std::pair<double, double> flow{rate, extra};
-      in.insert(std::upper_bound(in.begin(), in.end(), flow), flow);
-    } else {
-      remove_one(port_traffic_[src].out, rate);
-      auto& in = port_traffic_[dst].in;
-      in.erase(std::find(in.begin(), in.end(), std::make_pair(rate, extra)));  // the rest stays in order
-    }
-    update_power_state(src);
-    update_power_state(dst);
-  }
-
-  // Flows that share a direction of the port share its rate, so a direction moves at its fastest flow's; the
-  // incoming flows' extra HBM accesses per byte are their mean weighted by their rates alone.
-  void update_power_state(int rank) {
-    const PortTraffic& t = port_traffic_[rank];
-    double in_Bps = 0, rates = 0, extra_rates = 0;
-    for (const auto& [rate, extra] : t.in) {
-      in_Bps = std::max(in_Bps, rate);
-      rates += rate;
-      extra_rates += rate * extra;
-    }
-    const double Bps = in_Bps + fastest(t.out);
-    const double extra_Bps = rates > 0 ? in_Bps * extra_rates / rates : 0.0;
-    const double draw_W =
-        transfer_power_W(cost_.profile(), Bps) + extra_hbm_power_W(cost_.gpu(), cost_.profile(), extra_Bps);
-    const int state = platform_.states.state(comm_sms_[rank], draw_W);
-    if (state != power_states_[rank]) {
-      power_states_[rank] = state;
-      gpu(rank)->set_pstate(state);
-    }
+    if (!port_power_.draws_power()) return;
+    port_power_.change_traffic(src, dst, flow_data_Bps(id, src, dst), plans_[id].hbm_accesses_per_link_byte, starts,
+                               comm_sms_);
   }
 
   void enter_step(OpId id, int rank, int step) {
@@ -450,38 +417,43 @@ class Runner : private MemberPlacement {
     // next callback, when its handling is over.
     released_.clear();
     released_.push_back(std::move(done.activity));
-    switch (done.kind) {
+    // A flow carried in parts is over with its last part.
+    if (!done.parts_left || --*done.parts_left == 0) over(done.kind, done.op, done.src, done.dst);
+    done.parts_left.reset();
+    free_completions_.push_back(&done);
+  }
+
+  // An activity or a wait of op `id` (ranks src -> dst) is over.
+  void over(Completion::Kind kind, OpId id, int src, int dst) {
+    switch (kind) {
       case Completion::Kind::kLaunchGate:
-        begin(done.op, done.src);
+        begin(id, src);
         break;
       case Completion::Kind::kKernelOverhead:
-        start_memory_traffic(done.op, done.src);
+        start_memory_traffic(id, src);
         break;
       case Completion::Kind::kKernel:
       case Completion::Kind::kSharedTail:
-        finish(done.op, done.src);
+        finish(id, src);
         break;
       case Completion::Kind::kComputeKernel:
-        compute_done(done.op, done.src);
+        compute_done(id, src);
         break;
       case Completion::Kind::kCallLatency:
-        enter_step(done.op, done.src, 0);
+        enter_step(id, src, 0);
         break;
       case Completion::Kind::kFlowLatency:
-        start_transfer(done.op, done.src, done.dst);
+        start_transfer(id, src, dst);
         break;
       case Completion::Kind::kFlow:
-        if (done.parts_left && --*done.parts_left > 0) break;
-        change_port_traffic(done.op, done.src, done.dst, false);
-        flow_done(done.op, done.src);
-        flow_done(done.op, done.dst);
+        change_port_traffic(id, src, dst, false);
+        flow_done(id, src);
+        flow_done(id, dst);
         break;
       case Completion::Kind::kOutsideFlow:
-        flow_done(done.op, done.src);
+        flow_done(id, src);
         break;
     }
-    done.parts_left.reset();
-    free_completions_.push_back(&done);
   }
 
   void flow_done(OpId id, int rank) {
@@ -537,26 +509,11 @@ class Runner : private MemberPlacement {
   mutable std::vector<std::optional<GemmTiling>> tilings_;     // per op, once known
   std::vector<int> comm_sms_;                                  // per GPU: the SMs its running comm kernels hold
   std::vector<std::vector<OpId>> running_compute_;             // per GPU: its compute-bound kernels running
-  std::vector<int> power_states_;                              // each GPU host's current state (platform.hpp)
-  // The data rates of the transfers moving through each GPU's port, each direction (the power they draw).
-  // A few flows at a time: small vectors, `out` in no order.
-  struct PortTraffic {
-    std::vector<std::pair<double, double>> in;  // rate, and HBM accesses per byte beyond a copy's; ascending
-    std::vector<double> out;
-  };
-  static void remove_one(std::vector<double>& rates, double rate) {
-    const auto it = std::find(rates.begin(), rates.end(), rate);
-    *it = rates.back();
-    rates.pop_back();
-  }
-  static double fastest(const std::vector<double>& rates) {
-    return rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end());
-  }
-  std::vector<PortTraffic> port_traffic_;
   std::vector<double> launched_s_;  // per op and stage: host time at which the stage's host has launched it
   std::deque<Completion> completions_;
   std::vector<Completion*> free_completions_;  // records of completed activities, for reuse
   std::vector<s4u::ActivityPtr> released_;
+  PortPower port_power_;
 };
 
 }  // namespace

@@ -118,10 +118,6 @@ Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
       }
     }
   }
-  for (int first = 0; first < gpus; first += kGpusPerClock) {
-    platform.clocks.push_back(
-        zone->create_host("clock" + std::to_string(first / kGpusPerClock), kClockRate)->set_core_count(1 << 24));
-  }
   zone->seal();
   return platform;
 }

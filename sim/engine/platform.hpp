@@ -3,8 +3,8 @@
 // switch (and, on PCIe, a shared host-bridge link; on ib-rail across nodes, a split-duplex NIC per GPU that flows
 // between nodes cross instead),
 // an HBM link per GPU that memory-bound kernels and all NVLink traffic of that GPU share (a
-// memory-bound kernel is a flow from the GPU to its "hbm" host), and many-core "clock" hosts that
-// time pure latencies. Must be called inside a fresh s4u::Engine.
+// memory-bound kernel is a flow from the GPU to its "hbm" host). Pure latencies are SimGrid timers, no hosts'
+// (engine.cpp). Must be called inside a fresh s4u::Engine.
 #pragma once
 
 #include <utility>
@@ -18,9 +18,6 @@ namespace tpsim::sim {
 
 // A GPU host runs at kWorkRate work units per second at full speed: an op of d seconds is d*kWorkRate units.
 inline constexpr double kWorkRate = 1e12;
-// The clock host: a pure delay of d seconds is an exec of d*kClockRate units there.
-inline constexpr double kClockRate = 1e9;
-inline constexpr int kGpusPerClock = 64;
 // A GPU host's compute speed depends on the SMs the comm kernels running hold, one kernel per communication
 // stream (comm, copy, comm2, copy2, comm3, copy3, comm4) at most ...
 inline constexpr int kMaxConcurrentComm = 7;
@@ -43,10 +40,6 @@ struct Platform {
   PowerStates states;
   std::vector<simgrid::s4u::Host*> gpus;
   std::vector<simgrid::s4u::Host*> memories;  // flow endpoints of each GPU's memory-bound kernels
-  // Clock hosts, one per kGpusPerClock GPUs: SimGrid re-solves a host's sharing whenever an activity on it starts or
-  // ends, so waits spread over several hosts keep each solve small in a group of thousands of GPUs.
-  std::vector<simgrid::s4u::Host*> clocks;
-  simgrid::s4u::Host* clock_of(int gpu) const { return clocks[static_cast<size_t>(gpu) / kGpusPerClock]; }
   // With outside groups: the rest of a group outside the simulated GPUs, reached through each GPU's NIC, or
   // through its NVLink port (a group inside the node).
   simgrid::s4u::Host* outside_network = nullptr;
