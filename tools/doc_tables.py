@@ -545,9 +545,10 @@ FSDP_FP8 = ", fp8_all_gather: true, precompute_fp8_scales: true"
 
 
 # TorchTitan's context parallelism: PyTorch's context_parallel with its default K/V rotation, all-gather (torchtitan's
-# context_parallel_rotate_method "allgather"); FSDP shards over dp x cp (its dp_shard_cp mesh).
+# context_parallel_rotate_method "allgather"), as torch 1963fc8's _attention.py runs it (cp_comm_type torch_all_gather:
+# cp SDPA calls merged in fp32, the fp32 dK/dV passed rank to rank); FSDP shards over dp x cp (its dp_shard_cp mesh).
 def titan_cp(cp):
-    return f", cp: {cp}, cp_comm_type: all_gather" if cp > 1 else ""
+    return f", cp: {cp}, cp_comm_type: torch_all_gather" if cp > 1 else ""
 
 
 # Megatron-LM's and NeMo's recipes run the distributed optimizer with both overlaps (--use-distributed-optimizer,

@@ -9,6 +9,7 @@
 #include "model/memory/activation_memory.hpp"
 #include "model/memory/loss_memory.hpp"
 #include "model/memory/parameter_count.hpp"
+#include "model/parallel/context_parallel.hpp"
 
 namespace tpsim::model {
 namespace {
@@ -111,6 +112,14 @@ double live_block_bytes(const ArchSpec& a, const Workload& w, const Variant& v, 
   // The larger of the FFN kinds the range's layers run.
   const bool any_dense = a.moe.moe_count(range) < range.count;
   const double mlp = a.moe.enabled() ? std::max(any_dense ? dense_mlp : 0.0, moe_mlp) : dense_mlp;
+  // Context parallelism's buffers that live only while the attention runs (PyTorch's: the gathered K/V and the
+  // backward's accumulators), of K/V as SDPA receives them.
+  const bool repeated = w.implementation.repeat_kv && s.q_heads > s.kv_heads;
+  const double cp_transient =
+      context_parallel_attention_transient_bytes(w.context_parallel, tokens, static_cast<double>(s.q_heads),
+                                                 static_cast<double>(repeated ? s.q_heads : s.kv_heads), hd);
+  if (cp_transient > 0)
+    return std::max(attention * kBf16Bytes + cp_transient, mlp * kBf16Bytes) + residual * kBf16Bytes;
   return (residual + std::max(attention, mlp)) * kBf16Bytes;
 }
 

@@ -18,10 +18,21 @@ double context_parallel_buffer_bytes(const ContextParallel& cp, double tokens, d
       return 2.0 * cp.degree * kv;
     case CpCommType::kA2a:
       return tokens * q_heads * head_dim * kBf16Bytes + kv;
+    case CpCommType::kTorchAllGather:
+      return 0.0;
     case CpCommType::kP2p:
       break;
   }
   return 4.0 * kv;
+}
+
+double context_parallel_attention_transient_bytes(const ContextParallel& cp, double tokens, double q_heads,
+                                                  double kv_heads, double head_dim) {
+  if (!cp.enabled() || cp.comm != CpCommType::kTorchAllGather) return 0.0;
+  const double q = tokens * q_heads * head_dim, kv = 2.0 * tokens * kv_heads * head_dim;  // elements: Q; K and V
+  const double gathered = cp.degree * kv * kBf16Bytes;
+  const double accumulators = (q + kv) * kFp32Bytes, in_flight = 2.0 * kv * kFp32Bytes;
+  return gathered + accumulators + in_flight + (q + kv) * kBf16Bytes;
 }
 
 std::vector<int> zigzag_chunks(int cp, int rank) {
