@@ -55,6 +55,12 @@ void apply_context_parallel(const YamlReader& in, const YAML::Node& parallelism,
                                                " does not divide; valid: p2p or all_gather, or a cp dividing both");
     }
   }
+  if (p.cp_comm == CpCommType::kTorchAllGather && out.workload.attention_dtype == Dtype::kFp8) {
+    // PyTorch's context_parallel of the time calls SDPA's flash and memory-efficient kernels, bf16 only.
+    in.fail(parallelism["cp_comm_type"],
+            "parallelism.cp_comm_type torch_all_gather runs PyTorch's SDPA kernels, which have no fp8 attention; "
+            "drop workload.attention_dtype fp8 or use p2p, all_gather or a2a (Transformer Engine's)");
+  }
   ContextParallel& cp = out.workload.context_parallel;
   cp.degree = p.cp;
   cp.comm = p.cp_comm;

@@ -239,6 +239,8 @@ TEST_CASE("parallelism.cp and cp_comm_type reach the workload, and what CP does 
   refused(scenario_text("{tp: 8, cp: 2, cp_comm_type: a2a}"), "does not divide");  // one K/V head per TP rank
   refused(scenario_text("{tp: 8, cp_comm_type: p2p}"), "cp of 2 or more");
   refused(scenario_text("{tp: 8, cp: 2, cp_comm_type: a2a+p2p}"), "must be one of: p2p, all_gather, a2a");
+  refused(scenario_text("{tp: 8, cp: 2, cp_comm_type: torch_all_gather}", "", 8192, "train, attention_dtype: fp8"),
+          "no fp8 attention");
   refused(scenario_text("{tp: 8, pp: 2, dp: 2, cp: 2, order: [tp, pp, dp]}"), "[tp, pp, dp] with cp > 1");
   // Mistral 7B v0.1's 4,096-key window would let ring steps past the window skip their blocks: not modelled.
   std::string windowed = scenario_text("{tp: 8, cp: 2}");
