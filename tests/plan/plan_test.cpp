@@ -26,12 +26,7 @@ using namespace tpsim;
 
 namespace {
 
-const std::string kSmall =
-    "model: llama-3.1-8b\n"
-    "hardware: {gpu: h100-sxm, gpus: 8}\n"
-    "workload: {global_batch: 8, seq_len: 2048}\n"
-    "search: {tp: [2, 4], pp: [1, 2], micro_batch: 1, recompute: [selective, full], tp_mode: sp, "
-    "schedule: [1f1b, zb-h1]}\n";
+const std::string& kSmall = test::kSmallPlan;
 
 }  // namespace
 

@@ -19,6 +19,14 @@
 
 namespace tpsim::test {
 
+// A small training plan: Llama-3.1-8B on 8 H100s, tp 2 or 4, pp 1 or 2, two recomputations and schedules.
+inline const std::string kSmallPlan =
+    "model: llama-3.1-8b\n"
+    "hardware: {gpu: h100-sxm, gpus: 8}\n"
+    "workload: {global_batch: 8, seq_len: 2048}\n"
+    "search: {tp: [2, 4], pp: [1, 2], micro_batch: 1, recompute: [selective, full], tp_mode: sp, "
+    "schedule: [1f1b, zb-h1]}\n";
+
 // Writes `text` to a file named `name` in the temporary folder (the process id in its name) and returns its path.
 inline std::string plan_temp_file(const std::string& name, const std::string& text) {
   const std::string path =
