@@ -129,6 +129,20 @@ inline model::Variant variant(model::TpMode mode, int chunks = 1,
   return v;
 }
 
+// A one-layer training step of `seq_len` tokens per sequence split over `cp` context-parallel ranks `tp` GPUs apart.
+inline model::Workload cp_workload(int64_t batch, int64_t seq_len, int cp, model::CpCommType comm, int tp) {
+  model::Workload w = train_workload(batch, seq_len, 1);
+  w.context_parallel.degree = cp;
+  w.context_parallel.comm = comm;
+  w.context_parallel.member_stride = tp;
+  return w;
+}
+
+// Llama-3.1-8B's graph of `w` on `tp` GPUs under sequence parallelism.
+inline model::LayerGraph llama8b_sp_graph(const model::Workload& w, int tp) {
+  return model::build_layer_graph(model::load_model_preset("llama-3.1-8b"), w, tp, variant(model::TpMode::kSp));
+}
+
 // The graph of a scenario's first pass under its first variant.
 inline model::LayerGraph scenario_step_graph(const model::Scenario& s) {
   return model::build_pass_graph(s.arch, s.workload, model::primary_pass(s.workload), s.parallelism.tp,

@@ -24,15 +24,11 @@ constexpr int kTp = 8;
 constexpr double kHeadDim = 128, kQueryHeadsPerRank = 32.0 / kTp, kKvHeadsPerRank = 8.0 / kTp;
 
 model::Workload cp_workload(int64_t batch, int64_t seq_len, int cp, model::CpCommType comm = model::CpCommType::kP2p) {
-  model::Workload w = test::train_workload(batch, seq_len, 1);
-  w.context_parallel.degree = cp;
-  w.context_parallel.comm = comm;
-  w.context_parallel.member_stride = kTp;
-  return w;
+  return test::cp_workload(batch, seq_len, cp, comm, kTp);
 }
 
 model::LayerGraph cp_graph(const model::Workload& w) {
-  return model::build_layer_graph(model::load_model_preset("llama-3.1-8b"), w, kTp, test::variant(model::TpMode::kSp));
+  return test::llama8b_sp_graph(w, kTp);
 }
 
 // The layer's ops over the CP group (its K/V exchanges), in issue order, of one stage.

@@ -22,16 +22,13 @@ constexpr int kTp = 8;
 constexpr double kHeadDim = 128, kQueryHeads = 32.0 / kTp;
 
 model::Workload torch_cp_workload(int64_t seq_len, int cp, model::CpCommType comm) {
-  model::Workload w = test::train_workload(1, seq_len, 1);
+  model::Workload w = test::cp_workload(1, seq_len, cp, comm, kTp);
   w.implementation.repeat_kv = true;
-  w.context_parallel.degree = cp;
-  w.context_parallel.comm = comm;
-  w.context_parallel.member_stride = kTp;
   return w;
 }
 
 model::LayerGraph graph_of(const model::Workload& w) {
-  return model::build_layer_graph(model::load_model_preset("llama-3.1-8b"), w, kTp, test::variant(model::TpMode::kSp));
+  return test::llama8b_sp_graph(w, kTp);
 }
 
 std::vector<model::Op> ops_where(const model::LayerGraph& g, OpStage stage, OpKind kind, const std::string& part) {
