@@ -173,7 +173,10 @@ OpId torch_kv_buffer(ProgramBuilder& b, const TorchCpSizes& z, const std::string
 
 // _SDPAMerger.step on a block's output after the first: the block's output cast to fp32, then
 // out - sigmoid(block_lse - lse) * (out - block_out) and lse - logsigmoid(lse - block_lse), each an eager kernel over
-// fp32 tensors (sub, mul, sub on the output; five on the log-sum-exp).
+// fp32 tensors (sub, mul, sub on the output; five on the log-sum-exp). Bytes per output element: the cast reads e and
+// writes 4, the first sub reads 8 and writes 4, the mul reads 4 (and the sigmoid's row) and writes 4, the last sub
+// reads 8 and writes 4: e + 20 read, 16 written. Per log-sum-exp row: block_lse - lse, sigmoid, lse - block_lse,
+// logsigmoid, lse - that (8/4, 4/4, 8/4, 4/4, 8/4 bytes in/out) and the mul's read of the sigmoid (4): 36 in, 20 out.
 OpId torch_merge(ProgramBuilder& b, const TorchCpSizes& z, int step, const std::string& shape, OpId block) {
   const double read = (z.e + 20.0) * z.n + 36.0 * z.lse, written = 16.0 * z.n + 20.0 * z.lse;
   return b.memory("attn.cp.merge.step" + std::to_string(step), read, written, 3.0 * z.n + 5.0 * z.lse, shape, {block});
