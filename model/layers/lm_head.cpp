@@ -26,17 +26,18 @@ bool eager_loss(const LayerContext& ctx) {
   return ctx.workload.implementation.loss == LossKernel::kFp32Eager;
 }
 
-// The eager loss's forward over the rank's [t, v] logits (eager_loss_forward); returns log_softmax, whose fp32
-// output the backward reads. Under a vocabulary-parallel head (DTensor's loss_parallel), log_softmax's max pass
-// runs apart and the rows' max, target logit and sum of exponentials are all-reduced between the passes, the
-// bytes unchanged.
-OpId eager_loss_forward_ops(ProgramBuilder& b, int64_t t, int64_t v, bool reduce, const std::vector<OpId>& logits) {
+// The eager loss's forward over the rank's [t, v] logits (eager_loss_forward); returns what the backward reads:
+// log_softmax's fp32 output and, under a vocabulary-parallel head (DTensor's loss_parallel), the all-reduced sum of
+// exponentials it subtracts the log of. There log_softmax's max pass runs apart and the rows' max, target logit and
+// sum of exponentials are all-reduced between the passes, the bytes unchanged.
+std::vector<OpId> eager_loss_forward_ops(ProgramBuilder& b, int64_t t, int64_t v, bool reduce,
+                                         const std::vector<OpId>& logits) {
   const std::vector<EagerKernel> kernels = eager_loss_forward();  // to_fp32, log_softmax, nll
   const OpId up = eager_kernels(b, "loss", {kernels[0]}, t, v, logits);
   if (!reduce) {
     const OpId softmax = eager_kernels(b, "loss", {kernels[1]}, t, v, {up});
     eager_kernels(b, "loss", {kernels[2]}, t, v, {softmax});
-    return softmax;
+    return {softmax};
   }
   const auto n = static_cast<double>(t * v), per_token = static_cast<double>(t) * kFp32;
   const OpId max = b.memory("loss.max", n * kFp32, per_token, n, shape_text(t, v), {up});
@@ -46,8 +47,7 @@ OpId eager_loss_forward_ops(ProgramBuilder& b, int64_t t, int64_t v, bool reduce
   const OpId softmax = eager_kernels(b, "loss", {rest}, t, v, {up, max_reduced});
   const OpId nll = eager_kernels(b, "loss", {kernels[2]}, t, v, {softmax});
   const OpId target = b.collective("loss.target.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {nll});
-  b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target});
-  return softmax;
+  return {softmax, b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target})};
 }
 
 }  // namespace
@@ -131,11 +131,10 @@ SavedHead head_forward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& t
   inputs.push_back(max);
   const OpId softmax =
       b.memory("loss.softmax", logit_bytes, fp32_logits, 3.0 * static_cast<double>(t * v), shape, inputs);
-  if (reduce) {
-    const OpId target = b.collective("loss.target.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {softmax});
-    b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target});
-  }
-  return SavedHead{stream, logits.gemm_input, softmax};
+  if (!reduce) return SavedHead{stream, logits.gemm_input, {softmax}};
+  const OpId target = b.collective("loss.target.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {softmax});
+  const OpId sum = b.collective("loss.sum_exp.all_reduce", CollectiveKind::kAllReduce, per_token, "[T]", {target});
+  return SavedHead{stream, logits.gemm_input, {softmax, sum}};
 }
 
 void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const ModuleInput& stream) {
@@ -166,9 +165,9 @@ ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy
   const int64_t t = ctx.tokens, v = head_columns(ctx);
   const OpId d_logits =
       eager_loss(ctx)
-          ? eager_kernels(b, "loss.backward", eager_loss_backward(), t, v, {saved.softmax})
+          ? eager_kernels(b, "loss.backward", eager_loss_backward(), t, v, saved.loss)
           : b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
-                     2.0 * static_cast<double>(t * v), shape_text(t, v), {saved.softmax});
+                     2.0 * static_cast<double>(t * v), shape_text(t, v), saved.loss);
   const HighPrecisionGemms bf16(b);
   return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
 }

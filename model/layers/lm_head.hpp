@@ -10,11 +10,13 @@
 namespace tpsim::model {
 
 // The LM head's saved tensors: its GEMM's input (the final norm's output, gathered where the mode
-// gathers), the stream it normed, and the loss's fp32 softmax.
+// gathers), the stream it normed, and what the loss's backward reads: its fp32 softmax and, under a
+// vocabulary-parallel head, the all-reduced sum of exponentials that normalises it (the gradient is
+// softmax / sum - one-hot), so the backward cannot start before that all-reduce ends.
 struct SavedHead {
   ModuleInput stream;
   std::vector<OpId> gemm_input;
-  OpId softmax = 0;
+  std::vector<OpId> loss;
 };
 
 // The context and strategy the embedding, LM head and loss run under: the layers' own, or sequence

@@ -43,6 +43,18 @@ std::pair<double, int> least_comm_seconds(const CommPlan& plan, const CostModel&
   return {plan.call_latency_s + steps, 1 + 2 * plan.steps};
 }
 
+// What the flows to groups outside the simulated one move through each GPU's NIC and through its port, one
+// direction, at that link's rate: every such op sends its bytes out of every rank through the same link, which
+// nothing else makes faster, so the program lasts at least the larger of the two.
+double outside_link_seconds(const std::vector<CommPlan>& plans, const CostModel& cost) {
+  double nic_bytes = 0, port_bytes = 0;
+  for (const CommPlan& plan : plans) {
+    if (plan.outside) (plan.outside->network ? nic_bytes : port_bytes) += plan.outside->link_bytes;
+  }
+  const double nic_Bps = cost.fabric().nic_Bps, port_Bps = cost.port_Bps();
+  return std::max(nic_Bps > 0 ? nic_bytes / nic_Bps : 0.0, port_Bps > 0 ? port_bytes / port_Bps : 0.0);
+}
+
 // Each op's launch time as the engine sums it in program order (one stage).
 std::vector<double> launch_times(const model::LayerGraph& graph, const std::vector<CommPlan>& plans,
                                  const EngineOptions& options) {
@@ -128,7 +140,8 @@ std::optional<ProgramBound> bound_program(const model::LayerGraph& graph, const 
     compute_sum += costs.compute_s[id];
     memory_sum += costs.memory_s[id];
   }
-  b.makespan_s = std::max({b.makespan_s, compute_sum - b.slack_s, memory_sum - b.slack_s, 0.0});
+  const double outside_s = outside_link_seconds(*plans, cost);
+  b.makespan_s = std::max({b.makespan_s, compute_sum - b.slack_s, memory_sum - b.slack_s, outside_s - b.slack_s, 0.0});
   for (OpId id = static_cast<OpId>(n); id-- > 0;) {
     const Op& op = graph.op(id);
     for (const model::Dep& dep : op.deps) {

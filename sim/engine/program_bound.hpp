@@ -8,8 +8,9 @@
 // moves its bytes over its HBM link, at most that link's rate; a communication op waits its call latency, then each
 // step waits its transport's latency and moves its message at most at its port's rate (a group outside the
 // simulated one: its latency, then its bytes through its own link); SimGrid only shares links and hosts, which
-// slows activities. The compute-bound kernels of one GPU share its host and the memory-bound ones its HBM link, so
-// the program lasts at least each sum. Every value is lowered by SimGrid's timing precision per op.
+// slows activities. The compute-bound kernels of one GPU share its host, the memory-bound ones its HBM link, and the
+// flows to outside groups its NIC (or its port), so the program lasts at least each sum. Every value is lowered by
+// SimGrid's timing precision per op.
 #pragma once
 
 #include <optional>

@@ -13,17 +13,19 @@ std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes)
       // A TP group of one GPU runs its collectives as nothing (tp 1 programs still issue them).
       if (op.group == model::CommGroup::kTensor && pass.graph.tp() < 2) continue;
       const CommPlan& plan = (*pass.timeline.plans)[id];
+      // The GPUs it runs over: the TP group's, or its own group's (data- or expert-parallel).
+      const int ranks = op.group == model::CommGroup::kTensor ? pass.graph.tp() : op.group_size;
       const std::string how = ran_as(plan) + costed_by(plan) + plan.deviation;
       bool found = false;
       for (CollectiveRun& g : groups) {
         if (g.pass == pass.label && g.kind == op.collective && g.tensor_bytes == op.tensor_bytes &&
-            g.ranks == pass.graph.tp() && ran_as(g.plan) + costed_by(g.plan) + g.plan.deviation == how) {
+            g.ranks == ranks && ran_as(g.plan) + costed_by(g.plan) + g.plan.deviation == how) {
           ++g.count;
           found = true;
           break;
         }
       }
-      if (!found) groups.push_back({pass.label, op.collective, op.tensor_bytes, pass.graph.tp(), plan, 1});
+      if (!found) groups.push_back({pass.label, op.collective, op.tensor_bytes, ranks, plan, 1});
     }
   }
   return groups;
