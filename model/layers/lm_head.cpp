@@ -163,11 +163,10 @@ void head_inference(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, 
 
 ModuleInput head_backward(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& tp, const SavedHead& saved) {
   const int64_t t = ctx.tokens, v = head_columns(ctx);
-  const OpId d_logits =
-      eager_loss(ctx)
-          ? eager_kernels(b, "loss.backward", eager_loss_backward(), t, v, saved.loss)
-          : b.memory("loss.backward", static_cast<double>(t * v) * kFp32, static_cast<double>(t * v) * b.elem_bytes(),
-                     2.0 * static_cast<double>(t * v), shape_text(t, v), saved.loss);
+  const OpId d_logits = eager_loss(ctx) ? eager_kernels(b, "loss.backward", eager_loss_backward(), t, v, saved.loss)
+                                        : b.memory("loss.backward", static_cast<double>(t * v) * kFp32,
+                                                   static_cast<double>(t * v) * b.elem_bytes(),
+                                                   2.0 * static_cast<double>(t * v), shape_text(t, v), saved.loss);
   const HighPrecisionGemms bf16(b);
   return ModuleInput{tp.column_backward(b, ctx, head_linear(ctx), {d_logits}, saved.gemm_input, saved.stream)};
 }

@@ -18,8 +18,8 @@ std::vector<CollectiveRun> collectives_run(const std::vector<PassTrace>& passes)
       const std::string how = ran_as(plan) + costed_by(plan) + plan.deviation;
       bool found = false;
       for (CollectiveRun& g : groups) {
-        if (g.pass == pass.label && g.kind == op.collective && g.tensor_bytes == op.tensor_bytes &&
-            g.ranks == ranks && ran_as(g.plan) + costed_by(g.plan) + g.plan.deviation == how) {
+        if (g.pass == pass.label && g.kind == op.collective && g.tensor_bytes == op.tensor_bytes && g.ranks == ranks &&
+            ran_as(g.plan) + costed_by(g.plan) + g.plan.deviation == how) {
           ++g.count;
           found = true;
           break;

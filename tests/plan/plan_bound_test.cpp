@@ -132,8 +132,9 @@ TEST_CASE("a bounded plan run as 3 shards and merged ranks its top rows as the u
   test::check_merge_of_plan(kWide, 3);
 }
 
-TEST_CASE("the lower bound of an FSDP step across two nodes covers its gathers' bytes at the NIC's rate and stays below "
-          "its simulated step") {
+TEST_CASE(
+    "the lower bound of an FSDP step across two nodes covers its gathers' bytes at the NIC's rate and stays below "
+    "its simulated step") {
   const std::string path = test::plan_temp_file("fsdp_nodes.yaml", kFsdpAcrossNodes);
   const test::CommandResult run = test::run_tpsim("run " + path + " --json -");
   std::filesystem::remove(path);
