@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <stdexcept>
 
+#include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/platform.hpp"
 
 namespace tpsim::sim {
@@ -43,16 +45,50 @@ std::pair<double, int> least_comm_seconds(const CommPlan& plan, const CostModel&
   return {plan.call_latency_s + steps, 1 + 2 * plan.steps};
 }
 
-// What the flows to groups outside the simulated one move through each GPU's NIC and through its port, one
-// direction, at that link's rate: every such op sends its bytes out of every rank through the same link, which
-// nothing else makes faster, so the program lasts at least the larger of the two.
-double outside_link_seconds(const std::vector<CommPlan>& plans, const CostModel& cost) {
-  double nic_bytes = 0, port_bytes = 0;
-  for (const CommPlan& plan : plans) {
-    if (plan.outside) (plan.outside->network ? nic_bytes : port_bytes) += plan.outside->link_bytes;
-  }
+// The flows to groups outside the simulated one: each such op sends its bytes out of every rank through the GPU's NIC
+// (or its port inside a node), one direction, at that link's rate and no faster.
+struct OutsideBytes {
+  double nic = 0, port = 0;
+};
+
+double least_seconds(const OutsideBytes& bytes, const CostModel& cost) {
   const double nic_Bps = cost.fabric().nic_Bps, port_Bps = cost.port_Bps();
-  return std::max(nic_Bps > 0 ? nic_bytes / nic_Bps : 0.0, port_Bps > 0 ? port_bytes / port_Bps : 0.0);
+  return std::max(nic_Bps > 0 ? bytes.nic / nic_Bps : 0.0, port_Bps > 0 ? bytes.port / port_Bps : 0.0);
+}
+
+void add(OutsideBytes& bytes, const CommPlan::OutsideGroup& outside) {
+  (outside.network ? bytes.nic : bytes.port) += outside.link_bytes;
+}
+
+// The least time all outside ops' flows take.
+double outside_link_seconds(const std::vector<CommPlan>& plans, const CostModel& cost) {
+  OutsideBytes bytes;
+  for (const CommPlan& plan : plans) {
+    if (plan.outside) add(bytes, *plan.outside);
+  }
+  return least_seconds(bytes, cost);
+}
+
+// The least time the GPU's compute-bound work (compute_s at full rate) takes beside the SM-driven outside ops, which
+// hold their SMs from their start to their end: while ops holding s SMs or more run, the engine computes at no more
+// than the share left of the SMs, 1 - taken(s). With the ops' SM counts s_1 > s_2 > ... > s_k, those holding s_j or
+// more run at least U_j (their flows' least time), so a step of T computes at most T - sum_j (taken(s_j) -
+// taken(s_j+1)) x U_j (taken(s_k+1) = 0), and T is at least compute_s plus that sum.
+double compute_beside_outside_seconds(double compute_s, const std::vector<CommPlan>& plans, const CostModel& cost) {
+  std::map<int, OutsideBytes, std::greater<>> by_sms;  // the bytes of the ops holding each SM count
+  for (const CommPlan& plan : plans) {
+    if (plan.outside && plan.uses_sms && plan.sms > 0) add(by_sms[plan.sms], *plan.outside);
+  }
+  const auto taken = [&](int sms) { return 1.0 - compute_share_left(cost.gpu().sm_count, sms); };
+  OutsideBytes holding;  // of the ops holding s_j SMs or more
+  double lost_s = 0;
+  for (auto it = by_sms.begin(); it != by_sms.end(); ++it) {
+    holding.nic += it->second.nic;
+    holding.port += it->second.port;
+    const auto next = std::next(it);
+    lost_s += (taken(it->first) - (next == by_sms.end() ? 0.0 : taken(next->first))) * least_seconds(holding, cost);
+  }
+  return compute_s + lost_s;
 }
 
 // Each op's launch time as the engine sums it in program order (one stage).
@@ -140,8 +176,9 @@ std::optional<ProgramBound> bound_program(const model::LayerGraph& graph, const 
     compute_sum += costs.compute_s[id];
     memory_sum += costs.memory_s[id];
   }
+  const double compute_s = compute_beside_outside_seconds(compute_sum, *plans, cost);
   const double outside_s = outside_link_seconds(*plans, cost);
-  b.makespan_s = std::max({b.makespan_s, compute_sum - b.slack_s, memory_sum - b.slack_s, outside_s - b.slack_s, 0.0});
+  b.makespan_s = std::max({b.makespan_s, compute_s - b.slack_s, memory_sum - b.slack_s, outside_s - b.slack_s, 0.0});
   for (OpId id = static_cast<OpId>(n); id-- > 0;) {
     const Op& op = graph.op(id);
     for (const model::Dep& dep : op.deps) {
