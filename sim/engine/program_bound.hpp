@@ -9,8 +9,9 @@
 // step waits its transport's latency and moves its message at most at its port's rate (a group outside the
 // simulated one: its latency, then its bytes through its own link); SimGrid only shares links and hosts, which
 // slows activities. The compute-bound kernels of one GPU share its host, the memory-bound ones its HBM link, and the
-// flows to outside groups its NIC (or its port), so the program lasts at least each sum. Every value is lowered by
-// SimGrid's timing precision per op.
+// flows to outside groups its NIC (or its port), so the program lasts at least each sum; the SM-driven ones hold
+// SMs while their flows move, which the compute-bound work runs without. Every value is lowered by SimGrid's timing
+// precision per op.
 #pragma once
 
 #include <optional>
