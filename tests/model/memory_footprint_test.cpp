@@ -84,14 +84,15 @@ TEST_CASE("a training step holds fp32 gradients and AdamW state for every parame
   // Saved for the backward under tp (no recomputation), per layer: the attention module's input, its
   // normed input, QKV, rotated Q and K, the attention output; the FFN's input, normed input, gate/up and
   // SwiGLU output. The LM head's backward reads the last residual and the final norm's output, the
-  // loss's backward its fp32 softmax over the rank's vocab / 8 columns.
+  // loss's backward its fp32 softmax over the rank's vocab / 8 columns and the all-reduced fp32 sum of
+  // exponentials per token that normalises it.
   const double t = 1024, h = 4096, d = 128, hq = 4, hkv = 1, f = 14336.0 / 8, v = 128256.0 / 8;
   const double attention = t * (h + h + (hq + 2 * hkv) * d + (hq + hkv) * d + hq * d);
   const double ffn = t * (h + h + 2 * f + f);
-  const double softmax = 4 * t * v;
+  const double softmax = 4 * t * v + 4 * t;
   const double saved = 2 * (2 * (attention + ffn) + 2 * t * h) + softmax;
   CHECK(m.activation_bytes - forward.activation_bytes == Approx(saved));
-  // Full recomputation keeps each layer's input, the head's two and the softmax, and one layer's
+  // Full recomputation keeps each layer's input, the head's two and the softmax with its sum, and one layer's
   // recomputed set (all of it but the attention input, which the forward kept).
   const double recomputed = 2 * (2 * t * h + 2 * t * h + (attention + ffn - t * h)) + softmax;
   CHECK(full.activation_bytes - forward.activation_bytes == Approx(recomputed));
