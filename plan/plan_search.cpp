@@ -109,19 +109,26 @@ PlanRow row_from(const Candidate& c, const Json& numbers) {
   return row;
 }
 
-// The least rank value of a candidate's row: its step's lower bound (sim/run/step_bound.hpp) as the ranked value;
-// none under --rank-by mfu (a bound on the step's model FLOPs would be needed too) or where the step has none.
+// The least rank value of a candidate's row from its step's lower bound (sim/run/step_bound.hpp): the step itself,
+// the tokens per GPU it allows, or the MFU it allows (the step's model FLOPs, known without simulating, over the
+// least step); none where the step has no bound.
 std::optional<double> rank_bound(const model::Scenario& s, const Layout& layout, RankBy by) {
-  if (by == RankBy::kMfu) return std::nullopt;
-  std::optional<double> step_s;
+  std::optional<sim::StepBound> bound;
   try {
-    step_s = sim::step_lower_bound(s);
+    bound = sim::step_lower_bound(s);
   } catch (const std::exception&) {
     return std::nullopt;  // what the simulation then refuses, it reports
   }
-  if (!step_s || *step_s <= 0) return std::nullopt;
-  if (by == RankBy::kTime) return *step_s;
-  return -tokens_per_gpu(s.workload, *step_s, layout);
+  if (!bound || bound->step_s <= 0) return std::nullopt;
+  switch (by) {
+    case RankBy::kTime:
+      return bound->step_s;
+    case RankBy::kTokensPerGpu:
+      return -tokens_per_gpu(s.workload, bound->step_s, layout);
+    case RankBy::kMfu:
+      return -bound->model_flops / (bound->step_s * sim::resolve_gpu(s).peak_bf16_flops);
+  }
+  return std::nullopt;
 }
 
 double rank_value(const PlanRow& r, RankBy by) {

@@ -30,6 +30,8 @@ std::vector<bool> ops_in(size_t size, std::pair<model::OpId, model::OpId> range)
 struct ChunkBound {
   model::ChunkCosts costs;
   double optimizer_s = 0;
+  double model_flops = 0;      // one micro-batch's passes (the run's metrics count m of them)
+  double optimizer_flops = 0;  // the optimizer's, once a step
 };
 
 std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
@@ -41,6 +43,7 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
   const std::optional<ProgramBound> plain = bound_program(graph, cost, options);
   if (!plain) return std::nullopt;
   ChunkBound c;
+  c.model_flops = graph.model_flops();
   const std::vector<bool> forward = forward_ops(graph);
   c.costs.forward_s = least_last_end(*plain, forward);
   const std::optional<double> backward = least_gap(graph, *plain, forward, {});
@@ -64,12 +67,13 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
     const std::optional<ProgramBound> b = bound_program(step_end, cost, options);
     if (!b) return std::nullopt;
     c.optimizer_s = b->makespan_s;
+    c.optimizer_flops = step_end.model_flops();
   }
   return c;
 }
 
-std::optional<double> bound_pipeline(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
-                                     const EngineOptions& options) {
+std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
+                                        const EngineOptions& options) {
   const model::PipelineScheduleKind kind = s.pipeline.schedule;
   if (kind == model::PipelineScheduleKind::kZeroBubbleV) return std::nullopt;
   const int p = s.parallelism.pp, m = static_cast<int>(s.workload.microbatches);
@@ -77,6 +81,8 @@ std::optional<double> bound_pipeline(const model::Scenario& s, const model::Vari
   std::vector<std::pair<model::ModelChunk, ChunkBound>> distinct;
   model::PipelineCosts costs;
   std::vector<double> optimizer_s;
+  // Per GPU, the stages' mean as pipeline_run's metrics take it: every chunk's m micro-batches and its optimizer.
+  double flops = 0;
   for (const model::ModelChunk& chunk : chunks) {
     auto same = std::find_if(distinct.begin(), distinct.end(),
                              [&](const auto& d) { return model::same_program(s.arch, d.first, chunk); });
@@ -87,6 +93,7 @@ std::optional<double> bound_pipeline(const model::Scenario& s, const model::Vari
     }
     costs.chunk.push_back(same->second.costs);
     optimizer_s.push_back(same->second.optimizer_s);
+    flops += (m * same->second.model_flops + same->second.optimizer_flops) / p;
   }
   const model::PipelineSchedule schedule = model::make_pipeline_schedule(kind, p, m, s.pipeline.virtual_stages);
   const model::PipelineTiming timing = time_pipeline(schedule, costs);
@@ -98,37 +105,37 @@ std::optional<double> bound_pipeline(const model::Scenario& s, const model::Vari
     }
     step_s = std::max(step_s, end);
   }
-  return step_s;
+  return StepBound{step_s, flops};
 }
 
-std::optional<double> bound_variant(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
-                                    const EngineOptions& options) {
+std::optional<StepBound> bound_variant(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
+                                       const EngineOptions& options) {
   if (s.parallelism.pp > 1) return bound_pipeline(s, v, cost, options);
   const model::Workload& w = s.workload;
   const model::LayerGraph graph = model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v);
   const std::optional<ProgramBound> b = bound_program(graph, cost, options);
   if (!b) return std::nullopt;
-  return b->makespan_s;
+  return StepBound{b->makespan_s, graph.model_flops()};
 }
 
 }  // namespace
 
-std::optional<double> step_lower_bound(const model::Scenario& scenario) {
+std::optional<StepBound> step_lower_bound(const model::Scenario& scenario) {
   if (scenario.workload.phase != model::Phase::kTrain || scenario.variants.empty()) return std::nullopt;
   const ScenarioRun run = prepare_run(scenario);
   const CostModel cost = group_cost_model(run);
   const EngineOptions options = launch_options(run.profile, run.scenario.workload.cuda_graphs);
   const model::Variant& variant = run.scenario.variants.front();
   if (!variant.chunks_auto) return bound_variant(run.scenario, variant, cost, options);
-  // The fastest chunk count is run: the least of their bounds.
-  std::optional<double> least;
+  // The fastest chunk count is run: the least of their bounds (their model FLOPs are the same: chunks split GEMMs).
+  std::optional<StepBound> least;
   for (const int chunks : chunk_candidates(run.scenario)) {
     model::Variant candidate = variant;
     candidate.chunks = chunks;
     candidate.chunks_auto = false;
-    const std::optional<double> b = bound_variant(run.scenario, candidate, cost, options);
+    const std::optional<StepBound> b = bound_variant(run.scenario, candidate, cost, options);
     if (!b) return std::nullopt;
-    least = least ? std::min(*least, *b) : *b;
+    if (!least || b->step_s < least->step_s) least = b;
   }
   return least;
 }

@@ -17,9 +17,15 @@
 
 namespace tpsim::sim {
 
+struct StepBound {
+  double step_s = 0;       // the least step time
+  double model_flops = 0;  // the step's model FLOPs per GPU, as `tpsim run` counts them for its MFU (no simulation)
+};
+
 // The least step time `tpsim run` can give the scenario's first variant (chunks: auto: the least over its chunk
-// counts); nullopt where none is told here: not a training step, a zb-v schedule, a program the engine's bounds do not
-// cover (sim/engine/program_bound.hpp). Located errors as `tpsim run`'s for a scenario it refuses.
-std::optional<double> step_lower_bound(const model::Scenario& scenario);
+// counts), with the step's model FLOPs per GPU; nullopt where none is told here: not a training step, a zb-v schedule,
+// a program the engine's bounds do not cover (sim/engine/program_bound.hpp). Located errors as `tpsim run`'s for a
+// scenario it refuses.
+std::optional<StepBound> step_lower_bound(const model::Scenario& scenario);
 
 }  // namespace tpsim::sim

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_support.hpp"
+#include "input/gpu_reader.hpp"
 #include "input/plan_file.hpp"
 #include "input/scenario_loader.hpp"
 #include "plan/plan_search.hpp"
@@ -41,13 +42,17 @@ void check_bounds_below_steps(const model::PlanSpec& spec) {
   for (const plan::PlanRow& row : result.rows) {
     const plan::Verdict v = plan::check_candidate(spec, all[row.index], per_node);
     REQUIRE(v.scenario);
-    const std::optional<double> bound = sim::step_lower_bound(*v.scenario);
+    const std::optional<sim::StepBound> bound = sim::step_lower_bound(*v.scenario);
     INFO("candidate " << row.index << " " << plan::describe(row.layout));
     // Every schedule of these plans has a bound (zb-v, which has none, is not among them).
     REQUIRE(bound);
     ++bounded;
-    CHECK(*bound > 0);
-    CHECK(*bound <= row.time_s);
+    CHECK(bound->step_s > 0);
+    CHECK(bound->step_s <= row.time_s);
+    // The model FLOPs the bound counts are those the simulated row's MFU was taken from (MFU = FLOPs / (step x
+    // peak)); the relative margin is the rounding of the three products.
+    const double peak = sim::resolve_gpu(*v.scenario).peak_bf16_flops;
+    CHECK(bound->model_flops == Approx(row.mfu * row.time_s * peak).epsilon(1e-12));
   }
   CHECK(bounded == result.rows.size());
 }
@@ -97,9 +102,10 @@ TEST_CASE("no candidate's lower bound exceeds its simulated step, on the small p
   check_bounds_below_steps(model::load_plan(shipped("qwen3-30b-a3b-16xh100-ep.yaml")));
 }
 
-TEST_CASE("a bounded search ranks its top rows exactly as the exhaustive search, by time and by tokens per GPU") {
+TEST_CASE("a bounded search ranks its top rows exactly as the exhaustive search, by time, tokens per GPU and MFU") {
   check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {1, 3, 5}, plan::RankBy::kTime);
   check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {4}, plan::RankBy::kTokensPerGpu);
+  check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {2}, plan::RankBy::kMfu);
   check_top_rows_exact(model::load_plan(shipped("llama3-8b-8xh100.yaml")), {5}, plan::RankBy::kTime);
 }
 
@@ -150,9 +156,9 @@ TEST_CASE(
   }
   REQUIRE(network_bytes > 0);
   const double nic_Bps = 400e9 / 8;  // ib-rail's NIC per GPU: 400 Gb/s
-  const std::optional<double> bound = sim::step_lower_bound(model::parse_scenario(kFsdpAcrossNodes, "f.yaml"));
+  const std::optional<sim::StepBound> bound = sim::step_lower_bound(model::parse_scenario(kFsdpAcrossNodes, "f.yaml"));
   REQUIRE(bound);
   // The bound may sit below the bytes' time by SimGrid's precision per activity only (1e-9 s each, a few thousand).
-  CHECK(*bound >= network_bytes / nic_Bps - 1e-5);
-  CHECK(*bound <= result["time_s"].get<double>());
+  CHECK(bound->step_s >= network_bytes / nic_Bps - 1e-5);
+  CHECK(bound->step_s <= result["time_s"].get<double>());
 }
