@@ -19,6 +19,11 @@ struct LayerContext {
   // Norms and residuals on tokens/tp: sp and async always; nocomm whenever tokens divide (its
   // ceiling is then never slower than sp); tp and dtp never.
   bool sequence_sharded = false;
+
+  // Whether a sequence-parallel collective is preceded (reduce-scatter) or followed (all-gather) by a copy into its
+  // layout: the implementation's sp_layout_copies, over a TP group of more than one GPU (at tp 1 the framework
+  // applies no TP plan: its collectives move nothing and it copies nothing).
+  bool layout_copies() const { return workload.implementation.sp_layout_copies && shard.tp > 1; }
 };
 
 }  // namespace tpsim::model

@@ -76,7 +76,7 @@ std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& 
   const std::vector<OpId> deps = shard ? std::vector<OpId>{*shard} : std::vector<OpId>{};
   OpId gathered =
       builder.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape_text(full.m, full.k), deps);
-  if (ctx.workload.implementation.sp_layout_copies) {
+  if (ctx.layout_copies()) {
     gathered =
         builder.memory(name + ".all_gather.layout_copy", bytes, bytes, 0, shape_text(full.m, full.k), {gathered});
     builder.mark_saved_as(gathered, SavedAs::kAllGather);  // the gathered input, in the layout the GEMM reads
@@ -90,7 +90,7 @@ std::vector<OpId> gather_then_gemm(ProgramBuilder& builder, const LayerContext& 
 OpId scatter_product(ProgramBuilder& builder, const LayerContext& ctx, const std::string& name, GemmShape full,
                      OpId product, const std::vector<OpId>& after) {
   const double bytes = static_cast<double>(full.m * full.n) * builder.elem_bytes();
-  if (ctx.workload.implementation.sp_layout_copies) {
+  if (ctx.layout_copies()) {
     product =
         builder.memory(name + ".reduce_scatter.layout_copy", bytes, bytes, 0, shape_text(full.m, full.n), {product});
   }

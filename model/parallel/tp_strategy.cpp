@@ -170,7 +170,7 @@ ModuleInput TpStrategy::reduce_partial(ProgramBuilder& b, const LayerContext& ct
   const std::string shape = shape_text(ctx.tokens, ctx.arch.hidden);
   // Scattered on the sequence dimension of [batch, seq, hidden]: the whole partial is copied into the
   // collective's layout first, as after a linear (pytorch/torchtitan#437).
-  if (ctx.sequence_sharded && ctx.workload.implementation.sp_layout_copies) {
+  if (ctx.sequence_sharded && ctx.layout_copies()) {
     partial = b.memory(name + ".reduce_scatter.layout_copy", bytes, bytes, 0, shape, {partial});
   }
   return ModuleInput{b.collective(name + suffix, kind, bytes, shape, {partial})};
@@ -182,7 +182,7 @@ OpId TpStrategy::gather_gradient(ProgramBuilder& b, const LayerContext& ctx, con
   const double bytes = static_cast<double>(ctx.tokens * ctx.arch.hidden) * b.elem_bytes();
   const std::string shape = shape_text(ctx.tokens, ctx.arch.hidden);
   const OpId gathered = b.collective(name + ".all_gather", CollectiveKind::kAllGather, bytes, shape, grad.deps());
-  if (!ctx.workload.implementation.sp_layout_copies) return gathered;
+  if (!ctx.layout_copies()) return gathered;
   return b.memory(name + ".all_gather.layout_copy", bytes, bytes, 0, shape, {gathered});
 }
 
