@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "model/layers/fp8_recipe.hpp"
 
@@ -23,6 +26,57 @@ bool feeds_fp8_gemm(const LayerGraph& step, const std::vector<std::vector<OpId>>
   const std::vector<OpId>& next = readers[reader];
   return !next.empty() &&
          std::all_of(next.begin(), next.end(), [&](OpId r) { return feeds_fp8_gemm(step, readers, r); });
+}
+
+// A linear run as separate GEMMs (separate q, k, v; gate and up) whose parts are split between kept and
+// recomputed: the graph's last part stands for the whole output (its readers read it alone), so the whole is counted
+// where the last part is (kept: the forward's saved set; run again: the recomputation's). A selective policy keeps
+// parts one by one (TorchTitan's counts aten.mm calls: q and v of q, k, v, the gate of gate and up), and what the
+// backward reads of a kept part is held from the forward (torch's partitioner bans a MUST_SAVE op from
+// recomputation; torch/_functorch/partitioners.py should_ban_recomputation), of a part run again only while its
+// layer's recomputation lives. Moves each part's share of the whole, by its columns, to where that part is held.
+struct PartKey {
+  int layer;
+  int32_t linear;
+  int32_t part;
+  bool operator<(const PartKey& o) const { return std::tie(layer, linear, part) < std::tie(o.layer, o.linear, o.part); }
+};
+
+// The bytes to move from the recomputation's saved set to the forward's (negative: the other way), per layer.
+std::map<int, double> split_linear_corrections(const LayerGraph& step, const std::vector<double>& counted) {
+  std::map<PartKey, std::vector<OpId>> forward, recomputed;
+  for (OpId id = 0; id < step.size(); ++id) {
+    const Op& op = step.op(id);
+    if (op.kind != OpKind::kGemm || op.linear < 0) continue;
+    if (op.stage == OpStage::kForward) forward[{op.layer, op.linear, op.linear_part}].push_back(id);
+    if (op.stage == OpStage::kRecompute) recomputed[{op.layer, op.linear, op.linear_part}].push_back(id);
+  }
+  std::map<int, double> moved;
+  for (const auto& [key, ids] : forward) {
+    // Each last part of a linear of several parts, issued as one GEMM (not as an async-TP pipeline's pieces).
+    if (key.part == 0 || ids.size() != 1 || forward.count({key.layer, key.linear, key.part + 1}) > 0) continue;
+    const auto again = recomputed.find(key);
+    const bool last_kept = again == recomputed.end();
+    const OpId last = ids.front();
+    const double whole = last_kept ? counted[last] : (again->second.size() == 1 ? counted[again->second.front()] : 0);
+    if (whole <= 0) continue;  // nothing after the forward reads the linear's output
+    double columns = 0;
+    std::vector<std::pair<double, bool>> parts;  // each part's columns, and whether it is kept
+    bool single = true;
+    for (int32_t p = 0; p <= key.part; ++p) {
+      const auto found = forward.find({key.layer, key.linear, p});
+      if (found == forward.end() || found->second.size() != 1) single = false;
+      if (!single) break;
+      const auto n = static_cast<double>(step.op(found->second.front()).gemm.n);
+      columns += n;
+      parts.emplace_back(n, recomputed.count({key.layer, key.linear, p}) == 0);
+    }
+    if (!single || columns <= 0) continue;
+    for (const auto& [n, kept] : parts) {
+      if (kept != last_kept) moved[key.layer] += (kept ? 1.0 : -1.0) * whole * n / columns;
+    }
+  }
+  return moved;
 }
 
 }  // namespace
@@ -56,15 +110,20 @@ SavedActivations saved_activations(const LayerGraph& step, SavedGemmInputs input
   const std::vector<std::vector<OpId>> readers = step.consumers();
   double forward_saved = 0;
   std::map<int, double> recompute_saved;  // layer -> bytes
+  std::vector<double> counted(step.size(), 0.0);
   for (OpId id = 0; id < step.size(); ++id) {
     const Op& op = step.op(id);
     if (op.stage != OpStage::kForward && op.stage != OpStage::kRecompute) continue;
-    const double bytes = saved_bytes(step, readers, id, inputs);
+    counted[id] = saved_bytes(step, readers, id, inputs);
     if (op.stage == OpStage::kForward) {
-      forward_saved += bytes;
+      forward_saved += counted[id];
     } else {
-      recompute_saved[op.layer] += bytes;
+      recompute_saved[op.layer] += counted[id];
     }
+  }
+  for (const auto& [layer, bytes] : split_linear_corrections(step, counted)) {
+    forward_saved += bytes;
+    recompute_saved[layer] -= bytes;
   }
   double largest_layer = 0;
   for (const auto& [layer, bytes] : recompute_saved) largest_layer = std::max(largest_layer, bytes);

@@ -195,10 +195,11 @@ void add_training_state(const ArchSpec& a, const Workload& w, const TpShard& s, 
     const int expert_gpus = w.expert_parallel.degree * w.expert_parallel.slices();
     distributed_optimizer_state(dp, params, experts, expert_data_group(dp, expert_gpus, tp).degree, m);
   }
-  // The live block, or the eager loss's gradients at the start of the backward where they are larger (the block's
-  // tensors are gone by then), beside what the forward saved.
-  m.activation_bytes = std::max(m.activation_bytes, loss_transient_bytes(a, w, tp));
-  m.activation_bytes += saved.forward_bytes + saved.recompute_bytes;
+  // Beside what the forward saved: the live block with one layer's recomputation (held while that layer's backward
+  // runs), or the eager loss's gradients at the start of the backward where they are larger (before any layer
+  // recomputes; the forward's live tensors are gone by then).
+  m.activation_bytes =
+      saved.forward_bytes + std::max(m.activation_bytes + saved.recompute_bytes, loss_transient_bytes(a, w, tp));
 }
 
 }  // namespace

@@ -43,6 +43,9 @@ std::optional<OpId> earlier_part(const LayerGraph& graph, OpId id) {
 }  // namespace
 
 bool kept_by(const SaveList& save, const Op& op, int matmul_position) {
+  // A collective of a group of one is no op of the framework's (without TP, TorchTitan's block runs no
+  // reduce_scatter_tensor for its policy to keep): what it stands for is kept only as what produced it.
+  if (op.kind == OpKind::kCollective && op.group_size <= 1) return false;
   switch (op.saved_as) {
     case SavedAs::kMatmul:
       return save.matmul || (save.every_other_matmul && matmul_position % 2 == 1);

@@ -20,7 +20,8 @@ struct ForwardSpan {
 
 // Whether `save` keeps the output of forward op `op`; `matmul_position` is the 1-based position of its
 // matmul among the layer's (every_other_matmul keeps the odd ones): a linear run as separate GEMMs
-// (separate q/k/v, gate/up) counts each, as TorchTitan's policy counts aten.mm calls.
+// (separate q/k/v, gate/up) counts each, as TorchTitan's policy counts aten.mm calls. A collective of a group of
+// one (tp 1) keeps nothing: the framework runs none.
 bool kept_by(const SaveList& save, const Op& op, int matmul_position);
 
 // Re-issues (stage recompute, on `b`'s current layer) the ops of `span` that `needed` reaches through

@@ -138,6 +138,42 @@ TEST_CASE(
   CHECK(recomputed(train_graph(TpMode::kSp, train_workload(1, Recompute::kSelective))).gemms == 0);
 }
 
+TEST_CASE(
+    "a kept part of a linear run as separate GEMMs is held from the forward, and a part run again only while its "
+    "layer recomputes") {
+  // TorchTitan's policy keeps q and v of q, k, v and the gate of gate, up (aten.mm calls 1, 3 and 5); torch's
+  // partitioner saves a kept op's output wherever the backward reads it, and runs the others again. The fused
+  // graph keeps QKV and gate/up whole: the separate one holds the same tensors, but k's and up's shares only while
+  // the layer recomputes, so they move from the forward's saved set (held per layer) to the recomputation's (once).
+  const double t = 2048, k = 1.0 * 128, f = 14336.0 / 8, e = 2;  // per rank at tp 8
+  const model::SavedActivations fused =
+      model::saved_activations(train_graph(TpMode::kSp, train_workload(1, Recompute::kSelective)));
+  model::Workload w = train_workload(1, Recompute::kSelective);
+  w.implementation.name = "custom";
+  w.implementation.separate_qkv = true;
+  w.implementation.separate_gate_up = true;
+  const model::SavedActivations separate = model::saved_activations(train_graph(TpMode::kSp, w));
+  CHECK(separate.forward_bytes == Approx(fused.forward_bytes - e * t * (k + f)));
+  CHECK(separate.recompute_bytes == Approx(fused.recompute_bytes + e * t * (k + f)));
+}
+
+TEST_CASE("without TP the save list keeps no reduce-scatter output, so the O projection runs again") {
+  // TorchTitan's list keeps reduce_scatter_tensor's output, an op its block runs only under TP: at tp 1 the O
+  // projection's output is not kept, and the residual the FFN's norm reads is recomputed through O's GEMM.
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  const model::Workload w = train_workload(1, Recompute::kSelective);
+  const auto recomputed_gemms = [&](int tp) {
+    std::vector<std::string> names;
+    const model::LayerGraph g = model::build_layer_graph(arch, w, tp, test::variant(TpMode::kSp));
+    for (const model::Op& op : g.ops()) {
+      if (op.stage == OpStage::kRecompute && op.kind == OpKind::kGemm) names.push_back(op.name);
+    }
+    return names;
+  };
+  CHECK(recomputed_gemms(8).empty());
+  CHECK(recomputed_gemms(1) == std::vector<std::string>{"L0.recompute.attn.o_proj"});
+}
+
 TEST_CASE("selective recomputation under async TP re-issues the pipeline's all-gather steps without its GEMMs") {
   const model::LayerGraph g = train_graph(TpMode::kAsync, train_workload(1, Recompute::kSelective), 8);
   Recomputed r = recomputed(g);

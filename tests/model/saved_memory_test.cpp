@@ -83,18 +83,50 @@ TEST_CASE("Transformer Engine gathers each column-parallel linear's rows again i
         3);
 }
 
-TEST_CASE("the eager fp32 loss holds two fp32 gradients of the rank's logits at the start of the backward") {
+TEST_CASE(
+    "the eager fp32 loss holds two fp32 gradients of the logits at the start of the backward, three over a "
+    "vocabulary sharded by loss_parallel") {
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   model::Workload w = test::train_workload(2, kTokens, 1);
   w.implementation.name = "custom";
   CHECK(model::loss_transient_bytes(arch, w, kTp) == 0);  // fused
   w.implementation.loss = model::LossKernel::kFp32Eager;
+  const double tokens = 2 * kTokens;
+  // Sharded over tp: loss_parallel's fused backward holds the zero-filled gradient, exp(x) or the sum, and the product.
   const double columns = (128256.0 + kTp - 1) / kTp;  // 16032 of the vocabulary per rank
-  CHECK(model::loss_transient_bytes(arch, w, kTp) == Approx(2.0 * 4.0 * 2 * kTokens * std::floor(columns)));
+  CHECK(model::loss_transient_bytes(arch, w, kTp) == Approx(3.0 * 4.0 * tokens * std::floor(columns)));
+  // Every column on one rank: aten's nll_loss and log_softmax backwards, two fp32 tensors.
+  CHECK(model::loss_transient_bytes(arch, w, 1) == Approx(2.0 * 4.0 * tokens * 128256.0));
   w.implementation.model_ends = model::ModelEndsMode::kReplicated;
-  CHECK(model::loss_transient_bytes(arch, w, kTp) == Approx(2.0 * 4.0 * 2 * kTokens * 128256.0));
+  CHECK(model::loss_transient_bytes(arch, w, kTp) == Approx(2.0 * 4.0 * tokens * 128256.0));
   w.head = false;  // a pipeline stage without the LM head
   CHECK(model::loss_transient_bytes(arch, w, kTp) == 0);
+}
+
+TEST_CASE("a layer's recomputation is not held with the loss's gradients, which live before any layer recomputes") {
+  // Selective recomputation at tp 1: Llama's vocabulary makes the loss's fp32 gradients larger than a layer's
+  // recomputation with the live block, so the step holds the forward's saved tensors and the loss's alone.
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::train_workload(2, kTokens, 1, model::Recompute::kSelective);
+  w.implementation.name = "custom";
+  w.implementation.loss = model::LossKernel::kFp32Eager;
+  const model::Variant sp = test::variant(model::TpMode::kSp);
+  const model::SavedActivations saved = model::training_saved_activations(arch, w, sp, 1);
+  REQUIRE(saved.recompute_bytes > 0);
+  const model::MemoryFootprint m = model::memory_footprint(arch, w, sp, 1, saved);
+  model::Workload forward = w;
+  forward.phase = model::Phase::kForward;  // the same live block, nothing saved
+  const double live = model::memory_footprint(arch, forward, sp, 1).activation_bytes;
+  const double loss = model::loss_transient_bytes(arch, w, 1);
+  REQUIRE(loss > live + saved.recompute_bytes);
+  CHECK(m.activation_bytes == Approx(saved.forward_bytes + loss));
+  // A 256-entry vocabulary leaves the layer's: its recomputation with the live block.
+  model::ArchSpec small = arch;
+  small.vocab = 256;
+  const model::SavedActivations small_saved = model::training_saved_activations(small, w, sp, 1);
+  const double small_live = model::memory_footprint(small, forward, sp, 1).activation_bytes;
+  CHECK(model::memory_footprint(small, w, sp, 1, small_saved).activation_bytes ==
+        Approx(small_saved.forward_bytes + small_live + small_saved.recompute_bytes));
 }
 
 TEST_CASE("a training step's activations take the larger of the live block and the loss's gradients") {
