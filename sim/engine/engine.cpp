@@ -1,27 +1,22 @@
-// The discrete-event engine: dependency counting, rendezvous of communication steps, SM contention, and
-// the power transfers take from compute beside them.
+// The discrete-event engine: dependency counting, rendezvous of communication steps, and the SMs comm kernels hold
+// and the power transfers draw (runner/) as kernels and flows start and end.
 #include "sim/engine/engine.hpp"
 
-#include "base/limits.hpp"
-#include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/comm_plan.hpp"
-#include "sim/engine/data_group.hpp"
 #include "sim/engine/member_placement.hpp"
-#include "sim/engine/plan_error.hpp"
-#include "sim/engine/port_power.hpp"
+#include "sim/engine/runner/completions.hpp"
+#include "sim/engine/runner/host_launch.hpp"
+#include "sim/engine/runner/port_power.hpp"
+#include "sim/engine/runner/sm_holdings.hpp"
 
 #include <xbt/log.h>
-#include <simgrid/kernel/Timer.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
-#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 
 namespace tpsim::sim {
@@ -30,13 +25,6 @@ namespace {
 namespace s4u = simgrid::s4u;
 using model::Op;
 using model::OpId;
-using model::OpKind;
-
-// Whether `op` waits, on its own GPU, for op `dep` of another stream: the host records an event and
-// waits on it, and the GPU resolves that wait.
-bool waits_across_streams(const model::LayerGraph& graph, const Op& op, const model::Dep& dep) {
-  return dep.rank_offset == 0 && graph.op(dep.op).stream != op.stream;
-}
 
 struct Instance {
   int pending = 0;
@@ -45,28 +33,6 @@ struct Instance {
   int flows_left = 0;
   double start_s = -1;
   double end_s = -1;
-  bool shared_sms = false;  // a compute-bound kernel that ran while comm kernels held some of its GPU's SMs
-};
-
-// What the end of an activity or of a pure wait means.
-struct Completion {
-  enum class Kind {
-    kLaunchGate,
-    kKernelOverhead,
-    kKernel,
-    kComputeKernel,
-    kSharedTail,
-    kCallLatency,
-    kFlowLatency,
-    kFlow,
-    kOutsideFlow
-  } kind = Kind::kKernel;
-  OpId op = 0;
-  int src = 0;  // kernel: its rank
-  int dst = 0;
-  s4u::ActivityPtr activity;
-  // A flow carried as several parallel parts (one per rail): the parts still in flight, shared.
-  std::shared_ptr<int> parts_left;
 };
 
 // The simulation of one program: its GPUs placed by MemberPlacement.
@@ -80,7 +46,9 @@ class Runner : private MemberPlacement {
         options_(options),
         shared_plans_(std::move(plans)),
         plans_(*shared_plans_),
-        port_power_(cost, platform.states, gpu_hosts()) {
+        completions_([this](Completion::Kind kind, OpId id, int src, int dst) { over(kind, id, src, dst); }),
+        port_power_(cost, platform.states, gpu_hosts()),
+        sm_holdings_(graph, cost, ranks_) {
     const size_t count = graph.size();
     instances_.resize(count * ranks_);
     successors_.resize(count);
@@ -97,46 +65,18 @@ class Runner : private MemberPlacement {
       }
     }
     idle_costs_.resize(count);
-    tilings_.resize(count);
-    comm_sms_.assign(ranks_, 0);
-    running_compute_.resize(ranks_);
-    // The host (each stage's) issues ops in program order: each costs a launch, a wait per dependency on another
-    // stream of the same rank, and for an NCCL call the framework's own host time; op `id` is launched once
-    // all of that before it (and its own) is done.
-    launched_s_.resize(count * stages_);
-    for (int stage = 0; stage < stages_; ++stage) {
-      double host_s = 0;
-      for (OpId id = 0; id < count; ++id) {
-        const Op& op = graph.op(id);
-        if (!model::runs_on_stage(op, stage)) continue;
-        if (op.continues_kernel) {
-          // A later part of a tile-fused kernel the host launched with its first part (the part's waits on
-          // other streams are the kernel's own signal waits on the GPU, launch.gpu_wait_us, not host events), or
-          // memory-bound work fused into the kernel before it.
-          launched_s_[id * stages_ + stage] = host_s;
-          continue;
-        }
-        int waits = 0;
-        for (const model::Dep& dep : op.deps) {
-          if (waits_across_streams(graph, op, dep) && model::runs_on_stage(graph.op(dep.op), stage)) ++waits;
-        }
-        host_s += options_.host_launch_s + waits * options_.stream_wait_s;
-        if (plans_[id].nccl_call) host_s += options_.collective_host_s;
-        launched_s_[id * stages_ + stage] = host_s;
-      }
-    }
+    launched_s_ = host_launch_times(graph, plans_, options_, stages_);
   }
 
   Timeline run() {
-    s4u::Activity::on_completion_cb(
-        [this](s4u::Activity const& activity) { on_complete(*activity.get_data<Completion>()); });
+    completions_.listen();
     for (OpId id = 0; id < graph_.size(); ++id) {
       for (int r = 0; r < ranks_; ++r) {
         if (instance(id, r).pending == 0 && runs_on(id, r)) start(id, r);
       }
     }
     s4u::Engine::get_instance()->run();
-    released_.clear();
+    completions_.release();
     return collect();
   }
 
@@ -157,40 +97,13 @@ class Runner : private MemberPlacement {
     return crosses_nodes(id, src, dst) ? plans_[id].network : plans_[id].transport;
   }
 
-  // A completion record, reusing one whose activity is over: the engine holds as many as activities in flight.
-  Completion* track(Completion completion) {
-    if (!free_completions_.empty()) {
-      Completion* reused = free_completions_.back();
-      free_completions_.pop_back();
-      *reused = std::move(completion);
-      return reused;
-    }
-    completions_.push_back(std::move(completion));
-    return &completions_.back();
-  }
-
-  // Starts `activity`; its completion is dispatched as `kind` for op `id` (ranks src -> dst).
-  void launch(const s4u::ActivityPtr& activity, Completion::Kind kind, OpId id, int src, int dst,
-              std::shared_ptr<int> parts_left = nullptr) {
-    Completion* done = track({kind, id, src, dst, activity, std::move(parts_left)});
-    activity->set_data(done);
-    activity->start();
-  }
-
-  // A pure wait of `seconds`: a SimGrid timer, no activity (nothing shares it, so nothing is solved for it). At its
-  // date its end is handled before the activities that end at the same date.
-  void wait(double seconds, Completion::Kind kind, OpId id, int src, int dst) {
-    simgrid::kernel::timer::Timer::set(s4u::Engine::get_clock() + seconds,
-                                       [this, kind, id, src, dst] { over(kind, id, src, dst); });
-  }
-
   // An op cannot start before the host has launched it, nor before the GPU has resolved its waits on
   // other streams.
   void start(OpId id, int rank) {
     const double wait_s =
         std::max(launched_s_[id * stages_ + stage_of(rank)], instance(id, rank).gate_s) - s4u::Engine::get_clock();
     if (wait_s > 0) {
-      wait(wait_s, Completion::Kind::kLaunchGate, id, rank, rank);
+      completions_.wait(wait_s, Completion::Kind::kLaunchGate, id, rank, rank);
       return;
     }
     begin(id, rank);
@@ -207,7 +120,7 @@ class Runner : private MemberPlacement {
     // The call's own latency comes first; a rank is not at step 0 (no flow can start) until it is over.
     const double latency_s = plans_[id].outside ? plans_[id].outside->latency_s : plans_[id].call_latency_s;
     if (latency_s > 0) {
-      wait(latency_s, Completion::Kind::kCallLatency, id, rank, rank);
+      completions_.wait(latency_s, Completion::Kind::kCallLatency, id, rank, rank);
       return;
     }
     enter_step(id, rank, 0);
@@ -231,16 +144,6 @@ class Runner : private MemberPlacement {
     return *known;
   }
 
-  // A GEMM's tiling, computed at its first use (other kernels: none).
-  const GemmTiling& tiling(OpId id) const {
-    std::optional<GemmTiling>& known = tilings_[id];
-    if (!known) {
-      const Op& op = graph_.op(id);
-      known = op.kind == OpKind::kGemm ? cost_.gemm_tiling(op.gemm) : GemmTiling{};
-    }
-    return *known;
-  }
-
   // Compute-bound kernels run on the SMs (slowed while comm kernels hold some, and by the power transfers
   // beside them draw); memory-bound ones, after their launch overhead, move their bytes through the GPU's
   // HBM link, shared with NVLink traffic (so copy-engine transfers slow them) and unaffected by SM contention.
@@ -249,13 +152,12 @@ class Runner : private MemberPlacement {
     if (!k.memory_bound()) {
       auto exec = s4u::Exec::init();
       exec->set_host(gpu(rank))->set_flops_amount((k.overhead_s + k.compute_s) * kWorkRate);
-      instance(id, rank).shared_sms = comm_sms_[rank] > 0 && spills(id, rank);
-      running_compute_[rank].push_back(id);
-      launch(exec, Completion::Kind::kComputeKernel, id, rank, rank);
+      sm_holdings_.start_compute(id, rank);
+      completions_.launch(exec, Completion::Kind::kComputeKernel, id, rank, rank);
       return;
     }
     if (k.overhead_s > 0) {
-      wait(k.overhead_s, Completion::Kind::kKernelOverhead, id, rank, rank);
+      completions_.wait(k.overhead_s, Completion::Kind::kKernelOverhead, id, rank, rank);
       return;
     }
     start_memory_traffic(id, rank);
@@ -267,35 +169,22 @@ class Runner : private MemberPlacement {
     const double payload = k.memory_s * kHbmLinkBps(cost_);
     auto comm = s4u::Comm::sendto_init(gpu(rank), platform_.memories[host_index(rank)]);
     comm->set_payload_size(static_cast<uint64_t>(std::llround(payload)));
-    launch(comm, Completion::Kind::kKernel, id, rank, rank);
+    completions_.launch(comm, Completion::Kind::kKernel, id, rank, rank);
   }
 
-  // Comm kernels take or give back `delta` SMs: the compute-bound kernels running meanwhile share them.
+  // Comm kernels take or give back `delta` SMs: the compute-bound kernels running meanwhile share them, and the
+  // GPU's power state follows.
   void change_comm_sms(int rank, int delta) {
-    comm_sms_[rank] += delta;
-    if (delta > 0) {
-      for (OpId running : running_compute_[rank]) {
-        if (spills(running, rank)) instance(running, rank).shared_sms = true;
-      }
-    }
-    port_power_.update(rank, comm_sms_[rank]);
-  }
-
-  // Whether compute-bound op `id` has CTAs on the SMs the comm kernels running on `rank` hold (sm_sharing.hpp).
-  bool spills(OpId id, int rank) const {
-    return spills_past_sms(graph_.op(id), tiling(id), cost_.gpu().sm_count - comm_sms_[rank]);
+    sm_holdings_.change_comm_sms(rank, delta);
+    port_power_.update(rank, sm_holdings_.comm_sms()[rank]);
   }
 
   // A compute-bound kernel's work is done: a GEMM that shared its SMs ends its tail later (sm_sharing.hpp).
   void compute_done(OpId id, int rank) {
-    std::vector<OpId>& running = running_compute_[rank];
-    running.erase(std::find(running.begin(), running.end(), id));
     const double tail_s =
-        instance(id, rank).shared_sms
-            ? shared_tail_seconds(cost_.profile(), graph_.op(id), tiling(id), kernel_cost(id, rank, graph_.op(id)))
-            : 0.0;
+        sm_holdings_.end_compute(id, rank) ? sm_holdings_.shared_tail_s(id, kernel_cost(id, rank, graph_.op(id))) : 0.0;
     if (tail_s > 0) {
-      wait(tail_s, Completion::Kind::kSharedTail, id, rank, rank);
+      completions_.wait(tail_s, Completion::Kind::kSharedTail, id, rank, rank);
       return;
     }
     finish(id, rank);
@@ -311,7 +200,7 @@ class Runner : private MemberPlacement {
   void change_port_traffic(OpId id, int src, int dst, bool starts) {
     if (!port_power_.draws_power()) return;
     port_power_.change_traffic(src, dst, flow_data_Bps(id, src, dst), plans_[id].hbm_accesses_per_link_byte, starts,
-                               comm_sms_);
+                               sm_holdings_.comm_sms());
   }
 
   void enter_step(OpId id, int rank, int step) {
@@ -364,7 +253,7 @@ class Runner : private MemberPlacement {
   void start_flow(OpId id, int src, int dst) {
     const double latency = flow_transport(id, src, dst).step_latency_s;
     if (latency > 0) {
-      wait(latency, Completion::Kind::kFlowLatency, id, src, dst);
+      completions_.wait(latency, Completion::Kind::kFlowLatency, id, src, dst);
       return;
     }
     start_transfer(id, src, dst);
@@ -375,7 +264,7 @@ class Runner : private MemberPlacement {
     const double wire_bytes = plan.message_bytes / flow_transport(id, src, dst).link_efficiency;
     change_port_traffic(id, src, dst, true);
     if (!plan.stripes_rails || !crosses_nodes(id, src, dst)) {
-      launch(transfer(src, dst, wire_bytes), Completion::Kind::kFlow, id, src, dst);
+      completions_.launch(transfer(src, dst, wire_bytes), Completion::Kind::kFlow, id, src, dst);
       return;
     }
     // NCCL's channels use every NIC of the node: the hop moves as one part per rail, the group's k-th GPU
@@ -384,8 +273,9 @@ class Runner : private MemberPlacement {
     const int src_base = group_index(id, src) / rails * rails, dst_base = group_index(id, dst) / rails * rails;
     auto parts_left = std::make_shared<int>(rails);
     for (int k = 0; k < rails; ++k) {
-      launch(transfer(group_peer(id, src, src_base + k), group_peer(id, dst, dst_base + k), wire_bytes / rails),
-             Completion::Kind::kFlow, id, src, dst, parts_left);
+      completions_.launch(
+          transfer(group_peer(id, src, src_base + k), group_peer(id, dst, dst_base + k), wire_bytes / rails),
+          Completion::Kind::kFlow, id, src, dst, parts_left);
     }
   }
 
@@ -402,7 +292,7 @@ class Runner : private MemberPlacement {
     for (const bool out : {true, false}) {
       auto comm = out ? s4u::Comm::sendto_init(gpu(rank), group) : s4u::Comm::sendto_init(group, gpu(rank));
       comm->set_payload_size(bytes);
-      launch(comm, Completion::Kind::kOutsideFlow, id, rank, rank);
+      completions_.launch(comm, Completion::Kind::kOutsideFlow, id, rank, rank);
     }
   }
 
@@ -410,17 +300,6 @@ class Runner : private MemberPlacement {
     auto comm = s4u::Comm::sendto_init(gpu(src), gpu(dst));
     comm->set_payload_size(static_cast<uint64_t>(std::llround(bytes)));
     return comm;
-  }
-
-  void on_complete(Completion& done) {
-    // SimGrid still uses an activity while its completion callback runs, so it is released at the
-    // next callback, when its handling is over.
-    released_.clear();
-    released_.push_back(std::move(done.activity));
-    // A flow carried in parts is over with its last part.
-    if (!done.parts_left || --*done.parts_left == 0) over(done.kind, done.op, done.src, done.dst);
-    done.parts_left.reset();
-    free_completions_.push_back(&done);
   }
 
   // An activity or a wait of op `id` (ranks src -> dst) is over.
@@ -506,70 +385,13 @@ class Runner : private MemberPlacement {
   const std::vector<CommPlan>& plans_;
   std::vector<std::vector<model::Dep>> successors_;
   mutable std::vector<std::optional<KernelCost>> idle_costs_;  // per op, once known
-  mutable std::vector<std::optional<GemmTiling>> tilings_;     // per op, once known
-  std::vector<int> comm_sms_;                                  // per GPU: the SMs its running comm kernels hold
-  std::vector<std::vector<OpId>> running_compute_;             // per GPU: its compute-bound kernels running
   std::vector<double> launched_s_;  // per op and stage: host time at which the stage's host has launched it
-  std::deque<Completion> completions_;
-  std::vector<Completion*> free_completions_;  // records of completed activities, for reuse
-  std::vector<s4u::ActivityPtr> released_;
+  Completions completions_;
   PortPower port_power_;
+  SmHoldings sm_holdings_;
 };
 
 }  // namespace
-
-namespace {
-
-// A step repeats its data-group collectives (each layer's, each micro-batch's): planned once per kind and size.
-using DataPlans = std::map<std::tuple<model::CommGroup, model::CollectiveKind, double, int, int>, CommPlan>;
-
-CommPlan plan_op(const Op& op, int tp, const CostModel& cost, bool data_group_members, DataPlans& data_plans) {
-  if (op.group == model::CommGroup::kTensor) {
-    // A group too large to run step by step between its ranks takes the closed form.
-    const CommPlan plan = plan_communication(op, tp, cost);
-    return stepped_flows(plan) > model::kMaxSteppedFlows ? in_closed_form(plan, op, tp, cost) : plan;
-  }
-  if (op.group == model::CommGroup::kPipeline) return plan_pipeline_send(op, cost);
-  // The expert-parallel group's all-to-alls run in closed form even under --no-symmetry (its members are
-  // other replicas' ranks, which only the data group's are simulated as).
-  if (model::is_deepep(op.algorithm)) return plan_deepep(op, cost);
-  const bool steps = data_group_members && op.group == model::CommGroup::kData;
-  const auto key = std::make_tuple(op.group, op.collective, op.tensor_bytes, op.group_size, op.group_stride);
-  auto found = data_plans.find(key);
-  if (found == data_plans.end()) {
-    found = data_plans.emplace(key, steps ? plan_data_group_steps(op, cost) : plan_data_group(op, cost)).first;
-  }
-  return found->second;
-}
-
-// What asked for a collective that cannot run: the setting a plan error names, else the op's own algorithm, else
-// its own protocol, else neither (NCCL's choice on what the profile and fabric give).
-PlanSetting setting_asking(const Op& op, const InputError& error) {
-  if (const auto* plan = dynamic_cast<const PlanError*>(&error)) return plan->setting();
-  if (op.algorithm != model::CollectiveAlgorithm::kNccl && op.algorithm != model::CollectiveAlgorithm::kAuto) {
-    return PlanSetting::kAlgorithm;
-  }
-  return op.protocol != model::Protocol::kAuto ? PlanSetting::kProtocol : PlanSetting::kProfile;
-}
-
-}  // namespace
-
-std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost,
-                                                          bool data_group_members) {
-  auto plans = std::make_shared<std::vector<CommPlan>>(graph.size());
-  DataPlans data_plans;
-  for (OpId id = 0; id < graph.size(); ++id) {
-    const Op& op = graph.op(id);
-    if (!model::is_communication(op.kind)) continue;
-    try {
-      (*plans)[id] = plan_op(op, graph.tp(), cost, data_group_members, data_plans);
-    } catch (const InputError& error) {
-      if (error.detail() != error.what()) throw;  // located already
-      throw PlanError(setting_asking(op, error), op.name, error.what());
-    }
-  }
-  return plans;
-}
 
 Timeline simulate_in_this_process(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options,
                                   std::shared_ptr<const std::vector<CommPlan>> plans) {

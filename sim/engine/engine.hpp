@@ -16,6 +16,7 @@
 #include "sim/cost/cost_model.hpp"
 #include "sim/engine/comm_plan.hpp"
 #include "sim/engine/platform.hpp"
+#include "sim/engine/program_plans.hpp"
 #include "sim/engine/timeline.hpp"
 
 namespace tpsim::sim {
@@ -68,13 +69,6 @@ inline EngineOptions launch_costs(double host_launch_s, double stream_wait_s = 0
   options.gpu_wait_s = gpu_wait_s;
   return options;
 }
-
-// The plan of every communication op of `graph` as the engine runs it, indexed by op id (a default plan
-// for kernels): data-group collectives in closed form, or step by step between the members when
-// `data_group_members` (--no-symmetry). Throws PlanError (naming the op and the setting that asked for it) where the
-// profile or fabric cannot run an op's collective.
-std::shared_ptr<const std::vector<CommPlan>> plan_program(const model::LayerGraph& graph, const CostModel& cost,
-                                                          bool data_group_members = false);
 
 // Runs the graph to completion inside a fresh SimGrid engine (one per process: see isolated_run.hpp),
 // with `plans` from plan_program (made here when null); the timeline holds them, and a span per op and GPU

@@ -1,5 +1,5 @@
 // The power each GPU's port transfers draw, and the power state it and the comm kernels' SMs set.
-#include "sim/engine/port_power.hpp"
+#include "sim/engine/runner/port_power.hpp"
 
 #include <algorithm>
 #include <utility>
