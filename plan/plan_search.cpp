@@ -168,7 +168,7 @@ int plan_gpus_per_node(const model::PlanSpec& plan) {
 Verdict check_candidate(const model::PlanSpec& plan, const Candidate& c, int gpus_per_node) {
   const Layout& l = c.layout;
   if (plan.global_batch % (static_cast<int64_t>(l.dp) * l.micro_batch) != 0) {
-    return Verdict{"divisibility", "global_batch does not divide over dp x micro_batch", 0};
+    return Verdict{"divisibility", "global_batch does not divide over dp x micro_batch", 0, nullptr};
   }
   model::Scenario s;
   sim::GpuSpec gpu;
