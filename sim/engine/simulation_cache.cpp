@@ -116,7 +116,6 @@ void SimulationCache::store(const Key& key, const Timeline& timeline, double wal
   std::copy(timeline.spans.begin(), timeline.spans.end(), static_cast<OpSpan*>(entry.spans.data()));
   entry.rest.ranks = timeline.ranks;
   entry.rest.makespan_s = timeline.makespan_s;
-  entry.rest.plans = timeline.plans;
   entries_.emplace(key, std::move(entry));
   order_.push_back(key);
   held_bytes_ += bytes;
