@@ -24,6 +24,7 @@ struct WorkerOptions {
   int jobs = 1;
   bool cache = true;
   bool progress = false;  // a progress line on stderr
+  bool forks = true;      // the jobs fork simulations (the worker hands its freed heap back after each job)
 };
 
 // What the workers report beside the rows.

@@ -53,11 +53,12 @@ void add_worker_counts(const WorkerCounts& counts, SearchTotals& totals) {
 std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, WorkerOptions options,
                                           const std::function<std::optional<double>(size_t)>& bound) {
   using Json = nlohmann::ordered_json;
-  // Spread one by one over the workers (each job a group of its own), no program cache, no progress line.
+  // Spread one by one over the workers (each job a group of its own), no program cache, no progress line, no fork.
   std::vector<WorkerJob> spread;
   for (const WorkerJob& job : jobs) spread.push_back(WorkerJob{job.index, std::to_string(job.index)});
   options.cache = false;
   options.progress = false;
+  options.forks = false;
   std::map<size_t, double> bounds;
   const SimulateJob compute = [&](size_t index, sim::SimulationCache&) {
     const std::optional<double> b = bound(index);
