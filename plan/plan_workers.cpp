@@ -230,7 +230,8 @@ WorkerPool::~WorkerPool() {
   }
 }
 
-void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done) {
+void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done,
+                       const std::function<void(Member&)>& took) {
   while (!done()) {
     std::vector<pollfd> fds;
     for (const Member& m : members_) fds.push_back(pollfd{m.done ? -1 : m.process.fd, POLLIN, 0});
@@ -246,8 +247,10 @@ void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done) {
       if (n > 0) {
         m.buffer.append(buffer, static_cast<size_t>(n));
         for (size_t end; (end = m.buffer.find('\n')) != std::string::npos;) {
-          if (take_line(m.buffer.substr(0, end), take, counts_, *progress_)) --m.pending;
+          const bool job = take_line(m.buffer.substr(0, end), take, counts_, *progress_);
           m.buffer.erase(0, end + 1);
+          if (job) --m.pending;
+          if (job && took) took(m);
         }
         continue;
       }
@@ -282,18 +285,36 @@ void WorkerPool::run(const std::vector<WorkerJob>& batch, const TakeJob& take) {
     commands[to] += std::to_string(job.index) + "\n";
   }
   for (const size_t i : live) {
-    Member& m = members_[i];
-    if (commands[i].empty()) continue;
-    m.pending += load[i];
-    for (size_t written = 0; written < commands[i].size();) {
-      const ssize_t n = ::write(m.commands, commands[i].data() + written, commands[i].size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // the worker is gone: drain reaps it
-      written += static_cast<size_t>(n);
-    }
+    if (!commands[i].empty()) send(members_[i], commands[i], load[i]);
   }
-  drain(take,
-        [&] { return std::all_of(members_.begin(), members_.end(), [](const Member& m) { return m.pending == 0; }); });
+  drain(take, [&] { return idle(); });
+}
+
+void WorkerPool::run_each(const std::vector<WorkerJob>& jobs, const TakeJob& take) {
+  size_t next = 0;
+  const auto feed = [&](Member& m) {
+    if (next < jobs.size() && !m.done) send(m, std::to_string(jobs[next++].index) + "\n", 1);
+  };
+  for (Member& m : members_) feed(m);
+  const auto live = [&] {
+    return std::any_of(members_.begin(), members_.end(), [](const Member& m) { return !m.done; });
+  };
+  drain(
+      take, [&] { return idle() && (next == jobs.size() || !live()); }, feed);
+}
+
+void WorkerPool::send(Member& m, const std::string& commands, size_t jobs) {
+  m.pending += jobs;
+  for (size_t written = 0; written < commands.size();) {
+    const ssize_t n = ::write(m.commands, commands.data() + written, commands.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the worker is gone: drain reaps it
+    written += static_cast<size_t>(n);
+  }
+}
+
+bool WorkerPool::idle() const {
+  return std::all_of(members_.begin(), members_.end(), [](const Member& m) { return m.pending == 0; });
 }
 
 WorkerCounts WorkerPool::finish() {
