@@ -44,8 +44,17 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// A worker's heap kept rather than handed back to the system at each free: big blocks (a program's ops, a timeline's
+// spans) from the heap up to 32 MiB, not from mappings made and unmade for each; no trimming as blocks are freed, and
+// the heap grown 64 MiB at a time. A worker re-used each page many times faulting it in again after every candidate.
+void keep_heap() {
+  ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  ::mallopt(M_TOP_PAD, 64 << 20);
+}
+
 // Simulates one candidate and writes its line.
-void simulate_one(int fd, size_t index, const SimulateJob& simulate, sim::SimulationCache& cache) {
+void simulate_one(int fd, size_t index, const SimulateJob& simulate, sim::SimulationCache& cache, bool forks) {
   Json message;
   message["index"] = index;
   try {
@@ -55,8 +64,8 @@ void simulate_one(int fd, size_t index, const SimulateJob& simulate, sim::Simula
   }
   write_or_exit(fd, message.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
   // The candidate's run is freed: its heap pages go back to the system, so that each later simulation's fork copies
-  // no page tables for them.
-  ::malloc_trim(0);
+  // no page tables for them (a worker that forks none keeps them).
+  if (forks) ::malloc_trim(0);
 }
 
 void write_cache_counts(int fd, const sim::SimulationCache& cache) {
@@ -66,17 +75,19 @@ void write_cache_counts(int fd, const sim::SimulationCache& cache) {
 }
 
 // A worker: simulates its candidates in order, one JSON line each, then its cache's counts.
-void run_worker(int fd, const std::vector<size_t>& mine, const SimulateJob& simulate, bool use_cache) {
+void run_worker(int fd, const std::vector<size_t>& mine, const SimulateJob& simulate, const WorkerOptions& options) {
+  keep_heap();
   sim::SimulationCache cache;
-  if (use_cache) cache.install();
-  for (size_t index : mine) simulate_one(fd, index, simulate, cache);
+  if (options.cache) cache.install();
+  for (size_t index : mine) simulate_one(fd, index, simulate, cache, options.forks);
   write_cache_counts(fd, cache);
 }
 
 // A pool's worker: simulates the candidates whose numbers arrive on `commands`, one line each, until it closes.
-void run_pool_worker(int fd, int commands, const SimulateJob& simulate, bool use_cache) {
+void run_pool_worker(int fd, int commands, const SimulateJob& simulate, const WorkerOptions& options) {
+  keep_heap();
   sim::SimulationCache cache;
-  if (use_cache) cache.install();
+  if (options.cache) cache.install();
   std::string buffer;
   for (;;) {
     size_t end = buffer.find('\n');
@@ -93,7 +104,7 @@ void run_pool_worker(int fd, int commands, const SimulateJob& simulate, bool use
     }
     const size_t index = std::stoul(buffer.substr(0, end));
     buffer.erase(0, end + 1);
-    simulate_one(fd, index, simulate, cache);
+    simulate_one(fd, index, simulate, cache, options.forks);
   }
 }
 
@@ -146,7 +157,7 @@ WorkerCounts simulate_in_workers(const std::vector<WorkerJob>& jobs, const Worke
   std::vector<Worker> workers;
   for (const auto& share : shares_of(jobs, static_cast<size_t>(std::max(1, options.jobs)))) {
     if (share.empty()) continue;
-    workers.push_back(Worker{fork_child([&](int fd) { run_worker(fd, share, simulate, options.cache); }), {}, false});
+    workers.push_back(Worker{fork_child([&](int fd) { run_worker(fd, share, simulate, options); }), {}, false});
   }
   size_t open = workers.size();
   while (open > 0) {
@@ -202,7 +213,7 @@ WorkerPool::WorkerPool(const WorkerOptions& options, const SimulateJob& simulate
     m.process = fork_child(
         [&](int fd) {
           for (const int other : others) ::close(other);
-          run_pool_worker(fd, read_end, simulate, options.cache);
+          run_pool_worker(fd, read_end, simulate, options);
         },
         pipe_fds[1]);
     ::close(read_end);
@@ -219,7 +230,8 @@ WorkerPool::~WorkerPool() {
   }
 }
 
-void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done) {
+void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done,
+                       const std::function<void(Member&)>& took) {
   while (!done()) {
     std::vector<pollfd> fds;
     for (const Member& m : members_) fds.push_back(pollfd{m.done ? -1 : m.process.fd, POLLIN, 0});
@@ -235,8 +247,10 @@ void WorkerPool::drain(const TakeJob& take, const std::function<bool()>& done) {
       if (n > 0) {
         m.buffer.append(buffer, static_cast<size_t>(n));
         for (size_t end; (end = m.buffer.find('\n')) != std::string::npos;) {
-          if (take_line(m.buffer.substr(0, end), take, counts_, *progress_)) --m.pending;
+          const bool job = take_line(m.buffer.substr(0, end), take, counts_, *progress_);
           m.buffer.erase(0, end + 1);
+          if (job) --m.pending;
+          if (job && took) took(m);
         }
         continue;
       }
@@ -271,18 +285,36 @@ void WorkerPool::run(const std::vector<WorkerJob>& batch, const TakeJob& take) {
     commands[to] += std::to_string(job.index) + "\n";
   }
   for (const size_t i : live) {
-    Member& m = members_[i];
-    if (commands[i].empty()) continue;
-    m.pending += load[i];
-    for (size_t written = 0; written < commands[i].size();) {
-      const ssize_t n = ::write(m.commands, commands[i].data() + written, commands[i].size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // the worker is gone: drain reaps it
-      written += static_cast<size_t>(n);
-    }
+    if (!commands[i].empty()) send(members_[i], commands[i], load[i]);
   }
-  drain(take,
-        [&] { return std::all_of(members_.begin(), members_.end(), [](const Member& m) { return m.pending == 0; }); });
+  drain(take, [&] { return idle(); });
+}
+
+void WorkerPool::run_each(const std::vector<WorkerJob>& jobs, const TakeJob& take) {
+  size_t next = 0;
+  const auto feed = [&](Member& m) {
+    if (next < jobs.size() && !m.done) send(m, std::to_string(jobs[next++].index) + "\n", 1);
+  };
+  for (Member& m : members_) feed(m);
+  const auto live = [&] {
+    return std::any_of(members_.begin(), members_.end(), [](const Member& m) { return !m.done; });
+  };
+  drain(
+      take, [&] { return idle() && (next == jobs.size() || !live()); }, feed);
+}
+
+void WorkerPool::send(Member& m, const std::string& commands, size_t jobs) {
+  m.pending += jobs;
+  for (size_t written = 0; written < commands.size();) {
+    const ssize_t n = ::write(m.commands, commands.data() + written, commands.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the worker is gone: drain reaps it
+    written += static_cast<size_t>(n);
+  }
+}
+
+bool WorkerPool::idle() const {
+  return std::all_of(members_.begin(), members_.end(), [](const Member& m) { return m.pending == 0; });
 }
 
 WorkerCounts WorkerPool::finish() {

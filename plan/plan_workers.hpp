@@ -24,6 +24,7 @@ struct WorkerOptions {
   int jobs = 1;
   bool cache = true;
   bool progress = false;  // a progress line on stderr
+  bool forks = true;      // the jobs fork simulations (the worker hands its freed heap back after each job)
 };
 
 // What the workers report beside the rows.
@@ -55,12 +56,18 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   void run(const std::vector<WorkerJob>& batch, const TakeJob& take);
+  // Runs `jobs` handed out one at a time, each to the next worker that is free (no program keys: jobs of uneven cost
+  // that share nothing); returns once every job is taken.
+  void run_each(const std::vector<WorkerJob>& jobs, const TakeJob& take);
   // Ends the workers and returns their counts (then the pool is closed).
   WorkerCounts finish();
 
  private:
   struct Member;
-  void drain(const TakeJob& take, const std::function<bool()>& done);
+  // Takes the workers' lines until `done`; `took` runs for a worker each time it sent a job's line.
+  void drain(const TakeJob& take, const std::function<bool()>& done, const std::function<void(Member&)>& took = {});
+  void send(Member& m, const std::string& commands, size_t jobs);
+  bool idle() const;  // no job sent and not yet taken
   WorkerOptions options_;
   std::vector<Member> members_;
   std::map<std::string, size_t> owner_;  // program key -> worker

@@ -53,11 +53,10 @@ void add_worker_counts(const WorkerCounts& counts, SearchTotals& totals) {
 std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, WorkerOptions options,
                                           const std::function<std::optional<double>(size_t)>& bound) {
   using Json = nlohmann::ordered_json;
-  // Spread one by one over the workers (each job a group of its own), no program cache, no progress line.
-  std::vector<WorkerJob> spread;
-  for (const WorkerJob& job : jobs) spread.push_back(WorkerJob{job.index, std::to_string(job.index)});
+  // Handed out one at a time to the first free worker (bounds differ much in cost), no program cache, no progress line.
   options.cache = false;
   options.progress = false;
+  options.forks = false;
   std::map<size_t, double> bounds;
   const SimulateJob compute = [&](size_t index, sim::SimulationCache&) {
     const std::optional<double> b = bound(index);
@@ -68,7 +67,10 @@ std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, Wo
   const TakeJob take = [&](size_t index, const Json* numbers, const std::string&) {
     if (numbers && (*numbers)["bound"].is_number()) bounds[index] = (*numbers)["bound"].get<double>();
   };
-  simulate_in_workers(spread, options, compute, take);
+  if (jobs.empty()) return bounds;
+  WorkerPool pool(options, compute, jobs.size());
+  pool.run_each(jobs, take);
+  pool.finish();
   return bounds;
 }
 

@@ -21,6 +21,8 @@ class LayerGraph {
   // Appends an op; its deps must name ops already added (so ids are a topological order and the
   // graph is acyclic by construction): std::logic_error otherwise, a builder bug.
   OpId add(Op op);
+  // Room for `ops` ops in all, so that adding up to them moves none (a builder that knows how many follow).
+  void reserve(size_t ops) { ops_.reserve(ops); }
   // Marks what op `id`'s output is to a save list (a pipeline's output ops, known once it is built).
   void set_saved_as(OpId id, SavedAs saved_as) { ops_.at(id).saved_as = saved_as; }
   // The model FLOPs op `id` counts (model_flops) when they differ from what its kernel computes: the mean

@@ -26,6 +26,8 @@ class ProgramBuilder {
 
   int tp() const { return graph_.tp(); }
   const LayerGraph& graph() const { return graph_; }
+  // Room for `ops` ops in the program (LayerGraph::reserve).
+  void reserve(size_t ops) { graph_.reserve(ops); }
   double elem_bytes() const { return elem_bytes_; }
   // The layer of the ops issued next, numbered in the program (names say "L<layer>."), and the model's number
   // of the program's first layer (a later pipeline chunk's is above 0): what decides each layer's kind.

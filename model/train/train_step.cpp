@@ -149,6 +149,9 @@ void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& st
     } else {
       micro_batch(b, ctx, strategy, sync, mb);
     }
+    // The later micro-batches issue about as many ops as the first: room for them and one more (the optimizer's and the
+    // data-parallel synchronisation's), so that the program's ops are not moved again as it grows.
+    if (mb == 0) b.reserve(b.graph().size() * static_cast<size_t>(ctx.workload.microbatches + 1));
   }
   b.set_name_prefix("");
   const std::optional<OpId> synced = sync.finish(b);

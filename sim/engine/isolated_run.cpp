@@ -112,7 +112,11 @@ Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const E
   SimulationCache* cache = cacheable(options) ? active_simulation_cache() : nullptr;
   if (!cache) return simulate_uncached(graph, cost, options);
   const SimulationCache::Key key = cache->key(graph, cost, options);
-  if (std::optional<Timeline> hit = cache->find(key)) return std::move(*hit);
+  if (std::optional<Timeline> hit = cache->find(key)) {
+    // The cache keeps no plans (they would stay in the memory every later simulation's fork copies): made again.
+    hit->plans = plan_program(graph, cost, options.data_group.has_value());
+    return std::move(*hit);
+  }
   const auto start = std::chrono::steady_clock::now();
   Timeline timeline = simulate_uncached(graph, cost, options);
   cache->store(key, timeline, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

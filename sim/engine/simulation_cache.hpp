@@ -3,7 +3,8 @@
 // degree, the engine's launch costs, the GPU, profile and fabric the cost model holds, and a context string the
 // installer sets to what else the cost model was built from) and reuses the timeline of an earlier identical program.
 // Skewed runs and --no-symmetry runs are never cached. Timelines are kept up to a byte budget, oldest dropped first,
-// their spans in memory the simulations' forked children do not inherit (base/unforked_buffer.hpp): forks stay cheap.
+// their spans in memory the simulations' forked children do not inherit (base/unforked_buffer.hpp), and without their
+// communication plans (a hit's are planned again: kept, they filled the heap that every later fork copies).
 #pragma once
 
 #include <cstdint>
@@ -35,7 +36,7 @@ class SimulationCache {
 
   using Key = std::pair<uint64_t, uint64_t>;
   Key key(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) const;
-  // A copy of the timeline stored under `key`, if any.
+  // A copy of the timeline stored under `key` (its plans null), if any.
   std::optional<Timeline> find(const Key& key);
   void store(const Key& key, const Timeline& timeline, double wall_s);
   const SimulationCacheStats& stats() const { return stats_; }
@@ -45,7 +46,7 @@ class SimulationCache {
   struct Entry {
     UnforkedBuffer spans;
     size_t span_count = 0;
-    Timeline rest;  // without spans
+    Timeline rest;  // without spans or plans (simulate() makes the plans of a hit again)
     double wall_s = 0;
   };
   int64_t budget_bytes_;

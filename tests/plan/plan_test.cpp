@@ -264,6 +264,10 @@ TEST_CASE("the simulation cache reuses a timeline for an identical program only,
   CHECK(cache.stats().hits == 1);
   CHECK(again.makespan_s == first.makespan_s);
   CHECK(again.spans.size() == first.spans.size());
+  // The cache keeps no plans; a hit's are planned again, as the first run's were.
+  REQUIRE(again.plans);
+  REQUIRE(again.plans->size() == first.plans->size());
+  CHECK(again.plans->front().steps == first.plans->front().steps);
   // Another size is another program; another context (the hardware the caller names) another key.
   const sim::Timeline other = sim::simulate(program(128e6), cost);
   CHECK(cache.stats().misses == 2);
