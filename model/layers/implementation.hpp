@@ -151,7 +151,7 @@ struct Implementation {
   // Fused async-TP ops avoid them.
   bool sp_layout_copies = false;
   AsyncTpKernel async_tp = AsyncTpKernel::kPipeline;
-  UserbufferSms userbuffer_sms;  // async_tp userbuffers: its bulk kernels' SMs
+  UserbufferSms userbuffer_sms{};  // async_tp userbuffers: its bulk kernels' SMs
   ModelEndsMode model_ends = ModelEndsMode::kVariant;
   BackwardOrder backward_order = BackwardOrder::kOverlapped;
   // Under an fp8 tensorwise recipe, torchao's float8 TP plan (Float8ColwiseParallel, Float8RowwiseParallel,
