@@ -32,7 +32,8 @@ const std::vector<std::string> kImplementationKeys = {
     "preset",         "attention",        "qkv",          "gate_up",           "rope",
     "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",        "backward_order",
     "fp8_all_gather", "add_norm",         "step_host_us", "overlap_scheduler", "rms_norm",
-    "loss",           "autocast",         "swiglu",       "saved_gemm_inputs", "userbuffer_sms"};
+    "loss",           "autocast",         "swiglu",       "saved_gemm_inputs", "userbuffer_sms",
+    "compiled"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "etp", "order"};
@@ -122,6 +123,7 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
     i.saved_gemm_inputs = in.choice_of(g, "implementation.saved_gemm_inputs", kSavedGemmInputsNames);
   }
   if (node["autocast"]) i.autocast = in.boolean(node["autocast"], "implementation.autocast");
+  if (node["compiled"]) i.compiled = in.boolean(node["compiled"], "implementation.compiled");
   if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
   if (node["step_host_us"]) {
     i.step_host_s = in.number_in(node["step_host_us"], "implementation.step_host_us", 0, 1e6) * 1e-6;

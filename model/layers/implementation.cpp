@@ -202,7 +202,7 @@ std::string describe(const Implementation& i) {
          to_string(i.norm) + ", loss " + to_string(i.loss) + ", swiglu " + to_string(i.swiglu) +
          (i.saved_gemm_inputs == SavedGemmInputs::kTransformerEngine ? ", saved gemm inputs as transformer engine"
                                                                      : "") +
-         (i.autocast ? ", autocast (fp32 parameters)" : "") +
+         (i.autocast ? ", autocast (fp32 parameters)" : "") + (i.compiled ? "" : ", eager blocks") +
          (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "") +
          (i.step_host_s > 0 ? ", host " + format_number("%.3g", i.step_host_s * 1e3) + " ms per decode step" : "") +
          (i.overlap_scheduler ? ", overlap scheduler" : "");

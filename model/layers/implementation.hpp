@@ -170,6 +170,11 @@ struct Implementation {
   // to fp32 (ToCopyBackward0). Frameworks that keep bf16 parameters beside fp32 master weights (FSDP2's
   // MixedPrecisionPolicy, Megatron's distributed optimizer) cast nothing per GEMM.
   bool autocast = false;
+  // Whether the layers run compiled (torch.compile's graph saves for the backward only what it reads). false: eager
+  // blocks under torch.utils.checkpoint's selective policy, whose caching mode holds the output of every op the
+  // policy keeps until its layer's recomputation replays it, read by the backward or not (_CachingTorchDispatchMode).
+  // The eager kernels themselves are the add_norm, rms_norm, swiglu and loss keys'.
+  bool compiled = true;
   // A serving framework's host time per decode step (its scheduler, sampling and output processing between two
   // steps), and whether its scheduler runs a step ahead, so that the host's time hides behind the GPU's step
   // unless it is longer (serving_host_seconds).

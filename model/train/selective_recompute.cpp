@@ -2,6 +2,7 @@
 #include "model/train/selective_recompute.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -40,6 +41,36 @@ std::optional<OpId> earlier_part(const LayerGraph& graph, OpId id) {
   return std::nullopt;
 }
 
+// Whether forward GEMM `id` is one part of a linear run as several GEMMs (separate q/k/v, gate/up).
+bool split_part(const LayerGraph& graph, ForwardSpan span, OpId id) {
+  if (graph.op(id).linear_part > 0) return true;
+  for (OpId later = id + 1; later < span.end; ++later) {
+    if (earlier_part(graph, later) == id) return true;
+  }
+  return false;
+}
+
+// The kept ops of the span that nothing reads after the forward: not needed by the backward, not read by an op
+// issued again, not a part of a split linear.
+std::vector<OpId> held_only_by_cache(const LayerGraph& graph, ForwardSpan span, const std::vector<OpId>& needed,
+                                     const std::vector<bool>& recompute, const std::function<bool(OpId)>& kept) {
+  std::vector<bool> read(span.end - span.begin, false);
+  for (const OpId id : needed) {
+    if (id >= span.begin && id < span.end) read[id - span.begin] = true;
+  }
+  for (OpId id = span.begin; id < span.end; ++id) {
+    if (!recompute[id - span.begin]) continue;
+    for (const Dep& dep : graph.op(id).deps) {
+      if (dep.data && dep.op >= span.begin && dep.op < span.end) read[dep.op - span.begin] = true;
+    }
+  }
+  std::vector<OpId> held;
+  for (OpId id = span.begin; id < span.end; ++id) {
+    if (kept(id) && !read[id - span.begin] && !split_part(graph, span, id)) held.push_back(id);
+  }
+  return held;
+}
+
 }  // namespace
 
 bool kept_by(const SaveList& save, const Op& op, int matmul_position) {
@@ -66,7 +97,7 @@ bool kept_by(const SaveList& save, const Op& op, int matmul_position) {
 }
 
 std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, const std::vector<OpId>& needed,
-                                       const SaveList& save) {
+                                       const SaveList& save, bool cache_kept) {
   const LayerGraph& graph = b.graph();
   const std::map<Matmul, int> positions = matmul_positions(graph, span);
   const auto inside = [&](OpId id) { return id >= span.begin && id < span.end; };
@@ -102,6 +133,8 @@ std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, cons
   // dependencies dropped (the builder adds the stream order of now), and a part's link to an earlier part that
   // is not issued again (kept: it reads nothing of it).
   std::map<OpId, OpId> reissued;
+  const std::vector<OpId> cached =
+      cache_kept ? held_only_by_cache(graph, span, needed, recompute, kept) : std::vector<OpId>{};
   for (OpId id = span.begin; id < span.end; ++id) {
     if (!recompute[id - span.begin]) continue;
     const Op original = graph.op(id);
@@ -111,6 +144,9 @@ std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, cons
       if (!dep.data || (chained == dep.op && reissued.count(dep.op) == 0)) continue;
       const auto again = reissued.find(dep.op);
       deps.push_back(Dep{again == reissued.end() ? dep.op : again->second, dep.rank_offset, true});
+    }
+    if (reissued.empty()) {
+      for (const OpId held : cached) deps.push_back(Dep{held, 0, true});
     }
     b.set_module(original.module);
     reissued[id] = b.repeat(original, std::move(deps));

@@ -26,8 +26,11 @@ bool kept_by(const SaveList& save, const Op& op, int matmul_position);
 
 // Re-issues (stage recompute, on `b`'s current layer) the ops of `span` that `needed` reaches through
 // unsaved ops: every needed op of the span that `save` does not keep, and what it reads. Ops outside the
-// span (the layer's input) are kept by the checkpoint. Returns old id -> re-issued id.
+// span (the layer's input) are kept by the checkpoint. With `cache_kept` (eager blocks: torch.utils.checkpoint's
+// caching mode holds the output of every op its policy keeps until the recomputation replays the layer), the first
+// re-issued op also reads each kept op that nothing else reads after the forward, so that it is held until then
+// (a part of a linear run as several GEMMs is held as its linear's share already). Returns old id -> re-issued id.
 std::map<OpId, OpId> recompute_unsaved(ProgramBuilder& b, ForwardSpan span, const std::vector<OpId>& needed,
-                                       const SaveList& save);
+                                       const SaveList& save, bool cache_kept = false);
 
 }  // namespace tpsim::model

@@ -51,14 +51,15 @@ std::vector<OpId*> reads_of(SavedModule& saved) {
 }
 
 // Selective recomputation before a layer's backward: the unsaved ops of its forward span that the
-// backward of its two modules reads, re-issued; the saved records re-pointed at them.
-void recompute_selected(ProgramBuilder& b, const SaveList& save, ForwardSpan span, SavedModule& attn,
+// backward of its two modules reads, re-issued; the saved records re-pointed at them (cache_kept: eager blocks,
+// selective_recompute.hpp).
+void recompute_selected(ProgramBuilder& b, const SaveList& save, bool cache_kept, ForwardSpan span, SavedModule& attn,
                         SavedModule& ffn) {
   std::vector<OpId> needed;
   for (SavedModule* module : {&attn, &ffn}) {
     for (const OpId* id : reads_of(*module)) needed.push_back(*id);
   }
-  const std::map<OpId, OpId> reissued = recompute_unsaved(b, span, needed, save);
+  const std::map<OpId, OpId> reissued = recompute_unsaved(b, span, needed, save, cache_kept);
   for (SavedModule* module : {&attn, &ffn}) {
     for (OpId* id : reads_of(*module)) {
       if (const auto again = reissued.find(*id); again != reissued.end()) *id = again->second;
@@ -118,7 +119,8 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
       b.set_stage(OpStage::kBackward);
     } else if (selective) {
       b.set_stage(OpStage::kRecompute);
-      recompute_selected(b, ctx.workload.save, span[layer], saved[2 * layer], saved[2 * layer + 1]);
+      recompute_selected(b, ctx.workload.save, !ctx.workload.implementation.compiled, span[layer], saved[2 * layer],
+                         saved[2 * layer + 1]);
       b.set_stage(OpStage::kBackward);
     }
     grad = layer_backward(b, ctx, strategy, layer, saved[2 * layer], saved[2 * layer + 1], grad);

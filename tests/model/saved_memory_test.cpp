@@ -182,3 +182,19 @@ TEST_CASE("the saved activations a process remembers are each input's own, and t
   const model::SavedActivations some = model::training_saved_activations(arch, selective, sp, kTp);
   CHECK(some.forward_bytes + some.recompute_bytes != none.forward_bytes + none.recompute_bytes);
 }
+
+TEST_CASE("eager blocks hold every output the selective policy keeps until the layer recomputes, read or not") {
+  // TorchTitan's per-op policy keeps the odd matmuls of each layer (q, v, the gate and w2 of its seven). Compiled, w2's
+  // output is saved for nothing (the backward does not read it); eager, torch.utils.checkpoint's caching mode holds
+  // it until the recomputation replays the layer: [tokens, hidden] in bf16 more per layer, and nothing else.
+  const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
+  model::Workload w = test::train_workload(2, kTokens, 2, model::Recompute::kSelective);
+  w.implementation = model::implementation_preset("torchtitan-2024");
+  const model::Variant sp = test::variant(model::TpMode::kSp);
+  const model::SavedActivations compiled = model::training_saved_activations(arch, w, sp, 1);
+  w.implementation.compiled = false;
+  const model::SavedActivations eager = model::training_saved_activations(arch, w, sp, 1);
+  const double w2_output = 2.0 * kTokens * static_cast<double>(arch.hidden) * 2;  // batch 2, bf16
+  CHECK(eager.forward_bytes - compiled.forward_bytes == Approx(2 * w2_output));
+  CHECK(eager.recompute_bytes == Approx(compiled.recompute_bytes));
+}

@@ -20,9 +20,10 @@ LLAMA2_34B = ("{name: llama-2-34b, model_type: llama, hidden_size: 8192, interme
 
 def titan(model, nodes, batch, seq, recompute, tp, dp, fp8, eager=False, pp=1, microbatches=1, variants="sp", cp=1,
           fsdp_fp8=False):
-    # Uncompiled, every RMSNorm and SwiGLU runs as eager PyTorch's kernels (train.py's compile = false).
-    implementation = ("{preset: torchtitan-2024, add_norm: separate, rms_norm: eager, swiglu: eager}" if eager
-                      else "torchtitan-2024")
+    # Uncompiled (train.py's compile = false), every RMSNorm and SwiGLU runs as eager PyTorch's kernels, and the
+    # selective checkpoint's caching mode holds every output its policy keeps (compiled: false).
+    implementation = ("{preset: torchtitan-2024, add_norm: separate, rms_norm: eager, swiglu: eager, compiled: false}"
+                      if eager else "torchtitan-2024")
     dtype = ", dtype: fp8, fp8_recipe: tensorwise" if fp8 else ""
     # 405B's 126 layers over 8 stages as TorchTitan splits them without split points (9dec370's
     # torchtitan/parallelisms/pipelining_utils.py generate_split_points: 126 // 8 layers each, the 6 left over one
