@@ -56,6 +56,10 @@ struct CommPlan {
     bool network = false;
   };
   std::optional<OutsideGroup> outside;
+  // The rate of the link an outside group's flows leave the GPU through: its NIC, or its NVLink port.
+  static double outside_link_Bps(const CostModel& cost, bool network) {
+    return network ? cost.fabric().nic_Bps : cost.port_Bps();
+  }
 
   bool crosses_nodes(int src, int dst) const { return gpus_per_node > 0 && src / gpus_per_node != dst / gpus_per_node; }
   const TransportParams& flow_transport(int src, int dst) const {

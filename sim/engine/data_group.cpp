@@ -45,7 +45,7 @@ CommPlan in_closed_form(CommPlan plan, const model::Op& op, int ranks, const Cos
   const double total_s = idle_seconds(plan, group_cost);
   CommPlan::OutsideGroup outside;
   outside.network = group_cost.fabric().spans_nodes(ranks);
-  const double link_Bps = outside.network ? group_cost.fabric().nic_Bps : group_cost.port_Bps();
+  const double link_Bps = CommPlan::outside_link_Bps(group_cost, outside.network);
   const double efficiency = outside.network ? plan.network.link_efficiency : plan.transport.link_efficiency;
   const double rails = outside.network && plan.stripes_rails ? plan.gpus_per_node : 1.0;
   model::Op over_group = op;
@@ -130,7 +130,7 @@ CommPlan plan_deepep(const model::Op& op, const CostModel& cost) {
   const double network_s = op.message_bytes / (group_cost.fabric().nic_Bps * rdma_efficiency);
   CommPlan::OutsideGroup outside;
   outside.network = network_s > nvlink_s;
-  const double link_Bps = outside.network ? group_cost.fabric().nic_Bps : group_cost.port_Bps();
+  const double link_Bps = CommPlan::outside_link_Bps(group_cost, outside.network);
   outside.link_bytes = std::max(nvlink_s, network_s) * link_Bps;
   outside.latency_s = floor_s;
   plan.outside = outside;

@@ -37,7 +37,7 @@ double least_step_seconds(const CommPlan& plan, const CostModel& cost) {
 // A communication op's least time from its start, and the activities it runs (each may end early by the precision).
 std::pair<double, int> least_comm_seconds(const CommPlan& plan, const CostModel& cost) {
   if (plan.outside) {
-    const double link_Bps = plan.outside->network ? cost.fabric().nic_Bps : cost.port_Bps();
+    const double link_Bps = CommPlan::outside_link_Bps(cost, plan.outside->network);
     const double moving = link_Bps > 0 ? plan.outside->link_bytes / link_Bps : 0.0;
     return {plan.outside->latency_s + moving, 2};
   }
@@ -52,8 +52,11 @@ struct OutsideBytes {
 };
 
 double least_seconds(const OutsideBytes& bytes, const CostModel& cost) {
-  const double nic_Bps = cost.fabric().nic_Bps, port_Bps = cost.port_Bps();
-  return std::max(nic_Bps > 0 ? bytes.nic / nic_Bps : 0.0, port_Bps > 0 ? bytes.port / port_Bps : 0.0);
+  const auto at_rate = [&](double moved, bool network) {
+    const double link_Bps = CommPlan::outside_link_Bps(cost, network);
+    return link_Bps > 0 ? moved / link_Bps : 0.0;
+  };
+  return std::max(at_rate(bytes.nic, true), at_rate(bytes.port, false));
 }
 
 void add(OutsideBytes& bytes, const CommPlan::OutsideGroup& outside) {

@@ -13,7 +13,8 @@ SimulationCache* g_active = nullptr;
 
 // Two independent 64-bit lanes over the same 8-byte words (a value widened to a word, a text's bytes in words with
 // its length first): a multiply-xorshift lane and a multiply-rotate one, with different constants (a collision needs
-// both). Word at a time, the key of a large program costs a fraction of a byte-at-a-time hash.
+// both; the multipliers are splitmix64's and the 64-bit golden ratio). Word at a time, the key of a large program
+// costs a fraction of a byte-at-a-time hash.
 class Hasher {
  public:
   void word(uint64_t w) {
