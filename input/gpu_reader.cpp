@@ -31,6 +31,9 @@ void read_power(const model::YamlReader& in, const YAML::Node& node, GpuSpec& gp
   if (node["hbm_pJ_per_bit"]) {
     gpu.hbm_pJ_per_bit = in.number_in(node["hbm_pJ_per_bit"], "gpu.hbm_pJ_per_bit", 0.1, kMaxEnergyPjPerBit);
   }
+  if (node["sustained_gemm_ratio"]) {
+    gpu.sustained_gemm_ratio = in.number_in(node["sustained_gemm_ratio"], "gpu.sustained_gemm_ratio", 0.1, 1);
+  }
 }
 
 }  // namespace
@@ -58,7 +61,7 @@ GpuSpec read_gpu_spec(const model::YamlReader& in, const YAML::Node& node) {
   in.expect_map(node, "gpu",
                 {"name", "peak_bf16_tflops", "peak_fp8_tflops", "hbm_GBps", "hbm_GB", "sm_count", "nvlink_GBps",
                  "pcie_GBps", "gpus_per_node", "switch_reduction", "compute_capability", "nvswitch", "board_power_W",
-                 "power_limit_W", "hbm_pJ_per_bit", "hbm_usable_GiB", "runtime_memory"});
+                 "power_limit_W", "hbm_pJ_per_bit", "sustained_gemm_ratio", "hbm_usable_GiB", "runtime_memory"});
   for (const char* key : {"name", "peak_bf16_tflops", "hbm_GBps", "sm_count", "nvlink_GBps"})
     in.require(node, key, "gpu");
   // Physical ranges: a rate far outside them is a typo, and near 0 it overflows the simulated clock.

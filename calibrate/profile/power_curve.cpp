@@ -25,6 +25,7 @@ std::optional<sim::PowerParams> assumed_power_curve(const sim::GpuSpec& gpu, dou
   p.idle_W = kIdleShareOfBoard * gpu.board_power_W;
   p.exponent = kept ? kept->exponent : kAssumedExponent;
   p.transfer_pJ_per_bit = assumed_transfer_pJ_per_bit(gpu);
+  p.sustained_ratio = gpu.sustained_gemm_ratio;
   return p;
 }
 
@@ -40,6 +41,12 @@ std::string assumed_transfer_energy_source(const sim::GpuSpec& gpu) {
          " pJ/bit, board level) plus one end of an NVLink lane (" + model::format_number("%g", kLinkEndPjPerBit) +
          " pJ/bit: half of a 112G PAM4 transceiver's 5.6, "
          "VLSI 2022); fit it on tpsim-real overlap --partner memcpy_peer points";
+}
+
+std::string sustained_ratio_source(const sim::GpuSpec& gpu) {
+  if (gpu.sustained_gemm_ratio <= 0) return "";
+  return "sourced: " + gpu.name + "'s preset (sustained_gemm_ratio: GEMMs back to back for seconds at board power " +
+         "over the short-benchmark rate, where it says it was measured)";
 }
 
 std::string idle_power_source() {

@@ -183,6 +183,7 @@ void fit_compute(const PointsByFit& points, const sim::GpuSpec& gpu, const sim::
     out.power_measured_source = "assumed: the power limit of " + gpu.name +
                                 " (its preset's), which the compute measurements' sources do not state";
     out.transfer_energy_source = assumed_transfer_energy_source(gpu);
+    out.sustained_ratio_source = sustained_ratio_source(gpu);
   }
   if (!points.gemms.empty()) {
     const std::optional<double> kept_fp8 = out.profile.gemm.fp8_efficiency;

@@ -66,6 +66,7 @@ struct ProfileFit {
   model::Protocol call_latency_protocol = model::Protocol::kLL;
   std::string power_measured_source;   // what power.measured_at_W is (empty: kept from the base)
   std::string power_curve_source;      // how power.idle_W and exponent were fitted (empty: assumed, or the base's)
+  std::string sustained_ratio_source;  // where power.sustained_ratio comes from (empty: kept from the base, or none)
   std::string transfer_energy_source;  // how power.transfer_pJ_per_bit was found (empty: kept from the base)
   std::map<std::string, std::string> attention_kernel_sources;  // attention.kernels' sources (empty: the base's)
   // Fits refused for an impossible value (a link efficiency above 1, a latency below 0), one line each: the value,

@@ -83,6 +83,7 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   fit.power_measured_source =
       "the board power of " + target.name + ": the rates carried over describe it at its stock power";
   fit.transfer_energy_source = assumed_transfer_energy_source(target);
+  fit.sustained_ratio_source = sustained_ratio_source(target);
 }
 
 }  // namespace tpsim::calibrate

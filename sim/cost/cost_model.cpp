@@ -73,11 +73,11 @@ std::string CostModel::attention_backward_unsupported_reason() const {
 
 double CostModel::attention_backward_rate() const {
   if (const std::string why = attention_backward_unsupported_reason(); !why.empty()) throw InputError(why);
-  return gpu_.peak_bf16_flops * *profile_.attention.backward_efficiency * compute_clock_ratio(gpu_, profile_);
+  return gpu_.peak_bf16_flops * *profile_.attention.backward_efficiency * clock_ratio_;
 }
 
 double CostModel::attention_rate(bool fp8) const {
-  const double clock = compute_clock_ratio(gpu_, profile_);
+  const double clock = clock_ratio_;
   if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency * clock;
   if (const std::string why = fp8_attention_unsupported_reason(); !why.empty()) throw InputError(why);
   return gpu_.peak_fp8_flops * *profile_.attention.fp8_efficiency * clock;
@@ -85,7 +85,7 @@ double CostModel::attention_rate(bool fp8) const {
 
 // Full-wave tensor-core rate of a GEMM in bf16 or fp8 (checked by fp8_unsupported_reason first).
 double CostModel::tensor_rate(bool fp8) const {
-  const double clock = compute_clock_ratio(gpu_, profile_);
+  const double clock = clock_ratio_;
   if (!fp8) return gpu_.peak_bf16_flops * profile_.gemm.efficiency * clock;
   if (const std::string why = fp8_unsupported_reason(); !why.empty()) throw InputError(why);
   return gpu_.peak_fp8_flops * *profile_.gemm.fp8_efficiency * clock;
@@ -104,7 +104,7 @@ std::string CostModel::linear_attention_unsupported_reason() const {
 KernelCost CostModel::linear_attention_cost(const model::Op& op) const {
   if (const std::string why = linear_attention_unsupported_reason(); !why.empty()) throw InputError(why);
   const LinearAttentionParams& l = *profile_.linear_attention;
-  const double clock = compute_clock_ratio(gpu_, profile_);
+  const double clock = clock_ratio_;
   KernelCost k;
   k.memory_bytes = op.bytes_read + op.bytes_written;
   k.compute_s = op.flops / (gpu_.peak_bf16_flops * l.efficiency * clock);

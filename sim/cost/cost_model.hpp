@@ -9,6 +9,7 @@
 #include "model/graph/op.hpp"
 #include "sim/cost/fabric.hpp"
 #include "sim/cost/gpu_spec.hpp"
+#include "sim/cost/power_limit.hpp"
 #include "sim/cost/profile.hpp"
 
 namespace tpsim::sim {
@@ -39,7 +40,21 @@ class CostModel {
  public:
   // The GPU on `fabric` (default: its NVSwitch node).
   CostModel(GpuSpec gpu, CostProfile profile, std::optional<Fabric> fabric = std::nullopt)
-      : gpu_(std::move(gpu)), profile_(std::move(profile)), fabric_(fabric ? *fabric : nvswitch_fabric(gpu_)) {}
+      : gpu_(std::move(gpu)),
+        profile_(std::move(profile)),
+        fabric_(fabric ? *fabric : nvswitch_fabric(gpu_)),
+        clock_ratio_(compute_clock_ratio(gpu_, profile_)) {}
+
+  // The SM clock compute-bound rates run at, relative to the clock the profile's efficiencies were measured at: a
+  // kernel alone's under the GPU's power limit (compute_clock_ratio, power_limit.hpp), unless set.
+  double clock_ratio() const { return clock_ratio_; }
+  // This model with compute-bound rates at `ratio` (a program's clock under the limiter's window,
+  // sim/engine/runner/window_clock.hpp).
+  CostModel at_clock(double ratio) const {
+    CostModel copy = *this;
+    copy.clock_ratio_ = ratio;
+    return copy;
+  }
 
   const GpuSpec& gpu() const { return gpu_; }
   const CostProfile& profile() const { return profile_; }
@@ -84,6 +99,7 @@ class CostModel {
   GpuSpec gpu_;
   CostProfile profile_;
   Fabric fabric_;
+  double clock_ratio_ = 1;
 };
 
 }  // namespace tpsim::sim

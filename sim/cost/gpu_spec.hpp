@@ -34,6 +34,9 @@ struct GpuSpec {
   // Board-level energy of one bit of HBM access (memory controller and DRAM), pJ; 0 when not given. With
   // the link's share it is what a transfer through the GPU draws per bit (calibrate/profile/power_curve.hpp).
   double hbm_pJ_per_bit = 0;
+  // The share of the short-benchmark GEMM rate that GEMMs back to back for seconds hold at board power (the power
+  // limiter engaged); 0 when not measured. Profiles carry it as power.sustained_ratio (power_curve.hpp).
+  double sustained_gemm_ratio = 0;
 };
 
 // The HBM a job can fill: the usable capacity where the GPU gives it, else its HBM as sold.

@@ -9,14 +9,58 @@
 namespace tpsim::sim {
 
 double clock_ratio_at(const PowerParams& power, double limit_W) {
-  if (limit_W >= power.measured_at_W) return 1.0;
+  const bool windowed = power.sustained_ratio > 0;
+  if (!windowed && limit_W >= power.measured_at_W) return 1.0;
+  const double anchor = windowed ? power.sustained_ratio : 1.0;
   const double dynamic_share = (limit_W - power.idle_W) / (power.measured_at_W - power.idle_W);
-  return std::pow(dynamic_share, 1.0 / power.exponent);
+  return std::min(1.0, anchor * std::pow(dynamic_share, 1.0 / power.exponent));
+}
+
+double compute_dynamic_W(const PowerParams& power, double ratio) {
+  const double anchor = power.sustained_ratio > 0 ? power.sustained_ratio : 1.0;
+  return (power.measured_at_W - power.idle_W) * std::pow(ratio / anchor, power.exponent);
+}
+
+bool windowed_power(const CostProfile& profile) {
+  return profile.power && profile.power->sustained_ratio > 0;
+}
+
+double binding_limit_W(const GpuSpec& gpu, const PowerParams& power) {
+  return gpu.power_limit_W > 0 ? gpu.power_limit_W : power.measured_at_W;
 }
 
 double compute_clock_ratio(const GpuSpec& gpu, const CostProfile& profile) {
-  if (gpu.power_limit_W <= 0 || !profile.power) return 1.0;
+  if (gpu.power_limit_W <= 0 || !profile.power || windowed_power(profile)) return 1.0;
   return clock_ratio_at(*profile.power, gpu.power_limit_W);
+}
+
+double back_to_back_clock_ratio(const GpuSpec& gpu, const CostProfile& profile) {
+  if (!windowed_power(profile)) return compute_clock_ratio(gpu, profile);
+  return clock_ratio_at(*profile.power, binding_limit_W(gpu, *profile.power));
+}
+
+double window_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
+                          double simulated_ratio) {
+  if (!windowed_power(profile) || draw.span_s <= 0) return 1.0;
+  const PowerParams& power = *profile.power;
+  const double limit_W = binding_limit_W(gpu, power);
+  // The window's energy above the limit's at rate ratio r: increasing in r (the compute-bound kernels' energy grows
+  // as r^(exponent - 1), the span they lengthen shrinks), so its root is found by bisection.
+  const auto excess_J = [&](double r) {
+    const double compute_s = draw.compute_s * simulated_ratio / r;
+    const double span_s = draw.span_s + compute_s - draw.compute_s;
+    return power.idle_W * span_s + compute_s * compute_dynamic_W(power, r) + draw.other_J - limit_W * span_s;
+  };
+  if (excess_J(1.0) <= 0) return 1.0;
+  double low = kMinClockRatio, high = 1.0;
+  if (excess_J(low) >= 0) return low;
+  // 60 halvings put the root within 1e-18 of the interval's width: below a double's resolution of a ratio near 1.
+  constexpr int kBisections = 60;
+  for (int i = 0; i < kBisections; ++i) {
+    const double mid = 0.5 * (low + high);
+    (excess_J(mid) > 0 ? high : low) = mid;
+  }
+  return low;
 }
 
 namespace {
@@ -36,8 +80,17 @@ double extra_hbm_power_W(const GpuSpec& gpu, const CostProfile& profile, double 
   return profile.power ? bits_power_W(Bps, gpu.hbm_pJ_per_bit) : 0.0;
 }
 
+double hbm_energy_J(const GpuSpec& gpu, double bytes) {
+  return bits_power_W(bytes, gpu.hbm_pJ_per_bit);
+}
+
+double transfer_energy_J(const GpuSpec& gpu, const CostProfile& profile, double bytes, double extra_accesses) {
+  if (!profile.power) return 0.0;
+  return bits_power_W(2 * bytes, profile.power->transfer_pJ_per_bit) + hbm_energy_J(gpu, bytes * extra_accesses);
+}
+
 double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W) {
-  if (!profile.power || transfer_W <= 0) return 1.0;
+  if (!profile.power || transfer_W <= 0 || windowed_power(profile)) return 1.0;
   const PowerParams& power = *profile.power;
   const double limit_W = gpu.power_limit_W > 0 ? gpu.power_limit_W : power.measured_at_W;
   // The SMs keep at least a twentieth of their dynamic power: a guard against draws no port can reach,

@@ -101,6 +101,12 @@ struct PowerParams {
   double exponent = 3;         // dynamic power ~ f V^2 with the voltage following the clock
   // Energy per bit of peer traffic, each direction of a GPU's port: 0 counts none (profiles without it).
   double transfer_pJ_per_bit = 0;
+  // The share of the efficiencies' rates that compute-bound kernels run back to back for seconds hold at
+  // measured_at_W, where the efficiencies come from short benchmarks that end before the power limiter
+  // engages. Set: the board limit binds the power averaged over a window longer than kernels, and a
+  // program's clock follows its share of compute-bound time (sim/engine/runner/window_clock.hpp); 0: the rates hold
+  // at measured_at_W, and each kernel's clock follows the limit alone.
+  double sustained_ratio = 0;
 };
 
 // One transport's point-to-point steps: each step costs latency + bytes / (link bandwidth x efficiency).

@@ -275,6 +275,8 @@ ProfileSection copy_engine() {
 // optional (absent, transfers draw nothing the model counts).
 ProfileSection power() {
   using W = PowerParams;
+  ProfileField sustained = value<&CostProfile::power, &W::sustained_ratio>("sustained_ratio", Reads::kRange, 0, 1);
+  sustained.written_above = 0;  // 0: not modelled (the rates hold at measured_at_W)
   return {
       "power",
       {value<&CostProfile::power, &W::measured_at_W>("measured_at_W", Reads::kRange, 1, 1e4, true),
@@ -282,7 +284,8 @@ ProfileSection power() {
        text("idle_W_source"), value<&CostProfile::power, &W::exponent>("exponent", Reads::kRange, 0.5, 10, true),
        text("exponent_source"),
        value<&CostProfile::power, &W::transfer_pJ_per_bit>("transfer_pJ_per_bit", Reads::kRange, 0, kMaxEnergyPjPerBit),
-       text("transfer_pJ_per_bit_source"), text("source"), fit(), fit("curve_fit")},
+       text("transfer_pJ_per_bit_source"), sustained, text("sustained_ratio_source"), text("source"), fit(),
+       fit("curve_fit")},
       &has_part<&CostProfile::power>};
 }
 

@@ -15,6 +15,7 @@
 
 #include "base/child_process.hpp"
 #include "base/input_error.hpp"
+#include "sim/engine/runner/window_clock.hpp"
 #include "sim/engine/simulation_cache.hpp"
 #include "sim/engine/work_estimate.hpp"
 
@@ -108,7 +109,17 @@ namespace {
 Timeline simulate_uncached(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options);
 }  // namespace
 
+namespace {
+Timeline simulate_cached(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options);
+}  // namespace
+
 Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
+  return simulate_at_window_clock(graph, cost,
+                                  [&](const CostModel& at) { return simulate_cached(graph, at, options); });
+}
+
+namespace {
+Timeline simulate_cached(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
   SimulationCache* cache = cacheable(options) ? active_simulation_cache() : nullptr;
   if (!cache) return simulate_uncached(graph, cost, options);
   const SimulationCache::Key key = cache->key(graph, cost, options);
@@ -122,6 +133,7 @@ Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const E
   cache->store(key, timeline, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return timeline;
 }
+}  // namespace
 
 namespace {
 Timeline simulate_uncached(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {

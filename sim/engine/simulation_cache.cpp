@@ -91,6 +91,7 @@ SimulationCache::Key SimulationCache::key(const model::LayerGraph& graph, const 
   h.text(context_);
   h.text(cost.gpu().name);
   h.text(cost.profile().name);
+  h.value(cost.clock_ratio());
   const Fabric& f = cost.fabric();
   h.value(f.kind), h.value(f.max_gpus), h.value(f.port_Bps), h.value(f.bridge_Bps), h.value(f.in_switch_reduction);
   h.value(f.nodes), h.value(f.gpus_per_node), h.value(f.nic_Bps), h.value(f.oversubscription);

@@ -21,6 +21,8 @@ struct Timeline {
   int ranks = 0;
   std::vector<OpSpan> spans;  // ordered by (op, rank)
   double makespan_s = 0;
+  // The SM clock its compute-bound kernels ran at, relative to the profile's (sim/engine/runner/window_clock.hpp).
+  double clock_ratio = 1;
   // The plan the engine ran for each op, indexed by op id (a default plan for kernels); null for a
   // timeline made without an engine.
   std::shared_ptr<const std::vector<CommPlan>> plans;
