@@ -92,7 +92,7 @@ double transfer_energy_J(const GpuSpec& gpu, const CostProfile& profile, double 
 double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W) {
   if (!profile.power || transfer_W <= 0 || windowed_power(profile)) return 1.0;
   const PowerParams& power = *profile.power;
-  const double limit_W = gpu.power_limit_W > 0 ? gpu.power_limit_W : power.measured_at_W;
+  const double limit_W = binding_limit_W(gpu, power);
   // The SMs keep at least a twentieth of their dynamic power: a guard against draws no port can reach,
   // not a measured floor.
   constexpr double kMinDynamicShare = 0.05;
