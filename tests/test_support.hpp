@@ -1,8 +1,14 @@
 // Helpers shared by tests: load presets and build graphs and cost models without a scenario file.
 #pragma once
 
+#include <filesystem>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "input/gpu_reader.hpp"
 #include "input/model/hf_config.hpp"
@@ -36,8 +42,48 @@ inline double end_of(const sim::Timeline& timeline, model::OpId op, int rank) {
   throw std::logic_error("no span of op " + std::to_string(op) + " on GPU " + std::to_string(rank));
 }
 
+// `profile` at one clock whatever a program draws: without the power limiter's window (power.sustained_ratio 0,
+// sim/engine/runner/window_clock.hpp), so that a test of the engine's mechanics can derive a kernel's time from
+// cost.kernel_seconds. Tests of the window, and of shipped numbers, take the profile as shipped.
+inline sim::CostProfile fixed_clock(sim::CostProfile profile) {
+  return sim::short_benchmark_profile(std::move(profile));
+}
+
 inline sim::CostModel h100_cost() {
   return sim::CostModel(gpu_preset("h100-sxm"), profile_preset("h100-sxm"));
+}
+
+// A scenario's calibration line naming the h100-sxm profile with `power` (a flow map's entries, "sustained_ratio: 0")
+// over its power section: a file written once per text and test process, removed at its exit.
+inline std::string h100_calibration_with_power(const std::string& power) {
+  struct File {
+    std::string path = (std::filesystem::temp_directory_path() / "tpsim_profile_XXXXXX.yaml").string();
+    explicit File(const std::string& text) {
+      const int fd = ::mkstemps(path.data(), 5);
+      if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+        throw std::runtime_error("cannot write " + path);
+      }
+      ::close(fd);
+    }
+    File(const File&) = delete;
+    File& operator=(const File&) = delete;
+    ~File() { std::filesystem::remove(path); }
+  };
+  static std::map<std::string, std::unique_ptr<File>> files;
+  std::unique_ptr<File>& file = files[power];
+  if (!file) file = std::make_unique<File>("gpu: h100-sxm\nbase: h100-sxm\npower: {" + power + "}\n");
+  return "calibration: {profile: " + file->path + "}\n";
+}
+
+// The h100-sxm profile at a fixed clock (fixed_clock), for scenario tests of mechanics whose variants or programs
+// must share a clock.
+inline std::string h100_fixed_clock_calibration() {
+  return h100_calibration_with_power("sustained_ratio: 0");
+}
+
+// The H100 SXM preset and its profile at a fixed clock (fixed_clock).
+inline sim::CostModel h100_fixed_clock_cost() {
+  return sim::CostModel(gpu_preset("h100-sxm"), fixed_clock(profile_preset("h100-sxm")));
 }
 
 // A collective op of `bytes` (the whole tensor), as plan_communication takes it.

@@ -8,6 +8,7 @@
 #include "model/graph/program_builder.hpp"
 #include "model/parallel/async_tp.hpp"
 #include "model/parallel/dtp.hpp"
+#include "sim/cost/power_limit.hpp"
 #include "sim/engine/isolated_run.hpp"
 
 namespace tpsim::calibrate {
@@ -119,8 +120,18 @@ std::string composite_not_modelled(const Measurement& m, const sim::CostModel& c
   return "";
 }
 
-CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& cost,
+namespace {
+
+// The measured pairs and chains are short benchmarks (sim/cost/power_limit.hpp short_benchmark_profile).
+sim::CostModel short_benchmark(const sim::CostModel& machine) {
+  return {machine.gpu(), sim::short_benchmark_profile(machine.profile()), machine.fabric()};
+}
+
+}  // namespace
+
+CompositePrediction predict_composite(const Measurement& m, const sim::CostModel& machine,
                                       const sim::EngineOptions& options) {
+  const sim::CostModel cost = short_benchmark(machine);
   if (const std::string why = composite_not_modelled(m, cost); !why.empty()) throw InputError(m.origin + ": " + why);
   if (m.kind == "overlap") return predict_overlap(m, cost, options);
   CompositePrediction p;

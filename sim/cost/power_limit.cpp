@@ -21,6 +21,11 @@ double compute_dynamic_W(const PowerParams& power, double ratio) {
   return (power.measured_at_W - power.idle_W) * std::pow(ratio / anchor, power.exponent);
 }
 
+CostProfile short_benchmark_profile(CostProfile profile) {
+  if (profile.power) profile.power->sustained_ratio = 0;
+  return profile;
+}
+
 bool windowed_power(const CostProfile& profile) {
   return profile.power && profile.power->sustained_ratio > 0;
 }
@@ -90,7 +95,7 @@ double transfer_energy_J(const GpuSpec& gpu, const CostProfile& profile, double 
 }
 
 double clock_factor_beside_transfers(const GpuSpec& gpu, const CostProfile& profile, double transfer_W) {
-  if (!profile.power || transfer_W <= 0 || windowed_power(profile)) return 1.0;
+  if (!profile.power || transfer_W <= 0) return 1.0;
   const PowerParams& power = *profile.power;
   const double limit_W = binding_limit_W(gpu, power);
   // The SMs keep at least a twentieth of their dynamic power: a guard against draws no port can reach,

@@ -33,6 +33,10 @@ double compute_dynamic_W(const PowerParams& power, double ratio);
 // (sim/engine/runner/window_clock.hpp), and transfers beside compute-bound kernels counted in that average.
 bool windowed_power(const CostProfile& profile);
 
+// `profile` as a short benchmark sees it: the limiter never engages, so no window (power.sustained_ratio 0): each
+// compute-bound kernel at the curve's clock for the GPU's limit, beside transfers at what their draw leaves.
+CostProfile short_benchmark_profile(CostProfile profile);
+
 // The limit that binds `gpu` under `profile`: its power limit, else the power the profile was measured at.
 double binding_limit_W(const GpuSpec& gpu, const PowerParams& power);
 
@@ -76,7 +80,9 @@ double transfer_power_W(const CostProfile& profile, double Bps);
 double extra_hbm_power_W(const GpuSpec& gpu, const CostProfile& profile, double Bps);
 
 // The SM clock of a compute-bound kernel beside transfers drawing `transfer_W`, relative to its clock
-// alone; 1 where the profile models the limiter's window (windowed_power: the transfers count in its average). Assumed:
+// alone, both on the profile's curve: what a compute-bound kernel beside transfers for the whole of a window runs at.
+// The engine takes it beside each transfer only without the window (windowed_power: there the transfers count in
+// the window's mean). Assumed:
 // the kernel alone draws the whole limit it may (the profile's measured_at_W at its clock, or the GPU's lower limit),
 // so the transfers' draw comes out of the SMs' dynamic power and the clock follows the profile's curve down. A limit
 // above the measured power leaves headroom that absorbs the first watts. 1 without a power section or a transfer draw.

@@ -45,6 +45,9 @@ struct EngineOptions {
   model::RankSkew skew;
   // Set: every member of the data group simulated (--no-symmetry); unset: one, its collectives in closed form.
   std::optional<JobMembers> data_group;
+  // True: simulate() finds the program's clock under the power limiter's window (sim/engine/runner/window_clock.hpp);
+  // false: it runs once at the cost model's clock, a caller holding the window (a pipeline's step).
+  bool window_clock = true;
 };
 
 // Eager launches cost the profile's launch.host_us per op, launch.stream_wait_us per cross-stream

@@ -114,6 +114,11 @@ Timeline simulate_cached(const model::LayerGraph& graph, const CostModel& cost, 
 }  // namespace
 
 Timeline simulate(const model::LayerGraph& graph, const CostModel& cost, const EngineOptions& options) {
+  if (!options.window_clock) {
+    Timeline timeline = simulate_cached(graph, cost, options);
+    timeline.clock_ratio = cost.clock_ratio();
+    return timeline;
+  }
   return simulate_at_window_clock(graph, cost,
                                   [&](const CostModel& at) { return simulate_cached(graph, at, options); });
 }

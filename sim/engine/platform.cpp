@@ -47,8 +47,11 @@ Platform build_platform(int gpus, const CostModel& cost, bool outside_groups,
   std::vector<double> speeds;
   for (const int taken : platform.states.sm_totals) {
     for (int level = 0; level < platform.states.levels; ++level) {
+      // Under the limiter's window the transfers count in its mean instead (runner/window_clock.hpp).
       const double clock =
-          clock_factor_beside_transfers(cost.gpu(), cost.profile(), level * platform.states.watts_per_level);
+          windowed_power(cost.profile())
+              ? 1.0
+              : clock_factor_beside_transfers(cost.gpu(), cost.profile(), level * platform.states.watts_per_level);
       speeds.push_back(kWorkRate * compute_share_left(cost.gpu().sm_count, taken) * clock);
     }
   }

@@ -116,6 +116,7 @@ std::vector<double> launch_times(const model::LayerGraph& graph, const std::vect
 struct OpCosts {
   std::vector<double> duration_s, compute_s, memory_s;
   std::vector<int> activities;
+  double clocked_s = 0;  // the compute-bound kernels' compute_s (their work that follows the SM clock)
 };
 
 OpCosts op_costs(const model::LayerGraph& graph, const std::vector<CommPlan>& plans, const CostModel& cost) {
@@ -131,6 +132,7 @@ OpCosts op_costs(const model::LayerGraph& graph, const std::vector<CommPlan>& pl
         c.memory_s[id] = k.memory_s;
       } else {
         c.compute_s[id] = k.overhead_s + k.compute_s;
+        c.clocked_s += k.compute_s;
       }
       c.activities[id] = 3;  // launch gate, overhead, work
       continue;
@@ -163,6 +165,7 @@ std::optional<ProgramBound> bound_program(const model::LayerGraph& graph, const 
   b.start_s.assign(n, 0.0);
   b.tail_s.assign(n, 0.0);
   b.compute_s = costs.compute_s;
+  b.clocked_s = costs.clocked_s;
   double compute_sum = 0, memory_sum = 0, activities = 0;
   for (OpId id = 0; id < n; ++id) {
     const Op& op = graph.op(id);

@@ -29,6 +29,7 @@ struct ProgramBound {
   std::vector<double> tail_s;      // per op: the least time from its end to the program's end
   std::vector<double> compute_s;   // per op: its compute-bound kernel work on its GPU's host (0: none)
   double makespan_s = 0;           // the least time the whole program takes
+  double clocked_s = 0;            // the compute-bound kernels' work that follows the SM clock (no launch overheads)
   double gpu_wait_s = 0;           // launch.gpu_wait_us: from an op's end to a dependant's start on another stream
   double slack_s = 0;              // what each value above was lowered by (SimGrid's timing precision per op)
 };

@@ -2,6 +2,7 @@
 #include "sim/run/pipeline_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -15,6 +16,7 @@
 #include "sim/engine/data_group.hpp"
 #include "sim/engine/isolated_run.hpp"
 #include "sim/engine/pipeline_timing.hpp"
+#include "sim/engine/runner/window_clock.hpp"
 #include "sim/engine/work_estimate.hpp"
 
 namespace tpsim::sim {
@@ -30,6 +32,9 @@ struct ChunkSim {
   Metrics synced;                  // data parallelism: the micro-batch that gathers and reduces over the replicas
   std::optional<PassTrace> trace;  // set once simulated
   std::optional<PassTrace> synced_trace;
+  // What each program draws over the power limiter's window (sim/engine/runner/window_clock.hpp), per GPU of those it
+  // simulated: one micro-batch, the synchronised one, the step's end.
+  WindowDraw plain_draw, synced_draw, optimizer_draw;
 };
 
 std::string chunk_label(const model::ModelChunk& chunk) {
@@ -37,6 +42,12 @@ std::string chunk_label(const model::ModelChunk& chunk) {
   if (chunk.embedding) label += " + embedding";
   if (chunk.head) label += " + head and loss";
   return label;
+}
+
+// A program's draw per GPU it simulated (a TP group, or under --no-symmetry every replica's).
+WindowDraw per_gpu(const WindowDraw& draw, int ranks) {
+  const double n = std::max(1, ranks);
+  return WindowDraw{draw.span_s / n, draw.compute_s / n, draw.other_J / n};
 }
 
 // When a one-micro-batch program's forward ends (its backward runs from there to the makespan).
@@ -101,6 +112,7 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
       c.costs.weight_gradient_s += span.end_s - span.start_s;
     }
   }
+  c.plain_draw = per_gpu(window_draw(graph, cost, timeline), timeline.ranks);
   c.costs.forward_s = forward_end(graph, timeline);
   c.costs.backward_s = timeline.makespan_s - c.costs.forward_s;
   const double unsplit_backward = c.costs.backward_s;
@@ -113,6 +125,7 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
     // reduction after its backward): its forward is the step's first one's, its backward the last one's.
     const model::LayerGraph synced = model::build_pass_graph(s.arch, w, model::primary_pass(w), tp, v);
     Timeline synced_timeline = simulate(synced, cost, options);
+    c.synced_draw = per_gpu(window_draw(synced, cost, synced_timeline), synced_timeline.ranks);
     const double synced_forward = forward_end(synced, synced_timeline);
     c.costs.gathered_forward_s = synced_forward;
     // The backward's work ends with its last op but the reduction's.
@@ -134,6 +147,7 @@ ChunkSim simulate_chunk(const model::Scenario& s, const model::Variant& v, const
     const model::Workload& end = *workloads.step_end;
     const model::LayerGraph step_end = model::build_pass_graph(s.arch, end, model::primary_pass(end), tp, v);
     const Timeline timeline = simulate(step_end, cost, options);
+    c.optimizer_draw = per_gpu(window_draw(step_end, cost, timeline), timeline.ranks);
     c.optimizer = compute_metrics(step_end, timeline);
     c.optimizer_norm_s = c.optimizer.time_s;
     for (const OpSpan& span : timeline.spans) {
@@ -400,10 +414,56 @@ Metrics mean_over_stages(const std::vector<Metrics>& stage_metrics, double step_
   return mean;
 }
 
+// The step's draw over the limiter's window per GPU, the mean over the stages: each chunk's micro-batches (the last
+// synchronised where the replicas synchronise) and its step's end, over the step's time.
+WindowDraw step_draw(const model::Scenario& s, const std::vector<ChunkSim>& sims, const std::vector<size_t>& sim_of,
+                     double step_s) {
+  const double m = static_cast<double>(s.workload.microbatches);
+  const double synced = s.workload.data_parallel.enabled() ? 1.0 : 0.0;
+  WindowDraw step;
+  step.span_s = step_s;
+  const double stages = s.parallelism.pp;
+  const auto add = [&](const WindowDraw& d, double times) {
+    step.compute_s += d.compute_s * times / stages;
+    step.other_J += d.other_J * times / stages;
+  };
+  for (const size_t i : sim_of) {
+    add(sims[i].plain_draw, m - synced);
+    add(sims[i].synced_draw, synced);
+    add(sims[i].optimizer_draw, 1.0);
+  }
+  return step;
+}
+
+// run_pipeline at the clock `cost` holds (the programs simulated at it, none finding its own); `draw` set to the
+// step's.
+PipelineVariantRun run_pipeline_at(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
+                                   const EngineOptions& options, const Fabric& job, WindowDraw& draw);
+
 }  // namespace
 
+// Under a windowed profile the step is the window: its clock is where the step's mean draw meets the limit, found as
+// simulate() finds a program's (runner/window_clock.hpp), every program of the step simulated at it; the whole-step
+// simulation (--no-symmetry) runs at the same clock, so that both modes agree.
 PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
                                 const EngineOptions& options, const Fabric& job) {
+  WindowDraw draw;
+  if (!windowed_power(cost.profile())) return run_pipeline_at(s, variant, cost, options, job, draw);
+  EngineOptions held = options;
+  held.window_clock = false;
+  double ratio = back_to_back_clock_ratio(cost.gpu(), cost.profile());
+  for (int run = 1;; ++run) {
+    PipelineVariantRun out = run_pipeline_at(s, variant, cost.at_clock(ratio), held, job, draw);
+    const double next = window_clock_ratio(cost.gpu(), cost.profile(), draw, ratio);
+    if (std::abs(next - ratio) <= kWindowClockTolerance || run == kMaxWindowSimulations) return out;
+    ratio = next;
+  }
+}
+
+namespace {
+
+PipelineVariantRun run_pipeline_at(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
+                                   const EngineOptions& options, const Fabric& job, WindowDraw& draw) {
   const int p = s.parallelism.pp, tp = s.parallelism.tp;
   const int m = static_cast<int>(s.workload.microbatches);
   const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline);
@@ -446,11 +506,15 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   if (s.workload.optimizer) end_stages(s, cost, timing.end_s, static_cast<int>(chunks.size()), run);
   for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
   out.metrics = mean_over_stages(stage_metrics, out.metrics.time_s);
+  draw = step_draw(s, sims, sim_of, out.metrics.time_s);
+  run.clock_ratio = cost.clock_ratio();
   for (ChunkSim& sim : sims) {
     out.passes.push_back(std::move(*sim.trace));
     if (sim.synced_trace) out.passes.push_back(std::move(*sim.synced_trace));
   }
   return out;
 }
+
+}  // namespace
 
 }  // namespace tpsim::sim

@@ -52,7 +52,10 @@ struct PipelineRun {
   std::vector<StageRun> stages;
   std::vector<std::vector<model::PipelineSpan>> spans;  // per stage: when each pass ran
   double pipeline_s = 0;                                // the last pass's end
-  double bubble_fraction = 0;                           // idle stage-time in the passes' span
+  // The SM clock every program of the step ran at, relative to the profile's (the step's window under a windowed
+  // profile, sim/engine/runner/window_clock.hpp).
+  double clock_ratio = 1;
+  double bubble_fraction = 0;  // idle stage-time in the passes' span
   // What the sends add to the passes' span: the schedule timed with them, less timed without them (the
   // pipeline dimension's exposed communication).
   double send_exposed_s = 0;

@@ -5,13 +5,28 @@
 
 #include "model/graph/graph_builder.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
+#include "sim/cost/power_limit.hpp"
 #include "sim/engine/pipeline_timing.hpp"
 #include "sim/engine/program_bound.hpp"
+#include "sim/engine/runner/window_clock.hpp"
 #include "sim/run/pipeline_run.hpp"
 #include "sim/run/scenario_run.hpp"
 
 namespace tpsim::sim {
 namespace {
+
+// The least time of a window (a program, or a pipeline's step) whose GPUs do `clocked_s` of compute-bound work each on
+// the mean, at `cost`'s clock, under a windowed profile (sim/engine/runner/window_clock.hpp): that work at the
+// back-to-back clock r_b. Why: the window's compute-bound time C draws D(r) above idle at its clock r, so
+// C D(r) <= (limit - idle) T, and C >= clocked / r; D(r_b) = limit - idle and D grows with r: for r <= r_b,
+// T >= C >= clocked / r_b; above it, T >= C D(r) / (limit - idle) >= clocked / r_b. The engine's clock is within
+// twice the fixed point's tolerance of the window's own, hence the margin. 0 without a window.
+double least_windowed_seconds(double clocked_s, const CostModel& cost) {
+  if (!windowed_power(cost.profile())) return 0.0;
+  const double back_to_back =
+      std::min(1.0, back_to_back_clock_ratio(cost.gpu(), cost.profile()) + 2 * kWindowClockTolerance);
+  return clocked_s * cost.clock_ratio() / std::max(back_to_back, cost.clock_ratio());
+}
 
 std::vector<bool> forward_ops(const model::LayerGraph& graph) {
   std::vector<bool> forward(graph.size());
@@ -30,8 +45,10 @@ std::vector<bool> ops_in(size_t size, std::pair<model::OpId, model::OpId> range)
 struct ChunkBound {
   model::ChunkCosts costs;
   double optimizer_s = 0;
-  double model_flops = 0;      // one micro-batch's passes (the run's metrics count m of them)
-  double optimizer_flops = 0;  // the optimizer's, once a step
+  double clocked_s = 0;            // one micro-batch's compute-bound work that follows the SM clock
+  double optimizer_clocked_s = 0;  // the optimizer's
+  double model_flops = 0;          // one micro-batch's passes (the run's metrics count m of them)
+  double optimizer_flops = 0;      // the optimizer's, once a step
 };
 
 std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
@@ -44,6 +61,7 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
   if (!plain) return std::nullopt;
   ChunkBound c;
   c.model_flops = graph.model_flops();
+  c.clocked_s = plain->clocked_s;
   const std::vector<bool> forward = forward_ops(graph);
   c.costs.forward_s = least_last_end(*plain, forward);
   const std::optional<double> backward = least_gap(graph, *plain, forward, {});
@@ -67,6 +85,7 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
     const std::optional<ProgramBound> b = bound_program(step_end, cost, options);
     if (!b) return std::nullopt;
     c.optimizer_s = b->makespan_s;
+    c.optimizer_clocked_s = b->clocked_s;
     c.optimizer_flops = step_end.model_flops();
   }
   return c;
@@ -82,7 +101,7 @@ std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::V
   model::PipelineCosts costs;
   std::vector<double> optimizer_s;
   // Per GPU, the stages' mean as pipeline_run's metrics take it: every chunk's m micro-batches and its optimizer.
-  double flops = 0;
+  double flops = 0, clocked_s = 0;
   for (const model::ModelChunk& chunk : chunks) {
     auto same = std::find_if(distinct.begin(), distinct.end(),
                              [&](const auto& d) { return model::same_program(s.arch, d.first, chunk); });
@@ -94,6 +113,7 @@ std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::V
     costs.chunk.push_back(same->second.costs);
     optimizer_s.push_back(same->second.optimizer_s);
     flops += (m * same->second.model_flops + same->second.optimizer_flops) / p;
+    clocked_s += (m * same->second.clocked_s + same->second.optimizer_clocked_s) / p;
   }
   const model::PipelineSchedule schedule = model::make_pipeline_schedule(kind, p, m, s.pipeline.virtual_stages);
   const model::PipelineTiming timing = time_pipeline(schedule, costs);
@@ -105,7 +125,7 @@ std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::V
     }
     step_s = std::max(step_s, end);
   }
-  return StepBound{step_s, flops};
+  return StepBound{std::max(step_s, least_windowed_seconds(clocked_s, cost)), flops};
 }
 
 std::optional<StepBound> bound_variant(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
@@ -115,7 +135,7 @@ std::optional<StepBound> bound_variant(const model::Scenario& s, const model::Va
   const model::LayerGraph graph = model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v);
   const std::optional<ProgramBound> b = bound_program(graph, cost, options);
   if (!b) return std::nullopt;
-  return StepBound{b->makespan_s, graph.model_flops()};
+  return StepBound{std::max(b->makespan_s, least_windowed_seconds(b->clocked_s, cost)), graph.model_flops()};
 }
 
 }  // namespace

@@ -339,7 +339,8 @@ TEST_CASE("a sweep over dp at a fixed global batch holds the same sequences per 
   const model::Scenario base = model::parse_scenario(
       "name: g\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nworkload: {phase: train, batch: 2, seq_len: 2048, "
       "layers: 1, global_batch: 16}\nparallelism: {tp: 2, dp: 1}\nvariants: [{name: sp, tp_mode: sp}]\n"
-      "sweep:\n  parallelism.dp: [1, 2, 3, 4]\n",
+      "sweep:\n  parallelism.dp: [1, 2, 3, 4]\n" +
+          test::h100_fixed_clock_calibration(),
       "g.yaml");
   const std::vector<model::SweepPoint> points = model::expand_sweep(base, true);
   REQUIRE(points.size() == 4);

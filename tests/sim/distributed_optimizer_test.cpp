@@ -22,7 +22,7 @@ namespace {
 std::string job(const std::string& sync, const std::string& nic = "") {
   return "name: zero1\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm, topology: ib-rail, nodes: 4" + nic +
          "}\nworkload: {phase: train, batch: 1, seq_len: 8192}\nparallelism: {tp: 8, dp: 4}\n" + sync +
-         "variants: [{name: sp, tp_mode: sp}]\n";
+         "variants: [{name: sp, tp_mode: sp}]\n" + test::h100_fixed_clock_calibration();
 }
 
 struct BucketOps {

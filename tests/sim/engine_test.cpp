@@ -15,7 +15,7 @@ namespace {
 // A profile with round numbers so expected times are easy to derive.
 sim::CostModel simple_cost() {
   sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
-  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  sim::CostProfile profile = test::fixed_clock(test::profile_preset("h100-sxm"));
   profile.nccl = {5e-6, 0.8};
   profile.copy_engine = {5e-6, 0.8};
   profile.copy_engine_all_ranks_efficiency.reset();  // one copy-engine rate for every exchange
@@ -29,7 +29,7 @@ sim::CostModel simple_cost() {
 // The default H100 profile with transfers drawing no power: the SM share alone slows a GEMM beside NCCL
 // (the draw's own tests: tests/sim/transfer_power_test.cpp).
 sim::CostModel h100_without_transfer_draw() {
-  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  sim::CostProfile profile = test::fixed_clock(test::profile_preset("h100-sxm"));
   profile.power->transfer_pJ_per_bit = 0;
   return sim::CostModel(test::gpu_preset("h100-sxm"), profile);
 }
@@ -353,7 +353,7 @@ TEST_CASE("a GPU-side wait delays each op that waits for another stream's op on 
 }
 
 TEST_CASE("a GEMM that shared its SMs with a comm kernel ends its tail of tile times later, alone it pays none") {
-  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  sim::CostProfile profile = test::fixed_clock(test::profile_preset("h100-sxm"));
   profile.power->transfer_pJ_per_bit = 0;
   profile.gemm.shared_tail_tiles = 1.5;
   const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);
@@ -373,7 +373,7 @@ TEST_CASE("a GEMM that shared its SMs with a comm kernel ends its tail of tile t
 }
 
 TEST_CASE("a GEMM whose tiles all fit on the SMs a comm kernel leaves pays no tail, only the share of SMs left") {
-  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  sim::CostProfile profile = test::fixed_clock(test::profile_preset("h100-sxm"));
   profile.power->transfer_pJ_per_bit = 0;
   profile.gemm.shared_tail_tiles = 1.5;
   const sim::CostModel cost(test::gpu_preset("h100-sxm"), profile);

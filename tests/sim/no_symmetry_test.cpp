@@ -1,6 +1,7 @@
 // --no-symmetry: every data-parallel replica simulated, its collectives run step by step between the replicas, checks
 // the symmetric model (one replica, the collectives' closed form) on the collectives alone and on whole jobs.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <string>
 
 #include "model/graph/program_builder.hpp"
@@ -8,6 +9,7 @@
 #include "sim/engine/data_group.hpp"
 #include "sim/engine/isolated_run.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "sim/run/step_bound.hpp"
 #include "test_support.hpp"
 
 using namespace tpsim;
@@ -194,6 +196,31 @@ TEST_CASE("a symmetric and a whole-step simulation of a 32-GPU pipelined FSDP jo
           "[sim][no_symmetry][pipeline]") {
   // tp 8 x pp 2 x dp 2 on 4 nodes: stage s of replica k on node 2s + k; the sends and the gathers share the NICs.
   check_symmetry_holds(job_text(4, "{tp: 8, pp: 2, dp: 2}\nfsdp: {}", ", microbatches: 4"), 32);
+}
+
+TEST_CASE(
+    "under the power limiter's window a pipelined step runs every program at the step's clock, and a whole-step "
+    "simulation agrees within 1%",
+    "[sim][no_symmetry][pipeline][window]") {
+  // The sustained ratio measured on one H200 (sim/engine/runner/window_clock.hpp); the step is the window. At 350 W
+  // (back to back 0.66 of the short benchmarks' clock) the step's GEMMs hold the limit even beside its bubbles.
+  std::string text = job_text(4, "{tp: 8, pp: 2, dp: 2}\nfsdp: {}", ", microbatches: 4") +
+                     test::h100_calibration_with_power("sustained_ratio: 0.843");
+  text.replace(text.find("nodes: 4"), 8, "nodes: 4, power_limit_W: 350");
+  check_symmetry_holds(text, 32);
+  const model::Scenario s = model::parse_scenario(text, "job.yaml");
+  const sim::ScenarioRun one = sim::run_scenario(s);
+  for (const sim::VariantRun& v : one.variants) {
+    REQUIRE(v.pipeline);
+    // Above the back-to-back clock (the bubbles, the sends and the memory-bound kernels draw less), below 1.
+    CHECK(v.pipeline->clock_ratio > 0.843 * std::cbrt((350.0 - 70) / (700 - 70)));
+    CHECK(v.pipeline->clock_ratio < 1.0);
+    for (const sim::PassTrace& pass : v.passes) CHECK(pass.timeline.clock_ratio == v.pipeline->clock_ratio);
+  }
+  // The step's bound holds the work at the back-to-back clock (sim/run/step_bound.cpp) and stays below the step.
+  const std::optional<sim::StepBound> bound = sim::step_lower_bound(s);
+  REQUIRE(bound);
+  CHECK(bound->step_s <= one.variants.front().metrics.time_s);
 }
 
 TEST_CASE("a symmetric and a whole-step simulation of a 128-GPU pipelined FSDP job agree within 1%",

@@ -48,13 +48,16 @@ struct Middle {
   model::SavedActivations saved;
 };
 
-Middle simulate_middle(const model::Scenario& s) {
+// At `clock`: the clock the pipeline's step ran its programs at.
+Middle simulate_middle(const model::Scenario& s, double clock) {
   model::Workload w = model::chunk_workload(s.workload, model::ModelChunk{8, false, false});
   w.optimizer = false;
   const model::LayerGraph graph =
       model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, s.variants.front());
-  const sim::CostModel cost = test::h100_cost();
-  const sim::Timeline timeline = sim::simulate(graph, cost, sim::launch_options(cost.profile(), false));
+  const sim::CostModel cost = test::h100_cost().at_clock(clock);
+  sim::EngineOptions options = sim::launch_options(cost.profile(), false);
+  options.window_clock = false;
+  const sim::Timeline timeline = sim::simulate(graph, cost, options);
   Middle m;
   for (const sim::OpSpan& span : timeline.spans) {
     if (graph.op(span.op).stage == model::OpStage::kForward) m.forward_s = std::max(m.forward_s, span.end_s);
@@ -70,7 +73,7 @@ TEST_CASE("a pipeline stage's passes are its chunk's program simulated alone, an
           "[sim][pipeline]") {
   const sim::ScenarioRun r = run(job("", "{gpu: h100-sxm}", 2, kLightEnds));
   const sim::PipelineRun& p = *r.variants.front().pipeline;
-  const Middle middle = simulate_middle(r.scenario);
+  const Middle middle = simulate_middle(r.scenario, p.clock_ratio);
   REQUIRE(p.stages.size() == 4);
   CHECK(p.programs_simulated == 3);  // first, middle (stages 1 and 2), last
   for (const int stage : {1, 2}) {
@@ -110,8 +113,8 @@ TEST_CASE("the stages together hold the model's parameters, gradients and optimi
 
 TEST_CASE("1F1B's stage s holds p-s micro-batches' saved activations, GPipe's every micro-batch", "[sim][pipeline]") {
   const sim::ScenarioRun one = run(job(""));
-  const Middle middle = simulate_middle(one.scenario);
   const sim::PipelineRun& p = *one.variants.front().pipeline;
+  const Middle middle = simulate_middle(one.scenario, p.clock_ratio);
   CHECK(p.stages[1].peak_in_flight == 3);
   CHECK(p.stages[2].peak_in_flight == 2);
   CHECK(p.stages[1].memory.activation_bytes - p.stages[2].memory.activation_bytes ==
@@ -188,10 +191,13 @@ TEST_CASE("sends between stages take NVLink inside a node and the NIC across nod
 }
 
 TEST_CASE("zero-bubble and interleaved schedules shorten the step as their bubbles say", "[sim][pipeline]") {
-  const sim::ScenarioRun one = run(job("", "{gpu: h100-sxm}", 2, kLightEnds));
-  const sim::ScenarioRun zb = run(job("pipeline: {schedule: zb-h1}\n", "{gpu: h100-sxm}", 2, kLightEnds));
+  // One clock for the three schedules (the limiter's window would give each step its own), so that the passes' costs
+  // are the same in each.
+  const std::string fixed = test::h100_fixed_clock_calibration();
+  const sim::ScenarioRun one = run(job(fixed, "{gpu: h100-sxm}", 2, kLightEnds));
+  const sim::ScenarioRun zb = run(job(fixed + "pipeline: {schedule: zb-h1}\n", "{gpu: h100-sxm}", 2, kLightEnds));
   const sim::ScenarioRun inter =
-      run(job("pipeline: {schedule: interleaved, virtual_stages: 2}\n", "{gpu: h100-sxm}", 2, kLightEnds));
+      run(job(fixed + "pipeline: {schedule: interleaved, virtual_stages: 2}\n", "{gpu: h100-sxm}", 2, kLightEnds));
   const sim::PipelineRun& p = *one.variants.front().pipeline;
   // ZB-H1 saves 2(p-1) weight-gradient passes of the step (Qi et al.; the weight gradient is shorter than the
   // forward here). But split off, the input gradient's pass loses the weight-gradient GEMMs that hid its

@@ -127,7 +127,8 @@ TEST_CASE("a training step's stages split its compute stream's time: forward, ba
 }
 
 TEST_CASE("a step with one micro-batch and no optimizer is that micro-batch's forward, then its backward") {
-  const sim::CostModel cost = test::h100_cost();
+  // One clock for the step and its forward alone (the limiter's window would give each its own).
+  const sim::CostModel cost = test::h100_fixed_clock_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   const model::Workload w = test::train_workload(1, 2048, 2, model::Recompute::kNone, 1, false);
   sim::PassTrace pass{"train", model::build_layer_graph(arch, w, 8, test::variant(model::TpMode::kSp)), {}};

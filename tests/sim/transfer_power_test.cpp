@@ -39,10 +39,12 @@ TEST_CASE("beside transfers the clock falls to where the power curve meets the l
     CHECK(sim::clock_factor_beside_transfers(gpu, profile, 50) ==
           Approx(std::cbrt((500.0 - 50 - 70) / 630.0) / std::cbrt((500.0 - 70) / 630.0)));
   }
-  SECTION("where the profile models the limiter's window, the draw counts in the window's mean instead") {
+  SECTION("on a windowed profile's curve the same: a kernel beside the transfers for the whole window") {
     sim::CostProfile windowed = profile;
     windowed.power->sustained_ratio = 0.85;
-    CHECK(sim::clock_factor_beside_transfers(gpu, windowed, 50) == 1.0);
+    gpu.power_limit_W = 500;
+    CHECK(sim::clock_factor_beside_transfers(gpu, windowed, 50) ==
+          Approx(std::cbrt((500.0 - 50 - 70) / 630.0) / std::cbrt((500.0 - 70) / 630.0)));
   }
   SECTION("without a draw, or without a power section, the clock stands") {
     CHECK(sim::clock_factor_beside_transfers(gpu, profile, 0) == 1.0);

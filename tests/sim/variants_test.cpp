@@ -71,7 +71,7 @@ TEST_CASE("async TP gains vanish when communication is negligible") {
   sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
   gpu.nvlink_Bps *= 1e4;  // effectively free links (and HBM fast enough to feed them)
   gpu.hbm_Bps *= 1e4;
-  sim::CostProfile profile = test::profile_preset("h100-sxm");
+  sim::CostProfile profile = test::fixed_clock(test::profile_preset("h100-sxm"));
   profile.nccl.step_latency_s = 0;
   profile.nccl_call_latency_s = 0;
   profile.copy_engine.step_latency_s = 0;
@@ -143,7 +143,8 @@ variants:
 TEST_CASE(
     "a training step's micro-batches run one after the other: each after the first adds the same time, "
     "its gradient accumulation included") {
-  const sim::CostModel cost = test::h100_cost();
+  // One clock for the three steps (the limiter's window would give each its own, their compute shares differing).
+  const sim::CostModel cost = test::h100_fixed_clock_cost();
   const model::ArchSpec arch = model::load_model_preset("llama-3.1-8b");
   model::Workload w = test::train_workload(1, 2048, 2, model::Recompute::kNone, 1, false);
   const double one = simulate_time(arch, w, 8, test::variant(TpMode::kSp), cost);

@@ -76,7 +76,13 @@ Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostMode
     const CostModel at = cost.at_clock(ratio);
     timeline = simulate_at(at);
     timeline.clock_ratio = ratio;
-    const double next = window_clock_ratio(cost.gpu(), cost.profile(), window_draw(graph, at, timeline), ratio);
+    const WindowDraw draw = window_draw(graph, at, timeline);
+    const double next = window_clock_ratio(cost.gpu(), cost.profile(), draw, ratio);
+    // Without compute-bound kernels the clock changes nothing the program does.
+    if (draw.compute_s <= 0) {
+      timeline.clock_ratio = next;
+      return timeline;
+    }
     if (std::abs(next - ratio) <= kWindowClockTolerance || run == kMaxWindowSimulations) return timeline;
     ratio = next;
   }

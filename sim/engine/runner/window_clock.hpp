@@ -24,8 +24,8 @@ WindowDraw window_draw(const model::LayerGraph& graph, const CostModel& cost, co
 // Runs `simulate_at` at the clock the program's own draw leaves under the limit: first at the back-to-back clock
 // (back_to_back_clock_ratio: the lowest a window without transfers beside its compute can give), then at
 // window_clock_ratio of what ran, until the clock moves by at most kWindowClockTolerance (at most kMaxWindowSimulations
-// runs). The timeline's clock_ratio says which clock it ran at. Without a windowed profile (power.sustained_ratio), one
-// run at `cost`'s clock.
+// runs). The timeline's clock_ratio says which clock it ran at. One run where the program has no compute-bound kernel
+// (the clock changes nothing), or without a windowed profile (power.sustained_ratio): at `cost`'s clock.
 Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostModel& cost,
                                   const std::function<Timeline(const CostModel&)>& simulate_at);
 
