@@ -415,15 +415,16 @@ Metrics mean_over_stages(const std::vector<Metrics>& stage_metrics, double step_
 }
 
 // The step's draw over the limiter's window per GPU, the mean over the stages: each chunk's micro-batches (the last
-// synchronised where the replicas synchronise) and its step's end, over the step's time.
-WindowDraw step_draw(const model::Scenario& s, const std::vector<ChunkSim>& sims, const std::vector<size_t>& sim_of,
-                     double step_s) {
+// synchronised where the replicas synchronise) and its step's end, over their own time. The window leaves out the
+// bubbles: a stage's passes run back to back between its warm-up and cool-down, and the limiter's window (a fraction
+// of a second) holds them, not the idle stretches at the step's ends.
+WindowDraw step_draw(const model::Scenario& s, const std::vector<ChunkSim>& sims, const std::vector<size_t>& sim_of) {
   const double m = static_cast<double>(s.workload.microbatches);
   const double synced = s.workload.data_parallel.enabled() ? 1.0 : 0.0;
   WindowDraw step;
-  step.span_s = step_s;
   const double stages = s.parallelism.pp;
   const auto add = [&](const WindowDraw& d, double times) {
+    step.span_s += d.span_s * times / stages;
     step.compute_s += d.compute_s * times / stages;
     step.other_J += d.other_J * times / stages;
   };
@@ -506,7 +507,7 @@ PipelineVariantRun run_pipeline_at(const model::Scenario& s, const model::Varian
   if (s.workload.optimizer) end_stages(s, cost, timing.end_s, static_cast<int>(chunks.size()), run);
   for (const StageRun& r : run.stages) out.metrics.time_s = std::max(out.metrics.time_s, r.end_s);
   out.metrics = mean_over_stages(stage_metrics, out.metrics.time_s);
-  draw = step_draw(s, sims, sim_of, out.metrics.time_s);
+  draw = step_draw(s, sims, sim_of);
   run.clock_ratio = cost.clock_ratio();
   for (ChunkSim& sim : sims) {
     out.passes.push_back(std::move(*sim.trace));
