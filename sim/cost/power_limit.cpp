@@ -8,17 +8,24 @@
 
 namespace tpsim::sim {
 
+namespace {
+
+// The rate ratio at which the curve draws measured_at_W: the sustained ratio, or 1 where the profile has none.
+double curve_anchor(const PowerParams& power) {
+  return power.sustained_ratio > 0 ? power.sustained_ratio : 1.0;
+}
+
+}  // namespace
+
 double clock_ratio_at(const PowerParams& power, double limit_W) {
-  const bool windowed = power.sustained_ratio > 0;
-  if (!windowed && limit_W >= power.measured_at_W) return 1.0;
-  const double anchor = windowed ? power.sustained_ratio : 1.0;
+  if (power.sustained_ratio <= 0 && limit_W >= power.measured_at_W) return 1.0;
+  const double anchor = curve_anchor(power);
   const double dynamic_share = (limit_W - power.idle_W) / (power.measured_at_W - power.idle_W);
   return std::min(1.0, anchor * std::pow(dynamic_share, 1.0 / power.exponent));
 }
 
 double compute_dynamic_W(const PowerParams& power, double ratio) {
-  const double anchor = power.sustained_ratio > 0 ? power.sustained_ratio : 1.0;
-  return (power.measured_at_W - power.idle_W) * std::pow(ratio / anchor, power.exponent);
+  return (power.measured_at_W - power.idle_W) * std::pow(ratio / curve_anchor(power), power.exponent);
 }
 
 CostProfile short_benchmark_profile(CostProfile profile) {

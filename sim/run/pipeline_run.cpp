@@ -448,17 +448,15 @@ PipelineVariantRun run_pipeline_at(const model::Scenario& s, const model::Varian
 // simulation (--no-symmetry) runs at the same clock, so that both modes agree.
 PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& variant, const CostModel& cost,
                                 const EngineOptions& options, const Fabric& job) {
-  WindowDraw draw;
-  if (!windowed_power(cost.profile())) return run_pipeline_at(s, variant, cost, options, job, draw);
+  if (!windowed_power(cost.profile())) {
+    WindowDraw unused;
+    return run_pipeline_at(s, variant, cost, options, job, unused);
+  }
   EngineOptions held = options;
   held.window_clock = false;
-  double ratio = back_to_back_clock_ratio(cost.gpu(), cost.profile());
-  for (int run = 1;; ++run) {
-    PipelineVariantRun out = run_pipeline_at(s, variant, cost.at_clock(ratio), held, job, draw);
-    const double next = window_clock_ratio(cost.gpu(), cost.profile(), draw, ratio);
-    if (std::abs(next - ratio) <= kWindowClockTolerance || run == kMaxWindowSimulations) return out;
-    ratio = next;
-  }
+  return at_window_clock(cost, [&](const CostModel& at,
+                                   WindowDraw& draw) { return run_pipeline_at(s, variant, at, held, job, draw); })
+      .first;
 }
 
 namespace {

@@ -38,26 +38,40 @@ double bytes_each_way(const CommPlan& plan) {
   return plan.steps * plan.message_bytes * peers;
 }
 
+// Per op, what one instance draws above idle beside its compute-bound time: a memory-bound kernel's HBM bytes, a comm
+// op's transfers; and whether it is a compute-bound kernel. Costed once per op, not per rank.
+struct OpDraw {
+  double energy_J = 0;
+  bool compute_bound = false;
+};
+
+std::vector<OpDraw> op_draws(const model::LayerGraph& graph, const CostModel& cost, const Timeline& timeline) {
+  std::vector<OpDraw> draws(graph.size());
+  for (model::OpId id = 0; id < graph.size(); ++id) {
+    const model::Op& op = graph.op(id);
+    if (model::is_kernel(op.kind)) {
+      const KernelCost k = cost.kernel_cost(op);
+      draws[id].compute_bound = !k.memory_bound();
+      if (k.memory_bound()) draws[id].energy_J = hbm_energy_J(cost.gpu(), k.memory_bytes);
+    } else if (timeline.plans) {
+      const CommPlan& plan = (*timeline.plans)[id];
+      const double extra = std::max(0.0, plan.hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
+      draws[id].energy_J = transfer_energy_J(cost.gpu(), cost.profile(), bytes_each_way(plan), extra);
+    }
+  }
+  return draws;
+}
+
 }  // namespace
 
 WindowDraw window_draw(const model::LayerGraph& graph, const CostModel& cost, const Timeline& timeline) {
   WindowDraw draw;
   draw.span_s = timeline.makespan_s * timeline.ranks;
+  const std::vector<OpDraw> draws = op_draws(graph, cost, timeline);
   std::vector<std::vector<Interval>> compute(static_cast<size_t>(timeline.ranks));
   for (const OpSpan& span : timeline.spans) {
-    const model::Op& op = graph.op(span.op);
-    if (model::is_kernel(op.kind)) {
-      const KernelCost k = cost.kernel_cost(op);
-      if (k.memory_bound()) {
-        draw.other_J += hbm_energy_J(cost.gpu(), k.memory_bytes);
-      } else {
-        compute[static_cast<size_t>(span.rank)].emplace_back(span.start_s, span.end_s);
-      }
-    } else if (timeline.plans) {
-      const CommPlan& plan = (*timeline.plans)[span.op];
-      const double extra = std::max(0.0, plan.hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
-      draw.other_J += transfer_energy_J(cost.gpu(), cost.profile(), bytes_each_way(plan), extra);
-    }
+    draw.other_J += draws[span.op].energy_J;
+    if (draws[span.op].compute_bound) compute[static_cast<size_t>(span.rank)].emplace_back(span.start_s, span.end_s);
   }
   for (std::vector<Interval>& intervals : compute) draw.compute_s += merged_length(intervals);
   return draw;
@@ -70,22 +84,13 @@ Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostMode
     timeline.clock_ratio = cost.clock_ratio();
     return timeline;
   }
-  double ratio = back_to_back_clock_ratio(cost.gpu(), cost.profile());
-  Timeline timeline;
-  for (int run = 1;; ++run) {
-    const CostModel at = cost.at_clock(ratio);
-    timeline = simulate_at(at);
-    timeline.clock_ratio = ratio;
-    const WindowDraw draw = window_draw(graph, at, timeline);
-    const double next = window_clock_ratio(cost.gpu(), cost.profile(), draw, ratio);
-    // Without compute-bound kernels the clock changes nothing the program does.
-    if (draw.compute_s <= 0) {
-      timeline.clock_ratio = next;
-      return timeline;
-    }
-    if (std::abs(next - ratio) <= kWindowClockTolerance || run == kMaxWindowSimulations) return timeline;
-    ratio = next;
-  }
+  auto [timeline, clock] = at_window_clock(cost, [&](const CostModel& at, WindowDraw& draw) {
+    Timeline ran = simulate_at(at);
+    draw = window_draw(graph, at, ran);
+    return ran;
+  });
+  timeline.clock_ratio = clock;
+  return timeline;
 }
 
 }  // namespace tpsim::sim

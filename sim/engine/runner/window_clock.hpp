@@ -2,12 +2,14 @@
 // its kernels: compute-bound kernels draw more than the limit at the profile's clock, memory-bound kernels,
 // transfers and gaps draw less, and the limiter holds the program's mean at the limit.
 //
-// The window is the simulated program (a pass, a pipeline chunk, a step's end): a pipeline's bubbles between chunks
-// are not in it. Ignores: the limiter's own time constant (a program shorter than it would run at the clock of what
-// ran before), temperature, and clock-dependent draw of memory-bound kernels.
+// The window is the simulated program (a pass, a training step), or under a pipeline its step's busy time
+// (sim/run/pipeline_run.cpp): the bubbles are not in it. Ignores: the limiter's own time constant (a program shorter
+// than it would run at the clock of what ran before), temperature, and clock-dependent draw of memory-bound kernels.
 #pragma once
 
+#include <cmath>
 #include <functional>
+#include <utility>
 
 #include "model/graph/layer_graph.hpp"
 #include "sim/cost/cost_model.hpp"
@@ -21,16 +23,36 @@ namespace tpsim::sim {
 // moves each way through the GPU's port (plus its FIFO's extra HBM accesses) at their energies per bit.
 WindowDraw window_draw(const model::LayerGraph& graph, const CostModel& cost, const Timeline& timeline);
 
-// Runs `simulate_at` at the clock the program's own draw leaves under the limit: first at the back-to-back clock
-// (back_to_back_clock_ratio: the lowest a window without transfers beside its compute can give), then at
-// window_clock_ratio of what ran, until the clock moves by at most kWindowClockTolerance (at most kMaxWindowSimulations
-// runs). The timeline's clock_ratio says which clock it ran at. One run where the program has no compute-bound kernel
-// (the clock changes nothing), or without a windowed profile (power.sustained_ratio): at `cost`'s clock.
+// Runs `simulate_at` at the clock the program's own draw leaves under the limit (at_window_clock, below); the
+// timeline's clock_ratio says which. Without a windowed profile (power.sustained_ratio): one run at `cost`'s clock.
 Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostModel& cost,
                                   const std::function<Timeline(const CostModel&)>& simulate_at);
 
 // A clock that moves less than this between runs is the program's: its compute-bound kernels' times within 0.2%.
 inline constexpr double kWindowClockTolerance = 0.002;
+// A bound on the runs, not a measured count: window_clock_ratio's step already scales the compute time with the
+// clock, so the programs tried (the traced layer, a pipelined FSDP step) settle in two; the rest leave room for a
+// program whose overlap changes with the clock, and the last run stands.
 inline constexpr int kMaxWindowSimulations = 4;
+
+// The fixed point of a window's clock: `run_at(cost at a clock, WindowDraw& draw)` runs the window's programs at that
+// clock and sets what they draw. First at the back-to-back clock (back_to_back_clock_ratio: the lowest a window
+// without transfers beside its compute can give), then at window_clock_ratio of what ran, until the clock moves by at
+// most kWindowClockTolerance, the programs hold no compute-bound kernel (the clock changes nothing; the clock their
+// window gives is reported), or kMaxWindowSimulations runs. The last run's result, and the clock to report.
+template <class Run>
+auto at_window_clock(const CostModel& cost, Run run_at) {
+  double ratio = back_to_back_clock_ratio(cost.gpu(), cost.profile());
+  for (int run = 1;; ++run) {
+    WindowDraw draw;
+    auto result = run_at(cost.at_clock(ratio), draw);
+    const double next = window_clock_ratio(cost.gpu(), cost.profile(), draw, ratio);
+    if (draw.compute_s <= 0) return std::pair{std::move(result), next};
+    if (std::abs(next - ratio) <= kWindowClockTolerance || run == kMaxWindowSimulations) {
+      return std::pair{std::move(result), ratio};
+    }
+    ratio = next;
+  }
+}
 
 }  // namespace tpsim::sim
