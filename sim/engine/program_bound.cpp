@@ -8,6 +8,7 @@
 
 #include "sim/cost/sm_sharing.hpp"
 #include "sim/engine/platform.hpp"
+#include "sim/engine/runner/window_clock.hpp"
 
 namespace tpsim::sim {
 namespace {
@@ -117,7 +118,14 @@ struct OpCosts {
   std::vector<double> duration_s, compute_s, memory_s;
   std::vector<int> activities;
   double clocked_s = 0;  // the compute-bound kernels' compute_s (their work that follows the SM clock)
+  double other_J = 0;  // the memory-bound kernels' HBM energy and the comm ops' transfers', as window_draw counts them
 };
+
+// Whether a kernel stays memory-bound at every clock a window can give (kMinClockRatio and up): only then does a run
+// at another clock count its HBM traffic among what it draws beside compute.
+bool memory_bound_at_any_clock(const KernelCost& k, const CostModel& cost) {
+  return k.memory_s > k.compute_s * cost.clock_ratio() / kMinClockRatio;
+}
 
 OpCosts op_costs(const model::LayerGraph& graph, const std::vector<CommPlan>& plans, const CostModel& cost) {
   const size_t n = graph.size();
@@ -130,6 +138,7 @@ OpCosts op_costs(const model::LayerGraph& graph, const std::vector<CommPlan>& pl
       c.duration_s[id] = k.overhead_s + (k.memory_bound() ? k.memory_s : k.compute_s);
       if (k.memory_bound()) {
         c.memory_s[id] = k.memory_s;
+        if (memory_bound_at_any_clock(k, cost)) c.other_J += hbm_energy_J(cost.gpu(), k.memory_bytes);
       } else {
         c.compute_s[id] = k.overhead_s + k.compute_s;
         c.clocked_s += k.compute_s;
@@ -138,6 +147,7 @@ OpCosts op_costs(const model::LayerGraph& graph, const std::vector<CommPlan>& pl
       continue;
     }
     const auto [seconds, activities] = least_comm_seconds(plans[id], cost);
+    c.other_J += comm_energy_J(plans[id], cost);
     c.duration_s[id] = seconds;
     c.activities[id] = 1 + activities;
   }
@@ -166,6 +176,7 @@ std::optional<ProgramBound> bound_program(const model::LayerGraph& graph, const 
   b.tail_s.assign(n, 0.0);
   b.compute_s = costs.compute_s;
   b.clocked_s = costs.clocked_s;
+  b.other_J = costs.other_J;
   double compute_sum = 0, memory_sum = 0, activities = 0;
   for (OpId id = 0; id < n; ++id) {
     const Op& op = graph.op(id);

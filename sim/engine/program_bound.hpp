@@ -30,8 +30,10 @@ struct ProgramBound {
   std::vector<double> compute_s;   // per op: its compute-bound kernel work on its GPU's host (0: none)
   double makespan_s = 0;           // the least time the whole program takes
   double clocked_s = 0;            // the compute-bound kernels' work that follows the SM clock (no launch overheads)
-  double gpu_wait_s = 0;           // launch.gpu_wait_us: from an op's end to a dependant's start on another stream
-  double slack_s = 0;              // what each value above was lowered by (SimGrid's timing precision per op)
+  double other_J = 0;     // the least the rest draws above idle on one GPU at any clock: memory-bound kernels' HBM
+                          // traffic, transfers (as sim/engine/runner/window_clock.hpp counts them)
+  double gpu_wait_s = 0;  // launch.gpu_wait_us: from an op's end to a dependant's start on another stream
+  double slack_s = 0;     // what each value above was lowered by (SimGrid's timing precision per op)
 };
 
 // The bounds of `graph` as the engine would play it with `options`; nullopt where they cannot be told here: a

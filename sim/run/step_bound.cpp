@@ -2,6 +2,7 @@
 #include "sim/run/step_bound.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "model/graph/graph_builder.hpp"
 #include "model/pipeline/pipeline_spec.hpp"
@@ -15,18 +16,14 @@
 namespace tpsim::sim {
 namespace {
 
-// The least time of a window (a program, or a pipeline's step) whose GPUs do `clocked_s` of compute-bound work each on
-// the mean, at `cost`'s clock, under a windowed profile (sim/engine/runner/window_clock.hpp): that work at the
-// back-to-back clock r_b. Why: the window's compute-bound time C draws D(r) above idle at its clock r, so
-// C D(r) <= (limit - idle) T, and C >= clocked / r; D(r_b) = limit - idle and D grows with r: for r <= r_b,
-// T >= C >= clocked / r_b; above it, T >= C D(r) / (limit - idle) >= clocked / r_b. The engine's clock is within
-// twice the fixed point's tolerance of the window's own, hence the margin. 0 without a window.
-double least_windowed_seconds(double clocked_s, const CostModel& cost) {
-  if (!windowed_power(cost.profile())) return 0.0;
-  const double back_to_back =
-      std::min(1.0, back_to_back_clock_ratio(cost.gpu(), cost.profile()) + 2 * kWindowClockTolerance);
-  return clocked_s * cost.clock_ratio() / std::max(back_to_back, cost.clock_ratio());
-}
+// A step's bound at one clock: the least time its programs' paths and the schedule allow, and on the mean per GPU what
+// the limiter's window holds: compute-bound work and the energy of the rest (sim/engine/runner/window_clock.hpp).
+struct ClockedBound {
+  double path_s = 0;       // the least step at the cost's clock
+  double clocked_s = 0;    // per GPU: the compute-bound work that follows the SM clock, in seconds at the cost's clock
+  double other_J = 0;      // per GPU: what the rest draws above idle at any clock (ProgramBound::other_J)
+  double model_flops = 0;  // the step's model FLOPs per GPU
+};
 
 std::vector<bool> forward_ops(const model::LayerGraph& graph) {
   std::vector<bool> forward(graph.size());
@@ -47,6 +44,8 @@ struct ChunkBound {
   double optimizer_s = 0;
   double clocked_s = 0;            // one micro-batch's compute-bound work that follows the SM clock
   double optimizer_clocked_s = 0;  // the optimizer's
+  double other_J = 0;              // one micro-batch's energy beside compute (ProgramBound::other_J)
+  double optimizer_other_J = 0;    // the optimizer's
   double model_flops = 0;          // one micro-batch's passes (the run's metrics count m of them)
   double optimizer_flops = 0;      // the optimizer's, once a step
 };
@@ -62,6 +61,7 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
   ChunkBound c;
   c.model_flops = graph.model_flops();
   c.clocked_s = plain->clocked_s;
+  c.other_J = plain->other_J;
   const std::vector<bool> forward = forward_ops(graph);
   c.costs.forward_s = least_last_end(*plain, forward);
   const std::optional<double> backward = least_gap(graph, *plain, forward, {});
@@ -86,13 +86,14 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
     if (!b) return std::nullopt;
     c.optimizer_s = b->makespan_s;
     c.optimizer_clocked_s = b->clocked_s;
+    c.optimizer_other_J = b->other_J;
     c.optimizer_flops = step_end.model_flops();
   }
   return c;
 }
 
-std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
-                                        const EngineOptions& options) {
+std::optional<ClockedBound> bound_pipeline(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
+                                           const EngineOptions& options) {
   const model::PipelineScheduleKind kind = s.pipeline.schedule;
   if (kind == model::PipelineScheduleKind::kZeroBubbleV) return std::nullopt;
   const int p = s.parallelism.pp, m = static_cast<int>(s.workload.microbatches);
@@ -101,7 +102,7 @@ std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::V
   model::PipelineCosts costs;
   std::vector<double> optimizer_s;
   // Per GPU, the stages' mean as pipeline_run's metrics take it: every chunk's m micro-batches and its optimizer.
-  double flops = 0, clocked_s = 0;
+  ClockedBound bound;
   for (const model::ModelChunk& chunk : chunks) {
     auto same = std::find_if(distinct.begin(), distinct.end(),
                              [&](const auto& d) { return model::same_program(s.arch, d.first, chunk); });
@@ -112,30 +113,85 @@ std::optional<StepBound> bound_pipeline(const model::Scenario& s, const model::V
     }
     costs.chunk.push_back(same->second.costs);
     optimizer_s.push_back(same->second.optimizer_s);
-    flops += (m * same->second.model_flops + same->second.optimizer_flops) / p;
-    clocked_s += (m * same->second.clocked_s + same->second.optimizer_clocked_s) / p;
+    const ChunkBound& c = same->second;
+    bound.model_flops += (m * c.model_flops + c.optimizer_flops) / p;
+    bound.clocked_s += (m * c.clocked_s + c.optimizer_clocked_s) / p;
+    bound.other_J += (m * c.other_J + c.optimizer_other_J) / p;
   }
   const model::PipelineSchedule schedule = model::make_pipeline_schedule(kind, p, m, s.pipeline.virtual_stages);
   const model::PipelineTiming timing = time_pipeline(schedule, costs);
-  double step_s = timing.step_s;
+  bound.path_s = timing.step_s;
   for (int stage = 0; stage < p && s.workload.optimizer; ++stage) {
     double end = timing.end_s[static_cast<size_t>(stage)];
     for (int virtual_stage = 0; virtual_stage < s.pipeline.virtual_stages; ++virtual_stage) {
       end += optimizer_s[static_cast<size_t>(model::model_chunk_of(kind, p, stage, virtual_stage))];
     }
-    step_s = std::max(step_s, end);
+    bound.path_s = std::max(bound.path_s, end);
   }
-  return StepBound{std::max(step_s, least_windowed_seconds(clocked_s, cost)), flops};
+  return bound;
 }
 
-std::optional<StepBound> bound_variant(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
-                                       const EngineOptions& options) {
+std::optional<ClockedBound> bound_at_clock(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
+                                           const EngineOptions& options) {
   if (s.parallelism.pp > 1) return bound_pipeline(s, v, cost, options);
   const model::Workload& w = s.workload;
   const model::LayerGraph graph = model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v);
   const std::optional<ProgramBound> b = bound_program(graph, cost, options);
   if (!b) return std::nullopt;
-  return StepBound{std::max(b->makespan_s, least_windowed_seconds(b->clocked_s, cost)), graph.model_flops()};
+  return ClockedBound{b->makespan_s, b->clocked_s, b->other_J, graph.model_flops()};
+}
+
+// The least window (a program, or a pipeline's busy time per GPU) a run at engine clock r can have, from `at`'s work
+// (at clock 1: work_s) and energy beside it. Why: the run's window T holds compute-bound time C >= work / r and the
+// energy E >= other_J; its own clock r' (window_clock_ratio of its draw) is within kWindowClockTolerance of r, and
+// the energy above the limit, excess(x) = (idle - limit) S(x) + C (r / x) D(x) + E with S(x) = T + C (r / x - 1), grows
+// with x and is 0 at r' (or below, at r' = 1). At x = r - tolerance <= r': (limit - idle) S(x) >= C (r / x) D(x) + E;
+// with C <= T, S(x) <= T r / x, so T >= (work D(x) + E x) / ((limit - idle) r). 0 where x is at or below
+// kMinClockRatio (the limiter may leave the draw above the limit there).
+double least_window_s(double work_s, double other_J, const CostModel& cost, double r) {
+  const PowerParams& power = *cost.profile().power;
+  const double own = r - kWindowClockTolerance;
+  if (own <= kMinClockRatio) return 0.0;
+  const double headroom_W = binding_limit_W(cost.gpu(), power) - power.idle_W;
+  return (work_s * compute_dynamic_W(power, own) + other_J * own) / (headroom_W * r);
+}
+
+// For `falling` non-increasing and `rising` non-decreasing on [low, 1]: a clock r in it and a value at most
+// max(falling(x), rising(x)) for every x in it, found by bisection: r brackets their crossing from below (falling(r)
+// >= rising(r) unless the crossing is below low), the value max(falling(above), rising(r)) with `above` the bracket's
+// top (every x <= r has falling(x) >= falling(r) >= rising(r), every x >= above has rising(x) >= rising(above) >
+// falling(above)).
+template <class Falling, class Rising>
+std::pair<double, double> least_of_larger(Falling falling, Rising rising, double low) {
+  if (falling(low) < rising(low)) return {low, rising(low)};
+  if (falling(1.0) >= rising(1.0)) return {1.0, falling(1.0)};
+  double below = low, above = 1.0;
+  // 50 halvings bracket the crossing within 1e-15 of a clock: below a double's resolution of the times compared.
+  constexpr int kBisections = 50;
+  for (int i = 0; i < kBisections; ++i) {
+    const double mid = 0.5 * (below + above);
+    (falling(mid) >= rising(mid) ? below : above) = mid;
+  }
+  return {below, std::max(falling(above), rising(below))};
+}
+
+// The least step of `v` at any clock the limiter's window can give (`cost`'s clock without a window). The step is at
+// least its path at the engine's clock r and its window's least at r (least_window_s). The work alone bounds the
+// window's clock from below near r_c, where work / r meets the least window; below r_c the path is at least its
+// value at r_c; above it the path at r is at least its value at r_c times r_c / r (every op lasts a + b / r with a,
+// b >= 0, so every chain's length scales with 1 / r at most); and never less than at the cost's clock (1).
+std::optional<StepBound> bound_variant(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
+                                       const EngineOptions& options) {
+  const std::optional<ClockedBound> at_cost = bound_at_clock(s, v, cost, options);
+  if (!at_cost) return std::nullopt;
+  if (!windowed_power(cost.profile())) return StepBound{at_cost->path_s, at_cost->model_flops};
+  const double work_s = at_cost->clocked_s * cost.clock_ratio();
+  const auto window = [&](double r) { return least_window_s(work_s, at_cost->other_J, cost, r); };
+  const double r_c = least_of_larger([&](double r) { return work_s / r; }, window, kMinClockRatio).first;
+  const std::optional<ClockedBound> at_low = bound_at_clock(s, v, cost.at_clock(r_c), options);
+  if (!at_low) return std::nullopt;
+  const double above = least_of_larger([&](double r) { return at_low->path_s * r_c / r; }, window, r_c).second;
+  return StepBound{std::max(at_cost->path_s, std::min(at_low->path_s, above)), at_cost->model_flops};
 }
 
 }  // namespace

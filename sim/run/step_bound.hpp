@@ -9,6 +9,8 @@
 // decrease when an input grows, so costs no larger than the simulated ones give a step no longer than the simulated
 // one. The bounds leave out what only lengthens a step: the hops, the data group's gathers, its reductions' extra and
 // tails, the tied embeddings' and the gradient norms' all-reduces; each stage's optimizer runs after its passes end.
+// Under the power limiter's window the clock is not known before simulating: the step is bounded at every clock by the
+// larger of its path there and what the window's energy allows, and the least over the clocks taken (step_bound.cpp).
 #pragma once
 
 #include <optional>

@@ -217,7 +217,7 @@ TEST_CASE(
     CHECK(v.pipeline->clock_ratio < 1.0);
     for (const sim::PassTrace& pass : v.passes) CHECK(pass.timeline.clock_ratio == v.pipeline->clock_ratio);
   }
-  // The step's bound holds the work at the back-to-back clock (sim/run/step_bound.cpp) and stays below the step.
+  // The step's bound (sim/run/step_bound.cpp: the path at the clocks the window's energy allows) stays below the step.
   const std::optional<sim::StepBound> bound = sim::step_lower_bound(s);
   REQUIRE(bound);
   CHECK(bound->step_s <= one.variants.front().metrics.time_s);

@@ -30,14 +30,6 @@ double merged_length(std::vector<Interval>& intervals) {
   return total;
 }
 
-// The bytes a comm op moves each way through each GPU's port: its steps' messages to every peer it sends to, or
-// an outside group's link bytes.
-double bytes_each_way(const CommPlan& plan) {
-  if (plan.outside) return plan.outside->link_bytes;
-  const double peers = std::max<double>(1, static_cast<double>(plan.send_offsets.size()));
-  return plan.steps * plan.message_bytes * peers;
-}
-
 // Per op, what one instance draws above idle beside its compute-bound time: a memory-bound kernel's HBM bytes, a comm
 // op's transfers; and whether it is a compute-bound kernel. Costed once per op, not per rank.
 struct OpDraw {
@@ -54,15 +46,20 @@ std::vector<OpDraw> op_draws(const model::LayerGraph& graph, const CostModel& co
       draws[id].compute_bound = !k.memory_bound();
       if (k.memory_bound()) draws[id].energy_J = hbm_energy_J(cost.gpu(), k.memory_bytes);
     } else if (timeline.plans) {
-      const CommPlan& plan = (*timeline.plans)[id];
-      const double extra = std::max(0.0, plan.hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
-      draws[id].energy_J = transfer_energy_J(cost.gpu(), cost.profile(), bytes_each_way(plan), extra);
+      draws[id].energy_J = comm_energy_J((*timeline.plans)[id], cost);
     }
   }
   return draws;
 }
 
 }  // namespace
+
+double comm_energy_J(const CommPlan& plan, const CostModel& cost) {
+  const double peers = std::max<double>(1, static_cast<double>(plan.send_offsets.size()));
+  const double bytes_each_way = plan.outside ? plan.outside->link_bytes : plan.steps * plan.message_bytes * peers;
+  const double extra = std::max(0.0, plan.hbm_accesses_per_link_byte - kCopyHbmAccessesPerLinkByte);
+  return transfer_energy_J(cost.gpu(), cost.profile(), bytes_each_way, extra);
+}
 
 WindowDraw window_draw(const model::LayerGraph& graph, const CostModel& cost, const Timeline& timeline) {
   WindowDraw draw;

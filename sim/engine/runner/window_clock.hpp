@@ -18,6 +18,11 @@
 
 namespace tpsim::sim {
 
+// What one run of a comm op draws above idle on each of its GPUs: the bytes `plan` moves each way through the GPU's
+// port (its steps' messages to every peer it sends to, or an outside group's link bytes), plus its FIFO's extra HBM
+// accesses.
+double comm_energy_J(const CommPlan& plan, const CostModel& cost);
+
 // What `timeline` (simulated with `cost`) draws on its GPUs: every rank's span is the program's makespan; the time
 // any compute-bound kernel ran, its intervals merged; memory-bound kernels' HBM bytes and the bytes each comm op
 // moves each way through the GPU's port (plus its FIFO's extra HBM accesses) at their energies per bit.
