@@ -22,7 +22,7 @@ std::string assumed_transfer_energy_source(const sim::GpuSpec& gpu);
 
 // The source lines of that curve's values, for the profile YAML.
 std::string idle_power_source();
-// Where power.sustained_ratio comes from: the GPU preset's sustained_gemm_ratio (empty without one).
+// Where power.sustained_ratio comes from: the GPU preset's sustained_gemm_ratio, or why it is 0 (none given).
 std::string sustained_ratio_source(const sim::GpuSpec& gpu);
 std::string power_exponent_source();
 

@@ -287,10 +287,8 @@ class RecordBuilder {
     text("power.exponent_source", fit_.power_curve_source.empty() ? power_exponent_source() : fit_.power_curve_source);
     text("power.transfer_pJ_per_bit_source",
          fit_.transfer_energy_source.empty() ? as_in_base() : fit_.transfer_energy_source);
-    if (p_.power && p_.power->sustained_ratio > 0) {
-      text("power.sustained_ratio_source",
-           fit_.sustained_ratio_source.empty() ? as_in_base() : fit_.sustained_ratio_source);
-    }
+    text("power.sustained_ratio_source",
+         fit_.sustained_ratio_source.empty() ? as_in_base() : fit_.sustained_ratio_source);
     fit_record("power.fit", "transfer_energy", {"transfer_pJ_per_bit"});
     if (fit_of("power_curve")) fit_record("power.curve_fit", "power_curve", {"idle_W", "exponent"});
   }

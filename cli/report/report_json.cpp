@@ -1,9 +1,10 @@
 // {"scenario": {...resolved inputs...}, "results": [{"variant", "time_s", ...}]} in SI units.
 #include "cli/report/report_json.hpp"
 
-#include "model/moe/moe_scenario.hpp"
-
+#include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "model/moe/moe_scenario.hpp"
 
 #include "sim/report/breakdown.hpp"
 #include "sim/report/collective_summary.hpp"
@@ -377,6 +378,19 @@ void add_memory(Json& r, const sim::VariantRun& v, const sim::GpuSpec& gpu) {
 
 }  // namespace
 
+// The SM clock the variant's compute-bound kernels ran at, to the short benchmarks' its profile was fitted on (below 1
+// under a power limit, or under the limiter's window where the program's mean draw meets the limit): a pipeline's
+// step's, else the first pass's; each pass's as well where they differ (a generate's prefill and decode steps).
+void add_clock(Json& r, const sim::VariantRun& v) {
+  r["clock_ratio"] = v.pipeline ? v.pipeline->clock_ratio : v.passes.front().timeline.clock_ratio;
+  const bool one_clock = std::all_of(v.passes.begin(), v.passes.end(), [&](const sim::PassTrace& pass) {
+    return pass.timeline.clock_ratio == v.passes.front().timeline.clock_ratio;
+  });
+  if (v.pipeline || one_clock) return;
+  r["clock_ratio_by_pass"] = Json::object();
+  for (const sim::PassTrace& pass : v.passes) r["clock_ratio_by_pass"][pass.label] = pass.timeline.clock_ratio;
+}
+
 Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::GpuSpec& gpu) {
   const sim::Metrics& m = v.metrics;
   const model::LayerGraph& graph = v.passes.front().graph;
@@ -423,6 +437,7 @@ Json result_row(const AxisValues& values, const sim::VariantRun& v, const sim::G
   if (v.balanced_routing_time_s)
     r["balanced_routing_time_s"] = *v.balanced_routing_time_s;  // under the scenario's skew: its own section
   r["passes_simulated"] = v.passes_simulated;
+  add_clock(r, v);
   if (!v.pipeline) {  // the one program every GPU runs; a pipeline's stages run several (its per_stage entries)
     r["ops_per_gpu"] = graph.size();
     r["matmul_flops_per_gpu"] = graph.matmul_flops();

@@ -334,13 +334,17 @@ def probe_memory(out_dir, depths=(1, 2, 4), batch=1, seq=8192, steps=3):
         "allocator_env": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""), "rows": rows})
 
 
-def probe_trace(out_dir, layers=2, batch=1, seq=8192):
+def probe_trace(out_dir, layers=2, batch=1, seq=8192, warm_s=5.0):
     from torch.profiler import ProfilerActivity, profile
     torch.manual_seed(0)
     with torch.device("cuda"):
         model = Stack(layers)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
-    train_steps(model, opt, batch, seq, 2)
+    # Steps for warm_s first: the power limiter settles within about a second of load (sustained.json's first
+    # half second ran 13% below one GEMM alone), and the trace should show the steady clock a training run holds.
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warm_s:
+        train_steps(model, opt, batch, seq, 2)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
                  with_stack=False) as prof:
         train_steps(model, opt, batch, seq, 2)

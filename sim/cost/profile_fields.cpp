@@ -275,8 +275,9 @@ ProfileSection copy_engine() {
 // optional (absent, transfers draw nothing the model counts).
 ProfileSection power() {
   using W = PowerParams;
+  // Written at 0 too (not modelled: the rates hold at measured_at_W): a profile over a base that models the window
+  // states its own part's.
   ProfileField sustained = value<&CostProfile::power, &W::sustained_ratio>("sustained_ratio", Reads::kRange, 0, 1);
-  sustained.written_above = 0;  // 0: not modelled (the rates hold at measured_at_W)
   return {
       "power",
       {value<&CostProfile::power, &W::measured_at_W>("measured_at_W", Reads::kRange, 1, 1e4, true),

@@ -117,6 +117,26 @@ TEST_CASE("a profile carried to the A100 scales its GEMM efficiency by the matmu
   CHECK(same.gemm_source.empty());
 }
 
+TEST_CASE(
+    "the limiter's window goes only to parts whose GPU preset gives a sustained ratio: the H100's fit carries it, the "
+    "fit carried to the A100 and the B200 profile over the H100's base state none") {
+  const sim::GpuSpec h100 = test::gpu_preset("h100-sxm");
+  const sim::GpuSpec a100 = test::gpu_preset("a100-sxm");
+  REQUIRE(h100.sustained_gemm_ratio > 0);
+  REQUIRE(a100.sustained_gemm_ratio == 0);
+  calibrate::ProfileFit fit = calibrate::fit_profile(default_fit_set(), h100);
+  REQUIRE(fit.profile.power);
+  CHECK(fit.profile.power->sustained_ratio == h100.sustained_gemm_ratio);
+  calibrate::transfer_profile(fit, h100, a100);
+  REQUIRE(fit.profile.power);
+  CHECK(fit.profile.power->sustained_ratio == 0);
+  const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "a100-sxm", {"h100.jsonl"}));
+  // Written at 0, so that a profile naming a base with a ratio does not take the base's.
+  CHECK_THAT(yaml, Contains("sustained_ratio: 0\n") && Contains("none: a100-sxm's preset gives no sustained_gemm_ratio"));
+  CHECK(test::profile_preset("h100-sxm").power->sustained_ratio == h100.sustained_gemm_ratio);
+  CHECK(test::profile_preset("b200").power->sustained_ratio == 0);
+}
+
 TEST_CASE("a profile fitted on GEMMs alone marks every other section not fitted, with one source each") {
   const auto gemms = calibrate::read_measurements(test::kMeasurements + "gemm_h100_bf16.jsonl");
   const calibrate::ProfileFit fit = calibrate::fit_profile(gemms, test::gpu_preset("h100-sxm"));

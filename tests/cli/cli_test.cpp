@@ -84,7 +84,12 @@ TEST_CASE("run --json writes resolved inputs and one result per variant") {
     }
     CHECK(r["speedup"].get<double>() == Approx(baseline["time_s"].get<double>() / r["time_s"].get<double>()));
     CHECK(r["exposed_comm_s"].get<double>() <= r["comm_s"].get<double>() + 1e-12);
+    CHECK(r["clock_ratio"].get<double>() > 0);
+    CHECK(r["clock_ratio"].get<double>() <= 1);
   }
+  // Under the limiter's window (the H100 profile's power.sustained_ratio) the ideal variant, its GEMMs back to back,
+  // runs at a lower clock than tp, whose exposed all-reduces leave the GPU drawing less than the limit.
+  CHECK(json["results"][3]["clock_ratio"].get<double>() < json["results"][0]["clock_ratio"].get<double>());
   std::filesystem::remove(path);
 }
 
