@@ -45,10 +45,12 @@ std::string assumed_transfer_energy_source(const sim::GpuSpec& gpu) {
 
 std::string sustained_ratio_source(const sim::GpuSpec& gpu) {
   if (gpu.sustained_gemm_ratio <= 0) {
-    return "none: " + gpu.name + "'s preset gives no sustained_gemm_ratio (each compute-bound kernel at the clock "
+    return "none: " + gpu.name +
+           "'s preset gives no sustained_gemm_ratio (each compute-bound kernel at the clock "
            "the limit allows one alone; real/scripts/torch_probes.py's sustained probe measures it)";
   }
-  return "from " + gpu.name + "'s preset, whose comment says whether it was measured or assumed (sustained_gemm_ratio: " +
+  return "from " + gpu.name +
+         "'s preset, whose comment says whether it was measured or assumed (sustained_gemm_ratio: " +
          "GEMMs back to back for seconds at board power over one alone)";
 }
 

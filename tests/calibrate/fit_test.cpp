@@ -132,7 +132,8 @@ TEST_CASE(
   CHECK(fit.profile.power->sustained_ratio == 0);
   const std::string yaml = sim::profile_yaml(calibrate::profile_record(fit, "a100-sxm", {"h100.jsonl"}));
   // Written at 0, so that a profile naming a base with a ratio does not take the base's.
-  CHECK_THAT(yaml, Contains("sustained_ratio: 0\n") && Contains("none: a100-sxm's preset gives no sustained_gemm_ratio"));
+  CHECK_THAT(yaml,
+             Contains("sustained_ratio: 0\n") && Contains("none: a100-sxm's preset gives no sustained_gemm_ratio"));
   CHECK(test::profile_preset("h100-sxm").power->sustained_ratio == h100.sustained_gemm_ratio);
   CHECK(test::profile_preset("b200").power->sustained_ratio == 0);
 }
