@@ -198,3 +198,44 @@ TEST_CASE("the H200 duty-cycle probe's GEMM rates come out of the window within 
     CHECK(predicted_tflops == Approx(row.measured_tflops).epsilon(0.04));
   }
 }
+
+TEST_CASE(
+    "a program guessed unbound runs once at the short benchmarks' clock, and a wrong guess ends where the loop does",
+    "[sim][power][window]") {
+  const sim::CostProfile profile = windowed_profile();
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::CostModel cost(gpu, profile);
+  // A decode step's shape: 5 ms of memory-bound kernels at 3 TB/s of HBM traffic, 0.5 ms of GEMMs (at clock 1):
+  // 0.5 ms x 1,026 W (630 W x (1 / 0.85)^3) + 1.4 J from the traffic = 1.9 J, where 630 W over 5.5 ms allows 3.47 J;
+  // the reverse shape draws 5.1 J + 0.14 J over the same 5.5 ms.
+  const double memory_J = sim::hbm_energy_J(gpu, 3e12 * 5e-3);
+  CHECK(sim::likely_unbound(cost, 0.5e-3, 5e-3, memory_J));
+  CHECK_FALSE(sim::likely_unbound(cost, 5e-3, 0.5e-3, sim::hbm_energy_J(gpu, 3e12 * 0.5e-3)));
+  // A run at ratio r: the compute-bound time stretches by 1 / r beside a fixed memory-bound time; the result is the
+  // clock it ran at.
+  const auto program = [&](double compute_s, double memory_s, int& runs) {
+    return [&, compute_s, memory_s](const sim::CostModel& at, sim::WindowDraw& draw) {
+      ++runs;
+      const double stretched = compute_s / at.clock_ratio();
+      draw = {stretched + memory_s, stretched, sim::hbm_energy_J(gpu, 3e12 * memory_s)};
+      return at.clock_ratio();
+    };
+  };
+  int guessed = 0, looped = 0;
+  const auto [unbound, unbound_clock] = sim::at_window_clock(cost, program(0.5e-3, 5e-3, guessed), true);
+  const auto [loop_unbound, loop_unbound_clock] = sim::at_window_clock(cost, program(0.5e-3, 5e-3, looped), false);
+  CHECK(guessed == 1);
+  CHECK(looped == 2);  // at the back-to-back clock, then at 1
+  CHECK(unbound == 1.0);
+  CHECK(unbound_clock == 1.0);
+  CHECK(loop_unbound == unbound);
+  CHECK(loop_unbound_clock == unbound_clock);
+  // GEMMs back to back guessed unbound: the first run is spent, the loop's runs and answer follow unchanged.
+  guessed = looped = 0;
+  const auto [bound, bound_clock] = sim::at_window_clock(cost, program(5e-3, 0.5e-3, guessed), true);
+  const auto [loop_bound, loop_bound_clock] = sim::at_window_clock(cost, program(5e-3, 0.5e-3, looped), false);
+  CHECK(guessed == looped + 1);
+  CHECK(bound == loop_bound);
+  CHECK(bound_clock == loop_bound_clock);
+  CHECK(bound_clock < 1.0);
+}

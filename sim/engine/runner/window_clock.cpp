@@ -74,6 +74,29 @@ WindowDraw window_draw(const model::LayerGraph& graph, const CostModel& cost, co
   return draw;
 }
 
+bool likely_unbound(const CostModel& cost, double compute_s, double memory_s, double memory_J) {
+  const double span_s = compute_s + memory_s;
+  if (!windowed_power(cost.profile()) || span_s <= 0) return true;
+  const PowerParams& power = *cost.profile().power;
+  const double above_idle_W = binding_limit_W(cost.gpu(), power) - power.idle_W;
+  return compute_s * compute_dynamic_W(power, 1.0) + memory_J <= above_idle_W * span_s;
+}
+
+bool likely_unbound(const model::LayerGraph& graph, const CostModel& cost) {
+  double compute_s = 0, memory_s = 0, memory_J = 0;
+  for (model::OpId id = 0; id < graph.size(); ++id) {
+    if (!model::is_kernel(graph.op(id).kind)) continue;
+    const KernelCost k = cost.kernel_cost(graph.op(id));
+    if (k.memory_bound()) {
+      memory_s += k.memory_s;
+      memory_J += hbm_energy_J(cost.gpu(), k.memory_bytes);
+    } else {
+      compute_s += k.compute_s * cost.clock_ratio();
+    }
+  }
+  return likely_unbound(cost, compute_s, memory_s, memory_J);
+}
+
 Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostModel& cost,
                                   const std::function<Timeline(const CostModel&)>& simulate_at) {
   if (!windowed_power(cost.profile())) {
@@ -81,11 +104,14 @@ Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostMode
     timeline.clock_ratio = cost.clock_ratio();
     return timeline;
   }
-  auto [timeline, clock] = at_window_clock(cost, [&](const CostModel& at, WindowDraw& draw) {
-    Timeline ran = simulate_at(at);
-    draw = window_draw(graph, at, ran);
-    return ran;
-  });
+  auto [timeline, clock] = at_window_clock(
+      cost,
+      [&](const CostModel& at, WindowDraw& draw) {
+        Timeline ran = simulate_at(at);
+        draw = window_draw(graph, at, ran);
+        return ran;
+      },
+      likely_unbound(graph, cost));
   timeline.clock_ratio = clock;
   return timeline;
 }

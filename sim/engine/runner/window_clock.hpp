@@ -40,13 +40,31 @@ inline constexpr double kWindowClockTolerance = 0.002;
 // program whose overlap changes with the clock, and the last run stands.
 inline constexpr int kMaxWindowSimulations = 4;
 
+// Whether a program whose compute-bound kernels take `compute_s` at the short benchmarks' clock, and whose
+// memory-bound kernels take `memory_s` and draw `memory_J` through HBM, likely leaves the limit unbound at that
+// clock: their mean draw over the two times summed (one stream) at most the limit. A first guess for the fixed point
+// below (a decode step's few small GEMMs among its memory-bound kernels), never its answer.
+bool likely_unbound(const CostModel& cost, double compute_s, double memory_s, double memory_J);
+
+// The same guess for a program: its kernels costed once at `cost`'s clock.
+bool likely_unbound(const model::LayerGraph& graph, const CostModel& cost);
+
 // The fixed point of a window's clock: `run_at(cost at a clock, WindowDraw& draw)` runs the window's programs at that
 // clock and sets what they draw. First at the back-to-back clock (back_to_back_clock_ratio: the lowest a window
 // without transfers beside its compute can give), then at window_clock_ratio of what ran, until the clock moves by at
 // most kWindowClockTolerance, the programs hold no compute-bound kernel (the clock changes nothing; the clock their
 // window gives is reported), or kMaxWindowSimulations runs. The last run's result, and the clock to report.
+// `guess_unbound` (likely_unbound) runs the programs at the short benchmarks' clock first: where their draw there
+// leaves the limit unbound, that is the fixed point the loop would reach, one run sooner; else the loop runs as
+// without the guess (its results the same, one run later).
 template <class Run>
-auto at_window_clock(const CostModel& cost, Run run_at) {
+auto at_window_clock(const CostModel& cost, Run run_at, bool guess_unbound = false) {
+  if (guess_unbound) {
+    WindowDraw draw;
+    auto result = run_at(cost.at_clock(1.0), draw);
+    const double next = window_clock_ratio(cost.gpu(), cost.profile(), draw, 1.0);
+    if (draw.compute_s <= 0 || next >= 1.0) return std::pair{std::move(result), next};
+  }
   double ratio = back_to_back_clock_ratio(cost.gpu(), cost.profile());
   for (int run = 1;; ++run) {
     WindowDraw draw;
