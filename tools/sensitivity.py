@@ -51,6 +51,10 @@ def cases():
         ("power limit 700 W (the board's)", None, None, "power_limit_W: 700"),
         (f"without the limiter's window (power.sustained_ratio {sustained:g} -> 0: each kernel at the clock the limit "
          "allows it alone)", "power: {sustained_ratio: 0}", None, None),
+        (f"power.sustained_ratio -5% ({0.95 * sustained:.3f})", f"power: {{sustained_ratio: {0.95 * sustained:.6g}}}",
+         None, None),
+        (f"power.sustained_ratio +5% ({1.05 * sustained:.3f})", f"power: {{sustained_ratio: {1.05 * sustained:.6g}}}",
+         None, None),
         ("power.transfer_pJ_per_bit 0 (transfers draw nothing)", "power: {transfer_pJ_per_bit: 0}", None, None),
         (f"power.transfer_pJ_per_bit x2 ({2 * energy:.1f})", f"power: {{transfer_pJ_per_bit: {2 * energy:.6g}}}", None,
          None),
