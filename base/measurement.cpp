@@ -317,9 +317,15 @@ Measurement parse_measurement(const std::string& line, const std::string& origin
   } else if (m.kind == "collective") {
     read_collective(in, m);
   } else if (m.kind == "memcpy") {
-    m.path = in.one_of("path", {"peer", "device", "copy_kernel"});
+    m.path = in.one_of("path", {"peer", "device", "copy_kernel", "peer_all_ranks"});
     m.bytes = in.bytes("bytes");
     m.spec_GBps = in.positive_or("spec_GBps", model::kMaxLinkGBps, 0);
+    // Every rank of the group pulling at once: how many there were.
+    if (m.path == "peer_all_ranks") {
+      m.ranks = in.count("ranks", 2);
+      if (m.ranks > model::kMaxGroupRanks)
+        in.fail("\"ranks\" is over tpsim's limit of " + std::to_string(model::kMaxGroupRanks));
+    }
   } else if (m.kind == "launch") {
     m.pattern = in.one_of("pattern", {"same_stream", "cross_stream", "same_stream_queued", "cross_stream_queued"});
     m.kernels = in.count("kernels", 1);
@@ -422,6 +428,7 @@ Json to_json(const Measurement& m) {
     j["kernels"] = m.kernels;
   } else if (m.kind == "memcpy") {
     j["path"] = m.path;
+    if (m.path == "peer_all_ranks") j["ranks"] = m.ranks;
     j["bytes"] = m.bytes;
     if (m.spec_GBps > 0) j["spec_GBps"] = m.spec_GBps;
   } else if (m.kind == "decode") {

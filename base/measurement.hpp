@@ -18,7 +18,9 @@ namespace tpsim::calibrate {
 // device's time alone: CUDA-graph replays, or calls queued ahead of a busy GPU; files written before it say
 // timed_through nccl or torch.distributed instead); across
 // nodes also nodes (dividing ranks; default 1) and, when known, nic_GBps (each GPU's NIC, one direction).
-// kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known.
+// kind "memcpy": path (peer, device, copy_kernel), bytes, and spec_GBps of the link when known; path peer_all_ranks:
+// one pull of `bytes` while each of `ranks` GPUs pulls from another at once (the copy-engine pulls of async TP's
+// all-gather), median_s the time per pull.
 // kind "launch": a chain of `kernels` empty kernels launched one by one (pattern same_stream), or
 // alternating between two streams, each waiting on the previous one's event (cross_stream); median_s
 // is the whole chain's time. The _queued patterns time the same chains queued whole behind a busy

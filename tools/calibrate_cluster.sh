@@ -67,6 +67,8 @@ if [ "$gpus" -ge 2 ]; then
     --json "$out/collective_ll.jsonl" "${gpu_args[@]}"
   measure collective_ll128 env NCCL_PROTO=LL128 "$real" collective --op allgather -b 8 -e 256MiB \
     --json "$out/collective_ll128.jsonl" "${gpu_args[@]}"
+  # Every GPU pulling from the others at once (async TP's all-gather): copy_engine.all_ranks_link_efficiency.
+  measure pulls "$real" memcpy --path peer_all_ranks -b 16MiB -e 1GiB -f 4 --json "$out/pulls.jsonl" "${gpu_args[@]}"
   measure overlap_nccl "$real" overlap --shape "${m}x${n}x${k}" --partner allgather --partner memcpy_peer \
     --bytes "$bytes" --json "$out/overlap_nccl.jsonl" "${gpu_args[@]}"
   measure async_tp "$real" async-tp --shape "${m}x${n}x${k}" --pattern allgather_gemm --pattern gemm_reducescatter \
@@ -76,7 +78,7 @@ if [ "$gpus" -ge 2 ]; then
   measure dtp "$real" dtp --shape "${m}x${n}x$((k < n ? k : n))" --modules 8 --delta 0 --delta 1 --delta 3 \
     --json "$out/dtp.jsonl" "${gpu_args[@]}"
   singles+=("$out/collective.jsonl" "$out/collective_ring_allreduce.jsonl" "$out/collective_ll.jsonl"
-    "$out/collective_ll128.jsonl")
+    "$out/collective_ll128.jsonl" "$out/pulls.jsonl")
   sm_share+=("$out/overlap_nccl.jsonl")
   composites+=("$out/overlap_nccl.jsonl" "$out/async_tp.jsonl" "$out/dtp.jsonl")
 fi

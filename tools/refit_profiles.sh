@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the measurement files from the public tables and the default profiles from them
-# (h100/h200/h800 from the H100 data; a100's memory-bound regime from gpt-fast's decode runs; b200 from
+# (h100/h200/h800 from the H100 data, the copy engine's rate while every rank pulls from TorchTitan's async-TP
+# trace; a100's memory-bound regime from gpt-fast's decode runs; b200 from
 # its GEMMs over the H100 profile; every profile's network section from the multi-node B200 sweep).
 # The H200 all-reduce sweep is timed from Python around torch.distributed (a ~40 us per-call floor):
 # the validation report keeps it out of the H100 fit; the h200 profile fits its NVLS on it.
@@ -13,7 +14,8 @@ cd "$root"
 # sweep in the data (EFA v4, 50 GB/s per GPU); the 4-node H200 ring row checks it.
 fit=(calibrate/data/measurements/gemm_h100_bf16.jsonl calibrate/data/measurements/collectives_h100_latency.jsonl
      calibrate/data/measurements/small_allreduce_h100.jsonl calibrate/data/measurements/p2p_bandwidth.jsonl
-     calibrate/data/measurements/allreduce_multinode_busbw.jsonl)
+     calibrate/data/measurements/allreduce_multinode_busbw.jsonl
+     calibrate/data/measurements/async_tp_trace_pulls.jsonl)
 for gpu in h100-sxm h800-sxm a100-sxm a100-sxm-40gb h100-sxm-96gb h100-pcie h20; do
   # The A100 (80 GB) takes its memory-bound regime (streaming efficiency, per-kernel time) from gpt-fast's
   # published decode runs on it, fitted after the transfer; the other values are the H100 fit's.

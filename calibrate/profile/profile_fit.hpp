@@ -43,6 +43,7 @@ struct ProfileFit {
   std::string grouped_source;           // how gemm.grouped_efficiency was found here (empty: kept from the base)
   std::string shared_tail_source;       // how gemm.shared_tail_tiles was found here (empty: kept from the base)
   std::string sms_source;               // where nccl.sms, nvls_sms and p2p_sms come from (empty: kept from the base)
+  std::string all_ranks_source;         // where copy_engine.all_ranks_link_efficiency comes from (empty: the base's)
   bool copy_latency_fitted = false;     // copy_engine.step_latency from copies of several sizes
   bool launch_host_fitted = false;      // launch.host_us / stream_wait_us from eager launch chains
   bool launch_gpu_fitted = false;       // launch.gpu_wait_us from queued (GPU-bound) launch chains
@@ -82,9 +83,11 @@ struct ProfileFit {
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
                        const sim::CostProfile* base = nullptr, const std::string& base_name = "");
 
-// Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base.
-// The hand fit's on h100-sxm; on another GPU, marked assumed (the value carried from H100 without evidence).
+// Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base or pulls of its own:
+// the h100-sxm fit's value, on another GPU marked assumed (carried from H100 without evidence).
 std::string copy_engine_all_ranks_source(const std::string& gpu);
+// The same value fitted on `measured_on`'s pulls (`origin`: how) and carried to `gpu`, marked assumed.
+std::string carried_all_ranks_source(const std::string& gpu, const std::string& measured_on, const std::string& origin);
 
 // torch.distributed's host work per NCCL call beyond the launch (launch.collective_host_us) where no point timed
 // through torch fits it: the value the h200-sxm profile fits on the H200 all-reduce sweep (one call at a time

@@ -255,7 +255,10 @@ class RecordBuilder {
 
   void copy_engine() {
     if (p_.copy_engine_all_ranks_efficiency) {
-      text("copy_engine.all_ranks_source", fit_.base.empty() ? copy_engine_all_ranks_source(p_.gpu) : as_in_base());
+      text("copy_engine.all_ranks_source", fit_.all_ranks_source.empty() ? as_in_base() : fit_.all_ranks_source);
+      if (fit_of("copy_engine_all_ranks")) {
+        fit_record("copy_engine.all_ranks_fit", "copy_engine_all_ranks", {"all_ranks_link_efficiency"});
+      }
     }
     text("copy_engine.source", fit_.copy_latency_fitted
                                    ? std::string("peer copies of several sizes: step latency and efficiency")

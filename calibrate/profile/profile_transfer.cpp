@@ -7,6 +7,7 @@
 #include "base/units.hpp"
 #include "calibrate/fits/component_fits.hpp"
 #include "calibrate/profile/power_curve.hpp"
+#include "calibrate/profile/profile_fit.hpp"
 
 namespace tpsim::calibrate {
 namespace {
@@ -52,6 +53,12 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
         std::any_of(fit.fits.begin(), fit.fits.end(), [](const ComponentFit& c) { return c.name == "gemm_fp8"; });
     if (p.gemm.fp8_efficiency && !fp8_fitted) derive_fp8_efficiency(target, fit);
     if (p.gemm.grouped_efficiency) derive_grouped_efficiency(fit);
+  }
+  if (p.copy_engine_all_ranks_efficiency && !fit.all_ranks_source.empty()) {
+    const bool fitted = std::any_of(fit.fits.begin(), fit.fits.end(),
+                                    [](const ComponentFit& c) { return c.name == "copy_engine_all_ranks"; });
+    fit.all_ranks_source = fitted ? carried_all_ranks_source(target.name, measured_on.name, fit.all_ranks_source)
+                                  : copy_engine_all_ranks_source(target.name);
   }
   if (target.peak_fp8_flops <= 0) {  // no fp8 tensor cores: no fp8 GEMM or attention
     p.gemm.fp8_efficiency.reset();

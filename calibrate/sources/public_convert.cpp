@@ -4,6 +4,7 @@
 // Hopper as NVLS, marked so), TokenWeave's own multimem kernels as "multimem", "unknown" otherwise.
 #include "calibrate/sources/public_convert.hpp"
 
+#include "base/input_error.hpp"
 #include "calibrate/sources/csv_table.hpp"
 #include "model/graph/op.hpp"
 
@@ -217,6 +218,43 @@ std::vector<Measurement> peer_copies(const std::string& dir) {
   return out;
 }
 
+// The copy-engine pull of TorchTitan's published async-TP trace (async_tp_trace_layer.csv, its `rate` row): one
+// shard pulled back to back while all 8 ranks pull, read off the profiler screenshot (+-0.07 ms). The trace does
+// not state its batch or its bytes: batch 16 is the one whose NCCL all-gather the h100-sxm ring fit predicts
+// closest to the trace's (5.62 ms against 5.49 and 5.35; batch 12 gives 4.22), so one shard is 16 x 8192 tokens /
+// 8 ranks x 8192 hidden in bf16. The hosts' 96 GB H100s have h100-sxm's NVLink 4 and copy engines (gpu_specs.csv).
+std::vector<Measurement> trace_pulls(const std::string& dir) {
+  const std::string file = "async_tp_trace_layer.csv";
+  const CsvTable t = CsvTable::read_file(dir + "/" + file);
+  constexpr double kScreenshotResolution_s = 0.07e-3;
+  std::vector<Measurement> out;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (t.at(r, "kind") != "rate" || t.at(r, "kernel_or_block").rfind("copy-engine pull", 0) != 0) continue;
+    Measurement m;
+    m.kind = "memcpy";
+    m.gpu = "h100-sxm";
+    m.path = "peer_all_ranks";
+    m.ranks = 8;
+    m.bytes = 16.0 * 8192 / 8 * 8192 * 2;
+    m.spec_GBps = 450;
+    m.provenance["source"] = "TorchTitan's published async-TP profiler trace of one Llama-3-70B layer";
+    m.provenance["converted_from"] = file + ":" + std::to_string(r + 2);
+    m.provenance["notes"] = t.at(r, "notes");
+    m.provenance["gpu"] = "the 96 GB HBM2e H100 of TorchTitan's hosts: h100-sxm's NVLink 4 (450 GB/s) and copy engines";
+    m.provenance["bytes"] =
+        "not stated by the trace: one shard of batch 16 x 8192 tokens / 8 ranks x 8192 hidden in bf16, the batch "
+        "whose NCCL all-gather the h100-sxm ring fit predicts at 5.62 ms against the trace's 5.49 and 5.35";
+    m.provenance["spread"] = "the screenshot's resolution: p10 and p90 at the median -+0.07 ms";
+    const double seconds = t.number(r, "duration_ms") * 1e-3;
+    m.median_s = seconds;
+    m.p10_s = seconds - kScreenshotResolution_s;
+    m.p90_s = seconds + kScreenshotResolution_s;
+    out.push_back(m);
+  }
+  if (out.empty()) throw InputError(dir + "/" + file + ": no row of kind \"rate\" for a copy-engine pull");
+  return out;
+}
+
 // gpt-fast's README table: batch 1, the 5-token prompt, its default 200 new tokens, bf16, compiled
 // (CUDA graphs), TP through PyTorch's intra-node all-reduce (ENABLE_INTRA_NODE_COMM=1: a one-shot kernel
 // for these sizes), on A100-80GB at 330 W. The time is the whole generate's: 200 tokens / tokens/s.
@@ -261,6 +299,7 @@ std::map<std::string, std::vector<Measurement>> convert_public_tables(const std:
       {"nvls_vs_ring_b200.jsonl", nvls_vs_ring(dir, "nvls_vs_ring_b200.csv")},
       {"small_allreduce_h100.jsonl", small_allreduce(dir)},
       {"p2p_bandwidth.jsonl", peer_copies(dir)},
+      {"async_tp_trace_pulls.jsonl", trace_pulls(dir)},
       {"decode_tp_gpt_fast.jsonl", gpt_fast_decode(dir)}};
   // What is written must read back: the measurement reader's checks (ranges, finite times) apply.
   for (const auto& [name, measurements] : converted) {

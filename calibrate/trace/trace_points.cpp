@@ -127,7 +127,9 @@ void add_nccl_kernel(const KinetoTrace& trace, const TraceKernel& k, TraceGroups
       .add(k, k.dur_s);
 }
 
-void add_copy_kernel(const TraceKernel& k, TraceGroups& groups) {
+// A peer copy launched inside one of PyTorch's symmetric-memory ops (symm_mem::fused_all_gather_matmul and the
+// others: async TP) is a pull while every rank of the group pulls at once; any other is a copy between two GPUs.
+void add_copy_kernel(const KinetoTrace& trace, const TraceKernel& k, TraceGroups& groups) {
   const bool peer = k.name.find("PtoP") != std::string::npos;
   if (k.kind != ActivityKind::kMemcpy || !peer) {
     count(groups.reasons, "host, device-to-device copies and memsets (the copy engine is fitted on peer copies)");
@@ -137,7 +139,12 @@ void add_copy_kernel(const TraceKernel& k, TraceGroups& groups) {
     count(groups.reasons, "memcpys without bytes");
     return;
   }
-  groups.copies[{"peer", k.bytes}].add(k, k.dur_s);
+  const bool all_ranks = launching_op(trace, k, "symm_mem::") >= 0;
+  if (all_ranks && trace.world_size < 2) {
+    count(groups.reasons, "async-TP pulls in a trace that does not say its world size (distributedInfo)");
+    return;
+  }
+  groups.copies[{all_ranks ? "peer_all_ranks" : "peer", k.bytes}].add(k, k.dur_s);
 }
 
 // Each launching op's GEMM kernels, as one GEMM of the op's shape, into groups.gemms.
@@ -209,6 +216,7 @@ void add_copy_points(const KinetoTrace& trace, const std::string& gpu, const dec
   for (const auto& [key, g] : copies) {
     Measurement m = trace_measurement(trace, gpu, "memcpy");
     std::tie(m.path, m.bytes) = key;
+    if (m.path == "peer_all_ranks") m.ranks = trace.world_size;  // the symmetric-memory group: the whole job's
     m.median_s = median(g.durations);
     m.p10_s = *std::min_element(g.durations.begin(), g.durations.end());
     m.p90_s = *std::max_element(g.durations.begin(), g.durations.end());
@@ -281,7 +289,7 @@ std::vector<Measurement> trace_points(const KinetoTrace& trace, const std::strin
     } else if (c == KernelClass::kNccl) {
       add_nccl_kernel(trace, k, groups);
     } else if (c == KernelClass::kCopy) {
-      add_copy_kernel(k, groups);
+      add_copy_kernel(trace, k, groups);
     }
   }
   group_gemm_ops(trace, groups);

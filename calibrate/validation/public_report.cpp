@@ -50,7 +50,13 @@ double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const si
     const model::GemmShape s{m.m, m.n, m.k};
     return cost.gemm_seconds(s, model::gemm_bytes(s, model::kBf16Bytes));
   }
-  if (m.kind == "memcpy") return copy_seconds(profile.copy_engine, m, cost.port_Bps());
+  if (m.kind == "memcpy") {
+    sim::TransportParams copy_engine = profile.copy_engine;
+    if (m.path == "peer_all_ranks" && profile.copy_engine_all_ranks_efficiency) {
+      copy_engine.link_efficiency = *profile.copy_engine_all_ranks_efficiency;  // as an exchange's pulls run
+    }
+    return copy_seconds(copy_engine, m, cost.port_Bps());
+  }
   model::LayerGraph graph(m.ranks);
   model::ProgramBuilder builder(graph, model::kBf16Bytes);
   // The algorithm the point was measured with, when the source says; NCCL's choice when it does not (or when what

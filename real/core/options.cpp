@@ -158,7 +158,10 @@ CLI::App* add_collective_command(CLI::App& app, RawValues& raw, RealOptions& o) 
 
 CLI::App* add_memcpy_command(CLI::App& app, RawValues& raw, RealOptions& o) {
   CLI::App* memcpy = app.add_subcommand("memcpy", "HBM and peer copy bandwidth: copy engine and copy kernel");
-  memcpy->add_option("--path", o.memcpy_paths, "device, copy_kernel, peer; repeatable (default: all the GPUs allow)");
+  memcpy->add_option(
+      "--path", o.memcpy_paths,
+      "device, copy_kernel, peer; repeatable (default: all the GPUs allow); or peer_all_ranks alone: every GPU "
+      "pulls from each other GPU in turn, all at once (async TP's all-gather)");
   memcpy->add_option("-f,--factor", o.sizes.factor, "Step of the sweep")->capture_default_str();
   memcpy->add_option("--copy-blocks", o.copy_blocks, "Copy kernel thread blocks (0: one per SM)");
   add_sizes(memcpy, raw.copy_min_bytes, raw.copy_max_bytes, raw.sizes);
@@ -238,7 +241,12 @@ void convert_values(const RawValues& raw, RealOptions& o) {
     convert_sizes(raw.min_bytes, raw.max_bytes, raw.sizes, o);
   }
   if (o.command == "memcpy") {
-    require_each_in(o.memcpy_paths, {"device", "copy_kernel", "peer"}, "--path");
+    require_each_in(o.memcpy_paths, {"device", "copy_kernel", "peer", "peer_all_ranks"}, "--path");
+    const bool all_ranks =
+        std::find(o.memcpy_paths.begin(), o.memcpy_paths.end(), "peer_all_ranks") != o.memcpy_paths.end();
+    if (all_ranks && o.memcpy_paths.size() > 1) {
+      throw InputError("--path peer_all_ranks drives every GPU of the process at once: give it alone");
+    }
     convert_sizes(raw.copy_min_bytes, raw.copy_max_bytes, raw.sizes, o);
   }
   if (o.command == "overlap") {

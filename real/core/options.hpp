@@ -69,7 +69,7 @@ struct RealOptions {
   // graph; nccl-tests -G); 0: calls launched back to back (timed_as nccl-tests).
   int graph_calls = 0;
   SizeRequest sizes;
-  std::vector<std::string> memcpy_paths;  // device, copy_kernel, peer
+  std::vector<std::string> memcpy_paths;  // device, copy_kernel, peer; or peer_all_ranks alone
   std::vector<std::string> partners;      // overlap: memcpy_device, copy_kernel, memcpy_peer, or a collective
   int copy_blocks = 0;                    // copy kernel's thread blocks; 0: one per SM
   bool partner_first = false;             // overlap: launch the partner before the GEMM (it holds SMs first)

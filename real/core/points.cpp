@@ -81,7 +81,8 @@ calibrate::Measurement memcpy_point(const PointContext& c, const std::string& pa
   m.path = path;
   m.bytes = static_cast<double>(bytes);
   // A copy within one GPU reads and writes each byte: HBM moves twice the bytes.
-  if (path != "peer") m.details["hbm_GBps"] = 2.0 * static_cast<double>(bytes) / c.timing.median / 1e9;
+  if (path == "device" || path == "copy_kernel")
+    m.details["hbm_GBps"] = 2.0 * static_cast<double>(bytes) / c.timing.median / 1e9;
   return m;
 }
 

@@ -18,6 +18,8 @@ inline void print_report(const RealOptions& options, const std::string& text) {
 int run_gemm_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_collective_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_memcpy_bench(const RealOptions& options, const std::vector<std::string>& arguments);
+// memcpy --path peer_all_ranks: every GPU of the process pulling from the others at once.
+int run_all_ranks_pull_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_overlap_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_async_tp_bench(const RealOptions& options, const std::vector<std::string>& arguments);
 int run_dtp_bench(const RealOptions& options, const std::vector<std::string>& arguments);

@@ -41,6 +41,7 @@ void copy_once(const std::string& path, void* dst, int dst_device, const void* s
 }  // namespace
 
 int run_memcpy_bench(const RealOptions& o, const std::vector<std::string>& arguments) {
+  if (o.memcpy_paths == std::vector<std::string>{"peer_all_ranks"}) return run_all_ranks_pull_bench(o, arguments);
   GpuSession gpu(o, arguments, chosen_device(o));
   std::vector<std::string> paths = o.memcpy_paths;
   if (paths.empty())

@@ -7,8 +7,10 @@
 #   2. the same with NCCL's channel count forced (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = 8, 16, 24, 32): the
 #      SMs taken, one per channel, against the GEMM's slowdown;
 #   3. the same under NCCL_ALGO=NVLS (16 channels on SM90) and Ring;
-#   4. the copy kernel at 16, 24 and 32 blocks on the same GEMMs, so both partners are timed on one machine.
-# `tpsim calibrate` fits gemm.shared_tail_tiles on the copy-kernel points (and nccl.sms on the all-gather ones);
+#   4. the copy kernel at 16, 24 and 32 blocks on the same GEMMs, so both partners are timed on one machine;
+#   5. every GPU pulling from the others at once over the copy engines (async TP's all-gather, 16 MiB .. 1 GiB).
+# `tpsim calibrate` fits gemm.shared_tail_tiles on the copy-kernel points (and nccl.sms on the all-gather ones),
+# copy_engine.all_ranks_link_efficiency on the pulls;
 # `tpsim validate` checks the all-gather points against the model with the fitted profile.
 # Usage: [OUT=DIR] real/scripts/measure_sm_sharing.sh [tpsim-real options, e.g. --gpu h100-sxm]
 set -euo pipefail
@@ -38,8 +40,9 @@ for blocks in 16 24 32; do
   step "copy_kernel_first_blocks$blocks" "$real" overlap "${shapes[@]}" --partner copy_kernel --bytes 1GiB \
     --copy-blocks "$blocks" --partner-first "$@"
 done
+step pulls_all_ranks "$real" memcpy --path peer_all_ranks -b 16MiB -e 1GiB -f 4 "$@"
 tpsim="${TPSIM:-$root/build/cli/tpsim}"
-"$tpsim" calibrate "$out"/copy_kernel_first_blocks*.jsonl "$out"/allgather_first.jsonl --base "$root/scenarios/presets/profiles/h100-sxm.yaml" \
+"$tpsim" calibrate "$out"/copy_kernel_first_blocks*.jsonl "$out"/allgather_first.jsonl "$out"/pulls_all_ranks.jsonl --base "$root/scenarios/presets/profiles/h100-sxm.yaml" \
   -o "$out/profile.yaml" >"$out/calibrate.txt" 2>&1 || echo "calibrate failed (see $out/calibrate.txt)"
 "$tpsim" validate "$out"/allgather_*.jsonl --profile "$out/profile.yaml" >"$out/validation.md" 2>&1 ||
   echo "validate failed (see $out/validation.md)"

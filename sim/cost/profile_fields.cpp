@@ -268,7 +268,7 @@ ProfileSection copy_engine() {
            fraction<&CostProfile::copy_engine, &TransportParams::link_efficiency>("link_efficiency", true),
            with_source(fraction<&CostProfile::copy_engine_all_ranks_efficiency>("all_ranks_link_efficiency"),
                        "all_ranks_source"),
-           text("all_ranks_source"), text("source"), fit()}};
+           text("all_ranks_source"), fit("all_ranks_fit"), text("source"), fit()}};
 }
 
 // Where the base has no power section, measured_at_W, idle_W and exponent must be given; transfer_pJ_per_bit is

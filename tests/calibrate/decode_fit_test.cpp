@@ -119,7 +119,7 @@ TEST_CASE("the shipped A100 profile's memory-bound regime is the decode fit of g
   // The transfer of the H100 fit, then the decode fit, as tools/refit_profiles.sh runs them.
   std::vector<calibrate::Measurement> h100;
   for (const char* file : {"gemm_h100_bf16.jsonl", "collectives_h100_latency.jsonl", "small_allreduce_h100.jsonl",
-                           "p2p_bandwidth.jsonl", "allreduce_multinode_busbw.jsonl"}) {
+                           "p2p_bandwidth.jsonl", "allreduce_multinode_busbw.jsonl", "async_tp_trace_pulls.jsonl"}) {
     const auto some = calibrate::read_measurements(kMeasurements + file);
     h100.insert(h100.end(), some.begin(), some.end());
   }

@@ -23,7 +23,7 @@ namespace {
 std::vector<calibrate::Measurement> default_fit_set() {
   std::vector<calibrate::Measurement> all;
   for (const char* file : {"gemm_h100_bf16.jsonl", "collectives_h100_latency.jsonl", "small_allreduce_h100.jsonl",
-                           "p2p_bandwidth.jsonl", "allreduce_multinode_busbw.jsonl"}) {
+                           "p2p_bandwidth.jsonl", "allreduce_multinode_busbw.jsonl", "async_tp_trace_pulls.jsonl"}) {
     const auto some = calibrate::read_measurements(test::kMeasurements + file);
     all.insert(all.end(), some.begin(), some.end());
   }
@@ -58,6 +58,9 @@ TEST_CASE("the shipped default profiles are the fit of the shipped measurement f
     INFO(gpu);
     const sim::CostProfile shipped = test::profile_preset(gpu);
     CHECK(shipped.gemm.efficiency == Approx(fit.profile.gemm.efficiency).epsilon(1e-5));
+    REQUIRE(shipped.copy_engine_all_ranks_efficiency);
+    CHECK(*shipped.copy_engine_all_ranks_efficiency ==
+          Approx(*fit.profile.copy_engine_all_ranks_efficiency).epsilon(1e-5));
     CHECK(shipped.gemm.hbm_efficiency == Approx(fit.profile.gemm.hbm_efficiency).epsilon(1e-5));
     CHECK(shipped.gemm.overhead_s == Approx(fit.profile.gemm.overhead_s).epsilon(1e-5));
     CHECK(shipped.nccl.step_latency_s == Approx(fit.profile.nccl.step_latency_s).epsilon(1e-5));

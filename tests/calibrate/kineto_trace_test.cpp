@@ -201,6 +201,33 @@ TEST_CASE("a trace's GEMMs, collectives and peer copies become measurement point
   CHECK(not_fitted.empty());
 }
 
+TEST_CASE("a trace's peer copies inside PyTorch's symmetric-memory ops are pulls while every rank pulls") {
+  // The same copy, launched by an aten::copy_ inside symm_mem::fused_all_gather_matmul (async TP's pulls).
+  std::string async_tp = kTrace;
+  const std::string copy = R"({"ph": "X", "cat": "gpu_memcpy")";
+  async_tp.insert(async_tp.find(copy), R"({"ph": "X", "cat": "cpu_op", "name": "symm_mem::fused_all_gather_matmul",
+   "pid": 1, "tid": 1, "ts": 700, "dur": 60, "args": {}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 1, "tid": 1, "ts": 705, "dur": 20, "args": {}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 710, "dur": 5,
+   "args": {"correlation": 10}},
+  )");
+  std::vector<std::string> why;
+  const auto points = trace_points(parse_kineto_trace(async_tp, "tp.json"), "h100-sxm", why);
+  REQUIRE(points.size() == 3);
+  CHECK(points[2].path == "peer_all_ranks");
+  CHECK(points[2].ranks == 8);  // distributedInfo's world size
+  CHECK(points[2].median_s == Approx(20e-6));
+  CHECK(why.empty());
+  // Without the world size the group is unknown: the pull is left out, and said so.
+  std::string no_world = async_tp;
+  no_world.erase(no_world.find(R"("distributedInfo")"),
+                 std::string(R"("distributedInfo": {"rank": 0, "world_size": 8},)").size());
+  why.clear();
+  CHECK(trace_points(parse_kineto_trace(no_world, "tp.json"), "h100-sxm", why).size() == 2);
+  REQUIRE(why.size() == 1);
+  CHECK_THAT(why[0], Contains("1 async-TP pulls") && Contains("world size"));
+}
+
 TEST_CASE("a trace without shapes or in fp32 says which GEMMs it could not fit and why") {
   std::string no_shapes = kTrace;
   no_shapes.replace(no_shapes.find("\"Input Dims\": [[8192, 4096], [4096, 1024]]"),

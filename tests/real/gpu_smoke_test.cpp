@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
         ++failures;
       }
     }
+    // Every GPU pulling from the others at once: as many pulls per round as peers, each slot its owner's shard.
+    const auto pulls = run({"memcpy", "--path", "peer_all_ranks", "-b", "1MiB", "-e", "4MiB"}, out("pulls.jsonl"));
+    if (pulls.empty() || pulls[0].ranks != tpsim::real::visible_device_count() || !pulls[0].correct) ++failures;
     run({"async-tp", "--pattern", "allgather_gemm", "--pattern", "gemm_reducescatter", "--transport", "nccl",
          "--transport", "copy_engine", "--chunks", n, "--shape", "1024x1024x512"},
         out("async_tp.jsonl"));

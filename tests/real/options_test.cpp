@@ -72,7 +72,12 @@ TEST_CASE("memcpy sweeps default to 1 MiB .. 1 GiB", "[real][options]") {
   CHECK(o.sizes.min_bytes == int64_t{1} << 20);
   CHECK(o.sizes.max_bytes == int64_t{1} << 30);
   CHECK_THROWS_WITH(parse_options({"tpsim-real", "memcpy", "--path", "nvlink"}),
-                    "--path nvlink: valid: device, copy_kernel, peer");
+                    "--path nvlink: valid: device, copy_kernel, peer, peer_all_ranks");
+  // Every GPU pulling at once drives them all through one team: a sweep of its own.
+  CHECK(parse_options({"tpsim-real", "memcpy", "--path", "peer_all_ranks"}).memcpy_paths ==
+        std::vector<std::string>{"peer_all_ranks"});
+  CHECK_THROWS_WITH(parse_options({"tpsim-real", "memcpy", "--path", "peer", "--path", "peer_all_ranks"}),
+                    "--path peer_all_ranks drives every GPU of the process at once: give it alone");
 }
 
 TEST_CASE("overlap, async-tp and dtp take their partners, patterns and delays", "[real][options]") {

@@ -62,6 +62,10 @@ TEST_CASE("memcpy points count HBM traffic twice for copies within a GPU", "[rea
   CHECK(m.details["hbm_GBps"].get<double>() == Approx(2.0 * (1 << 30) / 1.025e-3 / 1e9));
   CHECK(round_trip(m).path == "device");
   CHECK_FALSE(memcpy_point(context(), "peer", 1 << 30).details.contains("hbm_GBps"));
+  Measurement pull = memcpy_point(context(), "peer_all_ranks", 1 << 28);
+  pull.ranks = 8;
+  CHECK_FALSE(pull.details.contains("hbm_GBps"));
+  CHECK(round_trip(pull).ranks == 8);
 }
 
 TEST_CASE("composite points read back with their baselines and speedups", "[real][records]") {
