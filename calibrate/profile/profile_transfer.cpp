@@ -81,6 +81,12 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   }
   if (target.compute_capability / 10 == 8) {  // Ampere runs FlashAttention-2; the Hopper kernels' rates do not apply
     fit.attention_source = kA100AttentionSource;
+    if (!fit.attention_backward_source.empty()) {
+      fit.attention_backward_source = "assumed: the share of peak of " + measured_on.name +
+                                      "'s backward, carried to " + target.name +
+                                      "'s FlashAttention-2 without a measurement of its own (" +
+                                      fit.attention_backward_source + ")";
+    }
     p.attention.kernel = "fa2";
     p.attention.kernels.clear();
     fit.attention_kernel_sources.clear();
