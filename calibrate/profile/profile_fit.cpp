@@ -384,6 +384,24 @@ std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit) {
   return needed;
 }
 
+void carry_attention_sources(const std::string& from_gpu, const sim::GpuSpec& target, ProfileFit& out,
+                             const std::string& unknown_origin) {
+  const bool same_kernels = target.compute_capability == 90;
+  const auto carried = [&](const std::string& origin) {
+    const std::string& said = origin.empty() ? unknown_origin : origin;
+    return std::string(same_kernels ? "not fitted here: " : "assumed: ") + "the " + from_gpu + " value, carried to " +
+           target.name + (same_kernels ? " (the same SM90 kernels)" : ", whose attention kernels it did not measure") +
+           (said.empty() ? "" : " (" + said + ")");
+  };
+  out.attention_source = carried(out.attention_source.empty() ? kFa3ForwardSource : out.attention_source);
+  out.attention_backward_source = carried(out.attention_backward_source);
+  if (out.profile.attention.fp8_efficiency) out.attention_fp8_source = carried(out.attention_fp8_source);
+  for (const auto& [name, rates] : out.profile.attention.kernels) {
+    const auto known = out.attention_kernel_sources.find(name);
+    out.attention_kernel_sources[name] = carried(known != out.attention_kernel_sources.end() ? known->second : "");
+  }
+}
+
 std::string torch_collective_host_source() {
   return "not fitted here: torch.distributed's host work per NCCL call as the h200-sxm profile fits it on the H200 "
          "all-reduce sweep (allreduce_h200_busbw.csv: one call at a time through torch 2.9.1 on an idle GPU, after "
@@ -407,6 +425,7 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (base) {
     out.profile = *base;
     out.base = base_name;
+    if (base->gpu != gpu.name) carry_attention_sources(base->gpu, gpu, out, "as in " + base_name);
   } else {
     out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
     out.profile.host_launch_s = kAssumedHostLaunch_s;

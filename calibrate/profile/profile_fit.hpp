@@ -86,6 +86,17 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
 // Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base or pulls of its own:
 // the h100-sxm fit's value, on another GPU marked assumed (carried from H100 without evidence).
 std::string copy_engine_all_ranks_source(const std::string& gpu);
+// attention.efficiency's source where no fit or carry says otherwise.
+inline constexpr const char* kFa3ForwardSource =
+    "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on H100 SXM, head "
+    "dim 128";
+
+// The attention section's sources where its rates (the FlashAttention-3 paper's, on H100 SXM) are carried from
+// `from_gpu`'s profile to `target`: not fitted here on another SM90 GPU (the same kernels), assumed elsewhere; each
+// source keeps what it said, or `unknown_origin` (the base it came from) where it said nothing.
+void carry_attention_sources(const std::string& from_gpu, const sim::GpuSpec& target, ProfileFit& out,
+                             const std::string& unknown_origin = "");
+
 // The same value fitted on `measured_on`'s pulls (`origin`: how) and carried to `gpu`, marked assumed.
 std::string carried_all_ranks_source(const std::string& gpu, const std::string& measured_on, const std::string& origin);
 

@@ -24,7 +24,7 @@ const PublishedMamf kPublished[] = {{"h100-sxm", {80.3, 70.9}},         {"h800-s
                                     {"a100-sxm", {86.9, std::nullopt}}, {"a100-sxm-40gb", {86.9, std::nullopt}}};
 
 // FlashAttention-2's paper (Dao 2023) reports 50-73% of A100's peak in the forward pass; the default
-// 0.6 lies inside it. Hopper and Blackwell keep the FlashAttention-3 note of the H100 fit.
+// 0.6 lies inside it. Every carried attention rate's source says it was carried (carry_attention_sources).
 constexpr const char* kA100AttentionSource =
     "not fitted: FlashAttention-2 (Dao 2023) reaches 50-73% of A100's peak FLOP/s in the forward pass";
 
@@ -79,14 +79,9 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
     fit.absent_notes["nvls"] = "no nvls section: " + target.name +
                                "'s NVSwitch has no in-switch reduction (switch_reduction: false in its preset)";
   }
+  carry_attention_sources(measured_on.name, target, fit);
   if (target.compute_capability / 10 == 8) {  // Ampere runs FlashAttention-2; the Hopper kernels' rates do not apply
-    fit.attention_source = kA100AttentionSource;
-    if (!fit.attention_backward_source.empty()) {
-      fit.attention_backward_source = "assumed: the share of peak of " + measured_on.name +
-                                      "'s backward, carried to " + target.name +
-                                      "'s FlashAttention-2 without a measurement of its own (" +
-                                      fit.attention_backward_source + ")";
-    }
+    fit.attention_source = kA100AttentionSource;  // the forward's; the backward's stays carried, assumed
     p.attention.kernel = "fa2";
     p.attention.kernels.clear();
     fit.attention_kernel_sources.clear();

@@ -17,6 +17,7 @@
 
 using namespace tpsim;
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -259,4 +260,26 @@ TEST_CASE("a measurement line that gives a key twice is refused, naming its line
       R"({"kind":"gemm","gpu":"h100-sxm","m":4096,"n":4096,"k":4096,"dtype":"bf16","median_s":1e-4,"median_s":2e-4})";
   CHECK_THROWS_WITH(calibrate::parse_measurement(line, "m.jsonl:7"),
                     Contains("m.jsonl:7: key \"median_s\" is given twice in one JSON object"));
+}
+
+TEST_CASE("attention rates carried to another GPU say so: not fitted here on SM90, assumed elsewhere") {
+  const sim::CostProfile h100 = test::profile_preset("h100-sxm");
+  const auto b200_gemms = calibrate::read_measurements(test::kMeasurements + "gemm_b200_bf16.jsonl");
+  const calibrate::ProfileFit b200 = calibrate::fit_profile(b200_gemms, test::gpu_preset("b200"), &h100, "h100.yaml");
+  CHECK_THAT(b200.attention_source,
+             StartsWith("assumed: the h100-sxm value, carried to b200") && Contains("FlashAttention-3"));
+  CHECK_THAT(b200.attention_backward_source, StartsWith("assumed: ") && Contains("(as in h100.yaml)"));
+  for (const auto& [name, source] : b200.attention_kernel_sources) {
+    INFO(name);
+    CHECK_THAT(source, StartsWith("assumed: "));
+  }
+  // The same kernels on another Hopper part: carried, not fitted there.
+  calibrate::ProfileFit h800 = calibrate::fit_profile(default_fit_set(), test::gpu_preset("h100-sxm"));
+  calibrate::transfer_profile(h800, test::gpu_preset("h100-sxm"), test::gpu_preset("h800-sxm"));
+  CHECK_THAT(h800.attention_source, StartsWith("not fitted here: the h100-sxm value, carried to h800-sxm (the same"));
+  // The A100 runs FlashAttention-2: its forward is that paper's; its backward stays the H100's, assumed.
+  calibrate::ProfileFit a100 = calibrate::fit_profile(default_fit_set(), test::gpu_preset("h100-sxm"));
+  calibrate::transfer_profile(a100, test::gpu_preset("h100-sxm"), test::gpu_preset("a100-sxm"));
+  CHECK_THAT(a100.attention_source, Contains("FlashAttention-2 (Dao 2023)"));
+  CHECK_THAT(a100.attention_backward_source, StartsWith("assumed: the h100-sxm value, carried to a100-sxm"));
 }
