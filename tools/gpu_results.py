@@ -59,6 +59,20 @@ def duty(folder):
         print(f"| {partner} | {share:.2f} | {r['gemm_tflops']:.0f} | {r['sm_clock_mhz']:.0f} | {r['power_W']:.0f} |")
 
 
+def window(folder):
+    path = folder / "torch/window.json"
+    if not path.exists():
+        return
+    d = json.loads(path.read_text())
+    print("\n| cycle (GEMMs half of it, idle the rest) | GEMMs per phase | GEMM TFLOP/s | first quarter | last quarter |"
+          " SM clock MHz | power W |")
+    print("|---|---|---|---|---|---|---|")
+    for r in d["rows"]:
+        print(f"| {r['cycle_s'] * 1e3:.0f} ms | {r['gemms_per_phase']} | {r['gemm_tflops']:.0f} | "
+              f"{r['first_quarter_tflops']:.0f} | {r['last_quarter_tflops']:.0f} | {r.get('sm_clock_mhz', 0):.0f} | "
+              f"{r.get('power_W', 0):.0f} |")
+
+
 def small_kernels(folder):
     g = json.loads(need(folder, "torch/graph.json").read_text())["rows"]
     print("\n| small kernel (bf16 x.mul_) | host per eager launch us | GPU per kernel eager us | GPU per kernel in a CUDA graph us |")
@@ -131,7 +145,7 @@ def main(argv):
     if not folder.is_dir():
         print(f"gpu_results: {folder} is not a folder", file=sys.stderr)
         return 2
-    for part in (sustained, duty, small_kernels, copies, held_sms, memory, attention):
+    for part in (sustained, duty, window, small_kernels, copies, held_sms, memory, attention):
         part(folder)
     return 0
 

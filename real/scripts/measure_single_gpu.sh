@@ -5,7 +5,8 @@
 # and a GEMM overlapped with each copy (single-GPU stand-ins for communication contention; the copy
 # kernel at 4 to 132 blocks holding its SMs first, as NCCL's channels do), each overlap sample queued
 # whole behind a spinning kernel. Then PyTorch's own behaviour (real/scripts/torch_probes.py): the
-# sustained GEMM rate and clock over 40 s at the card's power limit, the clock at several duty cycles,
+# sustained GEMM rate and clock over 40 s at the card's power limit, the clock at several duty cycles, the
+# limiter's averaging time (GEMMs half of each cycle, cycles from 4 ms to 2 s),
 # small kernels eager and from a CUDA
 # graph, the caching allocator's peak in training steps, causal attention's rates, and a profiler
 # trace of a training step.
@@ -84,6 +85,11 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
     python3 "$root/real/scripts/torch_probes.py" "$out/torch_expandable" memory >"$out/torch_expandable.txt" 2>&1 ||
     { echo "(expandable memory probe: exit $?)"; status=1; }
   cat "$out/torch_expandable.txt"
+  # The limiter's averaging time: GEMMs half of each cycle at cycles from 4 ms to 2 s (window.json).
+  echo "== PyTorch limiter-window probe"
+  timeout 90 env PYTHONUNBUFFERED=1 python3 "$root/real/scripts/torch_probes.py" "$out/torch" window \
+    >"$out/torch_window.txt" 2>&1 || { echo "(window probe: exit $?)"; status=1; }
+  cat "$out/torch_window.txt"
 else
   echo "== PyTorch probes skipped: no python3 with torch and a CUDA device"
 fi

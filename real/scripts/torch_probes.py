@@ -19,8 +19,12 @@ Each probe writes one JSON file (and a trace where it says) under the output fol
   trace       a PyTorch profiler trace (Kineto JSON, record_shapes) of two training steps of a
               two-layer stack, gzipped: GEMMs with their shapes, attention, pointwise kernels,
               the optimizer's kernels
+  window      the power limiter's averaging time: 8192^3 bf16 GEMMs half of each cycle, idle the other
+              half, at cycles from 4 ms to 2 s: each GEMM timed, so the phase's first and last quarters
+              compare (a limiter that averages over less than a phase slows its last GEMMs to the
+              back-to-back rate; over more, every GEMM runs at the rate the cycle's mean draw allows)
 Needs a CUDA GPU and PyTorch; nvidia-ml-py (pynvml) for the sustained probe's clocks. Leaves the
-GPU's settings alone. Usage: torch_probes.py OUT_DIR [probe ...]   (default: all six)
+GPU's settings alone. Usage: torch_probes.py OUT_DIR [probe ...]   (default: all seven)
 """
 import gzip
 import json
@@ -33,7 +37,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-PROBES = ("sustained", "graph", "memory", "trace", "attention", "duty")
+PROBES = ("sustained", "graph", "memory", "trace", "attention", "duty", "window")
 
 
 def write_json(out_dir, name, value):
@@ -445,6 +449,55 @@ def probe_duty(out_dir, n=8192, seconds=10.0, cycle_s=0.02):
                                       "copy_bytes_read_plus_written": copy_bytes, "seconds_per_mode": seconds,
                                       "gemm_alone_s": gemm_s, "copy_alone_s": copy_s,
                                       "power_limit_W": sampler.limit_W, "nvml_error": sampler.error, "rows": rows})
+
+
+def probe_window(out_dir, n=8192, cycles_s=(0.004, 0.04, 0.4, 2.0), seconds=8.0):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    flop = 2.0 * n * n * n
+    gemm_s = time_events(lambda: torch.matmul(a, b, out=c), 10)
+    sampler = NvmlSampler()
+    sampler.start()
+    rows = []
+    for cycle_s in cycles_s:
+        gemms = max(1, round(0.5 * cycle_s / gemm_s))
+        idle_s = gemms * gemm_s  # a GEMM share of one half
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(gemms + 1)]
+        phases, start = [], time.perf_counter()
+        while time.perf_counter() - start < max(seconds, 4 * cycle_s):
+            t0 = time.perf_counter()
+            events[0].record()
+            for i in range(gemms):
+                torch.matmul(a, b, out=c)
+                events[i + 1].record()
+            events[-1].synchronize()
+            times = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(gemms)]
+            time.sleep(idle_s)
+            phases.append((t0, time.perf_counter(), times))
+        steady = [p for p in phases if p[0] - start >= min(seconds, 4 * cycle_s) / 2] or phases[-1:]
+        quarter = max(1, gemms // 4)
+
+        def rate(ts):
+            return flop / statistics_median(ts)
+
+        row = {"cycle_s": cycle_s, "gemms_per_phase": gemms, "idle_s": idle_s, "phases": len(steady),
+               "gemm_tflops": rate([t for p in steady for t in p[2]]) / 1e12,
+               "first_quarter_tflops": rate([t for p in steady for t in p[2][:quarter]]) / 1e12,
+               "last_quarter_tflops": rate([t for p in steady for t in p[2][-quarter:]]) / 1e12}
+        inside = sampler.between(steady[0][0], steady[-1][1])
+        if inside:
+            row["sm_clock_mhz"] = statistics_median([s[1] for s in inside])
+            row["power_W"] = statistics_median([s[2] for s in inside])
+            row["nvml_samples"] = len(inside)
+        rows.append(row)
+        print(f"window: cycle {cycle_s * 1e3:.0f} ms: GEMM {row['gemm_tflops']:.0f} TFLOP/s (first quarter "
+              f"{row['first_quarter_tflops']:.0f}, last {row['last_quarter_tflops']:.0f})", flush=True)
+    sampler.stop()
+    assert torch.isfinite(c.float().sum()), "window outputs wrong"
+    write_json(out_dir, "window.json", {"probe": "window", "device": device_facts(), "gemm_shape": [n, n, n],
+                                        "gemm_alone_s": gemm_s, "gemm_share": 0.5, "power_limit_W": sampler.limit_W,
+                                        "nvml_error": sampler.error, "rows": rows})
 
 
 def statistics_median(values):
