@@ -425,7 +425,12 @@ ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::
   if (base) {
     out.profile = *base;
     out.base = base_name;
-    if (base->gpu != gpu.name) carry_attention_sources(base->gpu, gpu, out, "as in " + base_name);
+    if (base->gpu != gpu.name) {
+      carry_attention_sources(base->gpu, gpu, out, "as in " + base_name);
+      if (base->copy_engine_all_ranks_efficiency) {
+        out.all_ranks_source = carried_all_ranks_source(gpu.name, base->gpu, "as in " + base_name);
+      }
+    }
   } else {
     out.profile.copy_engine.step_latency_s = kAssumedCopyEngineStepLatency_s;
     out.profile.host_launch_s = kAssumedHostLaunch_s;

@@ -262,7 +262,9 @@ TEST_CASE("a measurement line that gives a key twice is refused, naming its line
                     Contains("m.jsonl:7: key \"median_s\" is given twice in one JSON object"));
 }
 
-TEST_CASE("attention rates carried to another GPU say so: not fitted here on SM90, assumed elsewhere") {
+TEST_CASE(
+    "attention rates carried to another GPU say so: not fitted here on SM90, assumed elsewhere, as the copy "
+    "engine's all-ranks rate does") {
   const sim::CostProfile h100 = test::profile_preset("h100-sxm");
   const auto b200_gemms = calibrate::read_measurements(test::kMeasurements + "gemm_b200_bf16.jsonl");
   const calibrate::ProfileFit b200 = calibrate::fit_profile(b200_gemms, test::gpu_preset("b200"), &h100, "h100.yaml");
@@ -273,6 +275,8 @@ TEST_CASE("attention rates carried to another GPU say so: not fitted here on SM9
     INFO(name);
     CHECK_THAT(source, StartsWith("assumed: "));
   }
+  // So does the copy engine's rate while every rank pulls, fitted on an H100 trace.
+  CHECK_THAT(b200.all_ranks_source, StartsWith("assumed: the h100-sxm value, carried to b200"));
   // The same kernels on another Hopper part: carried, not fitted there.
   calibrate::ProfileFit h800 = calibrate::fit_profile(default_fit_set(), test::gpu_preset("h100-sxm"));
   calibrate::transfer_profile(h800, test::gpu_preset("h100-sxm"), test::gpu_preset("h800-sxm"));
