@@ -320,29 +320,32 @@ void fit_copies(const Points& copies, const sim::GpuSpec& gpu, ProfileFit& out) 
 // point's bytes over the link after the copy engine's step latency (fitted from peer copies, or assumed), averaged.
 // A rate above the link's is refused.
 void fit_all_ranks_pulls(const Points& pulls, const sim::GpuSpec& gpu, ProfileFit& out) {
-  const double link = gpu.nvlink_Bps, latency = out.profile.copy_engine.step_latency_s;
-  double sum = 0;
-  for (const Measurement* m : pulls) {
-    sum += copy_bytes_at_link(*m, link) / (std::max(m->median_s - latency, 0.0) * link);
-  }
-  const double efficiency = sum / static_cast<double>(pulls.size());
-  if (!(efficiency <= 1.0)) {
-    out.refused.push_back("copy_engine.all_ranks_link_efficiency " + model::format_number("%.3g", efficiency) +
+  const double link = gpu.nvlink_Bps;
+  sim::TransportParams loaded = out.profile.copy_engine;
+  const auto mean_efficiency = [&](const std::vector<size_t>& index) {
+    double sum = 0;
+    for (size_t i : index) {
+      sum += copy_bytes_at_link(*pulls[i], link) / (std::max(pulls[i]->median_s - loaded.step_latency_s, 0.0) * link);
+    }
+    return sum / static_cast<double>(index.size());
+  };
+  const auto predict = [&](const double& efficiency, size_t i) {
+    sim::TransportParams at = loaded;
+    at.link_efficiency = efficiency;
+    return copy_seconds(at, *pulls[i], link);
+  };
+  ComponentFit c = measure<double>("copy_engine_all_ranks", pulls, mean_efficiency, predict, &loaded.link_efficiency);
+  if (!(loaded.link_efficiency <= 1.0)) {
+    out.refused.push_back("copy_engine.all_ranks_link_efficiency " +
+                          model::format_number("%.3g", loaded.link_efficiency) +
                           " from pulls while every rank pulls: above the link's rate (a pull cannot beat its link; "
                           "check their bytes and ranks, or time them again with tpsim-real memcpy --path "
                           "peer_all_ranks)");
     return;
   }
-  out.profile.copy_engine_all_ranks_efficiency = efficiency;
-  sim::TransportParams at_all_ranks = out.profile.copy_engine;
-  at_all_ranks.link_efficiency = efficiency;
-  ComponentFit c;
-  c.name = "copy_engine_all_ranks";
+  out.profile.copy_engine_all_ranks_efficiency = loaded.link_efficiency;
   std::string origins;
   for (const Measurement* m : pulls) {
-    const double predicted = copy_seconds(at_all_ranks, *m, link);
-    c.errors.push_back({m->origin, 100.0 * (predicted / m->median_s - 1.0)});
-    c.max_abs_error_pct = std::max(c.max_abs_error_pct, std::abs(c.errors.back().error_pct));
     const std::string source = m->provenance.value("source", "");
     origins += (origins.empty() ? "" : ", ") + m->origin + (source.empty() ? "" : ": " + source);
   }
@@ -353,6 +356,10 @@ void fit_all_ranks_pulls(const Points& pulls, const sim::GpuSpec& gpu, ProfileFi
 }
 
 }  // namespace
+
+bool has_fit(const ProfileFit& fit, const std::string& name) {
+  return std::any_of(fit.fits.begin(), fit.fits.end(), [&](const ComponentFit& c) { return c.name == name; });
+}
 
 std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit) {
   const auto fitted = [&](std::initializer_list<const char*> names) {

@@ -83,6 +83,9 @@ struct ProfileFit {
 ProfileFit fit_profile(const std::vector<Measurement>& measurements, const sim::GpuSpec& gpu,
                        const sim::CostProfile* base = nullptr, const std::string& base_name = "");
 
+// Whether `fit` holds a component fit of that name ("gemm_fp8", "copy_engine_all_ranks", ...).
+bool has_fit(const ProfileFit& fit, const std::string& name);
+
 // Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base or pulls of its own:
 // the h100-sxm fit's value, on another GPU marked assumed (carried from H100 without evidence).
 std::string copy_engine_all_ranks_source(const std::string& gpu);

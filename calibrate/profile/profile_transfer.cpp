@@ -49,16 +49,13 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
                       ", the bf16 max-achievable-matmul fractions of " + target.name + " and " + measured_on.name +
                       " (gemm_mamf.csv); the other values as fitted";
     // An fp8 efficiency derived from the bf16 one follows it; one fitted on fp8 GEMMs stays.
-    const bool fp8_fitted =
-        std::any_of(fit.fits.begin(), fit.fits.end(), [](const ComponentFit& c) { return c.name == "gemm_fp8"; });
-    if (p.gemm.fp8_efficiency && !fp8_fitted) derive_fp8_efficiency(target, fit);
+    if (p.gemm.fp8_efficiency && !has_fit(fit, "gemm_fp8")) derive_fp8_efficiency(target, fit);
     if (p.gemm.grouped_efficiency) derive_grouped_efficiency(fit);
   }
   if (p.copy_engine_all_ranks_efficiency && !fit.all_ranks_source.empty()) {
-    const bool fitted = std::any_of(fit.fits.begin(), fit.fits.end(),
-                                    [](const ComponentFit& c) { return c.name == "copy_engine_all_ranks"; });
-    fit.all_ranks_source = fitted ? carried_all_ranks_source(target.name, measured_on.name, fit.all_ranks_source)
-                                  : copy_engine_all_ranks_source(target.name);
+    fit.all_ranks_source = has_fit(fit, "copy_engine_all_ranks")
+                               ? carried_all_ranks_source(target.name, measured_on.name, fit.all_ranks_source)
+                               : copy_engine_all_ranks_source(target.name);
   }
   if (target.peak_fp8_flops <= 0) {  // no fp8 tensor cores: no fp8 GEMM or attention
     p.gemm.fp8_efficiency.reset();

@@ -51,10 +51,9 @@ double predicted_seconds(const Measurement& m, const sim::GpuSpec& gpu, const si
     return cost.gemm_seconds(s, model::gemm_bytes(s, model::kBf16Bytes));
   }
   if (m.kind == "memcpy") {
-    sim::TransportParams copy_engine = profile.copy_engine;
-    if (m.path == "peer_all_ranks" && profile.copy_engine_all_ranks_efficiency) {
-      copy_engine.link_efficiency = *profile.copy_engine_all_ranks_efficiency;  // as an exchange's pulls run
-    }
+    // Pulls while every rank pulls run as an exchange's do; a single copy at the one-pair rate.
+    const sim::TransportParams copy_engine =
+        m.path == "peer_all_ranks" ? cost.exchange_transport(model::Transport::kCopyEngine) : profile.copy_engine;
     return copy_seconds(copy_engine, m, cost.port_Bps());
   }
   model::LayerGraph graph(m.ranks);

@@ -21,10 +21,6 @@
 namespace tpsim::real {
 namespace {
 
-int wrap(int r, int n) {
-  return ((r % n) + n) % n;
-}
-
 // One rank's shard (what the others pull), its n - 1 slots (what it pulls) and its timed region.
 struct PullRank {
   PullRank(Rank& rank, int ranks, size_t bytes)
@@ -52,7 +48,7 @@ std::vector<IterationTime> pull_round(CommTeam& team, PullRanks& ranks, size_t b
   }
   for (int step = 1; step < n; ++step) {
     for (auto& p : ranks) {
-      const PullRank& owner = *ranks[static_cast<size_t>(wrap(p->rank.rank + step, n))];
+      const PullRank& owner = *ranks[static_cast<size_t>(wrap_rank(p->rank.rank + step, n))];
       TPSIM_CUDA(cudaSetDevice(p->rank.device));
       TPSIM_CUDA(cudaMemcpyPeerAsync(p->slot(step, bytes), p->rank.device, owner.shard.get(), owner.rank.device, bytes,
                                      p->rank.copy));
@@ -83,7 +79,7 @@ bool check_round(CommTeam& team, PullRanks& ranks, size_t bytes, uint64_t seed) 
     TPSIM_CUDA(cudaSetDevice(p->rank.device));
     TPSIM_CUDA(cudaStreamSynchronize(p->rank.compute));
     for (int step = 1; step < team.size(); ++step) {
-      const PullRank& owner = *ranks[static_cast<size_t>(wrap(p->rank.rank + step, team.size()))];
+      const PullRank& owner = *ranks[static_cast<size_t>(wrap_rank(p->rank.rank + step, team.size()))];
       correct = correct && copy_arrived(owner.shard.get(), p->slot(step, bytes), bytes);
     }
   }

@@ -5,14 +5,6 @@
 #include "real/cuda/kernels.hpp"
 
 namespace tpsim::real {
-namespace {
-
-int wrap(int value, int ranks) {
-  return ((value % ranks) + ranks) % ranks;
-}
-
-}  // namespace
-
 std::string check_async_tp(const AsyncTpConfig& c) {
   if (c.chunks % c.ranks != 0) {
     return "--chunks " + std::to_string(c.chunks) + ": real pipelines split each of the " + std::to_string(c.ranks) +
@@ -144,10 +136,10 @@ void AsyncTpPipeline::enqueue_nccl_pipeline() {
     for (int t = 0; t + 1 < n; ++t) {  // step t forwards shard r - t and receives shard r - t - 1
       for (int p = 0; p < pieces; ++p) {
         TPSIM_NCCL(ncclGroupStart());
-        TPSIM_NCCL(ncclSend(x_rows(wrap(r - t, n) * shard + p * piece), piece_bytes, ncclInt8, wrap(r + 1, n),
+        TPSIM_NCCL(ncclSend(x_rows(wrap_rank(r - t, n) * shard + p * piece), piece_bytes, ncclInt8, wrap_rank(r + 1, n),
                             rank_.comm, rank_.comm_stream));
-        TPSIM_NCCL(ncclRecv(x_rows(wrap(r - t - 1, n) * shard + p * piece), piece_bytes, ncclInt8, wrap(r - 1, n),
-                            rank_.comm, rank_.comm_stream));
+        TPSIM_NCCL(ncclRecv(x_rows(wrap_rank(r - t - 1, n) * shard + p * piece), piece_bytes, ncclInt8,
+                            wrap_rank(r - 1, n), rank_.comm, rank_.comm_stream));
         TPSIM_NCCL(ncclGroupEnd());
         TPSIM_CUDA(cudaEventRecord(event(arrived_, t + 1, p), rank_.comm_stream));
       }
@@ -155,7 +147,7 @@ void AsyncTpPipeline::enqueue_nccl_pipeline() {
     for (int t = 0; t < n; ++t) {
       for (int p = 0; p < pieces; ++p) {
         if (t > 0) TPSIM_CUDA(cudaStreamWaitEvent(rank_.compute, event(arrived_, t, p), 0));
-        const int64_t row = wrap(r - t, n) * shard + p * piece;
+        const int64_t row = wrap_rank(r - t, n) * shard + p * piece;
         piece_->run(x_rows(row), w_.get(), y_rows(y_.get(), row), rank_.compute);
       }
     }
@@ -169,7 +161,7 @@ void AsyncTpPipeline::enqueue_nccl_pipeline() {
   };
   for (int t = 0; t < n; ++t) {
     for (int p = 0; p < pieces; ++p) {
-      const int64_t row = wrap(r - t - 1, n) * shard + p * piece;
+      const int64_t row = wrap_rank(r - t - 1, n) * shard + p * piece;
       void* partial = y_rows(y_.get(), row);
       piece_->run(x_rows(row), w_.get(), partial, rank_.compute);
       TPSIM_CUDA(cudaEventRecord(event(computed_, t, p), rank_.compute));
@@ -187,10 +179,10 @@ void AsyncTpPipeline::enqueue_nccl_pipeline() {
       if (t + 1 < n) {
         TPSIM_CUDA(cudaStreamWaitEvent(rank_.comm_stream, ready, 0));
         TPSIM_NCCL(ncclGroupStart());
-        TPSIM_NCCL(ncclSend(outgoing, static_cast<size_t>(piece_elements), ncclBfloat16, wrap(r + 1, n), rank_.comm,
-                            rank_.comm_stream));
+        TPSIM_NCCL(ncclSend(outgoing, static_cast<size_t>(piece_elements), ncclBfloat16, wrap_rank(r + 1, n),
+                            rank_.comm, rank_.comm_stream));
         TPSIM_NCCL(ncclRecv(parity_piece(recv_, t + 1, p), static_cast<size_t>(piece_elements), ncclBfloat16,
-                            wrap(r - 1, n), rank_.comm, rank_.comm_stream));
+                            wrap_rank(r - 1, n), rank_.comm, rank_.comm_stream));
         TPSIM_NCCL(ncclGroupEnd());
         TPSIM_CUDA(cudaEventRecord(event(arrived_, t + 1, p), rank_.comm_stream));
       }
@@ -205,7 +197,7 @@ void AsyncTpPipeline::enqueue_copy_engine_step(int step, const std::vector<Async
   TPSIM_CUDA(cudaSetDevice(rank_.device));
   if (config_.pattern == "allgather_gemm") {
     if (step >= n) return;
-    const int owner = wrap(r + step, n);  // every piece comes straight from its owner
+    const int owner = wrap_rank(r + step, n);  // every piece comes straight from its owner
     const auto piece_bytes = static_cast<size_t>(piece * config_.shape.k) * element_bytes(config_.operands);
     for (int p = 0; p < pieces; ++p) {
       const int64_t row = owner * shard + p * piece;
@@ -227,7 +219,7 @@ void AsyncTpPipeline::enqueue_copy_engine_step(int step, const std::vector<Async
     return slots_.at(static_cast<size_t>(slot * shard_elements + row_in_shard * n_cols) * 2);
   };
   if (step < n) {
-    const int target = wrap(r + step + 1, n);
+    const int target = wrap_rank(r + step + 1, n);
     for (int p = 0; p < pieces; ++p) {
       const int64_t row = target * shard + p * piece;
       void* partial = target == r ? slot_rows(r, p * piece) : y_rows(y_.get(), row);
@@ -236,7 +228,7 @@ void AsyncTpPipeline::enqueue_copy_engine_step(int step, const std::vector<Async
     }
   }
   if (step > 0 && step < n) {
-    const int source = wrap(r - step, n);
+    const int source = wrap_rank(r - step, n);
     AsyncTpPipeline& from = *peers[static_cast<size_t>(source)];
     for (int p = 0; p < pieces; ++p) {
       TPSIM_CUDA(cudaStreamWaitEvent(rank_.copy, from.event(from.computed_, step - 1, p), 0));

@@ -32,6 +32,11 @@ struct Rank {
   DeviceBuffer barrier_word;  // one float that barriers all-reduce
 };
 
+// `value` modulo `ranks`, in [0, ranks): the rank `value` steps from rank 0 around the ring (negative steps too).
+inline int wrap_rank(int value, int ranks) {
+  return ((value % ranks) + ranks) % ranks;
+}
+
 // Queues a barrier across all ranks on `stream`: an all-reduce of one element, which no rank's GPU
 // leaves before every rank's has reached it. Every rank calls it, each from its own thread or process.
 void enqueue_barrier(Rank& rank, cudaStream_t stream);
