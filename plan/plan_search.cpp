@@ -2,6 +2,7 @@
 #include "plan/plan_search.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "base/input_error.hpp"
@@ -109,6 +110,20 @@ PlanRow row_from(const Candidate& c, const Json& numbers) {
   return row;
 }
 
+// The rank value of a step of `step_s` with `model_flops` per GPU: the step itself, its tokens per GPU or its MFU, each
+// negated where the larger ranks first.
+double rank_of(const model::Scenario& s, const Layout& layout, RankBy by, double step_s, double model_flops) {
+  switch (by) {
+    case RankBy::kTime:
+      return step_s;
+    case RankBy::kTokensPerGpu:
+      return -tokens_per_gpu(s.workload, step_s, layout);
+    case RankBy::kMfu:
+      return -model_flops / (step_s * sim::resolve_gpu(s).peak_bf16_flops);
+  }
+  return step_s;
+}
+
 // The least rank value of a candidate's row from its step's lower bound (sim/run/step_bound.hpp): the step itself,
 // the tokens per GPU it allows, or the MFU it allows (the step's model FLOPs, known without simulating, over the
 // least step); none where the step has no bound.
@@ -120,15 +135,19 @@ std::optional<double> rank_bound(const model::Scenario& s, const Layout& layout,
     return std::nullopt;  // what the simulation then refuses, it reports
   }
   if (!bound || bound->step_s <= 0) return std::nullopt;
-  switch (by) {
-    case RankBy::kTime:
-      return bound->step_s;
-    case RankBy::kTokensPerGpu:
-      return -tokens_per_gpu(s.workload, bound->step_s, layout);
-    case RankBy::kMfu:
-      return -bound->model_flops / (bound->step_s * sim::resolve_gpu(s).peak_bf16_flops);
+  return rank_of(s, layout, by, bound->step_s, bound->model_flops);
+}
+
+// The rank value of a candidate's row whose step takes `step_s` (a lower bound on the step gives one on the value),
+// the model FLOPs from the step's bound where MFU ranks.
+double rank_of_step(const model::Scenario& s, const Layout& layout, RankBy by, double step_s) {
+  double model_flops = 0;
+  if (by == RankBy::kMfu) {
+    const std::optional<sim::StepBound> bound = sim::step_lower_bound(s);
+    if (!bound) return std::numeric_limits<double>::lowest();  // no bound on the value: the job runs whole
+    model_flops = bound->model_flops;
   }
-  return std::nullopt;
+  return rank_of(s, layout, by, step_s, model_flops);
 }
 
 double rank_value(const PlanRow& r, RankBy by) {
@@ -194,6 +213,9 @@ PlanResult run_plan(const model::PlanSpec& plan, const PlanOptions& options) {
   steps.row = row_from;
   steps.bound = [&](const Candidate& c, const model::Scenario& s) { return rank_bound(s, c.layout, options.rank_by); };
   steps.rank = [&](const PlanRow& r) { return rank_value(r, options.rank_by); };
+  steps.rank_of_step = [&](const Candidate& c, const model::Scenario& s, double step_s) {
+    return rank_of_step(s, c.layout, options.rank_by, step_s);
+  };
   result.rows =
       search_candidates(enumerate_candidates(plan, arch, per_node), steps, options.search_run(plan.file), result);
   std::stable_sort(result.rows.begin(), result.rows.end(), [&](const PlanRow& a, const PlanRow& b) {

@@ -49,7 +49,8 @@ struct PlanOptions {
   size_t shard_count = 1;
   RankBy rank_by = RankBy::kTime;
   // Resuming: rows already simulated (a journal's), by candidate number, not simulated again; and a callback for each
-  // row simulated now (to journal it), both as row_numbers writes them.
+  // row simulated now (to journal it), both as row_numbers writes them, or a first run's bound as a worker answers it
+  // (`first_run_bound`, search_steps.hpp: resumed, the candidate's bound, not its row).
   std::map<size_t, nlohmann::ordered_json> done;
   std::function<void(size_t index, const nlohmann::ordered_json& numbers)> on_row;
   // Only the first `top` rows must be exact: candidates whose lower bound ranks them below those are not simulated

@@ -57,11 +57,12 @@ void keep_heap() {
 }
 
 // Simulates one candidate and writes its line.
-void simulate_one(int fd, size_t index, const SimulateJob& simulate, sim::SimulationCache& cache, bool forks) {
+void simulate_one(int fd, size_t index, bool first_run, const SimulateJob& simulate, sim::SimulationCache& cache,
+                  bool forks) {
   Json message;
   message["index"] = index;
   try {
-    message["row"] = simulate(index, cache);
+    message["row"] = simulate(index, first_run, cache);
   } catch (const std::exception& error) {
     message["error"] = error.what();
   }
@@ -82,7 +83,7 @@ void run_worker(int fd, const std::vector<size_t>& mine, const SimulateJob& simu
   keep_heap();
   sim::SimulationCache cache;
   if (options.cache) cache.install();
-  for (size_t index : mine) simulate_one(fd, index, simulate, cache, options.forks);
+  for (size_t index : mine) simulate_one(fd, index, false, simulate, cache, options.forks);
   write_cache_counts(fd, cache);
 }
 
@@ -105,10 +106,16 @@ void run_pool_worker(int fd, int commands, const SimulateJob& simulate, const Wo
       buffer.append(chunk, static_cast<size_t>(n));
       end = buffer.find('\n');
     }
-    const size_t index = std::stoul(buffer.substr(0, end));
+    // A job's line: its number, then " first" for a first-run job (command_of).
+    const std::string line = buffer.substr(0, end);
     buffer.erase(0, end + 1);
-    simulate_one(fd, index, simulate, cache, options.forks);
+    simulate_one(fd, std::stoul(line), line.find(' ') != std::string::npos, simulate, cache, options.forks);
   }
+}
+
+// The line that hands `job` to a pool's worker.
+std::string command_of(const WorkerJob& job) {
+  return std::to_string(job.index) + (job.first_run ? " first\n" : "\n");
 }
 
 // One round of reading the live workers' pipes (both kinds: each with process, buffer and done): every whole line
@@ -282,7 +289,7 @@ void WorkerPool::run(const std::vector<WorkerJob>& batch, const TakeJob& take) {
       owner_.emplace(job.program_key, to);
     }
     ++load[to];
-    commands[to] += std::to_string(job.index) + "\n";
+    commands[to] += command_of(job);
   }
   for (const size_t i : live) {
     if (!commands[i].empty()) send(members_[i], commands[i], load[i]);
@@ -293,7 +300,7 @@ void WorkerPool::run(const std::vector<WorkerJob>& batch, const TakeJob& take) {
 void WorkerPool::run_each(const std::vector<WorkerJob>& jobs, const TakeJob& take) {
   size_t next = 0;
   const auto feed = [&](Member& m) {
-    if (next < jobs.size() && !m.done) send(m, std::to_string(jobs[next++].index) + "\n", 1);
+    if (next < jobs.size() && !m.done) send(m, command_of(jobs[next++]), 1);
   };
   for (Member& m : members_) feed(m);
   const auto live = [&] {

@@ -18,6 +18,7 @@ namespace tpsim::plan {
 struct WorkerJob {
   size_t index = 0;         // the candidate's number
   std::string program_key;  // jobs with the same key share programs (Layout::program_key)
+  bool first_run = false;   // only a lower bound from the step's first run is wanted (SimulateJob)
 };
 
 struct WorkerOptions {
@@ -34,8 +35,9 @@ struct WorkerCounts {
   std::vector<std::string> crashes;  // workers that did not exit cleanly
 };
 
-// Runs in a worker: the candidate's numbers as JSON (throws to report the candidate refused).
-using SimulateJob = std::function<nlohmann::ordered_json(size_t index, sim::SimulationCache& cache)>;
+// Runs in a worker: the candidate's numbers as JSON (throws to report the candidate refused); with `first_run`, what
+// the job's first run tells (a lower bound) where the run would go on past it.
+using SimulateJob = std::function<nlohmann::ordered_json(size_t index, bool first_run, sim::SimulationCache& cache)>;
 // Runs in the parent for each candidate, in the order the workers finish them: its numbers, or the refusal's text.
 using TakeJob = std::function<void(size_t index, const nlohmann::ordered_json* numbers, const std::string& error)>;
 

@@ -58,7 +58,7 @@ std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, Wo
   options.progress = false;
   options.forks = false;
   std::map<size_t, double> bounds;
-  const SimulateJob compute = [&](size_t index, sim::SimulationCache&) {
+  const SimulateJob compute = [&](size_t index, bool, sim::SimulationCache&) {
     const std::optional<double> b = bound(index);
     Json j;
     j["bound"] = b ? Json(*b) : Json(nullptr);
@@ -74,37 +74,77 @@ std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, Wo
   return bounds;
 }
 
-int64_t simulate_bounded(std::vector<BoundedJob> jobs, size_t top, const WorkerOptions& options,
-                         const SimulateJob& simulate, const TakeJob& take,
-                         const std::function<std::vector<double>()>& ranks, WorkerCounts& counts) {
-  // Small enough that the top rows' values tighten early, large enough to keep a few workers busy.
-  constexpr size_t kBatch = 8;
-  std::stable_sort(jobs.begin(), jobs.end(), [](const BoundedJob& a, const BoundedJob& b) {
+namespace {
+
+// The jobs left to simulate, by their least rank values (ties by candidate number), each marked once its first run
+// gave its bound.
+struct Pending {
+  WorkerJob job;
+  double bound = 0;
+  bool refined = false;
+};
+
+void sort_pending(std::vector<Pending>& pending) {
+  std::stable_sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
     return a.bound != b.bound ? a.bound < b.bound : a.job.index < b.job.index;
   });
-  WorkerPool pool(options, simulate, jobs.size());
-  size_t next = 0;
-  while (next < jobs.size()) {
-    std::vector<double> values = ranks();
-    double kept = std::numeric_limits<double>::infinity();
-    if (values.size() >= top) {
-      std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(top - 1), values.end());
-      kept = values[top - 1];
+}
+
+// The top-th smallest of `values` (infinity where there are fewer).
+double top_value(std::vector<double> values, size_t top) {
+  if (values.size() < top) return std::numeric_limits<double>::infinity();
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(top - 1), values.end());
+  return values[top - 1];
+}
+
+}  // namespace
+
+BoundedCounts simulate_bounded(const std::vector<BoundedJob>& jobs, const BoundedSearch& search,
+                               const WorkerOptions& options, const SimulateJob& simulate, const TakeJob& take,
+                               WorkerCounts& counts) {
+  // Small enough that the top rows' values tighten early, large enough to keep a few workers busy.
+  constexpr size_t kBatch = 8;
+  std::vector<Pending> pending;
+  for (const BoundedJob& job : jobs) pending.push_back(Pending{job.job, job.bound, job.refined});
+  sort_pending(pending);
+  // A first run's answer puts its job back with the larger of its bounds; every answer goes to the caller too.
+  std::map<size_t, Pending> sent;
+  const TakeJob take_or_requeue = [&](size_t index, const nlohmann::ordered_json* numbers, const std::string& error) {
+    if (numbers && numbers->contains(kFirstRunBound)) {
+      Pending again = sent.at(index);
+      again.bound = std::max(again.bound, (*numbers)[kFirstRunBound].get<double>());
+      again.refined = true;
+      pending.push_back(again);
     }
+    take(index, numbers, error);
+  };
+  WorkerPool pool(options, simulate, jobs.size());
+  for (;;) {
+    const double kept = top_value(search.ranks(), search.top);
     std::vector<WorkerJob> batch;
+    sent.clear();
     // Strictly above: a candidate whose row could tie the top-th value may rank before it by its number.
-    for (; next < jobs.size() && batch.size() < kBatch && !(jobs[next].bound > kept); ++next) {
-      batch.push_back(jobs[next].job);
+    size_t taken = 0;
+    for (; taken < pending.size() && batch.size() < kBatch && !(pending[taken].bound > kept); ++taken) {
+      WorkerJob job = pending[taken].job;
+      job.first_run = search.refine && !pending[taken].refined;
+      batch.push_back(job);
+      sent[job.index] = pending[taken];
     }
     if (batch.empty()) break;
-    pool.run(batch, take);
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(taken));
+    pool.run(batch, take_or_requeue);
+    sort_pending(pending);
   }
   const WorkerCounts done = pool.finish();
   counts.cache_hits += done.cache_hits;
   counts.cache_misses += done.cache_misses;
   counts.cache_saved_s += done.cache_saved_s;
   counts.crashes.insert(counts.crashes.end(), done.crashes.begin(), done.crashes.end());
-  return static_cast<int64_t>(jobs.size() - next);
+  BoundedCounts left;
+  left.bounded = static_cast<int64_t>(pending.size());
+  left.after_first_run = std::count_if(pending.begin(), pending.end(), [](const Pending& p) { return p.refined; });
+  return left;
 }
 
 }  // namespace tpsim::plan

@@ -16,6 +16,7 @@
 #include "model/scenario.hpp"
 #include "plan/plan_workers.hpp"
 #include "sim/cost/gpu_spec.hpp"
+#include "sim/engine/runner/window_clock.hpp"
 #include "sim/run/scenario_run.hpp"
 
 namespace tpsim::plan {
@@ -39,8 +40,9 @@ struct SearchTotals {
   std::map<std::string, std::map<std::string, int64_t>> why;  // reason -> message -> candidates
   std::vector<std::string> failures;                          // candidates whose simulation was refused
   int64_t cache_hits = 0, cache_misses = 0;
-  double cache_saved_s = 0;  // wall seconds (not part of the deterministic outputs)
-  int64_t bounded = 0;       // survivors not simulated: their bound ranks them below the top rows
+  double cache_saved_s = 0;             // wall seconds (not part of the deterministic outputs)
+  int64_t bounded = 0;                  // survivors not simulated: their bound ranks them below the top rows
+  int64_t bounded_after_first_run = 0;  // of those, the ones bounded by their first run (SearchSteps::rank_of_step)
 };
 
 // Loads a candidate's scenario text and makes the checks `tpsim run` makes before simulating it: the loader's
@@ -59,6 +61,10 @@ struct SearchSteps {
   // (nullopt: none), and a row's rank value (the smaller ranks first).
   std::function<std::optional<double>(const Candidate&, const model::Scenario&)> bound;
   std::function<double(const Row&)> rank;
+  // Refinement (optional, with bounding): the rank value of a candidate's row whose step takes `step_s`, never
+  // smaller for a longer step; given, a job first runs its step only as far as its first run at the back-to-back clock
+  // where its window's clock takes more (sim::FirstRunProbe), whose least step then bounds it again.
+  std::function<double(const Candidate&, const model::Scenario&, double step_s)> rank_of_step;
 };
 
 // Options every search shares (PlanOptions' part that the steps read).
@@ -77,6 +83,7 @@ struct SearchRun {
 struct BoundedJob {
   WorkerJob job;
   double bound = 0;
+  bool refined = false;  // `bound` takes its first run's (a job taken again runs whole)
 };
 
 // Each job's bound (`bound` of its candidate's number) computed in `options.jobs` worker processes; a job without one
@@ -84,13 +91,29 @@ struct BoundedJob {
 std::map<size_t, double> bound_in_workers(const std::vector<WorkerJob>& jobs, WorkerOptions options,
                                           const std::function<std::optional<double>(size_t)>& bound);
 
+// What a bounded search keeps: the top `top` rows by `ranks()` (the rank values of the rows so far), and whether its
+// jobs run first as far as their first runs (SearchSteps::rank_of_step).
+struct BoundedSearch {
+  size_t top = 0;
+  std::function<std::vector<double>()> ranks;
+  bool refine = false;
+};
+
+// The key of a first-run job's answer: the least rank value its first run allows.
+inline constexpr const char* kFirstRunBound = "first_run_bound";
+
 // Simulates `jobs` in ascending order of their bounds (ties by candidate number), in batches of a fixed size so that
 // which candidates are simulated does not depend on the workers: before each batch, every job whose bound is above
-// the top-th smallest of `ranks()` (the rank values of the rows so far) is left out, and since the rest have larger
-// bounds, the search ends. Returns how many were left out (bounded).
-int64_t simulate_bounded(std::vector<BoundedJob> jobs, size_t top, const WorkerOptions& options,
-                         const SimulateJob& simulate, const TakeJob& take,
-                         const std::function<std::vector<double>()>& ranks, WorkerCounts& counts);
+// the top-th smallest rank value so far is left out, and since the rest have larger bounds, the search ends. Refining,
+// a job's first time in a batch is a first-run job: one that answers with a bound goes back among the rest with the
+// larger of its bounds, and runs whole if it is taken again. Returns how many were left out (bounded), and how many
+// of those after their first runs.
+struct BoundedCounts {
+  int64_t bounded = 0, after_first_run = 0;
+};
+BoundedCounts simulate_bounded(const std::vector<BoundedJob>& jobs, const BoundedSearch& search,
+                               const WorkerOptions& options, const SimulateJob& simulate, const TakeJob& take,
+                               WorkerCounts& counts);
 
 void add_worker_counts(const WorkerCounts& counts, SearchTotals& totals);
 
@@ -115,27 +138,43 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
   std::vector<Row> rows;
   std::map<size_t, const Candidate*> todo;
   std::vector<WorkerJob> jobs;
+  std::map<size_t, double> first_run_bounds;  // resumed: the bounds earlier first runs gave
   for (size_t i = 0; i < kept.size(); ++i) {
     if (i % run.shard_count != run.shard_index) continue;
     const Candidate& c = *kept[i];
     if (const auto done = run.done.find(c.index); done != run.done.end()) {
-      rows.push_back(steps.row(c, done->second));
-      continue;
+      if (!done->second.contains(kFirstRunBound)) {
+        rows.push_back(steps.row(c, done->second));
+        continue;
+      }
+      first_run_bounds[c.index] = done->second[kFirstRunBound].template get<double>();
     }
     todo[c.index] = &c;
     jobs.push_back(WorkerJob{c.index, c.layout.program_key()});
   }
-  const SimulateJob simulate = [&](size_t index, sim::SimulationCache& cache) {
+  const SimulateJob simulate = [&](size_t index, bool first_run, sim::SimulationCache& cache) {
     const Candidate& c = *todo.at(index);
     const std::shared_ptr<const model::Scenario>& checked = loaded.at(index);
     model::Scenario parsed;
     if (!checked) parsed = model::parse_scenario(steps.scenario_text(c), run.file);
     const model::Scenario& s = checked ? *checked : parsed;
     cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
-    return steps.numbers(c, sim::run_scenario(s));
+    if (!first_run) return steps.numbers(c, sim::run_scenario(s));
+    const sim::FirstRunProbe probe;
+    try {
+      return steps.numbers(c, sim::run_scenario(s));
+    } catch (const sim::FirstRunBound& bound) {
+      nlohmann::ordered_json answer;
+      answer[kFirstRunBound] = steps.rank_of_step(c, s, bound.step_s);
+      return answer;
+    }
   };
   const TakeJob take = [&](size_t index, const nlohmann::ordered_json* numbers, const std::string& error) {
     const Candidate& c = *todo.at(index);
+    if (numbers && numbers->contains(kFirstRunBound)) {  // journaled; simulate_bounded takes it back among its jobs
+      if (run.on_row) run.on_row(index, *numbers);
+      return;
+    }
     if (!numbers) {
       totals.failures.push_back("candidate " + std::to_string(index) + " (" + describe(c.layout) + "): " + error);
       return;
@@ -143,6 +182,7 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
     rows.push_back(steps.row(c, *numbers));
     if (run.on_row) run.on_row(index, *numbers);
   };
+  // Unbounded, a resumed first run's job runs whole.
   if (run.top == 0 || !steps.bound || !steps.rank || jobs.empty()) {
     add_worker_counts(simulate_in_workers(jobs, run.workers, simulate, take), totals);
     return rows;
@@ -154,16 +194,26 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
   std::vector<BoundedJob> bounded;
   for (const WorkerJob& job : jobs) {
     const auto bound = bounds.find(job.index);
-    bounded.push_back(
-        BoundedJob{job, bound != bounds.end() ? bound->second : -std::numeric_limits<double>::infinity()});
+    BoundedJob b{job, bound != bounds.end() ? bound->second : -std::numeric_limits<double>::infinity(), false};
+    if (const auto first = first_run_bounds.find(job.index); first != first_run_bounds.end()) {
+      b.bound = std::max(b.bound, first->second);
+      b.refined = true;
+    }
+    bounded.push_back(b);
   }
-  const auto ranks = [&] {
+  BoundedSearch search;
+  search.top = run.top;
+  search.ranks = [&] {
     std::vector<double> values;
     for (const Row& row : rows) values.push_back(steps.rank(row));
     return values;
   };
+  // A full run after a first run takes the first from the worker's program cache: without it, it runs it again.
+  search.refine = steps.rank_of_step && run.workers.cache;
   WorkerCounts counts;
-  totals.bounded = simulate_bounded(std::move(bounded), run.top, run.workers, simulate, take, ranks, counts);
+  const BoundedCounts left = simulate_bounded(bounded, search, run.workers, simulate, take, counts);
+  totals.bounded = left.bounded;
+  totals.bounded_after_first_run = left.after_first_run;
   add_worker_counts(counts, totals);
   return rows;
 }

@@ -117,7 +117,7 @@ Json merge_plan_documents(const std::vector<Json>& docs, const std::vector<std::
   std::map<size_t, std::string> seen;  // candidate -> the file that holds it
   std::vector<Json> rows, front_points;
   std::vector<std::string> failures;
-  int64_t simulated = 0, bounded = 0, meeting = 0, programs_simulated = 0, programs_reused = 0;
+  int64_t simulated = 0, bounded = 0, after_first_run = 0, meeting = 0, programs_simulated = 0, programs_reused = 0;
   for (size_t f = 0; f < docs.size(); ++f) {
     const Json& doc = docs[f];
     check_document(doc, names[f]);
@@ -134,6 +134,7 @@ Json merge_plan_documents(const std::vector<Json>& docs, const std::vector<std::
     for (const Json& failure : doc["failures"]) failures.push_back(failure);
     simulated += doc["simulated"].get<int64_t>();
     bounded += doc.value("bounded", int64_t{0});
+    after_first_run += doc.value("bounded_after_first_run", int64_t{0});
     if (doc.contains("meeting_targets")) meeting += doc["meeting_targets"].get<int64_t>();
     programs_simulated += doc["programs"]["simulated"].get<int64_t>();
     programs_reused += doc["programs"]["reused"].get<int64_t>();
@@ -147,6 +148,8 @@ Json merge_plan_documents(const std::vector<Json>& docs, const std::vector<std::
   }
   merged["simulated"] = simulated;
   if (first.contains("bounded")) merged["bounded"] = bounded;
+  merged.erase("bounded_after_first_run");
+  if (after_first_run > 0) merged["bounded_after_first_run"] = after_first_run;
   if (serving(first)) merged["meeting_targets"] = meeting;
   merged["programs"] = {{"simulated", programs_simulated}, {"reused", programs_reused}};
   merged["failures"] = failures;

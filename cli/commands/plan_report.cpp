@@ -72,6 +72,7 @@ void add_pruning_json(Json& j, const plan::SearchTotals& r) {
 void add_simulation_json(Json& j, size_t simulated, const plan::SearchTotals& r, const Json& between) {
   j["simulated"] = simulated;
   j["bounded"] = r.bounded;
+  if (r.bounded_after_first_run > 0) j["bounded_after_first_run"] = r.bounded_after_first_run;
   for (const auto& [key, value] : between.items()) j[key] = value;
   j["programs"] = {{"simulated", r.cache_misses}, {"reused", r.cache_hits}};
   j["failures"] = r.failures;
@@ -88,6 +89,9 @@ std::string plan_summary(const Json& doc, bool cache) {
   }
   text += "), " + whole(doc["simulated"]) + " simulated";
   if (doc.value("bounded", 0) > 0) text += ", " + whole(doc["bounded"]) + " bounded";
+  if (doc.value("bounded_after_first_run", 0) > 0) {
+    text += " (" + whole(doc["bounded_after_first_run"]) + " after a first run)";
+  }
   if (!doc["failures"].empty()) text += ", " + std::to_string(doc["failures"].size()) + " refused by the simulator";
   if (doc.contains("targets")) {
     const std::string targets = targets_text(doc["targets"]);

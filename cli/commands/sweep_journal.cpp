@@ -32,10 +32,22 @@ const std::vector<std::string> kMeasureColumns = {
     "time_s", "compute_s", "comm_s", "exposed_comm_s",      "idle_s", "speedup", "tokens_per_s",
     "ttft_s", "tpot_s",    "chunks", "memory_per_gpu_bytes"};
 
-// A journal's rows as the sweep wrote them: objects with a variant name and non-negative finite times.
+// A plan candidate's first-run answer (plan/search_steps.hpp): the least rank value its first run allows.
+bool first_run_answer(const Json& row) {
+  if (!row.is_object() || row.size() != 1 || !row.contains("first_run_bound")) return false;
+  const Json& value = row["first_run_bound"];
+  if (!value.is_number() || !std::isfinite(value.get<double>())) {
+    throw std::runtime_error("\"first_run_bound\" is " + echo_value(value.dump()) + ", not a finite number");
+  }
+  return true;
+}
+
+// A journal's rows as the sweep wrote them: objects with a variant name and non-negative finite times, or a plan
+// candidate's first-run answer.
 void check_rows(const Json& rows) {
   if (!rows.is_array()) throw std::runtime_error("\"rows\" is not a list");
   for (const Json& row : rows) {
+    if (first_run_answer(row)) continue;
     if (!row.is_object() || !row.contains("variant") || !row["variant"].is_string()) {
       throw std::runtime_error("a row is not an object with a \"variant\" name");
     }
@@ -103,7 +115,8 @@ size_t parse_lines(const std::string& text, const std::string& path, JournalFile
       out.fingerprint = fingerprint;
       out.points = points;
       JournalEntry entry = entry_of(line, points);
-      out.entries.try_emplace(entry.index, std::move(entry));
+      // A point's last line is its latest state (a plan's candidate: a first run's bound, then its row).
+      out.entries.insert_or_assign(entry.index, std::move(entry));
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& error) {  // a whole line (a torn one has no newline) that is no journal line

@@ -51,16 +51,21 @@ double back_to_back_clock_ratio(const GpuSpec& gpu, const CostProfile& profile) 
   return clock_ratio_at(*profile.power, binding_limit_W(gpu, *profile.power));
 }
 
-double window_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
-                          double simulated_ratio) {
+namespace {
+
+// The rate ratio in [kMinClockRatio, 1] at which the window's energy above the limit's is 0, the compute-bound time
+// scaling as 1 / ratio from `simulated_ratio` and the span `span_of(compute_s at the ratio)`: increasing in the ratio
+// (the compute-bound kernels' energy grows as r^(exponent - 1), the span never grows), so its root is found by
+// bisection.
+template <class SpanOf>
+double window_root(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw, double simulated_ratio,
+                   SpanOf span_of) {
   if (!windowed_power(profile) || draw.span_s <= 0) return 1.0;
   const PowerParams& power = *profile.power;
   const double limit_W = binding_limit_W(gpu, power);
-  // The window's energy above the limit's at rate ratio r: increasing in r (the compute-bound kernels' energy grows
-  // as r^(exponent - 1), the span they lengthen shrinks), so its root is found by bisection.
   const auto excess_J = [&](double r) {
     const double compute_s = draw.compute_s * simulated_ratio / r;
-    const double span_s = draw.span_s + compute_s - draw.compute_s;
+    const double span_s = span_of(compute_s);
     return power.idle_W * span_s + compute_s * compute_dynamic_W(power, r) + draw.other_J - limit_W * span_s;
   };
   if (excess_J(1.0) <= 0) return 1.0;
@@ -73,6 +78,20 @@ double window_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const 
     (excess_J(mid) > 0 ? high : low) = mid;
   }
   return low;
+}
+
+}  // namespace
+
+double window_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
+                          double simulated_ratio) {
+  // The span lengthens or shortens with the compute-bound time.
+  return window_root(gpu, profile, draw, simulated_ratio,
+                     [&](double compute_s) { return draw.span_s + compute_s - draw.compute_s; });
+}
+
+double held_span_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
+                             double simulated_ratio) {
+  return window_root(gpu, profile, draw, simulated_ratio, [&](double) { return draw.span_s; });
 }
 
 namespace {

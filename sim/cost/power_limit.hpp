@@ -55,6 +55,12 @@ struct WindowDraw {
 double window_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
                           double simulated_ratio);
 
+// The same ratio with the span held at the draw's (the compute-bound time still scaling as 1 / ratio): at or above
+// window_clock_ratio, the highest clock a run of the same program at a clock at or above `simulated_ratio` can find
+// its window at, where such a run's span is no longer and its compute-bound time no shorter than this one scaled.
+double held_span_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
+                             double simulated_ratio);
+
 // The energy in joules of `bytes` HBM bytes read or written at the GPU's hbm_pJ_per_bit (board level).
 double hbm_energy_J(const GpuSpec& gpu, double bytes);
 // The energy of `bytes` moved each way through a GPU's port (2 x bytes at the profile's transfer_pJ_per_bit) and

@@ -454,8 +454,10 @@ PipelineVariantRun run_pipeline(const model::Scenario& s, const model::Variant& 
   }
   EngineOptions held = options;
   held.window_clock = false;
-  return at_window_clock(cost, [&](const CostModel& at,
-                                   WindowDraw& draw) { return run_pipeline_at(s, variant, at, held, job, draw); })
+  return at_window_clock(
+             cost,
+             [&](const CostModel& at, WindowDraw& draw) { return run_pipeline_at(s, variant, at, held, job, draw); },
+             false, [](const PipelineVariantRun& ran) { return ran.metrics.time_s; })
       .first;
 }
 

@@ -12,6 +12,8 @@
 #include "input/scenario_loader.hpp"
 #include "plan/plan_search.hpp"
 #include "plan_test_support.hpp"
+#include "sim/engine/runner/window_clock.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "sim/run/step_bound.hpp"
 
 using namespace tpsim;
@@ -59,6 +61,34 @@ std::vector<double> check_bounds_below_steps(const model::PlanSpec& spec) {
   }
   CHECK(bounded == result.rows.size());
   return shares;
+}
+
+// Every simulated row's candidate run again under a first-run probe (what `tpsim plan` refines its bounds with): the
+// bound its first run gives, where it gives one, must not exceed its step. Returns how many gave one.
+size_t check_first_run_bounds_below_steps(const model::PlanSpec& spec) {
+  plan::PlanOptions exhaustive;
+  exhaustive.jobs = 2;
+  const plan::PlanResult result = plan::run_plan(spec, exhaustive);
+  const int per_node = plan::plan_gpus_per_node(spec);
+  const std::vector<plan::Candidate> all = plan::enumerate_candidates(spec, plan::plan_arch(spec), per_node);
+  size_t fired = 0;
+  for (const plan::PlanRow& row : result.rows) {
+    const plan::Verdict v = plan::check_candidate(spec, all[row.index], per_node);
+    REQUIRE(v.scenario);
+    INFO("candidate " << row.index << " " << plan::describe(row.layout));
+    const sim::FirstRunProbe probe;
+    try {
+      // A run the probe lets finish needs no second run: its step is the plan's row. (Run outside CHECK, which would
+      // take the probe's throw for a failure.)
+      const double step_s = sim::run_scenario(*v.scenario).variants.front().metrics.time_s;
+      CHECK(step_s == row.time_s);
+    } catch (const sim::FirstRunBound& bound) {
+      ++fired;
+      CHECK(bound.step_s > 0);
+      CHECK(bound.step_s <= row.time_s);
+    }
+  }
+  return fired;
 }
 
 // Llama-3.1-8B with TP 8 inside each of two ib-rail nodes and FSDP over the two, 16 micro-batches of 1,024 tokens per
@@ -113,6 +143,14 @@ TEST_CASE(
   check_bounds_below_steps(model::load_plan(shipped("qwen3-30b-a3b-16xh100-ep.yaml")));
 }
 
+TEST_CASE(
+    "no candidate's bound from its first run at the back-to-back clock exceeds its simulated step, on the wider plan "
+    "and the MoE plan") {
+  // Under the H100's window nearly every training step needs a second run at its own clock: the probe fires.
+  CHECK(check_first_run_bounds_below_steps(model::parse_plan(kWide, "p.yaml")) > 10);
+  CHECK(check_first_run_bounds_below_steps(model::load_plan(shipped("qwen3-30b-a3b-16xh100-ep.yaml"))) > 0);
+}
+
 TEST_CASE("a bounded search ranks its top rows exactly as the exhaustive search, by time, tokens per GPU and MFU") {
   check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {1, 3, 5}, plan::RankBy::kTime);
   check_top_rows_exact(model::parse_plan(kWide, "p.yaml"), {4}, plan::RankBy::kTokensPerGpu);
@@ -137,11 +175,17 @@ TEST_CASE(
   // Which candidates are simulated depends on the bounds and the batches, not on the workers.
   CHECK(o["simulated"] == b["simulated"]);
   CHECK(o["bounded"] == b["bounded"]);
+  CHECK(o["bounded_after_first_run"] == b["bounded_after_first_run"]);
   CHECK(b["bounded"].get<int>() > 0);
+  // Under the H100's limiter window some candidates are bounded only by their first runs (the rest before any run).
+  CHECK(b["bounded_after_first_run"].get<int>() > 0);
+  CHECK(b["bounded_after_first_run"].get<int>() < b["bounded"].get<int>());
   CHECK(a["bounded"] == 0);
   CHECK(b["simulated"].get<int>() + b["bounded"].get<int>() == a["simulated"].get<int>());
   const test::CommandResult table = test::run_tpsim("plan " + path + " -j 2 --top 4");
-  CHECK(table.out.find(" simulated, " + std::to_string(b["bounded"].get<int>()) + " bounded; ") != std::string::npos);
+  CHECK(table.out.find(" simulated, " + std::to_string(b["bounded"].get<int>()) + " bounded (" +
+                       std::to_string(b["bounded_after_first_run"].get<int>()) + " after a first run); ") !=
+        std::string::npos);
   std::filesystem::remove(path);
 }
 

@@ -1,7 +1,9 @@
 // The power limiter's window: a program's clock from its average draw, and the runs that find it.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "sim/cost/power_limit.hpp"
 #include "sim/engine/isolated_run.hpp"
@@ -238,4 +240,56 @@ TEST_CASE(
   CHECK(bound == loop_bound);
   CHECK(bound_clock == loop_bound_clock);
   CHECK(bound_clock < 1.0);
+}
+
+TEST_CASE(
+    "a first-run probe ends a window loop that would run again with a bound at most its step, once per probe, and lets "
+    "a loop of one run finish",
+    "[sim][power][window]") {
+  const sim::CostProfile profile = windowed_profile();
+  const sim::GpuSpec gpu = test::gpu_preset("h100-sxm");
+  const sim::CostModel cost(gpu, profile);
+  // GEMMs back to back beside a little memory traffic: the clock moves after the back-to-back run, so the loop runs
+  // again. A run's result is its time: the compute-bound time at its clock and the memory-bound time.
+  const double compute_s = 5e-3, memory_s = 0.5e-3;
+  const double memory_J = sim::hbm_energy_J(gpu, 3e12 * memory_s);
+  const auto program = [&](double compute, double memory) {
+    return [&, compute, memory](const sim::CostModel& at, sim::WindowDraw& draw) {
+      const double stretched = compute / at.clock_ratio();
+      draw = {stretched + memory, stretched, memory > 0 ? memory_J : 0.0};
+      return stretched + memory;
+    };
+  };
+  const auto time_of = [](double time_s) { return time_s; };
+  const double step_s = sim::at_window_clock(cost, program(compute_s, memory_s), false, time_of).first;
+  // The bound the back-to-back run gives: its time scaled by the back-to-back clock over the highest clock its draw
+  // with the span held allows.
+  const double back_to_back = sim::back_to_back_clock_ratio(gpu, profile);
+  const double first_s = compute_s / back_to_back + memory_s;
+  const sim::WindowDraw first_draw{first_s, compute_s / back_to_back, memory_J};
+  const double highest = sim::held_span_clock_ratio(gpu, profile, first_draw, back_to_back);
+  CHECK(highest >= sim::window_clock_ratio(gpu, profile, first_draw, back_to_back));
+  {
+    const sim::FirstRunProbe probe;
+    std::optional<double> bound;
+    try {
+      sim::at_window_clock(cost, program(compute_s, memory_s), false, time_of);
+    } catch (const sim::FirstRunBound& fired) {
+      bound = fired.step_s;
+    }
+    REQUIRE(bound);
+    // 1e-12: the bound and this value are the same products of the same doubles, up to rounding.
+    CHECK(*bound == Approx(first_s * back_to_back / std::max(back_to_back, highest)).epsilon(1e-12));
+    CHECK(*bound <= step_s);
+    // Fired once: the next loop runs to its end, as without a probe.
+    CHECK_FALSE(sim::FirstRunProbe::armed());
+    CHECK(sim::at_window_clock(cost, program(compute_s, memory_s), false, time_of).first == step_s);
+  }
+  CHECK_FALSE(sim::FirstRunProbe::armed());
+  {
+    // A program of memory-bound kernels only ends its loop at its first run: the probe lets it finish.
+    const sim::FirstRunProbe probe;
+    CHECK(sim::at_window_clock(cost, program(0.0, memory_s), false, time_of).first == memory_s);
+    CHECK(sim::FirstRunProbe::armed());
+  }
 }

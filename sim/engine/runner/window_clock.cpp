@@ -97,6 +97,38 @@ bool likely_unbound(const model::LayerGraph& graph, const CostModel& cost) {
   return likely_unbound(cost, compute_s, memory_s, memory_J);
 }
 
+namespace {
+
+// This thread's probe: installed, and whether it has fired.
+thread_local bool probe_installed = false;
+thread_local bool probe_fired = false;
+
+}  // namespace
+
+FirstRunProbe::FirstRunProbe() {
+  probe_installed = true;
+  probe_fired = false;
+}
+
+FirstRunProbe::~FirstRunProbe() {
+  probe_installed = false;
+}
+
+bool FirstRunProbe::armed() {
+  return probe_installed && !probe_fired;
+}
+
+void FirstRunProbe::fire(double lower_s) {
+  probe_fired = true;
+  throw FirstRunBound{lower_s};
+}
+
+double first_run_lower_s(const CostModel& cost, const WindowDraw& draw, double ratio, double time_s,
+                         double at_clock_one_s) {
+  const double highest = std::max(ratio, held_span_clock_ratio(cost.gpu(), cost.profile(), draw, ratio));
+  return std::max(at_clock_one_s, time_s * ratio / highest);
+}
+
 Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostModel& cost,
                                   const std::function<Timeline(const CostModel&)>& simulate_at) {
   if (!windowed_power(cost.profile())) {
@@ -111,7 +143,7 @@ Timeline simulate_at_window_clock(const model::LayerGraph& graph, const CostMode
         draw = window_draw(graph, at, ran);
         return ran;
       },
-      likely_unbound(graph, cost));
+      likely_unbound(graph, cost), [](const Timeline& ran) { return ran.makespan_s; });
   timeline.clock_ratio = clock;
   return timeline;
 }
