@@ -37,6 +37,54 @@ std::vector<bool> ops_in(size_t size, std::pair<model::OpId, model::OpId> range)
   return in;
 }
 
+// A distinct chunk's programs, built once for every clock its bounds are taken at: its micro-batch's (forward, then
+// backward), under a zero-bubble schedule the same split into its passes, and its step end's (the optimizer).
+struct ChunkPrograms {
+  model::ModelChunk chunk;
+  model::LayerGraph graph{1};
+  std::optional<model::PipelineProgram> split;
+  std::optional<model::LayerGraph> step_end;
+};
+
+// The programs a step's bound reads: the step's own without a pipeline, else each distinct chunk's and which each
+// chunk is.
+struct StepPrograms {
+  std::optional<model::LayerGraph> step;
+  std::vector<ChunkPrograms> distinct;
+  std::vector<size_t> of_chunk;
+};
+
+ChunkPrograms build_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk) {
+  const int tp = s.parallelism.tp;
+  const model::ChunkWorkloads workloads = model::chunk_workloads(s.workload, chunk);
+  ChunkPrograms c{
+      chunk, model::build_pass_graph(s.arch, workloads.microbatch, model::primary_pass(workloads.synchronised), tp, v),
+      std::nullopt, std::nullopt};
+  if (model::splits_weight_gradient(s.pipeline.schedule))
+    c.split = split_backward_program(c.graph, s.pipeline.schedule);
+  if (workloads.step_end) {
+    const model::Workload& end = *workloads.step_end;
+    c.step_end = model::build_pass_graph(s.arch, end, model::primary_pass(end), tp, v);
+  }
+  return c;
+}
+
+StepPrograms build_step_programs(const model::Scenario& s, const model::Variant& v) {
+  StepPrograms programs;
+  if (s.parallelism.pp == 1) {
+    const model::Workload& w = s.workload;
+    programs.step = model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v);
+    return programs;
+  }
+  for (const model::ModelChunk& chunk : model::model_chunks(s.workload.layers, s.parallelism.pp, s.pipeline)) {
+    const auto same = std::find_if(programs.distinct.begin(), programs.distinct.end(),
+                                   [&](const ChunkPrograms& d) { return model::same_program(s.arch, d.chunk, chunk); });
+    programs.of_chunk.push_back(static_cast<size_t>(same - programs.distinct.begin()));
+    if (same == programs.distinct.end()) programs.distinct.push_back(build_chunk(s, v, chunk));
+  }
+  return programs;
+}
+
 // A chunk's pass costs no larger than pipeline_run's (its forward's end, its backward to the program's end; under a
 // zero-bubble schedule the input gradient's and the weight gradient's passes), the rest zero; and its optimizer's.
 struct ChunkBound {
@@ -50,12 +98,9 @@ struct ChunkBound {
   double optimizer_flops = 0;      // the optimizer's, once a step
 };
 
-std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Variant& v, const model::ModelChunk& chunk,
-                                      const CostModel& cost, const EngineOptions& options) {
-  const int tp = s.parallelism.tp;
-  const model::ChunkWorkloads workloads = model::chunk_workloads(s.workload, chunk);
-  const model::LayerGraph graph =
-      model::build_pass_graph(s.arch, workloads.microbatch, model::primary_pass(workloads.synchronised), tp, v);
+std::optional<ChunkBound> bound_chunk(const ChunkPrograms& programs, const CostModel& cost,
+                                      const EngineOptions& options) {
+  const model::LayerGraph& graph = programs.graph;
   const std::optional<ProgramBound> plain = bound_program(graph, cost, options);
   if (!plain) return std::nullopt;
   ChunkBound c;
@@ -67,8 +112,8 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
   const std::optional<double> backward = least_gap(graph, *plain, forward, {});
   if (!backward) return std::nullopt;
   c.costs.backward_s = *backward;
-  if (model::splits_weight_gradient(s.pipeline.schedule)) {
-    const model::PipelineProgram split = split_backward_program(graph, s.pipeline.schedule);
+  if (programs.split) {
+    const model::PipelineProgram& split = *programs.split;
     const std::optional<ProgramBound> b = bound_program(split.graph, cost, options);
     if (!b) return std::nullopt;
     const size_t n = split.graph.size();
@@ -79,41 +124,36 @@ std::optional<ChunkBound> bound_chunk(const model::Scenario& s, const model::Var
     c.costs.backward_s = *input_gradient + *weight_gradient;
     c.costs.weight_gradient_s = *weight_gradient;
   }
-  if (workloads.step_end) {
-    const model::Workload& end = *workloads.step_end;
-    const model::LayerGraph step_end = model::build_pass_graph(s.arch, end, model::primary_pass(end), tp, v);
-    const std::optional<ProgramBound> b = bound_program(step_end, cost, options);
+  if (programs.step_end) {
+    const std::optional<ProgramBound> b = bound_program(*programs.step_end, cost, options);
     if (!b) return std::nullopt;
     c.optimizer_s = b->makespan_s;
     c.optimizer_clocked_s = b->clocked_s;
     c.optimizer_other_J = b->other_J;
-    c.optimizer_flops = step_end.model_flops();
+    c.optimizer_flops = programs.step_end->model_flops();
   }
   return c;
 }
 
-std::optional<ClockedBound> bound_pipeline(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
-                                           const EngineOptions& options) {
+std::optional<ClockedBound> bound_pipeline(const model::Scenario& s, const StepPrograms& programs,
+                                           const CostModel& cost, const EngineOptions& options) {
   const model::PipelineScheduleKind kind = s.pipeline.schedule;
   if (kind == model::PipelineScheduleKind::kZeroBubbleV) return std::nullopt;
   const int p = s.parallelism.pp, m = static_cast<int>(s.workload.microbatches);
-  const std::vector<model::ModelChunk> chunks = model::model_chunks(s.workload.layers, p, s.pipeline);
-  std::vector<std::pair<model::ModelChunk, ChunkBound>> distinct;
+  std::vector<ChunkBound> distinct;
+  for (const ChunkPrograms& chunk : programs.distinct) {
+    const std::optional<ChunkBound> b = bound_chunk(chunk, cost, options);
+    if (!b) return std::nullopt;
+    distinct.push_back(*b);
+  }
   model::PipelineCosts costs;
   std::vector<double> optimizer_s;
   // Per GPU, the stages' mean as pipeline_run's metrics take it: every chunk's m micro-batches and its optimizer.
   ClockedBound bound;
-  for (const model::ModelChunk& chunk : chunks) {
-    auto same = std::find_if(distinct.begin(), distinct.end(),
-                             [&](const auto& d) { return model::same_program(s.arch, d.first, chunk); });
-    if (same == distinct.end()) {
-      const std::optional<ChunkBound> b = bound_chunk(s, v, chunk, cost, options);
-      if (!b) return std::nullopt;
-      same = distinct.insert(distinct.end(), {chunk, *b});
-    }
-    costs.chunk.push_back(same->second.costs);
-    optimizer_s.push_back(same->second.optimizer_s);
-    const ChunkBound& c = same->second;
+  for (const size_t i : programs.of_chunk) {
+    const ChunkBound& c = distinct[i];
+    costs.chunk.push_back(c.costs);
+    optimizer_s.push_back(c.optimizer_s);
     bound.model_flops += (m * c.model_flops + c.optimizer_flops) / p;
     bound.clocked_s += (m * c.clocked_s + c.optimizer_clocked_s) / p;
     bound.other_J += (m * c.other_J + c.optimizer_other_J) / p;
@@ -131,14 +171,12 @@ std::optional<ClockedBound> bound_pipeline(const model::Scenario& s, const model
   return bound;
 }
 
-std::optional<ClockedBound> bound_at_clock(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
-                                           const EngineOptions& options) {
-  if (s.parallelism.pp > 1) return bound_pipeline(s, v, cost, options);
-  const model::Workload& w = s.workload;
-  const model::LayerGraph graph = model::build_pass_graph(s.arch, w, model::primary_pass(w), s.parallelism.tp, v);
-  const std::optional<ProgramBound> b = bound_program(graph, cost, options);
+std::optional<ClockedBound> bound_at_clock(const model::Scenario& s, const StepPrograms& programs,
+                                           const CostModel& cost, const EngineOptions& options) {
+  if (!programs.step) return bound_pipeline(s, programs, cost, options);
+  const std::optional<ProgramBound> b = bound_program(*programs.step, cost, options);
   if (!b) return std::nullopt;
-  return ClockedBound{b->makespan_s, b->clocked_s, b->other_J, graph.model_flops()};
+  return ClockedBound{b->makespan_s, b->clocked_s, b->other_J, programs.step->model_flops()};
 }
 
 // The least window (a program, or a pipeline's busy time per GPU) a run at engine clock r can have, from `at`'s work
@@ -182,13 +220,15 @@ std::pair<double, double> least_of_larger(Falling falling, Rising rising, double
 // b >= 0, so every chain's length scales with 1 / r at most); and never less than at the cost's clock (1).
 std::optional<StepBound> bound_variant(const model::Scenario& s, const model::Variant& v, const CostModel& cost,
                                        const EngineOptions& options) {
-  const std::optional<ClockedBound> at_cost = bound_at_clock(s, v, cost, options);
+  if (s.parallelism.pp > 1 && s.pipeline.schedule == model::PipelineScheduleKind::kZeroBubbleV) return std::nullopt;
+  const StepPrograms programs = build_step_programs(s, v);
+  const std::optional<ClockedBound> at_cost = bound_at_clock(s, programs, cost, options);
   if (!at_cost) return std::nullopt;
   if (!windowed_power(cost.profile())) return StepBound{at_cost->path_s, at_cost->model_flops};
   const double work_s = at_cost->clocked_s * cost.clock_ratio();
   const auto window = [&](double r) { return least_window_s(work_s, at_cost->other_J, cost, r); };
   const double r_c = least_of_larger([&](double r) { return work_s / r; }, window, kMinClockRatio).first;
-  const std::optional<ClockedBound> at_low = bound_at_clock(s, v, cost.at_clock(r_c), options);
+  const std::optional<ClockedBound> at_low = bound_at_clock(s, programs, cost.at_clock(r_c), options);
   if (!at_low) return std::nullopt;
   const double above = least_of_larger([&](double r) { return at_low->path_s * r_c / r; }, window, r_c).second;
   return StepBound{std::max(at_cost->path_s, std::min(at_low->path_s, above)), at_cost->model_flops};
