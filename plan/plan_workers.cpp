@@ -164,7 +164,8 @@ bool take_line(const std::string& line, const TakeJob& take, WorkerCounts& count
     return false;
   }
   const size_t index = message["index"];
-  progress.step();
+  // The progress line counts candidates simulated, not their first runs.
+  if (!message.contains("row") || !message["row"].contains(kFirstRunBound)) progress.step();
   if (message.contains("error")) {
     take(index, nullptr, message["error"].get<std::string>());
     return true;

@@ -38,6 +38,9 @@ struct WorkerCounts {
 // Runs in a worker: the candidate's numbers as JSON (throws to report the candidate refused); with `first_run`, what
 // the job's first run tells (a lower bound) where the run would go on past it.
 using SimulateJob = std::function<nlohmann::ordered_json(size_t index, bool first_run, sim::SimulationCache& cache)>;
+// The key of a first-run job's answer (a SimulateJob's numbers): the least rank value its first run allows.
+inline constexpr const char* kFirstRunBound = "first_run_bound";
+
 // Runs in the parent for each candidate, in the order the workers finish them: its numbers, or the refusal's text.
 using TakeJob = std::function<void(size_t index, const nlohmann::ordered_json* numbers, const std::string& error)>;
 

@@ -99,9 +99,6 @@ struct BoundedSearch {
   bool refine = false;
 };
 
-// The key of a first-run job's answer: the least rank value its first run allows.
-inline constexpr const char* kFirstRunBound = "first_run_bound";
-
 // Simulates `jobs` in ascending order of their bounds (ties by candidate number), in batches of a fixed size so that
 // which candidates are simulated does not depend on the workers: before each batch, every job whose bound is above
 // the top-th smallest rank value so far is left out, and since the rest have larger bounds, the search ends. Refining,

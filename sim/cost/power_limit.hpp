@@ -55,9 +55,10 @@ struct WindowDraw {
 double window_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
                           double simulated_ratio);
 
-// The same ratio with the span held at the draw's (the compute-bound time still scaling as 1 / ratio): at or above
-// window_clock_ratio, the highest clock a run of the same program at a clock at or above `simulated_ratio` can find
-// its window at, where such a run's span is no longer and its compute-bound time no shorter than this one scaled.
+// The same ratio with the span held at the draw's (the compute-bound time still scaling as 1 / ratio): where it is
+// above `simulated_ratio`, at or above window_clock_ratio, and the highest clock a run of the same program at a clock
+// at or above `simulated_ratio` can find its window at, such a run's span being no longer and its compute-bound time
+// no shorter than this one's scaled by the clock.
 double held_span_clock_ratio(const GpuSpec& gpu, const CostProfile& profile, const WindowDraw& draw,
                              double simulated_ratio);
 
