@@ -118,6 +118,13 @@ TEST_CASE("a merge refuses a non-empty folder and journal rows that a sweep cann
       "text", [](nlohmann::json& l) { l["rows"][0]["time_s"] = "fast"; }, "\"time_s\" is \"fast\"");
   bad_row(
       "index", [](nlohmann::json& l) { l["index"] = 2; }, "\"index\" is 2, not an integer below 2");
+  // A plan candidate's first-run answer (its only key) must hold a finite number.
+  bad_row(
+      "first_run",
+      [](nlohmann::json& l) {
+        l["rows"][0] = {{"first_run_bound", "low"}};
+      },
+      "\"first_run_bound\" is \"low\", not a finite number");
 }
 
 TEST_CASE("a second sweep into a folder another one is writing is refused") {
