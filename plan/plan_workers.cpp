@@ -44,6 +44,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// What follows a first-run job's number on its command line (command_of).
+constexpr const char* kFirstRunMark = " first";
+
 // A worker's heap kept rather than handed back to the system at each free: big blocks (a program's ops, a timeline's
 // spans) from the heap up to 32 MiB, not from mappings made and unmade for each; no trimming as blocks are freed, and
 // the heap grown 64 MiB at a time. A worker re-used each page many times faulting it in again after every candidate.
@@ -106,16 +109,15 @@ void run_pool_worker(int fd, int commands, const SimulateJob& simulate, const Wo
       buffer.append(chunk, static_cast<size_t>(n));
       end = buffer.find('\n');
     }
-    // A job's line: its number, then " first" for a first-run job (command_of).
     const std::string line = buffer.substr(0, end);
     buffer.erase(0, end + 1);
-    simulate_one(fd, std::stoul(line), line.find(' ') != std::string::npos, simulate, cache, options.forks);
+    simulate_one(fd, std::stoul(line), line.find(kFirstRunMark) != std::string::npos, simulate, cache, options.forks);
   }
 }
 
-// The line that hands `job` to a pool's worker.
+// The line that hands `job` to a pool's worker: its number, marked for a first-run job.
 std::string command_of(const WorkerJob& job) {
-  return std::to_string(job.index) + (job.first_run ? " first\n" : "\n");
+  return std::to_string(job.index) + (job.first_run ? kFirstRunMark : "") + "\n";
 }
 
 // One round of reading the live workers' pipes (both kinds: each with process, buffer and done): every whole line

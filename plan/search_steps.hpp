@@ -157,8 +157,8 @@ std::vector<Row> search_candidates(const std::vector<Candidate>& all, const Sear
     if (!checked) parsed = model::parse_scenario(steps.scenario_text(c), run.file);
     const model::Scenario& s = checked ? *checked : parsed;
     cache.set_context(s.topology.value + "/" + std::to_string(s.nodes));
-    if (!first_run) return steps.numbers(c, sim::run_scenario(s));
-    const sim::FirstRunProbe probe;
+    std::optional<sim::FirstRunProbe> probe;
+    if (first_run) probe.emplace();
     try {
       return steps.numbers(c, sim::run_scenario(s));
     } catch (const sim::FirstRunBound& bound) {
