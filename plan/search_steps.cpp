@@ -102,8 +102,11 @@ double top_value(std::vector<double> values, size_t top) {
 BoundedCounts simulate_bounded(const std::vector<BoundedJob>& jobs, const BoundedSearch& search,
                                const WorkerOptions& options, const SimulateJob& simulate, const TakeJob& take,
                                WorkerCounts& counts) {
-  // Small enough that the top rows' values tighten early, large enough to keep a few workers busy.
-  constexpr size_t kBatch = 8;
+  // Small enough that the top rows' values tighten early, large enough that few workers wait behind a batch's longest
+  // job (jobs' costs differ much and are not known before they run): at least the top rows' count. A setting, chosen
+  // on the 70B plan (--top 10, -j 2 on 2 cores): batches of 8 took 9.7-10.2 s, of 10 8.9-9.1 s, of 12 9.1-10.2 s, with
+  // the same rows and as many candidates simulated. Not per worker: which candidates run does not depend on -j.
+  const size_t batch_size = std::max<size_t>(8, search.top);
   std::vector<Pending> pending;
   for (const BoundedJob& job : jobs) pending.push_back(Pending{job.job, job.bound, job.refined});
   sort_pending(pending);
@@ -125,7 +128,7 @@ BoundedCounts simulate_bounded(const std::vector<BoundedJob>& jobs, const Bounde
     sent.clear();
     // Strictly above: a candidate whose row could tie the top-th value may rank before it by its number.
     size_t taken = 0;
-    for (; taken < pending.size() && batch.size() < kBatch && !(pending[taken].bound > kept); ++taken) {
+    for (; taken < pending.size() && batch.size() < batch_size && !(pending[taken].bound > kept); ++taken) {
       WorkerJob job = pending[taken].job;
       job.first_run = search.refine && !pending[taken].refined;
       batch.push_back(job);
