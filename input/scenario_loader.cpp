@@ -33,7 +33,7 @@ const std::vector<std::string> kImplementationKeys = {
     "repeat_kv",      "sp_layout_copies", "async_tp",     "model_ends",        "backward_order",
     "fp8_all_gather", "add_norm",         "step_host_us", "overlap_scheduler", "rms_norm",
     "loss",           "autocast",         "swiglu",       "saved_gemm_inputs", "userbuffer_sms",
-    "compiled"};
+    "compiled",       "fp8_kernels"};
 const std::vector<std::string> kHardwareKeys = {"gpu",      "topology",         "nodes",
                                                 "nic_GBps", "oversubscription", "power_limit_W"};
 const std::vector<std::string> kParallelKeys = {"tp", "pp", "dp", "cp", "cp_comm_type", "ep", "etp", "order"};
@@ -77,6 +77,19 @@ UserbufferSms read_userbuffer_sms(const YamlReader& in, const YAML::Node& node, 
   read("fc1_dgrad", sms.fc1_dgrad);
   read("fc1_wgrad", sms.fc1_wgrad);
   return sms;
+}
+
+// workload.fp8_recipe against the quantisation kernels implementation.fp8_kernels names (fp8_recipe.hpp).
+void refuse_unrun_fp8_recipe(const YamlReader& in, const YAML::Node& root, const Workload& w) {
+  const Fp8Kernels kernels = w.implementation.fp8_kernels;
+  if (w.dtype != Dtype::kFp8 || w.phase != Phase::kTrain || runs_recipe(kernels, w.fp8_recipe)) return;
+  const bool transformer_engine = kernels == Fp8Kernels::kTransformerEngine;
+  in.fail(root["workload"]["fp8_recipe"],
+          "workload.fp8_recipe " + to_string(w.fp8_recipe) + " is not run by implementation.fp8_kernels " +
+              to_string(kernels) +
+              (transformer_engine ? "; Transformer Engine runs tensorwise (its current scaling) and delayed"
+                                  : "; delayed scaling is Transformer Engine's: set implementation.fp8_kernels: "
+                                    "transformer_engine (the megatron-te preset's) or another recipe"));
 }
 
 // implementation: a preset name, or a mapping of keys over a preset (`preset:`) or over the idealised layer.
@@ -125,6 +138,9 @@ Implementation read_implementation(const YamlReader& in, const YAML::Node& node)
   if (node["autocast"]) i.autocast = in.boolean(node["autocast"], "implementation.autocast");
   if (node["compiled"]) i.compiled = in.boolean(node["compiled"], "implementation.compiled");
   if (node["fp8_all_gather"]) i.fp8_all_gather = in.boolean(node["fp8_all_gather"], "implementation.fp8_all_gather");
+  if (const YAML::Node k = node["fp8_kernels"]) {
+    i.fp8_kernels = in.choice_of(k, "implementation.fp8_kernels", kFp8KernelsNames);
+  }
   if (node["step_host_us"]) {
     i.step_host_s = in.number_in(node["step_host_us"], "implementation.step_host_us", 0, 1e6) * 1e-6;
   }
@@ -356,6 +372,7 @@ Scenario parse_scenario_node(const YAML::Node& root, const std::string& file) {
               "rank) is not modelled in phase train; use model_ends: variant or nccl");
     }
   }
+  refuse_unrun_fp8_recipe(in, root, out.workload);
   if (root["variants"]) {
     read_variants(in, root["variants"], out);
   } else {

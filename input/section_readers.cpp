@@ -108,10 +108,10 @@ namespace {
 void read_fsdp_fp8_gather(const YamlReader& in, const YAML::Node& fsdp, const Workload& workload, DataParallel& dp) {
   if (const YAML::Node key = fsdp["fp8_all_gather"]) {
     dp.fp8_all_gather = in.boolean(key, "fsdp.fp8_all_gather");
-    if (dp.fp8_all_gather && (workload.dtype != Dtype::kFp8 || workload.fp8_recipe != Fp8Recipe::kTensorwise)) {
+    if (dp.fp8_all_gather && (workload.dtype != Dtype::kFp8 || !per_tensor_scaled(workload.fp8_recipe))) {
       in.fail(key,
               "fsdp.fp8_all_gather gathers the weights of fp8 linears cast with one scale per tensor; it needs "
-              "workload.dtype fp8 with fp8_recipe tensorwise (dtype is " +
+              "workload.dtype fp8 with fp8_recipe tensorwise or delayed (dtype is " +
                   to_string(workload.dtype) + ", fp8_recipe " + to_string(workload.fp8_recipe) + ")");
     }
   }

@@ -209,12 +209,13 @@ void read_variants(const YamlReader& in, const YAML::Node& node, Scenario& out) 
     }
     const bool pipelined = v.mode == TpMode::kAsync && !(v.chunks == 1 && v.transport == Transport::kSm);
     if (pipelined && fp8_gathers(out.workload) && out.workload.implementation.async_tp != AsyncTpKernel::kSymmMem) {
-      in.fail(node[i]["tp_mode"], "variants[" + std::to_string(i) +
-                                      "]: fp8 all-gathers (implementation.fp8_all_gather under fp8_recipe "
-                                      "tensorwise) are modelled for sp's collectives and async_tp symm_mem's pulls, "
-                                      "not for async_tp " +
-                                      to_string(out.workload.implementation.async_tp) +
-                                      "; use async_tp: symm_mem or fp8_all_gather: false");
+      in.fail(node[i]["tp_mode"],
+              "variants[" + std::to_string(i) +
+                  "]: fp8 all-gathers (implementation.fp8_all_gather under fp8_recipe "
+                  "tensorwise or delayed) are modelled for sp's collectives and async_tp symm_mem's pulls, "
+                  "not for async_tp " +
+                  to_string(out.workload.implementation.async_tp) +
+                  "; use async_tp: symm_mem or fp8_all_gather: false");
     }
     if (v.mode == TpMode::kAsync && !v.chunks_auto && out.workload.phase != Phase::kOps) {
       check_chunk_plan(in, node[i], i, out, v);

@@ -73,7 +73,9 @@ LayerGraph build_pass_graph(const ArchSpec& arch, const Workload& workload, cons
   builder.set_collective_protocol(variant.protocol);
   builder.set_gemm_fp8(workload.dtype == Dtype::kFp8);
   builder.set_fp8_recipe(workload.fp8_recipe);
-  builder.set_weights_fp8(workload.data_parallel.fp8_all_gather);  // the loader allows it under tensorwise fp8 only
+  builder.set_weights_fp8(workload.data_parallel.fp8_all_gather);  // the loader allows it under per-tensor scales only
+  builder.set_fp8_kernels(workload.implementation.fp8_kernels);
+  builder.set_fp8_weights_cached(workload.fp8_weights_cached);
   builder.set_autocast(workload.implementation.autocast);
   builder.set_attention_fp8(workload.attention_dtype == Dtype::kFp8);
   if (variant.two_batch_overlap && workload.whole_model && workload.phase != Phase::kTrain) {

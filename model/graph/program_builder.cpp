@@ -218,10 +218,12 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
   const auto a_elements = static_cast<double>(shape.m * shape.k);
   const auto b_elements = static_cast<double>(shape.k * shape.n);
   std::optional<OpId> last_a, last_b;  // each operand's kernels run in turn (amax, cast, swizzle)
-  for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role)) {
+  const bool weights_cached =
+      caches_fp8_weights(fp8_kernels_) && (fp8_weights_cached_ || !first_micro_batch_ || stage_ == OpStage::kRecompute);
+  for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role, fp8_kernels_)) {
     if (a_quantised_ && !kernel.reads_b) continue;  // cast before its all-gather
     const bool weight = kernel.reads_b && role != GemmRole::kWeightGradient;
-    if (weight && (!first_piece || weights_fp8_)) continue;
+    if (weight && (!first_piece || weights_fp8_ || weights_cached)) continue;
     const double elements = kernel.reads_b ? b_elements : a_elements;
     std::optional<OpId>& last = kernel.reads_b ? last_b : last_a;
     // Reads its operand (a weight is no activation: no dependency) and the previous kernel's scale.
@@ -248,6 +250,10 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
 OpId ProgramBuilder::cast_to_fp8(const std::string& name, int64_t rows, int64_t cols, const std::vector<OpId>& deps) {
   const auto elements = static_cast<double>(rows * cols);
   const std::string shape = shape_text(rows, cols);
+  if (fp8_kernels_ == Fp8Kernels::kTransformerEngine && fp8_recipe_ == Fp8Recipe::kDelayed) {
+    // Delayed scaling's scale is known before the cast, which takes the amax itself: one kernel.
+    return quantisation_kernel(name + ".cast", elements, elements * kBf16Bytes, elements * kFp8Bytes, shape, deps);
+  }
   const OpId amax = quantisation_kernel(name + ".amax", elements, elements * kBf16Bytes, 0.0, shape, deps);
   std::vector<OpId> inputs = deps;
   inputs.push_back(amax);  // its scale

@@ -69,11 +69,19 @@ class ProgramBuilder {
   // GEMMs issued next read weights already fp8 (FSDP's fp8 all-gather, DataParallel::fp8_all_gather): the recipe
   // casts no weight before them.
   void set_weights_fp8(bool fp8) { weights_fp8_ = fp8; }
+  // Whose quantisation kernels the recipe runs (fp8_recipe.hpp).
+  void set_fp8_kernels(Fp8Kernels kernels) { fp8_kernels_ = kernels; }
+  // Under kernels that cache fp8 weights (caches_fp8_weights): whether the micro-batch issued next is the step's
+  // first (set_first_micro_batch: it casts the weights, the later ones and every recomputation read its copies),
+  // and whether the copies were cast before this program (a pipeline stage's passes: the step's first
+  // micro-batch's casts, 1 / microbatches of the per-micro-batch cost, are left out of them).
+  void set_first_micro_batch(bool first) { first_micro_batch_ = first; }
+  void set_fp8_weights_cached(bool cached) { fp8_weights_cached_ = cached; }
   // GEMMs issued next read an A operand already cast to fp8 before its all-gather (the float8 TP plan,
   // Workload fp8_gathers): no cast of it; a data or weight gradient transposes the gathered fp8 copy instead.
   void set_a_quantised(bool quantised) { a_quantised_ = quantised; }
   // A tensorwise cast of a [rows, cols] bf16 activation to fp8 (its amax, then the cast), named <name>.amax and
-  // <name>.cast; returns the cast.
+  // <name>.cast; under Transformer Engine's delayed scaling the cast alone (it takes the amax); returns the cast.
   OpId cast_to_fp8(const std::string& name, int64_t rows, int64_t cols, const std::vector<OpId>& deps);
   // Weight-gradient GEMMs issued next write the fp32 gradient (Megatron's main_grad, fused accumulation:
   // the GEMM's epilogue adds into it); with `accumulate` (every micro-batch after a step's first) they
@@ -187,10 +195,13 @@ class ProgramBuilder {
   OpStage stage_ = OpStage::kForward;
   std::string name_prefix_;
   std::function<void()> between_attention_parts_;
-  int32_t linears_ = 0;           // linears issued so far
-  bool a_quantised_ = false;      // set_a_quantised
-  bool weights_fp8_ = false;      // set_weights_fp8
-  std::string last_linear_name_;  // the linear the last GEMM computed
+  int32_t linears_ = 0;       // linears issued so far
+  bool a_quantised_ = false;  // set_a_quantised
+  bool weights_fp8_ = false;  // set_weights_fp8
+  Fp8Kernels fp8_kernels_ = Fp8Kernels::kTorchao;
+  bool first_micro_batch_ = true;    // set_first_micro_batch
+  bool fp8_weights_cached_ = false;  // set_fp8_weights_cached
+  std::string last_linear_name_;     // the linear the last GEMM computed
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;
   Protocol protocol_ = Protocol::kAuto;
   std::optional<Stream> comm_stream_;

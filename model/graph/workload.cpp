@@ -4,7 +4,7 @@
 namespace tpsim::model {
 
 bool fp8_gathers(const Workload& workload) {
-  return workload.dtype == Dtype::kFp8 && workload.fp8_recipe == Fp8Recipe::kTensorwise &&
+  return workload.dtype == Dtype::kFp8 && per_tensor_scaled(workload.fp8_recipe) &&
          workload.implementation.fp8_all_gather;
 }
 

@@ -66,7 +66,10 @@ struct Workload {
   int64_t layers = 0;        // decoder layers to simulate (resolved from "all")
   int64_t first_layer = 0;   // the model's number of the first of them (a later pipeline chunk's: above 0)
   bool cuda_graphs = false;  // kernels replayed from a captured graph: no per-kernel host launch
-  std::vector<OpSpec> ops;   // phase ops
+  // The fp8 weight copies cast by an earlier micro-batch of the step (a pipeline stage's pass programs), under
+  // quantisation kernels that cache them (fp8_recipe.hpp caches_fp8_weights).
+  bool fp8_weights_cached = false;
+  std::vector<OpSpec> ops;  // phase ops
   // train only: micro-batches of `batch` sequences each data-parallel replica accumulates into one step (per
   // replica: the step holds dp x microbatches x batch sequences), recomputation, and whether the step ends with
   // clipping and AdamW.
@@ -119,7 +122,7 @@ struct Pass {
 Pass primary_pass(const Workload& workload);
 // Tokens of the passes a sequence-sharded variant cuts: a pass's tokens (a decode step has batch tokens).
 int64_t sharded_tokens(const Workload& workload);
-// Whether sequence-parallel all-gathers move fp8 (implementation.fp8_all_gather under fp8_recipe tensorwise).
+// Whether sequence-parallel all-gathers move fp8 (implementation.fp8_all_gather under a per-tensor fp8 recipe).
 bool fp8_gathers(const Workload& workload);
 // Decode step `step` (0-based) of a generate workload: one token after context_len + step tokens.
 Pass decode_pass(const Workload& workload, int64_t step);

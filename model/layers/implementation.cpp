@@ -80,11 +80,13 @@ const std::vector<Implementation>& presets() {
       // Under an async variant, TE's userbuffers comm-GEMM overlap (Megatron's tp_comm_overlap; async_tp userbuffers,
       // its bulk kernels at TE's default SMs until a recipe sets userbuffer_sms) for the layers' linears, and
       // Megatron's own embedding and output layer (not TE modules) on NCCL's blocking sequence-parallel collectives.
+      // Under fp8, TE's quantisation kernels (fp8_recipe.hpp), its fp8 weights cached across micro-batches.
       {.name = "megatron-te",
        .attention = AttentionKernel::kCudnn,
        .async_tp = AsyncTpKernel::kUserbuffers,
        .model_ends = ModelEndsMode::kNccl,
-       .saved_gemm_inputs = SavedGemmInputs::kTransformerEngine},
+       .saved_gemm_inputs = SavedGemmInputs::kTransformerEngine,
+       .fp8_kernels = Fp8Kernels::kTransformerEngine},
       // vLLM from v0.7.0: QKVParallelLinear and MergedColumnParallelLinear (fused), its rotary-embedding CUDA
       // kernel, and FlashAttention-3 on Hopper (vllm-flash-attn, the default on SM 9.0 since vllm-project/vllm#12093,
       // released in v0.7.0) with native grouped-query heads; its RMSNorm takes the residual

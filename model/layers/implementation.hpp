@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/enum_names.hpp"
+#include "model/layers/fp8_recipe.hpp"
 
 namespace tpsim::model {
 
@@ -165,6 +166,8 @@ struct Implementation {
   LossKernel loss = LossKernel::kFused;
   SwigluKernel swiglu = SwigluKernel::kFused;
   SavedGemmInputs saved_gemm_inputs = SavedGemmInputs::kAsRead;
+  // Whose fp8 quantisation kernels run around the linears under an fp8 recipe (fp8_recipe.hpp).
+  Fp8Kernels fp8_kernels = Fp8Kernels::kTorchao;
   // fp32 parameters under torch.autocast (bf16): every linear's GEMM casts its fp32 weight to bf16 in each
   // forward (autocast's cache holds the cast for the backward) and autograd casts its bf16 weight gradient back
   // to fp32 (ToCopyBackward0). Frameworks that keep bf16 parameters beside fp32 master weights (FSDP2's

@@ -43,6 +43,8 @@ ChunkWorkloads chunk_workloads(const Workload& workload, const ModelChunk& chunk
   out.microbatch.data_parallel = DataParallel{};
   // Its parameters stay as the step's first forward gathered them (fp8 under fsdp.fp8_all_gather).
   out.microbatch.data_parallel.fp8_all_gather = out.synchronised.data_parallel.fp8_all_gather;
+  // And its fp8 weight copies as the step's first micro-batch cast them, where the kernels cache them.
+  out.microbatch.fp8_weights_cached = true;
   if (optimizer) {
     Workload end = out.synchronised;
     end.microbatches = 0;

@@ -145,6 +145,7 @@ void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& st
     const std::string prefix = ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "";
     b.set_name_prefix(prefix);
     b.set_fp32_weight_gradients(true, mb > 0);
+    b.set_first_micro_batch(mb == 0);
     sync.set_micro_batch(mb);
     if (ctx.variant.two_batch_overlap) {
       two_batch_micro_batch(b, ctx, strategy, sync, mb, prefix);
@@ -158,6 +159,7 @@ void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& st
   b.set_name_prefix("");
   const std::optional<OpId> synced = sync.finish(b);
   b.set_fp32_weight_gradients(false, false);
+  b.set_first_micro_batch(true);
   b.set_name_prefix("");
   b.set_module(-1);
   if (ctx.workload.optimizer) {

@@ -77,6 +77,7 @@ TEST_CASE("every enum table has unique names and its names and values round-trip
   check_table("CommGroup", model::kCommGroupNames);
   check_table("OpStage", model::kOpStageNames);
   check_table("Fp8Recipe", model::kFp8RecipeNames);
+  check_table("Fp8Kernels", model::kFp8KernelsNames);
   check_table("AttentionKernel", model::kAttentionKernelNames);
   check_table("RopeKernel", model::kRopeKernelNames);
   check_table("AsyncTpKernel", model::kAsyncTpKernelNames);
@@ -132,7 +133,8 @@ TEST_CASE("the tables keep the order the error messages list their names in") {
   CHECK(names_of(model::kCollectiveKindNames) ==
         std::vector<std::string>{"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"});
   CHECK(names_of(model::kTransportNames) == std::vector<std::string>{"copy_engine", "sm"});
-  CHECK(names_of(model::kFp8RecipeNames) == std::vector<std::string>{"tensorwise", "rowwise", "blockwise", "mxfp8"});
+  CHECK(names_of(model::kFp8RecipeNames) ==
+        std::vector<std::string>{"tensorwise", "delayed", "rowwise", "blockwise", "mxfp8"});
   CHECK(names_of(model::kPipelineScheduleNames) ==
         std::vector<std::string>{"gpipe", "1f1b", "interleaved", "zb-h1", "zb-v"});
   // Stream values are op-list indices: copy2 and copy3 sit between the named streams.

@@ -106,6 +106,52 @@ TEST_CASE(
   CHECK(fp8.model_flops() == Approx(bf16.model_flops()).epsilon(1e-12));
 }
 
+TEST_CASE(
+    "Transformer Engine's kernels cast each operand once, with an amax pass only under current scaling, and cast the "
+    "weights in the step's first micro-batch only") {
+  // The QKV linear's quantisation ops of one micro-batch (mb0., mb1.) of a two-micro-batch step: forward and
+  // backward bytes, and how many ops read the weight.
+  struct Counted {
+    double forward_bytes = 0, backward_bytes = 0;
+    int weight_ops = 0, ops = 0;
+  };
+  const auto counted = [](Fp8Recipe recipe, const std::string& micro_batch) {
+    model::Workload w = fp8_step(recipe);
+    w.microbatches = 2;
+    w.implementation.fp8_kernels = model::Fp8Kernels::kTransformerEngine;
+    const model::LayerGraph g =
+        model::build_layer_graph(model::load_model_preset("llama-3.1-8b"), w, 8, test::variant(model::TpMode::kTp, 1));
+    Counted c;
+    for (const model::Op& op : g.ops()) {
+      if (!op.quantisation || op.name.rfind(micro_batch + "L0.attn.qkv_proj", 0) != 0) continue;
+      (op.stage == OpStage::kForward ? c.forward_bytes : c.backward_bytes) += op.bytes_read + op.bytes_written;
+      c.weight_ops += op.name.find(".w.") != std::string::npos;
+      ++c.ops;
+    }
+    return c;
+  };
+  // Delayed: cast_transpose reads bf16 and writes the fp8 copy and its transpose (2 + 2 bytes per element) of W and
+  // x forward, of dy for the data gradient; the weight gradient reads the saved transposes and casts nothing.
+  const Counted delayed_first = counted(Fp8Recipe::kDelayed, "mb0."),
+                delayed_later = counted(Fp8Recipe::kDelayed, "mb1.");
+  CHECK(delayed_first.ops == 3);
+  CHECK(delayed_first.weight_ops == 1);
+  CHECK(delayed_first.forward_bytes == Approx(4 * T * K + 4 * N * K));
+  CHECK(delayed_first.backward_bytes == Approx(4 * T * N));
+  CHECK(delayed_later.weight_ops == 0);
+  CHECK(delayed_later.forward_bytes == Approx(4 * T * K));
+  CHECK(delayed_later.backward_bytes == Approx(4 * T * N));
+  // Current scaling (tensorwise): an amax pass over each operand (2 bytes per element) before its cast_transpose.
+  const Counted current_first = counted(Fp8Recipe::kTensorwise, "mb0.");
+  const Counted current_later = counted(Fp8Recipe::kTensorwise, "mb1.");
+  CHECK(current_first.ops == 6);
+  CHECK(current_first.weight_ops == 2);
+  CHECK(current_first.forward_bytes == Approx(6 * T * K + 6 * N * K));
+  CHECK(current_first.backward_bytes == Approx(6 * T * N));
+  CHECK(current_later.weight_ops == 0);
+  CHECK(current_later.forward_bytes == Approx(6 * T * K));
+}
+
 TEST_CASE("an async pipeline quantises each piece's rows and casts the weight once per linear") {
   const model::LayerGraph g = step_graph(Fp8Recipe::kTensorwise, model::TpMode::kAsync, 8);
   int weight_casts = 0, input_casts = 0;

@@ -80,6 +80,9 @@ TEST_CASE("an implementation preset sets its keys, and a mapping overrides them 
   CHECK(custom.workload.implementation.separate_gate_up);
   CHECK(custom.workload.implementation.backward_order == model::BackwardOrder::kOverlapped);
   CHECK_FALSE(model::parse_scenario(scenario_text("{}"), "t.yaml").workload.implementation.separate_qkv);
+  // Whose fp8 quantisation kernels run: Transformer Engine's under Megatron, torchao's elsewhere.
+  CHECK(model::implementation_preset("megatron-te").fp8_kernels == model::Fp8Kernels::kTransformerEngine);
+  CHECK(model::implementation_preset("torchtitan-2024").fp8_kernels == model::Fp8Kernels::kTorchao);
 }
 
 TEST_CASE("an unknown implementation preset or key is refused at its place with what is valid",

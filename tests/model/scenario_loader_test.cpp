@@ -262,12 +262,28 @@ TEST_CASE("phase train reads micro-batches, recomputation and the optimizer, and
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  save: [attention]"), "s.yaml"),
                     Contains("s.yaml:9:9:") && Contains("recompute: selective"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8"), "s.yaml"),
-                    Contains("s.yaml:9:10:") && Contains("fp8_recipe: tensorwise, rowwise, blockwise, mxfp8"));
+                    Contains("s.yaml:9:10:") && Contains("fp8_recipe: tensorwise, delayed, rowwise, blockwise, mxfp8"));
   CHECK(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: rowwise"), "s.yaml")
             .workload.fp8_recipe == model::Fp8Recipe::kRowwise);
   CHECK_THROWS_WITH(
-      model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: delayed"), "s.yaml"),
-      Contains("s.yaml:10:15:") && Contains("tensorwise, rowwise, blockwise, mxfp8"));
+      model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: hybrid"), "s.yaml"),
+      Contains("s.yaml:10:15:") && Contains("tensorwise, delayed, rowwise, blockwise, mxfp8"));
+  // Delayed scaling is Transformer Engine's: refused with torchao's kernels, and Transformer Engine runs only the
+  // per-tensor recipes.
+  const std::string delayed = replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: delayed");
+  CHECK_THROWS_WITH(model::parse_scenario(delayed, "s.yaml"),
+                    Contains("s.yaml:10:15:") && Contains("fp8_kernels: transformer_engine"));
+  const model::Scenario te =
+      model::parse_scenario(delayed + "implementation: {fp8_kernels: transformer_engine}\n", "s.yaml");
+  CHECK(te.workload.fp8_recipe == model::Fp8Recipe::kDelayed);
+  CHECK(te.workload.implementation.fp8_kernels == model::Fp8Kernels::kTransformerEngine);
+  CHECK_THROWS_WITH(
+      model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  dtype: fp8\n  fp8_recipe: rowwise") +
+                                "implementation: {fp8_kernels: transformer_engine}\n",
+                            "s.yaml"),
+      Contains("s.yaml:10:15:") && Contains("runs tensorwise (its current scaling) and delayed"));
+  CHECK_THROWS_WITH(model::parse_scenario(delayed + "implementation: {fp8_kernels: cutlass}\n", "s.yaml"),
+                    Contains("implementation.fp8_kernels") && Contains("torchao, transformer_engine"));
   CHECK_THROWS_WITH(model::parse_scenario(replace(train, "layers: 2", "layers: 2\n  fp8_recipe: rowwise"), "s.yaml"),
                     Contains("s.yaml:9:15:") && Contains("only to dtype fp8"));
   CHECK_THROWS_WITH(

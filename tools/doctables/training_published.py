@@ -72,8 +72,20 @@ UB_70B = "{qkv_dgrad: 4, qkv_wgrad: 24, fc1_dgrad: 2, fc1_wgrad: 4}"
 UB_405B = "{qkv_dgrad: 2, qkv_wgrad: 24, fc1_dgrad: 2, fc1_wgrad: 2}"
 
 
+# Transformer Engine's fp8 scaling per row (the megatron-te preset runs TE's quantisation kernels): delayed where the
+# shared table says so (Megatron-Bridge 25.09's rows; Megatron-LM's "fp8 hybrid", its default DelayedScaling recipe;
+# NeMo 25.01's MLPerf submission, whose TE predates current scaling), current scaling ("tensorwise") where the table or
+# the recipes say so (Megatron-Bridge 25.11's "FP8-CS"; 26.x's rows, whose H100 recipes are all *_fp8cs_config).
+DELAYED, CURRENT = "delayed", "tensorwise"
+
+# Megatron-Bridge's fp8 mixed-precision presets keep fp8 primary weights (training/mixed_precision.py:
+# fp8_param_gather=True in bf16_with_fp8_delayed_scaling_mixed and bf16_with_fp8_current_scaling_mixed): under its
+# FSDP the weights are gathered in fp8 and no GEMM casts them (fsdp.fp8_all_gather).
+MEGATRON_FSDP = "fsdp: {reshard_after_forward: true, fp8_all_gather: true}\n"
+
+
 def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False, cp=1, chunk_layers=None,
-             dist_opt=DIST_OPT, userbuffers=None, recompute_layers=0):
+             dist_opt=DIST_OPT, userbuffers=None, recompute_layers=0, recipe=CURRENT):
     layout = f", chunk_layers: {chunk_layers}" if chunk_layers else ""
     pipeline = f"pipeline: {{schedule: interleaved, virtual_stages: {virtual}{layout}}}\n" if pp > 1 else ""
     implementation = f"{{preset: megatron-te, userbuffer_sms: {userbuffers}}}" if userbuffers else "megatron-te"
@@ -82,8 +94,8 @@ def megatron(model, nodes, microbatches, tp=1, pp=1, dp=8, virtual=1, fsdp=False
                else "{name: sp, tp_mode: sp}" if tp > 1 else "{name: dp, tp_mode: tp}")
     return (f"model: {model}\nhardware: {{gpu: h100-sxm, topology: ib-rail, nodes: {nodes}}}\nimplementation: {implementation}\n"
             f"workload: {{phase: train, batch: 1, seq_len: 8192, layers: all, microbatches: {microbatches}, recompute: {recompute}, "
-            f"dtype: fp8, fp8_recipe: tensorwise}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}" + (f", cp: {cp}" if cp > 1 else "") + "}\n"
-            + ("fsdp: {reshard_after_forward: true}\n" if fsdp else "") + (dist_opt if not fsdp and dp * cp > 1 else "")
+            f"dtype: fp8, fp8_recipe: {recipe}}}\nparallelism: {{tp: {tp}, pp: {pp}, dp: {dp}" + (f", cp: {cp}" if cp > 1 else "") + "}\n"
+            + (MEGATRON_FSDP if fsdp else "") + (dist_opt if not fsdp and dp * cp > 1 else "")
             + pipeline + f"variants: [{variant}]\n")
 
 
@@ -146,25 +158,25 @@ TRAINING_JOBS = {
     "TT6-3": titan("llama-3.1-405b", 64, 1, 131072, "full", 8, 2, True, pp=8, microbatches=8, variants="async", cp=4, fsdp_fp8=True),
     # fsdp 1 x cp 8: TorchTitan's Float8Handler leaves FSDP's all-gather in bf16 (FSDP_FP8).
     "TT6-4": titan("llama-3.1-405b", 64, 1, 262144, "full", 8, 1, True, pp=8, microbatches=8, variants="async", cp=8),
-    "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True, recompute_layers=RECOMPUTED_8B),
-    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
+    "NB-D01": megatron("llama-3.1-8b", 1, 16, fsdp=True, recompute_layers=RECOMPUTED_8B, recipe=DELAYED),
+    "NB-D02": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B, recipe=DELAYED),
     "NB-D04": megatron("llama-3.1-8b", 1, 16, fsdp=True, recompute_layers=RECOMPUTED_8B),
     "NB-D05": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
     "NB-D07": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
     "NB-D10": megatron("llama-3.1-70b", 8, 128, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
-    "ML-1": megatron("llama-3.1-8b", 1, 32, dp=4, cp=2),
-    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B),
-    "NB-D03": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
+    "ML-1": megatron("llama-3.1-8b", 1, 32, dp=4, cp=2, recipe=DELAYED),
+    "ML-2": megatron("llama-3.1-70b", 8, 64, tp=4, pp=8, dp=2, virtual=5, chunk_layers=LAYERS_70B_PP8_VP5, userbuffers=UB_70B, recipe=DELAYED),
+    "NB-D03": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B, recipe=DELAYED),
     "NB-D06": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
     "NB-D08": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
     "NB-D11": megatron("llama-3.1-405b", 128, 192, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
-    "ML-3": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B),
+    "ML-3": megatron("llama-3.1-405b", 128, 64, tp=8, pp=8, dp=8, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, userbuffers=UB_405B, recipe=DELAYED),
     # NeMo's MLPerf v5.0 405B submissions, with the distributed optimizer as the Megatron rows above, in bf16.
-    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
-    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
-    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
-    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
-    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B),
+    "ML5-1": megatron("llama-3.1-405b", 64, 288, tp=8, pp=8, dp=4, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B, recipe=DELAYED),
+    "ML5-2": megatron("llama-3.1-405b", 256, 72, tp=8, pp=8, dp=16, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B, recipe=DELAYED),
+    "ML5-3": megatron("llama-3.1-405b", 304, 64, tp=8, pp=8, dp=19, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B, recipe=DELAYED),
+    "ML5-4": megatron("llama-3.1-405b", 320, 56, tp=8, pp=8, dp=20, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B, recipe=DELAYED),
+    "ML5-5": megatron("llama-3.1-405b", 1024, 24, tp=8, pp=8, dp=64, virtual=8, cp=2, chunk_layers=LAYERS_405B_PP8_VP8, dist_opt=DIST_OPT_BF16, userbuffers=UB_405B, recipe=DELAYED),
     # 13B's "selective AC" checkpoints every n-th block (fms_fsdp/policies/ac_handler.py, n not stated): run as tpsim's
     # op-level selective recomputation, between none and full.
     "IBM-1-a100": fms("llama-2-7b", "a100-sxm", 128, 6.25, "none", shard_degree=8),
