@@ -147,3 +147,30 @@ TEST_CASE("a whole pipelined step casts FSDP's fp8 shards with their gathers, in
   CHECK(casts == 4);
   CHECK(gathers == 4);
 }
+
+TEST_CASE(
+    "a pipeline stage's passes under Transformer Engine's kernels read the fp8 weights its first micro-batch cast",
+    "[model][pipeline][fp8]") {
+  const model::Scenario s = model::parse_scenario(
+      "name: pp\nmodel: llama-3.1-8b\nhardware: {gpu: h100-sxm}\nimplementation: {fp8_kernels: transformer_engine}\n"
+      "workload: {phase: train, batch: 1, seq_len: 2048, layers: 4, dtype: fp8, fp8_recipe: delayed}\n"
+      "parallelism: {tp: 2, pp: 2}\nvariants: [{name: sp, tp_mode: sp}]\n",
+      "pp.yaml");
+  const model::ChunkWorkloads workloads = model::chunk_workloads(s.workload, model::ModelChunk{2, false, false});
+  CHECK(workloads.microbatch.fp8_weights_cached);
+  const auto weight_casts = [&](const model::Workload& w) {
+    const model::LayerGraph g = model::build_pass_graph(s.arch, w, model::primary_pass(w), 2, s.variants.front());
+    int casts = 0, activation_casts = 0;
+    for (const model::Op& op : g.ops()) {
+      if (!op.quantisation) continue;
+      (op.name.find(".w.") != std::string::npos ? casts : activation_casts) += 1;
+    }
+    CHECK(activation_casts > 0);
+    return casts;
+  };
+  CHECK(weight_casts(workloads.microbatch) == 0);
+  // The same pass as a step's first micro-batch casts each of the 2 layers' 4 linears' weights once.
+  model::Workload first = workloads.microbatch;
+  first.fp8_weights_cached = false;
+  CHECK(weight_casts(first) == 2 * 4);
+}
