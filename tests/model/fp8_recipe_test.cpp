@@ -132,24 +132,23 @@ TEST_CASE(
   };
   // Delayed: cast_transpose reads bf16 and writes the fp8 copy and its transpose (2 + 2 bytes per element) of W and
   // x forward, of dy for the data gradient; the weight gradient reads the saved transposes and casts nothing.
-  const Counted delayed_first = counted(Fp8Recipe::kDelayed, "mb0."),
-                delayed_later = counted(Fp8Recipe::kDelayed, "mb1.");
-  CHECK(delayed_first.ops == 3);
-  CHECK(delayed_first.weight_ops == 1);
-  CHECK(delayed_first.forward_bytes == Approx(4 * T * K + 4 * N * K));
-  CHECK(delayed_first.backward_bytes == Approx(4 * T * N));
-  CHECK(delayed_later.weight_ops == 0);
-  CHECK(delayed_later.forward_bytes == Approx(4 * T * K));
-  CHECK(delayed_later.backward_bytes == Approx(4 * T * N));
   // Current scaling (tensorwise): an amax pass over each operand (2 bytes per element) before its cast_transpose.
-  const Counted current_first = counted(Fp8Recipe::kTensorwise, "mb0.");
-  const Counted current_later = counted(Fp8Recipe::kTensorwise, "mb1.");
-  CHECK(current_first.ops == 6);
-  CHECK(current_first.weight_ops == 2);
-  CHECK(current_first.forward_bytes == Approx(6 * T * K + 6 * N * K));
-  CHECK(current_first.backward_bytes == Approx(6 * T * N));
-  CHECK(current_later.weight_ops == 0);
-  CHECK(current_later.forward_bytes == Approx(6 * T * K));
+  struct Expected {
+    Fp8Recipe recipe;
+    int kernels_per_operand;
+    double bytes_per_element;
+  };
+  for (const Expected& e : {Expected{Fp8Recipe::kDelayed, 1, 4}, Expected{Fp8Recipe::kTensorwise, 2, 6}}) {
+    INFO(model::to_string(e.recipe));
+    const Counted first = counted(e.recipe, "mb0."), later = counted(e.recipe, "mb1.");
+    CHECK(first.ops == 3 * e.kernels_per_operand);  // W, x, dy
+    CHECK(first.weight_ops == e.kernels_per_operand);
+    CHECK(first.forward_bytes == Approx(e.bytes_per_element * (T * K + N * K)));
+    CHECK(first.backward_bytes == Approx(e.bytes_per_element * T * N));
+    CHECK(later.weight_ops == 0);
+    CHECK(later.forward_bytes == Approx(e.bytes_per_element * T * K));
+    CHECK(later.backward_bytes == Approx(e.bytes_per_element * T * N));
+  }
 }
 
 TEST_CASE("an async pipeline quantises each piece's rows and casts the weight once per linear") {
