@@ -206,6 +206,7 @@ std::string describe(const Implementation& i) {
                                                                      : "") +
          (i.autocast ? ", autocast (fp32 parameters)" : "") + (i.compiled ? "" : ", eager blocks") +
          (i.fp8_all_gather ? ", fp8 all-gathers (tensorwise)" : "") +
+         (i.fp8_kernels == Fp8Kernels::kTorchao ? "" : ", fp8 kernels " + to_string(i.fp8_kernels)) +
          (i.step_host_s > 0 ? ", host " + format_number("%.3g", i.step_host_s * 1e3) + " ms per decode step" : "") +
          (i.overlap_scheduler ? ", overlap scheduler" : "");
 }
