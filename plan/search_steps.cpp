@@ -104,8 +104,9 @@ BoundedCounts simulate_bounded(const std::vector<BoundedJob>& jobs, const Bounde
                                WorkerCounts& counts) {
   // Small enough that the top rows' values tighten early, large enough that few workers wait behind a batch's longest
   // job (jobs' costs differ much and are not known before they run): at least the top rows' count. A setting, chosen
-  // on the 70B plan (--top 10, -j 2 on 2 cores): batches of 8 took 9.7-10.2 s, of 10 8.9-9.1 s, of 12 9.1-10.2 s, with
-  // the same rows and as many candidates simulated. Not per worker: which candidates run does not depend on -j.
+  // on the 70B plan (--top 10, -j 2 on 2 cores, 3 runs each): batches of 8 took 10.3-11.4 s, of 10 9.1-9.4 s, of 12
+  // 9.1-10.2 s, with the same rows and as many candidates simulated. Not per worker: which candidates run does not
+  // depend on -j.
   const size_t batch_size = std::max<size_t>(8, search.top);
   std::vector<Pending> pending;
   for (const BoundedJob& job : jobs) pending.push_back(Pending{job.job, job.bound, job.refined});

@@ -104,11 +104,11 @@ struct BoundedCounts {
   int64_t bounded = 0, after_first_run = 0;
 };
 
-// Simulates `jobs` in ascending order of their bounds (ties by candidate number), in batches of a fixed size so that
-// which candidates are simulated does not depend on the workers: before each batch, every job whose bound is above
-// the top-th smallest rank value so far is left out, and since the rest have larger bounds, the search ends. Refining,
-// a job's first time in a batch is a first-run job: one that answers with a bound goes back among the rest with the
-// larger of its bounds, and runs whole if it is taken again.
+// Simulates `jobs` in ascending order of their bounds (ties by candidate number), in batches of a fixed size (the top
+// rows' count, at least 8) so that which candidates are simulated does not depend on the workers: before each batch,
+// every job whose bound is above the top-th smallest rank value so far is left out, and since the rest have larger
+// bounds, the search ends. Refining, a job's first time in a batch is a first-run job: one that answers with a bound
+// goes back among the rest with the larger of its bounds, and runs whole if it is taken again.
 BoundedCounts simulate_bounded(const std::vector<BoundedJob>& jobs, const BoundedSearch& search,
                                const WorkerOptions& options, const SimulateJob& simulate, const TakeJob& take,
                                WorkerCounts& counts);

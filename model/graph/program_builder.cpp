@@ -219,7 +219,7 @@ std::vector<OpId> ProgramBuilder::quantise_operands(const std::string& linear_na
   const auto b_elements = static_cast<double>(shape.k * shape.n);
   std::optional<OpId> last_a, last_b;  // each operand's kernels run in turn (amax, cast, swizzle)
   const bool weights_cached =
-      caches_fp8_weights(fp8_kernels_) && (fp8_weights_cached_ || !first_micro_batch_ || stage_ == OpStage::kRecompute);
+      caches_fp8_weights(fp8_kernels_) && (fp8_weights_cached_ || stage_ == OpStage::kRecompute);
   for (const QuantKernel& kernel : quant_kernels(fp8_recipe_, role, fp8_kernels_)) {
     if (a_quantised_ && !kernel.reads_b) continue;  // cast before its all-gather
     const bool weight = kernel.reads_b && role != GemmRole::kWeightGradient;

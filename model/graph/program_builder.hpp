@@ -71,12 +71,12 @@ class ProgramBuilder {
   void set_weights_fp8(bool fp8) { weights_fp8_ = fp8; }
   // Whose quantisation kernels the recipe runs (fp8_recipe.hpp).
   void set_fp8_kernels(Fp8Kernels kernels) { fp8_kernels_ = kernels; }
-  // Under kernels that cache fp8 weights (caches_fp8_weights): whether the micro-batch issued next is the step's
-  // first (set_first_micro_batch: it casts the weights, the later ones and every recomputation read its copies),
-  // and whether the copies were cast before this program (a pipeline stage's passes: the step's first
-  // micro-batch's casts, 1 / microbatches of the per-micro-batch cost, are left out of them).
-  void set_first_micro_batch(bool first) { first_micro_batch_ = first; }
+  // Under kernels that cache fp8 weights (caches_fp8_weights): whether the GEMMs issued next read fp8 weight copies
+  // an earlier micro-batch of the step cast (every micro-batch after the first; a pipeline stage's passes, whose
+  // first micro-batch's casts, 1 / microbatches of the per-micro-batch cost, are left out). Recomputations read
+  // them too.
   void set_fp8_weights_cached(bool cached) { fp8_weights_cached_ = cached; }
+  bool fp8_weights_cached() const { return fp8_weights_cached_; }
   // GEMMs issued next read an A operand already cast to fp8 before its all-gather (the float8 TP plan,
   // Workload fp8_gathers): no cast of it; a data or weight gradient transposes the gathered fp8 copy instead.
   void set_a_quantised(bool quantised) { a_quantised_ = quantised; }
@@ -199,7 +199,6 @@ class ProgramBuilder {
   bool a_quantised_ = false;  // set_a_quantised
   bool weights_fp8_ = false;  // set_weights_fp8
   Fp8Kernels fp8_kernels_ = Fp8Kernels::kTorchao;
-  bool first_micro_batch_ = true;    // set_first_micro_batch
   bool fp8_weights_cached_ = false;  // set_fp8_weights_cached
   std::string last_linear_name_;     // the linear the last GEMM computed
   CollectiveAlgorithm algorithm_ = CollectiveAlgorithm::kNccl;

@@ -138,6 +138,7 @@ void micro_batch(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strateg
 
 void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& strategy) {
   DataParallelSync sync(ctx);
+  const bool weights_cached = b.fp8_weights_cached();  // before the step (a pipeline stage's passes)
   if (ctx.variant.overlap_moe_expert_parallel_comm && ctx.workload.microbatches > 0) {
     build_combined_1f1b_micro_batches(b, ctx, strategy, sync);
   }
@@ -145,7 +146,7 @@ void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& st
     const std::string prefix = ctx.workload.microbatches > 1 ? "mb" + std::to_string(mb) + "." : "";
     b.set_name_prefix(prefix);
     b.set_fp32_weight_gradients(true, mb > 0);
-    b.set_first_micro_batch(mb == 0);
+    b.set_fp8_weights_cached(weights_cached || mb > 0);
     sync.set_micro_batch(mb);
     if (ctx.variant.two_batch_overlap) {
       two_batch_micro_batch(b, ctx, strategy, sync, mb, prefix);
@@ -159,7 +160,7 @@ void build_train_step(ProgramBuilder& b, const LayerContext& ctx, TpStrategy& st
   b.set_name_prefix("");
   const std::optional<OpId> synced = sync.finish(b);
   b.set_fp32_weight_gradients(false, false);
-  b.set_first_micro_batch(true);
+  b.set_fp8_weights_cached(weights_cached);
   b.set_name_prefix("");
   b.set_module(-1);
   if (ctx.workload.optimizer) {
