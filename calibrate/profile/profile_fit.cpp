@@ -7,6 +7,7 @@
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
+#include "calibrate/fits/causal_mask_fit.hpp"
 #include "calibrate/fits/component_fits.hpp"
 #include "calibrate/fits/fit_measure.hpp"
 #include "calibrate/fits/power_curve_fit.hpp"
@@ -49,8 +50,7 @@ constexpr double kCudnnEfficiency = 539.0 / 989.4;
 constexpr double kCudnnBackwardEfficiency = 516.0 / 989.4;
 constexpr const char* kFa2Source =
     "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
-    "6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 322 backward (non-causal, the only one "
-    "published)";
+    "6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 322 backward (non-causal)";
 constexpr const char* kCudnnSource =
     "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
     "6b, head dim 128): 529-539 TFLOP/s forward causal at 8k-16k tokens, 516 backward (non-causal)";
@@ -192,12 +192,16 @@ void fit_compute(const PointsByFit& points, const sim::GpuSpec& gpu, const sim::
   }
   fit_power_curve(points.all_gemms, gpu, out);
   if (!base) {
-    out.profile.attention.backward_efficiency = kFa3BackwardEfficiency;
-    out.attention_backward_source = kFa3BackwardSource;
-    out.profile.attention.kernel = "fa3";
-    out.profile.attention.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency};
-    out.profile.attention.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency};
-    out.attention_kernel_sources = {{"fa2", kFa2Source}, {"cudnn", kCudnnSource}};
+    sim::AttentionParams& a = out.profile.attention;
+    a.backward_efficiency = kFa3BackwardEfficiency;
+    a.backward_causal_tokens = fit_causal_tokens(fa3_causal_backward().points).tokens;
+    out.attention_backward_source = kFa3BackwardSource + causal_tokens_source(fa3_causal_backward());
+    a.kernel = "fa3";
+    a.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency, fit_causal_tokens(fa2_causal_backward().points).tokens};
+    a.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency,
+                          fit_causal_tokens(cudnn_causal_backward().points).tokens};
+    out.attention_kernel_sources = {{"fa2", kFa2Source + causal_tokens_source(fa2_causal_backward())},
+                                    {"cudnn", kCudnnSource + causal_tokens_source(cudnn_causal_backward())}};
     out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
     out.all_ranks_source = copy_engine_all_ranks_source(gpu.name);
     source_nccl_channels(gpu, out);

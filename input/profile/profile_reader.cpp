@@ -292,7 +292,8 @@ class ProfileReader {
     }
   }
 
-  // attention.kernels: {fa2: {efficiency, backward_efficiency, source}, ...}, each kernel whole.
+  // attention.kernels: {fa2: {efficiency, backward_efficiency, backward_causal_tokens, source}, ...}, each kernel
+  // whole.
   void read_attention_kernels(CostProfile& p, const YAML::Node& node) const {
     if (!node.IsMap())
       in_.fail(node, "attention.kernels must be a mapping of kernel names (" + model::join_names(kAttentionKernels) +
@@ -300,12 +301,15 @@ class ProfileReader {
     for (const auto& entry : node) {
       const std::string name = in_.choice(entry.first, "attention.kernels key", kAttentionKernels);
       const std::string section = "attention.kernels." + name;
-      in_.expect_map(entry.second, section, {"efficiency", "backward_efficiency", "source"});
+      in_.expect_map(entry.second, section, {"efficiency", "backward_efficiency", "backward_causal_tokens", "source"});
       in_.require(entry.second, "efficiency", section);
       AttentionKernelRates rates;
       rates.efficiency = fraction(entry.second["efficiency"], section + ".efficiency");
       if (entry.second["backward_efficiency"]) {
         rates.backward_efficiency = fraction(entry.second["backward_efficiency"], section + ".backward_efficiency");
+      }
+      if (const YAML::Node causal = entry.second["backward_causal_tokens"]) {
+        rates.backward_causal_tokens = in_.number_in(causal, section + ".backward_causal_tokens", 0, kMaxCausalTokens);
       }
       p.attention.kernels[name] = rates;
       record_sources(p, entry.second, section);

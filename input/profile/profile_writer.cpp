@@ -120,6 +120,10 @@ class Writer {
         e << YAML::Key << "backward_efficiency" << YAML::Value
           << model::format_number("%.6g", *rates.backward_efficiency);
       }
+      if (rates.backward_causal_tokens > 0) {
+        e << YAML::Key << "backward_causal_tokens" << YAML::Value
+          << model::format_number("%.6g", rates.backward_causal_tokens);
+      }
       text(e, "attention.kernels." + name, "source");
       e << YAML::EndMap;
     }

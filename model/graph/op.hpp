@@ -177,8 +177,13 @@ struct Op {
   // bytes of that kernel's result it takes from registers, which it reads from HBM when it runs alone (a
   // recomputation that re-issues it without that kernel).
   double bytes_in_registers = 0;
-  bool fp8 = false;          // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
-  LinearScan linear_scan;    // kAttention: a linear-attention kernel
+  bool fp8 = false;        // kGemm, kAttention: e4m3 operands (Q, K, V), bf16 output
+  LinearScan linear_scan;  // kAttention: a linear-attention kernel
+  // kAttention: the causal mask's diagonal, as its query rows over twice the kernel's (query, key) pairs of one
+  // sequence and head: 1 / L for a causal square of L tokens; 0 where no key is masked (no mask, or a block of a
+  // context-parallel ring wholly below the diagonal). The diagonal's tiles cost beyond their FLOPs
+  // (attention.backward_causal_tokens, sim/cost/cost_model.cpp).
+  double causal_inverse_length = 0;
   double flops = 0;          // kGemm, kAttention, kMemory (arithmetic, informative for memory ops)
   double bytes_read = 0;     // HBM bytes read by a kernel
   double bytes_written = 0;  // HBM bytes written by a kernel

@@ -317,25 +317,38 @@ OpId ProgramBuilder::continue_kernel(OpId kernel, const std::string& name, doubl
   return issue(std::move(op), reads);
 }
 
-OpId ProgramBuilder::attention(const std::string& name, double flops, double read_bytes, double written_bytes,
-                               double output_bytes, const std::string& shape, const std::vector<OpId>& deps) {
-  return linear_attention(name, LinearScan{}, flops, read_bytes, written_bytes, output_bytes, shape, deps);
-}
+namespace {
 
-OpId ProgramBuilder::linear_attention(const std::string& name, LinearScan scan, double flops, double read_bytes,
-                                      double written_bytes, double output_bytes, const std::string& shape,
-                                      const std::vector<OpId>& deps) {
+Op attention_kernel(const std::string& name, double flops, double read_bytes, double written_bytes, double output_bytes,
+                    const std::string& shape) {
   Op op;
   op.name = name;
   op.kind = OpKind::kAttention;
   op.saved_as = SavedAs::kAttention;
-  op.fp8 = scan.kernel == LinearKernel::kNone && attention_fp8_;  // the gated delta rule runs in bf16
-  op.linear_scan = scan;
   op.flops = flops;
   op.bytes_read = read_bytes;
   op.bytes_written = written_bytes;
   op.output_bytes = output_bytes;
   op.shape = shape;
+  return op;
+}
+
+}  // namespace
+
+OpId ProgramBuilder::attention(const std::string& name, double flops, double causal_inverse_length, double read_bytes,
+                               double written_bytes, double output_bytes, const std::string& shape,
+                               const std::vector<OpId>& deps) {
+  Op op = attention_kernel(name, flops, read_bytes, written_bytes, output_bytes, shape);
+  op.fp8 = attention_fp8_;
+  op.causal_inverse_length = causal_inverse_length;
+  return issue(std::move(op), deps);
+}
+
+OpId ProgramBuilder::linear_attention(const std::string& name, LinearScan scan, double flops, double read_bytes,
+                                      double written_bytes, double output_bytes, const std::string& shape,
+                                      const std::vector<OpId>& deps) {
+  Op op = attention_kernel(name, flops, read_bytes, written_bytes, output_bytes, shape);
+  op.linear_scan = scan;  // the gated delta rule runs in bf16
   return issue(std::move(op), deps);
 }
 

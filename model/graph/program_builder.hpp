@@ -151,9 +151,10 @@ class ProgramBuilder {
   // and `read_bytes` more from HBM, and `deps` beside it. std::logic_error where `kernel` cannot be continued.
   OpId continue_kernel(OpId kernel, const std::string& name, double in_registers, double read_bytes,
                        double written_bytes, double flops, const std::string& shape, const std::vector<OpId>& deps);
-  // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone.
-  OpId attention(const std::string& name, double flops, double read_bytes, double written_bytes, double output_bytes,
-                 const std::string& shape, const std::vector<OpId>& deps);
+  // `written_bytes` include the KV-cache append; `output_bytes` is the attention output alone;
+  // `causal_inverse_length` the causal mask's diagonal (Op::causal_inverse_length; 0: none masked).
+  OpId attention(const std::string& name, double flops, double causal_inverse_length, double read_bytes,
+                 double written_bytes, double output_bytes, const std::string& shape, const std::vector<OpId>& deps);
   // A linear-attention layer's gated-delta-rule kernel (op.hpp's LinearScan; none: attention()); `written_bytes`
   // include the state.
   OpId linear_attention(const std::string& name, LinearScan scan, double flops, double read_bytes, double written_bytes,

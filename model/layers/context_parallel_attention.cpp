@@ -33,6 +33,13 @@ struct CpDims {
     for (int step = 0; step < cp; ++step) total += zigzag_pairs(seq_len, cp, 0, step);
     return total;
   }
+  // The causal diagonal of the rank's whole attention (Op::causal_inverse_length): its q local queries' rows over
+  // twice its pairs, 1 / seq_len (as for Ulysses' whole sequence of 1/cp of the heads).
+  double causal_inverse_length() const { return q / (2.0 * pairs()); }
+  // The same for ring step `step` of rank `rank`: its own chunks (step 0) hold the diagonal, the others none.
+  double step_causal_inverse_length(int rank, int step) const {
+    return step == 0 ? q / (2.0 * zigzag_pairs(seq_len, cp, rank, 0)) : 0.0;
+  }
 };
 
 DataParallel cp_group(const LayerContext& ctx) {
@@ -69,7 +76,7 @@ OpId ring_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<
     }
     block =
         b.attention("attn.core.cp" + std::to_string(step), a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, 0, step),
-                    queries + kv, output, output, cp_shape(a, step), kv_ready);
+                    a.step_causal_inverse_length(0, step), queries + kv, output, output, cp_shape(a, step), kv_ready);
     received = sent;
   }
   return *block;
@@ -91,7 +98,8 @@ OpId ring_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector
     const std::vector<OpId> kv_ready = received ? joined(deps, {*received}) : deps;
     block = b.attention("attn.core.cp" + std::to_string(step) + ".backward",
                         kAttentionBackwardFlopRatio * a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, 0, step),
-                        3.0 * query_side + kv, query_side + kv, query_side + kv, cp_shape(a, step), kv_ready);
+                        a.step_causal_inverse_length(0, step), 3.0 * query_side + kv, query_side + kv, query_side + kv,
+                        cp_shape(a, step), kv_ready);
     received = sent;
   }
   return b.memory("attn.cp.dkv.add", 2.0 * kv, kv, kv / b.elem_bytes(), cp_shape(a, a.cp - 1), {*received, *block});
@@ -105,8 +113,8 @@ OpId gather_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
   const double queries = a.batch * a.q * a.hq * a.d * qkv, output = a.batch * a.q * a.hq * a.d * b.elem_bytes();
   const OpId kv =
       exchange_kv(b, ctx, "attn.cp.kv.all_gather", CollectiveKind::kAllGather, gathered, cp_shape(a, 0), input);
-  return b.attention("attn.core", a.flops_per_pair() * a.pairs(), queries + gathered, output, output, cp_shape(a, 0),
-                     joined(input, {kv}));
+  return b.attention("attn.core", a.flops_per_pair() * a.pairs(), a.causal_inverse_length(), queries + gathered, output,
+                     output, cp_shape(a, 0), joined(input, {kv}));
 }
 
 // Its backward gathers K and V again, and reduce-scatters dK and dV to their ranks.
@@ -117,8 +125,8 @@ OpId gather_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vect
   const OpId kv =
       exchange_kv(b, ctx, "attn.cp.kv.all_gather", CollectiveKind::kAllGather, gathered, cp_shape(a, 0), deps);
   const OpId grads = b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.flops_per_pair() * a.pairs(),
-                                 3.0 * query_side + gathered, query_side + gathered, query_side + gathered,
-                                 cp_shape(a, 0), joined(deps, {kv}));
+                                 a.causal_inverse_length(), 3.0 * query_side + gathered, query_side + gathered,
+                                 query_side + gathered, cp_shape(a, 0), joined(deps, {kv}));
   return exchange_kv(b, ctx, "attn.cp.dkv.reduce_scatter", CollectiveKind::kReduceScatter, gathered, cp_shape(a, 0),
                      {grads});
 }
@@ -132,8 +140,8 @@ OpId heads_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector
   const double output = a.batch * a.q * a.hq * a.d * b.elem_bytes();
   const OpId in =
       exchange_kv(b, ctx, "attn.cp.qkv.all_to_all", CollectiveKind::kAllToAll, tensors, cp_shape(a, 0), input);
-  const OpId core = b.attention("attn.core", a.flops_per_pair() * a.pairs(), tensors, output, output, cp_shape(a, 0),
-                                joined(input, {in}));
+  const OpId core = b.attention("attn.core", a.flops_per_pair() * a.pairs(), a.causal_inverse_length(), tensors, output,
+                                output, cp_shape(a, 0), joined(input, {in}));
   return exchange_kv(b, ctx, "attn.cp.out.all_to_all", CollectiveKind::kAllToAll, output, cp_shape(a, 0), {core});
 }
 
@@ -143,9 +151,9 @@ OpId heads_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
   const double query_side = a.batch * a.q * a.hq * a.d * e, kv = context_parallel_kv_bytes(ctx, e);
   const OpId d_out =
       exchange_kv(b, ctx, "attn.cp.dout.all_to_all", CollectiveKind::kAllToAll, query_side, cp_shape(a, 0), deps);
-  const OpId grads =
-      b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.flops_per_pair() * a.pairs(),
-                  3.0 * query_side + kv, query_side + kv, query_side + kv, cp_shape(a, 0), joined(deps, {d_out}));
+  const OpId grads = b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.flops_per_pair() * a.pairs(),
+                                 a.causal_inverse_length(), 3.0 * query_side + kv, query_side + kv, query_side + kv,
+                                 cp_shape(a, 0), joined(deps, {d_out}));
   return exchange_kv(b, ctx, "attn.cp.dqkv.all_to_all", CollectiveKind::kAllToAll, query_side + kv, cp_shape(a, 0),
                      {grads});
 }
@@ -191,8 +199,9 @@ OpId torch_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector
   const OpId sent = torch_kv_buffer(b, z, cp_shape(a, 0), input);
   const OpId gathered =
       exchange_kv(b, ctx, "attn.cp.kv.all_gather", CollectiveKind::kAllGather, a.cp * z.kv(), cp_shape(a, 0), {sent});
-  OpId block = b.attention("attn.core.cp0", a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, 0, 0),
-                           z.n * z.e + z.kv(), z.n * z.e, z.n * z.e, cp_shape(a, 0), {sent});
+  OpId block =
+      b.attention("attn.core.cp0", a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, 0, 0),
+                  a.step_causal_inverse_length(0, 0), z.n * z.e + z.kv(), z.n * z.e, z.n * z.e, cp_shape(a, 0), {sent});
   // The first block's output and log-sum-exp cast to fp32 (the merger keeps them).
   OpId merged = b.memory("attn.cp.merge.step0", z.n * z.e, 4.0 * z.n, 0, cp_shape(a, 0), {block});
   for (int step = 1; step < a.cp; ++step) {
@@ -201,8 +210,9 @@ OpId torch_forward(ProgramBuilder& b, const LayerContext& ctx, const std::vector
     if (step < a.cp - 1)
       ready = {b.memory("attn.cp.kv.cat.step" + std::to_string(step), z.kv(), z.kv(), 0, shape, ready)};
     block = b.attention("attn.core.cp" + std::to_string(step),
-                        a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, a.cp - 1, step), z.n * z.e + z.kv() / 2.0,
-                        z.n * z.e, z.n * z.e, shape, joined(ready, {gathered}));
+                        a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, a.cp - 1, step),
+                        a.step_causal_inverse_length(a.cp - 1, step), z.n * z.e + z.kv() / 2.0, z.n * z.e, z.n * z.e,
+                        shape, joined(ready, {gathered}));
     merged = torch_merge(b, z, step, shape, block);
   }
   return b.memory("attn.cp.out.cast", 4.0 * z.n, z.n * z.e, 0, cp_shape(a, a.cp - 1), {merged});
@@ -249,7 +259,8 @@ OpId torch_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
     const OpId block =
         b.attention("attn.core.cp" + std::to_string(step) + ".backward",
                     kAttentionBackwardFlopRatio * a.flops_per_pair() * zigzag_pairs(a.seq_len, a.cp, a.cp - 1, step),
-                    3.0 * query_side + kv, query_side + kv, query_side + kv, shape, ready);
+                    a.step_causal_inverse_length(a.cp - 1, step), 3.0 * query_side + kv, query_side + kv,
+                    query_side + kv, shape, ready);
     updated =
         torch_gradient_update(b, z, step, shape, passed ? std::vector<OpId>{block, *passed} : std::vector<OpId>{block});
     passed = exchange_kv(b, ctx, "attn.cp.dkv.step" + std::to_string(step), CollectiveKind::kSendRecv, 8.0 * z.n_kv,

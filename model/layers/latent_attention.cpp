@@ -63,6 +63,12 @@ double causal_flops(const LayerContext& ctx, double heads, double qk, double v) 
   return 2.0 * batch * heads * (qk + v) * (q * c + q * q / 2.0);
 }
 
+// Its causal diagonal (Op::causal_inverse_length): the q new queries' rows over twice the q c + q^2 / 2 pairs.
+double causal_inverse_length(const LayerContext& ctx) {
+  const auto q = static_cast<double>(ctx.pass.new_tokens), c = static_cast<double>(ctx.pass.cached_tokens);
+  return 1.0 / (2.0 * c + q);
+}
+
 // The naive form (training, prefill): every head's own keys and values, FlashAttention over qk-wide queries and
 // keys and value-wide values. Inference appends the new tokens' latents to the cache.
 OpId naive_attention(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
@@ -74,8 +80,8 @@ OpId naive_attention(ProgramBuilder& b, const LayerContext& ctx, const std::vect
   const double queries = batch * q * heads * qk * qkv, output = batch * q * heads * v * e;
   const double keys_values = batch * (c + q) * heads * (qk + v) * qkv;
   const double append = ctx.workload.is_inference() ? batch * q * static_cast<double>(s.cache_width()) * qkv : 0.0;
-  return b.attention("attn.core", causal_flops(ctx, heads, qk, v), queries + keys_values, output + append, output,
-                     attention_shape(ctx, "naive") + (b.attention_fp8() ? " fp8" : ""), deps);
+  return b.attention("attn.core", causal_flops(ctx, heads, qk, v), causal_inverse_length(ctx), queries + keys_values,
+                     output + append, output, attention_shape(ctx, "naive") + (b.attention_fp8() ? " fp8" : ""), deps);
 }
 
 // The absorbed form (decode): each head's query turned into the latent space (q_nope W_UK), attention over the
@@ -91,9 +97,9 @@ OpId absorbed_attention(ProgramBuilder& b, const LayerContext& ctx, const std::v
   b.between_attention_parts();  // SGLang's attention prepare ends with the queries' absorption
   const double queries = batch * q * heads * width * qkv, output = batch * q * heads * values * e;
   const double cache = batch * (c + q) * width * qkv, append = batch * q * width * qkv;
-  const OpId core =
-      b.attention("attn.core", causal_flops(ctx, heads, width, values), queries + cache, output + append, output,
-                  attention_shape(ctx, "absorbed") + (b.attention_fp8() ? " fp8" : ""), {absorbed_q});
+  const OpId core = b.attention("attn.core", causal_flops(ctx, heads, width, values), causal_inverse_length(ctx),
+                                queries + cache, output + append, output,
+                                attention_shape(ctx, "absorbed") + (b.attention_fp8() ? " fp8" : ""), {absorbed_q});
   return b.gemm("attn.v_absorb", GemmShape{ctx.tokens, s.value, s.kv_rank, s.heads}, {core});
 }
 
@@ -145,8 +151,8 @@ ModuleInput latent_attention_backward(ProgramBuilder& b, const LayerContext& ctx
   const OpId d_attention = b.attention(
       "attn.core.backward",
       kAttentionBackwardFlopRatio * causal_flops(ctx, heads, static_cast<double>(s.qk), static_cast<double>(s.value)),
-      2.0 * qk_side + 3.0 * v_side, 2.0 * qk_side + v_side, 2.0 * qk_side + v_side, attention_shape(ctx, "naive"),
-      d_core);
+      causal_inverse_length(ctx), 2.0 * qk_side + 3.0 * v_side, 2.0 * qk_side + v_side, 2.0 * qk_side + v_side,
+      attention_shape(ctx, "naive"), d_core);
   const OpId d_rope = latent_rotary(b, ctx, "attn.rope.backward", {d_attention});
   // The KV up projection's gradients, then the KV latent norm's backward.
   const GemmShape kv_up = kv_up_shape(ctx);

@@ -81,6 +81,8 @@ struct AttentionDims {
   }
   // Causal attention's forward FLOPs: 4 b hq d pairs.
   double forward_flops() const { return 4.0 * batch * hq * d * pairs(); }
+  // The causal diagonal (Op::causal_inverse_length): each new query's row of it over twice the pairs.
+  double causal_inverse_length() const { return q / (2.0 * pairs()); }
   // The keys (and values) the pass reads per sequence: the cached ones within the window, and the new ones.
   double keys() const { return w > 0.0 ? std::min(c, w) + q : c + q; }
 };
@@ -125,8 +127,8 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
   const double output = a.batch * a.q * a.hq * a.d * e;
   const double keys_values = 2.0 * a.batch * a.keys() * a.hkv * a.d * qkv;
   const double cache_append = ctx.workload.is_inference() ? 2.0 * a.batch * a.q * a.hkv * a.d * qkv : 0.0;
-  return b.attention("attn.core", a.forward_flops(), queries + keys_values, output + cache_append, output,
-                     attention_shape(ctx, b) + (b.attention_fp8() ? " fp8" : ""), input);
+  return b.attention("attn.core", a.forward_flops(), a.causal_inverse_length(), queries + keys_values,
+                     output + cache_append, output, attention_shape(ctx, b) + (b.attention_fp8() ? " fp8" : ""), input);
 }
 
 OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
@@ -136,8 +138,9 @@ OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const s
   if (repeats_kv(ctx)) a.hkv = a.hq;
   const double query_side = a.batch * a.q * a.hq * a.d * e;            // one of Q, O, dO, dQ
   const double key_side = 2.0 * a.batch * a.keys() * a.hkv * a.d * e;  // K and V, or their gradients
-  return b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.forward_flops(), 3.0 * query_side + key_side,
-                     query_side + key_side, query_side + key_side, attention_shape(ctx, b), deps);
+  return b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.forward_flops(), a.causal_inverse_length(),
+                     3.0 * query_side + key_side, query_side + key_side, query_side + key_side, attention_shape(ctx, b),
+                     deps);
 }
 
 }  // namespace tpsim::model

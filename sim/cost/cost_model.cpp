@@ -76,6 +76,12 @@ double CostModel::attention_backward_rate() const {
   return gpu_.peak_bf16_flops * *profile_.attention.backward_efficiency * clock_ratio_;
 }
 
+// A backward at the unmasked rate, its causal diagonal's tiles costing attention.backward_causal_tokens more.
+double CostModel::attention_backward_seconds(const model::Op& op) const {
+  return op.flops / attention_backward_rate() *
+         (1.0 + profile_.attention.backward_causal_tokens * op.causal_inverse_length);
+}
+
 double CostModel::attention_rate(bool fp8) const {
   const double clock = clock_ratio_;
   if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency * clock;
@@ -172,7 +178,7 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
       if (op.linear_scan.kernel != model::LinearKernel::kNone) return linear_attention_cost(op);
       k.overhead_s = profile_.gemm.overhead_s;
       k.compute_s =
-          op.flops / (op.stage == model::OpStage::kBackward ? attention_backward_rate() : attention_rate(op.fp8));
+          op.stage == model::OpStage::kBackward ? attention_backward_seconds(op) : op.flops / attention_rate(op.fp8);
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     case model::OpKind::kMemory:

@@ -93,7 +93,8 @@ class CostModel {
   double tensor_rate(bool fp8) const;
   double attention_rate(bool fp8) const;  // FLOP/s of the attention kernel
   KernelCost linear_attention_cost(const model::Op& op) const;
-  double attention_backward_rate() const;  // FLOP/s of its backward
+  double attention_backward_rate() const;                        // FLOP/s of its backward without a mask
+  double attention_backward_seconds(const model::Op& op) const;  // a backward op's tensor-core time, mask and all
   std::string fp8_reason(const std::optional<double>& efficiency, const std::string& key) const;
 
   GpuSpec gpu_;

@@ -39,6 +39,7 @@ struct MemoryParams {
 struct AttentionKernelRates {
   double efficiency = 0;                      // forward, causal, of the bf16 peak
   std::optional<double> backward_efficiency;  // absent: that kernel cannot run phase train here
+  double backward_causal_tokens = 0;          // as AttentionParams'
 };
 
 struct AttentionParams {
@@ -49,9 +50,13 @@ struct AttentionParams {
   double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward
   // The same for its fp8 (e4m3) path, of the fp8 peak; absent: the profile cannot run fp8 attention.
   std::optional<double> fp8_efficiency;
-  // The same for FlashAttention's backward (of 2.5 times the forward's FLOPs); absent: the profile
+  // The same for FlashAttention's backward (of 2.5 times the forward's FLOPs) without a mask; absent: the profile
   // cannot run phase train.
   std::optional<double> backward_efficiency;
+  // A causal mask's cost in the backward: over a causal square of L tokens it takes 1 + this / L times the time its
+  // FLOPs take at backward_efficiency (the diagonal's tiles, masked and unevenly shared; any causal block likewise by
+  // its Op::causal_inverse_length). 0: a causal backward at the unmasked rate.
+  double backward_causal_tokens = 0;
 };
 
 // The gated delta rule's kernels of a hybrid stack's linear-attention layers (model/layers/linear_attention.hpp).

@@ -167,6 +167,10 @@ ProfileSection memory() {
 }
 
 ProfileSection attention() {
+  ProfileField causal = with_source(value<&CostProfile::attention, &AttentionParams::backward_causal_tokens>(
+                                        "backward_causal_tokens", Reads::kRange, 0, kMaxCausalTokens),
+                                    "backward_source");
+  causal.written_above = 0;
   return {
       "attention",
       {part("kernel"), part("kernels"),
@@ -175,7 +179,7 @@ ProfileSection attention() {
        text("fp8_source"),
        with_source(fraction<&CostProfile::attention, &AttentionParams::backward_efficiency>("backward_efficiency"),
                    "backward_source"),
-       text("backward_source"), fit()}};
+       causal, text("backward_source"), fit()}};
 }
 
 // DeepEP's low-latency kernels: where the base has none, every value must be given.

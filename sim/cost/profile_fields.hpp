@@ -56,6 +56,9 @@ const std::vector<ProfileSection>& profile_sections();
 // The sections before the transport sections (gemm ... copy_engine), the rest after them.
 inline constexpr size_t kSectionsBeforeTransports = 7;
 
+// attention's backward_causal_tokens above this is a typo (public kernels give 600-800, docs/model.md).
+inline constexpr double kMaxCausalTokens = 1 << 20;
+
 // A fit's record as written: a note ("not fitted: no measurements") or its fitted values, its point count, and
 // (unless `errors_listed` is false) its maximum, held-out and per-point errors.
 struct FitRecord {

@@ -113,6 +113,39 @@ TEST_CASE("a CP rank's attention blocks do its zig-zag share of the layer's caus
 }
 
 TEST_CASE(
+    "a causal square of L tokens marks its diagonal as 1/L, a CP ring's own-chunk step as a square of S/cp and its "
+    "other steps not at all, the gathered and head-split forms as the whole sequence") {
+  const int64_t seq = 16384;
+  const auto inverse_lengths = [](const model::LayerGraph& g, OpStage stage) {
+    std::vector<double> out;
+    for (const model::Op& op : g.ops()) {
+      if (op.kind == OpKind::kAttention && op.stage == stage) out.push_back(op.causal_inverse_length);
+    }
+    return out;
+  };
+  for (const OpStage stage : {OpStage::kForward, OpStage::kBackward}) {
+    // Without CP: one causal square over the sequence.
+    CHECK(inverse_lengths(cp_graph(test::train_workload(1, seq, 1)), stage) ==
+          std::vector<double>{1.0 / static_cast<double>(seq)});
+    const int cp = 4;
+    // The ring's step 0: the rank's two chunks of S / 2cp, each a causal square of its own and the later one wholly
+    // past the earlier: 2 c rows over twice 2 c^2 pairs, 1 / (2 c) = cp / S.
+    // PyTorch's all-gather rotation runs the same blocks.
+    for (const model::CpCommType comm : {model::CpCommType::kP2p, model::CpCommType::kTorchAllGather}) {
+      const std::vector<double> ring = inverse_lengths(cp_graph(cp_workload(1, seq, cp, comm)), stage);
+      REQUIRE(ring.size() == cp);
+      CHECK(ring[0] == Approx(static_cast<double>(cp) / seq).epsilon(1e-12));
+      for (size_t step = 1; step < ring.size(); ++step) CHECK(ring[step] == 0.0);
+    }
+    for (const model::CpCommType comm : {model::CpCommType::kAllGather, model::CpCommType::kA2a}) {
+      const std::vector<double> whole = inverse_lengths(cp_graph(cp_workload(1, seq, cp, comm)), stage);
+      REQUIRE(whole.size() == 1);
+      CHECK(whole[0] == Approx(1.0 / seq).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE(
     "ring attention sends one rank's K and V at each of the forward's cp - 1 steps, K/V and dK/dV in the backward's "
     "cp") {
   const int64_t batch = 1, seq = 32768;

@@ -17,6 +17,8 @@ TEST_CASE("an attention kernel the profile lists replaces its own rates, and one
   CHECK(sim::select_attention_kernel(p, "fa2").empty());
   CHECK(p.attention.efficiency == fa2);
   CHECK(p.attention.backward_efficiency == p.attention.kernels.at("fa2").backward_efficiency);
+  CHECK(p.attention.backward_causal_tokens == p.attention.kernels.at("fa2").backward_causal_tokens);
+  CHECK(p.attention.backward_causal_tokens > 0);
   CHECK_FALSE(p.attention.fp8_efficiency);  // the fp8 path was FlashAttention-3's
   const std::string text =
       "name: t\nmodel: llama-3.1-8b\nhardware: {gpu: a100-sxm}\nimplementation: {attention: fa3}\n"

@@ -1,0 +1,67 @@
+// The causal mask's backward cost fitted on public kernel benchmarks, with their sources.
+#include "calibrate/fits/causal_mask_fit.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "base/units.hpp"
+
+namespace tpsim::calibrate {
+namespace {
+
+// FlashAttention-3 on H100 SXM, bf16, head dim 128, B 4, H 48 (tritonbench through meta-pytorch/tritonbench#1256,
+// unmasked TFLOP/s, and #1267, causal microseconds turned into TFLOP/s over 2.5 x 2 B H L^2 d FLOPs).
+constexpr std::array kFa3 = {CausalBackwardPoint{4096, 519.827, 443.976}, CausalBackwardPoint{8192, 561.410, 538.689}};
+// FlashAttention-2 as PyTorch's SDPA ran it (PyTorch 24.03 container) and cuDNN 9.1's fused attention, in one harness
+// (NVIDIA/cudnn-frontend b740542, benchmark/benchmark_results.csv: bf16, head dim 128, B L = 16k, 16 heads).
+constexpr std::array kFa2 = {CausalBackwardPoint{4096, 287.36, 248.76}, CausalBackwardPoint{8192, 303.29, 277.44},
+                             CausalBackwardPoint{16384, 308.87, 305.18}};
+constexpr std::array kCudnn = {CausalBackwardPoint{4096, 517.25, 443.60}, CausalBackwardPoint{8192, 530.37, 463.54},
+                               CausalBackwardPoint{16384, 538.46, 497.68}};
+
+}  // namespace
+
+CausalTokensFit fit_causal_tokens(std::span<const CausalBackwardPoint> points) {
+  double sum_excess = 0, sum_inverse_sq = 0;
+  for (const CausalBackwardPoint& p : points) {
+    sum_excess += (p.unmasked_tflops / p.causal_tflops - 1.0) / p.seq_len;
+    sum_inverse_sq += 1.0 / (p.seq_len * p.seq_len);
+  }
+  CausalTokensFit fit;
+  fit.tokens = sum_inverse_sq > 0 ? sum_excess / sum_inverse_sq : 0.0;
+  for (const CausalBackwardPoint& p : points) {
+    const double measured = p.unmasked_tflops / p.causal_tflops, predicted = 1.0 + fit.tokens / p.seq_len;
+    fit.max_abs_error_pct = std::max(fit.max_abs_error_pct, std::abs(predicted / measured - 1.0) * 100.0);
+  }
+  return fit;
+}
+
+const PublishedCausalBackward& fa3_causal_backward() {
+  static const PublishedCausalBackward published{
+      kFa3, "FlashAttention-3 on H100 SXM in tritonbench (meta-pytorch/tritonbench#1256 and #1267, bf16, head dim 128)"};
+  return published;
+}
+
+const PublishedCausalBackward& fa2_causal_backward() {
+  static const PublishedCausalBackward published{
+      kFa2, "FlashAttention-2 as PyTorch's SDPA in cudnn-frontend's benchmark (NVIDIA/cudnn-frontend b740542)"};
+  return published;
+}
+
+const PublishedCausalBackward& cudnn_causal_backward() {
+  static const PublishedCausalBackward published{
+      kCudnn, "cuDNN 9.1 in cudnn-frontend's benchmark (NVIDIA/cudnn-frontend b740542)"};
+  return published;
+}
+
+std::string causal_tokens_source(const PublishedCausalBackward& published) {
+  const CausalTokensFit fit = fit_causal_tokens(published.points);
+  return "; its causal backward " + model::format_number("%.0f", fit.tokens) + " tokens more (fitted on " +
+         published.source + ": " + std::to_string(published.points.size()) + " lengths, " +
+         model::format_number("%.0f", published.points.front().seq_len) + " to " +
+         model::format_number("%.0f", published.points.back().seq_len) + " tokens, max error " +
+         model::format_number("%.1f%%", fit.max_abs_error_pct) + ")";
+}
+
+}  // namespace tpsim::calibrate
