@@ -30,6 +30,7 @@ Json memory_parts_json(const model::MemoryFootprint& m) {
           {"peak_reserved", m.peak_reserved_bytes()},
           {"context_bytes", m.context_bytes},
           {"nccl_bytes", m.nccl_bytes},
+          {"symmetric_memory_bytes", m.symmetric_memory_bytes},
           {"device_bytes", m.device_bytes()}};
 }
 

@@ -32,6 +32,7 @@ const std::vector<std::pair<std::string, double (*)(const model::MemoryFootprint
       {"=reserved", [](const M& m) { return m.peak_reserved_bytes(); }},
       {"context", [](const M& m) { return m.context_bytes; }},
       {"NCCL", [](const M& m) { return m.nccl_bytes; }},
+      {"symm mem", [](const M& m) { return m.symmetric_memory_bytes; }},
       {"=device", [](const M& m) { return m.device_bytes(); }},
   };
   return list;

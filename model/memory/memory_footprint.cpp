@@ -128,14 +128,23 @@ double mode_buffer_bytes(const ArchSpec& a, const Workload& w, const Variant& v,
   const double hidden = static_cast<double>(a.hidden), hd = static_cast<double>(a.head_dim);
   const double tokens = pass_tokens(w);
   double bytes = 0;
-  if (v.mode == TpMode::kAsync) {
-    bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's symmetric buffers
+  if (v.mode == TpMode::kAsync && w.implementation.async_tp != AsyncTpKernel::kSymmMem) {
+    bytes = 2.0 * tokens * hidden * kBf16Bytes;  // the all-gather's and the reduce-scatter's buffers
   } else if (v.mode == TpMode::kDtp) {
     bytes = static_cast<double>(v.delta + 1) * tokens * hidden * kBf16Bytes;  // partials in flight
   }
   return bytes + context_parallel_buffer_bytes(w.context_parallel, tokens, static_cast<double>(s.q_heads),
                                                static_cast<double>(s.kv_heads), hd);
 }
+
+}  // namespace
+
+double symmetric_workspace_bytes(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+  if (v.mode != TpMode::kAsync || w.implementation.async_tp != AsyncTpKernel::kSymmMem) return 0.0;
+  return 2.0 * pass_tokens(w) / tp * static_cast<double>(a.hidden) * kBf16Bytes;
+}
+
+namespace {
 
 // The parameters of the range's MoE layers' experts on this rank.
 double expert_parameters_of(const ArchSpec& a, const TpShard& s, const LayerRange& range) {
@@ -213,6 +222,7 @@ MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Var
   if (w.phase == Phase::kDecode || w.phase == Phase::kGenerate) m.kv_cache_bytes = kv_cache_bytes(a, w, s, range);
   m.activation_bytes = live_block_bytes(a, w, v, s, range, tp);
   m.buffer_bytes = mode_buffer_bytes(a, w, v, s);
+  m.symmetric_memory_bytes = symmetric_workspace_bytes(a, w, v, tp);
   if (w.phase == Phase::kTrain) add_training_state(a, w, s, range, tp, saved, m);
   return m;
 }

@@ -19,8 +19,9 @@ struct MemoryFootprint {
   double weights_bytes = 0;     // linear layers at the workload's dtype; norms, embedding and LM head bf16
   double kv_cache_bytes = 0;    // decode and generate: K and V of every layer, whole context
   double activation_bytes = 0;  // the residual stream and the largest block's inputs and outputs at once
-  double buffer_bytes =
-      0;  // async: symmetric-memory buffers; dtp: the partials still in flight; cp: K/V exchange buffers
+  // async: its pipelines' buffers (but PyTorch's symmetric memory, below); dtp: the partials still in flight; cp:
+  // K/V exchange buffers.
+  double buffer_bytes = 0;
   double gradient_bytes = 0;   // train: fp32 gradients of every local parameter
   double optimizer_bytes = 0;  // train: fp32 master weights and AdamW's two fp32 moments
   // What the runtime adds (zero until sim/cost/runtime_memory.hpp fills it in for a GPU).
@@ -28,15 +29,27 @@ struct MemoryFootprint {
   double allocator_reserve_bytes = 0;  // what the caching allocator holds beyond its tensors at their peak
   double context_bytes = 0;            // the CUDA context, its loaded kernels and library handles
   double nccl_bytes = 0;               // NCCL's channel and peer buffers, outside the caching allocator
+  // async_tp symm_mem: PyTorch's symmetric-memory workspace, mapped by its own allocator outside the caching one
+  // (symmetric_workspace_bytes).
+  double symmetric_memory_bytes = 0;
 
   double tensor_bytes() const {
     return weights_bytes + kv_cache_bytes + activation_bytes + buffer_bytes + gradient_bytes + optimizer_bytes;
   }
   // What PyTorch's max_memory_reserved() reports: the tensors, the workspaces and the allocator's reserve.
   double peak_reserved_bytes() const { return tensor_bytes() + workspace_bytes + allocator_reserve_bytes; }
-  // What the device holds (nvidia-smi's used memory): the reserve, the context and NCCL's buffers. What must fit.
-  double device_bytes() const { return peak_reserved_bytes() + context_bytes + nccl_bytes; }
+  // What the device holds (nvidia-smi's used memory): the reserve, the context, NCCL's buffers and PyTorch's
+  // symmetric memory. What must fit.
+  double device_bytes() const { return peak_reserved_bytes() + context_bytes + nccl_bytes + symmetric_memory_bytes; }
 };
+
+// PyTorch's symmetric-memory workspace under async_tp symm_mem (0 otherwise): one per TP group, grown to its largest
+// request (torch/distributed/_symmetric_memory get_symm_mem_workspace), mapped by CUDASymmetricMemoryAllocator with
+// cuMemCreate, so outside the caching allocator and its max_memory_reserved. The largest request is the
+// reduce-scatter's two chunks of its output (_pipelined_produce_and_all2all: each rank's [tokens / tp, hidden]
+// double-buffered); the all-gather's is the rank's shard (_pipelined_all_gather_and_consume), its gathered output an
+// ordinary tensor as under sp.
+double symmetric_workspace_bytes(const ArchSpec& arch, const Workload& workload, const Variant& variant, int tp);
 
 // Per GPU of `tp` ranks, for the workload's layers (whole_model_workload gives every layer).
 MemoryFootprint memory_footprint(const ArchSpec& arch, const Workload& workload, const Variant& variant, int tp);

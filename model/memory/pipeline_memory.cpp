@@ -33,6 +33,7 @@ MemoryFootprint stage_memory(const std::vector<const ChunkMemory*>& chunks, cons
     m.gradient_bytes += c->memory.gradient_bytes;
     m.optimizer_bytes += c->memory.optimizer_bytes;
     m.buffer_bytes = std::max(m.buffer_bytes, c->memory.buffer_bytes);
+    m.symmetric_memory_bytes = std::max(m.symmetric_memory_bytes, c->memory.symmetric_memory_bytes);
     live = std::max(live, c->memory.activation_bytes - c->saved.forward_bytes - c->saved.recompute_bytes);
     recompute = std::max(recompute, c->saved.recompute_bytes);
   }

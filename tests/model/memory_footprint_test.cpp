@@ -68,6 +68,25 @@ TEST_CASE("sequence parallelism shards the residual stream, and DTP holds delta 
   CHECK(tp.tensor_bytes() == Approx(tp.weights_bytes + tp.activation_bytes));
 }
 
+TEST_CASE(
+    "async TP's pipelines hold both collectives' buffers as tensors, but PyTorch's symmetric memory holds the "
+    "reduce-scatter's two output chunks outside the caching allocator") {
+  const std::string async = "[{name: async, tp_mode: async}]";
+  const model::Scenario ideal = scenario("{phase: forward, batch: 2, seq_len: 4096, layers: 2}", "llama-3.1-8b", async);
+  const double tokens = 2 * 4096, hidden = 4096, tp = 8;
+  const model::MemoryFootprint pipeline = model::memory_footprint(ideal.arch, ideal.workload, ideal.variants[0], 8);
+  CHECK(pipeline.buffer_bytes == Approx(2 * tokens * hidden * 2));
+  CHECK(pipeline.symmetric_memory_bytes == 0);
+  model::Workload torch = ideal.workload;
+  torch.implementation.async_tp = model::AsyncTpKernel::kSymmMem;
+  const model::MemoryFootprint symm = model::memory_footprint(ideal.arch, torch, ideal.variants[0], 8);
+  CHECK(symm.buffer_bytes == 0);
+  // get_symm_mem_workspace's largest request: [tokens / tp, hidden] bf16, double-buffered.
+  CHECK(symm.symmetric_memory_bytes == Approx(2 * tokens / tp * hidden * 2));
+  CHECK(symm.peak_reserved_bytes() == Approx(pipeline.peak_reserved_bytes() - pipeline.buffer_bytes));
+  CHECK(symm.device_bytes() == Approx(symm.peak_reserved_bytes() + symm.symmetric_memory_bytes));
+}
+
 TEST_CASE("a training step holds fp32 gradients and AdamW state for every parameter, and its saved activations") {
   const std::string tp_only = "[{name: tp, tp_mode: tp}]";
   const model::Scenario s = scenario("{phase: train, batch: 1, seq_len: 1024, layers: 2}", "llama-3.1-8b", tp_only);
