@@ -39,7 +39,8 @@ CausalTokensFit fit_causal_tokens(std::span<const CausalBackwardPoint> points) {
 
 const PublishedCausalBackward& fa3_causal_backward() {
   static const PublishedCausalBackward published{
-      kFa3, "FlashAttention-3 on H100 SXM in tritonbench (meta-pytorch/tritonbench#1256 and #1267, bf16, head dim 128)"};
+      kFa3,
+      "FlashAttention-3 on H100 SXM in tritonbench (meta-pytorch/tritonbench#1256 and #1267, bf16, head dim 128)"};
   return published;
 }
 
