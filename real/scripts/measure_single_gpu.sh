@@ -9,7 +9,7 @@
 # limiter's averaging time (GEMMs half of each cycle, cycles from 4 ms to 2 s),
 # small kernels eager and from a CUDA
 # graph, the caching allocator's peak in training steps, causal attention's rates, and a profiler
-# trace of a training step.
+# trace of a training step; last, context parallelism's attention blocks and merge at 32,768 tokens per GPU.
 # Every tpsim-real point records NVML's SM clock, power and temperature while it was timed
 # (gpu_state), or why not. Writes JSON lines, logs and nvidia-smi's view under $OUT (default
 # real/results/run), and prints a short summary last: how many points recorded their GPU state and how
@@ -107,6 +107,15 @@ measure gemm_fp8 30 gemm --dtype fp8 --shape 8192x8192x8192 --shape 8192x3584x40
   --shape 65536x3584x4096 --shape 16384x7168x8192
 measure gemm_square 30 gemm --shape 1024x1024x1024 --shape 2048x2048x2048 --shape 4096x4096x4096 \
   --shape 8192x8192x8192 --shape 16384x16384x16384
+# Last, so that it cannot take the time of the measurements above: context parallelism's blocks at 32,768 tokens
+# per GPU (TorchTitan's long-context rows), cp_blocks.json.
+if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+  # Context parallelism's blocks at 32,768 tokens per GPU (TorchTitan's long-context rows): cp_blocks.json.
+  echo "== PyTorch context-parallel block probe"
+  timeout 60 env PYTHONUNBUFFERED=1 python3 "$root/real/scripts/torch_probes.py" "$out/torch" cp_blocks \
+    >"$out/torch_cp_blocks.txt" 2>&1 || { echo "(cp_blocks probe: exit $?)"; status=1; }
+  cat "$out/torch_cp_blocks.txt"
+fi
 echo "== GPU state: $(cat "$out"/*.jsonl | grep -c '"gpu_state":{"recorded":true') points recorded it," \
   "$(cat "$out"/*.jsonl | grep -c '"gpu_state":{"recorded":false') did not" \
   "($(cat "$out"/*.jsonl | grep -o '"why":"[^"]*"' | sort -u | head -1))"

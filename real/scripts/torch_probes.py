@@ -19,12 +19,16 @@ Each probe writes one JSON file (and a trace where it says) under the output fol
   trace       a PyTorch profiler trace (Kineto JSON, record_shapes) of two training steps of a
               two-layer stack, gzipped: GEMMs with their shapes, attention, pointwise kernels,
               the optimizer's kernels
+  cp_blocks   the blocks PyTorch's context_parallel (all-gather rotation, round-robin halves) runs per layer
+              when every GPU holds 32,768 tokens (TorchTitan's long-context rows): the causal local block and
+              an unmasked block of the whole local query against half a chunk's K/V, forward and backward, and
+              the fp32 merge of one block's output (_SDPAMerger.step's casts and elementwise passes)
   window      the power limiter's averaging time: 8192^3 bf16 GEMMs half of each cycle, idle the other
               half, at cycles from 4 ms to 2 s: each GEMM timed, so the phase's first and last quarters
               compare (a limiter that averages over less than a phase slows its last GEMMs to the
               back-to-back rate; over more, every GEMM runs at the rate the cycle's mean draw allows)
 Needs a CUDA GPU and PyTorch; nvidia-ml-py (pynvml) for the sustained probe's clocks. Leaves the
-GPU's settings alone. Usage: torch_probes.py OUT_DIR [probe ...]   (default: all seven)
+GPU's settings alone. Usage: torch_probes.py OUT_DIR [probe ...]   (default: all eight)
 """
 import gzip
 import json
@@ -37,7 +41,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-PROBES = ("sustained", "graph", "memory", "trace", "attention", "duty", "window")
+PROBES = ("sustained", "graph", "memory", "trace", "attention", "duty", "window", "cp_blocks")
 
 
 def write_json(out_dir, name, value):
@@ -391,6 +395,62 @@ def probe_attention(out_dir, heads=32, hd=128, tokens=32768):
                                            "op": "F.scaled_dot_product_attention, bf16, causal and full",
                                            "backend": "PyTorch's default choice (flash on Hopper)",
                                            "rows": rows})
+
+
+def sdpa_block_row(queries, keys, causal, heads, hd):
+    """One SDPA block of `queries` against `keys` (one sequence of `heads` 128-wide heads), forward and
+    forward+backward, timed as probe_attention times them; FLOPs over the (query, key) pairs the mask keeps."""
+    q = torch.randn(1, heads, queries, hd, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    k, v = (torch.randn(1, heads, keys, hd, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    g = torch.randn(1, heads, queries, hd, device="cuda", dtype=torch.bfloat16)
+
+    def fwd():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    def fwd_bwd():
+        fwd().backward(g)
+
+    for _ in range(3):
+        fwd_bwd()
+    fwd_s, both_s = time_events(fwd, 10), time_events(fwd_bwd, 10)
+    pairs = queries * keys / 2.0 if causal else queries * keys
+    flop = 4.0 * heads * pairs * hd
+    assert torch.isfinite(q.grad.float().sum()), "attention gradient not finite"
+    return {"queries": queries, "keys": keys, "heads": heads, "head_dim": hd, "causal": causal,
+            "forward_ms": fwd_s * 1e3, "backward_ms": (both_s - fwd_s) * 1e3, "forward_flop": flop,
+            "forward_tflops": flop / fwd_s / 1e12, "backward_tflops": 2.5 * flop / (both_s - fwd_s) / 1e12}
+
+
+def probe_cp_blocks(out_dir, heads=32, hd=128, local=32768):
+    # Every CP rank of TorchTitan's long-context rows holds `local` tokens: step 0 a causal block over them, every
+    # later step an unmasked block of the whole local query against the first half of a rank's K/V (or half the
+    # query against all of it: the same FLOPs), 32 heads (K/V repeated to the query heads before SDPA).
+    rows = [sdpa_block_row(local, local, True, heads, hd), sdpa_block_row(local, local // 2, False, heads, hd)]
+    for r in rows:
+        print(f"cp_blocks: {'causal' if r['causal'] else 'unmasked'} {r['queries']} x {r['keys']}: forward "
+              f"{r['forward_tflops']:.0f} TFLOP/s ({r['forward_ms']:.1f} ms), backward {r['backward_tflops']:.0f} "
+              f"({r['backward_ms']:.1f} ms)", flush=True)
+    # _SDPAMerger.step on one block: the block's output cast to fp32, then out - sigmoid(block_lse - lse) *
+    # (out - block_out) and lse - logsigmoid(lse - block_lse), eager kernels over fp32 tensors.
+    out = torch.randn(1, heads, local, hd, device="cuda", dtype=torch.float32)
+    lse = torch.randn(1, heads, local, 1, device="cuda", dtype=torch.float32)
+    block_out = torch.randn(1, heads, local, hd, device="cuda", dtype=torch.bfloat16)
+    block_lse = torch.randn(1, heads, local, 1, device="cuda", dtype=torch.float32)
+
+    def merge():
+        b = block_out.to(torch.float32)
+        new_out = out - torch.sigmoid(block_lse - lse) * (out - b)
+        new_lse = lse - F.logsigmoid(lse - block_lse)
+        return new_out, new_lse
+
+    for _ in range(3):
+        merge()
+    merge_s = time_events(merge, 10)
+    print(f"cp_blocks: one block's fp32 merge {merge_s * 1e3:.2f} ms", flush=True)
+    write_json(out_dir, "cp_blocks.json", {"probe": "cp_blocks", "device": device_facts(),
+                                           "op": "F.scaled_dot_product_attention, bf16, one sequence; fp32 merge",
+                                           "backend": "PyTorch's default choice (flash on Hopper)",
+                                           "local_tokens": local, "blocks": rows, "merge_ms": merge_s * 1e3})
 
 
 def probe_duty(out_dir, n=8192, seconds=10.0, cycle_s=0.02):
