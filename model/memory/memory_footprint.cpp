@@ -137,15 +137,6 @@ double mode_buffer_bytes(const ArchSpec& a, const Workload& w, const Variant& v,
                                                static_cast<double>(s.kv_heads), hd);
 }
 
-}  // namespace
-
-double symmetric_workspace_bytes(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
-  if (v.mode != TpMode::kAsync || w.implementation.async_tp != AsyncTpKernel::kSymmMem) return 0.0;
-  return 2.0 * pass_tokens(w) / tp * static_cast<double>(a.hidden) * kBf16Bytes;
-}
-
-namespace {
-
 // The parameters of the range's MoE layers' experts on this rank.
 double expert_parameters_of(const ArchSpec& a, const TpShard& s, const LayerRange& range) {
   double experts = 0;
@@ -212,6 +203,11 @@ void add_training_state(const ArchSpec& a, const Workload& w, const TpShard& s, 
 }
 
 }  // namespace
+
+double symmetric_workspace_bytes(const ArchSpec& a, const Workload& w, const Variant& v, int tp) {
+  if (v.mode != TpMode::kAsync || w.implementation.async_tp != AsyncTpKernel::kSymmMem) return 0.0;
+  return 2.0 * pass_tokens(w) / tp * static_cast<double>(a.hidden) * kBf16Bytes;
+}
 
 MemoryFootprint memory_footprint(const ArchSpec& a, const Workload& w, const Variant& v, int tp,
                                  const SavedActivations& saved) {
