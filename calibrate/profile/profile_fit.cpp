@@ -41,19 +41,25 @@ constexpr const char* kFa3BackwardSource =
     "not fitted: FlashAttention-3 (Shah et al. 2024) backward, head dim 128 on H100 SXM: about 500 TFLOP/s at 2k "
     "tokens (501; 542 at 4k), of the 989.4 TFLOP/s bf16 peak";
 
-// Not fitted: other attention kernels beside FlashAttention-3 on H100 SXM (Shah et al. 2024, Figures 5d
-// and 6b, head dim 128, 16k tokens in all, clock fixed at 1830 MHz): forward causal at 8k-16k tokens and
-// backward (published without the causal mask only), of the 989.4 TFLOP/s bf16 peak.
+// Not fitted: the attention kernels on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Figures 5c, 5d
+// and 6b, head dim 128, 16k tokens in all, clock fixed at 1830 MHz): forward causal at 8k-16k tokens, forward
+// without a mask at 8k-16k (the mean of the two bars), and backward (published without the causal mask only), of
+// the 989.4 TFLOP/s bf16 peak. FlashAttention-3's causal forward is its own source's (kFa3ForwardSource).
+constexpr double kFa3UnmaskedEfficiency = (646.0 + 648.0) / 2.0 / 989.4;
 constexpr double kFa2Efficiency = 335.0 / 989.4;
+constexpr double kFa2UnmaskedEfficiency = 370.0 / 989.4;
 constexpr double kFa2BackwardEfficiency = 322.0 / 989.4;
 constexpr double kCudnnEfficiency = 539.0 / 989.4;
+constexpr double kCudnnUnmaskedEfficiency = (600.0 + 595.0) / 2.0 / 989.4;
 constexpr double kCudnnBackwardEfficiency = 516.0 / 989.4;
 constexpr const char* kFa2Source =
-    "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
-    "6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 322 backward (non-causal)";
+    "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5c, 5d "
+    "and 6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 370 without a mask, 322 backward "
+    "(non-causal)";
 constexpr const char* kCudnnSource =
-    "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5d and "
-    "6b, head dim 128): 529-539 TFLOP/s forward causal at 8k-16k tokens, 516 backward (non-causal)";
+    "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5c, 5d "
+    "and 6b, head dim 128): 529-539 TFLOP/s forward causal at 8k-16k tokens, 595-600 without a mask, 516 backward "
+    "(non-causal)";
 
 // The rate of a copy-engine pull while every rank of the group pulls at once, as the h100-sxm profile fits it on
 // TorchTitan's published async-TP trace (its pull of one shard back to back, async_tp_trace_pulls.jsonl): carried to
@@ -197,9 +203,15 @@ void fit_compute(const PointsByFit& points, const sim::GpuSpec& gpu, const sim::
     a.backward_causal_tokens = fit_causal_tokens(fa3_causal_backward().points).tokens;
     out.attention_backward_source = kFa3BackwardSource + causal_tokens_source(fa3_causal_backward());
     a.kernel = "fa3";
-    a.kernels["fa2"] = {kFa2Efficiency, kFa2BackwardEfficiency, fit_causal_tokens(fa2_causal_backward().points).tokens};
-    a.kernels["cudnn"] = {kCudnnEfficiency, kCudnnBackwardEfficiency,
-                          fit_causal_tokens(cudnn_causal_backward().points).tokens};
+    a.unmasked_efficiency = kFa3UnmaskedEfficiency;
+    a.kernels["fa2"] = {.efficiency = kFa2Efficiency,
+                        .unmasked_efficiency = kFa2UnmaskedEfficiency,
+                        .backward_efficiency = kFa2BackwardEfficiency,
+                        .backward_causal_tokens = fit_causal_tokens(fa2_causal_backward().points).tokens};
+    a.kernels["cudnn"] = {.efficiency = kCudnnEfficiency,
+                          .unmasked_efficiency = kCudnnUnmaskedEfficiency,
+                          .backward_efficiency = kCudnnBackwardEfficiency,
+                          .backward_causal_tokens = fit_causal_tokens(cudnn_causal_backward().points).tokens};
     out.attention_kernel_sources = {{"fa2", kFa2Source + causal_tokens_source(fa2_causal_backward())},
                                     {"cudnn", kCudnnSource + causal_tokens_source(cudnn_causal_backward())}};
     out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;

@@ -92,7 +92,7 @@ std::string copy_engine_all_ranks_source(const std::string& gpu);
 // attention.efficiency's source where no fit or carry says otherwise.
 inline constexpr const char* kFa3ForwardSource =
     "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on H100 SXM, head "
-    "dim 128";
+    "dim 128; 646-648 without a mask at 8k-16k tokens (Fig. 5c)";
 
 // The attention section's sources where its rates (the FlashAttention-3 paper's, on H100 SXM) are carried from
 // `from_gpu`'s profile to `target`: not fitted here on another SM90 GPU (the same kernels), assumed elsewhere; each

@@ -80,6 +80,7 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   if (target.compute_capability / 10 == 8) {  // Ampere runs FlashAttention-2; the Hopper kernels' rates do not apply
     fit.attention_source = kA100AttentionSource;  // the forward's; the backward's stays carried, assumed
     p.attention.kernel = "fa2";
+    p.attention.unmasked_efficiency.reset();  // FlashAttention-3's on H100: no A100 rate without a mask here
     p.attention.kernels.clear();
     fit.attention_kernel_sources.clear();
   }

@@ -292,8 +292,8 @@ class ProfileReader {
     }
   }
 
-  // attention.kernels: {fa2: {efficiency, backward_efficiency, backward_causal_tokens, source}, ...}, each kernel
-  // whole.
+  // attention.kernels: {fa2: {efficiency, unmasked_efficiency, backward_efficiency, backward_causal_tokens, source},
+  // ...}, each kernel whole.
   void read_attention_kernels(CostProfile& p, const YAML::Node& node) const {
     if (!node.IsMap())
       in_.fail(node, "attention.kernels must be a mapping of kernel names (" + model::join_names(kAttentionKernels) +
@@ -301,10 +301,14 @@ class ProfileReader {
     for (const auto& entry : node) {
       const std::string name = in_.choice(entry.first, "attention.kernels key", kAttentionKernels);
       const std::string section = "attention.kernels." + name;
-      in_.expect_map(entry.second, section, {"efficiency", "backward_efficiency", "backward_causal_tokens", "source"});
+      in_.expect_map(entry.second, section,
+                     {"efficiency", "unmasked_efficiency", "backward_efficiency", "backward_causal_tokens", "source"});
       in_.require(entry.second, "efficiency", section);
       AttentionKernelRates rates;
       rates.efficiency = fraction(entry.second["efficiency"], section + ".efficiency");
+      if (entry.second["unmasked_efficiency"]) {
+        rates.unmasked_efficiency = fraction(entry.second["unmasked_efficiency"], section + ".unmasked_efficiency");
+      }
       if (entry.second["backward_efficiency"]) {
         rates.backward_efficiency = fraction(entry.second["backward_efficiency"], section + ".backward_efficiency");
       }

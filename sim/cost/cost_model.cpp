@@ -82,9 +82,12 @@ double CostModel::attention_backward_seconds(const model::Op& op) const {
          (1.0 + profile_.attention.backward_causal_tokens * op.causal_inverse_length);
 }
 
-double CostModel::attention_rate(bool fp8) const {
+double CostModel::attention_rate(bool fp8, bool unmasked) const {
   const double clock = clock_ratio_;
-  if (!fp8) return gpu_.peak_bf16_flops * profile_.attention.efficiency * clock;
+  if (!fp8) {
+    const AttentionParams& a = profile_.attention;
+    return gpu_.peak_bf16_flops * (unmasked && a.unmasked_efficiency ? *a.unmasked_efficiency : a.efficiency) * clock;
+  }
   if (const std::string why = fp8_attention_unsupported_reason(); !why.empty()) throw InputError(why);
   return gpu_.peak_fp8_flops * *profile_.attention.fp8_efficiency * clock;
 }
@@ -177,8 +180,9 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
     case model::OpKind::kAttention:
       if (op.linear_scan.kernel != model::LinearKernel::kNone) return linear_attention_cost(op);
       k.overhead_s = profile_.gemm.overhead_s;
-      k.compute_s =
-          op.stage == model::OpStage::kBackward ? attention_backward_seconds(op) : op.flops / attention_rate(op.fp8);
+      k.compute_s = op.stage == model::OpStage::kBackward
+                        ? attention_backward_seconds(op)
+                        : op.flops / attention_rate(op.fp8, op.causal_inverse_length == 0);
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     case model::OpKind::kMemory:

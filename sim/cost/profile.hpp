@@ -38,6 +38,7 @@ struct MemoryParams {
 // Another attention kernel's rates on the same GPU (profile attention.kernels.<name>).
 struct AttentionKernelRates {
   double efficiency = 0;                      // forward, causal, of the bf16 peak
+  std::optional<double> unmasked_efficiency;  // forward without a mask; absent: at efficiency
   std::optional<double> backward_efficiency;  // absent: that kernel cannot run phase train here
   double backward_causal_tokens = 0;          // as AttentionParams'
 };
@@ -47,7 +48,10 @@ struct AttentionParams {
   // profile knows (an implementation block chooses among them).
   std::string kernel;
   std::map<std::string, AttentionKernelRates> kernels;
-  double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward
+  double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward, causal at 8k-16k tokens
+  // The same without a mask (a context-parallel ring step off the diagonal, Op::causal_inverse_length 0); absent:
+  // such blocks run at `efficiency`.
+  std::optional<double> unmasked_efficiency;
   // The same for its fp8 (e4m3) path, of the fp8 peak; absent: the profile cannot run fp8 attention.
   std::optional<double> fp8_efficiency;
   // The same for FlashAttention's backward (of 2.5 times the forward's FLOPs) without a mask; absent: the profile

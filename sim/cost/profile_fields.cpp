@@ -174,7 +174,8 @@ ProfileSection attention() {
   return {
       "attention",
       {part("kernel"), part("kernels"),
-       fraction<&CostProfile::attention, &AttentionParams::efficiency>("efficiency", true), text("source"),
+       fraction<&CostProfile::attention, &AttentionParams::efficiency>("efficiency", true),
+       fraction<&CostProfile::attention, &AttentionParams::unmasked_efficiency>("unmasked_efficiency"), text("source"),
        with_source(fraction<&CostProfile::attention, &AttentionParams::fp8_efficiency>("fp8_efficiency"), "fp8_source"),
        text("fp8_source"),
        with_source(fraction<&CostProfile::attention, &AttentionParams::backward_efficiency>("backward_efficiency"),

@@ -28,6 +28,28 @@ TEST_CASE("an attention kernel the profile lists replaces its own rates, and one
                     Catch::Contains("t.yaml:4:29") && Catch::Contains("it knows: fa2 (its own)"));
 }
 
+TEST_CASE("a forward block with no diagonal runs at the kernel's unmasked efficiency, a causal one at its own",
+          "[sim][implementation]") {
+  sim::CostProfile p = test::profile_preset("h100-sxm");
+  REQUIRE(sim::select_attention_kernel(p, "fa2").empty());
+  REQUIRE(p.attention.unmasked_efficiency);
+  // FlashAttention-2 without a mask above its causal rate (the FlashAttention-3 paper's Fig. 5c over 5d: 370 / 335).
+  CHECK(*p.attention.unmasked_efficiency / p.attention.efficiency == Approx(370.0 / 335.0).epsilon(1e-5));
+  const sim::CostModel cost(test::gpu_preset("h100-sxm"), p);
+  model::Op causal;
+  causal.kind = model::OpKind::kAttention;
+  causal.flops = 1e12;
+  causal.causal_inverse_length = 1.0 / 8192;
+  model::Op unmasked = causal;
+  unmasked.causal_inverse_length = 0;  // a context-parallel ring step off the diagonal
+  CHECK(cost.kernel_cost(causal).compute_s / cost.kernel_cost(unmasked).compute_s ==
+        Approx(*p.attention.unmasked_efficiency / p.attention.efficiency).epsilon(1e-12));
+  // A profile without the rate runs such blocks at the causal one.
+  p.attention.unmasked_efficiency.reset();
+  const sim::CostModel without(test::gpu_preset("h100-sxm"), p);
+  CHECK(without.kernel_cost(unmasked).compute_s == without.kernel_cost(causal).compute_s);
+}
+
 TEST_CASE("an async-TP step pulls at the copy engine's all-ranks efficiency, a single copy at the one-pair one",
           "[sim][implementation]") {
   const sim::CostModel cost = test::h100_cost();
