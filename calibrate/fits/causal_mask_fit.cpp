@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 
 #include "base/units.hpp"
 
@@ -37,23 +38,16 @@ CausalTokensFit fit_causal_tokens(std::span<const CausalBackwardPoint> points) {
   return fit;
 }
 
-const PublishedCausalBackward& fa3_causal_backward() {
-  static const PublishedCausalBackward published{
-      kFa3,
-      "FlashAttention-3 on H100 SXM in tritonbench (meta-pytorch/tritonbench#1256 and #1267, bf16, head dim 128)"};
-  return published;
-}
-
-const PublishedCausalBackward& fa2_causal_backward() {
-  static const PublishedCausalBackward published{
-      kFa2, "FlashAttention-2 as PyTorch's SDPA in cudnn-frontend's benchmark (NVIDIA/cudnn-frontend b740542)"};
-  return published;
-}
-
-const PublishedCausalBackward& cudnn_causal_backward() {
-  static const PublishedCausalBackward published{
-      kCudnn, "cuDNN 9.1 in cudnn-frontend's benchmark (NVIDIA/cudnn-frontend b740542)"};
-  return published;
+const PublishedCausalBackward& published_causal_backward(const std::string& kernel) {
+  static const std::map<std::string, PublishedCausalBackward> published = {
+      {"fa3",
+       {kFa3,
+        "FlashAttention-3 on H100 SXM in tritonbench (meta-pytorch/tritonbench#1256 and #1267, bf16, head dim 128)"}},
+      {"fa2",
+       {kFa2, "FlashAttention-2 as PyTorch's SDPA in cudnn-frontend's benchmark (NVIDIA/cudnn-frontend b740542)"}},
+      {"cudnn", {kCudnn, "cuDNN 9.1 in cudnn-frontend's benchmark (NVIDIA/cudnn-frontend b740542)"}},
+  };
+  return published.at(kernel);
 }
 
 std::string causal_tokens_source(const PublishedCausalBackward& published) {

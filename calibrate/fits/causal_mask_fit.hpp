@@ -28,9 +28,8 @@ struct PublishedCausalBackward {
   std::span<const CausalBackwardPoint> points;
   const char* source;
 };
-const PublishedCausalBackward& fa3_causal_backward();
-const PublishedCausalBackward& fa2_causal_backward();
-const PublishedCausalBackward& cudnn_causal_backward();
+// Of the kernel a profile names "fa3", "fa2" or "cudnn"; std::out_of_range for another.
+const PublishedCausalBackward& published_causal_backward(const std::string& kernel);
 
 // "; its causal backward D tokens more (fitted on ...: N lengths, ..., max error E%)", for a kernel's source.
 std::string causal_tokens_source(const PublishedCausalBackward& published);

@@ -200,20 +200,23 @@ void fit_compute(const PointsByFit& points, const sim::GpuSpec& gpu, const sim::
   if (!base) {
     sim::AttentionParams& a = out.profile.attention;
     a.backward_efficiency = kFa3BackwardEfficiency;
-    a.backward_causal_tokens = fit_causal_tokens(fa3_causal_backward().points).tokens;
-    out.attention_backward_source = kFa3BackwardSource + causal_tokens_source(fa3_causal_backward());
+    const auto causal_tokens = [](const char* kernel) {
+      return fit_causal_tokens(published_causal_backward(kernel).points).tokens;
+    };
+    a.backward_causal_tokens = causal_tokens("fa3");
+    out.attention_backward_source = kFa3BackwardSource + causal_tokens_source(published_causal_backward("fa3"));
     a.kernel = "fa3";
     a.unmasked_efficiency = kFa3UnmaskedEfficiency;
     a.kernels["fa2"] = {.efficiency = kFa2Efficiency,
                         .unmasked_efficiency = kFa2UnmaskedEfficiency,
                         .backward_efficiency = kFa2BackwardEfficiency,
-                        .backward_causal_tokens = fit_causal_tokens(fa2_causal_backward().points).tokens};
+                        .backward_causal_tokens = causal_tokens("fa2")};
     a.kernels["cudnn"] = {.efficiency = kCudnnEfficiency,
                           .unmasked_efficiency = kCudnnUnmaskedEfficiency,
                           .backward_efficiency = kCudnnBackwardEfficiency,
-                          .backward_causal_tokens = fit_causal_tokens(cudnn_causal_backward().points).tokens};
-    out.attention_kernel_sources = {{"fa2", kFa2Source + causal_tokens_source(fa2_causal_backward())},
-                                    {"cudnn", kCudnnSource + causal_tokens_source(cudnn_causal_backward())}};
+                          .backward_causal_tokens = causal_tokens("cudnn")};
+    out.attention_kernel_sources = {{"fa2", kFa2Source + causal_tokens_source(published_causal_backward("fa2"))},
+                                    {"cudnn", kCudnnSource + causal_tokens_source(published_causal_backward("cudnn"))}};
     out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
     out.all_ranks_source = copy_engine_all_ranks_source(gpu.name);
     source_nccl_channels(gpu, out);
