@@ -34,6 +34,7 @@ def cases():
     # A kernel's entry is given whole: its other rates as shipped.
     fa2_causal = profile_value("attention.kernels.fa2.backward_causal_tokens")
     fa2_unmasked = profile_value("attention.kernels.fa2.unmasked_efficiency")
+    fa2_forward_causal = profile_value("attention.kernels.fa2.forward_causal_tokens")
     nccl, gemm = profile_value("nccl.link_efficiency"), profile_value("gemm.efficiency")
     idle, measured = profile_value("power.idle_W"), profile_value("power.measured_at_W")
     energy = profile_value("power.transfer_pJ_per_bit")
@@ -62,9 +63,14 @@ def cases():
         (f"power.transfer_pJ_per_bit x2 ({2 * energy:.1f})", f"power: {{transfer_pJ_per_bit: {2 * energy:.6g}}}", None,
          None),
         ("FlashAttention-2 efficiency -10%",
-         f"attention: {{kernels: {{fa2: {{efficiency: {0.9 * fa2:.6g}, unmasked_efficiency: {0.9 * fa2_unmasked:.6g}, "
+         f"attention: {{kernels: {{fa2: {{efficiency: {0.9 * fa2:.6g}, forward_causal_tokens: {fa2_forward_causal}, "
+         f"unmasked_efficiency: {0.9 * fa2_unmasked:.6g}, "
          f"backward_efficiency: {fa2_back}, backward_causal_tokens: {fa2_causal}}}}}}}", None,
          None),
+        (f"FlashAttention-2 forward_causal_tokens {fa2_forward_causal:.0f} -> 0 (its causal forward at the long-sequence "
+         "rate at every length)",
+         f"attention: {{kernels: {{fa2: {{efficiency: {fa2}, unmasked_efficiency: {fa2_unmasked}, "
+         f"backward_efficiency: {fa2_back}, backward_causal_tokens: {fa2_causal}}}}}}}", None, None),
         ("nccl.link_efficiency -10%", f"nccl: {{link_efficiency: {0.9 * nccl:.6g}}}", None, None),
         (f"nccl.sms {sms:.0f} -> 16 (the count assumed before NCCL's code sourced it)", "nccl: {sms: 16}", None, None),
         (f"nccl.p2p_sms and nvls_sms as nccl.sms ({sms:.0f})",

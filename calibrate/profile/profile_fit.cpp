@@ -25,9 +25,9 @@ namespace {
 constexpr double kAssumedCopyEngineStepLatency_s = 3e-6;
 constexpr double kAssumedHostLaunch_s = 4e-6;
 // Not fitted (no attention measurement): FlashAttention-3 (Shah et al. 2024) on H100 SXM reaches close
-// to 1.2 PFLOP/s in fp8 at its best, 740 TFLOP/s in bf16 at its best and about 600 causal (the bf16
-// attention.efficiency's source): the fp8 best times that causal-to-best ratio, over H100's dense fp8
-// peak of 1978.9 TFLOP/s.
+// to 1.2 PFLOP/s in fp8 at its best, 740 TFLOP/s in bf16 at its best and about 600 causal (its Fig. 5d: 602 at 8k
+// tokens): the fp8 best times that causal-to-best ratio, over H100's dense fp8 peak of 1978.9 TFLOP/s; one rate at
+// every length.
 constexpr double kFa3Fp8Efficiency = 1200.0 / 1978.9 * (600.0 / 740.0);
 constexpr const char* kFa3Fp8Source =
     "not fitted: FlashAttention-3 (Shah et al. 2024) reaches close to 1.2 PFLOP/s in fp8 on H100 SXM at its best; x "
@@ -41,25 +41,40 @@ constexpr const char* kFa3BackwardSource =
     "not fitted: FlashAttention-3 (Shah et al. 2024) backward, head dim 128 on H100 SXM: about 500 TFLOP/s at 2k "
     "tokens (501; 542 at 4k), of the 989.4 TFLOP/s bf16 peak";
 
-// Not fitted: the attention kernels on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Figures 5c, 5d
-// and 6b, head dim 128, 16k tokens in all, clock fixed at 1830 MHz): forward causal at 8k-16k tokens, forward
-// without a mask at 8k-16k (the mean of the two bars), and backward (published without the causal mask only), of
-// the 989.4 TFLOP/s bf16 peak. FlashAttention-3's causal forward is its own source's (kFa3ForwardSource).
-constexpr double kFa3UnmaskedEfficiency = (646.0 + 648.0) / 2.0 / 989.4;
-constexpr double kFa2Efficiency = 335.0 / 989.4;
-constexpr double kFa2UnmaskedEfficiency = 370.0 / 989.4;
-constexpr double kFa2BackwardEfficiency = 322.0 / 989.4;
-constexpr double kCudnnEfficiency = 539.0 / 989.4;
-constexpr double kCudnnUnmaskedEfficiency = (600.0 + 595.0) / 2.0 / 989.4;
-constexpr double kCudnnBackwardEfficiency = 516.0 / 989.4;
-constexpr const char* kFa2Source =
-    "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5c, 5d "
-    "and 6b, head dim 128): 333-335 TFLOP/s forward causal at 8k-16k tokens, 370 without a mask, 322 backward "
-    "(non-causal)";
-constexpr const char* kCudnnSource =
-    "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5c, 5d "
-    "and 6b, head dim 128): 529-539 TFLOP/s forward causal at 8k-16k tokens, 595-600 without a mask, 516 backward "
-    "(non-causal)";
+// Not fitted: the attention kernels on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Figures 5c and 6b,
+// head dim 128, 16k tokens in all, clock fixed at 1830 MHz): forward without a mask at 8k-16k (the mean of the two
+// bars) and backward (published without the causal mask only), of the 989.4 TFLOP/s bf16 peak. Each kernel's causal
+// forward (Fig. 5d) is fitted over its lengths (published_causal_forward), its causal backward's cost likewise
+// (published_causal_backward).
+constexpr double kH100SxmPeakTflops = 989.4;
+constexpr double kFa3UnmaskedEfficiency = (646.0 + 648.0) / 2.0 / kH100SxmPeakTflops;
+constexpr double kFa2UnmaskedEfficiency = 370.0 / kH100SxmPeakTflops;
+constexpr double kFa2BackwardEfficiency = 322.0 / kH100SxmPeakTflops;
+constexpr double kCudnnUnmaskedEfficiency = (600.0 + 595.0) / 2.0 / kH100SxmPeakTflops;
+constexpr double kCudnnBackwardEfficiency = 516.0 / kH100SxmPeakTflops;
+constexpr const char* kFa2Rates =
+    "not fitted: FlashAttention-2 (2.5.8) on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5c and "
+    "6b, head dim 128): 370 TFLOP/s forward without a mask at 8k-16k tokens, 322 backward (non-causal)";
+constexpr const char* kCudnnRates =
+    "not fitted: cuDNN 9.1 fused attention on H100 SXM in the FlashAttention-3 paper (Shah et al. 2024, Fig. 5c and "
+    "6b, head dim 128): 595-600 TFLOP/s forward without a mask at 8k-16k tokens, 516 backward (non-causal)";
+constexpr const char* kFa3Rates =
+    "not fitted: FlashAttention-3 (Shah et al. 2024) on H100 SXM, head dim 128: 646-648 TFLOP/s forward without a "
+    "mask at 8k-16k tokens (Fig. 5c)";
+
+// A shipped kernel's causal forward fitted on the paper's Fig. 5d: its efficiency (the rate over long sequences)
+// and forward_causal_tokens.
+void set_causal_forward(const std::string& kernel, double& efficiency, double& tokens) {
+  const CausalForwardFit fit = fit_causal_forward(published_causal_forward(kernel).points);
+  efficiency = fit.long_tflops / kH100SxmPeakTflops;
+  tokens = fit.tokens;
+}
+
+// A shipped kernel's source: its published rates, then its fitted causal forward and backward.
+std::string kernel_source(const std::string& kernel, const char* rates) {
+  return rates + causal_forward_source(published_causal_forward(kernel)) +
+         causal_tokens_source(published_causal_backward(kernel));
+}
 
 // The rate of a copy-engine pull while every rank of the group pulls at once, as the h100-sxm profile fits it on
 // TorchTitan's published async-TP trace (its pull of one shard back to back, async_tp_trace_pulls.jsonl): carried to
@@ -206,17 +221,21 @@ void fit_compute(const PointsByFit& points, const sim::GpuSpec& gpu, const sim::
     a.backward_causal_tokens = causal_tokens("fa3");
     out.attention_backward_source = kFa3BackwardSource + causal_tokens_source(published_causal_backward("fa3"));
     a.kernel = "fa3";
+    set_causal_forward("fa3", a.efficiency, a.forward_causal_tokens);
     a.unmasked_efficiency = kFa3UnmaskedEfficiency;
-    a.kernels["fa2"] = {.efficiency = kFa2Efficiency,
-                        .unmasked_efficiency = kFa2UnmaskedEfficiency,
-                        .backward_efficiency = kFa2BackwardEfficiency,
-                        .backward_causal_tokens = causal_tokens("fa2")};
-    a.kernels["cudnn"] = {.efficiency = kCudnnEfficiency,
-                          .unmasked_efficiency = kCudnnUnmaskedEfficiency,
-                          .backward_efficiency = kCudnnBackwardEfficiency,
-                          .backward_causal_tokens = causal_tokens("cudnn")};
-    out.attention_kernel_sources = {{"fa2", kFa2Source + causal_tokens_source(published_causal_backward("fa2"))},
-                                    {"cudnn", kCudnnSource + causal_tokens_source(published_causal_backward("cudnn"))}};
+    out.attention_source = fa3_forward_source();
+    sim::AttentionKernelRates fa2{.unmasked_efficiency = kFa2UnmaskedEfficiency,
+                                  .backward_efficiency = kFa2BackwardEfficiency,
+                                  .backward_causal_tokens = causal_tokens("fa2")};
+    set_causal_forward("fa2", fa2.efficiency, fa2.forward_causal_tokens);
+    sim::AttentionKernelRates cudnn{.unmasked_efficiency = kCudnnUnmaskedEfficiency,
+                                    .backward_efficiency = kCudnnBackwardEfficiency,
+                                    .backward_causal_tokens = causal_tokens("cudnn")};
+    set_causal_forward("cudnn", cudnn.efficiency, cudnn.forward_causal_tokens);
+    a.kernels["fa2"] = fa2;
+    a.kernels["cudnn"] = cudnn;
+    out.attention_kernel_sources = {{"fa2", kernel_source("fa2", kFa2Rates)},
+                                    {"cudnn", kernel_source("cudnn", kCudnnRates)}};
     out.profile.copy_engine_all_ranks_efficiency = kCopyEngineAllRanksEfficiency;
     out.all_ranks_source = copy_engine_all_ranks_source(gpu.name);
     source_nccl_channels(gpu, out);
@@ -410,6 +429,10 @@ std::vector<std::string> nccl_tests_still_needed(const ProfileFit& fit) {
   return needed;
 }
 
+std::string fa3_forward_source() {
+  return kFa3Rates + causal_forward_source(published_causal_forward("fa3"));
+}
+
 void carry_attention_sources(const std::string& from_gpu, const sim::GpuSpec& target, ProfileFit& out,
                              const std::string& unknown_origin) {
   const bool same_kernels = target.compute_capability == 90;
@@ -419,7 +442,7 @@ void carry_attention_sources(const std::string& from_gpu, const sim::GpuSpec& ta
            target.name + (same_kernels ? " (the same SM90 kernels)" : ", whose attention kernels it did not measure") +
            (said.empty() ? "" : " (" + said + ")");
   };
-  out.attention_source = carried(out.attention_source.empty() ? kFa3ForwardSource : out.attention_source);
+  out.attention_source = carried(out.attention_source.empty() ? fa3_forward_source() : out.attention_source);
   out.attention_backward_source = carried(out.attention_backward_source);
   if (out.profile.attention.fp8_efficiency) out.attention_fp8_source = carried(out.attention_fp8_source);
   for (const auto& [name, rates] : out.profile.attention.kernels) {

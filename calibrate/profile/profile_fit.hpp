@@ -89,10 +89,9 @@ bool has_fit(const ProfileFit& fit, const std::string& name);
 // Where copy_engine.all_ranks_link_efficiency comes from in a profile fitted without a base or pulls of its own:
 // the h100-sxm fit's value, on another GPU marked assumed (carried from H100 without evidence).
 std::string copy_engine_all_ranks_source(const std::string& gpu);
-// attention.efficiency's source where no fit or carry says otherwise.
-inline constexpr const char* kFa3ForwardSource =
-    "not fitted: FlashAttention-3 (Shah et al. 2024) reports about 600 TFLOP/s causal BF16 forward on H100 SXM, head "
-    "dim 128; 646-648 without a mask at 8k-16k tokens (Fig. 5c)";
+// attention.efficiency's source where no fit or carry says otherwise: FlashAttention-3's published forward on H100
+// SXM, its causal rate and forward_causal_tokens fitted over the lengths of the paper's Fig. 5d.
+std::string fa3_forward_source();
 
 // The attention section's sources where its rates (the FlashAttention-3 paper's, on H100 SXM) are carried from
 // `from_gpu`'s profile to `target`: not fitted here on another SM90 GPU (the same kernels), assumed elsewhere; each

@@ -154,7 +154,7 @@ class RecordBuilder {
       text("attention.kernels." + name + ".source",
            source != fit_.attention_kernel_sources.end() ? source->second : as_in_base());
     }
-    text("attention.source", fit_.attention_source.empty() ? kFa3ForwardSource : fit_.attention_source);
+    text("attention.source", fit_.attention_source.empty() ? fa3_forward_source() : fit_.attention_source);
     if (p_.attention.fp8_efficiency) {
       text("attention.fp8_source", fit_.attention_fp8_source.empty() ? as_in_base() : fit_.attention_fp8_source);
     }

@@ -23,8 +23,10 @@ const PublishedMamf kPublished[] = {{"h100-sxm", {80.3, 70.9}},         {"h800-s
                                     {"h200-sxm", {80.3, 73.4}},         {"b200", {77.6, 76.3}},
                                     {"a100-sxm", {86.9, std::nullopt}}, {"a100-sxm-40gb", {86.9, std::nullopt}}};
 
-// FlashAttention-2's paper (Dao 2023) reports 50-73% of A100's peak in the forward pass; the default
-// 0.6 lies inside it. Every carried attention rate's source says it was carried (carry_attention_sources).
+// FlashAttention-2's paper (Dao 2023) reports 50-73% of A100's peak in the forward pass; 0.6 lies inside it, one rate
+// at every length (no A100 rates by length here). Every carried attention rate's source says it was carried
+// (carry_attention_sources).
+constexpr double kA100AttentionEfficiency = 0.6;
 constexpr const char* kA100AttentionSource =
     "not fitted: FlashAttention-2 (Dao 2023) reaches 50-73% of A100's peak FLOP/s in the forward pass";
 
@@ -80,6 +82,8 @@ void transfer_profile(ProfileFit& fit, const sim::GpuSpec& measured_on, const si
   if (target.compute_capability / 10 == 8) {  // Ampere runs FlashAttention-2; the Hopper kernels' rates do not apply
     fit.attention_source = kA100AttentionSource;  // the forward's; the backward's stays carried, assumed
     p.attention.kernel = "fa2";
+    p.attention.efficiency = kA100AttentionEfficiency;
+    p.attention.forward_causal_tokens = 0;
     p.attention.unmasked_efficiency.reset();  // FlashAttention-3's on H100: no A100 rate without a mask here
     p.attention.kernels.clear();
     fit.attention_kernel_sources.clear();

@@ -292,8 +292,8 @@ class ProfileReader {
     }
   }
 
-  // attention.kernels: {fa2: {efficiency, unmasked_efficiency, backward_efficiency, backward_causal_tokens, source},
-  // ...}, each kernel whole.
+  // attention.kernels: {fa2: {efficiency, forward_causal_tokens, unmasked_efficiency, backward_efficiency,
+  // backward_causal_tokens, source}, ...}, each kernel whole.
   void read_attention_kernels(CostProfile& p, const YAML::Node& node) const {
     if (!node.IsMap())
       in_.fail(node, "attention.kernels must be a mapping of kernel names (" + model::join_names(kAttentionKernels) +
@@ -302,10 +302,14 @@ class ProfileReader {
       const std::string name = in_.choice(entry.first, "attention.kernels key", kAttentionKernels);
       const std::string section = "attention.kernels." + name;
       in_.expect_map(entry.second, section,
-                     {"efficiency", "unmasked_efficiency", "backward_efficiency", "backward_causal_tokens", "source"});
+                     {"efficiency", "forward_causal_tokens", "unmasked_efficiency", "backward_efficiency",
+                      "backward_causal_tokens", "source"});
       in_.require(entry.second, "efficiency", section);
       AttentionKernelRates rates;
       rates.efficiency = fraction(entry.second["efficiency"], section + ".efficiency");
+      if (const YAML::Node causal = entry.second["forward_causal_tokens"]) {
+        rates.forward_causal_tokens = in_.number_in(causal, section + ".forward_causal_tokens", 0, kMaxCausalTokens);
+      }
       if (entry.second["unmasked_efficiency"]) {
         rates.unmasked_efficiency = fraction(entry.second["unmasked_efficiency"], section + ".unmasked_efficiency");
       }

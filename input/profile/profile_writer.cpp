@@ -116,6 +116,10 @@ class Writer {
     for (const auto& [name, rates] : a.kernels) {
       e << YAML::Key << name << YAML::Value << YAML::BeginMap << YAML::Key << "efficiency" << YAML::Value
         << model::format_number("%.6g", rates.efficiency);
+      if (rates.forward_causal_tokens > 0) {
+        e << YAML::Key << "forward_causal_tokens" << YAML::Value
+          << model::format_number("%.6g", rates.forward_causal_tokens);
+      }
       if (rates.unmasked_efficiency) {
         e << YAML::Key << "unmasked_efficiency" << YAML::Value
           << model::format_number("%.6g", *rates.unmasked_efficiency);

@@ -82,6 +82,15 @@ double CostModel::attention_backward_seconds(const model::Op& op) const {
          (1.0 + profile_.attention.backward_causal_tokens * op.causal_inverse_length);
 }
 
+// A forward: a block without a mask at the unmasked rate; a causal one at the causal rate over long sequences, its
+// length's short rows and diagonal costing attention.forward_causal_tokens more (bf16; fp8's is one rate).
+double CostModel::attention_forward_seconds(const model::Op& op) const {
+  const bool unmasked = op.causal_inverse_length == 0;
+  const double seconds = op.flops / attention_rate(op.fp8, unmasked);
+  if (unmasked || op.fp8) return seconds;
+  return seconds * (1.0 + profile_.attention.forward_causal_tokens * op.causal_inverse_length);
+}
+
 double CostModel::attention_rate(bool fp8, bool unmasked) const {
   const double clock = clock_ratio_;
   if (!fp8) {
@@ -180,9 +189,8 @@ KernelCost CostModel::kernel_cost(const model::Op& op) const {
     case model::OpKind::kAttention:
       if (op.linear_scan.kernel != model::LinearKernel::kNone) return linear_attention_cost(op);
       k.overhead_s = profile_.gemm.overhead_s;
-      k.compute_s = op.stage == model::OpStage::kBackward
-                        ? attention_backward_seconds(op)
-                        : op.flops / attention_rate(op.fp8, op.causal_inverse_length == 0);
+      k.compute_s =
+          op.stage == model::OpStage::kBackward ? attention_backward_seconds(op) : attention_forward_seconds(op);
       k.hbm_efficiency = profile_.memory.hbm_efficiency;
       break;
     case model::OpKind::kMemory:

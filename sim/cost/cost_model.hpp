@@ -91,8 +91,10 @@ class CostModel {
 
  private:
   double tensor_rate(bool fp8) const;
-  // FLOP/s of the attention kernel's forward, causal or (`unmasked`: no diagonal in the block) without a mask.
+  // FLOP/s of the attention kernel's forward, causal (over long sequences) or (`unmasked`: no diagonal in the block)
+  // without a mask.
   double attention_rate(bool fp8, bool unmasked) const;
+  double attention_forward_seconds(const model::Op& op) const;  // a forward op's tensor-core time, mask and all
   KernelCost linear_attention_cost(const model::Op& op) const;
   double attention_backward_rate() const;                        // FLOP/s of its backward without a mask
   double attention_backward_seconds(const model::Op& op) const;  // a backward op's tensor-core time, mask and all

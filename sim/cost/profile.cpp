@@ -98,11 +98,13 @@ std::string select_attention_kernel(CostProfile& profile, const std::string& ker
   }
   const std::string own = a.kernel;
   a.efficiency = found->second.efficiency;
+  a.forward_causal_tokens = found->second.forward_causal_tokens;
   a.unmasked_efficiency = found->second.unmasked_efficiency;
   a.backward_efficiency = found->second.backward_efficiency;
   a.backward_causal_tokens = found->second.backward_causal_tokens;
   a.fp8_efficiency.reset();
-  for (const char* key : {"efficiency", "unmasked_efficiency", "backward_efficiency", "backward_causal_tokens"}) {
+  for (const char* key : {"efficiency", "forward_causal_tokens", "unmasked_efficiency", "backward_efficiency",
+                          "backward_causal_tokens"}) {
     const auto source = profile.sources.find("attention.kernels." + kernel + "." + key);
     if (source != profile.sources.end()) profile.sources["attention." + std::string(key)] = source->second;
   }

@@ -37,7 +37,8 @@ struct MemoryParams {
 
 // Another attention kernel's rates on the same GPU (profile attention.kernels.<name>).
 struct AttentionKernelRates {
-  double efficiency = 0;                      // forward, causal, of the bf16 peak
+  double efficiency = 0;                      // forward, causal, of the bf16 peak (as AttentionParams')
+  double forward_causal_tokens = 0;           // as AttentionParams'
   std::optional<double> unmasked_efficiency;  // forward without a mask; absent: at efficiency
   std::optional<double> backward_efficiency;  // absent: that kernel cannot run phase train here
   double backward_causal_tokens = 0;          // as AttentionParams'
@@ -48,7 +49,12 @@ struct AttentionParams {
   // profile knows (an implementation block chooses among them).
   std::string kernel;
   std::map<std::string, AttentionKernelRates> kernels;
-  double efficiency = 0.6;  // fraction of peak tensor FLOP/s of FlashAttention forward, causal at 8k-16k tokens
+  // Fraction of peak tensor FLOP/s of FlashAttention's causal forward over long sequences: over a causal square of L
+  // tokens it takes 1 + forward_causal_tokens / L times the time its FLOPs take at this rate (the short rows' tiles
+  // and the diagonal's; any causal block likewise by its Op::causal_inverse_length). forward_causal_tokens 0: the
+  // causal forward at this rate at every length.
+  double efficiency = 0.6;
+  double forward_causal_tokens = 0;
   // The same without a mask (a context-parallel ring step off the diagonal, Op::causal_inverse_length 0); absent:
   // such blocks run at `efficiency`.
   std::optional<double> unmasked_efficiency;

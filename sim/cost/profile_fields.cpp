@@ -171,10 +171,13 @@ ProfileSection attention() {
                                         "backward_causal_tokens", Reads::kRange, 0, kMaxCausalTokens),
                                     "backward_source");
   causal.written_above = 0;
+  ProfileField forward_causal = value<&CostProfile::attention, &AttentionParams::forward_causal_tokens>(
+      "forward_causal_tokens", Reads::kRange, 0, kMaxCausalTokens);
+  forward_causal.written_above = 0;
   return {
       "attention",
       {part("kernel"), part("kernels"),
-       fraction<&CostProfile::attention, &AttentionParams::efficiency>("efficiency", true),
+       fraction<&CostProfile::attention, &AttentionParams::efficiency>("efficiency", true), forward_causal,
        fraction<&CostProfile::attention, &AttentionParams::unmasked_efficiency>("unmasked_efficiency"), text("source"),
        with_source(fraction<&CostProfile::attention, &AttentionParams::fp8_efficiency>("fp8_efficiency"), "fp8_source"),
        text("fp8_source"),

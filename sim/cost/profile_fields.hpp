@@ -56,7 +56,8 @@ const std::vector<ProfileSection>& profile_sections();
 // The sections before the transport sections (gemm ... copy_engine), the rest after them.
 inline constexpr size_t kSectionsBeforeTransports = 7;
 
-// attention's backward_causal_tokens above this is a typo (public kernels give 600-800, docs/model.md).
+// attention's forward_causal_tokens or backward_causal_tokens above this is a typo (public kernels give 300-800,
+// docs/model.md).
 inline constexpr double kMaxCausalTokens = 1 << 20;
 
 // A fit's record as written: a note ("not fitted: no measurements") or its fitted values, its point count, and
