@@ -12,7 +12,7 @@
 #include "cli/commands/command.hpp"
 #include "cli/commands/plan_command.hpp"
 #include "cli/commands/plot_command.hpp"
-#include "cli/commands/predict_command.hpp"
+#include "cli/commands/predict/predict_command.hpp"
 #include "cli/commands/run_command.hpp"
 #include "cli/commands/shard_command.hpp"
 #include "cli/commands/sweep_command.hpp"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/layers/attention_dims.hpp"
 #include "model/layers/context_parallel_attention.hpp"
 #include "model/layers/eager_kernels.hpp"
 
@@ -60,32 +61,18 @@ OpId stream_norm(ProgramBuilder& b, const LayerContext& ctx, const std::string& 
 
 namespace {
 
-// The attention of a pass on one rank, as doubles: b sequences of q new tokens after c cached ones,
-// hq query and hkv KV heads of dimension d, each query seeing the last w keys (w 0: all before it).
-struct AttentionDims {
-  double batch, q, c, hq, hkv, d, w;
-  AttentionDims(const LayerContext& ctx, const ProgramBuilder& b)
-      : batch(static_cast<double>(ctx.pass.batch)),
-        q(static_cast<double>(ctx.pass.new_tokens)),
-        c(static_cast<double>(ctx.pass.cached_tokens)),
-        hq(static_cast<double>(ctx.shard.q_heads)),
-        hkv(static_cast<double>(ctx.shard.kv_heads)),
-        d(static_cast<double>(ctx.arch.head_dim)),
-        w(static_cast<double>(ctx.arch.window_at(b.model_layer()))) {}
-  // Query-key pairs per sequence and head: the integral of min(x, w) over the queries' positions x from c to
-  // c + q; q c + q^2 / 2 without a window (or where the window covers every query's past).
-  double pairs() const {
-    if (w <= 0.0 || c + q <= w) return q * c + q * q / 2.0;
-    if (c >= w) return q * w;
-    return (w * w - c * c) / 2.0 + (c + q - w) * w;
-  }
-  // Causal attention's forward FLOPs: 4 b hq d pairs.
-  double forward_flops() const { return 4.0 * batch * hq * d * pairs(); }
-  // The causal diagonal (Op::causal_inverse_length): each new query's row of it over twice the pairs.
-  double causal_inverse_length() const { return q / (2.0 * pairs()); }
-  // The keys (and values) the pass reads per sequence: the cached ones within the window, and the new ones.
-  double keys() const { return w > 0.0 ? std::min(c, w) + q : c + q; }
-};
+// The attention of a pass on one rank.
+AttentionDims attention_dims(const LayerContext& ctx, const ProgramBuilder& b) {
+  AttentionDims a;
+  a.batch = static_cast<double>(ctx.pass.batch);
+  a.q = static_cast<double>(ctx.pass.new_tokens);
+  a.c = static_cast<double>(ctx.pass.cached_tokens);
+  a.hq = static_cast<double>(ctx.shard.q_heads);
+  a.hkv = static_cast<double>(ctx.shard.kv_heads);
+  a.d = static_cast<double>(ctx.arch.head_dim);
+  a.w = static_cast<double>(ctx.arch.window_at(b.model_layer()));
+  return a;
+}
 
 std::string attention_shape(const LayerContext& ctx, const ProgramBuilder& b) {
   const int64_t window = ctx.arch.window_at(b.model_layer());
@@ -102,7 +89,7 @@ bool repeats_kv(const LayerContext& ctx) {
 }
 
 OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input) {
-  const AttentionDims a(ctx, b);
+  const AttentionDims a = attention_dims(ctx, b);
   const double kv_tokens = a.batch * a.keys();
   const double heads_read = 2.0 * kv_tokens * a.hkv * a.d, heads_written = 2.0 * kv_tokens * a.hq * a.d;
   return b.memory("attn.repeat_kv", heads_read * b.elem_bytes(), heads_written * b.elem_bytes(), 0,
@@ -110,7 +97,7 @@ OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpI
 }
 
 OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad) {
-  const AttentionDims a(ctx, b);
+  const AttentionDims a = attention_dims(ctx, b);
   const double kv_tokens = a.batch * a.keys();
   const double expanded = 2.0 * kv_tokens * a.hq * a.d, grouped = 2.0 * kv_tokens * a.hkv * a.d;
   return b.memory("attn.repeat_kv.backward", expanded * b.elem_bytes(), grouped * b.elem_bytes(), expanded,
@@ -121,26 +108,23 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
   if (ctx.workload.context_parallel.enabled()) return context_parallel_attention(b, ctx, input);
   const double e = b.elem_bytes();
   const double qkv = b.attention_fp8() ? kFp8Bytes : e;  // Q, K, V and the KV cache; the output stays e
-  AttentionDims a(ctx, b);
+  AttentionDims a = attention_dims(ctx, b);
   if (repeats_kv(ctx)) a.hkv = a.hq;  // it reads K and V copied out to every query head
-  const double queries = a.batch * a.q * a.hq * a.d * qkv;
-  const double output = a.batch * a.q * a.hq * a.d * e;
-  const double keys_values = 2.0 * a.batch * a.keys() * a.hkv * a.d * qkv;
+  const double output = a.output_bytes(e);
   const double cache_append = ctx.workload.is_inference() ? 2.0 * a.batch * a.q * a.hkv * a.d * qkv : 0.0;
-  return b.attention("attn.core", a.forward_flops(), a.causal_inverse_length(), queries + keys_values,
-                     output + cache_append, output, attention_shape(ctx, b) + (b.attention_fp8() ? " fp8" : ""), input);
+  return b.attention("attn.core", a.forward_flops(), a.causal_inverse_length(),
+                     a.query_bytes(qkv) + a.key_value_bytes(qkv), output + cache_append, output,
+                     attention_shape(ctx, b) + (b.attention_fp8() ? " fp8" : ""), input);
 }
 
 OpId attention_core_backward(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& deps) {
   if (ctx.workload.context_parallel.enabled()) return context_parallel_attention_backward(b, ctx, deps);
   const double e = b.elem_bytes();
-  AttentionDims a(ctx, b);
+  AttentionDims a = attention_dims(ctx, b);
   if (repeats_kv(ctx)) a.hkv = a.hq;
-  const double query_side = a.batch * a.q * a.hq * a.d * e;            // one of Q, O, dO, dQ
-  const double key_side = 2.0 * a.batch * a.keys() * a.hkv * a.d * e;  // K and V, or their gradients
   return b.attention("attn.core.backward", kAttentionBackwardFlopRatio * a.forward_flops(), a.causal_inverse_length(),
-                     3.0 * query_side + key_side, query_side + key_side, query_side + key_side, attention_shape(ctx, b),
-                     deps);
+                     a.backward_read_bytes(e), a.backward_written_bytes(e), a.backward_written_bytes(e),
+                     attention_shape(ctx, b), deps);
 }
 
 }  // namespace tpsim::model

@@ -8,6 +8,7 @@
 
 #include "model/graph/layer_context.hpp"
 #include "model/graph/program_builder.hpp"
+#include "model/layers/attention_dims.hpp"
 
 namespace tpsim::model {
 
@@ -53,10 +54,6 @@ OpId attention_core(ProgramBuilder& b, const LayerContext& ctx, const std::vecto
 bool repeats_kv(const LayerContext& ctx);
 OpId repeat_kv(ProgramBuilder& b, const LayerContext& ctx, const std::vector<OpId>& input);
 OpId repeat_kv_backward(ProgramBuilder& b, const LayerContext& ctx, OpId grad);
-
-// FlashAttention's backward FLOPs over its forward's: five matmuls to the forward's two, as FlashAttention-2
-// counts them.
-inline constexpr double kAttentionBackwardFlopRatio = 2.5;
 
 // FlashAttention's backward over the same pass: 2.5 times the forward's FLOPs (five matmuls to the
 // forward's two, as FlashAttention-2 counts them); reads Q, K, V, the output and its gradient, writes

@@ -276,7 +276,7 @@ TEST_CASE("a word that names no command is refused with the commands there are")
                   "commands: run, sweep, merge, plan, plot, predict");
   }
   check_refused(test::run_tpsim("predict gem --m 1"), "unknown command 'predict gem'; ",
-                "predict's commands: gemm, collective");
+                "predict's commands: gemm, attention, collective");
   // The top-level help says what tpsim is now.
   const auto help = test::run_tpsim("--help");
   CHECK(help.exit_code == 0);

@@ -1,4 +1,4 @@
-// `tpsim predict gemm|collective`: one op's predicted time without writing a scenario.
+// `tpsim predict gemm|attention|collective`: one op's predicted time without writing a scenario.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,14 @@ struct GemmQuery {
   std::string dtype = "bf16";  // bf16, or fp8 (e4m3 operands, bf16 output)
 };
 
+// An attention kernel's forward and backward: batch x heads x seq queries of head_dim over kv_seq keys (0: seq).
+struct AttentionQuery {
+  int64_t batch = 1, heads = 16, kv_heads = 0, queries = 0, keys = 0, head_dim = 128;  // kv_heads 0: heads
+  std::string mask = "causal";  // causal (the queries the last of the keys) or none
+  std::string dtype = "bf16";   // bf16, or fp8 (the forward's Q, K, V in e4m3)
+  std::string kernel;           // fa3, fa2, cudnn, ...; empty: the profile's own
+};
+
 struct CollectiveQuery {
   std::string topology = "nvswitch";
   int ranks = 8;
@@ -38,12 +46,13 @@ struct CollectiveQuery {
 // The cost model of the target's GPU preset and profile (one NVSwitch node).
 sim::CostModel predict_cost_model(const PredictTarget& target);
 int predict_gemm(const PredictTarget& target, const GemmQuery& query);
+int predict_attention(const PredictTarget& target, const AttentionQuery& query);
 int predict_collective(const PredictTarget& target, const CollectiveQuery& query);
 
 // "4096", "64KiB", "1.5MB", "2GiB" -> bytes (KB, MB, GB are 1e3, 1e6, 1e9; KiB, MiB, GiB powers of 2).
 double parse_bytes(const std::string& text);
 
-// Registers `tpsim predict gemm | collective` and their options on `app`.
+// Registers `tpsim predict gemm | attention | collective` and their options on `app`.
 void add_predict_command(CLI::App& app, Commands& commands);
 
 }  // namespace tpsim::cli

@@ -8,7 +8,7 @@
 #include "base/input_error.hpp"
 #include "base/measurement.hpp"
 #include "base/units.hpp"
-#include "cli/commands/predict_command.hpp"
+#include "cli/commands/predict/predict_command.hpp"
 #include "input/presets.hpp"
 #include "model/graph/program_builder.hpp"
 #include "sim/cost/call_timing.hpp"

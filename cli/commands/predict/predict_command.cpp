@@ -1,6 +1,6 @@
 // Single-op predictions: the cost model and profile of a GPU preset, sizes, and a GEMM from the cost
-// model directly (collectives: predict_collective.cpp).
-#include "cli/commands/predict_command.hpp"
+// model directly (attention: predict_attention.cpp, collectives: predict_collective.cpp).
+#include "cli/commands/predict/predict_command.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -124,6 +124,19 @@ void add_collective_query_options(CLI::App& coll_app, CollectiveQuery& query) {
       ->capture_default_str();
 }
 
+// The options of `tpsim predict attention`.
+void add_attention_query_options(CLI::App& app, AttentionQuery& query) {
+  app.add_option("--seq", query.queries, "Query tokens per sequence")->required();
+  app.add_option("--kv-seq", query.keys, "Key tokens per sequence (default --seq; causal: the queries are the last)");
+  app.add_option("--batch", query.batch, "Sequences")->capture_default_str();
+  app.add_option("--heads", query.heads, "Query heads")->capture_default_str();
+  app.add_option("--kv-heads", query.kv_heads, "Key/value heads (default --heads)");
+  app.add_option("--head-dim", query.head_dim, "Head dimension")->capture_default_str();
+  app.add_option("--mask", query.mask, "causal or none")->capture_default_str();
+  app.add_option("--dtype", query.dtype, "bf16, or fp8 (the forward's Q, K and V in e4m3)")->capture_default_str();
+  app.add_option("--kernel", query.kernel, "An attention kernel the profile knows (fa3, fa2, cudnn; default its own)");
+}
+
 }  // namespace
 
 void add_predict_command(CLI::App& app, Commands& commands) {
@@ -146,6 +159,13 @@ void add_predict_command(CLI::App& app, Commands& commands) {
   gemm_app->add_option("--dtype", gemm_query->dtype, "bf16, or fp8 (e4m3 operands, bf16 output)")
       ->capture_default_str();
   commands.push_back({gemm_app, [predict, gemm_query] { return predict_gemm(*predict, *gemm_query); }});
+  auto attention_query = std::make_shared<AttentionQuery>();
+  CLI::App* attention_app = predict_app->add_subcommand(
+      "attention", "An attention kernel's forward and backward (FlashAttention's FLOP count)");
+  add_target(attention_app);
+  add_attention_query_options(*attention_app, *attention_query);
+  commands.push_back(
+      {attention_app, [predict, attention_query] { return predict_attention(*predict, *attention_query); }});
   CLI::App* coll_app =
       predict_app->add_subcommand("collective", "A collective alone on an idle node (nccl-tests algbw / busbw)");
   add_target(coll_app);
