@@ -14,12 +14,20 @@
 namespace tpsim::cli {
 namespace {
 
+// The query's key/value heads and keys, their defaults (--heads, --seq) applied.
+int64_t kv_heads_of(const AttentionQuery& q) {
+  return q.kv_heads > 0 ? q.kv_heads : q.heads;
+}
+int64_t keys_of(const AttentionQuery& q) {
+  return q.keys > 0 ? q.keys : q.queries;
+}
+
 // Why the query's shape cannot be predicted; empty when it can.
 std::string shape_problem(const AttentionQuery& q) {
   if (q.batch < 1 || q.heads < 1 || q.kv_heads < 0 || q.queries < 1 || q.keys < 0 || q.head_dim < 1) {
     return "--batch, --heads, --seq and --head-dim must be positive integers (--kv-heads and --kv-seq too, when given)";
   }
-  const int64_t kv_heads = q.kv_heads > 0 ? q.kv_heads : q.heads;
+  const int64_t kv_heads = kv_heads_of(q);
   if (q.heads % kv_heads != 0) {
     return "--heads " + std::to_string(q.heads) + " is not a multiple of --kv-heads " + std::to_string(kv_heads);
   }
@@ -28,7 +36,7 @@ std::string shape_problem(const AttentionQuery& q) {
            ": causal queries are the last of the keys (use --mask none for a block of fewer keys)";
   }
   constexpr auto kMaxElements = static_cast<int64_t>(model::kMaxSimulatedBytes / 2);
-  const int64_t keys = q.keys > 0 ? q.keys : q.queries;
+  const int64_t keys = keys_of(q);
   if (!model::checked_product({q.batch, q.heads, q.queries, q.head_dim}, kMaxElements) ||
       !model::checked_product({q.batch, kv_heads, keys, q.head_dim}, kMaxElements)) {
     return "a Q, K or V tensor over the largest size tpsim simulates, 1 PiB";
@@ -39,10 +47,10 @@ std::string shape_problem(const AttentionQuery& q) {
 // The pass as the layers' ops see it: the new queries after the keys before them.
 model::AttentionDims dims_of(const AttentionQuery& q) {
   model::AttentionDims a;
-  const int64_t keys = q.keys > 0 ? q.keys : q.queries;
+  const int64_t keys = keys_of(q);
   a.batch = static_cast<double>(q.batch);
   a.hq = static_cast<double>(q.heads);
-  a.hkv = static_cast<double>(q.kv_heads > 0 ? q.kv_heads : q.heads);
+  a.hkv = static_cast<double>(kv_heads_of(q));
   a.d = static_cast<double>(q.head_dim);
   a.causal = q.mask == "causal";
   // Causal: the queries are the last of the keys (those before them cached); unmasked: every query sees every key,
@@ -104,7 +112,7 @@ int predict_attention(const PredictTarget& target, const AttentionQuery& q) {
   const std::string no_backward = cost.attention_backward_unsupported_reason();
   const PassCost backward =
       no_backward.empty() ? pass_cost(cost, attention_op(a, model::OpStage::kBackward, fp8)) : PassCost{};
-  const int64_t kv_heads = q.kv_heads > 0 ? q.kv_heads : q.heads, keys = q.keys > 0 ? q.keys : q.queries;
+  const int64_t kv_heads = kv_heads_of(q), keys = keys_of(q);
   if (target.json) {
     nlohmann::ordered_json j;
     j["gpu"] = cost.gpu().name;
